@@ -1,0 +1,41 @@
+/* testutil.h: the few helpers every test file uses. A failed CHECK prints file:line and the
+ * expression and makes the test exit 1 at the end (tests keep going to report every failure). */
+#ifndef TESTS_TESTUTIL_H
+#define TESTS_TESTUTIL_H
+
+#include <stdio.h>
+
+extern int test_failures;
+
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
+            test_failures++;                                                                   \
+        }                                                                                      \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                   \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);           \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fputc('\n', stderr);                                                               \
+            test_failures++;                                                                   \
+        }                                                                                      \
+    } while (0)
+
+/* Path of a file in the shared data folder ($DECBENCH_SHARED/<rel>), in a static buffer
+ * rotating over 8 slots. Aborts the test (exit 1) if the shared folder is missing. */
+const char *test_shared(const char *rel);
+
+/* A scratch folder for this test ($DECBENCH_TEST_TMP, created), or /tmp. */
+const char *test_tmpdir(void);
+
+/* Path <tmpdir>/<name> in a rotating static buffer. */
+const char *test_tmp(const char *name);
+
+/* Prints "N passed, M failed" style summary and returns the process exit status. */
+int test_finish(const char *name);
+
+#endif

@@ -1,0 +1,25 @@
+/* paths.h: where the data lives.
+ *
+ * The "shared" folder holds models/, datasets/ and tokenizer-vectors/. It is found, first hit
+ * wins: an explicit flag value (the caller passes it), $DECBENCH_SHARED, ./../shared (the
+ * checkout's sibling when run from the project root), ./shared, then <source dir>/../shared.
+ * $DECBENCH_MODELS and $DECBENCH_DATASETS override the two sub-folders separately. */
+#ifndef UTIL_PATHS_H
+#define UTIL_PATHS_H
+
+#include <stddef.h>
+
+/* Writes the shared folder into out (size n). explicit_dir may be NULL. Returns 0, or -1 if
+ * none of the candidates exists (out then holds the last candidate tried). */
+int paths_shared_dir(const char *explicit_dir, char *out, size_t n);
+
+/* The models folder: $DECBENCH_MODELS, else <shared>/models. Same return convention. */
+int paths_models_dir(const char *explicit_shared, char *out, size_t n);
+
+/* The datasets folder: explicit_dir, else $DECBENCH_DATASETS, else <shared>/datasets. */
+int paths_datasets_dir(const char *explicit_dir, char *out, size_t n);
+
+/* 1 if path names an existing directory. */
+int paths_is_dir(const char *path);
+
+#endif
