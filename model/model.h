@@ -63,7 +63,8 @@ typedef struct model {
     void *map;                /* the mmapped file, or NULL */
     size_t map_size;
     void *heap;               /* heap memory owned by the model (synthetic, converted), or NULL */
-    void *gguf;               /* the GGUF reader when loaded from GGUF (owned), else NULL */
+    void (*release)(void *);  /* frees format-specific state (e.g. the GGUF reader), or NULL */
+    void *release_arg;
 } model;
 
 /* Opens a model file of any supported format. On success *out owns the mapping. */

@@ -15,7 +15,7 @@ static char *rotating(void) {
 }
 
 const char *test_shared(const char *rel) {
-    char dir[4096];
+    char dir[2048];
     if (paths_shared_dir(NULL, dir, sizeof dir) != 0) {
         fprintf(stderr, "shared data folder not found (tried %s); set DECBENCH_SHARED\n", dir);
         exit(1);

@@ -1,0 +1,84 @@
+/* dec_impl.h: what decoder implementations share (not for the harness: it uses decoder.h).
+ *
+ * A decoder file defines one dec_vtable (name, parameters, create/generate/destroy) and adds
+ * one line to registry.c. The framework parses the spec against the parameter table, owns the
+ * output buffer and the statistics, and gives every decoder the same three helpers:
+ *   dec_eval()  one timed, counted forward pass of the target or the draft;
+ *   dec_emit()  append accepted tokens, stopping at max_new or right after the end token;
+ *   dec_step_done() close a target step: histograms, acceptance by position, trace callback. */
+#ifndef DECODERS_DEC_IMPL_H
+#define DECODERS_DEC_IMPL_H
+
+#include "decoders/decoder.h"
+
+#define DEC_MAX_PARAMS 16
+
+typedef enum { PARAM_INT, PARAM_ENUM } param_kind;
+
+typedef struct {
+    const char *key;
+    param_kind kind;
+    int def, min, max;       /* PARAM_INT: default and range; PARAM_ENUM: default index */
+    const char *choices[6];  /* PARAM_ENUM: the names, value = index */
+    const char *help;
+} param_def;
+
+typedef struct dec_vtable {
+    const char *name;
+    const char *summary;
+    int n_params;
+    param_def params[DEC_MAX_PARAMS];
+    int needs_draft; /* 1: a draft model is required */
+    /* Allocate everything the decoder needs for any prompt (forward contexts, pools, buffers):
+     * generate() must not allocate. d->param[] holds the parsed values. */
+    int (*create)(dec *d, char *err);
+    /* Produce tokens with dec_emit() until d->done. The prompt is already validated. */
+    int (*generate)(dec *d, const int *prompt, int n_prompt, char *err);
+    void (*destroy)(dec *d);
+} dec_vtable;
+
+typedef enum { DEC_TARGET = 0, DEC_DRAFT = 1 } dec_which;
+
+struct dec {
+    const dec_vtable *vt;
+    dec_env env;
+    int param[DEC_MAX_PARAMS];
+    char name[32];
+    char spec[512];
+    void *impl;  /* the decoder's own state */
+    /* per-generate state, owned by the framework */
+    int *out;
+    int n_out, max_new, done;
+    int end_id;
+    dec_stats *st;
+    double t_start, t_step;
+    int n_steps;
+};
+
+/* The value of parameter `key` (must exist in the vtable). */
+int dec_param(const dec *d, const char *key);
+
+/* A target or draft forward pass (see fwd_eval), timed into t_target/t_draft and counted as a
+ * step with its rows. is_prefill: the prompt pass (its rows are not counted as rows fed). */
+int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
+             const int *out_rows, int n_out, float *logits, int is_prefill, char *err);
+
+/* Appends up to n tokens; stops after max_new or right after the end token (which is
+ * emitted). Returns how many were appended; sets d->done when generation is over. */
+int dec_emit(dec *d, const int *tokens, int n);
+
+/* Closes one target verification step: `drafted` tokens were offered on the best path, the
+ * first `accepted` matched, `emitted` tokens were appended. Updates the histogram and the
+ * per-position counts, and calls the trace callback. Not called for the prefill pass. */
+void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
+
+/* Prefills the target (or draft) context with the prompt: resets it, evaluates, leaves the
+ * last logits. Counts one step of `which`. */
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
+                float *logits, char *err);
+
+/* Creates a forward context for model m with room for max_batch rows (at least 64, so the
+ * prompt prefills in chunks of that size). */
+int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err);
+
+#endif

@@ -1,0 +1,244 @@
+/* registry.c: the decoder table, spec parsing and the shared framework of dec_impl.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/dec_impl.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+extern const dec_vtable dec_greedy_vtable;
+
+/* One line per decoder. */
+static const dec_vtable *const registry[] = {
+    &dec_greedy_vtable,
+};
+#define N_DECODERS (int)(sizeof registry / sizeof registry[0])
+
+static void list_names(char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < N_DECODERS; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", registry[i]->name);
+}
+
+static void list_params(const dec_vtable *vt, char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < vt->n_params; i++) {
+        const param_def *p = &vt->params[i];
+        size_t len = strlen(buf);
+        if (p->kind == PARAM_INT)
+            snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key,
+                     p->min, p->max, p->def);
+        else {
+            snprintf(buf + len, n - len, "%s%s (", i ? ", " : "", p->key);
+            for (int c = 0; c < 6 && p->choices[c]; c++)
+                snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", c ? "|" : "", p->choices[c]);
+            snprintf(buf + strlen(buf), n - strlen(buf), ", default %s)", p->choices[p->def]);
+        }
+    }
+    if (vt->n_params == 0) snprintf(buf, n, "none");
+}
+
+const char *dec_help(void) {
+    static char buf[8192];
+    buf[0] = '\0';
+    for (int i = 0; i < N_DECODERS; i++) {
+        char params[2048];
+        list_params(registry[i], params, sizeof params);
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "  %-10s %s\n             parameters: %s\n",
+                 registry[i]->name, registry[i]->summary, params);
+    }
+    return buf;
+}
+
+int dec_param(const dec *d, const char *key) {
+    for (int i = 0; i < d->vt->n_params; i++)
+        if (strcmp(d->vt->params[i].key, key) == 0) return d->param[i];
+    abort(); /* a decoder asked for a parameter it did not declare: a programming error */
+}
+
+static int parse_params(dec *d, const char *s, char *err) {
+    const dec_vtable *vt = d->vt;
+    for (int i = 0; i < vt->n_params; i++) d->param[i] = vt->params[i].def;
+    char copy[512];
+    if (strlen(s) >= sizeof copy) return err_set(err, "%s: parameter list too long", vt->name);
+    strcpy(copy, s);
+    char *save = NULL;
+    for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        char params[2048];
+        list_params(vt, params, sizeof params);
+        if (!eq) return err_set(err, "%s: '%s' is not key=value; parameters: %s", vt->name, kv, params);
+        *eq = '\0';
+        const char *val = eq + 1;
+        int idx = -1;
+        for (int i = 0; i < vt->n_params; i++)
+            if (strcmp(vt->params[i].key, kv) == 0) idx = i;
+        if (idx < 0) return err_set(err, "%s: unknown parameter '%s'; parameters: %s", vt->name, kv, params);
+        const param_def *p = &vt->params[idx];
+        if (p->kind == PARAM_INT) {
+            char *end;
+            long v = strtol(val, &end, 10);
+            if (!*val || *end) return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
+            if (v < p->min || v > p->max)
+                return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min, p->max);
+            d->param[idx] = (int)v;
+        } else {
+            int found = -1;
+            for (int c = 0; c < 6 && p->choices[c]; c++)
+                if (strcmp(p->choices[c], val) == 0) found = c;
+            if (found < 0) return err_set(err, "%s: %s=%s is not valid; %s", vt->name, kv, val, params);
+            d->param[idx] = found;
+        }
+    }
+    /* canonical spec: every parameter, in table order */
+    snprintf(d->spec, sizeof d->spec, "%s", vt->name);
+    for (int i = 0; i < vt->n_params; i++) {
+        const param_def *p = &vt->params[i];
+        size_t len = strlen(d->spec);
+        if (p->kind == PARAM_INT)
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key, d->param[i]);
+        else
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", i ? ',' : ':', p->key,
+                     p->choices[d->param[i]]);
+    }
+    return 0;
+}
+
+int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
+    *out = NULL;
+    const char *colon = strchr(spec, ':');
+    size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
+    const dec_vtable *vt = NULL;
+    for (int i = 0; i < N_DECODERS; i++)
+        if (strlen(registry[i]->name) == name_len && strncmp(registry[i]->name, spec, name_len) == 0)
+            vt = registry[i];
+    if (!vt) {
+        char names[512];
+        list_names(names, sizeof names);
+        return err_set(err, "unknown decoder '%.*s'; valid decoders: %s", (int)name_len, spec, names);
+    }
+    if (vt->needs_draft && !env->draft)
+        return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
+    if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
+        return err_set(err, "draft model %s has a vocabulary of %d tokens but the target %s has %d: "
+                            "they must share one vocabulary", env->draft->path,
+                       env->draft->cfg.vocab_size, env->target->path, env->target->cfg.vocab_size);
+    dec *d = calloc(1, sizeof *d);
+    if (!d) return err_set(err, "decoder: out of memory");
+    d->vt = vt;
+    d->env = *env;
+    snprintf(d->name, sizeof d->name, "%s", vt->name);
+    d->end_id = env->target->cfg.end_id;
+    if (parse_params(d, colon ? colon + 1 : "", err) || vt->create(d, err)) {
+        dec_free(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+void dec_free(dec *d) {
+    if (!d) return;
+    if (d->vt && d->vt->destroy) d->vt->destroy(d);
+    free(d);
+}
+
+const char *dec_name(const dec *d) { return d->name; }
+const char *dec_spec(const dec *d) { return d->spec; }
+
+int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out, int *n_out,
+                 dec_stats *st, char *err) {
+    memset(st, 0, sizeof *st);
+    *n_out = 0;
+    const model_config *cfg = &d->env.target->cfg;
+    if (n_prompt < 1) return err_set(err, "empty prompt: at least one token (BOS) is needed");
+    if (n_prompt > cfg->seq_len)
+        return err_set(err, "prompt of %d tokens is longer than the context length %d", n_prompt,
+                       cfg->seq_len);
+    if (max_new < 0) return err_set(err, "max_new %d is negative", max_new);
+    d->out = out;
+    d->n_out = 0;
+    d->max_new = max_new < cfg->seq_len - n_prompt ? max_new : cfg->seq_len - n_prompt;
+    d->done = d->max_new == 0;
+    d->st = st;
+    d->n_steps = 0;
+    st->prompt_tokens = n_prompt;
+    d->t_start = d->t_step = clock_now();
+    int rc = d->done ? 0 : d->vt->generate(d, prompt, n_prompt, err);
+    st->t_total = clock_now() - d->t_start;
+    st->t_book = st->t_total - st->t_target - st->t_draft;
+    st->new_tokens = d->n_out;
+    *n_out = d->n_out;
+    return rc;
+}
+
+int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
+             const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
+    double t0 = clock_now();
+    int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
+    double dt = clock_now() - t0;
+    dec_stats *st = d->st;
+    if (which == DEC_TARGET) {
+        st->t_target += dt;
+        st->target_steps++;
+        if (!is_prefill) st->target_rows += n;
+    } else {
+        st->t_draft += dt;
+        st->draft_steps++;
+        if (!is_prefill) st->draft_rows += n;
+    }
+    return rc;
+}
+
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
+                float *logits, char *err) {
+    double t0 = clock_now();
+    if (fwd_truncate(f, 0, err)) return -1;
+    int rc = fwd_prefill(f, prompt, n_prompt, logits, err);
+    double dt = clock_now() - t0;
+    dec_stats *st = d->st;
+    if (which == DEC_TARGET) {
+        st->t_target += dt;
+        st->t_prefill += dt;
+        st->target_steps++;
+    } else {
+        st->t_draft += dt;
+        st->draft_steps++;
+    }
+    return rc;
+}
+
+int dec_emit(dec *d, const int *tokens, int n) {
+    int k = 0;
+    while (k < n && !d->done) {
+        int t = tokens[k++];
+        d->out[d->n_out++] = t;
+        if (t == d->end_id || d->n_out >= d->max_new) d->done = 1;
+    }
+    if (k && d->env.on_tokens) d->env.on_tokens(d->env.user, d->out + d->n_out - k, k);
+    return k;
+}
+
+void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
+    dec_stats *st = d->st;
+    st->drafted += drafted;
+    st->accepted += accepted;
+    st->accept_hist[accepted < DEC_HIST_MAX ? accepted : DEC_HIST_MAX]++;
+    for (int i = 0; i < drafted && i < DEC_HIST_MAX; i++) {
+        st->pos_tried[i]++;
+        if (i < accepted) st->pos_accepted[i]++;
+    }
+    double now = clock_now();
+    if (d->env.on_step) {
+        dec_step s = {++d->n_steps, rows, drafted, accepted, emitted, now - d->t_step};
+        d->env.on_step(d->env.user, &s);
+    } else {
+        d->n_steps++;
+    }
+    d->t_step = now;
+}
+
+int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err) {
+    return fwd_new(out, m, d->env.pool, max_batch < 64 ? 64 : max_batch, d->env.kernels, err);
+}

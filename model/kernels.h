@@ -1,0 +1,45 @@
+/* kernels.h: the batch-invariant matrix kernels.
+ *
+ * The canonical dot product of length K (the only reduction order exact mode uses):
+ *   16 lanes; lane j accumulates the terms k = j, j+16, j+32, ... in increasing k with a fused
+ *   multiply-add starting from +0 (terms past K count as 0*0); then the lanes are folded
+ *   pairwise: a[j] + a[j+8] (j < 8), then + [j+4], then + [j+2], then + [j+1].
+ * It depends on K only, not on how many rows or tokens are computed together, the position
+ * of a row in the batch, the tile shape, the SIMD width (AVX-512 holds the 16 lanes in one
+ * register, AVX2 in two, the scalar reference in an array) or the thread. The SIMD kernels
+ * are blocked over 4 weight rows x 4 tokens so each weight block is read once per 4 tokens;
+ * tests check them bit for bit against kern_matmul_ref().
+ *
+ * Weight types: F32, F16 and BF16 widen each weight to float exactly; Q8_0 forms d * q in
+ * float (exact: an 11-bit by 8-bit product) — so a quantized model computes exactly what the
+ * same model with its weights dequantized to F32 computes. */
+#ifndef MODEL_KERNELS_H
+#define MODEL_KERNELS_H
+
+#include "model/model.h"
+
+/* y[t * ldy + (r - r0)] = dot(row r of w, x + t * ldx) for r in [r0, r1), t in [0, T). */
+void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
+                 int ldy);
+
+/* The scalar reference of kern_matmul (same bits, slow). */
+void kern_matmul_ref(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
+                     int ldy);
+
+/* Canonical dot product of two float vectors of length n. */
+float kern_dot(const float *a, const float *b, int n);
+float kern_dot_ref(const float *a, const float *b, int n);
+
+/* Row `row` of w widened to float (embedding lookup). */
+void kern_row_to_f32(const wmat *w, int row, float *out);
+
+/* IEEE half / bfloat16 conversions (exact widening; rounding to nearest even narrowing). */
+float kern_f16_to_f32(uint16_t h);
+uint16_t kern_f32_to_f16(float f);
+float kern_bf16_to_f32(uint16_t h);
+uint16_t kern_f32_to_bf16(float f);
+
+/* Which SIMD path kern_matmul uses on this build ("avx512", "avx2", "scalar"). */
+const char *kern_simd_name(void);
+
+#endif

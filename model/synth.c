@@ -1,0 +1,157 @@
+/* synth.c: seeded random-weight llama2.c checkpoints. */
+#include "model/synth.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+
+#include "model/llama2c.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+typedef struct {
+    const char *name;
+    int dim, hidden, layers, heads, kv, vocab, seq;
+    const char *what;
+} preset;
+
+/* The tinyllamas shapes (karpathy/tinyllamas) and TinyLlama-1.1B's. */
+static const preset presets[] = {
+    {"260K", 64, 172, 5, 8, 4, 512, 512, "stories260K"},
+    {"15M", 288, 768, 6, 6, 6, 32000, 256, "stories15M"},
+    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, "stories42M"},
+    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, "stories110M"},
+    {"1.1B", 2048, 5632, 22, 32, 4, 32000, 2048, "TinyLlama-1.1B"},
+};
+
+const char *synth_presets_help(void) {
+    return "260K (64,172,5,8,4,512,512), 15M (288,768,6,6,6,32000,256), "
+           "42M (512,1376,8,8,8,32000,1024), 110M (768,2048,12,12,12,32000,1024), "
+           "1.1B (2048,5632,22,32,4,32000,2048), or dim,hidden,layers,heads,kv_heads,vocab,seq";
+}
+
+int synth_config(const char *spec, model_config *c, char *err) {
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        const preset *p = &presets[i];
+        if (strcmp(spec, p->name) == 0) {
+            *c = (model_config){.dim = p->dim, .hidden_dim = p->hidden, .n_layers = p->layers,
+                                .n_heads = p->heads, .n_kv_heads = p->kv,
+                                .vocab_size = p->vocab, .seq_len = p->seq};
+            model_config_derive(c);
+            return model_config_check(c, spec, err);
+        }
+    }
+    int v[7], used = 0;
+    if (sscanf(spec, "%d,%d,%d,%d,%d,%d,%d%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+               &used) != 7 ||
+        spec[used] != '\0')
+        return err_set(err, "--config %s: expected a preset (%s)", spec, synth_presets_help());
+    *c = (model_config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3],
+                        .n_kv_heads = v[4], .vocab_size = v[5], .seq_len = v[6]};
+    model_config_derive(c);
+    return model_config_check(c, spec, err);
+}
+
+/* Calls emit(buf, n) with the checkpoint body (after the header), chunk by chunk, in file
+ * order, so the file writer and the in-memory builder produce the same bytes. */
+typedef int (*emit_fn)(void *ctx, const float *buf, size_t n);
+
+static int emit_uniform(rng_state *r, size_t n, float scale, emit_fn emit, void *ctx) {
+    float buf[4096];
+    while (n > 0) {
+        size_t k = n < 4096 ? n : 4096;
+        for (size_t i = 0; i < k; i++) buf[i] = scale * (2.0f * rng_unit(r) - 1.0f);
+        if (emit(ctx, buf, k)) return -1;
+        n -= k;
+    }
+    return 0;
+}
+
+static int emit_const(size_t n, float v, emit_fn emit, void *ctx) {
+    float buf[1024];
+    for (int i = 0; i < 1024; i++) buf[i] = v;
+    while (n > 0) {
+        size_t k = n < 1024 ? n : 1024;
+        if (emit(ctx, buf, k)) return -1;
+        n -= k;
+    }
+    return 0;
+}
+
+static int emit_body(const model_config *c, uint64_t seed, emit_fn emit, void *ctx) {
+    rng_state r;
+    rng_seed(&r, seed);
+    size_t L = (size_t)c->n_layers, d = (size_t)c->dim, kv = (size_t)c->kv_dim,
+           h = (size_t)c->hidden_dim;
+    float sd = 1.0f / sqrtf((float)d), sh = 1.0f / sqrtf((float)h);
+    if (emit_uniform(&r, (size_t)c->vocab_size * d, 1.0f, emit, ctx)) return -1; /* embedding */
+    if (emit_const(L * d, 1.0f, emit, ctx)) return -1;                           /* rms_att */
+    if (emit_uniform(&r, L * d * d, sd, emit, ctx)) return -1;                   /* wq */
+    if (emit_uniform(&r, L * kv * d, sd, emit, ctx)) return -1;                  /* wk */
+    if (emit_uniform(&r, L * kv * d, sd, emit, ctx)) return -1;                  /* wv */
+    if (emit_uniform(&r, L * d * d, sd, emit, ctx)) return -1;                   /* wo */
+    if (emit_const(L * d, 1.0f, emit, ctx)) return -1;                           /* rms_ffn */
+    if (emit_uniform(&r, L * h * d, sd, emit, ctx)) return -1;                   /* w1 */
+    if (emit_uniform(&r, L * d * h, sh, emit, ctx)) return -1;                   /* w2 */
+    if (emit_uniform(&r, L * h * d, sd, emit, ctx)) return -1;                   /* w3 */
+    if (emit_const(d, 1.0f, emit, ctx)) return -1;                               /* rms_final */
+    return emit_const((size_t)c->seq_len * c->head_size, 0.0f, emit, ctx);       /* RoPE tables */
+}
+
+typedef struct {
+    unsigned char *p;
+} mem_sink;
+
+static int emit_mem(void *ctx, const float *buf, size_t n) {
+    mem_sink *s = ctx;
+    memcpy(s->p, buf, n * sizeof(float));
+    s->p += n * sizeof(float);
+    return 0;
+}
+
+static int emit_file(void *ctx, const float *buf, size_t n) {
+    return fwrite(buf, sizeof(float), n, (FILE *)ctx) == n ? 0 : -1;
+}
+
+int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
+    *out = NULL;
+    size_t size = llama2c_legacy_size(c, 1);
+    model *m = calloc(1, sizeof *m);
+    unsigned char *image = malloc(size);
+    if (!m || !image) {
+        free(m);
+        free(image);
+        return err_set(err, "synthetic model: cannot allocate %zu bytes", size);
+    }
+    m->heap = image;
+    int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+                    c->seq_len};
+    memcpy(image, h, sizeof h);
+    mem_sink s = {image + sizeof h};
+    emit_body(c, seed, emit_mem, &s);
+    snprintf(m->path, sizeof m->path, "synthetic:%d,%d,%d,%d,%d,%d,%d@%llu", c->dim,
+             c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
+             (unsigned long long)seed);
+    if (llama2c_bind_legacy(m, image, size, m->path, err)) {
+        model_close(m);
+        return -1;
+    }
+    m->format = "synthetic";
+    *out = m;
+    return 0;
+}
+
+int synth_write(const char *path, const model_config *c, uint64_t seed, char *err) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return err_set(err, "%s: cannot create: %s", path, strerror(errno));
+    int rc = llama2c_write_header(f, c, 1) || emit_body(c, seed, emit_file, f);
+    if (fclose(f) != 0) rc = -1;
+    if (rc) {
+        remove(path);
+        return err_set(err, "%s: write failed: %s", path, strerror(errno));
+    }
+    return 0;
+}
