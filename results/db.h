@@ -1,0 +1,175 @@
+/* db.h: the results database (SQLite, one file, schema in results/schema.sql).
+ *
+ * A run (runs table) holds the command, model, datasets, options and the environment (machine
+ * and build) it ran in; each prompt x decoder x repeat it measures is one sample row with the
+ * decoder's dec_stats counters and times, its output hash and whether it matched greedy, plus
+ * the non-zero histogram entries and an optional per-step trace. Tables and columns are
+ * documented in results/README.md.
+ *
+ * Safety: db_open() never writes to a file that is not already a decbench database: it reads
+ * the SQLite header itself (magic, application_id) before SQLite touches the file, then checks
+ * the meta marker read-only. Databases are opened in WAL mode with foreign keys on and a busy
+ * timeout, so several processes may write the same file. Each sample is inserted in one
+ * transaction (sample, histograms and trace together or not at all), so an interrupted run
+ * leaves only whole samples behind and can be resumed.
+ *
+ * Errors: functions return 0 or -1 and write one line starting with "db_" into err
+ * (ERR_LEN bytes), as everywhere in decbench. */
+#ifndef RESULTS_DB_H
+#define RESULTS_DB_H
+
+#include <stdint.h>
+
+#include "decoders/decoder.h"
+
+/* The SQLite header's application_id of a decbench database: "DECB". */
+#define DB_APPLICATION_ID 0x44454342
+
+typedef struct db db;
+struct sqlite3;
+
+typedef enum { DB_READ = 0, DB_WRITE = 1 } db_mode;
+
+/* Run status, stored as text ('running', 'complete', 'incomplete', 'failed'). A run that died
+ * without db_finish_run() stays 'running'; both it and 'incomplete' can be resumed. */
+typedef enum { DB_RUNNING = 0, DB_COMPLETE = 1, DB_INCOMPLETE = 2, DB_FAILED = 3 } db_status;
+#define DB_STATUS_MASK(s) (1u << (s))
+const char *db_status_name(db_status s);
+
+/* The schema version this build writes (the last "-- @version" step of schema.sql). */
+int db_schema_version(void);
+
+/* Opens path. DB_READ: the file must be a decbench database at exactly this build's version
+ * (an older one must first be opened once for writing, which migrates it). DB_WRITE: creates
+ * the file if absent (its directory must exist and be writable) or accepts a zero-length file;
+ * an existing decbench database at an older version is migrated in one transaction. Refused,
+ * untouched: a non-SQLite file, an SQLite file without the decbench marker, a NEWER schema
+ * version (the message names both versions), a read-only file in DB_WRITE mode.
+ * *out is owned by the caller: db_close() it. */
+int db_open(db **out, const char *path, db_mode mode, char *err);
+void db_close(db *d);
+
+/* The underlying connection, for read queries (reports, tests); owned by d. */
+struct sqlite3 *db_sqlite(db *d);
+const char *db_path(const db *d);
+
+/* Creates a NEW database at an older schema version (1 <= version <= db_schema_version()),
+ * running only the first `version` steps: fixtures for migration tests. */
+int db_create_version(const char *path, int version, char *err);
+
+/* ---- environment ------------------------------------------------------------------------ */
+
+/* The machine and build a run ran in. Text fields are "" and numbers -1 when unknown. */
+typedef struct {
+    char git_commit[41]; /* HEAD of DECBENCH_SOURCE_DIR */
+    int git_dirty;       /* 1: tracked files modified, 0 clean, -1 unknown */
+    char compiler[128];
+    char cflags[512];
+    char cpu_model[256];
+    int cpu_cores;   /* physical cores */
+    int cpu_threads; /* logical CPUs online */
+    char openblas_config[256];
+    char openblas_core[64];
+    int openblas_threads;
+    char hostname[256];
+    char os[256];
+} db_env;
+
+/* Fills e from the build's compile definitions, /proc/cpuinfo, OpenBLAS, uname and
+ * `git rev-parse HEAD` in the source dir. Never fails: what cannot be read is left unknown. */
+void db_env_capture(db_env *e);
+
+/* ---- runs -------------------------------------------------------------------------------- */
+
+/* What a run was asked to do. Strings may be NULL (stored as NULL); ids 0 mean none. */
+typedef struct {
+    const char *command; /* the command line, for the record */
+    const char *label;   /* free-form */
+    const char *model_path;
+    int64_t model_bytes;    /* 0: taken from the file with the hash */
+    const char *model_hash; /* NULL: computed here by db_file_fingerprint() if readable */
+    const char *draft_path;
+    int64_t draft_bytes;
+    const char *draft_hash; /* as model_hash */
+    const char *tokenizer;
+    const char *datasets; /* e.g. "mtbench,gsm8k" */
+    const char *prompt_template;
+    int max_new, repeats, warmup, threads;
+    const char *kernels; /* kern_mode_name() */
+    uint64_t seed;
+    const db_env *env; /* NULL: no environment row */
+    int64_t sweep_id;
+    int64_t baseline_run_id; /* the run holding greedy's samples when this one has none */
+} db_run;
+
+/* Inserts a run with status 'running' and the current time as started. */
+int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err);
+
+/* Sets the final status (not DB_RUNNING) and the finished time. */
+int db_finish_run(db *d, int64_t run_id, db_status status, char *err);
+
+/* Starts a sweep; its runs pass the id in db_run.sweep_id. dataset may be NULL. */
+int db_begin_sweep(db *d, const char *spec, const char *dataset, int64_t *sweep_id, char *err);
+
+/* The newest run (highest id) whose status is in mask (DB_STATUS_MASK bits) and that stored at
+ * least one sample (need_samples) or cost row (need_cost); -1 with a message if none. */
+int db_latest_run(db *d, unsigned mask, int need_samples, int need_cost, int64_t *run_id,
+                  char *err);
+
+/* --resume: puts an 'incomplete' or 'running' run back to 'running' (error otherwise). */
+int db_resume_run(db *d, int64_t run_id, char *err);
+
+/* Whether run_id already holds (dataset, sample_index, spec, repeat): *done = 1 or 0. */
+int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index, const char *spec,
+                   int repeat, int *done, char *err);
+
+/* ---- samples ----------------------------------------------------------------------------- */
+
+/* One prompt x decoder x repeat. Counters and times come from the dec_stats. */
+typedef struct {
+    const char *dataset;
+    int sample_index;       /* position in the dataset file */
+    const char *sample_key; /* the dataset's own id, may be NULL */
+    const char *category;   /* may be NULL */
+    const char *decoder;    /* dec_name() */
+    const char *spec;       /* dec_spec() */
+    int repeat;             /* 0-based */
+    uint64_t output_hash;   /* db_output_hash() of the output tokens */
+    int match;              /* 1 equal to greedy, 0 not, -1 not checked */
+    /* When match == 0: first differing position, the two tokens there (-1 where one output
+     * had already ended) and greedy's top-1 minus top-2 logit at that position. */
+    int diverge_pos, greedy_token, decoder_token;
+    double greedy_margin;
+} db_sample;
+
+/* Inserts the sample, its non-zero histogram entries and trace[0..n_trace) (trace may be NULL)
+ * in ONE transaction: on failure nothing of it is stored. *sample_id may be NULL. */
+int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats *st,
+                     const dec_step *trace, int n_trace, int64_t *sample_id, char *err);
+
+/* FNV-1a 64 over the token ids as stored in memory (int32, little-endian on x86). */
+uint64_t db_output_hash(const int *tokens, int n);
+
+/* h as 16 lower-case hex digits plus NUL. */
+void db_hash_hex(uint64_t h, char out[17]);
+
+/* A cheap content hash of a (large) file: FNV-1a 64 of its first MiB, its last MiB and its
+ * size (the whole file if smaller than 2 MiB), as 16 hex digits; *bytes gets the size. */
+int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *err);
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+/* One point of the forward-latency curve measured by `decbench cost` (model in the run). */
+typedef struct {
+    int rows;             /* rows per forward pass, T */
+    double seconds;       /* per pass */
+    int repeats;          /* passes measured */
+    double gflops;        /* achieved GFLOP/s (<0: unknown) */
+    double gbps;          /* weight bytes / seconds, GB/s (<0: unknown) */
+    int64_t weight_bytes; /* bytes of weights a pass reads (0: unknown) */
+    double mem_gbps;      /* measured memory bandwidth, GB/s (<0: unknown) */
+} db_cost;
+
+int db_insert_cost(db *d, int64_t run_id, const db_cost *c, char *err);
+
+#endif

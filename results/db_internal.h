@@ -1,0 +1,29 @@
+/* db_internal.h: what the results/ files share about a database handle; not for other folders. */
+#ifndef RESULTS_DB_INTERNAL_H
+#define RESULTS_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "results/db.h"
+
+struct db {
+    sqlite3 *h;
+    char *path;
+    int writable;
+    /* Prepared once, reused for every sample: inserting is the only per-sample work. */
+    sqlite3_stmt *ins_sample, *ins_hist, *ins_trace;
+};
+
+/* Schema steps of the embedded schema.sql: step v (1-based) as a NUL-terminated malloc'd copy
+ * in *sql (caller frees). -1 with a message if the embedded file is malformed. */
+int db_schema_step(int v, char **sql, char *err);
+
+/* Runs steps from+1..to on h inside the caller's transaction, then sets application_id and
+ * user_version = to. */
+int db_schema_apply(sqlite3 *h, int from, int to, char *err);
+
+/* sqlite3_exec of a statement list; the error is "<what>: <SQLite message>", so `what` starts
+ * with the function name (db_...). */
+int db_exec(sqlite3 *h, const char *sql, const char *what, char *err);
+
+#endif

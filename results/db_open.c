@@ -1,0 +1,279 @@
+/* db_open.c: opening, creating, recognising and migrating a results database.
+ *
+ * Order of checks, so that a file that is not ours is never modified:
+ *   1. our own read of the first 100 bytes: SQLite magic and application_id "DECB" (SQLite is
+ *      not involved yet, so it cannot create journal/WAL side files next to a foreign file);
+ *   2. a READ-ONLY SQLite connection: the meta marker and PRAGMA user_version;
+ *   3. only then (DB_WRITE) a read-write connection, and inside BEGIN IMMEDIATE the same
+ *      checks again (another process may have created or migrated the file meanwhile) before
+ *      any schema step runs. */
+#include "results/db_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+/* How long a writer waits for another process's transaction before giving up. */
+#define DB_BUSY_MS 10000
+
+enum { HDR_EMPTY, HDR_OURS };
+
+/* Step 1: 0-length file (HDR_EMPTY), decbench header (HDR_OURS), or an error. */
+static int check_header(const char *path, int *kind, char *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(err, "db_open: %s: %s", path, strerror(errno));
+    unsigned char h[100];
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n == 0) {
+        *kind = HDR_EMPTY;
+        return 0;
+    }
+    if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
+        return err_set(err, "db_open: %s is not an SQLite database (no SQLite header)", path);
+    /* application_id: big-endian 32-bit at offset 68 of the header. */
+    unsigned long app =
+        (unsigned long)h[68] << 24 | (unsigned long)h[69] << 16 | (unsigned long)h[70] << 8 | h[71];
+    if (app != DB_APPLICATION_ID)
+        return err_set(err,
+                       "db_open: %s is an SQLite database but not a decbench one "
+                       "(application_id 0x%08lx, expected 0x%08x); refusing to use it",
+                       path, app, DB_APPLICATION_ID);
+    *kind = HDR_OURS;
+    return 0;
+}
+
+static int query_int(sqlite3 *h, const char *sql, int *out) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Step 2 (and again inside the write transaction): *version = user_version of a database with
+ * the meta marker; *version = 0 for a database with no schema objects at all (fresh file). */
+static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
+    int objects = 0;
+    if (query_int(h, "SELECT count(*) FROM sqlite_master", &objects) != 0)
+        return err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+    if (objects == 0) {
+        *version = 0;
+        return 0;
+    }
+    sqlite3_stmt *st;
+    const char *sql = "SELECT value FROM meta WHERE key = 'application'";
+    int ours = 0;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *v = sqlite3_column_text(st, 0);
+            ours = v && strcmp((const char *)v, "decbench") == 0;
+        }
+        sqlite3_finalize(st);
+    }
+    if (!ours)
+        return err_set(err,
+                       "db_open: %s is an SQLite database without the decbench marker "
+                       "(meta.application); refusing to use it",
+                       path);
+    if (query_int(h, "PRAGMA user_version", version) != 0)
+        return err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+    return 0;
+}
+
+static int newer_error(const char *path, int version, char *err) {
+    return err_set(err,
+                   "db_open: %s has schema version %d, newer than version %d that this decbench "
+                   "knows; use a newer decbench",
+                   path, version, db_schema_version());
+}
+
+static int configure(sqlite3 *h, const char *path, char *err) {
+    sqlite3_busy_timeout(h, DB_BUSY_MS);
+    int fk = 0;
+    if (db_exec(h, "PRAGMA foreign_keys = ON", "db_open: foreign keys", err) != 0 ||
+        query_int(h, "PRAGMA foreign_keys", &fk) != 0 || fk != 1)
+        return err_set(err, "db_open: %s: cannot enable foreign keys", path);
+    return 0;
+}
+
+/* Step 3: brings a writable connection to schema version `target` (0 = empty file). */
+static int migrate(sqlite3 *h, const char *path, int target, char *err) {
+    if (db_exec(h, "BEGIN IMMEDIATE", "db_open: locking for migration", err) != 0) return -1;
+    int version;
+    if (check_marker(h, path, &version, err) != 0) goto fail;
+    if (version > db_schema_version()) {
+        newer_error(path, version, err);
+        goto fail;
+    }
+    if (version < target && db_schema_apply(h, version, target, err) != 0) goto fail;
+    if (db_exec(h, "COMMIT", "db_open: committing the schema", err) != 0) goto fail;
+    return 0;
+fail:
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* WAL lets readers (reports) run while a benchmark writes. Set after the schema exists, so a
+ * file is only ever switched once it is known to be ours. */
+static int set_wal(sqlite3 *h, const char *path, char *err) {
+    sqlite3_stmt *st;
+    int ok = 0;
+    if (sqlite3_prepare_v2(h, "PRAGMA journal_mode = WAL", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *m = sqlite3_column_text(st, 0);
+            ok = m && strcmp((const char *)m, "wal") == 0;
+        }
+        sqlite3_finalize(st);
+    }
+    return ok ? 0
+              : err_set(err, "db_open: %s: cannot switch to WAL mode: %s", path, sqlite3_errmsg(h));
+}
+
+/* A new file can be created only in an existing, writable directory: say which one is wrong
+ * rather than SQLite's "unable to open database file". */
+static int check_parent(const char *path, char *err) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return err_set(err, "db_open: cannot create %s: directory %s does not exist", path, dir);
+    if (access(dir, W_OK) != 0)
+        return err_set(err, "db_open: cannot create %s: directory %s is not writable (%s)", path,
+                       dir, strerror(errno));
+    return 0;
+}
+
+static int open_handle(sqlite3 **h, const char *path, int flags, char *err) {
+    if (sqlite3_open_v2(path, h, flags, NULL) != SQLITE_OK) {
+        err_set(err, "db_open: %s: %s", path, *h ? sqlite3_errmsg(*h) : "out of memory");
+        sqlite3_close(*h);
+        *h = NULL;
+        return -1;
+    }
+    sqlite3_extended_result_codes(*h, 1);
+    return 0;
+}
+
+/* Opens an existing decbench file or creates one, at schema version `target`. */
+static int open_impl(db **out, const char *path, db_mode mode, int target, int must_be_new,
+                     char *err) {
+    *out = NULL;
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (!exists && errno != ENOENT) return err_set(err, "db_open: %s: %s", path, strerror(errno));
+    if (exists && S_ISDIR(st.st_mode)) return err_set(err, "db_open: %s is a directory", path);
+    if (!exists && mode == DB_READ) return err_set(err, "db_open: %s: no such file", path);
+    if (exists && must_be_new && st.st_size > 0)
+        return err_set(err, "db_open: %s already exists", path);
+    if (!exists && check_parent(path, err) != 0) return -1;
+
+    sqlite3 *h = NULL;
+    if (exists) {
+        int kind = HDR_EMPTY, version = 0;
+        if (check_header(path, &kind, err) != 0) return -1;
+        if (kind == HDR_OURS) {
+            if (open_handle(&h, path, SQLITE_OPEN_READONLY, err) != 0) return -1;
+            int rc = check_marker(h, path, &version, err);
+            if (rc == 0 && version > db_schema_version()) rc = newer_error(path, version, err);
+            if (rc == 0 && mode == DB_READ && version < target)
+                rc = err_set(err,
+                             "db_open: %s has schema version %d, older than version %d; open it "
+                             "once for writing (any decbench command that writes) to migrate it",
+                             path, version, target);
+            if (rc != 0 || mode == DB_WRITE) {
+                sqlite3_close(h);
+                h = NULL;
+            }
+            if (rc != 0) return -1;
+        } else if (mode == DB_READ) {
+            return err_set(err, "db_open: %s is empty (0 bytes), not a decbench database", path);
+        }
+    }
+    if (mode == DB_WRITE) {
+        int flags = SQLITE_OPEN_READWRITE | (exists ? 0 : SQLITE_OPEN_CREATE);
+        if (open_handle(&h, path, flags, err) != 0) return -1;
+        if (sqlite3_db_readonly(h, "main") == 1) {
+            sqlite3_close(h);
+            return err_set(err, "db_open: %s is read-only; cannot write results to it", path);
+        }
+        if (configure(h, path, err) != 0 || migrate(h, path, target, err) != 0 ||
+            set_wal(h, path, err) != 0) {
+            sqlite3_close(h);
+            return -1;
+        }
+    } else if (configure(h, path, err) != 0) {
+        sqlite3_close(h);
+        return -1;
+    }
+
+    db *d = calloc(1, sizeof *d);
+    if (d) d->path = strdup(path);
+    if (!d || !d->path) {
+        if (d) free(d);
+        sqlite3_close(h);
+        return err_set(err, "db_open: out of memory");
+    }
+    d->h = h;
+    d->writable = mode == DB_WRITE;
+    *out = d;
+    return 0;
+}
+
+int db_open(db **out, const char *path, db_mode mode, char *err) {
+    return open_impl(out, path, mode, db_schema_version(), 0, err);
+}
+
+int db_create_version(const char *path, int version, char *err) {
+    if (version < 1 || version > db_schema_version())
+        return err_set(err, "db_create_version: version %d outside 1..%d", version,
+                       db_schema_version());
+    db *d;
+    if (open_impl(&d, path, DB_WRITE, version, 1, err) != 0) return -1;
+    db_close(d);
+    return 0;
+}
+
+void db_close(db *d) {
+    if (!d) return;
+    sqlite3_finalize(d->ins_sample);
+    sqlite3_finalize(d->ins_hist);
+    sqlite3_finalize(d->ins_trace);
+    sqlite3_close(d->h);
+    free(d->path);
+    free(d);
+}
+
+struct sqlite3 *db_sqlite(db *d) {
+    return d->h;
+}
+const char *db_path(const db *d) {
+    return d->path;
+}
+
+const char *db_status_name(db_status s) {
+    switch (s) {
+    case DB_RUNNING:
+        return "running";
+    case DB_COMPLETE:
+        return "complete";
+    case DB_INCOMPLETE:
+        return "incomplete";
+    case DB_FAILED:
+        return "failed";
+    }
+    return "?";
+}

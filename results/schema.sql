@@ -1,0 +1,155 @@
+-- schema.sql: the decbench results database, the ONLY place its schema is written down.
+--
+-- The file is an ordered list of migration steps. A line "-- @version N" starts step N; step N
+-- turns a version N-1 database into a version N one. A new database is built by running every
+-- step from 1 (so creating and migrating are the same code path); an older database runs the
+-- steps above its PRAGMA user_version. All pending steps run in ONE transaction together with
+-- the user_version update, so a database is never left half-migrated. Never edit a released
+-- step: append a new one. The build embeds this file into the binary (results/embed_schema.cmake).
+--
+-- Identification: PRAGMA application_id = 0x44454342 ("DECB") and meta('application') =
+-- 'decbench'. A file without the meta marker is not ours and is never written to.
+-- Times are seconds (REAL); timestamps are ISO 8601 UTC text.
+
+-- @version 1
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('application', 'decbench');
+INSERT INTO meta (key, value) VALUES ('created', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
+
+-- Machine and build. Identical environments share one row (fingerprint = hash of all fields).
+CREATE TABLE environments (
+    id               INTEGER PRIMARY KEY,
+    fingerprint      TEXT NOT NULL UNIQUE,
+    git_commit       TEXT,              -- full hash, NULL when git or the source dir is absent
+    git_dirty        INTEGER,           -- 1 uncommitted changes to tracked files, 0 clean, NULL unknown
+    compiler         TEXT,
+    cflags           TEXT,
+    cpu_model        TEXT,
+    cpu_cores        INTEGER,           -- physical cores (distinct physical id/core id pairs)
+    cpu_threads      INTEGER,           -- logical CPUs online
+    openblas_config  TEXT,              -- openblas_get_config()
+    openblas_core    TEXT,              -- openblas_get_corename()
+    openblas_threads INTEGER,           -- openblas_get_num_threads()
+    hostname         TEXT,
+    os               TEXT               -- uname: sysname release machine
+);
+
+-- A sweep: one greedy baseline run plus one run per parameter point (runs.sweep_id).
+CREATE TABLE sweeps (
+    id      INTEGER PRIMARY KEY,
+    spec    TEXT NOT NULL,              -- the sweep grid as given on the command line
+    dataset TEXT,
+    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY,
+    started         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    finished        TEXT,
+    -- 'running' while going (also what a crashed run is left as), 'incomplete' interrupted
+    -- (resumable), 'complete', 'failed'.
+    status          TEXT NOT NULL DEFAULT 'running'
+                    CHECK (status IN ('running', 'complete', 'incomplete', 'failed')),
+    command         TEXT,
+    label           TEXT,
+    model_path      TEXT,
+    model_bytes     INTEGER,
+    model_hash      TEXT,               -- FNV-1a 64 of first MiB, last MiB and size (16 hex)
+    draft_path      TEXT,
+    draft_bytes     INTEGER,
+    draft_hash      TEXT,
+    tokenizer       TEXT,
+    datasets        TEXT,
+    template        TEXT,
+    max_new         INTEGER,
+    repeats         INTEGER,
+    warmup          INTEGER,
+    threads         INTEGER,            -- decbench thread-pool size
+    kernels         TEXT,               -- 'exact' / 'blas'
+    seed            INTEGER,            -- the uint64 seed's bit pattern as a signed 64-bit value
+    env_id          INTEGER REFERENCES environments(id),
+    sweep_id        INTEGER REFERENCES sweeps(id),
+    baseline_run_id INTEGER REFERENCES runs(id)   -- where greedy's samples live, if not here
+);
+CREATE INDEX runs_sweep ON runs(sweep_id);
+
+-- One row per prompt x decoder x repeat.
+CREATE TABLE samples (
+    id            INTEGER PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    dataset       TEXT NOT NULL,
+    sample_index  INTEGER NOT NULL,     -- position in the dataset file (0-based)
+    sample_key    TEXT,                 -- the dataset's own id for the prompt, if any
+    category      TEXT,
+    decoder       TEXT NOT NULL,        -- dec_name(): 'greedy', 'lookahead', ...
+    spec          TEXT NOT NULL,        -- dec_spec(): canonical, every parameter
+    repeat        INTEGER NOT NULL CHECK (repeat >= 0),
+    prompt_tokens INTEGER NOT NULL CHECK (prompt_tokens >= 0),
+    new_tokens    INTEGER NOT NULL CHECK (new_tokens >= 0),
+    output_hash   TEXT NOT NULL CHECK (length(output_hash) = 16),
+    target_steps  INTEGER NOT NULL,
+    target_rows   INTEGER NOT NULL,
+    draft_steps   INTEGER NOT NULL,
+    draft_rows    INTEGER NOT NULL,
+    drafted       INTEGER NOT NULL,
+    accepted      INTEGER NOT NULL,
+    t_target      REAL NOT NULL,
+    t_draft       REAL NOT NULL,
+    t_book        REAL NOT NULL,
+    t_prefill     REAL NOT NULL,
+    t_total       REAL NOT NULL,
+    tps_decode    REAL,                 -- new_tokens / (t_total - t_prefill); NULL if no time
+    tps_e2e       REAL,                 -- new_tokens / t_total
+    matched       INTEGER CHECK (matched IN (0, 1)), -- vs greedy; NULL = not checked
+    diverge_pos   INTEGER,              -- on mismatch: first differing output position
+    greedy_token  INTEGER,              --   greedy's token there (-1: greedy had ended)
+    decoder_token INTEGER,              --   the decoder's token there (-1: decoder had ended)
+    greedy_margin REAL,                 --   greedy's top-1 minus top-2 logit there
+    UNIQUE (run_id, dataset, sample_index, spec, repeat)
+);
+
+-- Non-zero entries of the dec_stats histograms.
+CREATE TABLE histograms (
+    sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    kind      TEXT NOT NULL CHECK (kind IN ('accept', 'pos_tried', 'pos_accepted')),
+    k         INTEGER NOT NULL CHECK (k >= 0),
+    count     INTEGER NOT NULL CHECK (count > 0),
+    PRIMARY KEY (sample_id, kind, k)
+) WITHOUT ROWID;
+
+-- Optional per-target-step trace (step 0 = prefill).
+CREATE TABLE trace (
+    sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    step      INTEGER NOT NULL CHECK (step >= 0),
+    rows      INTEGER NOT NULL CHECK (rows >= 0),
+    drafted   INTEGER NOT NULL CHECK (drafted >= 0),
+    accepted  INTEGER NOT NULL CHECK (accepted >= 0),
+    emitted   INTEGER NOT NULL CHECK (emitted >= 0),
+    seconds   REAL NOT NULL,
+    PRIMARY KEY (sample_id, step)
+) WITHOUT ROWID;
+
+-- Forward latency versus rows per pass (decbench cost); model and machine are in the run.
+CREATE TABLE cost (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    rows         INTEGER NOT NULL CHECK (rows > 0),
+    seconds      REAL NOT NULL CHECK (seconds > 0),  -- per forward pass (median of repeats)
+    repeats      INTEGER NOT NULL,
+    gflops       REAL,                               -- achieved GFLOP/s
+    gbps         REAL,                               -- weight bytes read / seconds, GB/s
+    weight_bytes INTEGER,                            -- bytes of weights one pass reads
+    mem_gbps     REAL,                               -- measured memory bandwidth, GB/s
+    PRIMARY KEY (run_id, rows)
+);
+
+-- @version 2
+-- Verification steps per sample (the sum of the accept histogram), denormalised so reports can
+-- compute mean accepted length = sum(accepted) / sum(verify_steps) without a join. Back-filled
+-- from the histograms of samples stored by version 1.
+ALTER TABLE samples ADD COLUMN verify_steps INTEGER NOT NULL DEFAULT 0;
+UPDATE samples SET verify_steps = (
+    SELECT COALESCE(SUM(h.count), 0) FROM histograms h
+    WHERE h.sample_id = samples.id AND h.kind = 'accept');

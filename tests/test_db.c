@@ -1,0 +1,603 @@
+/* test_db.c: the results database (results/db.h): creating, writing, reading back, refusing
+ * files that are not ours without touching them, version checks, migration, atomic samples,
+ * resume support, fingerprints and environment capture. */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results/db.h"
+#include "tests/testutil.h"
+#include "util/err.h"
+#include "util/hash.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static const char *fresh(const char *name) {
+    const char *p = test_tmp(name);
+    char side[4200];
+    unlink(p);
+    snprintf(side, sizeof side, "%s-wal", p);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", p);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-journal", p);
+    unlink(side);
+    return p;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* FNV-1a of a whole file, and its size: "byte-identical" checks. */
+static uint64_t file_hash(const char *path, long *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static unsigned char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    if (size) *size = (long)n;
+    return hash_fnv1a(buf, n);
+}
+
+/* One integer (or -999 if no row / error) from a query on an open handle. */
+static long long q_int(sqlite3 *h, const char *sql) {
+    sqlite3_stmt *st;
+    long long v = -999;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "query failed: %s: %s\n", sql, sqlite3_errmsg(h));
+        return v;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static double q_real(sqlite3 *h, const char *sql) {
+    sqlite3_stmt *st;
+    double v = -999;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) return v;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static char *q_text(sqlite3 *h, const char *sql) {
+    static char out[1024];
+    sqlite3_stmt *st;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) return out;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, sizeof out, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+}
+
+static void raw_exec(const char *path, const char *sql) {
+    sqlite3 *h;
+    if (sqlite3_open(path, &h) != SQLITE_OK) {
+        fprintf(stderr, "raw open %s failed\n", path);
+        test_failures++;
+    }
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "raw exec failed: %s\n", msg);
+        test_failures++;
+    }
+    sqlite3_free(msg);
+    sqlite3_close(h);
+}
+
+/* A plausible lookahead sample: 10 tokens in 5 target steps (prefill + 4 verifications). */
+static void fill_stats(dec_stats *st) {
+    memset(st, 0, sizeof *st);
+    st->prompt_tokens = 12;
+    st->new_tokens = 10;
+    st->target_steps = 5;
+    st->target_rows = 4 * 30;
+    st->drafted = 12;
+    /* 4 verification steps accepting 0, 0, 1 and 3 drafted tokens. */
+    st->accept_hist[0] = 2;
+    st->accept_hist[1] = 1;
+    st->accept_hist[3] = 1;
+    st->accepted = 4;
+    st->pos_tried[0] = 4;
+    st->pos_tried[1] = 3;
+    st->pos_tried[2] = 1;
+    st->pos_accepted[0] = 2;
+    st->pos_accepted[1] = 1;
+    st->pos_accepted[2] = 1;
+    st->t_target = 0.8;
+    st->t_book = 0.1;
+    st->t_prefill = 0.5;
+    st->t_total = 2.5;
+}
+
+static db_sample make_sample(const char *spec, int index, int repeat) {
+    db_sample s = {0};
+    s.dataset = "mtbench";
+    s.sample_index = index;
+    s.sample_key = "q81";
+    s.category = "writing";
+    s.decoder = "lookahead";
+    s.spec = spec;
+    s.repeat = repeat;
+    s.output_hash = 0x0123456789abcdefull;
+    s.match = 1;
+    return s;
+}
+
+static int64_t begin_run(db *d, const char *label) {
+    char err[ERR_LEN];
+    db_run r = {0};
+    r.command = "decbench run --test";
+    r.label = label;
+    r.model_path = "/nonexistent/model.bin"; /* unreadable: hash stays NULL */
+    r.datasets = "mtbench";
+    r.max_new = 10;
+    r.repeats = 1;
+    r.threads = 2;
+    r.kernels = "exact";
+    r.seed = 0xfedcba9876543210ull; /* above 2^63: stored as its bit pattern */
+    int64_t id = -1;
+    CHECK_MSG(db_begin_run(d, &r, &id, err) == 0, "%s", err);
+    return id;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_create_insert_read(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("basic.db");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    sqlite3 *h = db_sqlite(d);
+    CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
+    CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
+    CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
+    CHECK(db_schema_version() == 2);
+    CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
+    CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
+
+    db_env env;
+    db_env_capture(&env);
+    db_run r = {0};
+    r.command = "decbench run";
+    r.model_path = path; /* any readable file: its fingerprint gets stored */
+    r.env = &env;
+    r.max_new = 10;
+    r.seed = 0xfedcba9876543210ull;
+    int64_t run = 0, run2 = 0, sid = 0;
+    CHECK_MSG(db_begin_run(d, &r, &run, err) == 0, "%s", err);
+    CHECK_MSG(db_begin_run(d, &r, &run2, err) == 0, "%s", err);
+    CHECK(run2 == run + 1);
+    CHECK(q_int(h, "SELECT count(*) FROM environments") == 1); /* deduplicated */
+    CHECK(strcmp(q_text(h, "SELECT status FROM runs WHERE id=1"), "running") == 0);
+    CHECK(strlen(q_text(h, "SELECT model_hash FROM runs WHERE id=1")) == 16);
+    CHECK(q_int(h, "SELECT model_bytes > 0 FROM runs WHERE id=1") == 1);
+    CHECK((uint64_t)q_int(h, "SELECT seed FROM runs WHERE id=1") == 0xfedcba9876543210ull);
+
+    dec_stats st;
+    fill_stats(&st);
+    dec_step trace[5];
+    for (int i = 0; i < 5; i++)
+        trace[i] = (dec_step){.step = i,
+                              .rows = i ? 30 : 12,
+                              .drafted = i ? 3 : 0,
+                              .accepted = i == 4 ? 3 : 0,
+                              .emitted = i == 4 ? 4 : 1,
+                              .seconds = 0.1 * (i + 1)};
+    db_sample s = make_sample("lookahead:W=15,N=5,G=15", 7, 0);
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, trace, 5, &sid, err) == 0, "%s", err);
+    CHECK(sid > 0);
+    /* A mismatching one, with the divergence details. */
+    db_sample bad = make_sample("lookahead:W=15,N=5,G=15", 8, 0);
+    bad.match = 0;
+    bad.diverge_pos = 3;
+    bad.greedy_token = 42;
+    bad.decoder_token = 43;
+    bad.greedy_margin = 0.125;
+    CHECK_MSG(db_insert_sample(d, run, &bad, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    CHECK_MSG(db_finish_run(d, run, DB_COMPLETE, err) == 0, "%s", err);
+    CHECK(db_finish_run(d, 999, DB_COMPLETE, err) == -1 && strstr(err, "no run 999"));
+    CHECK(db_finish_run(d, run, DB_RUNNING, err) == -1);
+    db_close(d);
+
+    /* Reopen read-only and read everything back. */
+    CHECK_MSG(db_open(&d, path, DB_READ, err) == 0, "%s", err);
+    if (!d) return;
+    h = db_sqlite(d);
+    CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
+    CHECK(strcmp(q_text(h, "SELECT status FROM runs WHERE id=1"), "complete") == 0);
+    CHECK(strlen(q_text(h, "SELECT finished FROM runs WHERE id=1")) > 10);
+    CHECK(strcmp(q_text(h, "SELECT output_hash FROM samples WHERE sample_index=7"),
+                 "0123456789abcdef") == 0);
+    CHECK(strcmp(q_text(h, "SELECT spec FROM samples WHERE sample_index=7"),
+                 "lookahead:W=15,N=5,G=15") == 0);
+    CHECK(q_int(h, "SELECT new_tokens FROM samples WHERE sample_index=7") == 10);
+    CHECK(q_int(h, "SELECT target_steps FROM samples WHERE sample_index=7") == 5);
+    CHECK(q_int(h, "SELECT target_rows FROM samples WHERE sample_index=7") == 120);
+    CHECK(q_int(h, "SELECT accepted FROM samples WHERE sample_index=7") == 4);
+    CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE sample_index=7") == 4);
+    CHECK(q_int(h, "SELECT matched FROM samples WHERE sample_index=7") == 1);
+    CHECK(q_int(h, "SELECT diverge_pos IS NULL FROM samples WHERE sample_index=7") == 1);
+    /* tok/s: decode-only 10 / (2.5 - 0.5) = 5; end-to-end 10 / 2.5 = 4. */
+    CHECK(q_real(h, "SELECT tps_decode FROM samples WHERE sample_index=7") == 5.0);
+    CHECK(q_real(h, "SELECT tps_e2e FROM samples WHERE sample_index=7") == 4.0);
+    CHECK(q_real(h, "SELECT t_target FROM samples WHERE sample_index=7") == 0.8);
+    CHECK(q_int(h, "SELECT count(*) FROM histograms WHERE kind='accept'") == 2 * 3);
+    CHECK(q_int(h, "SELECT count FROM histograms WHERE sample_id=1 AND kind='accept' AND k=0") ==
+          2);
+    CHECK(q_int(h, "SELECT count FROM histograms WHERE sample_id=1 AND kind='pos_tried' AND "
+                   "k=2") == 1);
+    CHECK(q_int(h, "SELECT count(*) FROM trace WHERE sample_id=1") == 5);
+    CHECK(q_int(h, "SELECT rows FROM trace WHERE sample_id=1 AND step=3") == 30);
+    CHECK(q_real(h, "SELECT seconds FROM trace WHERE sample_id=1 AND step=4") == 0.5);
+    CHECK(q_int(h, "SELECT matched FROM samples WHERE sample_index=8") == 0);
+    CHECK(q_int(h, "SELECT diverge_pos FROM samples WHERE sample_index=8") == 3);
+    CHECK(q_int(h, "SELECT greedy_token FROM samples WHERE sample_index=8") == 42);
+    CHECK(q_int(h, "SELECT decoder_token FROM samples WHERE sample_index=8") == 43);
+    CHECK(q_real(h, "SELECT greedy_margin FROM samples WHERE sample_index=8") == 0.125);
+    /* Writing through a read handle is refused by us, not by SQLite. */
+    int64_t x;
+    CHECK(db_begin_run(d, &r, &x, err) == -1 && strstr(err, "read-only"));
+    db_close(d);
+}
+
+/* A foreign SQLite database: refused in both modes, byte-identical afterwards, no side files. */
+static void test_foreign_sqlite(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("foreign.db");
+    raw_exec(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);"
+                   "INSERT INTO notes (body) VALUES ('keep me');");
+    long size0, size1;
+    uint64_t h0 = file_hash(path, &size0);
+    db *d = NULL;
+    CHECK(db_open(&d, path, DB_WRITE, err) == -1 && d == NULL);
+    CHECK_MSG(strstr(err, "not a decbench") && strstr(err, "refusing"), "%s", err);
+    CHECK(db_open(&d, path, DB_READ, err) == -1);
+    uint64_t h1 = file_hash(path, &size1);
+    CHECK(h0 == h1 && size0 == size1);
+    char side[4200];
+    snprintf(side, sizeof side, "%s-wal", path);
+    CHECK(!exists(side));
+    snprintf(side, sizeof side, "%s-journal", path);
+    CHECK(!exists(side));
+
+    /* Same application_id as ours but no meta marker: the second check catches it. */
+    const char *path2 = fresh("foreign_appid.db");
+    char sql[256];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; CREATE TABLE t (x);", DB_APPLICATION_ID);
+    raw_exec(path2, sql);
+    h0 = file_hash(path2, &size0);
+    CHECK(db_open(&d, path2, DB_WRITE, err) == -1);
+    CHECK_MSG(strstr(err, "without the decbench marker"), "%s", err);
+    CHECK(file_hash(path2, &size1) == h0 && size0 == size1);
+}
+
+static void test_text_file(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("notes.txt");
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 20; i++) fprintf(f, "line %d of someone's notes\n", i);
+    fclose(f);
+    long s0, s1;
+    uint64_t h0 = file_hash(path, &s0);
+    db *d = NULL;
+    CHECK(db_open(&d, path, DB_WRITE, err) == -1);
+    CHECK_MSG(strstr(err, "not an SQLite database") && strstr(err, path), "%s", err);
+    CHECK(db_open(&d, path, DB_READ, err) == -1);
+    CHECK(file_hash(path, &s1) == h0 && s0 == s1);
+
+    /* A short file (less than a header) is not SQLite either. */
+    const char *tiny = fresh("tiny.db");
+    f = fopen(tiny, "w");
+    fputs("SQLite", f);
+    fclose(f);
+    CHECK(db_open(&d, tiny, DB_WRITE, err) == -1 && strstr(err, "not an SQLite database"));
+}
+
+static void test_newer_version(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("newer.db");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    db_close(d);
+    raw_exec(path, "PRAGMA user_version = 99");
+    raw_exec(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+    long s0, s1;
+    uint64_t h0 = file_hash(path, &s0);
+    char want[128];
+    snprintf(want, sizeof want, "schema version 99, newer than version %d", db_schema_version());
+    d = NULL;
+    CHECK(db_open(&d, path, DB_WRITE, err) == -1 && d == NULL);
+    CHECK_MSG(strstr(err, want), "%s", err);
+    CHECK(db_open(&d, path, DB_READ, err) == -1);
+    CHECK_MSG(strstr(err, want), "%s", err);
+    CHECK(file_hash(path, &s1) == h0 && s0 == s1);
+}
+
+/* A version-1 database with data, migrated to the current version by opening it for writing. */
+static void test_migration(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("v1.db");
+    CHECK_MSG(db_create_version(path, 1, err) == 0, "%s", err);
+    CHECK(db_create_version(path, 1, err) == -1 && strstr(err, "already exists"));
+    CHECK(db_create_version(fresh("v9.db"), 9, err) == -1);
+    /* Data as version 1 stored it (no verify_steps column yet). */
+    raw_exec(path,
+             "INSERT INTO runs (id, status) VALUES (1, 'complete');"
+             "INSERT INTO samples (id, run_id, dataset, sample_index, decoder, spec, repeat, "
+             "prompt_tokens, new_tokens, output_hash, target_steps, target_rows, draft_steps, "
+             "draft_rows, drafted, accepted, t_target, t_draft, t_book, t_prefill, t_total) "
+             "VALUES (1, 1, 'gsm8k', 0, 'lookahead', 'lookahead:W=5', 0, 10, 20, "
+             "'00000000000000aa', 8, 70, 0, 0, 30, 13, 1, 0, 0.1, 0.2, 1.5),"
+             "(2, 1, 'gsm8k', 1, 'greedy', 'greedy', 0, 10, 20, '00000000000000bb', 20, 19, 0, "
+             "0, 0, 0, 1, 0, 0.1, 0.2, 3.0);"
+             "INSERT INTO histograms VALUES (1, 'accept', 0, 3), (1, 'accept', 2, 2), "
+             "(1, 'accept', 3, 2), (1, 'pos_tried', 0, 7);");
+    sqlite3 *raw;
+    sqlite3_open(path, &raw);
+    CHECK(q_int(raw, "PRAGMA user_version") == 1);
+    CHECK(q_int(raw, "SELECT count(*) FROM pragma_table_info('samples') WHERE "
+                     "name='verify_steps'") == 0);
+    sqlite3_close(raw);
+
+    db *d = NULL;
+    CHECK(db_open(&d, path, DB_READ, err) == -1);
+    CHECK_MSG(strstr(err, "older than version") && strstr(err, "to migrate"), "%s", err);
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    sqlite3 *h = db_sqlite(d);
+    CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
+    CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=1") == 7); /* 3+2+2 back-filled */
+    CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == 2);
+    CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
+    db_close(d);
+    /* Opening again changes nothing; read mode now works. */
+    CHECK_MSG(db_open(&d, path, DB_READ, err) == 0, "%s", err);
+    db_close(d);
+}
+
+/* A failure in the middle of a sample's transaction leaves none of that sample behind. */
+static void test_atomic_sample(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("atomic.db");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    sqlite3 *h = db_sqlite(d);
+    int64_t run = begin_run(d, "atomic");
+    dec_stats st;
+    fill_stats(&st);
+    db_sample s = make_sample("lookahead:W=15,N=5,G=15", 0, 0);
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    long long n_s = q_int(h, "SELECT count(*) FROM samples");
+    long long n_h = q_int(h, "SELECT count(*) FROM histograms");
+
+    /* The sample row and its histograms go in before the trace; trace step 2 violates
+     * CHECK (rows >= 0), so everything of sample 1 must be rolled back. */
+    dec_step trace[3] = {{0, 12, 0, 0, 1, 0.1}, {1, 30, 3, 1, 2, 0.1}, {2, -1, 3, 0, 1, 0.1}};
+    s.sample_index = 1;
+    CHECK(db_insert_sample(d, run, &s, &st, trace, 3, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "trace step 2") && strstr(err, "mtbench[1]"), "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == n_s);
+    CHECK(q_int(h, "SELECT count(*) FROM histograms") == n_h);
+    CHECK(q_int(h, "SELECT count(*) FROM trace") == 0);
+
+    /* The same (dataset, index, spec, repeat) twice: refused, nothing added. */
+    s.sample_index = 0;
+    CHECK(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "UNIQUE"), "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == n_s);
+    CHECK(q_int(h, "SELECT count(*) FROM histograms") == n_h);
+
+    /* A sample for a run that does not exist: the foreign key refuses it. */
+    s.sample_index = 5;
+    CHECK(db_insert_sample(d, 12345, &s, &st, NULL, 0, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "FOREIGN KEY"), "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == n_s);
+
+    /* Missing required fields are caught before SQLite. */
+    s.spec = NULL;
+    CHECK(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == -1 && strstr(err, "spec"));
+    /* And the connection is still usable afterwards. */
+    s = make_sample("greedy", 0, 0);
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, trace, 2, NULL, err) == 0, "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM trace") == 2);
+    db_close(d);
+}
+
+static void test_bad_paths(void) {
+    char err[ERR_LEN];
+    db *d = NULL;
+    CHECK(db_open(&d, "/nonexistent-dir-decbench/x/results.db", DB_WRITE, err) == -1);
+    CHECK_MSG(strstr(err, "directory /nonexistent-dir-decbench/x does not exist"), "%s", err);
+    CHECK(db_open(&d, test_tmp("missing.db"), DB_READ, err) == -1 && strstr(err, "no such file"));
+    CHECK(db_open(&d, test_tmpdir(), DB_WRITE, err) == -1 && strstr(err, "is a directory"));
+    /* A location nobody can create files in (procfs refuses even root). */
+    CHECK(db_open(&d, "/proc/decbench-results.db", DB_WRITE, err) == -1);
+    CHECK_MSG(strncmp(err, "db_open: ", 9) == 0 && strstr(err, "/proc"), "%s", err);
+    if (geteuid() != 0) {
+        /* A read-only directory (root ignores permissions, so only as a normal user). */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/ro_dir", test_tmpdir());
+        mkdir(dir, 0755);
+        chmod(dir, 0555);
+        char p[4300];
+        snprintf(p, sizeof p, "%s/r.db", dir);
+        CHECK(db_open(&d, p, DB_WRITE, err) == -1 && strstr(err, "not writable"));
+        chmod(dir, 0755);
+    } else {
+        fprintf(stderr, "test_db: running as root: read-only directory check skipped\n");
+    }
+    /* A zero-length file (e.g. from mktemp) is accepted as a new database. */
+    const char *empty = fresh("empty.db");
+    fclose(fopen(empty, "w"));
+    CHECK(db_open(&d, empty, DB_READ, err) == -1 && strstr(err, "empty"));
+    CHECK_MSG(db_open(&d, empty, DB_WRITE, err) == 0, "%s", err);
+    db_close(d);
+}
+
+static void test_resume(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("resume.db");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    int64_t latest = 0;
+    CHECK(db_latest_run(d, DB_STATUS_MASK(DB_COMPLETE), 1, 0, &latest, err) == -1);
+    CHECK_MSG(strstr(err, "no complete run with samples"), "%s", err);
+    int64_t done_run = begin_run(d, "a");
+    int64_t cut_run = begin_run(d, "b");
+    dec_stats st;
+    fill_stats(&st);
+    db_sample s = make_sample("greedy", 0, 0);
+    CHECK(db_insert_sample(d, done_run, &s, &st, NULL, 0, NULL, err) == 0);
+    CHECK(db_insert_sample(d, cut_run, &s, &st, NULL, 0, NULL, err) == 0);
+    s.repeat = 1;
+    CHECK(db_insert_sample(d, cut_run, &s, &st, NULL, 0, NULL, err) == 0);
+    CHECK(db_finish_run(d, done_run, DB_COMPLETE, err) == 0);
+    CHECK(db_finish_run(d, cut_run, DB_INCOMPLETE, err) == 0);
+
+    CHECK(db_latest_run(d, DB_STATUS_MASK(DB_COMPLETE), 1, 0, &latest, err) == 0 &&
+          latest == done_run);
+    CHECK(db_latest_run(d, DB_STATUS_MASK(DB_INCOMPLETE) | DB_STATUS_MASK(DB_RUNNING), 0, 0,
+                        &latest, err) == 0 &&
+          latest == cut_run);
+    int done = -1;
+    CHECK(db_sample_done(d, cut_run, "mtbench", 0, "greedy", 1, &done, err) == 0 && done == 1);
+    CHECK(db_sample_done(d, cut_run, "mtbench", 0, "greedy", 2, &done, err) == 0 && done == 0);
+    CHECK(db_sample_done(d, cut_run, "mtbench", 1, "greedy", 0, &done, err) == 0 && done == 0);
+    CHECK(db_sample_done(d, cut_run, "other", 0, "greedy", 0, &done, err) == 0 && done == 0);
+    CHECK_MSG(db_resume_run(d, cut_run, err) == 0, "%s", err);
+    CHECK(strcmp(q_text(db_sqlite(d), "SELECT status FROM runs WHERE id=2"), "running") == 0);
+    CHECK(db_resume_run(d, done_run, err) == -1 && strstr(err, "not incomplete"));
+
+    /* Sweeps and baseline links. */
+    int64_t sweep = 0, point = 0;
+    CHECK_MSG(db_begin_sweep(d, "lookahead:W=5|10,N=3|5", "mtbench", &sweep, err) == 0, "%s", err);
+    db_run r = {0};
+    r.sweep_id = sweep;
+    r.baseline_run_id = done_run;
+    CHECK_MSG(db_begin_run(d, &r, &point, err) == 0, "%s", err);
+    CHECK(q_int(db_sqlite(d), "SELECT baseline_run_id FROM runs WHERE sweep_id=1") == done_run);
+    r.baseline_run_id = 777; /* no such run: the foreign key refuses it */
+    CHECK(db_begin_run(d, &r, &point, err) == -1 && strstr(err, "FOREIGN KEY"));
+
+    /* Cost points. */
+    int64_t cost_run = begin_run(d, "cost");
+    for (int t = 1; t <= 64; t *= 4) {
+        db_cost c = {t, 0.001 * (1 + t / 16.0), 10, 12.5, -1, 1 << 20, -1};
+        CHECK_MSG(db_insert_cost(d, cost_run, &c, err) == 0, "%s", err);
+    }
+    db_cost dup = {4, 0.1, 1, -1, -1, 0, -1};
+    CHECK(db_insert_cost(d, cost_run, &dup, err) == -1 && strstr(err, "rows 4"));
+    CHECK(db_latest_run(d, DB_STATUS_MASK(DB_RUNNING), 0, 1, &latest, err) == 0 &&
+          latest == cost_run);
+    CHECK(q_int(db_sqlite(d), "SELECT count(*) FROM cost WHERE gbps IS NULL") == 4);
+    db_close(d);
+}
+
+/* Two connections writing the same file (several engineers, one results database). */
+static void test_two_writers(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("shared.db");
+    db *a = NULL, *b = NULL;
+    CHECK_MSG(db_open(&a, path, DB_WRITE, err) == 0, "%s", err);
+    CHECK_MSG(db_open(&b, path, DB_WRITE, err) == 0, "%s", err);
+    if (!a || !b) return;
+    int64_t ra = begin_run(a, "a"), rb = begin_run(b, "b");
+    dec_stats st;
+    fill_stats(&st);
+    for (int i = 0; i < 20; i++) {
+        db_sample s = make_sample("greedy", i, 0);
+        CHECK_MSG(db_insert_sample(i % 2 ? a : b, i % 2 ? ra : rb, &s, &st, NULL, 0, NULL, err) ==
+                      0,
+                  "%s", err);
+    }
+    CHECK(q_int(db_sqlite(a), "SELECT count(*) FROM samples") == 20);
+    db_close(a);
+    db_close(b);
+}
+
+static void test_fingerprint_and_env(void) {
+    char err[ERR_LEN], hex[17];
+    int64_t bytes = 0;
+    /* Small file: FNV-1a of the content followed by the size as 8 little-endian bytes. */
+    const char *small = fresh("small.bin");
+    FILE *f = fopen(small, "wb");
+    fputs("abc", f);
+    fclose(f);
+    CHECK_MSG(db_file_fingerprint(small, &bytes, hex, err) == 0, "%s", err);
+    unsigned char buf[11] = {'a', 'b', 'c', 3, 0, 0, 0, 0, 0, 0, 0};
+    char want[17];
+    db_hash_hex(hash_fnv1a(buf, sizeof buf), want);
+    CHECK(bytes == 3 && strcmp(hex, want) == 0);
+    CHECK(db_file_fingerprint("/nonexistent/f", &bytes, hex, err) == -1 && strstr(err, "db_"));
+
+    /* 3 MiB: a change in the middle MiB is (by design) not seen; head or tail changes are. */
+    const char *big = fresh("big.bin");
+    size_t n = 3u << 20;
+    unsigned char *data = calloc(n, 1);
+    for (size_t i = 0; i < n; i++) data[i] = (unsigned char)(i * 7);
+    char h0[17], h1[17], h2[17];
+    f = fopen(big, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+    db_file_fingerprint(big, &bytes, h0, err);
+    CHECK(bytes == (int64_t)n);
+    data[n / 2] ^= 1;
+    f = fopen(big, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+    db_file_fingerprint(big, &bytes, h1, err);
+    CHECK(strcmp(h0, h1) == 0);
+    data[n - 1] ^= 1;
+    f = fopen(big, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+    db_file_fingerprint(big, &bytes, h2, err);
+    CHECK(strcmp(h0, h2) != 0);
+    free(data);
+
+    int toks[3] = {1, 2, 3};
+    CHECK(db_output_hash(toks, 3) == hash_fnv1a(toks, sizeof toks));
+    CHECK(db_output_hash(toks, 2) != db_output_hash(toks, 3));
+    db_hash_hex(0xabcull, hex);
+    CHECK(strcmp(hex, "0000000000000abc") == 0);
+
+    db_env e;
+    db_env_capture(&e);
+    CHECK(e.cpu_threads > 0);
+    CHECK(e.openblas_threads > 0);
+    CHECK(strstr(e.openblas_config, "OpenBLAS") != NULL);
+    CHECK(e.os[0] != 0);
+    CHECK(e.compiler[0] != 0);
+    /* The source dir is a git checkout in this project's setup. */
+    CHECK_MSG(strlen(e.git_commit) == 40 && e.git_dirty >= 0, "commit '%s' dirty %d", e.git_commit,
+              e.git_dirty);
+    fprintf(stderr, "env: %s dirty=%d | %s | %d cores / %d threads | %s | %s\n", e.git_commit,
+            e.git_dirty, e.cpu_model, e.cpu_cores, e.cpu_threads, e.openblas_config, e.os);
+}
+
+int main(void) {
+    test_create_insert_read();
+    test_foreign_sqlite();
+    test_text_file();
+    test_newer_version();
+    test_migration();
+    test_atomic_sample();
+    test_bad_paths();
+    test_resume();
+    test_two_writers();
+    test_fingerprint_and_env();
+    return test_finish("test_db");
+}
