@@ -22,6 +22,8 @@ void tok_free(tok *t);
 int tok_vocab_size(const tok *t);
 int tok_bos(const tok *t);
 int tok_eos(const tok *t);
+/* 1 if prompts should start with BOS (GGUF's tokenizer.ggml.add_bos_token; 1 for llama2.c). */
+int tok_add_bos(const tok *t);
 
 /* Encodes text (NUL-terminated, any bytes). add_bos prepends BOS. ids must have room for
  * strlen(text) + 3 entries. Writes the count to *n. */
