@@ -1,0 +1,73 @@
+/* dataset.h: the benchmark prompt sets, rendered with the prompt templates the papers used.
+ *
+ * A set is named by a spec string:
+ *   humaneval | mbpp[/SPLIT] | mbpp-sanitized[/SPLIT] | gsm8k | mt_bench[/CATEGORY] |
+ *   spec_bench[/TASK or /CATEGORY] | cnn_dm (alias cnndm) | wmt_de_en (alias wmt) |
+ *   tinystories | jsonl:PATH[:FIELD]            (FIELD defaults to "prompt")
+ * and rendered with a named template (NULL = the dataset's default). ds_help() lists the names,
+ * templates and defaults; datasets/README.md says where every template string comes from.
+ *
+ * Loading reads and validates the WHOLE file and renders every prompt before returning, so a
+ * malformed record fails ds_open ("path:LINE: what is wrong") before any model work starts.
+ *
+ * Ownership: a ds_set owns every string reachable from it (samples included); pointers stay
+ * valid until ds_free. There is no global state: sets are independent and may be used from
+ * different threads as long as one set is not modified (ds_select) while being read. */
+#ifndef DATASETS_DATASET_H
+#define DATASETS_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *dataset;   /* canonical spec of the set, e.g. "spec_bench/qa", "cnn_dm",
+                            * "jsonl:data/x.jsonl:prompt" (aliases resolved) */
+    int index;             /* 0-based position of the record in its file (kept by ds_select) */
+    int line;              /* 1-based line of the record (JSONL); 0 for JSON-array files */
+    const char *id;        /* the file's id field (task_id, question_id, id) as text, else the
+                            * index in decimal */
+    const char *category;  /* the file's category field, NULL if none */
+    const char *group;     /* coarse group for per-group tables: the Spec-Bench task (mt_bench,
+                            * translation, ...), the MBPP split, the MT-bench category; NULL if
+                            * the dataset has none */
+    const char *prompt;    /* the rendered prompt text (UTF-8) */
+    const char *reference; /* reference answer/solution when the file has one, else NULL */
+} ds_sample;
+
+typedef struct ds_set ds_set;
+
+/* Loads the set named by spec and renders every record with template_name (NULL or "" = the
+ * dataset's default). data_dir is the datasets folder (the --data-dir flag; NULL = default:
+ * $DECBENCH_DATASETS, else <shared>/datasets via util/paths.h); it is not used for
+ * jsonl:PATH. On success *out owns everything and the selection is the whole set in file
+ * order. Returns 0, or -1 with a one-line message in err (ERR_LEN bytes) and *out = NULL. */
+int ds_open(ds_set **out, const char *spec, const char *template_name, const char *data_dir,
+            char *err);
+
+/* Selects a deterministic subset, always starting again from the full set in file order:
+ *   1. if shuffle != 0: Fisher-Yates with util/rng.h seeded by seed
+ *      (for i = n-1 down to 1: j = rng_below(i + 1); swap order[i], order[j]);
+ *   2. skip the first offset samples (0 <= offset < n);
+ *   3. keep at most limit samples (limit 0 = no limit).
+ * Returns 0, or -1 with err (negative numbers, offset past the end); the selection is then
+ * unchanged. */
+int ds_select(ds_set *s, int offset, int limit, int shuffle, uint64_t seed, char *err);
+
+int ds_count(const ds_set *s);                   /* samples in the current selection */
+int ds_total(const ds_set *s);                   /* samples in the set before ds_select */
+const ds_sample *ds_get(const ds_set *s, int i); /* i-th selected sample; NULL if out of range */
+
+const char *ds_name(const ds_set *s);            /* canonical spec (same as ds_sample.dataset) */
+const char *ds_template(const ds_set *s);        /* template name in use */
+const char *ds_template_source(const ds_set *s); /* where the template and max_new come from */
+int ds_default_max_new(const ds_set *s);         /* max new tokens the source used with it */
+const char *ds_path(const ds_set *s);            /* the file that was read */
+
+void ds_free(ds_set *s); /* NULL is fine */
+
+/* Writes the --help text (datasets, subsets, templates with their max_new, default marked,
+ * data folder resolution) into buf (size n, NUL-terminated, truncated if short) and returns
+ * the length it needs, like snprintf. */
+size_t ds_help(char *buf, size_t n);
+
+#endif
