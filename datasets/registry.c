@@ -251,7 +251,8 @@ static const ds_def tinystories = {
     .default_template = "raw",
     .templates =
         {
-            {"raw", "{raw}", 256, "the first sentence as is; 256 ~ one whole story (decbench's choice)"},
+            {"raw", "{raw}", 256,
+             "the first sentence as is; 256 ~ one whole story (decbench's choice)"},
             CHAT(256),
         },
 };
