@@ -25,7 +25,7 @@ static ds_set *open_ok(const char *spec, const char *tpl, const char *dir) {
     return rc == 0 ? s : NULL;
 }
 
-/* Opens and expects failure whose message contains every string in want[] (NULL-ended). */
+/* Opens and expects a failure whose one-line message contains want1 and want2 (NULL = any). */
 static void open_fails(const char *spec, const char *tpl, const char *dir, const char *want1,
                        const char *want2) {
     ds_set *s = (ds_set *)1;
