@@ -1,6 +1,44 @@
-/* main.c: the decbench command line (placeholder until the CLI lands). */
+/* main.c: the decbench command line: one subcommand per file in harness/. */
 #include <stdio.h>
-int main(void) {
-    fprintf(stderr, "decbench: not built yet\n");
-    return 1;
+#include <string.h>
+
+#include "decoders/decoder.h"
+#include "harness/commands.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} command;
+
+static int cmd_decoders(int argc, char **argv) {
+    (void)argc, (void)argv;
+    printf("%s", dec_help());
+    return 0;
+}
+
+static const command commands[] = {
+    {"generate", cmd_generate, "run one prompt through a decoder, text to stdout"},
+    {"tokenize", cmd_tokenize, "print the token ids of a text"},
+    {"detokenize", cmd_detokenize, "print the text of token ids"},
+    {"synth", cmd_synth, "write a random-weight model of a real shape"},
+    {"decoders", cmd_decoders, "list the decoders and their parameters"},
+};
+
+static void usage(void) {
+    fprintf(stderr, "usage: decbench <command> [options]   (decbench <command> --help for its options)\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(stderr, "  %-11s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage();
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc, argv);
+    fprintf(stderr, "decbench: unknown command '%s'\n", argv[1]);
+    usage();
+    return 2;
 }

@@ -1,0 +1,35 @@
+/* session.h: what every model-running subcommand sets up: thread pool, target (and draft)
+ * model, tokenizer, kernels mode. */
+#ifndef HARNESS_SESSION_H
+#define HARNESS_SESSION_H
+
+#include "decoders/decoder.h"
+#include "model/tokenizer.h"
+
+typedef struct {
+    model *target, *draft;
+    tok *tokenizer;
+    tpool *pool;
+    kern_mode kernels;
+    int threads;
+    char tokenizer_path[4096];
+} session;
+
+/* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
+ * vocabulary, else tok<vocab>.bin in the models folder), kernels ("exact"/"blas"),
+ * threads (0: one per core). Refuses a tokenizer whose vocabulary size differs from the
+ * model's, and a draft whose vocabulary differs from the target's. */
+int session_open(session *s, const char *model_path, const char *draft_path,
+                 const char *tokenizer_path, const char *kernels, int threads, char *err);
+void session_close(session *s);
+
+/* The number of online cores. */
+int session_cores(void);
+
+/* Encodes text with BOS (when the vocabulary wants it) into a malloc'd array. */
+int session_encode(const session *s, const char *text, int **ids, int *n, char *err);
+
+/* A dec_env for this session. */
+dec_env session_env(const session *s);
+
+#endif
