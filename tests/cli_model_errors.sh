@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cli_model_errors.sh: every bad model/tokenizer/prompt input gives one clear error line naming
+# the file and what is wrong, and a non-zero exit; tokenize/detokenize work from the shell.
+set -u
+B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli}
+mkdir -p "$T"
+fails=0 passes=0
+M=$S/models/stories260K.bin TOK=$S/models/tok512.bin
+
+# expect_fail NAME PATTERN CMD...: exit status non-zero, stderr matches PATTERN, no crash
+expect_fail() {
+    local name=$1 pat=$2; shift 2
+    local out rc
+    out=$("$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qE "$pat" <<<"$out"; then passes=$((passes+1))
+    else echo "FAIL $name: rc=$rc stderr=$out"; fails=$((fails+1)); fi
+}
+expect_ok() {
+    local name=$1 want=$2; shift 2
+    local out; out=$("$@" 2>/dev/null)
+    if [ "$out" = "$want" ]; then passes=$((passes+1)); else echo "FAIL $name: got '$out' want '$want'"; fails=$((fails+1)); fi
+}
+
+: > "$T/empty.bin"
+head -c 1000 "$M" > "$T/truncated.bin"
+head -c 5000 /dev/urandom > "$T/garbage.bin"
+printf 'hello world, not a model\n' > "$T/text.bin"
+head -c 100 "$TOK" > "$T/truncated_tok.bin"
+python3 - "$M" "$T/badheader.bin" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<i', data, 12, 7)   # n_heads 7: 64 is not divisible by 7
+open(sys.argv[2], 'wb').write(data)
+PY
+
+expect_fail missing "nope\.bin: cannot open model" $B generate --model "$T/nope.bin" -n 1
+expect_fail empty "empty.bin: empty file" $B generate --model "$T/empty.bin" -n 1
+expect_fail truncated "truncated.bin: .*(truncated|implies)" $B generate --model "$T/truncated.bin" -n 1
+expect_fail garbage "garbage.bin: " $B generate --model "$T/garbage.bin" -n 1
+expect_fail text "text.bin: " $B generate --model "$T/text.bin" -n 1
+expect_fail directory "is a directory" $B generate --model "$T" -n 1
+expect_fail badheader "badheader.bin: dim 64 is not divisible by n_heads 7" $B generate --model "$T/badheader.bin" --tokenizer "$TOK" -n 1
+expect_fail vocab_mismatch "tok32000.bin has 32000 tokens but model .* 512" $B generate --model "$M" --tokenizer "$S/models/tok32000.bin" -n 1
+expect_fail truncated_tok "truncated_tok.bin" $B generate --model "$M" --tokenizer "$T/truncated_tok.bin" -n 1
+long=$(python3 -c "print('Once upon a time ' * 400)")
+expect_fail long_prompt "prompt is [0-9]+ tokens but the context length .* is 512" $B generate --model "$M" --prompt "$long" -n 1
+expect_fail unknown_option "unknown option '--bogus'" $B generate --model "$M" --bogus
+expect_fail bad_n "max-new: 'x' is not an integer" $B generate --model "$M" -n x
+expect_fail unknown_decoder "unknown decoder 'nope'; valid decoders: greedy" $B generate --model "$M" --decoder nope -n 1
+expect_fail bad_kernels "kernels fast: expected exact or blas" $B generate --model "$M" --kernels fast
+expect_fail unknown_command "unknown command 'frobnicate'" $B frobnicate
+expect_fail synth_bad "expected a preset" $B synth --config 12,3 -o "$T/x.bin"
+expect_fail detok_range "outside the vocabulary" $B detokenize --tokenizer "$TOK" --ids "1 9999"
+
+# tokenizer from the shell: known ids (checked against SentencePiece's Llama-2 vocabulary:
+# "Once upon a time" -> 9038 2501 263 931) and a round trip
+expect_ok tok32000 "1 9038 2501 263 931" $B tokenize --tokenizer "$S/models/tok32000.bin" --text "Once upon a time" --bos
+ids=$($B tokenize --model "$M" --text "Tom and Sue: héllo 🙂")
+expect_ok roundtrip "Tom and Sue: héllo 🙂" $B detokenize --tokenizer "$TOK" --ids "1 $ids"
+# invalid UTF-8 in a prompt must not crash
+expect_ok invalid_utf8_runs "0" bash -c "$B generate --model $M --prompt \$'\\xff\\xfe abc \\xc3' -n 3 >/dev/null 2>&1; echo \$?"
+# synth writes a loadable model; generate works on it
+$B synth --config 64,128,2,4,2,512,128 --seed 3 -o "$T/syn.bin" 2>/dev/null
+expect_ok synth_generate "0" bash -c "$B generate --model $T/syn.bin --tokenizer $TOK -n 5 >/dev/null 2>&1; echo \$?"
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
