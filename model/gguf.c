@@ -73,6 +73,7 @@ typedef struct {
     const unsigned char *val; /* the value (for arrays: the first element) in the map */
     uint64_t first_str;       /* string arrays: index of element 0 in g->strs */
     const char *str;          /* string scalars: NUL-terminated copy, NULL if it has a NUL */
+    int64_t key_off, str_off; /* arena offsets of key and str (-1: none) while parsing */
 } gguf_kv;
 
 struct gguf {
@@ -86,7 +87,8 @@ struct gguf {
     gguf_str *strs; /* elements of all string arrays */
     uint64_t n_strs;
     char *arena; /* NUL-terminated copies of keys, names, string values */
-    size_t arena_len;
+    size_t arena_len, arena_cap;
+    int64_t *name_off;         /* arena offsets of the tensor names while parsing */
     int32_t *kv_hash, *t_hash; /* open addressing, -1 = empty; capacity a power of two */
     uint32_t kv_hash_cap, t_hash_cap;
 };
@@ -126,8 +128,8 @@ static size_t left(const cursor *c) {
 static int need(cursor *c, uint64_t n, const char *what) {
     if (n <= left(c)) return 0;
     char msg[200];
-    snprintf(msg, sizeof msg, "truncated: %s needs %llu bytes at offset %zu, the file has %zu",
-             what, (unsigned long long)n, c->pos, left(c));
+    snprintf(msg, sizeof msg, "truncated: %s needs %llu bytes at offset %zu, only %zu left", what,
+             (unsigned long long)n, c->pos, left(c));
     return fail(c, msg);
 }
 
@@ -153,16 +155,21 @@ static int get_str(cursor *c, gguf_str *s, const char *what) {
     return 0;
 }
 
-/* Appends a NUL-terminated copy of s to the arena; returns its offset (pointers are fixed
- * up once the arena stops growing) or -1. */
+/* Appends a NUL-terminated copy of s to the arena, growing it geometrically; returns its
+ * offset (pointers are fixed up once the arena stops growing) or -1. */
 static int64_t arena_add(gguf *g, gguf_str s) {
-    size_t off = g->arena_len;
-    char *a = realloc(g->arena, off + s.len + 1);
-    if (!a) return -1;
-    memcpy(a + off, s.ptr, s.len);
-    a[off + s.len] = 0;
-    g->arena = a;
-    g->arena_len = off + s.len + 1;
+    size_t off = g->arena_len, need_len = off + (size_t)s.len + 1;
+    if (need_len > g->arena_cap) {
+        size_t cap = g->arena_cap ? g->arena_cap : 1024;
+        while (cap < need_len) cap *= 2;
+        char *a = realloc(g->arena, cap);
+        if (!a) return -1;
+        g->arena = a;
+        g->arena_cap = cap;
+    }
+    memcpy(g->arena + off, s.ptr, s.len);
+    g->arena[off + s.len] = 0;
+    g->arena_len = need_len;
     return (int64_t)off;
 }
 
@@ -214,11 +221,11 @@ static int get_name(cursor *c, gguf_str *s, const char *what) {
     return 0;
 }
 
-static int parse_value(cursor *c, gguf_kv *kv, int64_t *str_off) {
+static int parse_value(cursor *c, gguf_kv *kv) {
     gguf *g = c->g;
     char msg[160];
     int sz = vtype_size(kv->type);
-    *str_off = -1;
+    kv->str_off = -1;
     kv->val = g->map + c->pos;
     if (sz < 0) {
         snprintf(msg, sizeof msg, "unknown value type %u", kv->type);
@@ -227,7 +234,7 @@ static int parse_value(cursor *c, gguf_kv *kv, int64_t *str_off) {
     if (kv->type == GGUF_STRING) {
         gguf_str s;
         if (get_str(c, &s, "string value")) return -1;
-        if (!memchr(s.ptr, 0, s.len) && (*str_off = arena_add(g, s)) < 0)
+        if (!memchr(s.ptr, 0, s.len) && (kv->str_off = arena_add(g, s)) < 0)
             return fail(c, "out of memory");
         return 0;
     }
@@ -248,7 +255,8 @@ static int parse_value(cursor *c, gguf_kv *kv, int64_t *str_off) {
     }
     if (kv->elem != GGUF_STRING) {
         if (kv->n > left(c) / (uint64_t)esz) {
-            snprintf(msg, sizeof msg, "array of %llu %s needs more than the %zu bytes left",
+            snprintf(msg, sizeof msg,
+                     "array of %llu %s needs more than the %zu bytes left (truncated or corrupt)",
                      (unsigned long long)kv->n, vtype_name(kv->elem), left(c));
             return fail(c, msg);
         }
@@ -260,7 +268,8 @@ static int parse_value(cursor *c, gguf_kv *kv, int64_t *str_off) {
     }
     /* Each string takes at least its 8-byte length: bounds the allocation below. */
     if (kv->n > left(c) / 8) {
-        snprintf(msg, sizeof msg, "array of %llu strings needs more than the %zu bytes left",
+        snprintf(msg, sizeof msg,
+                 "array of %llu strings needs more than the %zu bytes left (truncated or corrupt)",
                  (unsigned long long)kv->n, left(c));
         return fail(c, msg);
     }
@@ -282,42 +291,27 @@ static int parse_metadata(cursor *c, uint64_t n_kv) {
     if (n_kv > left(c) / 14 || n_kv > INT_MAX / 4) {
         snprintf(c->where, sizeof c->where, "header");
         char msg[160];
-        snprintf(msg, sizeof msg, "metadata count %llu is impossible in the %zu bytes left",
+        snprintf(msg, sizeof msg,
+                 "metadata count %llu needs more than the %zu bytes left (truncated or corrupt)",
                  (unsigned long long)n_kv, left(c));
         return fail(c, msg);
     }
-    g->kv = calloc(n_kv + 1, sizeof *g->kv);
-    int64_t *key_off = calloc(n_kv + 1, 2 * sizeof *key_off);
-    if (!g->kv || !key_off) {
-        free(key_off);
+    if (!(g->kv = calloc(n_kv + 1, sizeof *g->kv)))
         return err_set(c->err, "%s: out of memory", g->path);
-    }
-    int64_t *str_off = key_off + n_kv + 1;
-    int rc = -1;
     for (uint64_t i = 0; i < n_kv; i++) {
         gguf_kv *kv = &g->kv[i];
         gguf_str key;
         snprintf(c->where, sizeof c->where, "metadata pair %llu", (unsigned long long)i);
-        if (get_name(c, &key, "key")) goto done;
+        if (get_name(c, &key, "key")) return -1;
         char shown[64];
         printable(shown, sizeof shown, key.ptr, key.len);
         snprintf(c->where, sizeof c->where, "metadata pair %llu ('%s')", (unsigned long long)i,
                  shown);
-        if ((key_off[i] = arena_add(g, key)) < 0) {
-            fail(c, "out of memory");
-            goto done;
-        }
-        if (get_u32(c, &kv->type, "value type") || parse_value(c, kv, &str_off[i])) goto done;
+        if ((kv->key_off = arena_add(g, key)) < 0) return fail(c, "out of memory");
+        if (get_u32(c, &kv->type, "value type") || parse_value(c, kv)) return -1;
         g->n_kv = (int)i + 1;
     }
-    for (int i = 0; i < g->n_kv; i++) {
-        g->kv[i].key = g->arena + key_off[i];
-        g->kv[i].str = str_off[i] >= 0 ? g->arena + str_off[i] : NULL;
-    }
-    rc = 0;
-done:
-    free(key_off);
-    return rc;
+    return 0;
 }
 
 /* Byte size of a tensor, with every product checked for overflow (ggml uses int64). */
@@ -351,53 +345,51 @@ static int parse_tensors(cursor *c, uint64_t n_tensors) {
     /* Smallest info: 8-byte name length, 1-byte name, n_dims, type, offset. */
     if (n_tensors > left(c) / 25 || n_tensors > INT_MAX / 4) {
         snprintf(c->where, sizeof c->where, "header");
-        snprintf(msg, sizeof msg, "tensor count %llu is impossible in the %zu bytes left",
+        snprintf(msg, sizeof msg,
+                 "tensor count %llu needs more than the %zu bytes left (truncated or corrupt)",
                  (unsigned long long)n_tensors, left(c));
         return fail(c, msg);
     }
     g->tensors = calloc(n_tensors + 1, sizeof *g->tensors);
-    int64_t *name_off = calloc(n_tensors + 1, sizeof *name_off);
-    if (!g->tensors || !name_off) {
-        free(name_off);
-        return err_set(c->err, "%s: out of memory", g->path);
-    }
-    int rc = -1;
+    g->name_off = calloc(n_tensors + 1, sizeof *g->name_off);
+    if (!g->tensors || !g->name_off) return err_set(c->err, "%s: out of memory", g->path);
     for (uint64_t i = 0; i < n_tensors; i++) {
         gguf_tensor *t = &g->tensors[i];
         gguf_str name;
         snprintf(c->where, sizeof c->where, "tensor %llu", (unsigned long long)i);
-        if (get_name(c, &name, "name")) goto done;
+        if (get_name(c, &name, "name")) return -1;
         char shown[64];
         printable(shown, sizeof shown, name.ptr, name.len);
         snprintf(c->where, sizeof c->where, "tensor %llu ('%s')", (unsigned long long)i, shown);
-        if ((name_off[i] = arena_add(g, name)) < 0) {
-            fail(c, "out of memory");
-            goto done;
-        }
-        if (get_u32(c, &t->n_dims, "n_dims")) goto done;
+        if ((g->name_off[i] = arena_add(g, name)) < 0) return fail(c, "out of memory");
+        if (get_u32(c, &t->n_dims, "n_dims")) return -1;
         if (t->n_dims > GGUF_MAX_DIMS) {
             snprintf(msg, sizeof msg, "n_dims %u is more than %d", t->n_dims, GGUF_MAX_DIMS);
-            fail(c, msg);
-            goto done;
+            return fail(c, msg);
         }
         for (int d = 0; d < GGUF_MAX_DIMS; d++) t->ne[d] = 1;
         for (uint32_t d = 0; d < t->n_dims; d++)
-            if (get_u64(c, &t->ne[d], "dimension")) goto done;
-        if (get_u32(c, &t->type, "type") || get_u64(c, &t->offset, "offset")) goto done;
-        if (tensor_size(c, t)) goto done;
+            if (get_u64(c, &t->ne[d], "dimension")) return -1;
+        if (get_u32(c, &t->type, "type") || get_u64(c, &t->offset, "offset")) return -1;
+        if (tensor_size(c, t)) return -1;
         if (t->offset % g->alignment) {
             snprintf(msg, sizeof msg, "offset %llu is not a multiple of the alignment %u",
                      (unsigned long long)t->offset, g->alignment);
-            fail(c, msg);
-            goto done;
+            return fail(c, msg);
         }
         g->n_tensors = (int)i + 1;
     }
-    for (int i = 0; i < g->n_tensors; i++) g->tensors[i].name = g->arena + name_off[i];
-    rc = 0;
-done:
-    free(name_off);
-    return rc;
+    return 0;
+}
+
+/* Points keys, string values and names into the arena, once it has stopped growing (it is
+ * realloc'ed while parsing, so only offsets are kept until then). */
+static void fix_pointers(gguf *g) {
+    for (int i = 0; i < g->n_kv; i++) {
+        g->kv[i].key = g->arena + g->kv[i].key_off;
+        g->kv[i].str = g->kv[i].str_off >= 0 ? g->arena + g->kv[i].str_off : NULL;
+    }
+    for (int i = 0; i < g->n_tensors; i++) g->tensors[i].name = g->arena + g->name_off[i];
 }
 
 /* Places every tensor in the data section, which starts at the first aligned offset after
@@ -457,7 +449,7 @@ static int read_alignment(cursor *c) {
     gguf *g = c->g;
     g->alignment = GGUF_DEFAULT_ALIGNMENT;
     for (int i = 0; i < g->n_kv; i++) {
-        if (strcmp(g->kv[i].key, "general.alignment")) continue;
+        if (strcmp(g->arena + g->kv[i].key_off, "general.alignment")) continue;
         uint32_t a = 0;
         if (g->kv[i].type == GGUF_U32) memcpy(&a, g->kv[i].val, 4);
         if (g->kv[i].type != GGUF_U32 || a == 0 || (a & (a - 1)))
@@ -483,10 +475,9 @@ static int parse(gguf *g, char *err) {
                        g->version);
     }
     if (get_u64(&c, &n_tensors, "tensor count") || get_u64(&c, &n_kv, "metadata count")) return -1;
-    if (parse_metadata(&c, n_kv) || read_alignment(&c) || parse_tensors(&c, n_tensors) ||
-        place_tensors(&c) || build_tables(&c))
-        return -1;
-    return 0;
+    if (parse_metadata(&c, n_kv) || read_alignment(&c) || parse_tensors(&c, n_tensors)) return -1;
+    fix_pointers(g);
+    return place_tensors(&c) || build_tables(&c) ? -1 : 0;
 }
 
 int gguf_open(gguf **out, const char *path, char *err) {
@@ -538,6 +529,7 @@ void gguf_close(gguf *g) {
     free(g->path);
     free(g->kv);
     free(g->tensors);
+    free(g->name_off);
     free(g->strs);
     free(g->arena);
     free(g->kv_hash);
@@ -829,6 +821,7 @@ static int w_fail(gguf_writer *w, const char *fmt, const char *arg) {
 }
 
 static int w_bytes(gguf_writer *w, const void *p, size_t n) {
+    if (n == 0) return 0; /* p may be NULL for an empty array */
     if (w->meta_len + n > w->meta_cap) {
         size_t cap = w->meta_cap ? w->meta_cap : 4096;
         while (cap < w->meta_len + n) cap *= 2;
