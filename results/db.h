@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "decoders/decoder.h"
+#include "util/err.h" /* ERR_LEN: every err buffer below */
 
 /* The SQLite header's application_id of a decbench database: "DECB". */
 #define DB_APPLICATION_ID 0x44454342

@@ -1,0 +1,412 @@
+/* report.c: the report layouts (summary, Ouroboros Table 2, ablation) and their dispatch.
+ * The figures come from report_data.c, the projection from report_cost.c, the formatting
+ * from report_table.c. */
+#include "results/report_internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/err.h"
+
+int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source, rtable *t,
+                  char *err); /* report_cost.c */
+
+int report_format_parse(const char *s, report_format *out) {
+    if (!strcmp(s, "md") || !strcmp(s, "markdown"))
+        *out = REPORT_MARKDOWN;
+    else if (!strcmp(s, "csv"))
+        *out = REPORT_CSV;
+    else if (!strcmp(s, "json"))
+        *out = REPORT_JSON;
+    else
+        return -1;
+    return 0;
+}
+
+int report_layout_parse(const char *s, report_layout *out) {
+    static const char *names[] = {"summary", "paper", "ablation", "projected"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (report_layout)i;
+            return 0;
+        }
+    return -1;
+}
+
+int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err) {
+    *run_id = 0;
+    struct stat st;
+    const char *colon = strrchr(arg, ':');
+    int digits = colon && colon != arg && colon[1];
+    for (const char *p = colon ? colon + 1 : ""; digits && *p; p++)
+        digits = isdigit((unsigned char)*p);
+    /* A file really named "x:12" wins over the FILE:RUN reading. */
+    if (!digits || stat(arg, &st) == 0) {
+        if (strlen(arg) >= n) return err_set(err, "report: path too long: %s", arg);
+        snprintf(path, n, "%s", arg);
+        return 0;
+    }
+    if ((size_t)(colon - arg) >= n) return err_set(err, "report: path too long: %s", arg);
+    snprintf(path, n, "%.*s", (int)(colon - arg), arg);
+    *run_id = strtoll(colon + 1, NULL, 10);
+    if (*run_id <= 0) return err_set(err, "report: bad run id in %s", arg);
+    return 0;
+}
+
+/* JSON "runs": every column of each run and of its environment, for provenance. */
+static json_t *row_object(sqlite3_stmt *st) {
+    json_t *o = json_object();
+    for (int i = 0; o && i < sqlite3_column_count(st); i++) {
+        json_t *v;
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            v = json_integer(sqlite3_column_int64(st, i));
+            break;
+        case SQLITE_FLOAT:
+            v = json_real(sqlite3_column_double(st, i));
+            break;
+        case SQLITE_NULL:
+            v = json_null();
+            break;
+        default:
+            v = json_string((const char *)sqlite3_column_text(st, i));
+        }
+        json_object_set_new(o, sqlite3_column_name(st, i), v);
+    }
+    return o;
+}
+
+static json_t *runs_json(db *d, const int64_t *ids, int n) {
+    json_t *arr = json_array();
+    sqlite3_stmt *r = NULL, *e = NULL;
+    sqlite3 *h = db_sqlite(d);
+    if (sqlite3_prepare_v2(h, "SELECT * FROM runs WHERE id = ?", -1, &r, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(h, "SELECT * FROM environments WHERE id = ?", -1, &e, NULL) !=
+            SQLITE_OK) {
+        sqlite3_finalize(r);
+        return arr;
+    }
+    for (int i = 0; arr && i < n; i++) {
+        sqlite3_reset(r);
+        sqlite3_bind_int64(r, 1, ids[i]);
+        if (sqlite3_step(r) != SQLITE_ROW) continue;
+        json_t *o = row_object(r);
+        json_t *env = json_object_get(o, "env_id");
+        if (json_is_integer(env)) {
+            sqlite3_reset(e);
+            sqlite3_bind_int64(e, 1, json_integer_value(env));
+            if (sqlite3_step(e) == SQLITE_ROW) json_object_set_new(o, "environment", row_object(e));
+        }
+        json_array_append_new(arr, o);
+    }
+    sqlite3_finalize(r);
+    sqlite3_finalize(e);
+    return arr;
+}
+
+static int add_notes(db *d, rtable *t, const int64_t *ids, int n, char *err) {
+    for (int i = 0; i < n; i++) {
+        char note[1536];
+        if (rep_run_note(d, ids[i], note, sizeof note, err) != 0) return -1;
+        rt_note(t, "%s", note);
+    }
+    return 0;
+}
+
+/* ---- summary: every figure per dataset x decoder ----------------------------------------- */
+
+static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
+    int c_run = multi_run ? rt_col_add(t, "run", "run", RT_INT, NULL) : -1;
+    int c_ds = rt_col_add(t, "dataset", "dataset", RT_TEXT, NULL);
+    int c_spec = rt_col_add(t, "decoder", "spec", RT_TEXT, NULL);
+    int c_np = rt_col_add(t, "prompts", "prompts", RT_INT, NULL);
+    int c_nr = rt_col_add(t, "repeats", "repeats", RT_INT, NULL);
+    int c_td = rt_col_add(t, "tok/s", "tps_decode", RT_REAL, "%.1f");
+    int c_tds = rt_col_add(t, "sd", "tps_decode_sd", RT_REAL, "%.1f");
+    int c_te = rt_col_add(t, "tok/s e2e", "tps_e2e", RT_REAL, "%.1f");
+    int c_tes = rt_col_add(t, "sd e2e", "tps_e2e_sd", RT_REAL, "%.1f");
+    int c_sd = rt_col_add(t, "speed-up", "speedup_decode", RT_REAL, "%.2fx");
+    int c_se = rt_col_add(t, "speed-up e2e", "speedup_e2e", RT_REAL, "%.2fx");
+    int c_tps = rt_col_add(t, "tokens/step", "tokens_per_step", RT_REAL, "%.2f");
+    int c_acc = rt_col_add(t, "accepted/step", "accepted_per_step", RT_REAL, "%.2f");
+    int c_rows = rt_col_add(t, "rows/step", "rows_per_step", RT_REAL, "%.1f");
+    int c_ex = rt_col_add(t, "exact %", "exact_pct", RT_REAL, "%.1f");
+    for (int i = 0; i < n; i++) {
+        int r = rt_row_add(t);
+        if (c_run >= 0) rt_set_num(t, r, c_run, (double)s[i].run_id);
+        rt_set_text(t, r, c_ds, s[i].dataset);
+        rt_set_text(t, r, c_spec, s[i].spec);
+        rt_set_num(t, r, c_np, s[i].n_prompts);
+        rt_set_num(t, r, c_nr, s[i].n_repeats);
+        rt_set_num(t, r, c_td, s[i].tps_dec);
+        rt_set_num(t, r, c_tds, s[i].tps_dec_sd);
+        rt_set_num(t, r, c_te, s[i].tps_e2e);
+        rt_set_num(t, r, c_tes, s[i].tps_e2e_sd);
+        rt_set_num(t, r, c_sd, s[i].speedup_dec);
+        rt_set_num(t, r, c_se, s[i].speedup_e2e);
+        rt_set_num(t, r, c_tps, rep_tokens_per_step(&s[i]));
+        rt_set_num(t, r, c_acc, rep_accepted_len(&s[i]));
+        rt_set_num(t, r, c_rows, rep_rows_per_step(&s[i]));
+        rt_set_num(t, r, c_ex, 100 * rep_exact_share(&s[i]));
+    }
+    rt_note(t,
+            "tok/s: decode-only (prefill excluded), mean and sd over repeats of sum tokens / sum "
+            "time; e2e includes prefill. speed-up: sum of greedy's time / sum of the "
+            "decoder's over the same prompts. tokens/step = tokens / target passes; "
+            "accepted/step = accepted drafted tokens / verification steps; rows/step = "
+            "rows / decode passes.");
+}
+
+/* ---- Ouroboros Table 2: algorithms x tasks ----------------------------------------------- */
+
+/* Row labels: the spec, made unique with the run id when several runs share a spec. */
+static void algo_label(const rep_stat *s, int n, int i, char *out, size_t len) {
+    int clash = 0;
+    for (int j = 0; j < n && !clash; j++)
+        clash = s[j].run_id != s[i].run_id && strcmp(s[j].spec, s[i].spec) == 0;
+    if (clash)
+        snprintf(out, len, "%s (run %" PRId64 ")", s[i].spec, s[i].run_id);
+    else
+        snprintf(out, len, "%s", s[i].spec);
+}
+
+/* Distinct datasets (REP_ALL excluded) in order of appearance; returns count. */
+static int datasets(const rep_stat *s, int n, const char **out, int max) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(s[i].dataset, REP_ALL)) continue;
+        int seen = 0;
+        for (int j = 0; j < k && !seen; j++) seen = !strcmp(out[j], s[i].dataset);
+        if (!seen && k < max) out[k++] = s[i].dataset;
+    }
+    return k;
+}
+
+/* One row per algorithm, then per dataset tok/s and speed-up columns starting at col0.
+ * keep(i) selects the stats that become rows. Returns the row of each stat in rows[]. */
+static void task_columns(rtable *t, const rep_stat *s, int n, const char **ds, int n_ds, int col0,
+                         const int *row_of) {
+    for (int i = 0; i < n; i++) {
+        if (row_of[i] < 0) continue;
+        for (int k = 0; k < n_ds; k++) {
+            if (strcmp(s[i].dataset, ds[k])) continue;
+            rt_set_num(t, row_of[i], col0 + 2 * k, s[i].tps_dec);
+            rt_set_num(t, row_of[i], col0 + 2 * k + 1, s[i].speedup_dec);
+        }
+    }
+}
+
+static void add_task_cols(rtable *t, const char **ds, int n_ds) {
+    for (int k = 0; k < n_ds; k++) {
+        char h[160], key[160];
+        snprintf(h, sizeof h, "%s tok/s", ds[k]);
+        snprintf(key, sizeof key, "%s_tps", ds[k]);
+        rt_col_add(t, h, key, RT_REAL, "%.1f");
+        snprintf(h, sizeof h, "%s speed-up", ds[k]);
+        snprintf(key, sizeof key, "%s_speedup", ds[k]);
+        rt_col_add(t, h, key, RT_REAL, "%.2fx");
+    }
+}
+
+/* Assigns rows: stats with the same label share a row (one per algorithm). */
+static int assign_rows(rtable *t, const rep_stat *s, int n, const int *keep, int *row_of,
+                       int c_label) {
+    char(*labels)[600] = calloc((size_t)n, sizeof *labels);
+    if (!labels) return -1;
+    int n_rows = 0;
+    int *label_row = calloc((size_t)n, sizeof *label_row);
+    if (!label_row) {
+        free(labels);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        row_of[i] = -1;
+        if (!keep[i]) continue;
+        char lab[600];
+        algo_label(s, n, i, lab, sizeof lab);
+        int found = -1;
+        for (int j = 0; j < n_rows && found < 0; j++)
+            if (!strcmp(labels[j], lab)) found = label_row[j];
+        if (found < 0) {
+            found = rt_row_add(t);
+            rt_set_text(t, found, c_label, lab);
+            snprintf(labels[n_rows], sizeof labels[0], "%s", lab);
+            label_row[n_rows++] = found;
+        }
+        row_of[i] = found;
+    }
+    free(labels);
+    free(label_row);
+    return 0;
+}
+
+static int paper(rtable *t, const rep_stat *s, int n, char *err) {
+    const char *ds[64];
+    int n_ds = datasets(s, n, ds, 64);
+    int c_label = rt_col_add(t, "Algorithm", "algorithm", RT_TEXT, NULL);
+    add_task_cols(t, ds, n_ds);
+    int *keep = malloc((size_t)n * sizeof *keep), *row_of = malloc((size_t)n * sizeof *row_of);
+    if (!keep || !row_of) {
+        free(keep);
+        free(row_of);
+        return err_set(err, "report: out of memory");
+    }
+    for (int i = 0; i < n; i++) keep[i] = strcmp(s[i].dataset, REP_ALL) != 0;
+    int rc = assign_rows(t, s, n, keep, row_of, c_label);
+    if (rc == 0) task_columns(t, s, n, ds, n_ds, c_label + 1, row_of);
+    free(keep);
+    free(row_of);
+    rt_note(t, "Layout of Ouroboros (Zhao et al., 2024) Table 2: decode-only tok/s (mean over "
+               "repeats) and speed-up over greedy (ratio of total times) per task.");
+    return rc == 0 ? 0 : err_set(err, "report: out of memory");
+}
+
+/* ---- ablation: variants of one decoder ---------------------------------------------------- */
+
+#define MAXP 32
+
+static int ablation(rtable *t, const rep_stat *s, int n, const char *name, char *err) {
+    /* Union of parameter keys over the variants, and whether each one's value varies. */
+    char keys[MAXP][64], first[MAXP][128];
+    int n_keys = 0, varies[MAXP] = {0}, n_var = 0;
+    int *keep = calloc((size_t)n, sizeof *keep), *row_of = calloc((size_t)n, sizeof *row_of);
+    if (!keep || !row_of) {
+        free(keep);
+        free(row_of);
+        return err_set(err, "report: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(s[i].dataset, REP_ALL)) continue;
+        if (!strcmp(s[i].decoder, "greedy")) keep[i] = 1;
+        if (strcmp(s[i].decoder, name)) continue;
+        keep[i] = 1;
+        n_var++;
+        char buf[1024], *k[MAXP], *v[MAXP];
+        int np = rep_spec_params(s[i].spec, buf, sizeof buf, k, v, MAXP);
+        for (int j = 0; j < np; j++) {
+            int f = -1;
+            for (int q = 0; q < n_keys && f < 0; q++)
+                if (!strcmp(keys[q], k[j])) f = q;
+            if (f < 0 && n_keys < MAXP) {
+                f = n_keys++;
+                snprintf(keys[f], sizeof keys[f], "%s", k[j]);
+                snprintf(first[f], sizeof first[f], "%s", v[j]);
+            } else if (f >= 0 && strcmp(first[f], v[j])) {
+                varies[f] = 1;
+            }
+        }
+    }
+    if (n_var == 0) {
+        free(keep);
+        free(row_of);
+        return err_set(err, "report: no '%s' samples in the run(s) reported", name);
+    }
+    /* A key missing from some variant also varies (its default applies there). */
+    for (int i = 0; i < n; i++) {
+        if (!keep[i] || strcmp(s[i].decoder, name)) continue;
+        char buf[1024], *k[MAXP], *v[MAXP];
+        int np = rep_spec_params(s[i].spec, buf, sizeof buf, k, v, MAXP);
+        for (int q = 0; q < n_keys; q++) {
+            int has = 0;
+            for (int j = 0; j < np && !has; j++) has = !strcmp(keys[q], k[j]);
+            if (!has) varies[q] = 1;
+        }
+    }
+    const char *ds[64];
+    int n_ds = datasets(s, n, ds, 64);
+    int c_label = rt_col_add(t, "Variant", "variant", RT_TEXT, NULL);
+    int c_key[MAXP];
+    for (int q = 0; q < n_keys; q++)
+        c_key[q] = varies[q] ? rt_col_add(t, keys[q], keys[q], RT_TEXT, NULL) : -1;
+    int col0 = t->n_cols;
+    add_task_cols(t, ds, n_ds);
+    int rc = assign_rows(t, s, n, keep, row_of, c_label);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (row_of[i] < 0 || strcmp(s[i].decoder, name)) continue;
+        char buf[1024], *k[MAXP], *v[MAXP];
+        int np = rep_spec_params(s[i].spec, buf, sizeof buf, k, v, MAXP);
+        for (int q = 0; q < n_keys; q++) {
+            if (c_key[q] < 0) continue;
+            const char *val = "(default)";
+            for (int j = 0; j < np; j++)
+                if (!strcmp(keys[q], k[j])) val = v[j];
+            rt_set_text(t, row_of[i], c_key[q], val);
+        }
+    }
+    if (rc == 0) task_columns(t, s, n, ds, n_ds, col0, row_of);
+    free(keep);
+    free(row_of);
+    if (rc != 0) return err_set(err, "report: out of memory");
+    /* Each entry fits (keys 64, values 128 bytes), so the whole list cannot overflow. */
+    char fixed[MAXP * (64 + 128 + 2) + 1] = "";
+    size_t off = 0;
+    for (int q = 0; q < n_keys; q++) {
+        if (varies[q]) continue;
+        if (off) fixed[off++] = ',';
+        size_t lk = strlen(keys[q]), lv = strlen(first[q]);
+        memcpy(fixed + off, keys[q], lk);
+        fixed[off + lk] = '=';
+        memcpy(fixed + off + lk + 1, first[q], lv + 1);
+        off += lk + 1 + lv;
+    }
+    rt_note(t,
+            "Ablation of '%s' (layout of the Ouroboros ablation table): columns are the "
+            "parameters that differ between variants; fixed: %s. Greedy is the reference.",
+            name, fixed[0] ? fixed : "(none)");
+    return 0;
+}
+
+int report_write(db *d, const report_opts *o, FILE *out, char *err) {
+    int64_t *ids;
+    int n_ids;
+    if (rep_resolve_runs(d, o->run_ids, o->n_runs, 0, &ids, &n_ids, err) != 0) return -1;
+    rtable t;
+    static const char *titles[] = {"Decoding summary", "Speed by task (Ouroboros Table 2 layout)",
+                                   "Ablation", "Projected speed-up from the forward-cost curve"};
+    rt_init(&t, titles[o->layout <= REPORT_PROJECTED ? o->layout : 0]);
+    int rc = add_notes(d, &t, ids, n_ids, err);
+    if (rc == 0 && o->layout == REPORT_PROJECTED) {
+        rc = rep_projected(d, ids, n_ids, o->cost_source, &t, err);
+    } else if (rc == 0) {
+        rep_stat *all = NULL;
+        int n_all = 0;
+        for (int i = 0; rc == 0 && i < n_ids; i++) {
+            rep_stat *s;
+            int n;
+            rc = rep_collect(d, ids[i], o->layout == REPORT_SUMMARY, &s, &n, err);
+            if (rc != 0) break;
+            rep_stat *grown = realloc(all, (size_t)(n_all + n) * sizeof *all);
+            if (!grown) {
+                rep_stats_free(s, n);
+                rc = err_set(err, "report: out of memory");
+                break;
+            }
+            all = grown;
+            memcpy(all + n_all, s, (size_t)n * sizeof *s);
+            n_all += n;
+            free(s); /* the strings moved into all */
+        }
+        if (rc == 0) {
+            if (o->layout == REPORT_PAPER)
+                rc = paper(&t, all, n_all, err);
+            else if (o->layout == REPORT_ABLATION)
+                rc = ablation(&t, all, n_all,
+                              o->ablation_decoder ? o->ablation_decoder : "ouroboros", err);
+            else
+                summary(&t, all, n_all, n_ids > 1);
+        }
+        rep_stats_free(all, n_all);
+    }
+    if (rc == 0)
+        rc = rt_write(&t, o->format, out,
+                      o->format == REPORT_JSON ? runs_json(d, ids, n_ids) : NULL, err);
+    rt_free(&t);
+    free(ids);
+    return rc;
+}

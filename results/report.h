@@ -1,0 +1,88 @@
+/* report.h: tables from a results database, as markdown, CSV or JSON.
+ *
+ * Every figure is defined once (results/README.md has the formulas):
+ *   tok/s          per repeat: sum new_tokens / sum decode time over the run's samples of that
+ *                  dataset and decoder; reported as mean and sample standard deviation over the
+ *                  repeats. Decode time = t_total - t_prefill; end-to-end uses t_total.
+ *   speed-up       ratio of TOTALS over the prompts both have: sum over prompts of greedy's
+ *                  time / sum of the decoder's time (each prompt's time averaged over its
+ *                  repeats), greedy taken from the same run or else its baseline run.
+ *   tokens/step    sum new_tokens / sum target_steps (prefill pass counted: greedy = 1).
+ *   accepted/step  mean accepted length: sum accepted / sum verification steps (drafted tokens
+ *                  the target confirmed per verification, bonus token excluded).
+ *   rows/step      sum target_rows / sum (target_steps - 1): rows per decode pass (greedy = 1).
+ *   exact          share of checked samples whose output equals greedy's.
+ *
+ * Library code: writes only to the FILE given, never prints elsewhere; errors go to err with
+ * the prefix "report_". */
+#ifndef RESULTS_REPORT_H
+#define RESULTS_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "results/db.h"
+
+typedef enum { REPORT_MARKDOWN = 0, REPORT_CSV = 1, REPORT_JSON = 2 } report_format;
+
+typedef enum {
+    REPORT_SUMMARY = 0,  /* per dataset x decoder: every metric (plus an "all" row per decoder) */
+    REPORT_PAPER = 1,    /* Ouroboros Table 2: rows algorithms, per task tok/s and speed-up */
+    REPORT_ABLATION = 2, /* variants of one decoder: the parameters that differ, tok/s, speed-up */
+    REPORT_PROJECTED = 3 /* speed-up projected from a forward-cost curve (--project-cost) */
+} report_layout;
+
+typedef struct {
+    const int64_t *run_ids; /* runs to report; NULL or n_runs 0: latest complete run */
+    int n_runs;
+    report_format format;
+    report_layout layout;
+    const char *ablation_decoder; /* REPORT_ABLATION: decoder name; NULL = "ouroboros" */
+    /* REPORT_PROJECTED: a CSV file "rows,seconds" (header line optional, # comments), or a
+     * decbench database FILE or FILE:RUN_ID whose cost table is used (latest cost run). */
+    const char *cost_source;
+} report_opts;
+
+/* Writes the report to out. -1 with a message if a run does not exist or has no samples, or
+ * the cost source cannot be read. */
+int report_write(db *d, const report_opts *o, FILE *out, char *err);
+
+/* Parses "FILE" or "FILE:RUN_ID" (the suffix is taken as a run id only when it is all digits
+ * and FILE is non-empty). *run_id = 0 when absent. */
+int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err);
+
+/* Names for command-line flags: "md"/"markdown", "csv", "json"; "summary", "paper",
+ * "ablation", "projected". -1 if unknown. */
+int report_format_parse(const char *s, report_format *out);
+int report_layout_parse(const char *s, report_layout *out);
+
+/* ---- plot data (results/plot_data.c; scripts in plots/) ---------------------------------- */
+
+typedef enum {
+    REPORT_PLOT_SPEEDUP = 0, /* speedup.tsv: dataset x decoder speed-up bars */
+    REPORT_PLOT_SCALING = 1, /* scaling.tsv: lookahead target steps vs W, one block per N */
+    REPORT_PLOT_ACCEPT = 2,  /* accept.tsv: accepted-length histogram shares per decoder */
+    REPORT_PLOT_COST = 3,    /* cost.tsv: forward latency vs rows, bandwidth-bound line */
+    REPORT_PLOT_HISTORY = 4  /* history.tsv: tok/s per decoder over the runs' commits */
+} report_plot_kind;
+#define REPORT_PLOT_KINDS 5
+
+/* The data file's name for kind ("speedup.tsv", ...) and the gnuplot script that reads it
+ * ("speedup.gp", in plots/). */
+const char *report_plot_file(report_plot_kind kind);
+const char *report_plot_script(report_plot_kind kind);
+
+/* Writes the data file for kind into out_dir (which must exist). Runs: as report_opts (the
+ * latest complete run with samples; for COST the latest run with cost points; for HISTORY all
+ * complete runs with the same model and datasets as the latest, in run order). */
+int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
+                     const char *out_dir, char *err);
+
+/* Runs gnuplot on plots/<script> with data from data_dir, writing <name>.png and <name>.svg
+ * into out_dir. plots_dir NULL = <source dir>/plots. -1 (message names gnuplot's first error
+ * line) if gnuplot is missing or fails. */
+int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
+                       const char *out_dir, char *err);
+
+#endif

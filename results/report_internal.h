@@ -1,0 +1,109 @@
+/* report_internal.h: what the report, plot-data and compare files share; not for other folders.
+ *
+ * Two pieces: rep_stat, the aggregated figures of one run x dataset x decoder spec (computed
+ * in one place so that every layout, plot and comparison uses the same definitions), and
+ * rtable, a plain table (columns + cells) that each layout fills and one writer prints as
+ * markdown, CSV or JSON. */
+#ifndef RESULTS_REPORT_INTERNAL_H
+#define RESULTS_REPORT_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "results/report.h"
+
+/* Dataset name used for a decoder's figures over all datasets of a run. */
+#define REP_ALL "all"
+
+/* A CTE "s": run ?1's samples plus ds = their dataset (?2 = 1) or REP_ALL (?2 = 0), so one
+ * query serves both the per-dataset rows and the all-datasets rows. */
+#define REP_SAMPLES_CTE                                                                            \
+    "WITH s AS (SELECT *, CASE WHEN ?2 THEN dataset ELSE '" REP_ALL "' END AS ds "                 \
+    "FROM samples WHERE run_id = ?1) "
+
+typedef struct {
+    int64_t run_id;
+    char *dataset, *decoder, *spec; /* owned */
+    long n_samples, n_prompts, n_repeats;
+    /* Sums over the samples. */
+    double new_tokens, target_steps, target_rows, decode_steps, accepted, verify_steps, drafted;
+    double t_decode, t_e2e;
+    long matched, checked;
+    /* Per-repeat tok/s, mean and sample standard deviation (NAN with one repeat). */
+    double tps_dec, tps_dec_sd, tps_e2e, tps_e2e_sd;
+    /* Ratio of totals against greedy (NAN: no greedy to compare with). */
+    double speedup_dec, speedup_e2e;
+    long n_common; /* prompts the speed-up is computed over */
+    int64_t greedy_run;
+} rep_stat;
+
+/* Figures of one run: per dataset x spec, and (all_rows) per spec over all datasets with
+ * dataset = REP_ALL when the run has more than one dataset. Ordered by dataset then spec in
+ * the run's order, greedy first. *out is malloc'd: rep_stats_free(). */
+int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, char *err);
+void rep_stats_free(rep_stat *s, int n);
+
+/* Derived ratios (NAN when the denominator is 0). */
+double rep_tokens_per_step(const rep_stat *s);
+double rep_accepted_len(const rep_stat *s);
+double rep_rows_per_step(const rep_stat *s);
+double rep_exact_share(const rep_stat *s);
+
+/* The runs to report: o->run_ids, or the latest complete run with samples (need_cost: with
+ * cost points). Checks each exists. *ids is malloc'd. */
+int rep_resolve_runs(db *d, const int64_t *run_ids, int n_runs, int need_cost, int64_t **ids,
+                     int *n, char *err);
+
+/* One-line description of a run for table notes: "run 3 'label': model (hash), commit ...,
+ * kernels, threads, started". */
+int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err);
+
+/* Splits a decoder spec "name:k=v,k=v" into its parameters: returns the count (at most max),
+ * keys[i] / vals[i] point into buf (a copy of spec). */
+int rep_spec_params(const char *spec, char *buf, size_t bufn, char **keys, char **vals, int max);
+
+/* ---- rtable -------------------------------------------------------------------------------- */
+
+typedef enum { RT_TEXT, RT_INT, RT_REAL } rt_kind;
+
+typedef struct {
+    char *header; /* markdown column header */
+    char *key;    /* CSV header and JSON key */
+    rt_kind kind;
+    char *md_fmt; /* printf format for RT_REAL in markdown, e.g. "%.2fx" */
+} rt_col;
+
+typedef struct {
+    char *text;
+    double num; /* RT_INT / RT_REAL; NAN = missing */
+} rt_cell;
+
+typedef struct {
+    char *title;
+    char **notes;
+    int n_notes;
+    rt_col *cols;
+    int n_cols;
+    rt_cell *cells; /* n_rows x n_cols */
+    int n_rows, cap_rows;
+    int oom; /* set on allocation failure; rt_write reports it */
+} rtable;
+
+void rt_init(rtable *t, const char *title);
+void rt_free(rtable *t);
+void rt_note(rtable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds a column; returns its index. md_fmt only matters for RT_REAL. */
+int rt_col_add(rtable *t, const char *header, const char *key, rt_kind kind, const char *md_fmt);
+/* Appends an empty row (all missing); returns its index. */
+int rt_row_add(rtable *t);
+void rt_set_text(rtable *t, int row, int col, const char *s);
+void rt_set_num(rtable *t, int row, int col, double v);
+
+/* Prints the table. Markdown: title, notes, aligned table. CSV: RFC 4180, header of keys,
+ * numbers with 10 significant digits, missing = empty. JSON: {title, notes, columns, rows}
+ * with rows as objects keyed by column key, missing = null; `extra` (may be NULL, stolen) is
+ * added as "runs". */
+struct json_t;
+int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, char *err);
+
+#endif

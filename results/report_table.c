@@ -1,0 +1,282 @@
+/* report_table.c: a plain table and its three renderings (markdown, CSV, JSON).
+ *
+ * Layouts fill an rtable; this file alone decides how numbers look. Markdown is for people
+ * (rounded, aligned, units in the header); CSV and JSON are for programs (10 significant
+ * digits, machine keys, missing values empty / null rather than "-"). */
+#include "results/report_internal.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+
+static char *dup_or_null(rtable *t, const char *s) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) t->oom = 1;
+    return d;
+}
+
+void rt_init(rtable *t, const char *title) {
+    memset(t, 0, sizeof *t);
+    t->title = dup_or_null(t, title);
+}
+
+void rt_free(rtable *t) {
+    free(t->title);
+    for (int i = 0; i < t->n_notes; i++) free(t->notes[i]);
+    free(t->notes);
+    for (int c = 0; c < t->n_cols; c++) {
+        free(t->cols[c].header);
+        free(t->cols[c].key);
+        free(t->cols[c].md_fmt);
+    }
+    free(t->cols);
+    for (int i = 0; i < t->n_rows * t->n_cols; i++) free(t->cells[i].text);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+void rt_note(rtable *t, const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **n = realloc(t->notes, (size_t)(t->n_notes + 1) * sizeof *n);
+    if (!n) {
+        t->oom = 1;
+        return;
+    }
+    t->notes = n;
+    t->notes[t->n_notes] = dup_or_null(t, buf);
+    if (t->notes[t->n_notes]) t->n_notes++;
+}
+
+int rt_col_add(rtable *t, const char *header, const char *key, rt_kind kind, const char *md_fmt) {
+    /* Columns are added before rows (layouts know their columns up front). */
+    if (t->n_rows > 0) {
+        t->oom = 1;
+        return -1;
+    }
+    rt_col *c = realloc(t->cols, (size_t)(t->n_cols + 1) * sizeof *c);
+    if (!c) {
+        t->oom = 1;
+        return -1;
+    }
+    t->cols = c;
+    c = &t->cols[t->n_cols];
+    c->header = dup_or_null(t, header);
+    c->key = dup_or_null(t, key);
+    c->kind = kind;
+    c->md_fmt = dup_or_null(t, md_fmt ? md_fmt : "%.2f");
+    return t->n_cols++;
+}
+
+int rt_row_add(rtable *t) {
+    if (t->n_rows == t->cap_rows) {
+        int cap = t->cap_rows ? 2 * t->cap_rows : 16;
+        rt_cell *c = realloc(t->cells, (size_t)cap * (size_t)t->n_cols * sizeof *c);
+        if (!c) {
+            t->oom = 1;
+            return -1;
+        }
+        t->cells = c;
+        t->cap_rows = cap;
+    }
+    rt_cell *row = &t->cells[(size_t)t->n_rows * (size_t)t->n_cols];
+    for (int c = 0; c < t->n_cols; c++) row[c] = (rt_cell){NULL, NAN};
+    return t->n_rows++;
+}
+
+void rt_set_text(rtable *t, int row, int col, const char *s) {
+    if (row < 0 || col < 0) return;
+    rt_cell *c = &t->cells[(size_t)row * (size_t)t->n_cols + (size_t)col];
+    free(c->text);
+    c->text = dup_or_null(t, s);
+}
+
+void rt_set_num(rtable *t, int row, int col, double v) {
+    if (row < 0 || col < 0) return;
+    t->cells[(size_t)row * (size_t)t->n_cols + (size_t)col].num = v;
+}
+
+static const rt_cell *cell(const rtable *t, int r, int c) {
+    return &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)c];
+}
+
+/* A cell as markdown text ("-" when missing) into buf. */
+static const char *md_cell(const rtable *t, int r, int c, char *buf, size_t n) {
+    const rt_cell *x = cell(t, r, c);
+    const rt_col *col = &t->cols[c];
+    if (col->kind == RT_TEXT) return x->text ? x->text : "-";
+    if (isnan(x->num)) return "-";
+    if (col->kind == RT_INT)
+        snprintf(buf, n, "%.0f", x->num);
+    else
+        snprintf(buf, n, col->md_fmt, x->num);
+    return buf;
+}
+
+/* Markdown cells must not break the table: a '|' inside text is escaped. */
+static void md_put(FILE *out, const char *s, int width, int right) {
+    int len = 0;
+    for (const char *p = s; *p; p++) len += *p == '|' ? 2 : 1;
+    if (right)
+        for (int i = len; i < width; i++) fputc(' ', out);
+    for (const char *p = s; *p; p++) {
+        if (*p == '|') fputc('\\', out);
+        fputc(*p, out);
+    }
+    if (!right)
+        for (int i = len; i < width; i++) fputc(' ', out);
+}
+
+static int md_len(const char *s) {
+    int len = 0;
+    for (const char *p = s; *p; p++) len += *p == '|' ? 2 : 1;
+    return len;
+}
+
+static void write_md(const rtable *t, FILE *out) {
+    if (t->title) fprintf(out, "## %s\n\n", t->title);
+    for (int i = 0; i < t->n_notes; i++) fprintf(out, "%s  \n", t->notes[i]);
+    if (t->n_notes) fputc('\n', out);
+    int *w = calloc((size_t)t->n_cols, sizeof *w);
+    if (!w) return;
+    char buf[128];
+    for (int c = 0; c < t->n_cols; c++) {
+        w[c] = md_len(t->cols[c].header);
+        if (w[c] < 3) w[c] = 3;
+        for (int r = 0; r < t->n_rows; r++) {
+            int l = md_len(md_cell(t, r, c, buf, sizeof buf));
+            if (l > w[c]) w[c] = l;
+        }
+    }
+    fputc('|', out);
+    for (int c = 0; c < t->n_cols; c++) {
+        fputc(' ', out);
+        md_put(out, t->cols[c].header, w[c], t->cols[c].kind != RT_TEXT);
+        fputs(" |", out);
+    }
+    fputs("\n|", out);
+    for (int c = 0; c < t->n_cols; c++) {
+        fputc(t->cols[c].kind == RT_TEXT ? ':' : ' ', out);
+        for (int i = 0; i < w[c]; i++) fputc('-', out);
+        fputs(t->cols[c].kind == RT_TEXT ? " |" : ":|", out);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < t->n_rows; r++) {
+        fputc('|', out);
+        for (int c = 0; c < t->n_cols; c++) {
+            fputc(' ', out);
+            md_put(out, md_cell(t, r, c, buf, sizeof buf), w[c], t->cols[c].kind != RT_TEXT);
+            fputs(" |", out);
+        }
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+    free(w);
+}
+
+/* RFC 4180: quote a field holding a comma, quote or line break; double inner quotes. Decoder
+ * specs ("lookahead:W=15,N=5,G=15") always need it. */
+static void csv_put(FILE *out, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') fputc('"', out);
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void write_csv(const rtable *t, FILE *out) {
+    for (int c = 0; c < t->n_cols; c++) {
+        if (c) fputc(',', out);
+        csv_put(out, t->cols[c].key);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < t->n_rows; r++) {
+        for (int c = 0; c < t->n_cols; c++) {
+            if (c) fputc(',', out);
+            const rt_cell *x = cell(t, r, c);
+            if (t->cols[c].kind == RT_TEXT) {
+                if (x->text) csv_put(out, x->text);
+            } else if (!isnan(x->num)) {
+                fprintf(out, t->cols[c].kind == RT_INT ? "%.0f" : "%.10g", x->num);
+            }
+        }
+        fputc('\n', out);
+    }
+}
+
+static int write_json(const rtable *t, FILE *out, json_t *extra, char *err) {
+    json_t *root = json_object(), *cols = json_array(), *rows = json_array(), *notes = json_array();
+    if (!root || !cols || !rows || !notes) goto oom;
+    json_object_set_new(root, "title", t->title ? json_string(t->title) : json_null());
+    for (int i = 0; i < t->n_notes; i++) json_array_append_new(notes, json_string(t->notes[i]));
+    json_object_set_new(root, "notes", notes);
+    notes = NULL;
+    for (int c = 0; c < t->n_cols; c++) {
+        static const char *kinds[] = {"text", "int", "real"};
+        json_array_append_new(cols, json_pack("{s:s, s:s, s:s}", "key", t->cols[c].key, "header",
+                                              t->cols[c].header, "type", kinds[t->cols[c].kind]));
+    }
+    json_object_set_new(root, "columns", cols);
+    cols = NULL;
+    for (int r = 0; r < t->n_rows; r++) {
+        json_t *o = json_object();
+        if (!o) goto oom;
+        for (int c = 0; c < t->n_cols; c++) {
+            const rt_cell *x = cell(t, r, c);
+            json_t *v;
+            if (t->cols[c].kind == RT_TEXT)
+                v = x->text ? json_string(x->text) : json_null();
+            else if (isnan(x->num) || isinf(x->num))
+                v = json_null();
+            else if (t->cols[c].kind == RT_INT)
+                v = json_integer((json_int_t)x->num);
+            else
+                v = json_real(x->num);
+            json_object_set_new(o, t->cols[c].key, v);
+        }
+        json_array_append_new(rows, o);
+    }
+    json_object_set_new(root, "rows", rows);
+    rows = NULL;
+    if (extra) json_object_set_new(root, "runs", extra);
+    extra = NULL;
+    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(root);
+    return rc == 0 ? 0 : err_set(err, "report: cannot write JSON");
+oom:
+    json_decref(root);
+    json_decref(cols);
+    json_decref(rows);
+    json_decref(notes);
+    json_decref(extra);
+    return err_set(err, "report: out of memory");
+}
+
+int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, char *err) {
+    if (t->oom) {
+        json_decref(extra);
+        return err_set(err, "report: out of memory building the table");
+    }
+    if (f == REPORT_JSON) return write_json(t, out, extra, err);
+    json_decref(extra);
+    if (f == REPORT_CSV)
+        write_csv(t, out);
+    else
+        write_md(t, out);
+    if (ferror(out)) return err_set(err, "report: write error");
+    return 0;
+}

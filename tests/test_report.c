@@ -1,0 +1,710 @@
+/* test_report.c: reports (results/report.h) from a database built by hand through db.h, with
+ * every expected figure computed by hand in the comments; plus the plot data files and the
+ * gnuplot scripts of plots/.
+ *
+ * The database (times in seconds; decode time = t_total - t_prefill, prefill 0.5 s):
+ *   run 1 'main' (complete), datasets code and math, prompts 0 and 1, repeats 0 and 1:
+ *     greedy                  100 tokens, 100 steps, 99 rows, decode 2.0 s everywhere
+ *     lookahead:W=15,N=5,G=15 100 tokens, 25 steps (24 decode passes), accept hist {3:21, 4:3}
+ *                             (75 accepted in 24 verifications);
+ *                             code: 30 rows/pass, decode 0.9 s (repeat 0) / 1.1 s (repeat 1)
+ *                             math: 64 rows/pass (trace 8,120,8,120,...), decode 0.5 s, and
+ *                             prompt 1 repeat 1 does not match greedy
+ *     ouroboros variants      repeat 0 only; decode 0.8 / 1.0 / 1.25 s
+ *   run 2 'point' (complete): lookahead:W=7,N=5,G=7 on code, decode 1.6 s, greedy from run 1
+ *   run 3 (incomplete), run 4 (cost curve: T 1, 8, 32, 64 -> 1, 2, 4, 8 ms)
+ *   runs 5..12: a sweep W in {2,4,8,16} x N in {3,5} on code, baseline run 1 */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results/db.h"
+#include "results/report.h"
+#include "tests/testutil.h"
+#include "util/err.h"
+
+#define LA "lookahead:W=15,N=5,G=15"
+#define OURO_ALL "ouroboros:gamma=4,W=20,suffixes=3,inspire=1,refine=1"
+#define OURO_NOINSP "ouroboros:gamma=4,W=20,suffixes=3,inspire=0,refine=1"
+#define OURO_NOREF "ouroboros:gamma=4,W=20,suffixes=3,inspire=1,refine=0"
+
+static char err[ERR_LEN];
+
+/* ---- building the database ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *ds, *decoder, *spec;
+    int idx, rep, new_tokens;
+    long steps, rows, accepted;
+    double t_decode;
+    int match;
+    const long *hist; /* pairs k, count; ends with -1 */
+    const dec_step *trace;
+    int n_trace;
+} sample_in;
+
+static void add(db *d, int64_t run, const sample_in *in) {
+    dec_stats st;
+    memset(&st, 0, sizeof st);
+    st.prompt_tokens = 20;
+    st.new_tokens = in->new_tokens;
+    st.target_steps = in->steps;
+    st.target_rows = in->rows;
+    st.accepted = in->accepted;
+    st.drafted = in->accepted * 2;
+    for (const long *h = in->hist; h && h[0] >= 0; h += 2) st.accept_hist[h[0]] = h[1];
+    st.t_prefill = 0.5;
+    st.t_total = 0.5 + in->t_decode;
+    st.t_target = in->t_decode * 0.9;
+    db_sample s = {0};
+    s.dataset = in->ds;
+    s.sample_index = in->idx;
+    s.decoder = in->decoder;
+    s.spec = in->spec;
+    s.repeat = in->rep;
+    s.output_hash = 0x1000u + (unsigned)in->idx;
+    s.match = in->match;
+    if (in->match == 0) {
+        s.diverge_pos = 5;
+        s.greedy_token = 1;
+        s.decoder_token = 2;
+    }
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, in->trace, in->n_trace, NULL, err) == 0, "%s", err);
+}
+
+static db_env env_with(const char *commit, int dirty) {
+    db_env e;
+    db_env_capture(&e);
+    snprintf(e.git_commit, sizeof e.git_commit, "%s", commit);
+    e.git_dirty = dirty;
+    return e;
+}
+
+static int64_t new_run(db *d, const char *label, const char *datasets, const db_env *env,
+                       int64_t sweep, int64_t baseline) {
+    db_run r = {0};
+    r.label = label;
+    r.datasets = datasets;
+    r.max_new = 100;
+    r.repeats = 2;
+    r.threads = 2;
+    r.kernels = "exact";
+    r.env = env;
+    r.sweep_id = sweep;
+    r.baseline_run_id = baseline;
+    int64_t id = 0;
+    CHECK_MSG(db_begin_run(d, &r, &id, err) == 0, "%s", err);
+    return id;
+}
+
+static const long LA_HIST[] = {3, 21, 4, 3, -1};
+static const long OURO_HIST[] = {1, 4, 2, 12, -1};
+
+static db *build(const char *path) {
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) exit(1);
+    db_env e1 = env_with("1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0);
+    db_env e2 = env_with("2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 1);
+    int64_t r1 = new_run(d, "main", "code,math", &e1, 0, 0);
+    /* The math samples' trace: prefill, then 24 passes alternating 8 and 120 rows (mean 64). */
+    dec_step trace[25];
+    trace[0] = (dec_step){0, 20, 0, 0, 1, 0.5};
+    for (int i = 1; i < 25; i++) trace[i] = (dec_step){i, i % 2 ? 8 : 120, 4, 3, 4, 0.02};
+    const char *ds[2] = {"code", "math"};
+    for (int k = 0; k < 2; k++)
+        for (int idx = 0; idx < 2; idx++)
+            for (int rep = 0; rep < 2; rep++) {
+                sample_in g = {ds[k], "greedy", "greedy", idx, rep,  100,  100,
+                               99,    0,        2.0,      1,   NULL, NULL, 0};
+                add(d, r1, &g);
+                sample_in la = {ds[k],
+                                "lookahead",
+                                LA,
+                                idx,
+                                rep,
+                                100,
+                                25,
+                                k ? 24 * 64 : 24 * 30,
+                                75,
+                                0,
+                                1,
+                                LA_HIST,
+                                k ? trace : NULL,
+                                k ? 25 : 0};
+                la.t_decode = k ? 0.5 : (rep ? 1.1 : 0.9);
+                la.match = k == 1 && idx == 1 && rep == 1 ? 0 : 1;
+                add(d, r1, &la);
+                if (rep) continue;
+                const char *ouro[3] = {OURO_ALL, OURO_NOINSP, OURO_NOREF};
+                const double t[3] = {0.8, 1.0, 1.25};
+                for (int v = 0; v < 3; v++) {
+                    sample_in o = {ds[k],   "ouroboros", ouro[v], idx, 0,         100,  40,
+                                   39 * 50, 60,          t[v],    1,   OURO_HIST, NULL, 0};
+                    add(d, r1, &o);
+                }
+            }
+    CHECK(db_finish_run(d, r1, DB_COMPLETE, err) == 0);
+
+    int64_t r2 = new_run(d, "point", "code,math", &e2, 0, r1);
+    for (int idx = 0; idx < 2; idx++) {
+        sample_in p = {"code",
+                       "lookahead",
+                       "lookahead:W=7,N=5,G=7",
+                       idx,
+                       0,
+                       100,
+                       30,
+                       29 * 12,
+                       70,
+                       1.6,
+                       1,
+                       LA_HIST,
+                       NULL,
+                       0};
+        add(d, r2, &p);
+    }
+    CHECK(db_finish_run(d, r2, DB_COMPLETE, err) == 0);
+
+    int64_t r3 = new_run(d, "cut", "code", &e1, 0, 0);
+    sample_in g = {"code", "greedy", "greedy", 0, 0, 100, 100, 99, 0, 2.0, 1, NULL, NULL, 0};
+    add(d, r3, &g);
+    CHECK(db_finish_run(d, r3, DB_INCOMPLETE, err) == 0);
+
+    int64_t r4 = new_run(d, "cost", NULL, &e1, 0, 0);
+    const int rows[4] = {1, 8, 32, 64};
+    const double ms[4] = {1, 2, 4, 8};
+    for (int i = 0; i < 4; i++) {
+        /* 1 MB of weights at a measured 2 GB/s: the bandwidth bound is 0.5 ms. */
+        db_cost c = {rows[i], ms[i] / 1e3, 20, 10.0 * rows[i], 1e6 / (ms[i] / 1e3) / 1e9,
+                     1000000, 2.0};
+        CHECK_MSG(db_insert_cost(d, r4, &c, err) == 0, "%s", err);
+    }
+    CHECK(db_finish_run(d, r4, DB_COMPLETE, err) == 0);
+
+    /* The sweep: steps per prompt = 100 - 10 log2(W) - 4 (N - 3). */
+    int64_t sweep;
+    CHECK(db_begin_sweep(d, "lookahead:W=2,4,8,16;N=3,5", "code", &sweep, err) == 0);
+    for (int n = 3; n <= 5; n += 2)
+        for (int w = 2; w <= 16; w *= 2) {
+            int64_t r = new_run(d, "sweep", "code", &e1, sweep, r1);
+            char spec[64];
+            snprintf(spec, sizeof spec, "lookahead:W=%d,N=%d,G=%d", w, n, w);
+            long steps = 100 - 10 * (long)log2(w) - 4 * (n - 3);
+            for (int idx = 0; idx < 2; idx++) {
+                sample_in s = {
+                    "code",      "lookahead", spec, idx,     0,    100, steps, (steps - 1) * w * n,
+                    100 - steps, 1.0,         1,    LA_HIST, NULL, 0};
+                add(d, r, &s);
+            }
+            CHECK(db_finish_run(d, r, DB_COMPLETE, err) == 0);
+        }
+    return d;
+}
+
+/* ---- reading outputs ----------------------------------------------------------------------- */
+
+static char *render(db *d, report_opts *o) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = report_write(d, o, f, err);
+    fclose(f);
+    CHECK_MSG(rc == 0, "%s", err);
+    if (rc != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The markdown line holding all of a, b (and c if given). */
+static const char *md_line(const char *text, const char *a, const char *b, const char *c) {
+    static char line[4096];
+    for (const char *p = text; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        snprintf(line, sizeof line, "%.*s", (int)n, p);
+        if (strstr(line, a) && (!b || strstr(line, b)) && (!c || strstr(line, c))) return line;
+        p = e ? e + 1 : NULL;
+    }
+    return "";
+}
+
+/* Cells of a markdown line, trimmed, in cell[] (static). */
+static int md_cells(const char *line, char cell[][256], int max) {
+    int n = 0;
+    const char *p = strchr(line, '|');
+    while (p && n < max) {
+        const char *q = strchr(p + 1, '|');
+        if (!q) break;
+        const char *a = p + 1, *b = q;
+        while (a < b && *a == ' ') a++;
+        while (b > a && b[-1] == ' ') b--;
+        snprintf(cell[n++], 256, "%.*s", (int)(b - a), a);
+        p = q;
+    }
+    return n;
+}
+
+/* Value of column `header` in the markdown row containing a and b. */
+static const char *md_get(const char *text, const char *a, const char *b, const char *header) {
+    static char cells[40][256], heads[40][256];
+    const char *first = strchr(text, '|');
+    if (!first) return "";
+    /* The header row is the first table row of the (last) table: find the row containing
+     * "| dataset" or "| Algorithm" or "| Variant" preceding our row. */
+    const char *row = md_line(text, a, b, NULL);
+    if (!row[0]) return "";
+    char saved[4096];
+    snprintf(saved, sizeof saved, "%s", row);
+    const char *hdr = md_line(text, "| dataset", NULL, NULL);
+    if (!hdr[0]) hdr = md_line(text, "| Algorithm", NULL, NULL);
+    if (!hdr[0]) hdr = md_line(text, "| Variant", NULL, NULL);
+    int nh = md_cells(hdr, heads, 40);
+    int nc = md_cells(saved, cells, 40);
+    for (int i = 0; i < nh && i < nc; i++)
+        if (!strcmp(heads[i], header)) return cells[i];
+    return "";
+}
+
+/* CSV: fields of one line (RFC 4180 quotes), into f[] (static). */
+static int csv_fields(const char *line, char f[][256], int max) {
+    int n = 0;
+    const char *p = line;
+    while (n < max) {
+        char *o = f[n];
+        int len = 0;
+        if (*p == '"') {
+            p++;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"') p++;
+                if (len < 255) o[len++] = *p;
+                p++;
+            }
+            if (*p == '"') p++;
+        } else {
+            while (*p && *p != ',' && *p != '\n') {
+                if (len < 255) o[len++] = *p;
+                p++;
+            }
+        }
+        o[len] = 0;
+        n++;
+        if (*p != ',') break;
+        p++;
+    }
+    return n;
+}
+
+static const char *csv_get(const char *text, const char *col0, const char *col1, const char *key) {
+    static char head[40][256], row[40][256];
+    char line[4096];
+    const char *p = text;
+    const char *e = strchr(p, '\n');
+    snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+    int nh = csv_fields(line, head, 40);
+    for (p = e + 1; *p; p = e + 1) {
+        e = strchr(p, '\n');
+        if (!e) break;
+        snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        int nr = csv_fields(line, row, 40);
+        if (nr < 2 || strcmp(row[0], col0) || strcmp(row[1], col1)) continue;
+        for (int i = 0; i < nh && i < nr; i++)
+            if (!strcmp(head[i], key)) return row[i];
+    }
+    return "(missing)";
+}
+
+static const char *jstr(json_t *v) {
+    const char *s = json_string_value(v);
+    return s ? s : "";
+}
+
+static int starts(const char *s, const char *prefix) {
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static json_t *json_row(json_t *root, const char *k0, const char *v0, const char *k1,
+                        const char *v1) {
+    json_t *rows = json_object_get(root, "rows"), *r;
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        if (!strcmp(jstr(json_object_get(r, k0)), v0) &&
+            (!k1 || !strcmp(jstr(json_object_get(r, k1)), v1)))
+            return r;
+    }
+    return NULL;
+}
+
+static double jnum(json_t *row, const char *key) {
+    json_t *v = row ? json_object_get(row, key) : NULL;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int near(double a, double b) {
+    return fabs(a - b) <= 1e-9 * fmax(1, fabs(b));
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+/* Hand figures for run 1:
+ *   code / LA: per-prompt decode (0.9 + 1.1) / 2 = 1.0 s vs greedy 2.0 s  -> 2.00x
+ *              e2e: (1.4 + 1.6) / 2 = 1.5 vs 2.5                          -> 1.67x
+ *              tok/s repeat 0: 200 / 1.8 = 111.11, repeat 1: 200 / 2.2 = 90.91,
+ *              mean 101.01, sd |111.11 - 90.91| / sqrt 2 = 14.28
+ *   math / LA: 0.5 s                                                      -> 4.00x
+ *   all  / LA: (4 x 2.0) / (2 x 1.0 + 2 x 0.5)                            -> 2.67x
+ *   tokens/step 100 / 25 = 4.00; accepted/step 75 / 24 = 3.125 (3.12 or 3.13 printed);
+ *   rows/step: code 30.0, math 64.0; exact: code 100%, math 3 / 4 = 75.0%. */
+static void test_summary(db *d) {
+    int64_t run1 = 1;
+    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    char *md = render(d, &o);
+    if (!md) return;
+    double rep0 = 200 / 1.8, rep1 = 200 / 2.2, mean = (rep0 + rep1) / 2;
+    double sd = fabs(rep0 - rep1) / sqrt(2);
+    char want[64];
+    CHECK_MSG(!strcmp(md_get(md, "| code", LA, "speed-up"), "2.00x"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| code", LA, "speed-up e2e"), "1.67x"));
+    CHECK(!strcmp(md_get(md, "| math", LA, "speed-up"), "4.00x"));
+    CHECK(!strcmp(md_get(md, "| all", LA, "speed-up"), "2.67x"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "speed-up"), "1.00x"));
+    snprintf(want, sizeof want, "%.1f", mean);
+    CHECK(!strcmp(md_get(md, "| code", LA, "tok/s"), want));
+    snprintf(want, sizeof want, "%.1f", sd);
+    CHECK(!strcmp(md_get(md, "| code", LA, "sd"), want));
+    CHECK(!strcmp(md_get(md, "| code", LA, "tokens/step"), "4.00"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "tokens/step"), "1.00"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "rows/step"), "1.0"));
+    CHECK(!strcmp(md_get(md, "| code", LA, "rows/step"), "30.0"));
+    CHECK(!strcmp(md_get(md, "| math", LA, "rows/step"), "64.0"));
+    CHECK(!strcmp(md_get(md, "| math", LA, "exact %"), "75.0"));
+    CHECK(!strcmp(md_get(md, "| code", LA, "exact %"), "100.0"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "accepted/step"), "-"));
+    CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "sd"), "-")); /* one repeat: no sd */
+    CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "speed-up"), "2.50x"));
+    CHECK(strstr(md, "Run 1 (complete, 'main')") != NULL);
+    CHECK(strstr(md, "commit 1111111aaa") != NULL);
+    free(md);
+
+    o.format = REPORT_CSV;
+    char *csv = render(d, &o);
+    if (!csv) return;
+    CHECK_MSG(!strcmp(csv_get(csv, "code", LA, "speedup_decode"), "2"), "%s", csv);
+    CHECK(atof(csv_get(csv, "all", LA, "speedup_decode")) == 8.0 / 3.0 ||
+          near(atof(csv_get(csv, "all", LA, "speedup_decode")), 8.0 / 3.0));
+    CHECK(near(atof(csv_get(csv, "code", LA, "tps_decode")), mean));
+    CHECK(!strcmp(csv_get(csv, "code", LA, "accepted_per_step"), "3.125"));
+    CHECK(!strcmp(csv_get(csv, "math", LA, "exact_pct"), "75"));
+    CHECK(!strcmp(csv_get(csv, "code", OURO_ALL, "tps_decode_sd"), "")); /* missing = empty */
+    CHECK(strstr(csv, "\"" LA "\"") != NULL);                            /* quoted: commas */
+    free(csv);
+
+    o.format = REPORT_JSON;
+    char *js = render(d, &o);
+    if (!js) return;
+    json_error_t je;
+    json_t *root = json_loads(js, 0, &je);
+    CHECK_MSG(root != NULL, "%s", je.text);
+    json_t *r = json_row(root, "dataset", "code", "spec", LA);
+    CHECK(near(jnum(r, "speedup_decode"), 2.0));
+    CHECK(near(jnum(r, "speedup_e2e"), 2.5 / 1.5));
+    CHECK(near(jnum(r, "tps_decode"), mean));
+    CHECK(near(jnum(r, "tps_decode_sd"), sd));
+    CHECK(near(jnum(r, "accepted_per_step"), 75.0 / 24.0));
+    CHECK(near(jnum(json_row(root, "dataset", "all", "spec", LA), "speedup_decode"), 8.0 / 3));
+    CHECK(json_is_null(
+        json_object_get(json_row(root, "dataset", "code", "spec", "greedy"), "accepted_per_step")));
+    json_t *runs = json_object_get(root, "runs");
+    CHECK(json_array_size(runs) == 1);
+    CHECK(!strcmp(jstr(json_object_get(json_array_get(runs, 0), "label")), "main"));
+    CHECK(!strcmp(jstr(json_object_get(json_object_get(json_array_get(runs, 0), "environment"),
+                                       "git_commit")),
+                  "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+    json_decref(root);
+    free(js);
+}
+
+/* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
+static void test_baseline_and_runs(db *d) {
+    int64_t run2 = 2;
+    report_opts o = {&run2, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    char *md = render(d, &o);
+    if (!md) return;
+    CHECK_MSG(!strcmp(md_get(md, "| code", "W=7", "speed-up"), "1.25x"), "%s", md);
+    CHECK(strstr(md, "greedy baseline from run 1") != NULL);
+    CHECK(strstr(md, "+dirty") != NULL);
+    free(md);
+
+    /* Two runs: a run column. */
+    int64_t both[2] = {1, 2};
+    o.run_ids = both;
+    o.n_runs = 2;
+    o.format = REPORT_CSV;
+    char *csv = render(d, &o);
+    CHECK(starts(csv, "run,dataset,spec,"));
+    free(csv);
+
+    /* Default: the latest COMPLETE run with samples (the last sweep point, run 12; the
+     * incomplete run 3 and the cost run 4 are never picked). */
+    o.run_ids = NULL;
+    o.n_runs = 0;
+    o.format = REPORT_MARKDOWN;
+    md = render(d, &o);
+    if (md) CHECK_MSG(strstr(md, "Run 12 (complete, 'sweep')") != NULL, "%s", md);
+    free(md);
+
+    /* Errors. */
+    int64_t bad = 99, cost_run = 4;
+    o.run_ids = &bad;
+    o.n_runs = 1;
+    FILE *f = fopen("/dev/null", "w");
+    CHECK(report_write(d, &o, f, err) == -1 && strstr(err, "run 99 does not exist"));
+    o.run_ids = &cost_run;
+    CHECK(report_write(d, &o, f, err) == -1 && strstr(err, "run 4 has no samples"));
+    fclose(f);
+}
+
+/* Ouroboros Table 2 layout: per task tok/s and speed-up; and the ablation layout. */
+static void test_paper_and_ablation(db *d) {
+    int64_t run1 = 1;
+    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PAPER, NULL, NULL};
+    char *md = render(d, &o);
+    if (!md) return;
+    CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "2.00x"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| " LA, NULL, "math speed-up"), "4.00x"));
+    CHECK(!strcmp(md_get(md, "| greedy", NULL, "math speed-up"), "1.00x"));
+    CHECK(!strcmp(md_get(md, "| " OURO_NOREF, NULL, "code speed-up"), "1.60x"));
+    CHECK(strstr(md, "Ouroboros") != NULL);
+    free(md);
+    o.format = REPORT_CSV;
+    char *csv = render(d, &o);
+    if (csv) {
+        CHECK_MSG(starts(csv, "algorithm,code_tps,code_speedup,math_tps,math_speedup\n"), "%s",
+                  csv);
+        CHECK(strstr(csv, "\n\"" LA "\",") != NULL);
+    }
+    free(csv);
+    o.format = REPORT_JSON;
+    char *js = render(d, &o);
+    json_t *root = js ? json_loads(js, 0, NULL) : NULL;
+    CHECK(near(jnum(json_row(root, "algorithm", OURO_NOINSP, NULL, NULL), "math_speedup"), 2.0));
+    json_decref(root);
+    free(js);
+
+    /* Ablation: inspire and refine vary, gamma/W/suffixes are fixed (named in a note). */
+    o.layout = REPORT_ABLATION;
+    o.format = REPORT_MARKDOWN;
+    md = render(d, &o);
+    if (!md) return;
+    CHECK_MSG(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "inspire"), "0"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "refine"), "1"));
+    CHECK(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "code speed-up"), "2.00x"));
+    CHECK(!strcmp(md_get(md, "| " OURO_ALL, NULL, "code tok/s"), "125.0")); /* 100 / 0.8 */
+    CHECK(strstr(md, "fixed: gamma=4,W=20,suffixes=3") != NULL);
+    CHECK(strstr(md, "| gamma") == NULL);
+    CHECK(md_line(md, "| " LA, NULL, NULL)[0] == 0); /* other decoders are not variants */
+    free(md);
+    o.format = REPORT_CSV;
+    csv = render(d, &o);
+    CHECK_MSG(starts(csv, "variant,inspire,refine,code_tps,"), "%s", csv);
+    free(csv);
+    o.ablation_decoder = "jacobi";
+    FILE *f = fopen("/dev/null", "w");
+    CHECK(report_write(d, &o, f, err) == -1 && strstr(err, "no 'jacobi' samples"));
+    fclose(f);
+}
+
+/* Projection from the cost curve T 1, 8, 32, 64 -> 1, 2, 4, 8 ms:
+ *   code / LA (no trace, mean 30 rows): t(30) = 2 + 22 x 2 / 24 = 3.8333 ms;
+ *        greedy cost 99 x 1 ms, decoder 24 x 3.8333 = 92 ms  -> 99 / 92 = 1.076 -> "1.08x"
+ *   math / LA (trace 8, 120 alternating; 120 is beyond 64: t(120) = 8 + 56 x 4 / 32 = 15 ms):
+ *        12 x 2 + 12 x 15 = 204 ms                             -> 99 / 204 = 0.485 -> "0.49x"
+ *   greedy: 1.00x. */
+static void test_projected(db *d, const char *db_path_) {
+    int64_t run1 = 1;
+    const char *csv_path = test_tmp("cost.csv");
+    FILE *f = fopen(csv_path, "w");
+    fputs("rows,seconds\n# measured by hand\n1,0.001\n32,0.004\n8,0.002\n64,0.008\n", f);
+    fclose(f);
+    char src[4200];
+    snprintf(src, sizeof src, "%s:4", db_path_);
+    const char *sources[3] = {csv_path, src, db_path_};
+    for (int s = 0; s < 3; s++) {
+        report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PROJECTED, NULL, sources[s]};
+        char *md = render(d, &o);
+        if (!md) continue;
+        CHECK_MSG(!strcmp(md_get(md, "| code", LA, "projected speed-up"), "1.08x"), "%s", md);
+        CHECK(!strcmp(md_get(md, "| math", LA, "projected speed-up"), "0.49x"));
+        CHECK(!strcmp(md_get(md, "| code", "| greedy", "projected speed-up"), "1.00x"));
+        CHECK(!strcmp(md_get(md, "| code", LA, "basis"), "mean rows"));
+        CHECK(!strcmp(md_get(md, "| math", LA, "basis"), "trace, extrapolated"));
+        CHECK(!strcmp(md_get(md, "| code", LA, "measured speed-up"), "2.00x"));
+        CHECK(strstr(md, "PROJECTED") != NULL);
+        free(md);
+    }
+    report_opts o = {&run1, 1, REPORT_JSON, REPORT_PROJECTED, NULL, csv_path};
+    char *js = render(d, &o);
+    json_t *root = js ? json_loads(js, 0, NULL) : NULL;
+    CHECK(near(jnum(json_row(root, "dataset", "code", "spec", LA), "projected_speedup"),
+               99.0 / (24 * (2 + 22 * 2.0 / 24))));
+    CHECK(
+        near(jnum(json_row(root, "dataset", "math", "spec", LA), "projected_speedup"), 99.0 / 204));
+    CHECK(near(jnum(json_row(root, "dataset", "code", "spec", "greedy"), "projected_ms_per_pass"),
+               1.0));
+    json_decref(root);
+    free(js);
+
+    /* Bad cost sources. */
+    FILE *null = fopen("/dev/null", "w");
+    const char *bad = test_tmp("bad_cost.csv");
+    f = fopen(bad, "w");
+    fputs("rows,seconds\n1,0.001\n4,abc\n", f);
+    fclose(f);
+    o.cost_source = bad;
+    CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "bad_cost.csv:3"));
+    o.cost_source = "/nonexistent/cost.csv";
+    CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "cost source"));
+    snprintf(src, sizeof src, "%s:1", db_path_);
+    o.cost_source = src;
+    CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "run 1 has no cost points"));
+    o.cost_source = NULL;
+    CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "cost source"));
+    fclose(null);
+}
+
+static void test_parsers(void) {
+    char path[256];
+    int64_t run;
+    CHECK(report_split_source("a/b.db:12", path, sizeof path, &run, err) == 0 && run == 12 &&
+          !strcmp(path, "a/b.db"));
+    CHECK(report_split_source("a/b.db", path, sizeof path, &run, err) == 0 && run == 0);
+    CHECK(report_split_source("c:/x.db", path, sizeof path, &run, err) == 0 && run == 0 &&
+          !strcmp(path, "c:/x.db"));
+    report_format f;
+    report_layout l;
+    CHECK(report_format_parse("md", &f) == 0 && f == REPORT_MARKDOWN);
+    CHECK(report_format_parse("json", &f) == 0 && f == REPORT_JSON);
+    CHECK(report_format_parse("xml", &f) == -1);
+    CHECK(report_layout_parse("paper", &l) == 0 && l == REPORT_PAPER);
+    CHECK(report_layout_parse("nope", &l) == -1);
+}
+
+/* ---- plots --------------------------------------------------------------------------------- */
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return strdup("");
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+static long fsize(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void test_plot_data(db *d, const char *dir) {
+    char path[4400];
+    int64_t run1 = 1;
+    /* (a) speed-up bars: rows datasets, columns non-greedy decoders with short labels. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP, &run1, 1, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/speedup.tsv", dir);
+    char *t = slurp(path);
+    CHECK_MSG(strstr(t, "\ndataset\tlookahead\touroboros inspire=1,refine=1\touroboros "
+                        "inspire=0,refine=1\touroboros inspire=1,refine=0\n") != NULL,
+              "%s", t);
+    CHECK_MSG(strstr(t, "\ncode\t2\t2.5\t2\t1.6\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\nmath\t4\t2.5\t2\t1.6\n") != NULL);
+    free(t);
+
+    /* (b) scaling: default runs = the latest run's whole sweep; one block per N. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SCALING, NULL, 0, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/scaling.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "W\tN=3\n2\t90\n4\t80\n8\t70\n16\t60\n\n\n") != NULL, "%s", t);
+    CHECK(strstr(t, "W\tN=5\n2\t82\n4\t72\n8\t62\n16\t52\n\n\n") != NULL);
+    CHECK(strstr(t, "W\tgreedy\n2\t100\n16\t100\n") != NULL); /* from baseline run 1 */
+    free(t);
+
+    /* (c) accept histogram shares: LA {3:21, 4:3} of 24 -> 87.5 %, 12.5 %. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_ACCEPT, &run1, 1, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/accept.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n3\t87.5\t0\t0\t0\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\n2\t0\t75\t75\t75\n") != NULL); /* ouroboros {1:4, 2:12}: 12/16 */
+    CHECK(strstr(t, "\n4\t12.5\t0\t0\t0\n") != NULL);
+    free(t);
+
+    /* (d) cost: default = latest run with cost points (run 4); bound 1 MB / 2 GB/s = 0.5 ms. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, NULL, 0, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/cost.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n8\t2\t80\t0.5\t0.5\t8\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\n") != NULL);
+    free(t);
+
+    /* (e) history over explicit runs 1 and 2: commits and tok/s per decoder. Run 1 has two
+     * datasets, so its figures are over all of them (400 / (2 x 1.8 + ...) etc.). */
+    int64_t hist_runs[2] = {1, 2};
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_HISTORY, hist_runs, 2, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/history.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n1\t1111111\t50\t") != NULL, "%s", t); /* greedy: 100 / 2.0 */
+    CHECK(strstr(t, "\n2\t2222222+\t?\t?\t") != NULL);
+    CHECK(strstr(t, "\t62.5\n") != NULL); /* run 2's W=7 point: 100 / 1.6, last column */
+    free(t);
+
+    /* Errors: a directory that does not exist; a run with no cost points. */
+    CHECK(report_plot_data(d, REPORT_PLOT_SPEEDUP, &run1, 1, "/nonexistent-dir", err) == -1 &&
+          strstr(err, "cannot write"));
+    CHECK(report_plot_data(d, REPORT_PLOT_COST, &run1, 1, dir, err) == -1 &&
+          strstr(err, "no cost points"));
+}
+
+static void test_plot_render(const char *dir) {
+    if (system("gnuplot --version >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "test_report: gnuplot not found in PATH: rendering checks skipped\n");
+        return;
+    }
+    for (int k = 0; k < REPORT_PLOT_KINDS; k++) {
+        CHECK_MSG(report_plot_render((report_plot_kind)k, NULL, dir, dir, err) == 0, "%s", err);
+        char base[64];
+        snprintf(base, sizeof base, "%s", report_plot_file((report_plot_kind)k));
+        *strchr(base, '.') = 0;
+        for (int i = 0; i < 2; i++) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s.%s", dir, base, i ? "svg" : "png");
+            CHECK_MSG(fsize(path) > 1000, "%s is %ld bytes", path, fsize(path));
+        }
+    }
+    CHECK(report_plot_render(REPORT_PLOT_COST, "/nonexistent", dir, dir, err) == -1 &&
+          strstr(err, "no script"));
+    fprintf(stderr, "test_report: plots written to %s\n", dir);
+}
+
+int main(void) {
+    const char *path = test_tmp("report.db");
+    db *d = build(path);
+    test_summary(d);
+    test_baseline_and_runs(d);
+    test_paper_and_ablation(d);
+    test_projected(d, path);
+    test_parsers();
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/plots", test_tmpdir());
+    mkdir(dir, 0755);
+    test_plot_data(d, dir);
+    test_plot_render(dir);
+    db_close(d);
+    return test_finish("test_report");
+}
