@@ -8,10 +8,12 @@
 #include "util/err.h"
 
 extern const dec_vtable dec_greedy_vtable;
+extern const dec_vtable dec_spec_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
     &dec_greedy_vtable,
+    &dec_spec_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 
