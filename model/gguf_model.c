@@ -174,7 +174,6 @@ static int read_config(loader *L, model_config *c) {
         gguf_get_f32(L->g, "llama.attention.layer_norm_rms_epsilon", &c->norm_eps, L->err))
         return -1;
     c->head_size = c->dim / c->n_heads;
-    c->kv_dim = c->n_kv_heads ? c->dim / c->n_heads * c->n_kv_heads : 0;
     c->rope_dim = c->head_size;
     if (opt_int(L, "llama.rope.dimension_count", &c->rope_dim)) return -1;
     if (!(c->norm_eps > 0.0f) || !(c->rope_theta > 0.0f))
@@ -203,6 +202,9 @@ static int read_config(loader *L, model_config *c) {
         return err_set(L->err, "%s: BOS %d / EOS %d outside the vocabulary of %d", L->path,
                        c->bos_id, c->eos_id, c->vocab_size);
     if (model_config_check(c, L->path, L->err)) return -1;
+    /* Only now: the check bounds n_kv_heads by n_heads, so this cannot overflow (the fuzzer
+     * found the overflow with a huge head_count_kv when it was computed before the check). */
+    c->kv_dim = c->n_kv_heads * c->head_size;
     return check_unsupported(L, c);
 }
 

@@ -798,7 +798,7 @@ typedef struct {
     const char *arch, *drop_key, *extra_tensor, *rope_scaling;
     uint32_t mat_type, norm_type;
     int k_rows, tied;
-    uint32_t experts;
+    uint32_t experts, kv_heads;
 } tiny_opts;
 
 enum { T_DIM = 64, T_HID = 96, T_LAYERS = 2, T_HEADS = 4, T_KV = 2, T_VOCAB = 40 };
@@ -812,7 +812,7 @@ static void write_tiny(const char *path, tiny_opts o) {
     const char *keys[] = {"llama.context_length",       "llama.embedding_length",
                           "llama.block_count",          "llama.feed_forward_length",
                           "llama.attention.head_count", "llama.attention.head_count_kv"};
-    const uint32_t vals[] = {128, T_DIM, T_LAYERS, T_HID, T_HEADS, T_KV};
+    const uint32_t vals[] = {128, T_DIM, T_LAYERS, T_HID, T_HEADS, o.kv_heads ? o.kv_heads : T_KV};
     gguf_writer *w = gguf_writer_new(0);
     gguf_writer_add_str(w, "general.architecture", o.arch ? o.arch : "llama");
     for (int i = 0; i < 6; i++)
@@ -911,6 +911,9 @@ static void test_model_tiny(void) {
     expect_model_error((tiny_opts){.rope_scaling = "linear"},
                        "llama.rope.scaling.type = 'linear' is not supported");
     expect_model_error((tiny_opts){.experts = 8}, "mixture-of-experts");
+    /* Found by fuzz_gguf: kv_dim overflowed int before the config check bounded n_kv_heads. */
+    expect_model_error((tiny_opts){.kv_heads = 134217729}, "n_kv_heads = 134217729");
+    expect_model_error((tiny_opts){.kv_heads = 3}, "n_heads 4 is not divisible by n_kv_heads 3");
     /* A vocabulary-only file has the keys but no weights. */
     char err[ERR_LEN];
     model *m = NULL;
