@@ -159,7 +159,11 @@ static int check_parent(const char *path, char *err) {
 
 static int open_handle(sqlite3 **h, const char *path, int flags, char *err) {
     if (sqlite3_open_v2(path, h, flags, NULL) != SQLITE_OK) {
-        err_set(err, "db_open: %s: %s", path, *h ? sqlite3_errmsg(*h) : "out of memory");
+        /* The OS error says more than SQLite's "unable to open database file". */
+        int sys = *h ? sqlite3_system_errno(*h) : 0;
+        err_set(err, "db_open: cannot %s %s: %s%s%s%s",
+                flags & SQLITE_OPEN_CREATE ? "create" : "open", path, sys ? strerror(sys) : "",
+                sys ? " (" : "", *h ? sqlite3_errmsg(*h) : "out of memory", sys ? ")" : "");
         sqlite3_close(*h);
         *h = NULL;
         return -1;

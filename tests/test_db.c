@@ -424,7 +424,8 @@ static void test_bad_paths(void) {
     CHECK(db_open(&d, test_tmpdir(), DB_WRITE, err) == -1 && strstr(err, "is a directory"));
     /* A location nobody can create files in (procfs refuses even root). */
     CHECK(db_open(&d, "/proc/decbench-results.db", DB_WRITE, err) == -1);
-    CHECK_MSG(strncmp(err, "db_open: ", 9) == 0 && strstr(err, "/proc"), "%s", err);
+    CHECK_MSG(strncmp(err, "db_open: cannot create /proc/decbench-results.db: ", 50) == 0, "%s",
+              err);
     if (geteuid() != 0) {
         /* A read-only directory (root ignores permissions, so only as a normal user). */
         char dir[4200];
