@@ -73,9 +73,11 @@ typedef enum {
 const char *report_plot_file(report_plot_kind kind);
 const char *report_plot_script(report_plot_kind kind);
 
-/* Writes the data file for kind into out_dir (which must exist). Runs: as report_opts (the
- * latest complete run with samples; for COST the latest run with cost points; for HISTORY all
- * complete runs with the same model and datasets as the latest, in run order). */
+/* Writes the data file for kind into out_dir (which must exist). Runs: run_ids, or by default
+ * the latest complete run with samples (all complete runs of its sweep if it belongs to one);
+ * for COST the latest complete run with cost points (with run_ids: the first one only); for
+ * HISTORY all complete runs with the same model, datasets and max_new as the latest, in run
+ * order. plots/README.md describes each file's columns. */
 int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
                      const char *out_dir, char *err);
 
