@@ -193,6 +193,18 @@ static int read_config(loader *L, model_config *c) {
     if (vocab != c->vocab_size)
         return err_set(L->err, "%s: llama.vocab_size %d differs from token_embd.weight's %d rows",
                        L->path, vocab, c->vocab_size);
+    /* The vocabulary in the same file must match it, or ids it produces would index past
+     * the embedding (llama.cpp requires the same equality). */
+    uint64_t n_tokens;
+    if (gguf_find_key(L->g, "tokenizer.ggml.tokens") >= 0) {
+        if (gguf_get_arr_len(L->g, "tokenizer.ggml.tokens", GGUF_STRING, &n_tokens, L->err))
+            return -1;
+        if (n_tokens != (uint64_t)c->vocab_size)
+            return err_set(L->err,
+                           "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has "
+                           "%d rows",
+                           L->path, (unsigned long long)n_tokens, c->vocab_size);
+    }
     c->bos_id = 1, c->eos_id = 2;
     if (opt_id(L, "tokenizer.ggml.bos_token_id", &c->bos_id) ||
         opt_id(L, "tokenizer.ggml.eos_token_id", &c->eos_id))

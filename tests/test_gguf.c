@@ -798,7 +798,7 @@ typedef struct {
     const char *arch, *drop_key, *extra_tensor, *rope_scaling;
     uint32_t mat_type, norm_type;
     int k_rows, tied;
-    uint32_t experts, kv_heads;
+    uint32_t experts, kv_heads, n_tokens;
 } tiny_opts;
 
 enum { T_DIM = 64, T_HID = 96, T_LAYERS = 2, T_HEADS = 4, T_KV = 2, T_VOCAB = 40 };
@@ -821,6 +821,11 @@ static void write_tiny(const char *path, tiny_opts o) {
         gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
     if (o.rope_scaling) gguf_writer_add_str(w, "llama.rope.scaling.type", o.rope_scaling);
     if (o.experts) gguf_writer_add_u32(w, "llama.expert_count", o.experts);
+    if (o.n_tokens) {
+        const char *toks[T_VOCAB + 1];
+        for (int i = 0; i <= T_VOCAB; i++) toks[i] = "t";
+        gguf_writer_add_array(w, "tokenizer.ggml.tokens", GGUF_STRING, toks, NULL, o.n_tokens);
+    }
     uint64_t be, bb;
     gguf_type_block(o.mat_type, &be, &bb);
 #define T(name, type, rows, cols)                                                                  \
@@ -877,7 +882,8 @@ static void test_model_tiny(void) {
     const uint32_t types[] = {GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0};
     const wtype wt[] = {WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0};
     for (int i = 0; i < 4; i++) {
-        write_tiny(p, (tiny_opts){.mat_type = types[i], .tied = i % 2});
+        write_tiny(p,
+                   (tiny_opts){.mat_type = types[i], .tied = i % 2, .n_tokens = i ? 0 : T_VOCAB});
         char err[ERR_LEN];
         model *m = NULL;
         CHECK_MSG(model_open_gguf(&m, p, err) == 0, "%s", err);
@@ -911,6 +917,8 @@ static void test_model_tiny(void) {
     expect_model_error((tiny_opts){.rope_scaling = "linear"},
                        "llama.rope.scaling.type = 'linear' is not supported");
     expect_model_error((tiny_opts){.experts = 8}, "mixture-of-experts");
+    expect_model_error((tiny_opts){.n_tokens = T_VOCAB + 1},
+                       "tokenizer.ggml.tokens has 41 tokens but token_embd.weight has 40 rows");
     /* Found by fuzz_gguf: kv_dim overflowed int before the config check bounded n_kv_heads. */
     expect_model_error((tiny_opts){.kv_heads = 134217729}, "n_kv_heads = 134217729");
     expect_model_error((tiny_opts){.kv_heads = 3}, "n_heads 4 is not divisible by n_kv_heads 3");

@@ -392,6 +392,9 @@ static void test_gguf_vocab(void) {
     int n = enc(t, "Once upon a time", 1, ids);
     const int want[] = {1, 9038, 2501, 263, 931};
     CHECK(same_ids(ids, n, want, 5));
+    /* Control (type 3), unknown (2) and byte (6) pieces are never merge results. */
+    n = enc(t, "<s></s><unk><0x41>", 0, ids);
+    for (int i = 0; i < n; i++) CHECK(ids[i] > 258);
     tok_free(t);
 
     const char *p = test_tmp("vocab.gguf");
