@@ -29,6 +29,7 @@ struct fwd_ctx {
     float *kc, *vc;                       /* [n_layers][cap][kv_dim] */
     float *x, *xb, *xb2, *q, *hb, *hb2;   /* activations, [max_batch][width] */
     float *att;                           /* per-thread scores, [n_threads][cap] */
+    int *slots;                           /* per-thread key slots, [n_threads][cap] */
     float *rope_cos, *rope_sin;           /* [seq_len][rope_dim / 2] */
     int *parent, *depth, *pos, *anc;      /* last batch; anc: [max_batch][max_batch] */
     long passes, rows;
@@ -59,7 +60,7 @@ int fwd_argmax(const float *logits, int n) {
 void fwd_free(fwd_ctx *c) {
     if (!c) return;
     free(c->kc), free(c->vc), free(c->x), free(c->xb), free(c->xb2), free(c->q);
-    free(c->hb), free(c->hb2), free(c->att), free(c->rope_cos), free(c->rope_sin);
+    free(c->hb), free(c->hb2), free(c->att), free(c->slots), free(c->rope_cos), free(c->rope_sin);
     free(c->parent), free(c->depth), free(c->pos), free(c->anc);
     free(c);
 }
@@ -85,6 +86,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->hb = calloc(B * cfg->hidden_dim, sizeof(float));
     c->hb2 = calloc(B * cfg->hidden_dim, sizeof(float));
     c->att = calloc((size_t)nt * c->cap, sizeof(float));
+    c->slots = calloc((size_t)nt * c->cap, sizeof(int));
     c->rope_cos = calloc((size_t)cfg->seq_len * half, sizeof(float));
     c->rope_sin = calloc((size_t)cfg->seq_len * half, sizeof(float));
     c->parent = calloc(B, sizeof(int));
@@ -92,7 +94,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->pos = calloc(B, sizeof(int));
     c->anc = calloc(B * B, sizeof(int));
     if (!c->kc || !c->vc || !c->x || !c->xb || !c->xb2 || !c->q || !c->hb || !c->hb2 ||
-        !c->att || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc) {
+        !c->att || !c->slots || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc) {
         fwd_free(c);
         return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
                        2 * kv * sizeof(float) >> 20);
@@ -210,37 +212,24 @@ static void att_worker(void *arg, int thread, int n_threads) {
     int hs = cfg->head_size, kvd = cfg->kv_dim, group = cfg->n_heads / cfg->n_kv_heads;
     const float *kl = c->kc + (size_t)task->layer * c->cap * kvd;
     const float *vl = c->vc + (size_t)task->layer * c->cap * kvd;
-    float *att = c->att + (size_t)thread * c->cap;
-    float scale = sqrtf((float)hs);
-    int lo, hi;
+    float *scratch = c->att + (size_t)thread * c->cap;
+    int *slots = c->slots + (size_t)thread * c->cap;
+    int lo, hi, slots_row = -1, n_vis = 0;
     tpool_split(task->T * cfg->n_heads, 1, thread, n_threads, &lo, &hi);
     for (int job = lo; job < hi; job++) {
         int r = job / cfg->n_heads, h = job % cfg->n_heads;
-        const float *qh = c->q + (size_t)r * cfg->dim + h * hs;
+        if (r != slots_row) {
+            /* Keys in position order: the committed prefix, then the ancestors root-first,
+             * then the row itself: the order plain decoding sees them in. */
+            const int *anc = c->anc + (size_t)r * c->max_batch;
+            n_vis = c->n_past + c->depth[r] + 1;
+            for (int s = 0; s < c->n_past; s++) slots[s] = s;
+            for (int j = 0; j <= c->depth[r]; j++) slots[c->n_past + j] = c->n_past + anc[j];
+            slots_row = r;
+        }
         size_t koff = (size_t)(h / group) * hs;
-        const int *anc = c->anc + (size_t)r * c->max_batch;
-        int n_vis = c->n_past + c->depth[r] + 1;
-        /* Keys in position order: the committed prefix, then the ancestors root-first, then
-         * the row itself, which is the order plain decoding sees them in. */
-        for (int s = 0; s < n_vis; s++) {
-            int slot = s < c->n_past ? s : c->n_past + anc[s - c->n_past];
-            att[s] = kern_dot(qh, kl + (size_t)slot * kvd + koff, hs) / scale;
-        }
-        float mx = att[0];
-        for (int s = 1; s < n_vis; s++) mx = att[s] > mx ? att[s] : mx;
-        float sum = 0.0f;
-        for (int s = 0; s < n_vis; s++) {
-            att[s] = expf(att[s] - mx);
-            sum += att[s];
-        }
-        float *out = c->xb2 + (size_t)r * cfg->dim + h * hs;
-        memset(out, 0, sizeof(float) * hs);
-        for (int s = 0; s < n_vis; s++) {
-            int slot = s < c->n_past ? s : c->n_past + anc[s - c->n_past];
-            const float *v = vl + (size_t)slot * kvd + koff;
-            float a = att[s] / sum;
-            for (int i = 0; i < hs; i++) out[i] += a * v[i];
-        }
+        kern_attend(c->q + (size_t)r * cfg->dim + h * hs, hs, kl + koff, vl + koff, (size_t)kvd,
+                    slots, n_vis, scratch, c->xb2 + (size_t)r * cfg->dim + h * hs);
     }
 }
 

@@ -102,6 +102,66 @@ float kern_dot_ref(const float *a, const float *b, int n) {
     return fold16(acc);
 }
 
+float kern_sum_ref(const float *a, int n) {
+    float acc[LANES] = {0};
+    int k = 0;
+    for (; k + LANES <= n; k += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] += a[k + j];
+    for (int j = 0; k + j < n; j++) acc[j] += a[k + j];
+    for (int j = n - k; k < n && j < LANES; j++) acc[j] += 0.0f;
+    return fold16(acc);
+}
+
+/* Cephes-style expf: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, times 2^n.
+ * Only multiplications and additions in a fixed order, so SIMD lanes match this exactly. */
+#define EXP_LO -87.0f
+#define EXP_L2E 1.44269504088896341f
+#define EXP_C1 0.693359375f
+#define EXP_C2 -2.12194440e-4f
+#define EXP_SHIFTER 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+static const float exp_poly[6] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
+                                  4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
+
+float kern_exp_ref(float x) {
+    x = x < EXP_LO ? EXP_LO : x;
+    float t = x * EXP_L2E + EXP_SHIFTER; /* round(x / ln2), held in the mantissa */
+    float n = t - EXP_SHIFTER;
+    float r = x - n * EXP_C1;
+    r = r - n * EXP_C2;
+    float p = exp_poly[0];
+    for (int i = 1; i < 6; i++) p = p * r + exp_poly[i];
+    float r2 = r * r;
+    p = p * r2 + r;
+    p = p + 1.0f;
+    int32_t e = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &e, 4);
+    return p * scale;
+}
+
+void kern_attend_ref(const float *q, int hs, const float *k, const float *v, size_t stride,
+                     const int *slots, int n, float *scratch, float *out) {
+    float div = sqrtf((float)hs);
+    for (int s = 0; s < n; s++) {
+        size_t slot = slots ? (size_t)slots[s] : (size_t)s;
+        scratch[s] = kern_dot_ref(q, k + slot * stride, hs) / div;
+    }
+    float mx = scratch[0];
+    for (int s = 1; s < n; s++) mx = scratch[s] > mx ? scratch[s] : mx;
+    for (int s = 0; s < n; s++) scratch[s] = kern_exp_ref(scratch[s] - mx);
+    float sum = kern_sum_ref(scratch, n);
+    /* values: four fused multiply-add chains (keys s = 0, 1, 2, 3 mod 4, in slot order) per
+     * column, combined as (c0 + c1) + (c2 + c3): independent chains keep the FMA units busy */
+    for (int i = 0; i < hs; i++) {
+        float c4[4] = {0, 0, 0, 0};
+        for (int s = 0; s < n; s++) {
+            size_t slot = slots ? (size_t)slots[s] : (size_t)s;
+            c4[s % 4] = fmaf(scratch[s], v[slot * stride + i], c4[s % 4]);
+        }
+        out[i] = ((c4[0] + c4[1]) + (c4[2] + c4[3])) / sum;
+    }
+}
+
 void kern_row_to_f32(const wmat *w, int row, float *out) {
     const int K = w->cols;
     const unsigned char *base = (const unsigned char *)w->data + wtype_row_bytes(w->type, K) * (size_t)row;
@@ -156,38 +216,182 @@ static inline float fold512(__m512 a) {
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+/* Folds 16 accumulators at once with the same pairwise additions as fold512 (lane j with
+ * j+8, then j+4, j+2, j+1), interleaving them by shuffles: about 2 instructions per result
+ * instead of 7. Lane 4k+m of the result holds the fold of a[4m+k]. */
+static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]) {
+    __m512 l1[8], l2[4], l3[2];
+    for (int p = 0; p < 8; p++) /* lanes j + j+8: [a.lo8, b.lo8] + [a.hi8, b.hi8] */
+        l1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
+                              _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
+    for (int p = 0; p < 4; p++) /* j + j+4 within each accumulator's 8 */
+        l2[p] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0x88),
+                              _mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0xDD));
+    for (int p = 0; p < 2; p++) /* j + j+2 */
+        l3[p] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0x44),
+                              _mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], 0x88), /* j + j+1 */
+                         _mm512_shuffle_ps(l3[0], l3[1], 0xDD));
+}
+
+/* The accumulator whose fold lands in lane L of fold16x16 (the map is its own inverse). */
+#define ACC_FOR_LANE(L) (4 * ((L) % 4) + (L) / 4)
+
+/* RT weight rows x TT tokens, RT * TT <= 16, each product in its own 16-lane accumulator.
+ * Result (row i, token t) is lane t * RT + i, so each token's RT results are contiguous.
+ * Rows past `rows` (a short last block) reuse the last row and are not stored. */
 static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
-                                                       const float *x, size_t ldx, int TT, int K,
-                                                       float *y, size_t ldy) {
-    __m512 acc[4][4];
-    for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) acc[i][t] = _mm512_setzero_ps();
+                                                       int rows, const float *x, size_t ldx,
+                                                       int TT, int K, float *y, size_t ldy) {
+    __m512 acc[16];
+    const float *wr[16];
+    for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
+    for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
     int k = 0;
     for (; k + LANES <= K; k += LANES) {
-        __m512 wv[4];
-        for (int i = 0; i < RT; i++) wv[i] = _mm512_loadu_ps(w + i * ldw + k);
+        __m512 wv[16];
+        for (int i = 0; i < RT; i++) wv[i] = _mm512_loadu_ps(wr[i] + k);
         for (int t = 0; t < TT; t++) {
             __m512 xv = _mm512_loadu_ps(x + t * ldx + k);
-            for (int i = 0; i < RT; i++) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+            for (int i = 0; i < RT; i++) {
+                int n = ACC_FOR_LANE(t * RT + i);
+                acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
+            }
         }
     }
     if (k < K) { /* zero-filled tail: 0*0 terms, as the reference */
         __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
-        __m512 wv[4];
-        for (int i = 0; i < RT; i++) wv[i] = _mm512_maskz_loadu_ps(m, w + i * ldw + k);
+        __m512 wv[16];
+        for (int i = 0; i < RT; i++) wv[i] = _mm512_maskz_loadu_ps(m, wr[i] + k);
         for (int t = 0; t < TT; t++) {
             __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ldx + k);
-            for (int i = 0; i < RT; i++) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+            for (int i = 0; i < RT; i++) {
+                int n = ACC_FOR_LANE(t * RT + i);
+                acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
+            }
         }
     }
-    for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold512(acc[i][t]);
+    float out[16];
+    _mm512_storeu_ps(out, fold16x16(acc));
+    for (int t = 0; t < TT; t++)
+        for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = out[t * RT + i];
 }
 
 float kern_dot(const float *a, const float *b, int n) {
-    float y;
-    tile(a, 0, 1, b, 0, 1, n, &y, 0);
-    return y;
+    __m512 acc = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + LANES <= n; k += LANES)
+        acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), acc);
+    if (k < n) {
+        __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
+        acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k), _mm512_maskz_loadu_ps(m, b + k), acc);
+    }
+    return fold512(acc);
+}
+
+float kern_sum(const float *a, int n) {
+    __m512 acc = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + LANES <= n; k += LANES) acc = _mm512_add_ps(acc, _mm512_loadu_ps(a + k));
+    if (k < n) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps((__mmask16)((1u << (n - k)) - 1), a + k));
+    return fold512(acc);
+}
+
+static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation for operation */
+    x = _mm512_max_ps(x, _mm512_set1_ps(EXP_LO));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_L2E)), _mm512_set1_ps(EXP_SHIFTER));
+    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(EXP_SHIFTER));
+    __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(EXP_C1)));
+    r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(EXP_C2)));
+    __m512 p = _mm512_set1_ps(exp_poly[0]);
+    for (int i = 1; i < 6; i++) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(exp_poly[i]));
+    __m512 r2 = _mm512_mul_ps(r, r);
+    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
+                 const int *slots, int n, float *scratch, float *out) {
+    const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
+    /* scores, 16 keys per transposed fold */
+    for (int s0 = 0; s0 < n; s0 += 16) {
+        int nb = n - s0 < 16 ? n - s0 : 16;
+        __m512 acc[16];
+        for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+        for (int j = 0; j < nb; j++) {
+            size_t slot = slots ? (size_t)slots[s0 + j] : (size_t)(s0 + j);
+            const float *kr = k + slot * stride;
+            __m512 a = _mm512_setzero_ps();
+            int c = 0;
+            for (; c + LANES <= hs; c += LANES)
+                a = _mm512_fmadd_ps(_mm512_loadu_ps(q + c), _mm512_loadu_ps(kr + c), a);
+            if (c < hs) {
+                __mmask16 m = (__mmask16)((1u << (hs - c)) - 1);
+                a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + c), _mm512_maskz_loadu_ps(m, kr + c), a);
+            }
+            acc[ACC_FOR_LANE(j)] = a;
+        }
+        __m512 sc = _mm512_div_ps(fold16x16(acc), div);
+        _mm512_mask_storeu_ps(scratch + s0, (__mmask16)((1u << nb) - 1), sc);
+    }
+    __m512 vmx = _mm512_set1_ps(-INFINITY); /* max is exact in any order */
+    for (int s = 0; s < n; s += 16) {
+        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
+        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, scratch + s));
+    }
+    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    for (int s = 0; s < n; s += 16) {
+        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, scratch + s), vmx));
+        _mm512_mask_storeu_ps(scratch + s, m, e);
+    }
+    const __m512 vsum = _mm512_set1_ps(kern_sum(scratch, n));
+    /* values: four FMA chains per column (keys 0, 1, 2, 3 mod 4), as the reference */
+    for (int c = 0; c < hs; c += LANES) {
+        __mmask16 m = hs - c >= LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+        __m512 o[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        int s = 0;
+        if (slots) {
+            for (; s + 4 <= n; s += 4)
+                for (int j = 0; j < 4; j++)
+                    o[j] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s + j]),
+                                           _mm512_maskz_loadu_ps(m, v + (size_t)slots[s + j] * stride + c), o[j]);
+            for (; s < n; s++)
+                o[s % 4] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s]),
+                                           _mm512_maskz_loadu_ps(m, v + (size_t)slots[s] * stride + c), o[s % 4]);
+        } else {
+            for (; s < n; s++)
+                o[s % 4] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s]),
+                                           _mm512_maskz_loadu_ps(m, v + (size_t)s * stride + c), o[s % 4]);
+        }
+        __m512 r = _mm512_add_ps(_mm512_add_ps(o[0], o[1]), _mm512_add_ps(o[2], o[3]));
+        _mm512_mask_storeu_ps(out + c, m, _mm512_div_ps(r, vsum));
+    }
+}
+
+/* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 16x1, 8x2 or 5x3 tiles so
+ * each fold still serves 15-16 results (T = 1, plain decoding, is the 16-row case). */
+static void matmul_f32(const float *w, int rows, int K, const float *x, size_t ldx, int T,
+                       float *y, size_t ldy) {
+    int t0 = T / 4 * 4;
+    for (int r = 0; r < rows; r += 4) {
+        int rt = rows - r < 4 ? rows - r : 4;
+        for (int t = 0; t < t0; t += 4)
+            tile(w + (size_t)r * K, (size_t)K, 4, rt, x + t * ldx, ldx, 4, K, y + t * ldy + r, ldy);
+    }
+    int rem = T - t0;
+    if (rem == 0) return;
+    int RT = rem == 1 ? 16 : rem == 2 ? 8 : 5;
+    for (int r = 0; r < rows; r += RT) {
+        int rt = rows - r < RT ? rows - r : RT;
+        const float *wr = w + (size_t)r * K, *xr = x + t0 * ldx;
+        float *yr = y + t0 * ldy + r;
+        if (rem == 1) tile(wr, (size_t)K, 16, rt, xr, ldx, 1, K, yr, ldy);
+        else if (rem == 2) tile(wr, (size_t)K, 8, rt, xr, ldx, 2, K, yr, ldy);
+        else tile(wr, (size_t)K, 5, rt, xr, ldx, 3, K, yr, ldy);
+    }
 }
 #elif KERN_AVX2
 static inline float fold256x2(__m256 lo, __m256 hi) {
@@ -239,7 +443,9 @@ float kern_dot(const float *a, const float *b, int n) {
     tile(a, 0, 1, b, 0, 1, n, &y, 0);
     return y;
 }
+#define KERN_ATTEND_IS_REF 1
 #else
+#define KERN_ATTEND_IS_REF 1
 static inline void tile(const float *w, size_t ldw, int RT, const float *x, size_t ldx, int TT,
                         int K, float *y, size_t ldy) {
     for (int i = 0; i < RT; i++)
@@ -249,6 +455,15 @@ static inline void tile(const float *w, size_t ldw, int RT, const float *x, size
 float kern_dot(const float *a, const float *b, int n) { return kern_dot_ref(a, b, n); }
 #endif
 
+#if KERN_ATTEND_IS_REF /* AVX2 and scalar builds: the reference attention */
+float kern_sum(const float *a, int n) { return kern_sum_ref(a, n); }
+void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
+                 const int *slots, int n, float *scratch, float *out) {
+    kern_attend_ref(q, hs, k, v, stride, slots, n, scratch, out);
+}
+#endif
+
+#if !KERN_AVX512
 #if KERN_AVX2
 #define TILE_R 2
 #define TILE_T 3
@@ -284,24 +499,32 @@ static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_
     }
 }
 
+static void matmul_f32(const float *w, int rows, int K, const float *x, size_t ldx, int T,
+                       float *y, size_t ldy) {
+    for (int r = 0; r < rows; r += TILE_R) {
+        int rt = rows - r < TILE_R ? rows - r : TILE_R;
+        rows_block(w + (size_t)r * K, (size_t)K, rt, x, ldx, T, K, y + r, ldy);
+    }
+}
+#endif
+
+/* Rows widened per block for non-f32 weights. */
+#define WIDEN_ROWS 16
+
 void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
                  int ldy) {
     const int K = w->cols;
     if (w->type == WTYPE_F32) {
-        const float *wf = (const float *)w->data;
-        for (int r = r0; r < r1; r += TILE_R) {
-            int rt = r1 - r < TILE_R ? r1 - r : TILE_R;
-            rows_block(wf + (size_t)r * K, (size_t)K, rt, x, (size_t)ldx, T, K, y + (r - r0),
-                       (size_t)ldy);
-        }
+        matmul_f32((const float *)w->data + (size_t)r0 * K, r1 - r0, K, x, (size_t)ldx, T, y,
+                   (size_t)ldy);
         return;
     }
-    /* Other types: widen TILE_R rows at a time into a small buffer (exact), then the same
-     * tiles. The widening is amortised over the T tokens. */
-    float buf[TILE_R * K];
-    for (int r = r0; r < r1; r += TILE_R) {
-        int rt = r1 - r < TILE_R ? r1 - r : TILE_R;
+    /* Other types: widen WIDEN_ROWS rows at a time into a small buffer (exact), then the same
+     * tiles; the widening is amortised over the T tokens. */
+    float buf[WIDEN_ROWS * K];
+    for (int r = r0; r < r1; r += WIDEN_ROWS) {
+        int rt = r1 - r < WIDEN_ROWS ? r1 - r : WIDEN_ROWS;
         for (int i = 0; i < rt; i++) kern_row_to_f32(w, r + i, buf + (size_t)i * K);
-        rows_block(buf, (size_t)K, rt, x, (size_t)ldx, T, K, y + (r - r0), (size_t)ldy);
+        matmul_f32(buf, rt, K, x, (size_t)ldx, T, y + (r - r0), (size_t)ldy);
     }
 }

@@ -30,6 +30,27 @@ void kern_matmul_ref(const wmat *w, int r0, int r1, const float *x, int ldx, int
 float kern_dot(const float *a, const float *b, int n);
 float kern_dot_ref(const float *a, const float *b, int n);
 
+/* Canonical sum of n floats: the dot-product order with every weight 1 (lane j adds the
+ * terms j, j+16, ...; then the pairwise fold). */
+float kern_sum(const float *a, int n);
+float kern_sum_ref(const float *a, int n);
+
+/* exp(x) for x <= 0 (softmax arguments after the max is subtracted), to about 1 ulp, by a
+ * fixed polynomial: the same bits in every SIMD lane and in the scalar code, unlike libm's
+ * expf whose vector and scalar versions may differ. */
+float kern_exp_ref(float x);
+
+/* One query head attending over keys/values at slots[0..n) of a cache whose rows are
+ * `stride` floats apart (k, v point at the head's first column): scores = canonical
+ * dot(q, k) / sqrt(hs), softmax with kern_exp and kern_sum, out = sum_s e_s v_s (in slot
+ * order, fused multiply-add per column) / sum. slots == NULL means 0..n-1. scratch holds n
+ * floats. The result depends only on the inputs, never on which other heads or rows are
+ * computed. */
+void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
+                 const int *slots, int n, float *scratch, float *out);
+void kern_attend_ref(const float *q, int hs, const float *k, const float *v, size_t stride,
+                     const int *slots, int n, float *scratch, float *out);
+
 /* Row `row` of w widened to float (embedding lookup). */
 void kern_row_to_f32(const wmat *w, int row, float *out);
 

@@ -2,6 +2,7 @@
 #include "model/tpool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -123,7 +124,12 @@ void tpool_run(tpool *p, tpool_fn fn, void *arg) {
         pthread_mutex_unlock(&p->mu);
     }
     fn(arg, 0, p->n);
-    while (atomic_load(&p->pending) > 0) CPU_RELAX();
+    /* Spin for the workers; if one was descheduled (more threads than free cores), yield
+     * instead of burning the time slice it needs. */
+    for (int spins = 0; atomic_load(&p->pending) > 0; spins++) {
+        if (spins < 4096) CPU_RELAX();
+        else sched_yield();
+    }
 }
 
 void tpool_split(int n, int align, int i, int nt, int *lo, int *hi) {
