@@ -7,6 +7,7 @@ int cmd_generate(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 
 /* Prints "decbench <cmd>: <msg>" and returns 1 (or 2 for usage errors). */
 int cmd_fail(const char *cmd, const char *msg);

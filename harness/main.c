@@ -24,6 +24,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"synth", cmd_synth, "write a random-weight model of a real shape"},
+    {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
 };
 

@@ -1,0 +1,93 @@
+#include "harness/measure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/err.h"
+
+typedef struct {
+    const float *buf;
+    size_t n;
+    float partial[256];
+} bw_task;
+
+static void bw_worker(void *arg, int thread, int n_threads) {
+    bw_task *t = arg;
+    size_t per = t->n / (size_t)n_threads, lo = per * thread, hi = thread == n_threads - 1 ? t->n : lo + per;
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) { /* eight chains: the compiler vectorises, loads dominate */
+        s0 += t->buf[i], s1 += t->buf[i + 1], s2 += t->buf[i + 2], s3 += t->buf[i + 3];
+        s4 += t->buf[i + 4], s5 += t->buf[i + 5], s6 += t->buf[i + 6], s7 += t->buf[i + 7];
+    }
+    for (; i < hi; i++) s0 += t->buf[i];
+    if (thread < 256) t->partial[thread] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
+}
+
+double measure_read_bandwidth(tpool *pool, size_t bytes, int reps) {
+    size_t n = bytes / sizeof(float);
+    float *buf = malloc(n * sizeof(float));
+    if (!buf) return -1;
+    for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 7); /* touch every page */
+    bw_task t = {buf, n, {0}};
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = clock_now();
+        tpool_run(pool, bw_worker, &t);
+        double dt = clock_now() - t0;
+        best = dt < best ? dt : best;
+    }
+    volatile float sink = t.partial[0]; /* keep the sums alive */
+    (void)sink;
+    free(buf);
+    return (double)n * sizeof(float) / best / 1e9;
+}
+
+double measure_row_macs(const model_config *c) {
+    double per_layer = 2.0 * c->dim * c->dim + 2.0 * c->dim * c->kv_dim + 3.0 * c->dim * c->hidden_dim;
+    return per_layer * c->n_layers + (double)c->vocab_size * c->dim;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
+                    char *err) {
+    const model *m = fwd_model(f);
+    const model_config *c = &m->cfg;
+    if (rows > fwd_max_batch(f)) return err_set(err, "rows %d exceed the batch capacity %d", rows, fwd_max_batch(f));
+    if (context + rows > c->seq_len)
+        return err_set(err, "context %d + rows %d exceed the model's context length %d", context, rows, c->seq_len);
+    int n = context > rows ? context : rows;
+    int *tokens = malloc(sizeof(int) * (size_t)n);
+    float *logits = malloc(sizeof(float) * (size_t)rows * c->vocab_size);
+    enum { MAX_REPS = 4096 };
+    double *times = malloc(sizeof(double) * MAX_REPS);
+    if (!tokens || !logits || !times) {
+        free(tokens), free(logits), free(times);
+        return err_set(err, "out of memory");
+    }
+    for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
+    int rc = fwd_truncate(f, 0, err);
+    if (!rc && context > 0) rc = fwd_prefill(f, tokens, context, logits, err);
+    /* one pass to warm caches and page in the weights, then the measured ones */
+    if (!rc) rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
+    int reps = 0;
+    double start = clock_now();
+    while (!rc && reps < MAX_REPS && (reps < 3 || clock_now() - start < min_seconds)) {
+        double t0 = clock_now();
+        rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
+        times[reps++] = clock_now() - t0;
+    }
+    if (!rc) {
+        qsort(times, (size_t)reps, sizeof(double), cmp_double);
+        double med = times[reps / 2];
+        *out = (measure_point){rows, med, reps, 2.0 * measure_row_macs(c) * rows / med / 1e9,
+                               (double)model_weight_bytes(m) / med / 1e9};
+    }
+    free(tokens), free(logits), free(times);
+    return rc;
+}
