@@ -1,0 +1,142 @@
+/* jacobi.c: Jacobi decoding (Santilli et al. 2023, "Accelerating Transformer Inference for
+ * Translation via Parallel Decoding", Section 3, Algorithm 1 with the sliding window of their
+ * Section 3.3; greedy only).
+ *
+ * Greedy decoding is the fixed point of y_j = argmax p(. | prefix, y_<j). Keep a window of m
+ * guesses g_1..g_m for the positions after the current token t; each step is ONE target pass
+ * over the chain [t, g_1, ..., g_m] (row j sees the committed prefix, t and g_1..g_j: an
+ * ordinary causal chain, parent = previous row), giving a_0..a_m, where a_j = argmax after
+ * g_j. a_0 is the greedy token. Guess g_j is accepted only if it equals a_{j-1} (then every
+ * row before it saw exactly the greedy prefix), so the converged prefix g_1..g_k plus the
+ * bonus a_k are emitted: exactly greedy's tokens, k+1 of them in one pass.
+ * The window then advances (Jacobi update): the new guesses are a_{k+1..m}, the model's own
+ * refinement of the unconverged tail, and the k+1 slots freed at the end get fresh initial
+ * guesses. Rows 0..k are committed to the KV cache; a_k is the next current token.
+ *
+ * Initial guesses (parameter init): "prompt" copies recent context tokens with period m (the
+ * guess for position p is the token at p - m, or p - 2m... the latest one already known;
+ * contexts shorter than that wrap around), "random" draws uniform tokens from the vocabulary
+ * with util/rng.h seeded by `seed` at every generate (so a run is reproducible from its spec).
+ * The same rule fills the freed slots. lookahead.c fills its window with the same rule, so
+ * lookahead:W=m+1,N=2,G=0,refill=align equals this decoder step for step (tested).
+ *
+ * Deviations from the paper: none in the accept rule. Santilli et al. decode fixed blocks and
+ * initialise with PAD tokens; a sliding window that refills from the context is the variant
+ * later work uses (CLLMs, lookahead decoding) and suits open-ended generation. The window is
+ * trimmed to the tokens still wanted (max_new, which the framework caps at the context
+ * length), so no row ever sits at a position >= seq_len and none is wasted on the last step.
+ * The walk stops at the end token: nothing after it is accepted or emitted. */
+#include <stdlib.h>
+
+#include "decoders/dec_impl.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+enum { P_WINDOW, P_INIT, P_SEED };
+enum { INIT_PROMPT, INIT_RANDOM };
+
+typedef struct {
+    fwd_ctx *f;
+    float *logits; /* (m + 1) x vocab */
+    int *tok, *am; /* batch tokens, argmax per row: m + 1 */
+    int *path;     /* 0, 1, ..., m: rows to commit */
+    int *win;      /* the m guesses */
+    int *ctx;      /* prompt + output so far, seq_len */
+    rng_state rng;
+} jacobi;
+
+/* The initial guess for position p given ctx[0..len) (see the header). Must match
+ * lookahead.c's copy of this rule. */
+static int guess_for(const int *ctx, int len, int p, int period, int random, rng_state *r,
+                     int vocab) {
+    if (random) return (int)rng_below(r, (uint32_t)vocab);
+    int q = p - period;
+    while (q >= len) q -= period;
+    return q >= 0 ? ctx[q] : ctx[p % len];
+}
+
+static int jacobi_create(dec *d, char *err) {
+    jacobi *j = calloc(1, sizeof *j);
+    if (!j) return err_set(err, "jacobi: out of memory");
+    d->impl = j;
+    const model_config *cfg = &d->env.target->cfg;
+    size_t m = (size_t)d->param[P_WINDOW];
+    j->logits = malloc(sizeof(float) * (m + 1) * (size_t)cfg->vocab_size);
+    j->tok = malloc(sizeof(int) * (m + 1));
+    j->am = malloc(sizeof(int) * (m + 1));
+    j->path = malloc(sizeof(int) * (m + 1));
+    j->win = malloc(sizeof(int) * m);
+    j->ctx = malloc(sizeof(int) * (size_t)cfg->seq_len);
+    if (!j->logits || !j->tok || !j->am || !j->path || !j->win || !j->ctx)
+        return err_set(err, "jacobi: out of memory");
+    for (size_t i = 0; i <= m; i++) j->path[i] = (int)i;
+    return dec_fwd_new(d, d->env.target, (int)m + 1, &j->f, err);
+}
+
+static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
+    jacobi *j = d->impl;
+    const int vocab = d->env.target->cfg.vocab_size, m = d->param[P_WINDOW];
+    const int random = d->param[P_INIT] == INIT_RANDOM;
+    rng_seed(&j->rng, (uint64_t)d->param[P_SEED]);
+    for (int i = 0; i < n_prompt; i++) j->ctx[i] = prompt[i];
+    if (dec_prefill(d, DEC_TARGET, j->f, prompt, n_prompt, j->logits, err)) return -1;
+    int cur = fwd_argmax(j->logits, vocab);
+    dec_emit(d, &cur, 1);
+    int len = n_prompt + 1; /* known tokens: the prompt, then the output (cur last) */
+    j->ctx[n_prompt] = cur;
+    for (int i = 0; i < m; i++)
+        j->win[i] = guess_for(j->ctx, len, len + i, m, random, &j->rng, vocab);
+
+    while (!d->done) {
+        /* cur sits at position len - 1; guesses beyond the tokens still wanted are useless */
+        int left = d->max_new - d->n_out, me = m < left - 1 ? m : left - 1;
+        j->tok[0] = cur;
+        for (int i = 0; i < me; i++) j->tok[1 + i] = j->win[i];
+        if (dec_eval(d, DEC_TARGET, j->f, me + 1, j->tok, NULL, NULL, me + 1, j->logits, 0, err))
+            return -1;
+        for (int i = 0; i <= me; i++) j->am[i] = fwd_argmax(j->logits + (size_t)i * vocab, vocab);
+        /* converged prefix: g_{k+1} is accepted iff it equals the argmax after g_k */
+        int k = 0;
+        while (k < me && j->win[k] == j->am[k])
+            if (j->am[k++] == d->end_id) break; /* nothing after the end token */
+        int ended = k > 0 && j->am[k - 1] == d->end_id;
+        int emitted = dec_emit(d, j->am, ended ? k : k + 1);
+        for (int i = 0; i < emitted; i++) j->ctx[len + i] = j->am[i];
+        len += emitted;
+        dec_step_done(d, me + 1, me, k, emitted);
+        if (d->done) break;
+        if (fwd_commit(j->f, j->path, k + 1, err)) return -1; /* t, g_1..g_k */
+        cur = j->am[k];
+        /* Jacobi update: the unconverged tail's refinements, then fresh guesses */
+        int keep = me - k;
+        for (int i = 0; i < keep; i++) j->win[i] = j->am[k + 1 + i];
+        for (int i = keep; i < m; i++)
+            j->win[i] = guess_for(j->ctx, len, len + i, m, random, &j->rng, vocab);
+    }
+    return 0;
+}
+
+static void jacobi_destroy(dec *d) {
+    jacobi *j = d->impl;
+    if (!j) return;
+    fwd_free(j->f);
+    free(j->logits), free(j->tok), free(j->am), free(j->path), free(j->win), free(j->ctx);
+    free(j);
+}
+
+/* clang-format off */
+const dec_vtable dec_jacobi_vtable = {
+    .name = "jacobi",
+    .summary = "Jacobi decoding: refine a window of guesses in parallel, accept the converged prefix",
+    .n_params = 3,
+    .params = {
+        {"window", PARAM_INT, 16, 1, 64, {0}, "guessed tokens after the current one"},
+        {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random"},
+         "initial guesses: recent context tokens, or uniform random tokens"},
+        {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random"},
+    },
+    .create = jacobi_create,
+    .generate = jacobi_generate,
+    .destroy = jacobi_destroy,
+};
+/* clang-format on */

@@ -1,0 +1,342 @@
+/* lookahead.c: lookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024, arXiv 2402.02057:
+ * Section 3 and Algorithm 1 / Figure 2; greedy only), as hao-ai-lab/LookaheadDecoding (LADE)
+ * and llama.cpp's examples/lookahead run it.
+ *
+ * State: a 2D window of N-1 levels (Jacobi iterations, oldest = level 0) by W columns over the
+ * future positions, and an n-gram pool (ngram_pool.h) keyed by token, at most G (N-1)-grams
+ * per key, least recently used out. Level l, column i is the guess for position
+ * base + l + i, where base is the position of the current token t, which is column 0 of
+ * level 0 (so level 0 holds W-1 guesses, the others W).
+ *
+ * One step = ONE target pass over a tree (model/forward.h: each row sees the committed prefix,
+ * its ancestors and itself; positions follow from the depth):
+ *   row 0           t, the root;
+ *   level 0         columns 1..W-1, a causal chain: parent of (0,i) is (0,i-1);
+ *   level l >= 1    parent of (l,i) is (l-1,i): it sees level-0 columns <= i and column i of
+ *                   the levels below it, exactly the paper's lookahead-branch mask (Fig. 2b);
+ *   candidates      the pool's n-grams for key t, each a chain hanging from row 0: causal
+ *                   within itself, seeing only t (the verification branch). Candidates that
+ *                   share a prefix share its rows (a trie; share=0 feeds them separately as
+ *                   LADE and llama.cpp do: same tokens, more rows).
+ * Logits are read from row 0, the top level, the candidates, and level 0 when it is verified.
+ * Verification (Section 3.3, greedy): walk from row 0, each time to the child whose token is
+ * the argmax of the current row: the longest matching candidate prefix. Accept it plus the
+ * bonus token (the argmax after its last row). With jacobi=1 level 0 is verified the same way
+ * (it is a causal chain from t, i.e. a Jacobi window) and the longer of the two walks wins:
+ * for N=2 its logits are needed anyway, and lookahead:W=m+1,N=2,G=0,refill=align is then
+ * exactly jacobi:window=m (tested); for N>2 it costs W-1 more logits rows. Every accepted token
+ * equals the argmax after the greedy prefix before it, so the output is greedy's; the walk
+ * stops at the end token.
+ * Pool update (Section 3.2): after a step with all levels filled, column i yields the n-gram
+ * key (0,i) -> (1,i), ..., (N-2,i), out(N-2,i) (consecutive positions; key of column 0 is t).
+ * Window update for a one-token advance: level l <- level l+1, top level <- the outputs of the
+ * top level (each the next Jacobi iterate of its position). Before the window has N-1 levels
+ * (the N-2 fill steps after the prompt) the top level's outputs become a new level instead and
+ * every level drops its first column; level 0 starts as W+N-3 guesses from the prompt.
+ *
+ * Where the references differ, measured on stories260K, the 20 first TinyStories prompts x 256
+ * new tokens, W=15 N=5 G=15 (target steps, prefill included; fewer is better):
+ *   refill (after a (k+1)-token advance, k >= 1):
+ *     align     shift once, then drop k columns and refill k at the end with fresh guesses,
+ *               so every guess stays at the position it was computed for (LADE's non-default
+ *               branch, ALWAYS_FWD_ONE=0)                                      STEPS_ALIGN
+ *     lade      shift once as if one token had been accepted (LADE's default): the window
+ *               is then k positions behind                                      STEPS_LADE
+ *     llamacpp  shift once per accepted token, the top level refilled with a copy of level 0
+ *               after the first (llama.cpp)                                     STEPS_LLAMACPP
+ *   full_bonus  after a whole n-gram matches, keep the bonus token (1, llama.cpp) or drop it
+ *               (0, LADE's loop: N-1 tokens instead of N; Ouroboros copied it)  STEPS_BONUS
+ * Default: the variants with fewer steps.
+ *
+ * Other deviations, with the reason:
+ *  - init: level 0 copies recent context tokens with period W-1 (init=prompt, the rule of
+ *    jacobi.c, so that N=2 reduces to Jacobi exactly) or uniform random tokens (init=random,
+ *    seeded); LADE picks random prompt tokens, llama.cpp uses 100+i. Fresh guesses (align,
+ *    fill steps) use the same rule.
+ *  - seed_pool=1 adds the prompt's N-grams before decoding and each output N-gram as it
+ *    completes (LADE's POOL_FROM_PROMPT; LADE's loop appends a wrong token there when several
+ *    are accepted at once; we add the true ones).
+ *  - Candidates are verified during the fill steps too (LADE waits for all levels; with an
+ *    empty pool this changes nothing, with seed_pool=1 it accepts earlier).
+ *  - Rows past the tokens still wanted are not fed: the window and the candidates are cut to
+ *    depth max_new - n_out - 1 (the framework caps max_new at the context length), so no row
+ *    sits at a position >= seq_len and the last steps are not padded with useless rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/dec_impl.h"
+#include "decoders/ngram_pool.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+enum { P_W, P_N, P_G, P_SEED_POOL, P_REFILL, P_FULL_BONUS, P_JACOBI, P_SHARE, P_INIT, P_SEED };
+enum { REFILL_ALIGN, REFILL_LADE, REFILL_LLAMACPP };
+enum { INIT_PROMPT, INIT_RANDOM };
+
+typedef struct {
+    fwd_ctx *f;
+    ngram_pool *pool;
+    float *logits;
+    int W, N, G, C;  /* C = W + N - 2: the widest the window gets (before the fill steps) */
+    int top, width;  /* highest filled level, columns in use */
+    int *lv, *rowid; /* (N-1) x C: window tokens; batch row of each cell (-1: not fed) */
+    int *r;          /* C: the top level's outputs */
+    int *tok, *par, *am, *child, *sib; /* per batch row (am: argmax, -1 without logits) */
+    int *outl;                         /* batch rows whose logits are read */
+    int *path, *cpath, *emit, *ngram;
+    int *ctx; /* prompt + output so far, seq_len */
+    int len;  /* tokens in ctx; the current token is ctx[len - 1] */
+    rng_state rng;
+} lookahead;
+
+#define LV(la, l, i) ((la)->lv[(l) * (la)->C + (i)])
+#define ROW(la, l, i) ((la)->rowid[(l) * (la)->C + (i)])
+
+/* The fresh guess for position p: jacobi.c's rule (keep the two in step). */
+static int guess_for(lookahead *la, int p, int random, int vocab) {
+    if (random) return (int)rng_below(&la->rng, (uint32_t)vocab);
+    int period = la->W > 1 ? la->W - 1 : 1, q = p - period;
+    while (q >= la->len) q -= period;
+    return q >= 0 ? la->ctx[q] : la->ctx[p % la->len];
+}
+
+static int la_create(dec *d, char *err) {
+    lookahead *la = calloc(1, sizeof *la);
+    if (!la) return err_set(err, "lookahead: out of memory");
+    d->impl = la;
+    const model_config *cfg = &d->env.target->cfg;
+    la->W = d->param[P_W], la->N = d->param[P_N], la->G = d->param[P_G];
+    la->C = la->W + la->N - 2;
+    size_t L = (size_t)la->N - 1, C = (size_t)la->C, cells = L * C;
+    size_t rows = cells + (size_t)la->G * L, outs = 1 + 2 * C + (size_t)la->G * L;
+    size_t longest = (C > L ? C : L) + 1;
+    la->logits = malloc(sizeof(float) * outs * (size_t)cfg->vocab_size);
+    la->lv = malloc(sizeof(int) * cells);
+    la->rowid = malloc(sizeof(int) * cells);
+    la->r = malloc(sizeof(int) * C);
+    la->tok = malloc(sizeof(int) * rows);
+    la->par = malloc(sizeof(int) * rows);
+    la->am = malloc(sizeof(int) * rows);
+    la->child = malloc(sizeof(int) * rows);
+    la->sib = malloc(sizeof(int) * rows);
+    la->outl = malloc(sizeof(int) * outs);
+    la->path = malloc(sizeof(int) * longest);
+    la->cpath = malloc(sizeof(int) * longest);
+    la->emit = malloc(sizeof(int) * longest);
+    la->ngram = malloc(sizeof(int) * L);
+    la->ctx = malloc(sizeof(int) * (size_t)cfg->seq_len);
+    if (!la->logits || !la->lv || !la->rowid || !la->r || !la->tok || !la->par || !la->am ||
+        !la->child || !la->sib || !la->outl || !la->path || !la->cpath || !la->emit || !la->ngram ||
+        !la->ctx)
+        return err_set(err, "lookahead: out of memory");
+    if (ngram_pool_new(&la->pool, cfg->vocab_size, la->G, la->N - 1, err)) return -1;
+    return dec_fwd_new(d, d->env.target, (int)rows, &la->f, err);
+}
+
+/* Appends tokens to the context; with seed_pool, adds each N-gram they complete. */
+static void la_push(dec *d, lookahead *la, const int *t, int n) {
+    for (int i = 0; i < n; i++) {
+        la->ctx[la->len++] = t[i];
+        int s = la->len - la->N;
+        if (d->param[P_SEED_POOL] && s >= 0) ngram_pool_add(la->pool, la->ctx[s], la->ctx + s + 1);
+    }
+}
+
+/* Builds the batch: window cells up to depth max_depth, then the candidates for the current
+ * token. Returns the row count; *n_out receives the logits rows (listed in outl). */
+static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_out) {
+    const int verify0 = d->param[P_JACOBI] || la->top == 0;
+    int n = 0, no = 0;
+    LV(la, 0, 0) = la->ctx[la->len - 1];
+    for (int l = 0; l <= la->top; l++)
+        for (int i = 0; i < la->width; i++) {
+            if (l + i > max_depth) {
+                ROW(la, l, i) = -1;
+                continue;
+            }
+            la->tok[n] = LV(la, l, i);
+            la->par[n] = l ? ROW(la, l - 1, i) : i ? ROW(la, 0, i - 1) : -1;
+            la->am[n] = -1;
+            if (n == 0 || l == la->top || (l == 0 && verify0)) la->outl[no++] = n;
+            ROW(la, l, i) = n++;
+        }
+    la->child[0] = -1; /* row 0's candidate children (level 0's row 1 is not one of them) */
+    int L = la->N - 1 < max_depth ? la->N - 1 : max_depth,
+        cnt = ngram_pool_count(la->pool, LV(la, 0, 0));
+    *cand_len = cnt > 0 ? L : 0;
+    for (int c = 0; c < cnt && L > 0; c++) {
+        const int *g = ngram_pool_get(la->pool, LV(la, 0, 0), c);
+        int node = 0;
+        for (int j = 0; j < L; j++) {
+            int x = d->param[P_SHARE] ? la->child[node] : -1;
+            while (x >= 0 && la->tok[x] != g[j]) x = la->sib[x];
+            if (x < 0) {
+                x = n++;
+                la->tok[x] = g[j], la->par[x] = node, la->am[x] = -1, la->child[x] = -1;
+                la->sib[x] = la->child[node], la->child[node] = x;
+                la->outl[no++] = x;
+            }
+            node = x;
+        }
+    }
+    *n_out = no;
+    return n;
+}
+
+/* Walks the candidate trie from row 0 along the argmax; returns the accepted count, rows in
+ * cpath[1..]. */
+static int walk_candidates(const dec *d, lookahead *la) {
+    int node = 0, k = 0;
+    while (k == 0 || la->tok[node] != d->end_id) {
+        int x = la->child[node];
+        while (x >= 0 && la->tok[x] != la->am[node]) x = la->sib[x];
+        if (x < 0) break;
+        la->cpath[++k] = node = x;
+    }
+    return k;
+}
+
+/* Walks level 0 (rows 0..w0-1, a chain) like a Jacobi window; accepted count, rows 1..k. */
+static int walk_level0(const dec *d, const lookahead *la) {
+    int k = 0;
+    while (k + 1 < la->width && ROW(la, 0, k + 1) >= 0 && la->am[k] >= 0 &&
+           la->tok[k + 1] == la->am[k])
+        if (la->tok[++k] == d->end_id) break;
+    return k;
+}
+
+/* Moves every level's columns s to the left and sets the width to w; cells with no source
+ * get fresh guesses. The context already ends with the new current token (the new base). */
+static void drop_columns(lookahead *la, int s, int w, int random, int vocab) {
+    int base = la->len - 1, src = la->width;
+    la->width = w;
+    for (int l = 0; l <= la->top; l++)
+        for (int i = 0; i < w; i++)
+            LV(la, l, i) =
+                i + s < src ? LV(la, l, i + s) : guess_for(la, base + l + i, random, vocab);
+}
+
+/* Advances the window by a tokens (see the header); old_base: the position of the old current
+ * token. The context already holds the new tokens. */
+static void la_advance(dec *d, lookahead *la, int a, int old_base) {
+    const int vocab = d->env.target->cfg.vocab_size, random = d->param[P_INIT] == INIT_RANDOM;
+    const int refill = d->param[P_REFILL], top = la->top, C = la->C;
+    for (int i = 0; i < la->width; i++) {
+        int row = ROW(la, top, i);
+        la->r[i] = row >= 0 ? la->am[row] : guess_for(la, old_base + top + 1 + i, random, vocab);
+    }
+    if (top < la->N - 2) { /* fill step: a new level, one column less */
+        memcpy(la->lv + (top + 1) * C, la->r, sizeof(int) * la->width);
+        la->top++;
+        drop_columns(la, refill == REFILL_ALIGN ? a : 1, la->width - 1, random, vocab);
+        return;
+    }
+    memmove(la->lv, la->lv + C, sizeof(int) * C * top);
+    memcpy(la->lv + top * C, la->r, sizeof(int) * la->width);
+    if (refill == REFILL_ALIGN && a > 1)
+        drop_columns(la, a - 1, la->width, random, vocab);
+    else if (refill == REFILL_LLAMACPP)
+        for (int v = 1; v < a && top > 0; v++) {
+            memmove(la->lv, la->lv + C, sizeof(int) * C * top);
+            memcpy(la->lv + top * C, la->lv, sizeof(int) * la->width);
+        }
+}
+
+/* Adds column i's n-gram (key (0,i), then (1..N-2, i), then the top's output) to the pool. */
+static void la_harvest(lookahead *la) {
+    const int top = la->top;
+    for (int i = 0; i < la->width; i++) {
+        int row = ROW(la, top, i);
+        if (row < 0) continue;
+        for (int l = 1; l <= top; l++) la->ngram[l - 1] = LV(la, l, i);
+        la->ngram[top] = la->am[row];
+        ngram_pool_add(la->pool, LV(la, 0, i), la->ngram);
+    }
+}
+
+static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
+    lookahead *la = d->impl;
+    const int vocab = d->env.target->cfg.vocab_size, N = la->N;
+    const int random = d->param[P_INIT] == INIT_RANDOM;
+    rng_seed(&la->rng, (uint64_t)d->param[P_SEED]);
+    ngram_pool_clear(la->pool);
+    la->len = 0;
+    la_push(d, la, prompt, n_prompt);
+    if (dec_prefill(d, DEC_TARGET, la->f, prompt, n_prompt, la->logits, err)) return -1;
+    int cur = fwd_argmax(la->logits, vocab);
+    dec_emit(d, &cur, 1);
+    la_push(d, la, &cur, 1);
+    la->top = 0, la->width = la->C;
+    for (int i = 1; i < la->width; i++)
+        LV(la, 0, i) = guess_for(la, la->len - 1 + i, random, vocab);
+
+    while (!d->done) {
+        int max_depth = d->max_new - d->n_out - 1, L, n_out;
+        int n = la_build(d, la, max_depth, &L, &n_out);
+        if (dec_eval(d, DEC_TARGET, la->f, n, la->tok, la->par, la->outl, n_out, la->logits, 0,
+                     err))
+            return -1;
+        for (int j = 0; j < n_out; j++)
+            la->am[la->outl[j]] = fwd_argmax(la->logits + (size_t)j * vocab, vocab);
+        /* verification: the longest greedy-matching walk */
+        int kc = walk_candidates(d, la), verify0 = d->param[P_JACOBI] || la->top == 0;
+        int kj = verify0 ? walk_level0(d, la) : 0, use0 = kj > kc, k = use0 ? kj : kc;
+        la->path[0] = 0;
+        for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
+        int w0 = 0;
+        while (w0 < la->width && ROW(la, 0, w0) >= 0) w0++;
+        int drafted = use0 ? w0 - 1 : L > 0 ? L : verify0 ? w0 - 1 : 0;
+        int last = la->path[k], ended = k > 0 && la->tok[last] == d->end_id;
+        int no_bonus = !use0 && !d->param[P_FULL_BONUS] && k == N - 1;
+        int n_emit = 0;
+        for (int j = 1; j <= k; j++) la->emit[n_emit++] = la->tok[la->path[j]];
+        if (!ended && !no_bonus) la->emit[n_emit++] = la->am[last];
+        if (la->top == N - 2) la_harvest(la);
+        int old_base = la->len - 1;
+        int emitted = dec_emit(d, la->emit, n_emit);
+        la_push(d, la, la->emit, emitted);
+        dec_step_done(d, n, drafted, k, emitted);
+        if (d->done) break;
+        /* commit t and the accepted rows (without the last one when its bonus was dropped:
+         * that token is the next current token and is fed again) */
+        int a = no_bonus ? k : k + 1;
+        if (fwd_commit(la->f, la->path, a, err)) return -1;
+        la_advance(d, la, a, old_base);
+    }
+    return 0;
+}
+
+static void la_destroy(dec *d) {
+    lookahead *la = d->impl;
+    if (!la) return;
+    fwd_free(la->f);
+    ngram_pool_free(la->pool);
+    free(la->logits), free(la->lv), free(la->rowid), free(la->r), free(la->tok), free(la->par);
+    free(la->am), free(la->child), free(la->sib), free(la->outl), free(la->path);
+    free(la->cpath), free(la->emit), free(la->ngram), free(la->ctx);
+    free(la);
+}
+
+/* clang-format off */
+const dec_vtable dec_lookahead_vtable = {
+    .name = "lookahead",
+    .summary = "lookahead decoding: Jacobi trajectory window + n-gram pool, verified in one pass",
+    .n_params = 10,
+    .params = {
+        {"W", PARAM_INT, 15, 1, 64, {0}, "window columns (future positions)"},
+        {"N", PARAM_INT, 5, 2, 12, {0}, "n-gram size: the window has N-1 levels"},
+        {"G", PARAM_INT, 15, 0, 64, {0}, "n-grams per key in the pool = verification candidates"},
+        {"seed_pool", PARAM_INT, 0, 0, 1, {0}, "1: add the prompt's and the output's n-grams"},
+        {"refill", PARAM_ENUM, REFILL_ALIGN, 0, 0, {"align", "lade", "llamacpp"},
+         "window update after a multi-token accept"},
+        {"full_bonus", PARAM_INT, 1, 0, 1, {0}, "keep the bonus token after a whole n-gram matched"},
+        {"jacobi", PARAM_INT, 0, 0, 1, {0}, "also verify level 0 as a Jacobi window (free for N=2)"},
+        {"share", PARAM_INT, 1, 0, 1, {0}, "candidates share rows for common prefixes (a trie)"},
+        {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random"}, "initial and fresh guesses"},
+        {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random"},
+    },
+    .create = la_create,
+    .generate = la_generate,
+    .destroy = la_destroy,
+};
+/* clang-format on */

@@ -1,0 +1,141 @@
+/* dec_check.c: see dec_check.h. */
+#include "tests/dec_check.h"
+
+#include <string.h>
+
+#include "datasets/dataset.h"
+#include "model/synth.h"
+#include "model/tokenizer.h"
+#include "tests/testutil.h"
+#include "util/err.h"
+
+static void on_step(void *user, const dec_step *s) {
+    dec_check_trace *t = user;
+    t->steps++;
+    t->rows += s->rows;
+    t->emitted += s->emitted;
+    if (s->rows > t->max_rows) t->max_rows = s->rows;
+    if (s->emitted > 1) t->multi++;
+    t->last = *s;
+}
+
+int dec_check_greedy(const dec_env *env, const int *prompt, int n_prompt, int max_new, int *out) {
+    char err[ERR_LEN];
+    dec_env genv = {.target = env->target, .pool = env->pool, .kernels = env->kernels};
+    dec *g;
+    dec_stats st;
+    int n = -1;
+    CHECK_MSG(max_new <= DEC_CHECK_MAX_OUT, "max_new %d > %d", max_new, DEC_CHECK_MAX_OUT);
+    if (max_new > DEC_CHECK_MAX_OUT || dec_create(&g, "greedy", &genv, err)) return -1;
+    int rc = dec_generate(g, prompt, n_prompt, max_new, out, &n, &st, err);
+    CHECK_MSG(rc == 0, "greedy: %s", err);
+    dec_free(g);
+    return rc ? -1 : n;
+}
+
+static void check_stats(const dec_stats *st, const dec_check_trace *tr, int n_got, const char *what,
+                        const char *spec) {
+    long hist = 0, hist_acc = 0;
+    for (int k = 0; k <= DEC_HIST_MAX; k++)
+        hist += st->accept_hist[k], hist_acc += k * st->accept_hist[k];
+    CHECK_MSG(st->new_tokens == n_got, "%s %s: new_tokens %d, output %d", what, spec,
+              st->new_tokens, n_got);
+    CHECK_MSG(n_got == 0 ? st->target_steps == 0 : hist == st->target_steps - 1,
+              "%s %s: %ld histogram entries for %ld target steps", what, spec, hist,
+              st->target_steps);
+    CHECK_MSG(hist == tr->steps && tr->rows == st->target_rows &&
+                  (n_got == 0 || tr->emitted == n_got - 1),
+              "%s %s: trace of %ld steps, %ld rows, %ld emitted vs %ld steps, %ld rows, %d tokens",
+              what, spec, tr->steps, tr->rows, tr->emitted, hist, st->target_rows, n_got);
+    CHECK_MSG(hist_acc == st->accepted && st->accepted <= st->drafted,
+              "%s %s: accepted %ld (histogram %ld), drafted %ld", what, spec, st->accepted,
+              hist_acc, st->drafted);
+    CHECK_MSG(n_got == 0 || (st->target_steps <= n_got && n_got <= st->accepted + st->target_steps),
+              "%s %s: %d tokens from %ld steps and %ld accepted", what, spec, n_got,
+              st->target_steps, st->accepted);
+    for (int i = 0; i < DEC_HIST_MAX; i++)
+        CHECK_MSG(st->pos_accepted[i] <= st->pos_tried[i] &&
+                      (i == 0 || st->pos_tried[i] <= st->pos_tried[i - 1]),
+                  "%s %s: position %d tried %ld, accepted %ld", what, spec, i, st->pos_tried[i],
+                  st->pos_accepted[i]);
+}
+
+int dec_check_vs(const dec_env *env, const char *spec, const int *prompt, int n_prompt, int max_new,
+                 const int *want, int n_want, int *got, dec_stats *st, dec_check_trace *tr,
+                 const char *what) {
+    char err[ERR_LEN];
+    static int buf[DEC_CHECK_MAX_OUT];
+    dec_stats st_local;
+    dec_check_trace tr_local;
+    if (!got) got = buf;
+    if (!st) st = &st_local;
+    if (!tr) tr = &tr_local;
+    memset(tr, 0, sizeof *tr);
+    dec_env e = *env;
+    e.on_step = on_step, e.user = tr;
+    dec *d;
+    if (dec_create(&d, spec, &e, err)) {
+        CHECK_MSG(0, "%s %s: %s", what, spec, err);
+        return 0;
+    }
+    int n_got = -1;
+    int rc = dec_generate(d, prompt, n_prompt, max_new, got, &n_got, st, err);
+    dec_free(d);
+    CHECK_MSG(rc == 0, "%s %s: %s", what, spec, err);
+    if (rc) return 0;
+    int first = 0;
+    while (first < n_got && first < n_want && got[first] == want[first]) first++;
+    int same = n_got == n_want && first == n_want;
+    CHECK_MSG(same, "%s %s: %d tokens vs greedy's %d, first difference at %d (%d vs %d)", what,
+              spec, n_got, n_want, first, first < n_got ? got[first] : -1,
+              first < n_want ? want[first] : -1);
+    check_stats(st, tr, n_got, what, spec);
+    return same;
+}
+
+int dec_check_exact(const dec_env *env, const char *spec, const int *prompt, int n_prompt,
+                    int max_new, int *got, dec_stats *st, dec_check_trace *tr, const char *what) {
+    static int want[DEC_CHECK_MAX_OUT];
+    int n_want = dec_check_greedy(env, prompt, n_prompt, max_new, want);
+    if (n_want < 0) return 0;
+    return dec_check_vs(env, spec, prompt, n_prompt, max_new, want, n_want, got, st, tr, what);
+}
+
+int dec_check_tinystories(int n, int (*ids)[DEC_CHECK_MAX_PROMPT], int *lens) {
+    char err[ERR_LEN];
+    tok *t = NULL;
+    ds_set *ds = NULL;
+    int rc = -1;
+    CHECK_MSG(n >= 0 && n <= 64, "%d prompts", n);
+    if (n < 0 || n > 64) return -1;
+    if (tok_load(&t, test_shared("models/tok512.bin"), err) ||
+        ds_open(&ds, "tinystories", "raw", test_shared("datasets"), err)) {
+        CHECK_MSG(0, "%s", err);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *text = ds_get(ds, i)->prompt;
+        if (strlen(text) + 3 > DEC_CHECK_MAX_PROMPT ||
+            tok_encode(t, text, 1, ids[i], &lens[i], err)) {
+            CHECK_MSG(0, "prompt %d does not encode in %d tokens", i, DEC_CHECK_MAX_PROMPT);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ds_free(ds);
+    tok_free(t);
+    return rc;
+}
+
+model *dec_check_synth_untied(const char *config, uint64_t seed, model **donor) {
+    char err[ERR_LEN];
+    model_config c;
+    model *m = NULL;
+    *donor = NULL;
+    CHECK_MSG(synth_config(config, &c, err) == 0, "%s", err);
+    CHECK_MSG(synth_model(&m, &c, seed, err) == 0, "%s", err);
+    CHECK_MSG(synth_model(donor, &c, seed + 1000, err) == 0, "%s", err);
+    if (m && *donor) m->wcls = (*donor)->tok_embd;
+    return m;
+}
