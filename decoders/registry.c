@@ -8,11 +8,17 @@
 #include "util/err.h"
 
 extern const dec_vtable dec_greedy_vtable;
+extern const dec_vtable dec_jacobi_vtable;
+extern const dec_vtable dec_lookahead_vtable;
+extern const dec_vtable dec_pld_vtable;
 extern const dec_vtable dec_spec_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
     &dec_greedy_vtable,
+    &dec_jacobi_vtable,
+    &dec_lookahead_vtable,
+    &dec_pld_vtable,
     &dec_spec_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
