@@ -98,7 +98,8 @@ static int emit_body(const model_config *c, uint64_t seed, emit_fn emit, void *c
     if (emit_uniform(&r, L * d * h, sh, emit, ctx)) return -1;                   /* w2 */
     if (emit_uniform(&r, L * h * d, sd, emit, ctx)) return -1;                   /* w3 */
     if (emit_const(d, 1.0f, emit, ctx)) return -1;                               /* rms_final */
-    return emit_const((size_t)c->seq_len * c->head_size, 0.0f, emit, ctx);       /* RoPE tables */
+    if (emit_const((size_t)c->seq_len * c->head_size, 0.0f, emit, ctx)) return -1; /* RoPE tables */
+    return emit_uniform(&r, (size_t)c->vocab_size * d, sd, emit, ctx);            /* classifier */
 }
 
 typedef struct {
@@ -118,7 +119,7 @@ static int emit_file(void *ctx, const float *buf, size_t n) {
 
 int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
     *out = NULL;
-    size_t size = llama2c_legacy_size(c, 1);
+    size_t size = llama2c_legacy_size(c, 0);
     model *m = calloc(1, sizeof *m);
     unsigned char *image = malloc(size);
     if (!m || !image) {
@@ -127,7 +128,7 @@ int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
         return err_set(err, "synthetic model: cannot allocate %zu bytes", size);
     }
     m->heap = image;
-    int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+    int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, -c->vocab_size,
                     c->seq_len};
     memcpy(image, h, sizeof h);
     mem_sink s = {image + sizeof h};
@@ -147,7 +148,7 @@ int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
 int synth_write(const char *path, const model_config *c, uint64_t seed, char *err) {
     FILE *f = fopen(path, "wb");
     if (!f) return err_set(err, "%s: cannot create: %s", path, strerror(errno));
-    int rc = llama2c_write_header(f, c, 1) || emit_body(c, seed, emit_file, f);
+    int rc = llama2c_write_header(f, c, 0) || emit_body(c, seed, emit_file, f);
     if (fclose(f) != 0) rc = -1;
     if (rc) {
         remove(path);

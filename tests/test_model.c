@@ -1,0 +1,139 @@
+/* test_model.c: model files. The version-1 ("ak42") layout of stories260K (written here from
+ * the legacy file by reordering its arrays) loads and gives bit-identical logits; a synthetic
+ * model written to a file equals the same one built in memory; bad files (truncated,
+ * inconsistent header, wrong version, directory, empty) give one-line errors naming the file. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/forward.h"
+#include "model/llama2c.h"
+#include "model/synth.h"
+#include "tests/testutil.h"
+#include "util/err.h"
+
+static void write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, n, f) == n);
+    if (f) fclose(f);
+}
+
+/* Appends an array of n floats. */
+static unsigned char *put(unsigned char *p, const float *src, size_t n) {
+    memcpy(p, src, n * sizeof(float));
+    return p + n * sizeof(float);
+}
+
+static size_t write_v1(const model *m, const char *path) {
+    const model_config *c = &m->cfg;
+    size_t L = (size_t)c->n_layers, d = (size_t)c->dim, kv = (size_t)c->kv_dim, h = (size_t)c->hidden_dim;
+    size_t floats = 2 * L * d + d + (size_t)c->vocab_size * d + L * (2 * d * d + 2 * kv * d + 3 * h * d);
+    size_t size = 256 + floats * sizeof(float);
+    unsigned char *img = calloc(1, size), *p = img + 256;
+    uint32_t magic = 0x616b3432;
+    int32_t version = 1, hdr[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len};
+    memcpy(img, &magic, 4), memcpy(img + 4, &version, 4), memcpy(img + 8, hdr, 28);
+    img[36] = 1; /* shared classifier */
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].rms_att, d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].rms_ffn, d);
+    p = put(p, m->rms_final, d);
+    p = put(p, m->tok_embd.data, (size_t)c->vocab_size * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].wq.data, d * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].wk.data, kv * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].wv.data, kv * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].wo.data, d * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].w1.data, h * d);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].w2.data, d * h);
+    for (size_t l = 0; l < L; l++) p = put(p, m->layers[l].w3.data, h * d);
+    CHECK((size_t)(p - img) == size);
+    write_file(path, img, size);
+    free(img);
+    return size;
+}
+
+/* Logits of a short fixed sequence, for comparing two models. */
+static float *logits_of(const model *m) {
+    char err[ERR_LEN];
+    fwd_ctx *f;
+    float *out = malloc(sizeof(float) * 4 * m->cfg.vocab_size);
+    int tokens[4] = {1, 20, 300 % m->cfg.vocab_size, 7};
+    CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0);
+    CHECK(fwd_eval(f, 4, tokens, NULL, NULL, NULL, 4, out, err) == 0);
+    fwd_free(f);
+    return out;
+}
+
+static void expect_error(const char *path, const char *needle) {
+    char err[ERR_LEN] = "";
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, path, err) == -1, "%s opened", path);
+    CHECK_MSG(strstr(err, needle) != NULL, "error '%s' lacks '%s'", err, needle);
+    CHECK_MSG(strstr(err, path) != NULL, "error '%s' does not name the file", err);
+    CHECK(strchr(err, '\n') == NULL);
+    model_close(m);
+}
+
+int main(void) {
+    char err[ERR_LEN];
+    model *legacy, *v1;
+    CHECK_MSG(model_open(&legacy, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
+    CHECK(strcmp(legacy->format, "llama2c") == 0 && legacy->cfg.dim == 64 && legacy->cfg.n_kv_heads == 4);
+    CHECK(model_param_count(legacy) > 250000 && model_param_count(legacy) < 300000);
+    const char *v1_path = test_tmp("stories260K_v1.bin");
+    size_t v1_size = write_v1(legacy, v1_path);
+    CHECK_MSG(model_open(&v1, v1_path, err) == 0, "%s", err);
+    if (v1) {
+        CHECK(strcmp(v1->format, "llama2c-v1") == 0);
+        float *a = logits_of(legacy), *b = logits_of(v1);
+        CHECK_MSG(memcmp(a, b, sizeof(float) * 4 * 512) == 0, "v1 logits differ from legacy");
+        free(a), free(b);
+        model_close(v1);
+    }
+    /* truncated v1, wrong version */
+    FILE *f = fopen(v1_path, "rb");
+    unsigned char *img = malloc(v1_size);
+    CHECK(f && fread(img, 1, v1_size, f) == v1_size);
+    if (f) fclose(f);
+    write_file(test_tmp("v1_trunc.bin"), img, v1_size - 4);
+    expect_error(test_tmp("v1_trunc.bin"), "version-1 header implies");
+    int32_t two = 2;
+    memcpy(img + 4, &two, 4);
+    write_file(test_tmp("v1_v2.bin"), img, v1_size);
+    expect_error(test_tmp("v1_v2.bin"), "format version 2");
+    free(img);
+    /* legacy header inconsistencies */
+    int32_t bad[7] = {64, 172, 5, 8, 3, 512, 512};
+    write_file(test_tmp("kv3.bin"), bad, sizeof bad);
+    expect_error(test_tmp("kv3.bin"), "n_heads 8 is not divisible by n_kv_heads 3");
+    int32_t neg[7] = {64, 172, -5, 8, 4, 512, 512};
+    write_file(test_tmp("neg.bin"), neg, sizeof neg);
+    expect_error(test_tmp("neg.bin"), "n_layers = -5");
+    int32_t huge[7] = {1 << 20, 172, 5, 8, 4, 512, 512};
+    write_file(test_tmp("huge.bin"), huge, sizeof huge);
+    expect_error(test_tmp("huge.bin"), "dim = 1048576");
+    write_file(test_tmp("short.bin"), bad, 10);
+    expect_error(test_tmp("short.bin"), "too short");
+    write_file(test_tmp("empty.bin"), bad, 0);
+    expect_error(test_tmp("empty.bin"), "empty file");
+    expect_error(test_tmpdir(), "is a directory");
+    expect_error(test_tmp("missing.bin"), "cannot open");
+    /* synthetic: file == memory */
+    model_config c;
+    CHECK(synth_config("48,96,2,4,2,256,64", &c, err) == 0);
+    CHECK(synth_config("15M", &c, err) == 0 && c.dim == 288 && c.vocab_size == 32000);
+    CHECK(synth_config("1.1B", &c, err) == 0 && c.n_kv_heads == 4 && c.hidden_dim == 5632);
+    CHECK(synth_config("7,7", &c, err) == -1 && strstr(err, "expected a preset"));
+    CHECK(synth_config("48,96,2,4,2,256,64", &c, err) == 0);
+    model *mem, *file;
+    CHECK(synth_model(&mem, &c, 9, err) == 0);
+    CHECK(synth_write(test_tmp("syn.bin"), &c, 9, err) == 0);
+    CHECK_MSG(model_open(&file, test_tmp("syn.bin"), err) == 0, "%s", err);
+    if (mem && file) {
+        CHECK(mem->wcls.data != mem->tok_embd.data); /* separate classifier */
+        float *a = logits_of(mem), *b = logits_of(file);
+        CHECK(memcmp(a, b, sizeof(float) * 4 * 256) == 0);
+        free(a), free(b);
+    }
+    model_close(mem), model_close(file);
+    model_close(legacy);
+    return test_finish("test_model");
+}
