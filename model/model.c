@@ -9,28 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/gguf.h"
 #include "model/llama2c.h"
 #include "util/err.h"
-
-size_t wtype_row_bytes(wtype t, int cols) {
-    switch (t) {
-    case WTYPE_F32: return 4 * (size_t)cols;
-    case WTYPE_F16:
-    case WTYPE_BF16: return 2 * (size_t)cols;
-    case WTYPE_Q8_0: return 34 * (size_t)(cols / 32);
-    }
-    return 0;
-}
-
-const char *wtype_name(wtype t) {
-    switch (t) {
-    case WTYPE_F32: return "f32";
-    case WTYPE_F16: return "f16";
-    case WTYPE_BF16: return "bf16";
-    case WTYPE_Q8_0: return "q8_0";
-    }
-    return "?";
-}
 
 void model_config_derive(model_config *c) {
     c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
@@ -107,8 +88,7 @@ int model_open(model **out, const char *path, char *err) {
     ssize_t got = read(fd, magic, 4);
     close(fd);
     if (got == 0) return err_set(err, "%s: empty file, expected a model", path);
-    if (got == 4 && memcmp(magic, "GGUF", 4) == 0)
-        return err_set(err, "%s: GGUF models are not supported by this build yet", path);
+    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return model_open_gguf(out, path, err);
     return model_open_llama2c(out, path, err);
 }
 
