@@ -237,32 +237,44 @@ static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]
 /* The accumulator whose fold lands in lane L of fold16x16 (the map is its own inverse). */
 #define ACC_FOR_LANE(L) (4 * ((L) % 4) + (L) / 4)
 
-/* RT weight rows x TT tokens, RT * TT <= 16, each product in its own 16-lane accumulator.
- * Result (row i, token t) is lane t * RT + i, so each token's RT results are contiguous.
- * Rows past `rows` (a short last block) reuse the last row and are not stored. */
-static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
-                                                       int rows, const float *x, size_t ldx,
-                                                       int TT, int K, float *y, size_t ldy) {
+/* 16 weights of row p from column k widened to float exactly (zeros past the mask), for each
+ * storage type; WT is a constant at every call, so the switch folds away. */
+static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const unsigned char *p,
+                                                             int k, __mmask16 m) {
+    switch (WT) {
+    case WTYPE_F16:
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k));
+    case WTYPE_BF16:
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k)), 16));
+    case WTYPE_Q8_0: { /* blocks of 32: fp16 scale d, 32 int8; w = d * q (exact in float) */
+        const unsigned char *blk = p + 34 * (size_t)(k / 32);
+        uint16_t h;
+        memcpy(&h, blk, 2);
+        __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, blk + 2 + k % 32)));
+        return _mm512_mul_ps(q, _mm512_set1_ps(_cvtsh_ss(h)));
+    }
+    default:
+        return _mm512_maskz_loadu_ps(m, (const float *)p + k);
+    }
+}
+
+/* RT weight rows (ldw bytes apart, storage type WT) x TT tokens, RT * TT <= 16, each product
+ * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
+ * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
+ * not stored. */
+static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w,
+                                                       size_t ldw, int RT, int rows,
+                                                       const float *x, size_t ldx, int TT, int K,
+                                                       float *y, size_t ldy) {
     __m512 acc[16];
-    const float *wr[16];
+    const unsigned char *wr[16];
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
-    int k = 0;
-    for (; k + LANES <= K; k += LANES) {
-        __m512 wv[16];
-        for (int i = 0; i < RT; i++) wv[i] = _mm512_loadu_ps(wr[i] + k);
-        for (int t = 0; t < TT; t++) {
-            __m512 xv = _mm512_loadu_ps(x + t * ldx + k);
-            for (int i = 0; i < RT; i++) {
-                int n = ACC_FOR_LANE(t * RT + i);
-                acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
-            }
-        }
-    }
-    if (k < K) { /* zero-filled tail: 0*0 terms, as the reference */
-        __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
-        __m512 wv[16];
-        for (int i = 0; i < RT; i++) wv[i] = _mm512_maskz_loadu_ps(m, wr[i] + k);
+    for (int k = 0; k < K; k += LANES) {
+        __mmask16 m = K - k >= LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+        __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
+        for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
         for (int t = 0; t < TT; t++) {
             __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ldx + k);
             for (int i = 0; i < RT; i++) {
@@ -373,26 +385,43 @@ void kern_attend(const float *q, int hs, const float *k, const float *v, size_t 
 
 /* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 16x1, 8x2 or 5x3 tiles so
  * each fold still serves 15-16 results (T = 1, plain decoding, is the 16-row case). */
-static void matmul_f32(const float *w, int rows, int K, const float *x, size_t ldx, int T,
-                       float *y, size_t ldy) {
+static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const unsigned char *w,
+                                                               size_t ldw, int rows, int K,
+                                                               const float *x, size_t ldx, int T,
+                                                               float *y, size_t ldy) {
     int t0 = T / 4 * 4;
     for (int r = 0; r < rows; r += 4) {
         int rt = rows - r < 4 ? rows - r : 4;
         for (int t = 0; t < t0; t += 4)
-            tile(w + (size_t)r * K, (size_t)K, 4, rt, x + t * ldx, ldx, 4, K, y + t * ldy + r, ldy);
+            tile(WT, w + r * ldw, ldw, 4, rt, x + t * ldx, ldx, 4, K, y + t * ldy + r, ldy);
     }
     int rem = T - t0;
     if (rem == 0) return;
     int RT = rem == 1 ? 16 : rem == 2 ? 8 : 5;
     for (int r = 0; r < rows; r += RT) {
         int rt = rows - r < RT ? rows - r : RT;
-        const float *wr = w + (size_t)r * K, *xr = x + t0 * ldx;
+        const unsigned char *wr = w + r * ldw;
+        const float *xr = x + t0 * ldx;
         float *yr = y + t0 * ldy + r;
-        if (rem == 1) tile(wr, (size_t)K, 16, rt, xr, ldx, 1, K, yr, ldy);
-        else if (rem == 2) tile(wr, (size_t)K, 8, rt, xr, ldx, 2, K, yr, ldy);
-        else tile(wr, (size_t)K, 5, rt, xr, ldx, 3, K, yr, ldy);
+        if (rem == 1) tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy);
+        else if (rem == 2) tile(WT, wr, ldw, 8, rt, xr, ldx, 2, K, yr, ldy);
+        else tile(WT, wr, ldw, 5, rt, xr, ldx, 3, K, yr, ldy);
     }
 }
+
+void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
+                 int ldy) {
+    const int K = w->cols;
+    size_t ldw = wtype_row_bytes(w->type, K);
+    const unsigned char *base = (const unsigned char *)w->data + (size_t)r0 * ldw;
+    switch (w->type) {
+    case WTYPE_F32: matmul_typed(WTYPE_F32, base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy); break;
+    case WTYPE_F16: matmul_typed(WTYPE_F16, base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy); break;
+    case WTYPE_BF16: matmul_typed(WTYPE_BF16, base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy); break;
+    case WTYPE_Q8_0: matmul_typed(WTYPE_Q8_0, base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy); break;
+    }
+}
+
 #elif KERN_AVX2
 static inline float fold256x2(__m256 lo, __m256 hi) {
     __m256 s8 = _mm256_add_ps(lo, hi);
@@ -508,6 +537,7 @@ static void matmul_f32(const float *w, int rows, int K, const float *x, size_t l
 }
 #endif
 
+#if !KERN_AVX512
 /* Rows widened per block for non-f32 weights. */
 #define WIDEN_ROWS 16
 
@@ -528,3 +558,4 @@ void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, 
         matmul_f32(buf, rt, K, x, (size_t)ldx, T, y + (r - r0), (size_t)ldy);
     }
 }
+#endif
