@@ -12,6 +12,7 @@ extern const dec_vtable dec_jacobi_vtable;
 extern const dec_vtable dec_lookahead_vtable;
 extern const dec_vtable dec_pld_vtable;
 extern const dec_vtable dec_spec_vtable;
+extern const dec_vtable dec_ouroboros_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
@@ -20,6 +21,7 @@ static const dec_vtable *const registry[] = {
     &dec_lookahead_vtable,
     &dec_pld_vtable,
     &dec_spec_vtable,
+    &dec_ouroboros_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 

@@ -1,0 +1,375 @@
+/* ouroboros.c: Ouroboros, speculative decoding with phrase drafts (Zhao et al., "Ouroboros:
+ * Generating Longer Drafts Phrase by Phrase for Faster Speculative Decoding", arXiv
+ * 2402.13720, EMNLP 2024), greedy.
+ *
+ * Algorithm 1, as implemented here, one iteration = one target step:
+ *   draft (§3.1, drafting phrase by phrase): the draft model runs lookahead decoding against a
+ *     phrase pool shared with the target. Each draft pass evaluates, in ONE tree: the tokens
+ *     the draft has not seen yet, its current token c, the lookahead window below c
+ *     (ouroboros_window.h) and every pool phrase keyed on c (at most W). The longest phrase
+ *     matching the draft's own argmax chain is taken, plus the draft's next token: a pass adds
+ *     1..beta+1 tokens. Passes repeat until the draft holds at least gamma tokens. The window's
+ *     columns feed the pool with W phrases per pass.
+ *   lengthen (§3.2, candidate suffixes): the K newest phrases keyed on the draft's last token
+ *     hang below it as branches.
+ *   verify: ONE target pass over [current token, draft, K suffixes] with a tree mask; accept the
+ *     draft prefix matching the target's argmax chain; if the whole draft matches, the longest
+ *     matching suffix prefix as well; then the target's own next token (bonus / correction).
+ *   inspire (§3.3): after the first failure in the draft, for every later draft token x, the
+ *     target's argmax chain after x (followed as long as the draft agreed with it) is a phrase
+ *     keyed on x, kept if it reaches beta tokens.
+ *   refine (§3.3): each suffix used is rewritten in the pool as [target's token after the
+ *     draft, target's argmax after each suffix token but the last].
+ *   warm start (§3.4): the pool outlives the prompt (warm=1), and can be saved/loaded
+ *     (ouroboros.h).
+ * Every emitted token is a target argmax on a committed root-to-node path, and the tree
+ * forward pass is batch-invariant (model/forward.h), so the output is greedy's exactly.
+ *
+ * Deviations from thunlp/Ouroboros (ouroboros.py, kv_cache_model.py, cache_engine.py,
+ * modeling_llama.py), each for exactness or clarity:
+ *   - Bonus token: the reference, like LADE, drops the target's next token when a whole suffix
+ *     (and, in the draft, a whole pool phrase) matches; we take it (one more token per such
+ *     step, at no cost), as llama.cpp does.
+ *   - End token: the reference cuts the output after the fact; here acceptance stops at an
+ *     accepted end token and the draft stops drafting after proposing it (no suffixes then).
+ *   - Pool: W phrases of beta tokens per key for both the window width and the pool capacity
+ *     (the reference asserts window_size == guess_set_size); phrase length beta is a parameter
+ *     (the reference's level 7 means beta 6). Refinement rewrites a suffix at its place in
+ *     the key's list (the reference overwrites the K newest slots); a refined phrase that is
+ *     already present is refreshed instead of duplicated.
+ *   - Context: drafting is bounded by the draft's context (its window is skipped when it does
+ *     not fit, phrases are shortened to the room left) and stops for the rest of the prompt
+ *     when the draft is full; the target then verifies suffixes keyed on its own current
+ *     token (draft length 0). Drafts and suffixes are trimmed to what could still be emitted
+ *     (max_new, and so the target's context).
+ *   - No sampling, batch 1 (as the reference).
+ * Switches for the ablations: lookahead=0 (no window: the draft still verifies pool phrases),
+ * suffix=0 (= K=0), inspire=0, refine=0, warm=0.
+ *
+ * Statistics: drafted = the draft length plus the suffix length when suffixes were attached
+ * (the longest root-to-leaf path offered); accepted = draft tokens + suffix tokens accepted. */
+#include "decoders/ouroboros.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/dec_impl.h"
+#include "decoders/ouroboros_pool.h"
+#include "decoders/ouroboros_window.h"
+#include "util/err.h"
+
+typedef struct {
+    int gamma, W, beta, K, lookahead, suffix, inspire, refine, warm, seed;
+    int V, T_L, D_L, draft_ok;
+    fwd_ctx *ft, *fd;
+    ngram_pool *pool; /* key -> W phrases of beta tokens, shared by draft and target */
+    ouro_window win;
+    rng_state rng;
+    int max_trows, max_drows, max_catch;
+    float *tlog, *dlog;             /* logits of a target / draft pass */
+    int *ttok, *tpar, *ttop;        /* target pass: tokens, parents, argmax per row */
+    int *dtok, *dpar, *dtop, *rows; /* draft pass; rows[i] = i */
+    int *seq;                       /* the text, then this step's drafts */
+    int *dseq;                      /* tokens in the draft's KV cache */
+    int *path, *em, *phrase;
+    ouroboros_counts cnt;
+} ouro;
+
+static int imin(int a, int b) {
+    return a < b ? a : b;
+}
+
+static int ouro_create(dec *d, char *err) {
+    ouro *o = calloc(1, sizeof *o);
+    if (!o) return err_set(err, "ouroboros: out of memory");
+    d->impl = o;
+    o->gamma = dec_param(d, "gamma"), o->W = dec_param(d, "W"), o->beta = dec_param(d, "beta");
+    o->K = dec_param(d, "K"), o->lookahead = dec_param(d, "lookahead");
+    o->suffix = dec_param(d, "suffix"), o->inspire = dec_param(d, "inspire");
+    o->refine = dec_param(d, "refine"), o->warm = dec_param(d, "warm");
+    o->seed = dec_param(d, "seed");
+    if (o->K > o->W) return err_set(err, "ouroboros: K=%d exceeds W=%d", o->K, o->W);
+    o->V = d->env.target->cfg.vocab_size;
+    o->T_L = d->env.target->cfg.seq_len, o->D_L = d->env.draft->cfg.seq_len;
+    if (ngram_pool_new(&o->pool, o->V, o->W, o->beta, err) ||
+        ouro_window_init(&o->win, o->W, o->beta, err))
+        return -1;
+    /* a draft pass: catch-up, the current token, the window, W phrases */
+    o->max_catch = o->beta + 1;
+    o->max_drows = o->max_catch + 1 + ouro_window_max_rows(&o->win) + o->W * o->beta;
+    /* a target pass: the current token, a draft of up to gamma-1 + beta+1 tokens, K suffixes */
+    o->max_trows = 1 + o->gamma + o->beta + o->K * o->beta;
+    size_t V = (size_t)o->V, DR = (size_t)o->max_drows, TR = (size_t)o->max_trows;
+    o->tlog = malloc(sizeof(float) * TR * V);
+    o->dlog = malloc(sizeof(float) * DR * V);
+    o->ttok = malloc(sizeof(int) * TR), o->tpar = malloc(sizeof(int) * TR);
+    o->ttop = malloc(sizeof(int) * TR);
+    o->dtok = malloc(sizeof(int) * DR), o->dpar = malloc(sizeof(int) * DR);
+    o->dtop = malloc(sizeof(int) * DR), o->rows = malloc(sizeof(int) * DR);
+    o->seq = malloc(sizeof(int) * ((size_t)o->T_L + o->gamma + o->beta + 2));
+    o->dseq = malloc(sizeof(int) * (size_t)o->D_L);
+    o->path = malloc(sizeof(int) * (DR + TR)), o->em = malloc(sizeof(int) * TR);
+    o->phrase = malloc(sizeof(int) * (size_t)o->beta);
+    if (!o->tlog || !o->dlog || !o->ttok || !o->tpar || !o->ttop || !o->dtok || !o->dpar ||
+        !o->dtop || !o->rows || !o->seq || !o->dseq || !o->path || !o->em || !o->phrase)
+        return err_set(err, "ouroboros: out of memory");
+    for (int i = 0; i < o->max_drows; i++) o->rows[i] = i;
+    if (dec_fwd_new(d, d->env.target, o->max_trows, &o->ft, err) ||
+        dec_fwd_new(d, d->env.draft, o->max_drows, &o->fd, err))
+        return -1;
+    return 0;
+}
+
+/* Commits batch rows path[0..n) of the last draft pass and mirrors their tokens. */
+static int draft_commit(ouro *o, const int *path, int n, char *err) {
+    int dn = fwd_n_past(o->fd);
+    for (int i = 0; i < n; i++) o->dseq[dn + i] = o->dtok[path[i]];
+    return fwd_commit(o->fd, path, n, err);
+}
+
+/* One draft pass (§3.1). seq[0..end) is the text plus the draft so far; seq[end-1] is the
+ * draft's current token. Appends the pass's tokens at seq[end..] and returns their count. */
+static int draft_pass(dec *d, ouro *o, int end, char *err) {
+    const int cur_i = end - 1, room = o->D_L - 1 - cur_i; /* depth allowed below c */
+    int dn = fwd_n_past(o->fd);
+    while (cur_i - dn > o->max_catch) { /* catch up on a long lag first (not in normal runs) */
+        int k = imin(cur_i - dn, o->max_drows), last = k - 1;
+        memcpy(o->dtok, o->seq + dn, sizeof(int) * (size_t)k);
+        if (dec_eval(d, DEC_DRAFT, o->fd, k, o->dtok, NULL, &last, 1, o->dlog, 0, err) ||
+            draft_commit(o, o->rows, k, err))
+            return -1;
+        dn += k;
+        o->cnt.draft_passes++;
+    }
+    /* rows: catch-up chain ending at c, the window below c, the pool's phrases for c */
+    int n = 0;
+    for (int i = dn; i <= cur_i; i++, n++) o->dtok[n] = o->seq[i], o->dpar[n] = n - 1;
+    const int root = n - 1, c = o->seq[cur_i];
+    int use_win = o->lookahead && room >= ouro_window_depth(&o->win);
+    if (use_win) n = ouro_window_build(&o->win, root, o->dtok, o->dpar, n);
+    int nc = ngram_pool_count(o->pool, c), clen = imin(o->beta, room);
+    if (clen <= 0) nc = 0;
+    const int cand0 = n;
+    for (int k = 0; k < nc; k++) { /* newest first */
+        const int *ph = ngram_pool_get(o->pool, c, k);
+        for (int m = 0; m < clen; m++, n++) o->dtok[n] = ph[m], o->dpar[n] = m == 0 ? root : n - 1;
+    }
+    if (dec_eval(d, DEC_DRAFT, o->fd, n, o->dtok, o->dpar, o->rows + root, n - root, o->dlog, 0,
+                 err))
+        return -1;
+    o->cnt.draft_passes++;
+    for (int r = root; r < n; r++)
+        o->dtop[r] = fwd_argmax(o->dlog + (size_t)(r - root) * o->V, o->V);
+    /* the longest phrase on the draft's own argmax chain (first one on ties) */
+    int best = -1, best_m = 0;
+    for (int k = 0; k < nc; k++) {
+        int m = 0, prev = root, r0 = cand0 + k * clen;
+        while (m < clen && o->dtok[r0 + m] == o->dtop[prev]) prev = r0 + m++;
+        if (m > best_m) best = k, best_m = m;
+    }
+    int np = 0, last = root;
+    for (int i = 0; i <= root; i++) o->path[np++] = i;
+    for (int m = 0; m < best_m; m++) {
+        last = cand0 + best * clen + m;
+        o->path[np++] = last;
+        o->seq[end + m] = o->dtok[last];
+    }
+    o->seq[end + best_m] = o->dtop[last]; /* the draft's own next token: the bonus */
+    if (draft_commit(o, o->path, np, err)) return -1;
+    if (use_win) {
+        long before = o->win.harvested;
+        ouro_window_update(&o->win, c, o->dtop, o->pool);
+        o->cnt.window_phrases += o->win.harvested - before;
+    }
+    o->cnt.draft_tokens += best_m + 1, o->cnt.draft_phrase_tokens += best_m;
+    return best_m + 1;
+}
+
+/* Candidate inspiration (§3.3): rows 1..n of the target pass hold the draft x_1..x_n, and
+ * x_{a+1} was the first rejected. From each rejected-or-later x_k, follow the target's argmax
+ * chain while the draft agreed with it; a chain of beta tokens becomes a phrase keyed on x_k. */
+static void inspire(ouro *o, int a, int n) {
+    for (int k = a + 1; k <= n; k++) {
+        int len = 0;
+        for (int r = k; len < o->beta; r++) {
+            o->phrase[len++] = o->ttop[r];
+            if (r + 1 > n || o->ttok[r + 1] != o->ttop[r]) break;
+        }
+        if (len == o->beta) o->cnt.inspired += ngram_pool_add(o->pool, o->ttok[k], o->phrase) == 1;
+    }
+}
+
+static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
+    ouro *o = d->impl;
+    const int V = o->V, B = o->beta;
+    memset(&o->cnt, 0, sizeof o->cnt);
+    if (!o->warm) ngram_pool_clear(o->pool);
+    rng_seed(&o->rng, (uint64_t)o->seed);
+    ouro_window_reset(&o->win, prompt, n_prompt, &o->rng);
+    memcpy(o->seq, prompt, sizeof(int) * (size_t)n_prompt);
+    int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
+    if (dec_prefill(d, DEC_TARGET, o->ft, prompt, n_prompt, o->tlog, err)) return -1;
+    o->seq[L] = fwd_argmax(o->tlog, V);
+    L += dec_emit(d, &o->seq[L], 1);
+    o->draft_ok = n_prompt < o->D_L;
+    if (o->draft_ok) {
+        if (dec_prefill(d, DEC_DRAFT, o->fd, prompt, n_prompt, o->dlog, err)) return -1;
+        memcpy(o->dseq, prompt, sizeof(int) * (size_t)n_prompt);
+    }
+    while (!d->done) {
+        const int need = d->max_new - d->n_out - 1; /* tokens that could follow the bonus */
+        /* 1. draft phrase by phrase until gamma tokens (or the end token, or no room) */
+        int n = 0, goal = imin(o->gamma, need);
+        while (o->draft_ok && n < goal) {
+            if (L - 1 + n > o->D_L - 1) { /* the draft's context is full: no more drafting */
+                o->draft_ok = 0;
+                break;
+            }
+            int k = draft_pass(d, o, L + n, err), stop = 0;
+            if (k < 0) return -1;
+            for (int i = 0; i < k && !stop; i++)
+                if (o->seq[L + n + i] == d->end_id) k = i + 1, stop = 1;
+            n += k;
+            if (stop) break;
+        }
+        n = imin(n, need);
+        const int *x = o->seq + L;
+        /* 2. the tree: [current token, x_1..x_n] and K suffixes below x_n (§3.2) */
+        int rows = 0;
+        for (int i = 0; i <= n; i++, rows++)
+            o->ttok[rows] = o->seq[L - 1 + i], o->tpar[rows] = rows - 1;
+        const int key_row = n, key = o->ttok[key_row];
+        int slen = imin(B, need - n), ns = 0;
+        if (o->suffix && o->K > 0 && slen > 0 && key != d->end_id) {
+            ns = imin(o->K, ngram_pool_count(o->pool, key));
+            for (int s = 0; s < ns; s++) { /* the K newest */
+                const int *ph = ngram_pool_get(o->pool, key, s);
+                for (int m = 0; m < slen; m++, rows++)
+                    o->ttok[rows] = ph[m], o->tpar[rows] = m == 0 ? key_row : rows - 1;
+            }
+        }
+        if (dec_eval(d, DEC_TARGET, o->ft, rows, o->ttok, o->tpar, NULL, rows, o->tlog, 0, err))
+            return -1;
+        for (int r = 0; r < rows; r++) o->ttop[r] = fwd_argmax(o->tlog + (size_t)r * V, V);
+        /* 3. verify: the draft prefix, then the best suffix, then the bonus token */
+        int a = 0;
+        while (a < n && x[a] == o->ttop[a] && x[a] != d->end_id) a++;
+        int ended = a < n && x[a] == o->ttop[a];
+        if (ended) a++;
+        int np = 0, ne = 0, last = a, best_m = 0;
+        for (int i = 0; i <= a; i++) o->path[np++] = i;
+        for (int i = 0; i < a; i++) o->em[ne++] = x[i];
+        if (a == n && !ended) {
+            int best = -1;
+            for (int s = 0; s < ns; s++) {
+                int m = 0, prev = key_row, r0 = n + 1 + s * slen, end_hit = 0;
+                while (m < slen && !end_hit && o->ttok[r0 + m] == o->ttop[prev])
+                    end_hit = o->ttok[r0 + m] == d->end_id, prev = r0 + m++;
+                if (m > best_m) best = s, best_m = m, ended = end_hit;
+            }
+            for (int m = 0; m < best_m; m++) {
+                last = n + 1 + best * slen + m;
+                o->path[np++] = last;
+                o->em[ne++] = o->ttok[last];
+            }
+        }
+        if (!ended) o->em[ne++] = o->ttop[last];
+        int emitted = dec_emit(d, o->em, ne);
+        dec_step_done(d, rows, n + (ns ? slen : 0), a + best_m, emitted);
+        if (best_m) o->cnt.suffix_steps++, o->cnt.suffix_tokens += best_m;
+        /* 4. the pool learns from the verification (§3.3) */
+        if (o->inspire && a < n) inspire(o, a, n);
+        if (o->refine && slen == B)
+            for (int s = 0; s < ns; s++) {
+                const int *old = o->ttok + n + 1 + s * slen;
+                o->phrase[0] = o->ttop[key_row];
+                for (int m = 1; m < B; m++) o->phrase[m] = o->ttop[n + 1 + s * slen + m - 1];
+                if (memcmp(old, o->phrase, sizeof(int) * (size_t)B) != 0) o->cnt.refined++;
+                ouro_pool_replace(o->pool, key, old, o->phrase);
+            }
+        if (d->done) break;
+        /* 5. commit the accepted path; cut the draft back to what it shares with the text */
+        if (fwd_commit(o->ft, o->path, np, err)) return -1;
+        int old_L = L;
+        memcpy(o->seq + L, o->em, sizeof(int) * (size_t)emitted);
+        L += emitted;
+        if (o->draft_ok) {
+            int dn = fwd_n_past(o->fd), keep = imin(dn, old_L);
+            while (keep < dn && keep < L - 1 && o->dseq[keep] == o->seq[keep]) keep++;
+            if (keep < dn && fwd_truncate(o->fd, keep, err)) return -1;
+        }
+    }
+    o->cnt.pool_phrases = ngram_pool_size(o->pool);
+    return 0;
+}
+
+static void ouro_destroy(dec *d) {
+    ouro *o = d->impl;
+    if (!o) return;
+    fwd_free(o->ft), fwd_free(o->fd);
+    ngram_pool_free(o->pool);
+    ouro_window_free(&o->win);
+    free(o->tlog), free(o->dlog), free(o->ttok), free(o->tpar), free(o->ttop);
+    free(o->dtok), free(o->dpar), free(o->dtop), free(o->rows), free(o->seq), free(o->dseq);
+    free(o->path), free(o->em), free(o->phrase);
+    free(o);
+}
+
+const dec_vtable dec_ouroboros_vtable = {
+    .name = "ouroboros",
+    .summary = "Ouroboros: the draft model drafts phrase by phrase from a pool shared with the "
+               "target, drafts lengthened by pool suffixes (Zhao et al. 2024)",
+    .n_params = 10,
+    .params =
+        {
+            {"gamma", PARAM_INT, 4, 1, 64, {0}, "minimum draft length (tokens) per target step"},
+            {"W", PARAM_INT, 20, 1, 64, {0}, "lookahead window width = phrases kept per key"},
+            {"beta", PARAM_INT, 8, 1, 16, {0}, "phrase length (tokens; the reference's level-1)"},
+            {"K", PARAM_INT, 3, 0, 64, {0}, "candidate suffixes verified by the target"},
+            {"lookahead", PARAM_INT, 1, 0, 1, {0}, "the draft runs the lookahead window"},
+            {"suffix", PARAM_INT, 1, 0, 1, {0}, "lengthen drafts with pool suffixes"},
+            {"inspire", PARAM_INT, 1, 0, 1, {0}, "candidate inspiration from verification"},
+            {"refine", PARAM_INT, 1, 0, 1, {0}, "candidate refinement of used suffixes"},
+            {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the pool across prompts (warm start)"},
+            {"seed", PARAM_INT, 10, 0, 1000000000, {0}, "seed of the window's initial guesses"},
+        },
+    .needs_draft = 1,
+    .create = ouro_create,
+    .generate = ouro_generate,
+    .destroy = ouro_destroy,
+};
+
+/* ---- ouroboros.h ------------------------------------------------------------------------- */
+
+static ouro *impl_of(const dec *d, char *err) {
+    if (!d || d->vt != &dec_ouroboros_vtable) {
+        err_set(err, "decoder '%s' is not ouroboros: it has no phrase pool", d ? d->name : "NULL");
+        return NULL;
+    }
+    return d->impl;
+}
+
+int ouroboros_pool_save(const dec *d, const char *path, char *err) {
+    ouro *o = impl_of(d, err);
+    return o ? ouro_pool_save(o->pool, o->V, path, err) : -1;
+}
+
+int ouroboros_pool_load(dec *d, const char *path, char *err) {
+    ouro *o = impl_of(d, err);
+    return o ? ouro_pool_load(o->pool, o->V, path, err) : -1;
+}
+
+int ouroboros_pool_clear(dec *d, char *err) {
+    ouro *o = impl_of(d, err);
+    if (!o) return -1;
+    ngram_pool_clear(o->pool);
+    return 0;
+}
+
+int ouroboros_counts_get(const dec *d, ouroboros_counts *out, char *err) {
+    ouro *o = impl_of(d, err);
+    if (!o) return -1;
+    *out = o->cnt;
+    out->pool_phrases = ngram_pool_size(o->pool);
+    return 0;
+}
