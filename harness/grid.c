@@ -45,7 +45,8 @@ static int parse_item(grid *g, int k, char *item, char *err) {
         return err_set(err, "grid: %s=%s..%s: a range needs two integers", key, item, dots + 2);
     if (a > b) return err_set(err, "grid: %s=%ld..%ld: the range is descending", key, a, b);
     if (b - a >= GRID_MAX_VALUES)
-        return err_set(err, "grid: %s=%ld..%ld has more than %d values", key, a, b, GRID_MAX_VALUES);
+        return err_set(err, "grid: %s=%ld..%ld has more than %d values", key, a, b,
+                       GRID_MAX_VALUES);
     for (long v = a; v <= b; v++) {
         char buf[24];
         snprintf(buf, sizeof buf, "%ld", v);
@@ -91,14 +92,16 @@ static int resolve_ties(grid *g, char *err) {
             if (j < 0) continue;
             if (j == k) return err_set(err, "grid: %s=%s ties the key to itself", g->key[k], val);
             if (g->n_values[k] != 1)
-                return err_set(err, "grid: %s: a tie to %s must be the key's only value", g->key[k], val);
+                return err_set(err, "grid: %s: a tie to %s must be the key's only value", g->key[k],
+                               val);
             g->tie[k] = j;
         }
     for (int k = 0; k < g->n_keys; k++) {
         int r = g->tie[k], hops = 0;
         while (r >= 0 && g->tie[r] >= 0) {
             r = g->tie[r];
-            if (++hops > g->n_keys) return err_set(err, "grid: the ties of %s form a cycle", g->key[k]);
+            if (++hops > g->n_keys)
+                return err_set(err, "grid: the ties of %s form a cycle", g->key[k]);
         }
         g->tie[k] = r;
     }
@@ -123,11 +126,13 @@ int grid_parse(grid *g, const char *spec, char *err) {
     }
     snprintf(g->name, sizeof g->name, "%s", name);
     char *save = NULL;
-    for (char *kv = colon ? strtok_r(colon + 1, ";", &save) : NULL; kv; kv = strtok_r(NULL, ";", &save))
+    for (char *kv = colon ? strtok_r(colon + 1, ";", &save) : NULL; kv;
+         kv = strtok_r(NULL, ";", &save))
         if (*trim(kv) && parse_key(g, kv, err)) goto done;
     if (resolve_ties(g, err)) goto done;
     if (grid_points(g) > GRID_MAX_POINTS) {
-        err_set(err, "grid '%s' has %ld points, more than %d", spec, grid_points(g), GRID_MAX_POINTS);
+        err_set(err, "grid '%s' has %ld points, more than %d", spec, grid_points(g),
+                GRID_MAX_POINTS);
         goto done;
     }
     rc = 0;

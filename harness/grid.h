@@ -21,15 +21,15 @@
 #include <stddef.h>
 
 #define GRID_MAX_KEYS 16
-#define GRID_MAX_VALUES 256   /* values of one key */
-#define GRID_MAX_POINTS 4096  /* a typo such as 1..100000 should fail, not run for a week */
+#define GRID_MAX_VALUES 256  /* values of one key */
+#define GRID_MAX_POINTS 4096 /* a typo such as 1..100000 should fail, not run for a week */
 #define GRID_NAME_LEN 32
 
 typedef struct {
     char name[GRID_NAME_LEN]; /* decoder name */
     int n_keys;
     char key[GRID_MAX_KEYS][GRID_NAME_LEN];
-    int tie[GRID_MAX_KEYS];   /* index of the key this one follows (a root, never tied), or -1 */
+    int tie[GRID_MAX_KEYS]; /* index of the key this one follows (a root, never tied), or -1 */
     int n_values[GRID_MAX_KEYS];
     char *values[GRID_MAX_KEYS]; /* n_values[k] strings of GRID_NAME_LEN bytes each (owned) */
 } grid;

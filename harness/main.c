@@ -26,6 +26,11 @@ static const command commands[] = {
     {"synth", cmd_synth, "write a random-weight model of a real shape"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
+    {"run", cmd_run, "benchmark decoders on datasets into the results database"},
+    {"sweep", cmd_sweep, "run a grid of decoder parameters (one run per point)"},
+    {"report", cmd_report, "tables from the results database (md, csv, json)"},
+    {"plot", cmd_plot, "figures from the results database (gnuplot: PNG + SVG)"},
+    {"compare", cmd_compare, "CI regression gate: compare two runs, exit 1 on regression"},
 };
 
 static void usage(void) {

@@ -1,0 +1,138 @@
+/* cmd_run.c: `decbench run`: datasets x decoders x repeats into the results database.
+ *
+ *   decbench run --model FILE [--draft FILE] --dataset NAME[,NAME] --decoder SPEC [...]
+ *                [--limit N] [--offset N] [--shuffle SEED] [--max-new N] [--repeats N]
+ *                [--warmup N] [--db FILE] [--trace] [--allow-mismatch] [--resume RUN_ID] ...
+ *
+ * Decisions (also in --help; the loop itself is described in runner.h):
+ *   - Everything that can be refused is refused before the database is touched: options,
+ *     every dataset record (ds_open reads whole files), models, tokenizer, prompt lengths and
+ *     every decoder spec. So a bad input leaves no run row, and no database file is created.
+ *   - Greedy is always measured (added first if not listed): it is the exactness reference and
+ *     the speed-up baseline of the same run, under the same conditions.
+ *   - A run whose decoder differs from greedy is marked 'failed' and exits 1: it must not
+ *     become the "latest complete run" that reports, plots and `compare` pick by default.
+ *     --allow-mismatch keeps it 'complete' (the report's exact % column shows the damage).
+ *   - Exit status: 0 success, 1 error or mismatch, 2 usage error, 130 interrupted.
+ *   - stdout gets the summary table only (markdown, `decbench report` layout summary);
+ *     progress, notes and errors go to stderr. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/commands.h"
+#include "harness/runner.h"
+#include "results/report.h"
+#include "util/err.h"
+
+enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_COUNT };
+
+static void usage(const args_opt *o) {
+    args_usage("decbench run --model FILE --dataset NAME[,NAME] [--decoder SPEC ...] [options]", o,
+               R_COUNT);
+    runner_help();
+    fprintf(stderr, "decoders (--decoder NAME[:KEY=VALUE,...]):\n%s", dec_help());
+}
+
+/* Opens the database and creates (or resumes) the run. */
+static int begin(runner *r, db **d, int64_t resume_id, char *const *canon, int n, const char *cmd,
+                 int64_t *run_id, char *err) {
+    if (runner_make_parent(r->o.db_path, err) || db_open(d, r->o.db_path, DB_WRITE, err)) return -1;
+    if (resume_id) {
+        *run_id = resume_id;
+        return runner_resume(r, *d, resume_id, canon, n, err);
+    }
+    db_run run;
+    db_env env;
+    runner_fill_run(r, &run, &env, cmd);
+    return db_begin_run(*d, &run, run_id, err);
+}
+
+static void summary(db *d, int64_t run_id) {
+    report_opts ro = {
+        .run_ids = &run_id, .n_runs = 1, .format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
+    char err[ERR_LEN];
+    if (report_write(d, &ro, stdout, err)) fprintf(stderr, "decbench run: summary: %s\n", err);
+    fflush(stdout);
+}
+
+int cmd_run(int argc, char **argv) {
+    args_opt o[R_COUNT];
+    runner_options(o);
+    o[R_DECODER] = (args_opt){.name = "--decoder",
+                              .alias = "-d",
+                              .takes_value = 1,
+                              .help = "decoder spec, repeatable (greedy is always added)"};
+    o[R_RESUME] =
+        (args_opt){.name = "--resume",
+                   .alias = NULL,
+                   .takes_value = 1,
+                   .help = "continue run RUN_ID (same options; stored samples are skipped)"};
+    char err[ERR_LEN];
+    const char *pos[1];
+    int n_pos;
+    if (args_parse(argc, argv, 2, o, R_COUNT, pos, 0, &n_pos, err)) return cmd_fail("run", err) + 1;
+    if (args_flag(o, R_COUNT, "--help")) {
+        usage(o);
+        return 0;
+    }
+    runner_opts ro;
+    long resume_id;
+    if (runner_opts_get(o, R_COUNT, &ro, err) ||
+        args_int(o, R_COUNT, "--resume", 0, 1, INT64_MAX, &resume_id, err))
+        return cmd_fail("run", err) + 1;
+
+    runner r;
+    db *d = NULL;
+    char **canon = NULL, **shown = NULL, *cmd = runner_command_line(argc, argv);
+    int n = 0, rc = 1;
+    int64_t run_id = 0;
+    const args_opt *dopt = args_get(o, R_COUNT, "--decoder");
+    if (runner_open(&r, &ro, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+        begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
+        cmd_fail("run", err);
+        goto out;
+    }
+    runner_catch_signals();
+    char title[64];
+    snprintf(title, sizeof title, "run %" PRId64, run_id);
+    fprintf(stderr, "decbench run: %s %s in %s: %d prompt(s) x %d decoder(s) x %d repeat(s)\n",
+            resume_id ? "resuming run" : "run", title + 4, ro.db_path, r.n_prompts, n, ro.repeats);
+    runner_result res;
+    int m = runner_measure(&r, d, run_id, canon, shown, n, title, &res, err);
+    if (m < 0) {
+        cmd_fail("run", err);
+        if (db_finish_run(d, run_id, DB_FAILED, err)) cmd_fail("run", err);
+        goto out;
+    }
+    if (m == RUNNER_INTERRUPTED) {
+        if (db_finish_run(d, run_id, DB_INCOMPLETE, err)) cmd_fail("run", err);
+        fprintf(stderr,
+                "decbench run: interrupted: run %" PRId64 " is incomplete (%ld sample(s) "
+                "stored by this command); continue it with:\n  %s --resume %" PRId64 "\n",
+                run_id, res.measured, cmd ? cmd : "decbench run ...", run_id);
+        rc = 130;
+        goto out;
+    }
+    int failed = res.mismatches && !ro.allow_mismatch;
+    if (db_finish_run(d, run_id, failed ? DB_FAILED : DB_COMPLETE, err)) {
+        cmd_fail("run", err);
+        goto out;
+    }
+    summary(d, run_id);
+    if (res.mismatches)
+        fprintf(stderr, "decbench run: %ld sample(s) DIFFER from greedy (see MISMATCH above)%s\n",
+                res.mismatches, failed ? "; run marked failed (--allow-mismatch to accept)" : "");
+    fprintf(stderr,
+            "decbench run: run %" PRId64 " %s: %ld sample(s) measured, %ld already stored, in %s\n",
+            run_id, failed ? "failed" : "complete", res.measured, res.skipped, ro.db_path);
+    rc = failed;
+out:
+    runner_free_specs(canon, shown, n);
+    db_close(d);
+    runner_close(&r);
+    free(cmd);
+    return rc;
+}

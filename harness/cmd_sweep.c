@@ -1,0 +1,414 @@
+/* cmd_sweep.c: `decbench sweep`: one run per point of a decoder-parameter grid.
+ *
+ *   decbench sweep --model FILE --dataset NAME[,NAME] --grid 'lookahead:W=1,2,4;N=3,5;G=W'
+ *                  [--grid SPEC ...] [the options of `run`] [--resume SWEEP_ID]
+ *
+ * Decisions (also in --help):
+ *   - Grammar of SPEC: harness/grid.h (lists, a..b ranges, ties such as G=W). Several --grid
+ *     options are concatenated; points with the same canonical spec run once. Every point is
+ *     validated (dec_create) before anything is measured or written.
+ *   - Greedy is measured ONCE, as the sweep's first run; every point is its own run with
+ *     baseline_run_id pointing at it and the shared sweep id (db_begin_sweep), so reports and
+ *     plots compute each point's speed-up against the same greedy samples. Point runs hold
+ *     no greedy samples; exactness is still checked against greedy's output, kept in memory.
+ *   - A point whose outputs differ from greedy is marked 'failed' (see `run`), the sweep goes
+ *     on and exits 1 at the end (unless --allow-mismatch); failed points are never "best".
+ *   - Ctrl-C marks the current run 'incomplete' and exits 130; repeating the command with
+ *     --resume SWEEP_ID skips finished runs, resumes the interrupted one and runs the rest
+ *     (the grid must be the same: runs are matched to points in order).
+ *   - At the end: the ablation table of each grid's decoder (report layout ablation over the
+ *     point runs), then per dataset the best point by wall-clock speed-up (end-to-end,
+ *     prefill included) and the best by tokens per target step. */
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/commands.h"
+#include "harness/grid.h"
+#include "harness/runner.h"
+#include "results/report.h"
+#include "util/err.h"
+
+enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_COUNT };
+
+typedef struct {
+    runner r;
+    db *d;
+    char **canon, **shown; /* the points */
+    int n;
+    int64_t sweep_id, base_id;
+    int64_t *run_of; /* run id of each point, 0 before it starts */
+    char *status_of; /* 'c' complete, 'f' failed, 'r' resumable, 0 none */
+    char *cmd;
+    long mismatches;
+} sweep;
+
+/* ---- the grid --------------------------------------------------------------------------- */
+
+/* Expands every --grid into point specs (malloc'd strings) and the sweep's spec text. */
+static int expand_grids(const args_opt *g, char ***points, int *n, char *spec, size_t spec_n,
+                        char *err) {
+    *points = NULL;
+    *n = 0;
+    spec[0] = '\0';
+    for (int i = 0; i < g->count; i++) {
+        grid gr;
+        if (grid_parse(&gr, g->values[i], err)) return -1;
+        long np = grid_points(&gr);
+        char **grown = realloc(*points, sizeof **points * (size_t)(*n + np));
+        if (!grown) {
+            grid_free(&gr);
+            return err_set(err, "out of memory");
+        }
+        *points = grown;
+        for (long k = 0; k < np; k++) {
+            char p[1024];
+            if (grid_point(&gr, k, p, sizeof p) || !((*points)[(*n)++] = strdup(p))) {
+                grid_free(&gr);
+                return err_set(err, "grid point %ld of %s: too long or out of memory", k,
+                               g->values[i]);
+            }
+        }
+        grid_free(&gr);
+        size_t len = strlen(spec);
+        snprintf(spec + len, spec_n - len, "%s%s", i ? " + " : "", g->values[i]);
+    }
+    if (*n == 0) return err_set(err, "--grid SPEC is required, e.g. --grid 'spec:gamma=1..8'");
+    return 0;
+}
+
+/* ---- resume ------------------------------------------------------------------------------ */
+
+static char status_code(const char *s) {
+    return !strcmp(s, "complete") ? 'c' : !strcmp(s, "failed") ? 'f' : 'r';
+}
+
+/* Maps the sweep's existing runs to the baseline and the points, in id order. */
+static int load_sweep(sweep *s, const char *spec, char *gstatus, char *err) {
+    sqlite3 *h = db_sqlite(s->d);
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(h, "SELECT spec FROM sweeps WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+        return err_set(err, "--resume: %s", sqlite3_errmsg(h));
+    sqlite3_bind_int64(st, 1, s->sweep_id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        err_set(err, "--resume: no sweep %" PRId64 " in %s", s->sweep_id, db_path(s->d));
+        goto done;
+    }
+    if (strcmp((const char *)sqlite3_column_text(st, 0), spec)) {
+        err_set(err, "--resume %" PRId64 ": the sweep's grid was '%s', this command's is '%s'",
+                s->sweep_id, sqlite3_column_text(st, 0), spec);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(
+            h,
+            "SELECT id, status, baseline_run_id IS NULL FROM runs WHERE sweep_id = ? "
+            "ORDER BY id",
+            -1, &st, NULL) != SQLITE_OK) {
+        st = NULL;
+        err_set(err, "--resume: %s", sqlite3_errmsg(h));
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, s->sweep_id);
+    int k = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        char code = status_code((const char *)sqlite3_column_text(st, 1));
+        if (sqlite3_column_int(st, 2)) {
+            s->base_id = id;
+            *gstatus = code;
+        } else if (k < s->n) {
+            s->run_of[k] = id;
+            s->status_of[k++] = code;
+        } else {
+            err_set(err, "--resume %" PRId64 ": the sweep has more runs than the grid has points",
+                    s->sweep_id);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- measuring one run ------------------------------------------------------------------ */
+
+/* Runs (or resumes, or skips when finished) one run of the sweep. Returns RUNNER_DONE,
+ * RUNNER_INTERRUPTED or -1; *run_id is set as soon as the run exists. */
+static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *run_id, char *status,
+                   int64_t baseline, const char *title, char *err) {
+    if (*run_id && (*status == 'c' || *status == 'f'))
+        return runner_check_run(&s->r, s->d, *run_id, canon, 1, err) ? -1 : RUNNER_DONE;
+    if (*run_id) {
+        if (runner_resume(&s->r, s->d, *run_id, canon, 1, err)) return -1;
+    } else {
+        db_run run;
+        db_env env;
+        runner_fill_run(&s->r, &run, &env, s->cmd);
+        run.sweep_id = s->sweep_id;
+        run.baseline_run_id = baseline;
+        if (db_begin_run(s->d, &run, run_id, err)) return -1;
+    }
+    runner_result res;
+    int m = runner_measure(&s->r, s->d, *run_id, canon, shown, 1, title, &res, err);
+    char e2[ERR_LEN];
+    if (m < 0) {
+        if (db_finish_run(s->d, *run_id, DB_FAILED, e2))
+            fprintf(stderr, "decbench sweep: %s\n", e2);
+        return -1;
+    }
+    db_status fin = m == RUNNER_INTERRUPTED                    ? DB_INCOMPLETE
+                    : res.mismatches && !s->r.o.allow_mismatch ? DB_FAILED
+                                                               : DB_COMPLETE;
+    s->mismatches += res.mismatches;
+    *status = fin == DB_COMPLETE ? 'c' : fin == DB_FAILED ? 'f' : 'r';
+    if (db_finish_run(s->d, *run_id, fin, err)) return -1;
+    return m;
+}
+
+/* ---- the summary -------------------------------------------------------------------------- */
+
+static double num(json_t *row, const char *key) {
+    json_t *v = json_object_get(row, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The point's spec as the user wrote it, for the run id. */
+static const char *shown_of(const sweep *s, int64_t run) {
+    for (int k = 0; k < s->n; k++)
+        if (s->run_of[k] == run) return s->shown[k];
+    return "?";
+}
+
+/* Best point per dataset by e2e speed-up and by tokens/step among runs ids (one decoder's
+ * complete points), from the report's own figures (JSON of the summary layout), so the
+ * numbers are the ones reports show. */
+static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
+    char *buf = NULL, err[ERR_LEN];
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    report_opts ro = {.run_ids = ids, .n_runs = n, .format = REPORT_JSON, .layout = REPORT_SUMMARY};
+    int rc = m ? report_write(s->d, &ro, m, err) : err_set(err, "out of memory");
+    if (m) fclose(m);
+    json_t *root = rc == 0 ? json_loads(buf, 0, NULL) : NULL;
+    free(buf);
+    json_t *rows = json_object_get(root, "rows");
+    if (!json_is_array(rows)) {
+        fprintf(stderr, "decbench sweep: best %s settings: %s\n", name,
+                rc ? err : "unreadable report");
+        json_decref(root);
+        return;
+    }
+    size_t n_rows = json_array_size(rows);
+    for (size_t i = 0; i < n_rows; i++) {
+        const char *ds = json_string_value(json_object_get(json_array_get(rows, i), "dataset"));
+        int seen = !ds;
+        for (size_t j = 0; j < i && !seen; j++) {
+            const char *d2 = json_string_value(json_object_get(json_array_get(rows, j), "dataset"));
+            seen = d2 && !strcmp(d2, ds);
+        }
+        if (seen) continue; /* one pair of lines per dataset, at its first row */
+        for (int by = 0; by < 2; by++) {
+            const char *key = by ? "tokens_per_step" : "speedup_e2e";
+            json_t *best = NULL;
+            for (size_t j = 0; j < n_rows; j++) {
+                json_t *row = json_array_get(rows, j);
+                const char *d2 = json_string_value(json_object_get(row, "dataset"));
+                if (!d2 || strcmp(d2, ds) || isnan(num(row, key))) continue;
+                if (!best || num(row, key) > num(best, key)) best = row;
+            }
+            if (!best) continue;
+            json_t *run = json_object_get(best, "run");
+            int64_t id = json_is_integer(run) ? json_integer_value(run) : ids[0];
+            printf("| %s | %s | %s | %s | %" PRId64 " | %.2fx | %.2fx | %.2f |\n", ds, name,
+                   by ? "tokens/step" : "wall-clock speed-up", shown_of(s, id), id,
+                   num(best, "speedup_e2e"), num(best, "speedup_decode"),
+                   num(best, "tokens_per_step"));
+        }
+    }
+    json_decref(root);
+}
+
+/* The complete point runs of decoder `name`. */
+static int runs_of(const sweep *s, const char *name, int64_t *ids) {
+    int n = 0;
+    size_t len = strlen(name);
+    for (int k = 0; k < s->n; k++)
+        if (s->run_of[k] && s->status_of[k] == 'c' && !strncmp(s->canon[k], name, len) &&
+            (s->canon[k][len] == ':' || s->canon[k][len] == '\0'))
+            ids[n++] = s->run_of[k];
+    return n;
+}
+
+/* Ablation table per decoder of the grid(s), then the best points. Failed points (outputs
+ * differing from greedy) are left out: a wrong answer is never the best setting. */
+static void summary(sweep *s) {
+    int64_t *ids = malloc(sizeof *ids * (size_t)s->n);
+    char names[16][GRID_NAME_LEN];
+    int n_names = 0;
+    for (int k = 0; ids && k < s->n && n_names < 16; k++) {
+        snprintf(names[n_names], sizeof names[0], "%.*s", (int)strcspn(s->canon[k], ":"),
+                 s->canon[k]);
+        int seen = 0;
+        for (int j = 0; j < n_names && !seen; j++) seen = !strcmp(names[j], names[n_names]);
+        int n = seen ? 0 : runs_of(s, names[n_names], ids);
+        if (n == 0) continue;
+        report_opts ro = {.run_ids = ids,
+                          .n_runs = n,
+                          .format = REPORT_MARKDOWN,
+                          .layout = REPORT_ABLATION,
+                          .ablation_decoder = names[n_names++]};
+        char err[ERR_LEN];
+        if (report_write(s->d, &ro, stdout, err))
+            fprintf(stderr, "decbench sweep: ablation: %s\n", err);
+    }
+    if (n_names == 0) {
+        fprintf(stderr, "decbench sweep: no point completed without a mismatch: no best setting\n");
+        free(ids);
+        return;
+    }
+    printf("\n## Best settings (sweep %" PRId64 ", greedy baseline run %" PRId64 ")\n\n"
+           "wall-clock speed-up = end-to-end (prefill included) over greedy; tokens/step = tokens "
+           "per target forward pass.\n\n",
+           s->sweep_id, s->base_id);
+    printf("| dataset | decoder | best by | point | run | speed-up e2e | speed-up decode | "
+           "tokens/step |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n_names; i++) print_best(s, names[i], ids, runs_of(s, names[i], ids));
+    fflush(stdout);
+    free(ids);
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
+    char **gcanon = NULL, **gshown = NULL;
+    int ng = 0, rc = -1;
+    char gstatus = 0, title[96];
+    if (runner_specs(&s->r, (const char *const[]){"greedy"}, 1, 0, &gcanon, &gshown, &ng, err) ||
+        runner_make_parent(s->r.o.db_path, err) || db_open(&s->d, s->r.o.db_path, DB_WRITE, err))
+        goto done;
+    if (resume) {
+        s->sweep_id = resume;
+        if (load_sweep(s, spec, &gstatus, err)) goto done;
+    } else if (db_begin_sweep(s->d, spec, s->r.datasets, &s->sweep_id, err)) {
+        goto done;
+    }
+    runner_catch_signals();
+    fprintf(stderr,
+            "decbench sweep: sweep %" PRId64
+            " in %s: greedy baseline + %d point(s), %d prompt(s)\n",
+            s->sweep_id, s->r.o.db_path, s->n, s->r.n_prompts);
+    snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);
+    int m = one_run(s, gcanon, gshown, &s->base_id, &gstatus, 0, title, err);
+    for (int k = 0; m == RUNNER_DONE && k < s->n; k++) {
+        snprintf(title, sizeof title, "sweep %" PRId64 " point %d/%d", s->sweep_id, k + 1, s->n);
+        m = one_run(s, &s->canon[k], &s->shown[k], &s->run_of[k], &s->status_of[k], s->base_id,
+                    title, err);
+    }
+    rc = m;
+done:
+    runner_free_specs(gcanon, gshown, ng);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    args_opt o[S_COUNT];
+    runner_options(o);
+    o[S_GRID] =
+        (args_opt){.name = "--grid",
+                   .alias = "-g",
+                   .takes_value = 1,
+                   .help = "decoder grid NAME:KEY=VALUES;KEY=VALUES, repeatable (see below)"};
+    o[S_RESUME] = (args_opt){.name = "--resume",
+                             .alias = NULL,
+                             .takes_value = 1,
+                             .help = "continue sweep SWEEP_ID (same options and grid)"};
+    char err[ERR_LEN], spec[4096];
+    const char *pos[1];
+    int n_pos;
+    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err))
+        return cmd_fail("sweep", err) + 1;
+    if (args_flag(o, S_COUNT, "--help")) {
+        args_usage(
+            "decbench sweep --model FILE --dataset NAME --grid SPEC [--grid SPEC ...] [options]", o,
+            S_COUNT);
+        fprintf(
+            stderr,
+            "grid SPEC: NAME:KEY=VALUES;KEY=VALUES...  VALUES: 1,2,4 | 1..8 | a word | another "
+            "KEY\n"
+            "  (a tie), e.g. 'lookahead:W=1,2,4,8,16;N=2,3,5,7;G=W'  'spec:gamma=1..8'\n"
+            "  'ouroboros:K=0,1,3,5'. Quote it: ';' ends a shell command. First key varies "
+            "slowest.\n"
+            "greedy runs once as the baseline run; each point is its own run (baseline_run_id,\n"
+            "sweep id). At the end: ablation tables and the best point per dataset by wall-clock\n"
+            "(end-to-end) speed-up and by tokens per step.\n");
+        runner_help();
+        fprintf(stderr, "decoders:\n%s", dec_help());
+        return 0;
+    }
+    sweep s;
+    memset(&s, 0, sizeof s);
+    runner_opts ro;
+    long resume;
+    char **points = NULL;
+    int n_points = 0, rc = 1;
+    if (runner_opts_get(o, S_COUNT, &ro, err) ||
+        args_int(o, S_COUNT, "--resume", 0, 1, INT64_MAX, &resume, err) ||
+        expand_grids(args_get(o, S_COUNT, "--grid"), &points, &n_points, spec, sizeof spec, err)) {
+        cmd_fail("sweep", err);
+        runner_free_specs(points, NULL, n_points);
+        return 2;
+    }
+    s.cmd = runner_command_line(argc, argv);
+    if (runner_open(&s.r, &ro, err) || runner_specs(&s.r, (const char *const *)points, n_points, 0,
+                                                    &s.canon, &s.shown, &s.n, err)) {
+        cmd_fail("sweep", err);
+        goto out;
+    }
+    s.run_of = calloc((size_t)s.n, sizeof *s.run_of);
+    s.status_of = calloc((size_t)s.n, 1);
+    if (!s.run_of || !s.status_of) {
+        cmd_fail("sweep", "out of memory");
+        goto out;
+    }
+    int m = run_sweep(&s, resume, spec, err);
+    if (m < 0) {
+        cmd_fail("sweep", err);
+    } else if (m == RUNNER_INTERRUPTED) {
+        fprintf(stderr,
+                "decbench sweep: interrupted: sweep %" PRId64 " is incomplete; continue it "
+                "with:\n  %s --resume %" PRId64 "\n",
+                s.sweep_id, s.cmd ? s.cmd : "decbench sweep ...", s.sweep_id);
+        rc = 130;
+    } else {
+        summary(&s);
+        if (s.mismatches)
+            fprintf(stderr,
+                    "decbench sweep: %ld sample(s) DIFFER from greedy (see MISMATCH above)%s\n",
+                    s.mismatches, ro.allow_mismatch ? "" : "; those points are marked failed");
+        fprintf(stderr,
+                "decbench sweep: sweep %" PRId64 " done: baseline run %" PRId64
+                ", %d point run(s)\n",
+                s.sweep_id, s.base_id, s.n);
+        int failed = 0;
+        for (int k = 0; k < s.n; k++) failed += s.status_of[k] == 'f';
+        if (failed) fprintf(stderr, "decbench sweep: %d point run(s) failed\n", failed);
+        rc = failed > 0;
+    }
+out:
+    runner_free_specs(points, NULL, n_points);
+    runner_free_specs(s.canon, s.shown, s.n);
+    free(s.run_of);
+    free(s.status_of);
+    free(s.cmd);
+    db_close(s.d);
+    runner_close(&s.r);
+    return rc;
+}

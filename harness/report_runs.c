@@ -1,0 +1,80 @@
+/* report_runs.c: see report_runs.h. */
+#include "harness/report_runs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results/report.h"
+#include "util/err.h"
+
+static int add(run_list *r, int64_t id, char *err) {
+    for (int i = 0; i < r->n; i++)
+        if (r->ids[i] == id) return 0;
+    int64_t *g = realloc(r->ids, sizeof *g * (size_t)(r->n + 1));
+    if (!g) return err_set(err, "out of memory");
+    r->ids = g;
+    r->ids[r->n++] = id;
+    return 0;
+}
+
+static int parse_id(const char *s, const char *what, int64_t *out, char *err) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v <= 0) return err_set(err, "%s: '%s' is not a run id", what, s);
+    *out = v;
+    return 0;
+}
+
+static int add_sweep(run_list *r, db *d, int64_t sweep, char *err) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(d), "SELECT id FROM runs WHERE sweep_id = ? ORDER BY id", -1,
+                           &st, NULL) != SQLITE_OK)
+        return err_set(err, "--sweep: %s", sqlite3_errmsg(db_sqlite(d)));
+    sqlite3_bind_int64(st, 1, sweep);
+    int rc = 0, found = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        rc = add(r, sqlite3_column_int64(st, 0), err);
+        found++;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && !found)
+        return err_set(err, "--sweep %" PRId64 ": no such sweep (or it has no runs) in %s", sweep,
+                       db_path(d));
+    return rc;
+}
+
+int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *err) {
+    memset(runs, 0, sizeof *runs);
+    *d = NULL;
+    char path[4096];
+    int64_t id;
+    if (report_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
+                            &id, err) ||
+        db_open(d, path, DB_READ, err))
+        goto fail;
+    if (id && add(runs, id, err)) goto fail;
+    const args_opt *ro = args_get(o, n_opts, "--run");
+    for (int i = 0; ro && i < ro->count; i++) {
+        char copy[1024], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", ro->values[i]);
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            if (parse_id(t, "--run", &id, err) || add(runs, id, err)) goto fail;
+    }
+    const char *sw = args_str(o, n_opts, "--sweep", NULL);
+    if (sw && (parse_id(sw, "--sweep", &id, err) || add_sweep(runs, *d, id, err))) goto fail;
+    return 0;
+fail:
+    run_list_free(runs);
+    db_close(*d);
+    *d = NULL;
+    return -1;
+}
+
+void run_list_free(run_list *runs) {
+    free(runs->ids);
+    memset(runs, 0, sizeof *runs);
+}

@@ -1,0 +1,21 @@
+/* report_runs.h: the run selection `report` and `plot` share: --db FILE[:RUN], --run ID[,ID]
+ * (repeatable) and --sweep ID (every run of the sweep, in id order). */
+#ifndef HARNESS_REPORT_RUNS_H
+#define HARNESS_REPORT_RUNS_H
+
+#include <stdint.h>
+
+#include "harness/args.h"
+#include "results/db.h"
+
+typedef struct {
+    int64_t *ids; /* malloc'd; NULL when no run was named (the library then picks its default) */
+    int n;
+} run_list;
+
+/* Opens the database of --db (default results/decbench.db) read-only and collects the runs
+ * named by --db FILE:RUN, --run and --sweep. */
+int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *err);
+void run_list_free(run_list *runs);
+
+#endif

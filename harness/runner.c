@@ -1,0 +1,537 @@
+/* runner.c: the measurement loop of `run` and `sweep` (design in runner.h); the shared options
+ * are in runner_opts.c. */
+#include "harness/runner.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+/* ---- signals -------------------------------------------------------------------------------
+ * A signal handler can only talk to the loop through a global flag: this is the one piece of
+ * process-wide state in the harness. */
+static volatile sig_atomic_t g_signals;
+
+static void on_signal(int sig) {
+    (void)sig;
+    g_signals = g_signals + 1;
+    if (g_signals > 1) {
+        static const char m[] = "\ndecbench: second interrupt: stopping now; the run stays "
+                                "'running' (resumable with --resume)\n";
+        (void)!write(2, m, sizeof m - 1);
+        _exit(130); /* no transaction is lost half-written: SQLite rolls it back */
+    }
+    static const char m[] = "\ndecbench: interrupted: finishing the current sample, then "
+                            "stopping (interrupt again to stop at once)\n";
+    (void)!write(2, m, sizeof m - 1);
+}
+
+void runner_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART; /* SQLite's and stdio's system calls carry on */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int runner_stopped(void) {
+    return g_signals > 0;
+}
+
+/* ---- opening: datasets, then models, then prompts ------------------------------------------ */
+
+static int open_datasets(runner *r, char *err) {
+    const runner_opts *o = &r->o;
+    for (int i = 0; i < o->n_datasets; i++) {
+        ds_set *s;
+        if (ds_open(&s, o->datasets[i], o->template_name, o->data_dir, err)) return -1;
+        r->sets[r->n_sets++] = s;
+        for (int j = 0; j + 1 < r->n_sets; j++)
+            if (!strcmp(ds_name(r->sets[j]), ds_name(s)))
+                return err_set(err, "dataset %s is given twice", ds_name(s));
+        if (ds_select(s, o->offset, o->limit, o->shuffle, o->seed, err)) return -1;
+        size_t a = strlen(r->datasets), b = strlen(r->templates);
+        snprintf(r->datasets + a, sizeof r->datasets - a, "%s%s", i ? "," : "", ds_name(s));
+        snprintf(r->templates + b, sizeof r->templates - b, "%s%s", i ? "," : "", ds_template(s));
+    }
+    return 0;
+}
+
+/* Encodes every selected prompt; refuses (or with --skip-long drops) prompts that leave no
+ * room in the context for a single new token. */
+static int encode_prompts(runner *r, char *err) {
+    int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0;
+    for (int i = 0; i < r->n_sets; i++) total += ds_count(r->sets[i]);
+    r->prompts = calloc((size_t)(total ? total : 1), sizeof *r->prompts);
+    if (!r->prompts) return err_set(err, "out of memory");
+    r->run_max_new = -1;
+    for (int i = 0; i < r->n_sets; i++) {
+        ds_set *set = r->sets[i];
+        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(set);
+        r->run_max_new = r->run_max_new < 0 || r->run_max_new == max_new ? max_new : 0;
+        for (int j = 0; j < ds_count(set); j++) {
+            runner_prompt *p = &r->prompts[r->n_prompts];
+            p->sample = ds_get(set, j);
+            p->max_new = max_new;
+            if (session_encode(&r->s, p->sample->prompt, &p->ids, &p->n_ids, err)) return -1;
+            if (p->n_ids >= seq) {
+                if (r->o.skip_long) {
+                    free(p->ids);
+                    p->ids = NULL;
+                    dropped++;
+                    continue;
+                }
+                return err_set(err,
+                               "%s[%d] (id %s): the prompt is %d tokens but the context length "
+                               "of %s is %d: leave such prompts out with --skip-long",
+                               p->sample->dataset, p->sample->index, p->sample->id, p->n_ids,
+                               r->s.target->path, seq);
+            }
+            if (p->n_ids + max_new > seq) cut++;
+            if (max_new > r->max_out) r->max_out = max_new;
+            r->n_prompts++;
+        }
+    }
+    if (dropped)
+        progress_note(&r->prog,
+                      "note: %d prompt(s) longer than the context (%d) left out (--skip-long)",
+                      dropped, seq);
+    if (cut)
+        progress_note(&r->prog,
+                      "note: %d prompt(s) leave less than max_new tokens of context: their "
+                      "outputs stop at position %d, for every decoder alike",
+                      cut, seq);
+    if (r->n_prompts == 0) return err_set(err, "no prompts selected");
+    return 0;
+}
+
+int runner_open(runner *r, const runner_opts *o, char *err) {
+    memset(r, 0, sizeof *r);
+    r->o = *o;
+    progress_init(&r->prog, stderr, -1);
+    /* Datasets first: a malformed record must fail before a model is even loaded. */
+    if (open_datasets(r, err) ||
+        session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
+        encode_prompts(r, err))
+        return -1;
+    r->out = malloc(sizeof(int) * (size_t)r->max_out);
+    /* Every verification step emits at least one token; the margin of 16 covers decoders that
+     * may close a step without emitting (a full trace is never cut below that). */
+    r->cap_trace = 2 * r->max_out + 16;
+    r->trace = malloc(sizeof *r->trace * (size_t)(r->cap_trace + 1));
+    r->logits = malloc(sizeof(float) * (size_t)r->s.target->cfg.vocab_size);
+    if (!r->out || !r->trace || !r->logits) return err_set(err, "out of memory");
+    return 0;
+}
+
+void runner_close(runner *r) {
+    for (int i = 0; i < r->n_prompts; i++) {
+        free(r->prompts[i].ids);
+        free(r->prompts[i].ref);
+    }
+    free(r->prompts);
+    for (int i = 0; i < r->n_sets; i++) ds_free(r->sets[i]);
+    dec_free(r->ref_dec);
+    fwd_free(r->margin_ctx);
+    free(r->out);
+    free(r->trace);
+    free(r->logits);
+    session_close(&r->s);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- decoder specs ------------------------------------------------------------------------ */
+
+void runner_free_specs(char **canon, char **shown, int n) {
+    for (int i = 0; i < n; i++) {
+        if (canon) free(canon[i]);
+        if (shown) free(shown[i]);
+    }
+    free(canon);
+    free(shown);
+}
+
+int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, char ***canon_out,
+                 char ***shown_out, int *n_out, char *err) {
+    char **canon = calloc((size_t)n + 1, sizeof *canon),
+         **shown = calloc((size_t)n + 1, sizeof *shown);
+    int k = 0;
+    if (!canon || !shown) goto oom;
+    dec_env env = session_env(&r->s);
+    for (int i = -1; i < n; i++) {
+        if (i < 0 && !add_greedy) continue;
+        const char *spec = i < 0 ? "greedy" : specs[i];
+        dec *d;
+        if (dec_create(&d, spec, &env, err)) goto fail;
+        int dup = 0;
+        for (int j = 0; j < k && !dup; j++) dup = !strcmp(canon[j], dec_spec(d));
+        if (!dup) {
+            canon[k] = strdup(dec_spec(d));
+            shown[k] = strdup(spec);
+            if (!canon[k] || !shown[k++]) {
+                dec_free(d);
+                goto oom;
+            }
+        }
+        dec_free(d);
+    }
+    *canon_out = canon;
+    *shown_out = shown;
+    *n_out = k;
+    return 0;
+oom:
+    err_set(err, "out of memory");
+fail:
+    runner_free_specs(canon, shown, k);
+    return -1;
+}
+
+/* ---- the run record and --resume ---------------------------------------------------------- */
+
+void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command) {
+    memset(run, 0, sizeof *run);
+    db_env_capture(env);
+    run->command = command;
+    run->label = r->o.label;
+    run->model_path = r->o.model;
+    run->draft_path = r->o.draft;
+    run->tokenizer = r->s.tokenizer_path;
+    run->datasets = r->datasets;
+    run->prompt_template = r->templates;
+    run->max_new = r->run_max_new;
+    run->repeats = r->o.repeats;
+    run->warmup = r->o.warmup;
+    run->threads = r->s.threads;
+    run->kernels = kern_mode_name(r->s.kernels);
+    run->seed = r->o.seed;
+    run->env = env;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
+    sqlite3 *h = db_sqlite(d);
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(
+            h,
+            "SELECT model_hash, COALESCE(draft_hash, ''), datasets, template, max_new, "
+            "repeats, kernels, seed FROM runs WHERE id = ?",
+            -1, &st, NULL) != SQLITE_OK) {
+        err_set(err, "--resume: %s", sqlite3_errmsg(h));
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, run_id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        err_set(err, "--resume: no run %" PRId64 " in %s", run_id, db_path(d));
+        goto done;
+    }
+    char mhash[17] = "", dhash[17] = "";
+    int64_t bytes;
+    db_file_fingerprint(r->o.model, &bytes, mhash, NULL);
+    if (r->o.draft) db_file_fingerprint(r->o.draft, &bytes, dhash, NULL);
+    struct {
+        const char *what, *stored, *now;
+    } text[] = {{"model", col_text(st, 0), mhash},
+                {"draft model", col_text(st, 1), dhash},
+                {"datasets", col_text(st, 2), r->datasets},
+                {"templates", col_text(st, 3), r->templates},
+                {"kernels", col_text(st, 6), kern_mode_name(r->s.kernels)}};
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        if (strcmp(text[i].stored, text[i].now)) {
+            err_set(err,
+                    "--resume %" PRId64 ": the run used %s '%s', this command '%s': give the "
+                    "run's original options",
+                    run_id, text[i].what, text[i].stored, text[i].now);
+            goto done;
+        }
+    struct {
+        const char *what;
+        int64_t stored, now;
+    } num[] = {{"--max-new", sqlite3_column_int64(st, 4), r->run_max_new},
+               {"--repeats", sqlite3_column_int64(st, 5), r->o.repeats},
+               {"--shuffle seed", sqlite3_column_int64(st, 7), (int64_t)r->o.seed}};
+    for (size_t i = 0; i < sizeof num / sizeof num[0]; i++)
+        if (num[i].stored != num[i].now) {
+            err_set(err,
+                    "--resume %" PRId64 ": the run used %s %" PRId64 ", this command %" PRId64
+                    ": give the run's original options",
+                    run_id, num[i].what, num[i].stored, num[i].now);
+            goto done;
+        }
+    sqlite3_finalize(st);
+    /* Every decoder the run measured must be one this command measures. */
+    if (sqlite3_prepare_v2(h, "SELECT DISTINCT spec FROM samples WHERE run_id = ?", -1, &st,
+                           NULL) != SQLITE_OK) {
+        st = NULL;
+        err_set(err, "--resume: %s", sqlite3_errmsg(h));
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, run_id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int found = 0;
+        for (int k = 0; k < n && !found; k++) found = !strcmp(canon[k], col_text(st, 0));
+        if (!found) {
+            err_set(err,
+                    "--resume %" PRId64 ": the run holds samples of %s, which this command does "
+                    "not measure: give the run's original --decoder options",
+                    run_id, col_text(st, 0));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
+    if (runner_check_run(r, d, run_id, canon, n, err)) return -1;
+    return db_resume_run(d, run_id, err);
+}
+
+/* ---- one sample --------------------------------------------------------------------------- */
+
+static void on_tokens(void *user, const int *tokens, int n) {
+    (void)tokens;
+    progress_tokens(&((runner *)user)->prog, n);
+}
+
+/* Trace slot 0 is left for the prefill pass, filled after the sample. */
+static void on_step(void *user, const dec_step *s) {
+    runner *r = user;
+    if (r->n_trace < r->cap_trace) r->trace[1 + r->n_trace++] = *s;
+}
+
+static dec_env measuring_env(runner *r) {
+    dec_env env = session_env(&r->s);
+    env.user = r;
+    /* No callback at all unless needed: nothing but the decoder runs inside its timing. */
+    if (r->prog.live) env.on_tokens = on_tokens;
+    if (r->o.trace) env.on_step = on_step;
+    return env;
+}
+
+static int is_greedy(const char *canon) {
+    return !strcmp(canon, "greedy");
+}
+
+/* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages. */
+static void where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n) {
+    snprintf(buf, n, "%s[%d] (id %s) %s repeat %d", p->sample->dataset, p->sample->index,
+             p->sample->id, spec, rep);
+}
+
+/* Greedy's top-1 minus top-2 logit before output position pos: a fresh forward pass over the
+ * prompt plus greedy's first pos tokens. Chunked prefill gives the same bits as greedy's own
+ * token-by-token pass (batch invariance, model/forward.h), so this is the margin greedy saw. */
+static double greedy_margin(runner *r, const runner_prompt *p, int pos, char *err) {
+    fwd_ctx *f = r->margin_ctx;
+    if (!f && fwd_new(&f, r->s.target, r->s.pool, 64, r->s.kernels, err)) return NAN;
+    r->margin_ctx = f;
+    int n = p->n_ids + pos;
+    int *toks = malloc(sizeof(int) * (size_t)n);
+    if (!toks) return err_set(err, "out of memory"), NAN;
+    memcpy(toks, p->ids, sizeof(int) * (size_t)p->n_ids);
+    memcpy(toks + p->n_ids, p->ref, sizeof(int) * (size_t)pos);
+    int rc = fwd_truncate(f, 0, err) || fwd_prefill(f, toks, n, r->logits, err);
+    free(toks);
+    if (rc) return NAN;
+    int V = r->s.target->cfg.vocab_size, top = fwd_argmax(r->logits, V), second = -1;
+    for (int v = 0; v < V; v++)
+        if (v != top && (second < 0 || r->logits[v] > r->logits[second])) second = v;
+    return second < 0 ? NAN : (double)r->logits[top] - r->logits[second];
+}
+
+/* Compares r->out[0..n) with greedy's reference and fills the match fields of s. */
+static void check_exact(runner *r, const runner_prompt *p, int n, db_sample *s, const char *shown,
+                        int rep, runner_result *res) {
+    int pos = 0, m = n < p->n_ref ? n : p->n_ref;
+    while (pos < m && r->out[pos] == p->ref[pos]) pos++;
+    s->match = pos == n && pos == p->n_ref;
+    if (s->match) return;
+    char err[ERR_LEN] = "";
+    s->diverge_pos = pos;
+    s->greedy_token = pos < p->n_ref ? p->ref[pos] : -1;
+    s->decoder_token = pos < n ? r->out[pos] : -1;
+    s->greedy_margin = pos < p->n_ref ? greedy_margin(r, p, pos, err) : NAN;
+    res->mismatches++;
+    char w[512], margin[ERR_LEN + 32];
+    where(p, shown, rep, w, sizeof w);
+    if (!isnan(s->greedy_margin))
+        snprintf(margin, sizeof margin, "%.6g", s->greedy_margin);
+    else if (pos >= p->n_ref)
+        snprintf(margin, sizeof margin, "none (greedy had ended)");
+    else
+        snprintf(margin, sizeof margin, "unknown (%s)", err);
+    progress_note(&r->prog,
+                  "decbench: ************************************************************\n"
+                  "decbench: *** MISMATCH: %s: the output differs from greedy's\n"
+                  "decbench: *** first difference at output position %d (%d greedy tokens, %d from "
+                  "the decoder): greedy token %d, decoder token %d (-1: ended)\n"
+                  "decbench: *** greedy's top-1 minus top-2 logit there: %s (near 0: a tie broken "
+                  "by rounding; large: a decoder bug)\n"
+                  "decbench: ************************************************************",
+                  w, pos, p->n_ref, n, s->greedy_token, s->decoder_token, margin);
+}
+
+/* Generates one sample with d and stores it. */
+static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *canon,
+                       const char *shown, runner_prompt *p, int rep, runner_result *res,
+                       char *err) {
+    const ds_sample *x = p->sample;
+    dec_stats st;
+    int n = 0;
+    char w[512];
+    where(p, shown, rep, w, sizeof w);
+    r->n_trace = 0;
+    progress_sample_start(&r->prog, shown);
+    if (dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) {
+        char e[ERR_LEN];
+        snprintf(e, sizeof e, "%s", err);
+        return err_set(err, "%s: %s", w, e);
+    }
+    db_sample s = {.dataset = x->dataset,
+                   .sample_index = x->index,
+                   .sample_key = x->id,
+                   .category = x->category,
+                   .decoder = dec_name(dc),
+                   .spec = canon,
+                   .repeat = rep,
+                   .output_hash = db_output_hash(r->out, n)};
+    if (!p->ref) { /* greedy's first output for this prompt: it IS the reference */
+        p->ref = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        if (!p->ref) return err_set(err, "out of memory");
+        memcpy(p->ref, r->out, sizeof(int) * (size_t)n);
+        p->n_ref = n;
+        s.match = 1;
+    } else {
+        check_exact(r, p, n, &s, shown, rep, res);
+    }
+    int n_trace = 0;
+    if (r->o.trace) {
+        /* Step 0 is the prefill pass. The framework times step 1 from the start of
+         * generation, so it includes the prefill: subtract it there. */
+        int emitted = 0;
+        for (int i = 1; i <= r->n_trace; i++) emitted += r->trace[i].emitted;
+        r->trace[0] = (dec_step){0, st.prompt_tokens, 0, 0, st.new_tokens - emitted, st.t_prefill};
+        if (r->n_trace > 0) {
+            r->trace[1].seconds -= st.t_prefill;
+            if (r->trace[1].seconds < 0) r->trace[1].seconds = 0;
+        }
+        n_trace = 1 + r->n_trace;
+    }
+    if (db_insert_sample(d, run_id, &s, &st, r->o.trace ? r->trace : NULL, n_trace, NULL, err))
+        return -1;
+    res->measured++;
+    progress_sample_done(&r->prog, n, st.t_total);
+    return 0;
+}
+
+/* Greedy's output for p without storing it (greedy not measured in this run, or resumed). */
+static int reference(runner *r, runner_prompt *p, char *err) {
+    dec_env env = session_env(&r->s);
+    if (!r->ref_dec && dec_create((dec **)&r->ref_dec, "greedy", &env, err)) return -1;
+    dec_stats st;
+    int n;
+    progress_sample_start(&r->prog, "greedy (reference, not stored)");
+    if (dec_generate(r->ref_dec, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) return -1;
+    p->ref = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!p->ref) return err_set(err, "out of memory");
+    memcpy(p->ref, r->out, sizeof(int) * (size_t)n);
+    p->n_ref = n;
+    return 0;
+}
+
+/* Unstored passes on the first prompt with a throw-away instance (see runner.h). */
+static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
+    if (r->o.warmup == 0) return 0;
+    dec_env env = session_env(&r->s);
+    dec *d;
+    if (dec_create(&d, canon, &env, err)) return -1;
+    char label[64];
+    snprintf(label, sizeof label, "%.40s (warm-up)", shown);
+    progress_sample_start(&r->prog, label);
+    const runner_prompt *p = &r->prompts[0];
+    int rc = 0, n;
+    dec_stats st;
+    for (int i = 0; i < r->o.warmup && rc == 0 && !runner_stopped(); i++)
+        rc = dec_generate(d, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
+    dec_free(d);
+    return rc;
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
+                   const char *title, runner_result *res, char *err) {
+    memset(res, 0, sizeof *res);
+    dec **decs = calloc((size_t)n, sizeof *decs);
+    char *warmed = calloc((size_t)n, 1), *todo = calloc((size_t)n, 1);
+    int rc = -1;
+    if (!decs || !warmed || !todo) {
+        err_set(err, "out of memory");
+        goto done;
+    }
+    dec_env env = measuring_env(r);
+    progress_begin(&r->prog, title, (long)r->n_prompts * n * r->o.repeats);
+    for (int rep = 0; rep < r->o.repeats; rep++) {
+        /* Fresh instances per repeat: no state carries from one repeat into the next. */
+        for (int k = 0; k < n; k++) {
+            dec_free(decs[k]);
+            decs[k] = NULL;
+            if (dec_create(&decs[k], canon[k], &env, err)) goto done;
+        }
+        for (int i = 0; i < r->n_prompts; i++) {
+            runner_prompt *p = &r->prompts[i];
+            int n_todo = 0;
+            for (int k = 0; k < n; k++) {
+                int done;
+                if (db_sample_done(d, run_id, p->sample->dataset, p->sample->index, canon[k], rep,
+                                   &done, err))
+                    goto done;
+                todo[k] = !done;
+                n_todo += !done;
+            }
+            progress_skip(&r->prog, n - n_todo);
+            res->skipped += n - n_todo;
+            for (int k = 0; k < n; k++) {
+                if (!todo[k]) continue;
+                if (!warmed[k]) {
+                    if (warm_up(r, canon[k], shown[k], err)) goto done;
+                    warmed[k] = 1;
+                }
+                if (!p->ref && !is_greedy(canon[k]) && reference(r, p, err)) goto done;
+                if (runner_stopped()) {
+                    rc = RUNNER_INTERRUPTED;
+                    goto done;
+                }
+                if (measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err))
+                    goto done;
+                if (runner_stopped()) {
+                    rc = RUNNER_INTERRUPTED;
+                    goto done;
+                }
+            }
+        }
+    }
+    rc = RUNNER_DONE;
+done:
+    for (int k = 0; decs && k < n; k++) dec_free(decs[k]);
+    free(decs);
+    free(warmed);
+    free(todo);
+    progress_end(&r->prog);
+    return rc;
+}

@@ -1,0 +1,140 @@
+/* runner.h: the measurement loop shared by `decbench run` and `decbench sweep`.
+ *
+ * A runner holds one workload: the selected samples of every dataset, rendered, encoded and
+ * checked against the context length, plus the session (models, tokenizer, thread pool). It
+ * is built completely (runner_open, runner_specs) before anything is measured or written,
+ * so every bad input fails before any model work and before any database row exists.
+ *
+ * runner_measure() then measures a list of decoder specs into one run:
+ *   for each repeat, for each prompt, greedy (when listed) then every other decoder.
+ *   - Prompt-major order: every decoder measures a prompt right after greedy measured it,
+ *     under the same machine state (thermal drift, background load), so speed-ups are
+ *     paired. All decoders of the run are alive at once (their KV caches are touched only
+ *     up to prompt + max_new positions).
+ *   - Decoders are created afresh for every repeat: state a decoder keeps across prompts
+ *     (Ouroboros' warm pool) carries over within a repeat, as in its reference benchmark,
+ *     but not into the next repeat, so repeats measure the same work and their deterministic
+ *     figures are equal.
+ *   - Warm-up: before its first measured sample, each spec runs `warmup` unstored passes on
+ *     the run's first prompt with a throw-away instance (page-faults the weights, wakes the
+ *     thread pool, grows malloc arenas) that cannot warm the measured instance's state.
+ *   - Exactness: every output is compared token by token with greedy's output for the same
+ *     prompt (the reference: greedy's first output in this process, or an unstored greedy
+ *     pass when greedy is not measured in this run, e.g. sweep points and resumed runs). On a
+ *     difference the first diverging position, both tokens and greedy's top-1 minus top-2
+ *     logit there (re-computed by a fresh forward pass over prompt + greedy prefix) are
+ *     printed loudly and stored.
+ *   - Each sample is stored with its statistics, histograms and optional trace in one
+ *     transaction (db_insert_sample); tuples already stored (db_sample_done) are skipped, which
+ *     is how --resume continues a run.
+ *   - SIGINT/SIGTERM (runner_catch_signals): the sample being generated is finished and
+ *     stored, then runner_measure returns RUNNER_INTERRUPTED. A second signal exits at once
+ *     (status 130); the database stays consistent since no transaction is open while a
+ *     decoder runs, and the run stays 'running', which --resume accepts too. */
+#ifndef HARNESS_RUNNER_H
+#define HARNESS_RUNNER_H
+
+#include <stdint.h>
+
+#include "datasets/dataset.h"
+#include "harness/args.h"
+#include "harness/progress.h"
+#include "harness/session.h"
+#include "results/db.h"
+
+#define RUNNER_MAX_DATASETS 32
+#define RUNNER_MAX_SPECS 64
+
+/* The options `run` and `sweep` share. Strings point into argv. */
+typedef struct {
+    const char *model, *draft, *tokenizer, *kernels, *data_dir, *template_name, *label, *db_path;
+    const char *datasets[RUNNER_MAX_DATASETS];
+    int n_datasets;
+    int limit, offset, shuffle;
+    uint64_t seed; /* --shuffle SEED; 0 without --shuffle */
+    int max_new;   /* 0: each dataset's own default */
+    int repeats, warmup, threads;
+    int trace, allow_mismatch, skip_long;
+} runner_opts;
+
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
+#define RUNNER_N_OPTS 20
+void runner_options(args_opt *o);
+/* Reads and range-checks the shared options (after args_parse). */
+int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
+/* Shared --help text: the measurement decisions above in a few lines. */
+void runner_help(void);
+
+typedef struct {
+    const ds_sample *sample;
+    int *ids, n_ids; /* encoded prompt, BOS included */
+    int max_new;
+    int *ref, n_ref; /* greedy's output (the reference), NULL until computed */
+} runner_prompt;
+
+typedef struct {
+    runner_opts o;
+    session s;
+    ds_set *sets[RUNNER_MAX_DATASETS];
+    int n_sets;
+    runner_prompt *prompts;
+    int n_prompts;
+    int max_out;          /* largest max_new of any prompt: output buffer size */
+    int run_max_new;      /* what the run records: the common max_new, 0 if they differ */
+    char datasets[1024];  /* canonical names, comma-separated */
+    char templates[1024]; /* template per dataset, comma-separated */
+    /* per-sample working memory, allocated once */
+    int *out;
+    dec_step *trace;
+    int n_trace, cap_trace, trace_on;
+    void *margin_ctx; /* fwd_ctx for the mismatch margin, created on first use */
+    float *logits;
+    progress prog;
+    void *ref_dec; /* greedy instance for unstored reference passes, created on first use */
+} runner;
+
+typedef struct {
+    long measured, skipped, mismatches;
+} runner_result;
+
+enum { RUNNER_DONE = 0, RUNNER_INTERRUPTED = 1 };
+
+/* Loads the datasets (any bad record fails here), then the models, then encodes every prompt.
+ * Progress and notes go to stderr. */
+int runner_open(runner *r, const runner_opts *o, char *err);
+void runner_close(runner *r);
+
+/* Creates (and frees) each spec's decoder to validate it and get its canonical spec; with
+ * add_greedy, greedy is put first (added if absent). Duplicates (same canonical spec) are
+ * dropped. canon[i] and shown[i] (the spec as the user wrote it, for progress lines) are
+ * malloc'd: runner_free_specs(). */
+int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, char ***canon,
+                 char ***shown, int *n_out, char *err);
+void runner_free_specs(char **canon, char **shown, int n);
+
+/* Fills the run record (strings owned by r or by the static environment copy). */
+void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command);
+
+/* Checks that run_id exists and was made with this runner's model, draft, datasets,
+ * templates, max_new, repeats, kernels and shuffle seed, and that every spec it holds samples
+ * of is in canon (so its stored samples belong to this workload). */
+int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err);
+/* --resume: runner_check_run, then puts the 'incomplete' or 'running' run back to 'running'. */
+int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err);
+
+/* Measures canon[0..n) into run_id (see the header comment). title prefixes progress lines.
+ * Returns RUNNER_DONE, RUNNER_INTERRUPTED, or -1 with a message (sample named). */
+int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
+                   const char *title, runner_result *res, char *err);
+
+/* SIGINT/SIGTERM handling for runner_measure; runner_stopped() says whether one came. */
+void runner_catch_signals(void);
+int runner_stopped(void);
+
+/* The command line, shell-quoted, for the run record and the resume hint (malloc'd). */
+char *runner_command_line(int argc, char **argv);
+
+/* Creates the parent folders of a database path (mkdir -p), so --db out/x.db works. */
+int runner_make_parent(const char *path, char *err);
+
+#endif
