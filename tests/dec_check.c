@@ -139,3 +139,13 @@ model *dec_check_synth_untied(const char *config, uint64_t seed, model **donor) 
     if (m && *donor) m->wcls = (*donor)->tok_embd;
     return m;
 }
+
+model *dec_check_synth_positional(const char *config, uint64_t seed, model **donor) {
+    model *m = dec_check_synth_untied(config, seed, donor);
+    if (!m || !*donor) return m;
+    CHECK(m->tok_embd.type == WTYPE_F32);
+    float *e = (float *)m->tok_embd.data; /* the synthetic model's own heap: writable */
+    size_t dim = (size_t)m->cfg.dim;
+    for (int t = 1; t < m->cfg.vocab_size; t++) memcpy(e + t * dim, e, sizeof(float) * dim);
+    return m;
+}

@@ -51,6 +51,12 @@ int dec_check_tinystories(int n, int (*ids)[DEC_CHECK_MAX_PROMPT], int *lens);
  * repeats the last token and every decoder looks perfect. Untied, the text is varied. */
 model *dec_check_synth_untied(const char *config, uint64_t seed, model **donor);
 
+/* dec_check_synth_untied, then every token embedding set to token 0's: the model ignores its
+ * input tokens and greedy's next token depends on the position only, so any prediction the
+ * model makes for a later position (a Jacobi guess, a lookahead n-gram) is right: drafts built
+ * from its own outputs are accepted in full, exercising the multi-token paths. */
+model *dec_check_synth_positional(const char *config, uint64_t seed, model **donor);
+
 /* Counting allocations, to show that a decoder's generate() allocates nothing: write
  * DEC_CHECK_COUNT_MALLOC once at file scope of a test; dec_check_mallocs then counts every
  * malloc/calloc/realloc of the process (glibc's allocator is wrapped by symbol interposition).
