@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# ci_gate.sh BINARY [--baseline BASE.db] [--save OUT.db]: the CI regression gate (test.sh calls it
+# last). It runs a small fixed benchmark and checks, with `decbench compare`:
+#   1. determinism: the benchmark run twice gives EQUAL deterministic figures for every sample
+#      (output hash, tokens, target/draft steps and rows, drafted, accepted, histogram), and
+#      speeds within the tolerance;
+#   2. the gate bites: a copy with ONE altered steps value must make compare exit 1;
+#   3. with --baseline BASE.db: HEAD's run against BASE's latest complete run (regression = exit 1).
+# --save OUT.db keeps HEAD's database (to become the next baseline).
+#
+# CI recipe (for the README):
+#   on main, after each merge:   bash bench/ci_gate.sh build/decbench --save ci-baseline.db
+#                                (store ci-baseline.db as a CI artifact / cache entry)
+#   on every pull request:       fetch main's ci-baseline.db, then
+#                                bash bench/ci_gate.sh build/decbench --baseline ci-baseline.db
+#   The PR fails when any deterministic figure differs from main's (a decoder's behaviour
+#   changed: update the baseline deliberately, in the same PR, if that was intended), when a
+#   sample is missing, or when a decoder's decode tok/s drops by more than CI_GATE_TOLERANCE.
+#   Baseline and PR must run on the same kind of machine (compare warns when the model hash
+#   or kernels differ; it cannot see a different CPU).
+#
+# The benchmark: stories260K target, llama2xs draft, tinystories --limit 3 --max-new 64,
+# greedy + every decoder `decbench decoders` lists, with small parameters (table below; a
+# decoder missing from it runs with its defaults: add a line for it). One thread: the gate
+# compares speeds across runs, and a thread pool on a shared runner is the largest noise.
+# Environment: DECBENCH_SHARED (models), CI_GATE_TOLERANCE (default 0.5), CI_GATE_THREADS (1).
+#
+# Tolerance: 0.5 (a 2x slow-down fails). Measured on the shared 2-core development machine
+# with this workload: decode tok/s of the same build moved by up to 40% between two runs
+# (3 prompts of ~20 ms each, other jobs running), so results/compare.h's 15% would fail
+# unchanged builds. On a quiet dedicated runner, measure the spread (run the gate n times)
+# and lower CI_GATE_TOLERANCE accordingly (results/README.md, "The regression gate").
+# Runs in about 10-20 s.
+set -uo pipefail
+
+B=${1:?usage: ci_gate.sh BINARY [--baseline BASE.db] [--save OUT.db]}
+shift
+BASELINE="" SAVE=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --baseline) BASELINE=${2:?--baseline needs a file}; shift 2 ;;
+    --save) SAVE=${2:?--save needs a file}; shift 2 ;;
+    *) echo "ci_gate: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+S=${DECBENCH_SHARED:-$here/../../shared}
+TOL=${CI_GATE_TOLERANCE:-0.5}
+THREADS=${CI_GATE_THREADS:-1}
+M=$S/models
+[ -x "$B" ] || { echo "ci_gate: $B is not an executable" >&2; exit 2; }
+[ -f "$M/stories260K.bin" ] && [ -f "$M/llama2xs.bin" ] || { echo "ci_gate: models not found in $M (set DECBENCH_SHARED)" >&2; exit 2; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/ci_gate.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+# Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
+# papers' GPUs would take minutes here).
+small_spec() {
+    case $1 in
+    greedy) echo greedy ;;
+    jacobi) echo jacobi:window=4 ;;
+    lookahead) echo lookahead:W=4,N=3,G=4 ;;
+    pld) echo pld:ngram=3,k=4 ;;
+    spec) echo spec:gamma=3 ;;
+    ouroboros) echo ouroboros:gamma=4,W=4,beta=4,K=2 ;;
+    *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
+    esac
+}
+decoders=()
+for name in $("$B" decoders | awk '/^  [a-z]/ {print $1}'); do
+    [ "$name" = greedy ] || decoders+=(--decoder "$(small_spec "$name")")
+done
+echo "ci_gate: decoders: greedy ${decoders[*]}"
+
+bench() { # bench DB: the fixed benchmark into DB
+    "$B" run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystories \
+        --limit 3 --max-new 64 --threads "$THREADS" --warmup 1 --label ci_gate --db "$1" \
+        "${decoders[@]}" >"$1.report" 2>"$1.log"
+}
+
+fail=0
+check() { # check NAME WANT_EXIT CMD...: the command must exit with WANT_EXIT
+    local name=$1 want=$2; shift 2
+    "$@" >"$T/$name.out" 2>&1
+    local rc=$?
+    if [ $rc -eq "$want" ]; then
+        echo "ci_gate: ok   $name (exit $rc)"
+    else
+        echo "ci_gate: FAIL $name: exit $rc, expected $want"
+        cat "$T/$name.out"
+        fail=1
+    fi
+}
+
+check run1 0 bench "$T/a.db"
+check run2 0 bench "$T/b.db"
+[ $fail -eq 0 ] || { cat "$T/a.db.log" "$T/b.db.log"; exit 1; }
+cat "$T/b.db.report"
+# 1. the same build twice: deterministic figures equal, speed within the tolerance
+check determinism 0 "$B" compare "$T/a.db" "$T/b.db" --tolerance "$TOL"
+# 2. the gate must bite: one steps value changed in a copy (python3's sqlite3: no C, no CLI)
+python3 - "$T/b.db" "$T/altered.db" <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+n = dst.execute("UPDATE samples SET target_steps = target_steps + 1 WHERE id = "
+                "(SELECT MIN(id) FROM samples WHERE decoder != 'greedy')").rowcount
+dst.commit()
+sys.exit(0 if n == 1 else 1)
+PY
+[ $? -eq 0 ] || { echo "ci_gate: FAIL could not alter the copy"; exit 1; }
+check altered_copy_fails 1 "$B" compare "$T/b.db" "$T/altered.db" --tolerance "$TOL"
+grep -q "target_steps" "$T/altered_copy_fails.out" ||
+    { echo "ci_gate: FAIL the altered field is not named in the diff"; fail=1; }
+# 3. against main's baseline
+if [ -n "$BASELINE" ]; then
+    check baseline 0 "$B" compare "$BASELINE" "$T/b.db" --tolerance "$TOL"
+    cat "$T/baseline.out"
+fi
+if [ -n "$SAVE" ]; then
+    python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" \
+        "$T/b.db" "$SAVE" && echo "ci_gate: saved HEAD's database as $SAVE"
+fi
+[ $fail -eq 0 ] && echo "ci_gate: PASS" || echo "ci_gate: FAILED"
+exit $fail
