@@ -43,6 +43,7 @@ typedef struct {
     int bos_id;     /* 1 for llama2.c / Llama vocabularies */
     int eos_id;     /* 2 */
     int end_id;     /* the token that ends generation: llama2.c models emit BOS (1) */
+    int shared_classifier; /* synthetic models: 1 = the classifier is the embedding (tied) */
 } model_config;
 
 typedef struct {

@@ -13,17 +13,17 @@
 
 typedef struct {
     const char *name;
-    int dim, hidden, layers, heads, kv, vocab, seq;
+    int dim, hidden, layers, heads, kv, vocab, seq, shared;
     const char *what;
 } preset;
 
 /* The tinyllamas shapes (karpathy/tinyllamas) and TinyLlama-1.1B's. */
 static const preset presets[] = {
-    {"260K", 64, 172, 5, 8, 4, 512, 512, "stories260K"},
-    {"15M", 288, 768, 6, 6, 6, 32000, 256, "stories15M"},
-    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, "stories42M"},
-    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, "stories110M"},
-    {"1.1B", 2048, 5632, 22, 32, 4, 32000, 2048, "TinyLlama-1.1B"},
+    {"260K", 64, 172, 5, 8, 4, 512, 512, 1, "stories260K"},
+    {"15M", 288, 768, 6, 6, 6, 32000, 256, 1, "stories15M"},
+    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, 1, "stories42M"},
+    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, 1, "stories110M"},
+    {"1.1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0, "TinyLlama-1.1B"},
 };
 
 const char *synth_presets_help(void) {
@@ -39,7 +39,8 @@ int synth_config(const char *spec, model_config *c, char *err) {
         if (strcmp(spec, p->name) == 0) {
             *c = (model_config){.dim = p->dim, .hidden_dim = p->hidden, .n_layers = p->layers,
                                 .n_heads = p->heads, .n_kv_heads = p->kv,
-                                .vocab_size = p->vocab, .seq_len = p->seq};
+                                .vocab_size = p->vocab, .seq_len = p->seq,
+                                .shared_classifier = p->shared};
             model_config_derive(c);
             return model_config_check(c, spec, err);
         }
@@ -50,13 +51,18 @@ int synth_config(const char *spec, model_config *c, char *err) {
         spec[used] != '\0')
         return err_set(err, "--config %s: expected a preset (%s)", spec, synth_presets_help());
     *c = (model_config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3],
-                        .n_kv_heads = v[4], .vocab_size = v[5], .seq_len = v[6]};
+                        .n_kv_heads = v[4], .vocab_size = v[5], .seq_len = v[6],
+                        .shared_classifier = 1};
     model_config_derive(c);
     return model_config_check(c, spec, err);
 }
 
 /* Calls emit(buf, n) with the checkpoint body (after the header), chunk by chunk, in file
  * order, so the file writer and the in-memory builder produce the same bytes. */
+/* Embedding entries are uniform in +-EMBED_SCALE: small next to what the layers add to the
+ * residual stream, so with a tied classifier a token does not simply predict itself. */
+#define EMBED_SCALE 0.1f
+
 typedef int (*emit_fn)(void *ctx, const float *buf, size_t n);
 
 static int emit_uniform(rng_state *r, size_t n, float scale, emit_fn emit, void *ctx) {
@@ -87,7 +93,7 @@ static int emit_body(const model_config *c, uint64_t seed, emit_fn emit, void *c
     size_t L = (size_t)c->n_layers, d = (size_t)c->dim, kv = (size_t)c->kv_dim,
            h = (size_t)c->hidden_dim;
     float sd = 1.0f / sqrtf((float)d), sh = 1.0f / sqrtf((float)h);
-    if (emit_uniform(&r, (size_t)c->vocab_size * d, 1.0f, emit, ctx)) return -1; /* embedding */
+    if (emit_uniform(&r, (size_t)c->vocab_size * d, EMBED_SCALE, emit, ctx)) return -1; /* embedding */
     if (emit_const(L * d, 1.0f, emit, ctx)) return -1;                           /* rms_att */
     if (emit_uniform(&r, L * d * d, sd, emit, ctx)) return -1;                   /* wq */
     if (emit_uniform(&r, L * kv * d, sd, emit, ctx)) return -1;                  /* wk */
@@ -99,7 +105,8 @@ static int emit_body(const model_config *c, uint64_t seed, emit_fn emit, void *c
     if (emit_uniform(&r, L * h * d, sd, emit, ctx)) return -1;                   /* w3 */
     if (emit_const(d, 1.0f, emit, ctx)) return -1;                               /* rms_final */
     if (emit_const((size_t)c->seq_len * c->head_size, 0.0f, emit, ctx)) return -1; /* RoPE tables */
-    return emit_uniform(&r, (size_t)c->vocab_size * d, sd, emit, ctx);            /* classifier */
+    if (c->shared_classifier) return 0;
+    return emit_uniform(&r, (size_t)c->vocab_size * d, sd, emit, ctx); /* classifier */
 }
 
 typedef struct {
@@ -119,7 +126,7 @@ static int emit_file(void *ctx, const float *buf, size_t n) {
 
 int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
     *out = NULL;
-    size_t size = llama2c_legacy_size(c, 0);
+    size_t size = llama2c_legacy_size(c, c->shared_classifier);
     model *m = calloc(1, sizeof *m);
     unsigned char *image = malloc(size);
     if (!m || !image) {
@@ -128,8 +135,8 @@ int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
         return err_set(err, "synthetic model: cannot allocate %zu bytes", size);
     }
     m->heap = image;
-    int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, -c->vocab_size,
-                    c->seq_len};
+    int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
+                    c->shared_classifier ? c->vocab_size : -c->vocab_size, c->seq_len};
     memcpy(image, h, sizeof h);
     mem_sink s = {image + sizeof h};
     emit_body(c, seed, emit_mem, &s);
@@ -148,7 +155,7 @@ int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
 int synth_write(const char *path, const model_config *c, uint64_t seed, char *err) {
     FILE *f = fopen(path, "wb");
     if (!f) return err_set(err, "%s: cannot create: %s", path, strerror(errno));
-    int rc = llama2c_write_header(f, c, 0) || emit_body(c, seed, emit_file, f);
+    int rc = llama2c_write_header(f, c, c->shared_classifier) || emit_body(c, seed, emit_file, f);
     if (fclose(f) != 0) rc = -1;
     if (rc) {
         remove(path);

@@ -3,10 +3,10 @@
  * The weights are seeded uniform noise (embedding in [-1, 1), matrices in +-1/sqrt(fan_in),
  * norms 1): the text is meaningless but the cost of a forward pass is that of the real shape.
  * The same (config, seed) gives the same bytes whether written to a file or built in memory.
- * The classifier is stored separately (not shared with the embedding, negative vocab_size in
- * the header): with random weights a shared classifier makes every token predict itself, so
- * greedy decoding would repeat BOS and stop at once; a separate one gives varied text at the
- * same cost per pass (the classifier is read once per pass either way). */
+ * The classifier is tied to the embedding as in the real model of each preset (tinyllamas:
+ * tied; TinyLlama-1.1B: separate; custom shapes: tied, llama2.c's default). Embeddings are
+ * drawn small (+-0.1) next to what the layers add: with a tied classifier and large random
+ * embeddings every token predicts itself and greedy decoding would emit BOS and stop at once. */
 #ifndef MODEL_SYNTH_H
 #define MODEL_SYNTH_H
 
@@ -24,7 +24,7 @@ const char *synth_presets_help(void);
 /* Builds a model in memory (owned by *out, freed by model_close). */
 int synth_model(model **out, const model_config *c, uint64_t seed, char *err);
 
-/* Writes a llama2.c legacy checkpoint (separate classifier) to path. */
+/* Writes a llama2.c legacy checkpoint to path (negative vocab_size when not tied). */
 int synth_write(const char *path, const model_config *c, uint64_t seed, char *err);
 
 #endif
