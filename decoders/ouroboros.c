@@ -32,11 +32,13 @@
  *     step, at no cost), as llama.cpp does.
  *   - End token: the reference cuts the output after the fact; here acceptance stops at an
  *     accepted end token and the draft stops drafting after proposing it (no suffixes then).
- *   - Pool: W phrases of beta tokens per key for both the window width and the pool capacity
+ *   - Pool: decoders/ngram_pool.h, W phrases of beta tokens per key, W also the window width
  *     (the reference asserts window_size == guess_set_size); phrase length beta is a parameter
- *     (the reference's level 7 means beta 6). Refinement rewrites a suffix at its place in
- *     the key's list (the reference overwrites the K newest slots); a refined phrase that is
- *     already present is refreshed instead of duplicated.
+ *     (the reference's level 7 means beta 6). Refinement removes the used suffix and adds the
+ *     corrected phrase as the newest (the reference overwrites the K newest slots, where the
+ *     suffixes came from: the same phrases stay the newest); a corrected phrase already present
+ *     is refreshed, not duplicated. The draft verifies pool phrases from its first pass on (the
+ *     reference only once its window is full), which lets a warm pool help from the start.
  *   - Context: drafting is bounded by the draft's context (its window is skipped when it does
  *     not fit, phrases are shortened to the room left) and stops for the rest of the prompt
  *     when the draft is full; the target then verifies suffixes keyed on its own current
