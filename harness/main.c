@@ -24,6 +24,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"synth", cmd_synth, "write a random-weight model of a real shape"},
+    {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0)"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
     {"run", cmd_run, "benchmark decoders on datasets into the results database"},

@@ -1,0 +1,92 @@
+/* convert.h: writing a model and its vocabulary as a GGUF file (what `decbench convert` does).
+ *
+ * The source is any model model_open() reads (llama2.c checkpoints, legacy or version 1, real
+ * or synthetic; or a GGUF file, to change its weight type) plus a SentencePiece vocabulary (a
+ * llama2.c tokenizer file, or a GGUF file's tokenizer.ggml.* keys). The result is a GGUF v3
+ * file laid out as llama.cpp writes Llama models: general.architecture = "llama", the llama.*
+ * hyper-parameters, the tokenizer.ggml.* vocabulary (model "llama", '▁' for spaces, scores,
+ * token types, BOS/EOS/UNK ids, add_bos_token) and llama.cpp's tensor names (token_embd,
+ * blk.N.attn_q, ..., output_norm, output). No weight is permuted: llama2.c checkpoints already
+ * rotate adjacent pairs in RoPE, which is llama.cpp's convention for this architecture.
+ *
+ * Weight matrices are stored in the chosen type; the RMSNorm vectors stay F32 (as llama.cpp
+ * keeps every 1-D tensor). Narrowing rounds to nearest, ties to even:
+ *   f16, bf16  each value on its own (kern_f32_to_f16 / kern_f32_to_bf16);
+ *   q8_0       per block of 32 values: d = max|x| / 127, q = x * (1/d) rounded to an integer
+ *              (ggml's quantize_row_q8_0_ref, except that ggml's roundf breaks ties away from
+ *              zero), stored as {f16(d), 32 x int8}. The block structure needs rows whose length
+ *              is a multiple of 32: other matrices are stored in the fallback type instead (or
+ *              refused), and the report says which.
+ * A matrix whose stored type equals the source's is referenced in place, never copied, so
+ * f32 -> f32 is a bit-for-bit copy. Non-finite weights and values beyond f16's range are
+ * refused when narrowing, naming the tensor and row.
+ *
+ * Library code: nothing is printed; failures return -1 with one line in err (ERR_LEN). */
+#ifndef MODEL_CONVERT_H
+#define MODEL_CONVERT_H
+
+#include <stdint.h>
+
+#include "model/gguf.h"
+#include "model/model.h"
+
+/* ---- vocabulary ------------------------------------------------------------------------ */
+
+/* A SentencePiece vocabulary in GGUF's form: pieces with '▁' for spaces, scores, token types
+ * (GGUF ids: 1 normal, 2 unknown, 3 control, 6 byte), special ids. */
+typedef struct convert_vocab convert_vocab;
+
+/* Loads a llama2.c tokenizer file (its BOS/EOS pieces "\n<s>\n" / "\n</s>\n" become "<s>" /
+ * "</s>" as in Llama's own vocabulary, id 0 is unknown, <0xXX> pieces are bytes, empty pieces
+ * control, the rest normal) or a GGUF file's vocabulary (copied as is). Detected by content. */
+int convert_vocab_load(convert_vocab **out, const char *path, char *err);
+void convert_vocab_free(convert_vocab *v);
+int convert_vocab_size(const convert_vocab *v);
+
+/* Adds v's tokenizer.ggml.* keys to w, with `eos` as the EOS id (used by convert_gguf). */
+int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos);
+
+/* ---- quantizers (one row of n values; n % 32 == 0 for q8_0) ------------------------------ */
+
+void convert_row_f16(const float *x, uint16_t *y, int n);
+void convert_row_bf16(const float *x, uint16_t *y, int n);
+/* y receives n / 32 blocks of 34 bytes. */
+void convert_row_q8_0(const float *x, void *y, int n);
+
+/* "f32", "f16", "bf16", "q8_0" -> type. */
+int convert_type_parse(const char *s, wtype *out);
+
+/* ---- conversion ------------------------------------------------------------------------ */
+
+/* What to do with a matrix q8_0 cannot hold (rows not a multiple of 32 values). */
+typedef enum {
+    CONVERT_FALLBACK_F16 = 0, /* llama.cpp's convert_hf_to_gguf.py does the same */
+    CONVERT_FALLBACK_F32,
+    CONVERT_FALLBACK_NONE, /* refuse: the error names the first such tensor */
+} convert_fallback;
+
+typedef struct {
+    wtype type;                /* storage type of the weight matrices */
+    convert_fallback fallback; /* for q8_0 only */
+    const char *name;          /* general.name; NULL: "llama" */
+} convert_opts;
+
+/* What was written. */
+typedef struct {
+    int n_matrices;          /* 2-D tensors written */
+    int n_fallback;          /* of those, stored in the fallback type */
+    wtype fallback_type;     /* which */
+    char first_fallback[64]; /* the first such tensor's name, and its row length */
+    int first_fallback_cols;
+    uint64_t weight_bytes;   /* tensor data, padding excluded */
+} convert_report;
+
+/* Writes m with vocabulary v to path (through path.tmp, renamed when complete; nothing is
+ * left behind on failure). v must have m's vocabulary size. The EOS id written is the token
+ * that ends generation for m (m->cfg.end_id): llama2.c models end a text with BOS (1), so
+ * their GGUF says eos_token_id = 1 and llama.cpp, like llama2.c's run.c and decbench, stops
+ * there. report may be NULL. m and v are only read. */
+int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, const char *path,
+                 convert_report *report, char *err);
+
+#endif
