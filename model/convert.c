@@ -50,10 +50,14 @@ int convert_type_parse(const char *s, wtype *out) {
 
 static uint32_t ggml_type(wtype t) {
     switch (t) {
-    case WTYPE_F16: return GGUF_TENSOR_F16;
-    case WTYPE_BF16: return GGUF_TENSOR_BF16;
-    case WTYPE_Q8_0: return GGUF_TENSOR_Q8_0;
-    default: return GGUF_TENSOR_F32;
+    case WTYPE_F16:
+        return GGUF_TENSOR_F16;
+    case WTYPE_BF16:
+        return GGUF_TENSOR_BF16;
+    case WTYPE_Q8_0:
+        return GGUF_TENSOR_Q8_0;
+    default:
+        return GGUF_TENSOR_F32;
     }
 }
 
@@ -61,10 +65,14 @@ static uint32_t ggml_type(wtype t) {
  * MOSTLY_BF16. */
 static uint32_t file_type(wtype t) {
     switch (t) {
-    case WTYPE_F16: return 1;
-    case WTYPE_Q8_0: return 7;
-    case WTYPE_BF16: return 32;
-    default: return 0;
+    case WTYPE_F16:
+        return 1;
+    case WTYPE_Q8_0:
+        return 7;
+    case WTYPE_BF16:
+        return 32;
+    default:
+        return 0;
     }
 }
 
@@ -102,14 +110,19 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
                        "%s: tensor '%s' row %d holds %g, beyond what %s can store (|x| <= %g); "
                        "bf16 or f32 can",
                        src, name, r, (double)amax, wtype_name(t), (double)limit);
-    if (t == WTYPE_F16) convert_row_f16(x, out, n);
-    else if (t == WTYPE_BF16) convert_row_bf16(x, out, n);
-    else convert_row_q8_0(x, out, n);
+    if (t == WTYPE_F16)
+        convert_row_f16(x, out, n);
+    else if (t == WTYPE_BF16)
+        convert_row_bf16(x, out, n);
+    else
+        convert_row_q8_0(x, out, n);
     if (t == WTYPE_BF16)
         for (int k = 0; k < n; k++)
             if (isinf(kern_bf16_to_f32(((uint16_t *)out)[k])))
-                return err_set(J->err, "%s: tensor '%s' row %d column %d = %g rounds to infinity "
-                                       "in bf16", src, name, r, k, (double)x[k]);
+                return err_set(J->err,
+                               "%s: tensor '%s' row %d column %d = %g rounds to infinity "
+                               "in bf16",
+                               src, name, r, k, (double)x[k]);
     return 0;
 }
 
@@ -186,7 +199,7 @@ static int put_weights(job *J) {
         struct {
             const char *suffix;
             const wmat *w;
-        } mats[] = {{"attn_q", &y->wq},   {"attn_k", &y->wk},   {"attn_v", &y->wv},
+        } mats[] = {{"attn_q", &y->wq},      {"attn_k", &y->wk},   {"attn_v", &y->wv},
                     {"attn_output", &y->wo}, {"ffn_gate", &y->w1}, {"ffn_down", &y->w2},
                     {"ffn_up", &y->w3}};
         snprintf(name, sizeof name, "blk.%d.attn_norm.weight", l);
@@ -219,8 +232,10 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
                  convert_report *report, char *err) {
     const model_config *c = &m->cfg;
     if (convert_vocab_size(v) != c->vocab_size)
-        return err_set(err, "the vocabulary has %d tokens but %s has %d: they do not belong "
-                            "together", convert_vocab_size(v), m->path, c->vocab_size);
+        return err_set(err,
+                       "the vocabulary has %d tokens but %s has %d: they do not belong "
+                       "together",
+                       convert_vocab_size(v), m->path, c->vocab_size);
     if (c->end_id < 0 || c->end_id >= c->vocab_size)
         return err_set(err, "%s: end token %d outside the vocabulary", m->path, c->end_id);
     if (check_writable(path, err)) return -1;

@@ -78,7 +78,7 @@ typedef struct {
     wtype fallback_type;     /* which */
     char first_fallback[64]; /* the first such tensor's name, and its row length */
     int first_fallback_cols;
-    uint64_t weight_bytes;   /* tensor data, padding excluded */
+    uint64_t weight_bytes; /* tensor data, padding excluded */
 } convert_report;
 
 /* Writes m with vocabulary v to path (through path.tmp, renamed when complete; nothing is

@@ -17,7 +17,7 @@ enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_BYTE = 6 };
 
 struct convert_vocab {
     int n;
-    char *arena;       /* every piece, back to back */
+    char *arena;        /* every piece, back to back */
     const char **piece; /* into arena; lengths in len (pieces may hold any byte) */
     uint64_t *len;
     float *score;
@@ -59,14 +59,14 @@ static convert_vocab *vocab_new(int n, size_t arena_bytes) {
 
 static int is_byte_piece(const unsigned char *s, size_t n) {
     const char *hex = "0123456789ABCDEFabcdef";
-    return n == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>' && s[3] && s[4] &&
-           strchr(hex, s[3]) && strchr(hex, s[4]);
+    return n == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>' && s[3] && s[4] && strchr(hex, s[3]) &&
+           strchr(hex, s[4]);
 }
 
 /* llama2.c tokenizer: int32 max_token_length, then per token float32 score, int32 length,
  * bytes, with ' ' where SentencePiece has '▁'. */
-static int load_llama2c(convert_vocab **out, const unsigned char *p, size_t size,
-                        const char *path, char *err) {
+static int load_llama2c(convert_vocab **out, const unsigned char *p, size_t size, const char *path,
+                        char *err) {
     int n = 0;
     size_t spaces = 0, bytes = 0;
     for (size_t pos = 4; pos < size; n++) { /* validate and count */
@@ -82,7 +82,8 @@ static int load_llama2c(convert_vocab **out, const unsigned char *p, size_t size
         pos += (size_t)len;
         if (n == INT_MAX / 4) return err_set(err, "%s: too many tokens", path);
     }
-    if (n < 3) return err_set(err, "%s: %d tokens; a Llama vocabulary needs unk, BOS, EOS", path, n);
+    if (n < 3)
+        return err_set(err, "%s: %d tokens; a Llama vocabulary needs unk, BOS, EOS", path, n);
     static const char *special[3] = {"<unk>", "<s>", "</s>"};
     convert_vocab *v = vocab_new(n, bytes + 2 * spaces + 16);
     if (!v) return err_set(err, "%s: out of memory", path);
@@ -100,14 +101,16 @@ static int load_llama2c(convert_vocab **out, const unsigned char *p, size_t size
             memcpy(a, special[i], k), a += k;
         } else {
             for (int32_t j = 0; j < len; j++)
-                if (s[j] == ' ') memcpy(a, SPACE_MARK, 3), a += 3;
-                else *a++ = (char)s[j];
+                if (s[j] == ' ')
+                    memcpy(a, SPACE_MARK, 3), a += 3;
+                else
+                    *a++ = (char)s[j];
         }
         v->len[i] = (uint64_t)(a - v->piece[i]);
-        v->type[i] = i == 0                   ? TT_UNKNOWN
-                     : i <= 2 || len == 0     ? TT_CONTROL
+        v->type[i] = i == 0                          ? TT_UNKNOWN
+                     : i <= 2 || len == 0            ? TT_CONTROL
                      : is_byte_piece(s, (size_t)len) ? TT_BYTE
-                                              : TT_NORMAL;
+                                                     : TT_NORMAL;
     }
     *out = v;
     return 0;
