@@ -85,8 +85,13 @@ int cmd_plot(int argc, char **argv) {
     snprintf(probe, sizeof probe, "%s/x", out); /* make_parent creates every folder above x */
     run_list runs;
     db *d = NULL;
-    if (run_list_open(o, L_COUNT, &runs, &d, err) || runner_make_parent(probe, err))
+    int opened = run_list_open(o, L_COUNT, &runs, &d, err);
+    if (opened) return cmd_fail("plot", err) + (opened == -2); /* usage errors exit 2 */
+    if (runner_make_parent(probe, err)) {
+        run_list_free(&runs);
+        db_close(d);
         return cmd_fail("plot", err);
+    }
     int made = 0, failed = 0;
     for (int k = 0; k < REPORT_PLOT_KINDS; k++) {
         if (!want[k]) continue;

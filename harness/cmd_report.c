@@ -66,7 +66,8 @@ int cmd_report(int argc, char **argv) {
 
     run_list runs;
     db *d = NULL;
-    if (run_list_open(o, P_COUNT, &runs, &d, err)) return cmd_fail("report", err);
+    int opened = run_list_open(o, P_COUNT, &runs, &d, err);
+    if (opened) return cmd_fail("report", err) + (opened == -2); /* usage errors exit 2 */
     ro.run_ids = runs.ids;
     ro.n_runs = runs.n;
     const char *out_path = args_str(o, P_COUNT, "--out", NULL);

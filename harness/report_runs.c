@@ -51,22 +51,26 @@ int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *e
     memset(runs, 0, sizeof *runs);
     *d = NULL;
     char path[4096];
-    int64_t id;
-    if (report_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
-                            &id, err) ||
-        db_open(d, path, DB_READ, err))
-        goto fail;
-    if (id && add(runs, id, err)) goto fail;
+    int64_t id, sweep = 0;
+    /* The ids first: a typo is a usage error (-2), reported before any file is opened. */
     const args_opt *ro = args_get(o, n_opts, "--run");
     for (int i = 0; ro && i < ro->count; i++) {
         char copy[1024], *save = NULL;
         snprintf(copy, sizeof copy, "%s", ro->values[i]);
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-            if (parse_id(t, "--run", &id, err) || add(runs, id, err)) goto fail;
+            if (parse_id(t, "--run", &id, err) || add(runs, id, err)) goto usage;
     }
     const char *sw = args_str(o, n_opts, "--sweep", NULL);
-    if (sw && (parse_id(sw, "--sweep", &id, err) || add_sweep(runs, *d, id, err))) goto fail;
+    if (sw && parse_id(sw, "--sweep", &sweep, err)) goto usage;
+    if (report_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
+                            &id, err) ||
+        db_open(d, path, DB_READ, err) || (id && add(runs, id, err)) ||
+        (sweep && add_sweep(runs, *d, sweep, err)))
+        goto fail;
     return 0;
+usage:
+    run_list_free(runs);
+    return -2;
 fail:
     run_list_free(runs);
     db_close(*d);

@@ -14,7 +14,8 @@ typedef struct {
 } run_list;
 
 /* Opens the database of --db (default results/decbench.db) read-only and collects the runs
- * named by --db FILE:RUN, --run and --sweep. */
+ * named by --db FILE:RUN, --run and --sweep. Returns 0, -2 for a malformed id (a usage
+ * error), -1 otherwise (message in err). */
 int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *err);
 void run_list_free(run_list *runs);
 

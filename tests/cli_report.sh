@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# cli_report.sh: the plumbing of `decbench report` and `decbench plot` (the figures themselves
+# are tested on hand-built databases in test_report.c): run selection (--db FILE[:RUN], --run,
+# --sweep, default latest complete), the three formats and four layouts, --out, errors; plot
+# data files and PNG/SVG per kind, `all` skipping what has no data.
+set -u
+B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_report}
+rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
+M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
+fails=0 passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+expect_grep() { # NAME PATTERN FILE
+    if grep -qE -- "$2" "$3"; then ok; else bad "$1: /$2/ not in $3:"; head -20 "$3"; fi
+}
+expect_fail() { # NAME WANT_EXIT PATTERN CMD...
+    local name=$1 want=$2 pat=$3; shift 3
+    local out rc
+    out=$("$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc stderr=$out"; fi
+}
+
+# Two runs: run 1 greedy + pld + spec, run 2 greedy only (the latest).
+$B run --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --threads 1 \
+    --decoder pld --decoder spec:gamma=2 --db r.db >/dev/null 2>&1 || bad "setup run 1"
+$B run --model "$M" --dataset tinystories --limit 2 --max-new 24 --threads 1 --db r.db >/dev/null 2>&1 ||
+    bad "setup run 2"
+
+# default: markdown summary of the latest complete run (2: greedy only)
+$B report --db r.db >def.md 2>&1 || bad "report default exit"
+expect_grep default_latest "^Run 2 \(complete\)" def.md
+if grep -q "pld" def.md; then bad "default_latest: run 1's decoders in the default report"; else ok; fi
+# --db FILE:RUN and --run pick run 1; speed-up ratios are printed, greedy's is 1.00x
+$B report --db r.db:1 >one.md 2>&1 || bad "report FILE:RUN exit"
+expect_grep file_run "^Run 1 \(complete\)" one.md
+expect_grep greedy_ratio "^\| tinystories +\| greedy +\|.*\| +1\.00x \| +1\.00x \|" one.md
+expect_grep spec_ratio "^\| tinystories +\| spec:gamma=2 +\|.*[0-9]\.[0-9][0-9]x \| +[0-9]+\.[0-9][0-9]x \|" one.md
+# CSV: header of machine keys, one row per decoder, greedy's speed-up exactly 1
+$B report --db r.db --run 1 --format csv >one.csv 2>&1 || bad "report csv exit"
+python3 - one.csv <<'PY' && ok || bad "csv content"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["spec"] for r in rows] == ["greedy", "pld:ngram=3,k=10", "spec:gamma=2"], rows
+g = rows[0]
+assert float(g["speedup_decode"]) == 1 and float(g["tokens_per_step"]) == 1, g
+assert all(float(r["exact_pct"]) == 100 for r in rows)
+assert float(rows[2]["tokens_per_step"]) > 1
+PY
+# JSON: two runs at once (a run column), and the runs' provenance
+$B report --db r.db --run 1,2 --format json >two.json 2>&1 || bad "report json exit"
+python3 - two.json <<'PY' && ok || bad "json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted({r["run"] for r in d["rows"]}) == [1, 2], d["rows"]
+assert [r["id"] for r in d["runs"]] == [1, 2] and d["runs"][0]["environment"]["cpu_threads"] > 0
+PY
+# the other layouts
+$B report --db r.db:1 --layout paper >paper.md 2>&1 || bad "paper exit"
+expect_grep paper "^\| spec:gamma=2 +\|" paper.md
+$B report --db r.db:1 --layout ablation --decoder spec >abl.md 2>&1 || bad "ablation exit"
+expect_grep ablation "Ablation of 'spec'" abl.md
+printf 'rows,seconds\n1,0.001\n4,0.0012\n16,0.002\n64,0.006\n' >cost.csv
+$B report --db r.db:1 --layout projected --project-cost cost.csv --out proj.md 2>err.txt || bad "projected exit: $(cat err.txt)"
+expect_grep projected "[Pp]rojected" proj.md
+# errors
+expect_fail missing_db 1 "nope\.db" $B report --db nope.db
+expect_fail missing_run 1 "run 9 does not exist" $B report --db r.db --run 9
+expect_fail bad_run 2 "--run: 'x' is not a run id" $B report --db r.db --run x
+expect_fail missing_sweep 1 "--sweep 3: no such sweep" $B report --db r.db --sweep 3
+expect_fail bad_format 2 "--format: expected md, csv or json" $B report --db r.db --format xml
+expect_fail bad_layout 2 "--layout: expected summary" $B report --db r.db --layout wide
+expect_fail projected_needs_cost 2 "needs --project-cost" $B report --db r.db --layout projected
+expect_fail bad_cost 1 "nope\.csv" $B report --db r.db --layout projected --project-cost nope.csv
+printf 'not a database\n' >text.db
+expect_fail not_a_db 1 "text\.db" $B report --db text.db
+
+# plot: one kind, all kinds (cost has no data here: skipped with a note), errors
+if command -v gnuplot >/dev/null; then
+    $B plot --db r.db:1 --kind speedup --out figs >plot.out 2>&1 || bad "plot speedup exit: $(cat plot.out)"
+    for f in speedup.tsv speedup.png speedup.svg; do [ -s "figs/$f" ] && ok || bad "plot: figs/$f missing"; done
+    $B plot --db r.db:1 --out all >plotall.out 2>&1 || bad "plot all exit: $(cat plotall.out)"
+    expect_grep plot_all_skips_cost "cost skipped: .*no cost points" plotall.out
+    expect_grep plot_all_skips_scaling "scaling skipped: .*no lookahead samples" plotall.out
+    for f in accept.svg history.svg speedup.png; do [ -s "all/$f" ] && ok || bad "plot all: $f missing"; done
+else
+    echo "note: gnuplot missing: plot rendering not tested"
+fi
+$B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad "plot data-only exit"
+[ -s data/accept.tsv ] && [ ! -e data/accept.png ] && ok || bad "plot --data-only"
+expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
+expect_fail plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --kind pie
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
