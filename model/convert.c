@@ -233,9 +233,9 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
     const model_config *c = &m->cfg;
     if (convert_vocab_size(v) != c->vocab_size)
         return err_set(err,
-                       "the vocabulary has %d tokens but %s has %d: they do not belong "
+                       "%s has %d tokens but %s has a vocabulary of %d: they do not belong "
                        "together",
-                       convert_vocab_size(v), m->path, c->vocab_size);
+                       convert_vocab_path(v), convert_vocab_size(v), m->path, c->vocab_size);
     if (c->end_id < 0 || c->end_id >= c->vocab_size)
         return err_set(err, "%s: end token %d outside the vocabulary", m->path, c->end_id);
     if (check_writable(path, err)) return -1;

@@ -42,6 +42,7 @@ typedef struct convert_vocab convert_vocab;
 int convert_vocab_load(convert_vocab **out, const char *path, char *err);
 void convert_vocab_free(convert_vocab *v);
 int convert_vocab_size(const convert_vocab *v);
+const char *convert_vocab_path(const convert_vocab *v); /* the file it was read from */
 
 /* Adds v's tokenizer.ggml.* keys to w, with `eos` as the EOS id (used by convert_gguf). */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos);

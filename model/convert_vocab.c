@@ -23,10 +23,15 @@ struct convert_vocab {
     float *score;
     int32_t *type;
     int bos, eos, unk, add_bos;
+    char path[1024]; /* where it was read from, for messages */
 };
 
 int convert_vocab_size(const convert_vocab *v) {
     return v->n;
+}
+
+const char *convert_vocab_path(const convert_vocab *v) {
+    return v->path;
 }
 
 void convert_vocab_free(convert_vocab *v) {
@@ -188,7 +193,9 @@ int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     size_t got = fread(head, 1, 4, f);
     if (got == 4 && memcmp(head, "GGUF", 4) == 0) {
         fclose(f);
-        return load_gguf(out, path, err);
+        if (load_gguf(out, path, err)) return -1;
+        snprintf((*out)->path, sizeof(*out)->path, "%s", path);
+        return 0;
     }
     /* A llama2.c tokenizer is a few hundred KB: read it whole. */
     unsigned char *buf = NULL;
@@ -208,6 +215,7 @@ int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     fclose(f);
     int rc = load_llama2c(out, buf, (size_t)size, path, err);
     free(buf);
+    if (rc == 0) snprintf((*out)->path, sizeof(*out)->path, "%s", path);
     return rc;
 }
 

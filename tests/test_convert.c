@@ -317,7 +317,7 @@ static void test_errors(void) {
     expect_fail(m, tok512, WTYPE_Q8_0, CONVERT_FALLBACK_NONE, out,
                 "tensor 'blk.0.ffn_down.weight' has rows of 172 values, not a multiple of 32");
     expect_fail(m, test_shared("models/tok32000.bin"), WTYPE_F16, 0, out,
-                "vocabulary has 32000 tokens but");
+                "tok32000.bin has 32000 tokens but");
     expect_fail(m, tok512, WTYPE_F16, 0, test_tmp("no/such/dir/x.gguf"), "cannot create");
     expect_fail(m, tok512, WTYPE_F16, 0, test_tmpdir(), "write failed"); /* a directory */
     CHECK(access(out, F_OK) != 0);
