@@ -81,8 +81,10 @@ typedef struct {
     int top, width;  /* highest filled level, columns in use */
     int *lv, *rowid; /* (N-1) x C: window tokens; batch row of each cell (-1: not fed) */
     int *r;          /* C: the top level's outputs */
-    int *tok, *par, *am, *child, *sib; /* per batch row (am: argmax, -1 without logits) */
-    int *outl;                         /* batch rows whose logits are read */
+    int *tok, *par, *am, *dep; /* per batch row (am: argmax, -1 without logits; dep: match depth) */
+    int *child, *sib;          /* candidate trie: first child, next sibling (per row) */
+    int cand0;                 /* first candidate row */
+    int *outl;                 /* batch rows whose logits are read */
     int *path, *cpath, *emit, *ngram;
     int *ctx; /* prompt + output so far, seq_len */
     int len;  /* tokens in ctx; the current token is ctx[len - 1] */
@@ -117,6 +119,7 @@ static int la_create(dec *d, char *err) {
     la->tok = malloc(sizeof(int) * rows);
     la->par = malloc(sizeof(int) * rows);
     la->am = malloc(sizeof(int) * rows);
+    la->dep = malloc(sizeof(int) * rows);
     la->child = malloc(sizeof(int) * rows);
     la->sib = malloc(sizeof(int) * rows);
     la->outl = malloc(sizeof(int) * outs);
@@ -126,8 +129,8 @@ static int la_create(dec *d, char *err) {
     la->ngram = malloc(sizeof(int) * L);
     la->ctx = malloc(sizeof(int) * (size_t)cfg->seq_len);
     if (!la->logits || !la->lv || !la->rowid || !la->r || !la->tok || !la->par || !la->am ||
-        !la->child || !la->sib || !la->outl || !la->path || !la->cpath || !la->emit || !la->ngram ||
-        !la->ctx)
+        !la->dep || !la->child || !la->sib || !la->outl || !la->path || !la->cpath || !la->emit ||
+        !la->ngram || !la->ctx)
         return err_set(err, "lookahead: out of memory");
     if (ngram_pool_new(&la->pool, cfg->vocab_size, la->G, la->N - 1, err)) return -1;
     return dec_fwd_new(d, d->env.target, (int)rows, &la->f, err);
@@ -161,6 +164,7 @@ static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_
             ROW(la, l, i) = n++;
         }
     la->child[0] = -1; /* row 0's candidate children (level 0's row 1 is not one of them) */
+    la->cand0 = n;
     int L = la->N - 1 < max_depth ? la->N - 1 : max_depth,
         cnt = ngram_pool_count(la->pool, LV(la, 0, 0));
     *cand_len = cnt > 0 ? L : 0;
@@ -183,16 +187,19 @@ static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_
     return n;
 }
 
-/* Walks the candidate trie from row 0 along the argmax; returns the accepted count, rows in
- * cpath[1..]. */
-static int walk_candidates(const dec *d, lookahead *la) {
-    int node = 0, k = 0;
-    while (k == 0 || la->tok[node] != d->end_id) {
-        int x = la->child[node];
-        while (x >= 0 && la->tok[x] != la->am[node]) x = la->sib[x];
-        if (x < 0) break;
-        la->cpath[++k] = node = x;
+/* The longest candidate prefix the target confirms: row x matches if its token is the argmax
+ * of its parent and the parent matched (row 0, the current token, always does), and nothing
+ * follows a matched end token. Parents come before children, so one pass over the candidate
+ * rows [first, n) finds the deepest match. Returns its depth k, rows in cpath[1..k]. */
+static int walk_candidates(const dec *d, lookahead *la, int first, int n) {
+    int best = 0, k = 0;
+    for (int x = first; x < n; x++) {
+        int p = la->par[x];
+        int live = p == 0 || (la->dep[p] > 0 && la->tok[p] != d->end_id);
+        la->dep[x] = live && la->tok[x] == la->am[p] ? (p ? la->dep[p] : 0) + 1 : 0;
+        if (la->dep[x] > k) k = la->dep[x], best = x;
     }
+    for (int j = k, x = best; j > 0; j--, x = la->par[x]) la->cpath[j] = x;
     return k;
 }
 
@@ -279,7 +286,7 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         for (int j = 0; j < n_out; j++)
             la->am[la->outl[j]] = fwd_argmax(la->logits + (size_t)j * vocab, vocab);
         /* verification: the longest greedy-matching walk */
-        int kc = walk_candidates(d, la), verify0 = d->param[P_JACOBI] || la->top == 0;
+        int kc = walk_candidates(d, la, la->cand0, n), verify0 = d->param[P_JACOBI] || la->top == 0;
         int kj = verify0 ? walk_level0(d, la) : 0, use0 = kj > kc, k = use0 ? kj : kc;
         la->path[0] = 0;
         for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
@@ -312,7 +319,7 @@ static void la_destroy(dec *d) {
     fwd_free(la->f);
     ngram_pool_free(la->pool);
     free(la->logits), free(la->lv), free(la->rowid), free(la->r), free(la->tok), free(la->par);
-    free(la->am), free(la->child), free(la->sib), free(la->outl), free(la->path);
+    free(la->am), free(la->dep), free(la->child), free(la->sib), free(la->outl), free(la->path);
     free(la->cpath), free(la->emit), free(la->ngram), free(la->ctx);
     free(la);
 }
