@@ -13,9 +13,10 @@
  *    tokens inside the context; we take the MOST RECENT one, and when its continuation runs
  *    into the end of the context the draft keeps copying with the same period (as LZ77 does:
  *    the draft's own tokens continue it), so a draft always has k tokens. Recent text is the
- *    better predictor of what comes next (a repeated line, a name just introduced); measured
- *    on stories260K, 20 TinyStories prompts x 256 tokens, ngram=3 k=10: see the numbers in
- *    the report of the commit that added this file (recent: fewer steps).
+ *    better predictor of what comes next (a repeated line, a name just introduced). Measured
+ *    on stories260K, the first 20 TinyStories prompts x 256 new tokens (4334 tokens: stories
+ *    end early), ngram=3 k=10: most recent 2733 target steps (1.59 tokens/step), earliest
+ *    with a full continuation (the reference rule) 2854 (1.52); at k=4: 2870 vs 2936.
  *  - llama.cpp's lookup adds count/probability thresholds and saved caches across runs; this
  *    decoder has none (the plain context lookup of Spec-Bench's "PLD", window 3, 10 tokens).
  *  - The draft is trimmed to the tokens still wanted (max_new, capped by the framework at the
