@@ -83,9 +83,10 @@ static int encode_prompts(runner *r, char *err) {
             p->max_new = max_new;
             if (session_encode(&r->s, p->sample->prompt, &p->ids, &p->n_ids, err)) return -1;
             if (p->n_ids >= seq) {
+                /* Not counted in n_prompts: its ids are freed here, not by runner_close. */
+                free(p->ids);
+                p->ids = NULL;
                 if (r->o.skip_long) {
-                    free(p->ids);
-                    p->ids = NULL;
                     dropped++;
                     continue;
                 }
