@@ -118,6 +118,15 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     memset(r, 0, sizeof *r);
     r->o = *o;
     progress_init(&r->prog, stderr, -1);
+    /* Test hook: the mismatch path (divergence, margin, 'failed' run) cannot be reached with
+     * exact decoders, so the CLI tests corrupt one output token of every non-greedy sample. */
+    const char *flip = getenv("DECBENCH_TEST_FLIP_TOKEN");
+    r->test_flip = flip ? atoi(flip) : -1;
+    if (flip)
+        progress_note(&r->prog,
+                      "decbench: TEST HOOK DECBENCH_TEST_FLIP_TOKEN=%d: every non-greedy "
+                      "output is corrupted at that position",
+                      r->test_flip);
     /* Datasets first: a malformed record must fail before a model is even loaded. */
     if (open_datasets(r, err) ||
         session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
@@ -418,6 +427,10 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         p->n_ref = n;
         s.match = 1;
     } else {
+        if (r->test_flip >= 0 && r->test_flip < n && !is_greedy(canon)) {
+            r->out[r->test_flip] = (r->out[r->test_flip] + 1) % r->s.target->cfg.vocab_size;
+            s.output_hash = db_output_hash(r->out, n);
+        }
         check_exact(r, p, n, &s, shown, rep, res);
     }
     int n_trace = 0;

@@ -91,6 +91,7 @@ typedef struct {
     float *logits;
     progress prog;
     void *ref_dec; /* greedy instance for unstored reference passes, created on first use */
+    int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
 } runner;
 
 typedef struct {
