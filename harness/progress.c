@@ -53,7 +53,8 @@ static void draw(progress *p, double now) {
     char e[32];
     fmt_eta(eta(p), e, sizeof e);
     double dt = now - p->t_sample;
-    double tps = dt > 0 && p->sample_tokens ? p->sample_tokens / dt : 0;
+    /* Before the first token of a sample, show the previous sample's speed, not 0. */
+    double tps = dt > 0 && p->sample_tokens ? p->sample_tokens / dt : p->last_tps;
     int pct = p->total ? (int)(100 * p->done / p->total) : 100;
     if (p->live) {
         char bar[21];
@@ -90,6 +91,7 @@ void progress_sample_done(progress *p, int new_tokens, double seconds) {
     p->t_measured += seconds;
     p->sample_tokens = new_tokens;
     double now = clock_now();
+    p->last_tps = seconds > 0 ? new_tokens / seconds : 0;
     /* Plain mode: the first sample (shows it started), then every few seconds; the last
      * is progress_end's line. */
     if (p->live ||
