@@ -29,8 +29,9 @@ typedef struct {
     char current[48];
     double t_sample;
     long sample_tokens;
-    double t_drawn; /* last redraw / plain line */
-    int drawn;      /* a live line is on screen */
+    double last_tps; /* end-to-end tok/s of the last finished sample */
+    double t_drawn;  /* last redraw / plain line */
+    int drawn;       /* a live line is on screen */
 } progress;
 
 /* live < 0: decide from isatty(fileno(out)). */
