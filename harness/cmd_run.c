@@ -26,7 +26,7 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_COUNT };
+enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_HELP, R_COUNT };
 
 static void usage(const args_opt *o) {
     args_usage("decbench run --model FILE --dataset NAME[,NAME] [--decoder SPEC ...] [options]", o,
@@ -69,6 +69,7 @@ int cmd_run(int argc, char **argv) {
                    .alias = NULL,
                    .takes_value = 1,
                    .help = "continue run RUN_ID (same options; stored samples are skipped)"};
+    o[R_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;

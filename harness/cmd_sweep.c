@@ -33,7 +33,7 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_COUNT };
+enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_HELP, S_COUNT };
 
 typedef struct {
     runner r;
@@ -330,6 +330,7 @@ int cmd_sweep(int argc, char **argv) {
                              .alias = NULL,
                              .takes_value = 1,
                              .help = "continue sweep SWEEP_ID (same options and grid)"};
+    o[S_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN], spec[4096];
     const char *pos[1];
     int n_pos;

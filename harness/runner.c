@@ -344,8 +344,9 @@ static void where(const runner_prompt *p, const char *spec, int rep, char *buf, 
 }
 
 /* Greedy's top-1 minus top-2 logit before output position pos: a fresh forward pass over the
- * prompt plus greedy's first pos tokens. Chunked prefill gives the same bits as greedy's own
- * token-by-token pass (batch invariance, model/forward.h), so this is the margin greedy saw. */
+ * prompt plus greedy's first pos tokens. With the exact kernels, chunked prefill gives the same
+ * bits as greedy's own token-by-token pass (batch invariance, model/forward.h), so this is the
+ * margin greedy saw (with --kernels blas it may differ in the last bits). */
 static double greedy_margin(runner *r, const runner_prompt *p, int pos, char *err) {
     fwd_ctx *f = r->margin_ctx;
     if (!f && fwd_new(&f, r->s.target, r->s.pool, 64, r->s.kernels, err)) return NAN;
@@ -456,11 +457,16 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
 /* Greedy's output for p without storing it (greedy not measured in this run, or resumed). */
 static int reference(runner *r, runner_prompt *p, char *err) {
     dec_env env = session_env(&r->s);
-    if (!r->ref_dec && dec_create((dec **)&r->ref_dec, "greedy", &env, err)) return -1;
+    if (!r->ref_dec && dec_create(&r->ref_dec, "greedy", &env, err)) return -1;
     dec_stats st;
     int n;
     progress_sample_start(&r->prog, "greedy (reference, not stored)");
-    if (dec_generate(r->ref_dec, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) return -1;
+    if (dec_generate(r->ref_dec, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) {
+        char e[ERR_LEN], w[512];
+        snprintf(e, sizeof e, "%s", err);
+        where(p, "greedy (reference)", 0, w, sizeof w);
+        return err_set(err, "%s: %s", w, e);
+    }
     p->ref = malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (!p->ref) return err_set(err, "out of memory");
     memcpy(p->ref, r->out, sizeof(int) * (size_t)n);

@@ -58,7 +58,7 @@ typedef struct {
 } runner_opts;
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 20
+#define RUNNER_N_OPTS 19
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -87,10 +87,10 @@ typedef struct {
     int *out;
     dec_step *trace;
     int n_trace, cap_trace, trace_on;
-    void *margin_ctx; /* fwd_ctx for the mismatch margin, created on first use */
+    fwd_ctx *margin_ctx; /* for the mismatch margin, created on first use */
     float *logits;
     progress prog;
-    void *ref_dec; /* greedy instance for unstored reference passes, created on first use */
+    dec *ref_dec;  /* greedy instance for unstored reference passes, created on first use */
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
 } runner;
 

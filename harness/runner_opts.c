@@ -25,7 +25,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPT("--offset", NULL, 1, "skip the first N prompts of each dataset (after --shuffle)"),
     OPT("--shuffle", NULL, 1,
         "shuffle each dataset with this seed (uint64, recorded) before --offset/--limit"),
-    OPT("--max-new", "-n", 1, "new tokens per prompt (default: each dataset's paper value)"),
+    OPT("--max-new", "-n", 1,
+        "new tokens per prompt (default: each dataset's paper value; recorded as 0 if they "
+        "differ)"),
     OPT("--repeats", "-r", 1,
         "measured passes over the prompts (default 1; 3+ for a standard deviation)"),
     OPT("--warmup", NULL, 1,
@@ -41,7 +43,6 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPT("--label", NULL, 1, "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
-    OPT("--help", "-h", 0, "this help"),
 };
 
 void runner_options(args_opt *o) {
