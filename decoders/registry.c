@@ -212,6 +212,7 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
         st->t_target += dt;
         st->t_prefill += dt;
         st->target_steps++;
+        d->t_step = t0 + dt; /* the first decode step's time starts after the prompt pass */
     } else {
         st->t_draft += dt;
         st->draft_steps++;

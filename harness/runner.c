@@ -436,15 +436,10 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     }
     int n_trace = 0;
     if (r->o.trace) {
-        /* Step 0 is the prefill pass. The framework times step 1 from the start of
-         * generation, so it includes the prefill: subtract it there. */
+        /* Step 0 is the prefill pass (the framework times step 1 from the prefill's end). */
         int emitted = 0;
         for (int i = 1; i <= r->n_trace; i++) emitted += r->trace[i].emitted;
         r->trace[0] = (dec_step){0, st.prompt_tokens, 0, 0, st.new_tokens - emitted, st.t_prefill};
-        if (r->n_trace > 0) {
-            r->trace[1].seconds -= st.t_prefill;
-            if (r->trace[1].seconds < 0) r->trace[1].seconds = 0;
-        }
         n_trace = 1 + r->n_trace;
     }
     if (db_insert_sample(d, run_id, &s, &st, r->o.trace ? r->trace : NULL, n_trace, NULL, err))
