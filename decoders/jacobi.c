@@ -1,6 +1,6 @@
-/* jacobi.c: Jacobi decoding (Santilli et al. 2023, "Accelerating Transformer Inference for
- * Translation via Parallel Decoding", Section 3, Algorithm 1 with the sliding window of their
- * Section 3.3; greedy only).
+/* jacobi.c: Jacobi decoding (Santilli et al., ACL 2023, "Accelerating Transformer Inference
+ * for Translation via Parallel Decoding", Section 3: greedy decoding as the fixed point of a
+ * parallel iteration; greedy only).
  *
  * Greedy decoding is the fixed point of y_j = argmax p(. | prefix, y_<j). Keep a window of m
  * guesses g_1..g_m for the positions after the current token t; each step is ONE target pass
@@ -9,7 +9,7 @@
  * g_j. a_0 is the greedy token. Guess g_j is accepted only if it equals a_{j-1} (then every
  * row before it saw exactly the greedy prefix), so the converged prefix g_1..g_k plus the
  * bonus a_k are emitted: exactly greedy's tokens, k+1 of them in one pass.
- * The window then advances (Jacobi update): the new guesses are a_{k+1..m}, the model's own
+ * The window then advances (the Jacobi update): the new guesses are a_{k+1..m}, the model's
  * refinement of the unconverged tail, and the k+1 slots freed at the end get fresh initial
  * guesses. Rows 0..k are committed to the KV cache; a_k is the next current token.
  *
@@ -20,12 +20,18 @@
  * The same rule fills the freed slots. lookahead.c fills its window with the same rule, so
  * lookahead:W=m+1,N=2,G=0,refill=align equals this decoder step for step (tested).
  *
- * Deviations from the paper: none in the accept rule. Santilli et al. decode fixed blocks and
- * initialise with PAD tokens; a sliding window that refills from the context is the variant
- * later work uses (CLLMs, lookahead decoding) and suits open-ended generation. The window is
- * trimmed to the tokens still wanted (max_new, which the framework caps at the context
- * length), so no row ever sits at a position >= seq_len and none is wasted on the last step.
- * The walk stops at the end token: nothing after it is accepted or emitted. */
+ * Choices, with the reason: the window slides over the output (a fixed number of guesses
+ * ahead of the current token, refilled as it advances), the form later work uses (lookahead
+ * decoding, CLLMs), rather than iterating over a fixed block of the output until it has
+ * converged: open-ended generation has no block length. It is cut to the tokens still wanted
+ * (max_new, which the framework caps at the context length), so no row ever sits at a
+ * position >= seq_len and none is wasted on the last steps. The accept walk stops at the end
+ * token: nothing after it is accepted or emitted.
+ * Measured (stories260K, the first 20 TinyStories prompts x 256 new tokens, 4334 tokens since
+ * stories end early): 4141 target steps at window 16 (1.047 tokens/step, 16.8 rows/step),
+ * 4146 with init=random, 4147 at window 4, 4143 at window 32: a guess after a wrong one is
+ * rarely right, so little more than the next token converges per pass, the weakness of
+ * Jacobi decoding that lookahead decoding sets out to fix. */
 #include <stdlib.h>
 
 #include "decoders/dec_impl.h"

@@ -1,6 +1,6 @@
-/* lookahead.c: lookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024, arXiv 2402.02057:
- * Section 3 and Algorithm 1 / Figure 2; greedy only), as hao-ai-lab/LookaheadDecoding (LADE)
- * and llama.cpp's examples/lookahead run it.
+/* lookahead.c: lookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024, arXiv 2402.02057,
+ * Section 3: the lookahead branch, the verification branch and both in one pass; greedy only)
+ * as hao-ai-lab/LookaheadDecoding (LADE) and llama.cpp's examples/lookahead run it.
  *
  * State: a 2D window of N-1 levels (Jacobi iterations, oldest = level 0) by W columns over the
  * future positions, and an n-gram pool (ngram_pool.h) keyed by token, at most G (N-1)-grams
@@ -9,58 +9,64 @@
  * level 0 (so level 0 holds W-1 guesses, the others W).
  *
  * One step = ONE target pass over a tree (model/forward.h: each row sees the committed prefix,
- * its ancestors and itself; positions follow from the depth):
- *   row 0           t, the root;
- *   level 0         columns 1..W-1, a causal chain: parent of (0,i) is (0,i-1);
- *   level l >= 1    parent of (l,i) is (l-1,i): it sees level-0 columns <= i and column i of
- *                   the levels below it, exactly the paper's lookahead-branch mask (Fig. 2b);
- *   candidates      the pool's n-grams for key t, each a chain hanging from row 0: causal
- *                   within itself, seeing only t (the verification branch). Candidates that
- *                   share a prefix share its rows (a trie; share=0 feeds them separately as
- *                   LADE and llama.cpp do: same tokens, more rows).
+ * its ancestors and itself; its position is base + its depth):
+ *   row 0         t, the root;
+ *   level 0       columns 1..W-1, a causal chain: the parent of (0,i) is (0,i-1);
+ *   level l >= 1  the parent of (l,i) is (l-1,i): it sees level-0 columns <= i and column i
+ *                 of the levels below, exactly the paper's lookahead-branch mask;
+ *   candidates    the pool's n-grams for key t, each a chain hanging from row 0: causal within
+ *                 itself, seeing only t (the verification branch). Candidates that share a
+ *                 prefix share its rows (a trie; share=0 feeds them apart as LADE and llama.cpp
+ *                 do: same tokens and steps, 79.9 instead of 75.6 rows per step below).
  * Logits are read from row 0, the top level, the candidates, and level 0 when it is verified.
- * Verification (Section 3.3, greedy): walk from row 0, each time to the child whose token is
- * the argmax of the current row: the longest matching candidate prefix. Accept it plus the
- * bonus token (the argmax after its last row). With jacobi=1 level 0 is verified the same way
- * (it is a causal chain from t, i.e. a Jacobi window) and the longer of the two walks wins:
- * for N=2 its logits are needed anyway, and lookahead:W=m+1,N=2,G=0,refill=align is then
- * exactly jacobi:window=m (tested); for N>2 it costs W-1 more logits rows. Every accepted token
- * equals the argmax after the greedy prefix before it, so the output is greedy's; the walk
- * stops at the end token.
- * Pool update (Section 3.2): after a step with all levels filled, column i yields the n-gram
+ * Verification (greedy): a candidate row matches if its token is the argmax of its parent and
+ * the parent matched; the deepest match is accepted with its bonus token (the argmax after
+ * it). Level 0 is itself a causal chain from t, a Jacobi window: it is verified the same way
+ * whenever its logits are read anyway (N=2, or the first fill step) or with jacobi=1 (W-1
+ * more logits rows), and the longer walk wins. So lookahead:W=m+1,N=2,G=0,refill=align is
+ * exactly jacobi:window=m, the paper's remark that Jacobi decoding is the N=2 case (tested).
+ * Every accepted token is the argmax after the greedy prefix before it, so the output is
+ * greedy's; the walk stops at the end token.
+ * Pool update: after a step with all levels filled, column i yields the n-gram
  * key (0,i) -> (1,i), ..., (N-2,i), out(N-2,i) (consecutive positions; key of column 0 is t).
  * Window update for a one-token advance: level l <- level l+1, top level <- the outputs of the
  * top level (each the next Jacobi iterate of its position). Before the window has N-1 levels
  * (the N-2 fill steps after the prompt) the top level's outputs become a new level instead and
- * every level drops its first column; level 0 starts as W+N-3 guesses from the prompt.
+ * every level drops its first column; level 0 starts as W+N-3 guesses.
  *
- * Where the references differ, measured on stories260K, the 20 first TinyStories prompts x 256
- * new tokens, W=15 N=5 G=15 (target steps, prefill included; fewer is better):
- *   refill (after a (k+1)-token advance, k >= 1):
+ * Where the references differ. Target steps (prefill included; fewer is better) for the first
+ * 20 TinyStories prompts x 256 new tokens, W=15 N=5 G=15, on stories260K (4334 tokens: most
+ * stories end before 256) / llama2xs (4709 tokens):
+ *   refill: the window after a (k+1)-token advance, k >= 1
  *     align     shift once, then drop k columns and refill k at the end with fresh guesses,
- *               so every guess stays at the position it was computed for (LADE's non-default
- *               branch, ALWAYS_FWD_ONE=0)                                      STEPS_ALIGN
+ *               so that every guess stays at the position it was computed for (LADE's
+ *               non-default branch, ALWAYS_FWD_ONE=0)                           2070 / 1913
  *     lade      shift once as if one token had been accepted (LADE's default): the window
- *               is then k positions behind                                      STEPS_LADE
- *     llamacpp  shift once per accepted token, the top level refilled with a copy of level 0
- *               after the first (llama.cpp)                                     STEPS_LLAMACPP
- *   full_bonus  after a whole n-gram matches, keep the bonus token (1, llama.cpp) or drop it
- *               (0, LADE's loop: N-1 tokens instead of N; Ouroboros copied it)  STEPS_BONUS
- * Default: the variants with fewer steps.
+ *               then lags k positions behind                                    2133 / 1989
+ *     llamacpp  shift once per accepted token, refilling the top level with a copy of level
+ *               0 after the first (llama.cpp)                                   2399 / 2429
+ *   full_bonus: after a whole (N-1)-gram matched, keep the bonus token (1, llama.cpp) or drop
+ *               it (0, LADE's loop stops one short: N-1 tokens instead of N; Ouroboros copied
+ *               the loop). With align: 1 -> 2070 / 1913, 0 -> 2169 / 2042.
+ * Defaults: refill=align, full_bonus=1. (With seed_pool=1, lade edges out align on stories260K:
+ * 1954 vs 2003 steps.)
  *
  * Other deviations, with the reason:
  *  - init: level 0 copies recent context tokens with period W-1 (init=prompt, the rule of
  *    jacobi.c, so that N=2 reduces to Jacobi exactly) or uniform random tokens (init=random,
- *    seeded); LADE picks random prompt tokens, llama.cpp uses 100+i. Fresh guesses (align,
- *    fill steps) use the same rule.
+ *    seeded: 2181 steps above); LADE picks random prompt tokens, llama.cpp uses 100+i. Fresh
+ *    guesses (align, fill steps) use the same rule.
  *  - seed_pool=1 adds the prompt's N-grams before decoding and each output N-gram as it
- *    completes (LADE's POOL_FROM_PROMPT; LADE's loop appends a wrong token there when several
- *    are accepted at once; we add the true ones).
+ *    completes (LADE's POOL_FROM_PROMPT, off there by default and here: 2003 / 1842 steps;
+ *    LADE's loop appends the last accepted token repeatedly instead of each accepted token
+ *    there; we add the true n-grams).
  *  - Candidates are verified during the fill steps too (LADE waits for all levels; with an
  *    empty pool this changes nothing, with seed_pool=1 it accepts earlier).
+ *  - llama.cpp keys column 0's n-gram on the window's old guess for t's position rather than
+ *    on t; LADE and we use t.
  *  - Rows past the tokens still wanted are not fed: the window and the candidates are cut to
  *    depth max_new - n_out - 1 (the framework caps max_new at the context length), so no row
- *    sits at a position >= seq_len and the last steps are not padded with useless rows. */
+ *    sits at a position >= seq_len and the last steps carry no useless rows. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -30,6 +30,7 @@ static void test_real(const char *path, int n_prompts) {
     CHECK_MSG(model_open(&m, test_shared(path), err) == 0, "%s", err);
     if (!m) return;
     dec_env env = {.target = m, .kernels = KERN_EXACT};
+    dec_check_exact(&env, "jacobi", &m->cfg.bos_id, 1, 256, NULL, NULL, NULL, "BOS-only prompt");
     const char *specs[] = {"jacobi", "jacobi:window=4", "jacobi:init=random,seed=7",
                            "jacobi:window=64"};
     for (int si = 0; si < 4; si++) {

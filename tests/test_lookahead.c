@@ -201,6 +201,7 @@ static void test_real(const char *path) {
     dec_env env = {.target = m, .kernels = KERN_EXACT};
     int ends = 0;
     run_set(&env, "lookahead", 20, path, &ends);
+    dec_check_exact(&env, "lookahead", &m->cfg.bos_id, 1, 256, NULL, NULL, NULL, "BOS-only prompt");
     if (strstr(path, "stories260K"))
         CHECK_MSG(ends >= 1, "%s: the end token never arrived inside an accepted run", path);
     const char *variants[] = {"lookahead:refill=lade",  "lookahead:refill=llamacpp",

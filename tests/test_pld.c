@@ -49,6 +49,7 @@ static void test_real(const char *path) {
     CHECK_MSG(model_open(&m, test_shared(path), err) == 0, "%s", err);
     if (!m) return;
     dec_env env = {.target = m, .kernels = KERN_EXACT};
+    dec_check_exact(&env, "pld", &m->cfg.bos_id, 1, 256, NULL, NULL, NULL, "BOS-only prompt");
     const char *specs[] = {"pld", "pld:ngram=1", "pld:k=1", "pld:ngram=5,k=32"};
     for (int si = 0; si < 4; si++) {
         long tokens = 0, steps = 0, rows = 0, equal = 0, drafted = 0, accepted = 0;
