@@ -129,6 +129,7 @@ typedef struct {
     mm_job jobs[3];
     post_op post;
     float *resid; /* POST_RESIDUAL: resid[t][r] += y[t][r] */
+    int pieces;   /* row ranges per job (set by mm_run) */
 } mm_task;
 
 static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T) {
@@ -148,13 +149,18 @@ static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T
     }
 }
 
-static void mm_worker(void *arg, int thread, int n_threads) {
+/* Chunk c of a task: piece c % pieces of job c / pieces (row ranges aligned to 16, the
+ * kernels' tile height at T = 1); for SILU_MUL one piece of both w1 and w3, then the gate. */
+static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
+    (void)n_chunks, (void)thread;
     mm_task *task = arg;
-    int T = task->T;
-    for (int j = 0; j < task->n_jobs; j++) {
+    int T = task->T, pieces = task->pieces;
+    int first = task->post == POST_SILU_MUL ? 0 : chunk / pieces;
+    int last = task->post == POST_SILU_MUL ? task->n_jobs - 1 : first;
+    int lo = 0, hi = 0;
+    for (int j = first; j <= last; j++) {
         const mm_job *job = &task->jobs[j];
-        int lo, hi;
-        tpool_split(job->w->rows, 4, thread, n_threads, &lo, &hi);
+        tpool_split(job->w->rows, 16, chunk % pieces, pieces, &lo, &hi);
         if (lo >= hi) continue;
         if (task->c->mode == KERN_EXACT || job->w->type != WTYPE_F32)
             kern_matmul(job->w, lo, hi, task->x, task->ldx, T, job->y + lo, job->ldy);
@@ -166,9 +172,7 @@ static void mm_worker(void *arg, int thread, int n_threads) {
                 for (int i = lo; i < hi; i++) r[i] += y[i];
             }
     }
-    if (task->post == POST_SILU_MUL) { /* jobs: w1 -> hb, w3 -> hb2, same split */
-        int lo, hi;
-        tpool_split(task->jobs[0].w->rows, 4, thread, n_threads, &lo, &hi);
+    if (task->post == POST_SILU_MUL && lo < hi) { /* jobs: w1 -> hb, w3 -> hb2, same rows */
         int ld = task->jobs[0].ldy;
         for (int t = 0; t < T; t++) {
             float *a = task->jobs[0].y + (size_t)t * ld, *b = task->jobs[1].y + (size_t)t * ld;
@@ -183,8 +187,11 @@ static void mm_worker(void *arg, int thread, int n_threads) {
 
 static void mm_run(fwd_ctx *c, mm_task *task) {
     size_t macs = 0;
-    for (int j = 0; j < task->n_jobs; j++)
+    int min_rows = task->jobs[0].w->rows;
+    for (int j = 0; j < task->n_jobs; j++) {
         macs += (size_t)task->jobs[j].w->rows * task->jobs[j].w->cols * task->T;
+        if (task->jobs[j].w->rows < min_rows) min_rows = task->jobs[j].w->rows;
+    }
     if (c->mode == KERN_BLAS) { /* OpenBLAS threads itself; the post ops run below */
         for (int j = 0; j < task->n_jobs; j++) {
             const mm_job *job = &task->jobs[j];
@@ -194,8 +201,13 @@ static void mm_run(fwd_ctx *c, mm_task *task) {
                         job->w->cols, 0.0f, job->y, job->ldy);
         }
     }
-    if (macs < PARALLEL_MIN_MACS) mm_worker(task, 0, 1);
-    else tpool_run(c->pool, mm_worker, task);
+    int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
+    /* a few pieces per thread, so a late or slow thread's share is picked up by the others */
+    int pieces = nt == 1 ? 1 : 4 * nt;
+    if (pieces > (min_rows + 15) / 16) pieces = (min_rows + 15) / 16;
+    task->pieces = pieces < 1 ? 1 : pieces;
+    int n_chunks = task->post == POST_SILU_MUL ? task->pieces : task->n_jobs * task->pieces;
+    tpool_run(nt == 1 ? NULL : c->pool, mm_worker, task, n_chunks);
 }
 
 /* ---- attention ------------------------------------------------------------------------ */
@@ -205,7 +217,7 @@ typedef struct {
     int layer, T;
 } att_task;
 
-static void att_worker(void *arg, int thread, int n_threads) {
+static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
     att_task *task = arg;
     fwd_ctx *c = task->c;
     const model_config *cfg = &c->m->cfg;
@@ -215,7 +227,7 @@ static void att_worker(void *arg, int thread, int n_threads) {
     float *scratch = c->att + (size_t)thread * c->cap;
     int *slots = c->slots + (size_t)thread * c->cap;
     int lo, hi, slots_row = -1, n_vis = 0;
-    tpool_split(task->T * cfg->n_heads, 1, thread, n_threads, &lo, &hi);
+    tpool_split(task->T * cfg->n_heads, 1, chunk, n_chunks, &lo, &hi);
     for (int job = lo; job < hi; job++) {
         int r = job / cfg->n_heads, h = job % cfg->n_heads;
         if (r != slots_row) {
@@ -287,20 +299,21 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         float *kslot = c->kc + ((size_t)l * c->cap + c->n_past) * kvd;
         float *vslot = c->vc + ((size_t)l * c->cap + c->n_past) * kvd;
         mm_task qkv = {c, c->xb, dim, n, 3, {{&L->wq, c->q, dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
-                       POST_ROPE, NULL};
+                       POST_ROPE, NULL, 0};
         mm_run(c, &qkv);
         att_task at = {c, l, n};
-        if ((size_t)n * cfg->n_heads * (c->n_past + n) * cfg->head_size < PARALLEL_MIN_MACS)
-            att_worker(&at, 0, 1);
-        else tpool_run(c->pool, att_worker, &at);
-        mm_task wo = {c, c->xb2, dim, n, 1, {{&L->wo, c->xb, dim}}, POST_RESIDUAL, c->x};
+        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + n) * cfg->head_size;
+        int att_chunks = att_macs < PARALLEL_MIN_MACS ? 1 : 4 * tpool_size(c->pool);
+        if (att_chunks > n * cfg->n_heads) att_chunks = n * cfg->n_heads;
+        tpool_run(c->pool, att_worker, &at, att_chunks);
+        mm_task wo = {c, c->xb2, dim, n, 1, {{&L->wo, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
         mm_run(c, &wo);
         for (int r = 0; r < n; r++)
             rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim, cfg->norm_eps);
         mm_task w13 = {c, c->xb, dim, n, 2, {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}},
-                       POST_SILU_MUL, NULL};
+                       POST_SILU_MUL, NULL, 0};
         mm_run(c, &w13);
-        mm_task w2 = {c, c->hb, hid, n, 1, {{&L->w2, c->xb, dim}}, POST_RESIDUAL, c->x};
+        mm_task w2 = {c, c->hb, hid, n, 1, {{&L->w2, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
         mm_run(c, &w2);
     }
 
@@ -310,7 +323,7 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)r * dim, m->rms_final, dim, cfg->norm_eps);
     }
     if (n_logits > 0) {
-        mm_task cls = {c, c->xb, dim, n_logits, 1, {{&m->wcls, logits, cfg->vocab_size}}, POST_NONE, NULL};
+        mm_task cls = {c, c->xb, dim, n_logits, 1, {{&m->wcls, logits, cfg->vocab_size}}, POST_NONE, NULL, 0};
         mm_run(c, &cls);
     }
     c->last_n = n;

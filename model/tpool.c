@@ -1,9 +1,10 @@
-/* tpool.c: fork-join thread pool with spin-then-sleep workers. */
+/* tpool.c: fork-join thread pool whose jobs are split into claimed chunks (see tpool.h). */
 #include "model/tpool.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "util/err.h"
@@ -15,9 +16,9 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* Spins before a worker sleeps: long enough to bridge the gap between the matrix products of
- * one forward pass and between decoding steps, short enough not to burn a core when idle. */
-#define SPIN_LIMIT 200000
+/* Pause iterations a worker spins for the next job before it sleeps (tens of microseconds:
+ * enough to bridge the serial parts of a forward pass and a decoder's bookkeeping). */
+#define SPIN_LIMIT 4096
 
 typedef struct {
     tpool *pool;
@@ -28,38 +29,53 @@ struct tpool {
     int n;
     pthread_t *threads;
     worker_arg *args;
+    /* The current job. fn/arg/n_chunks are written by the caller before it publishes the job
+     * in `claim` and stay fixed until every claimed chunk is done. */
     tpool_fn fn;
     void *arg;
-    atomic_uint gen;     /* bumped once per job */
-    atomic_int pending;  /* workers still running the current job */
-    atomic_int sleepers; /* workers blocked on cv */
+    int n_chunks;
+    _Atomic uint64_t claim; /* job id << 32 | next chunk */
+    atomic_int done;        /* chunks finished */
+    atomic_int sleepers;
     atomic_int stop;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
 
-static void *worker_main(void *p) {
-    worker_arg *wa = p;
-    tpool *pool = wa->pool;
-    unsigned seen = 0;
+/* Claims and runs chunks of job `job` until none is left or a newer job replaced it. */
+static void work(tpool *p, uint32_t job, int thread) {
+    for (;;) {
+        uint64_t w = atomic_load(&p->claim);
+        if ((uint32_t)(w >> 32) != job) return;
+        uint32_t c = (uint32_t)w;
+        if ((int)c >= p->n_chunks) return; /* the job's fields are stable: it is not done */
+        if (!atomic_compare_exchange_weak(&p->claim, &w, w + 1)) continue;
+        p->fn(p->arg, (int)c, p->n_chunks, thread);
+        atomic_fetch_add(&p->done, 1);
+    }
+}
+
+static void *worker_main(void *a) {
+    worker_arg *wa = a;
+    tpool *p = wa->pool;
+    uint32_t seen = 0;
     for (;;) {
         int spins = 0;
-        while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop)) {
+        while ((uint32_t)(atomic_load(&p->claim) >> 32) == seen && !atomic_load(&p->stop)) {
             if (++spins < SPIN_LIMIT) {
                 CPU_RELAX();
                 continue;
             }
-            pthread_mutex_lock(&pool->mu);
-            atomic_fetch_add(&pool->sleepers, 1);
-            while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop))
-                pthread_cond_wait(&pool->cv, &pool->mu);
-            atomic_fetch_sub(&pool->sleepers, 1);
-            pthread_mutex_unlock(&pool->mu);
+            pthread_mutex_lock(&p->mu);
+            atomic_fetch_add(&p->sleepers, 1);
+            while ((uint32_t)(atomic_load(&p->claim) >> 32) == seen && !atomic_load(&p->stop))
+                pthread_cond_wait(&p->cv, &p->mu);
+            atomic_fetch_sub(&p->sleepers, 1);
+            pthread_mutex_unlock(&p->mu);
         }
-        if (atomic_load(&pool->stop)) return NULL;
-        seen = atomic_load(&pool->gen);
-        pool->fn(pool->arg, wa->index, pool->n);
-        atomic_fetch_sub(&pool->pending, 1);
+        if (atomic_load(&p->stop)) return NULL;
+        seen = (uint32_t)(atomic_load(&p->claim) >> 32);
+        work(p, seen, wa->index);
     }
 }
 
@@ -109,33 +125,35 @@ void tpool_free(tpool *p) {
 
 int tpool_size(const tpool *p) { return p ? p->n : 1; }
 
-void tpool_run(tpool *p, tpool_fn fn, void *arg) {
-    if (!p || p->n == 1) {
-        fn(arg, 0, 1);
+void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks) {
+    if (n_chunks <= 0) return;
+    if (!p || p->n == 1 || n_chunks == 1) {
+        for (int c = 0; c < n_chunks; c++) fn(arg, c, n_chunks, 0);
         return;
     }
     p->fn = fn;
     p->arg = arg;
-    atomic_store(&p->pending, p->n - 1);
-    atomic_fetch_add(&p->gen, 1);
+    p->n_chunks = n_chunks;
+    atomic_store(&p->done, 0);
+    uint32_t job = (uint32_t)(atomic_load(&p->claim) >> 32) + 1;
+    atomic_store(&p->claim, (uint64_t)job << 32); /* publish: workers may claim from here */
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
-    fn(arg, 0, p->n);
-    /* Spin for the workers; if one was descheduled (more threads than free cores), yield
-     * instead of burning the time slice it needs. */
-    for (int spins = 0; atomic_load(&p->pending) > 0; spins++) {
+    work(p, job, 0);
+    /* Every chunk is claimed; wait for the ones workers are still running. */
+    for (int spins = 0; atomic_load(&p->done) < n_chunks; spins++) {
         if (spins < 4096) CPU_RELAX();
         else sched_yield();
     }
 }
 
-void tpool_split(int n, int align, int i, int nt, int *lo, int *hi) {
+void tpool_split(int n, int align, int i, int parts, int *lo, int *hi) {
     if (align < 1) align = 1;
     int units = (n + align - 1) / align;
-    int per = units / nt, extra = units % nt;
+    int per = units / parts, extra = units % parts;
     int u0 = i * per + (i < extra ? i : extra);
     int u1 = u0 + per + (i < extra ? 1 : 0);
     *lo = u0 * align < n ? u0 * align : n;

@@ -1,24 +1,32 @@
 /* tpool.h: a fixed pool of worker threads for the forward pass.
  *
- * tpool_run() runs fn(arg, i, n) on every thread i of n (the caller is thread 0) and returns
- * when all are done. Callers split work by index only (rows of a matrix, heads of a layer), so
- * every output value is computed by exactly one thread with the same instructions whatever n
- * is: results are bit-identical for any thread count. Workers spin briefly between jobs
- * (jobs are microseconds apart while decoding) and then sleep. */
+ * tpool_run(p, fn, arg, n) runs fn(arg, c, n, thread) once for every chunk c in [0, n): the
+ * caller and the workers claim chunks one at a time until none is left, then the call returns.
+ * `thread` (0 = the caller, 1..size-1 the workers) only indexes per-thread scratch.
+ *
+ * Why claimed chunks rather than one share per thread: on a machine with more runnable
+ * threads than cores (a shared CI box, a laptop doing other work) a worker may not run for
+ * milliseconds; with fixed shares every pass would wait for it, many times per token. Here the
+ * caller simply takes the chunks no worker has claimed, and waits only for chunks already
+ * under way.
+ *
+ * Exactness: callers give each chunk whole output values (rows of a product, heads of a row),
+ * computed by the same code whichever thread runs it, so results are bit-identical for any
+ * thread count and any claiming order. */
 #ifndef MODEL_TPOOL_H
 #define MODEL_TPOOL_H
 
 typedef struct tpool tpool;
-typedef void (*tpool_fn)(void *arg, int thread, int n_threads);
+typedef void (*tpool_fn)(void *arg, int chunk, int n_chunks, int thread);
 
 /* n_threads >= 1; 1 means no worker threads at all. */
 int tpool_new(tpool **out, int n_threads, char *err);
 void tpool_free(tpool *p);
 int tpool_size(const tpool *p);
-void tpool_run(tpool *p, tpool_fn fn, void *arg);
+void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks);
 
-/* The contiguous share [*lo, *hi) of n items for thread i of nt, each share a multiple of
+/* The contiguous share [*lo, *hi) of n items for part i of parts, each share a multiple of
  * `align` items except the last. */
-void tpool_split(int n, int align, int i, int nt, int *lo, int *hi);
+void tpool_split(int n, int align, int i, int parts, int *lo, int *hi);
 
 #endif
