@@ -136,6 +136,8 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
     int c_tps = rt_col_add(t, "tokens/step", "tokens_per_step", RT_REAL, "%.2f");
     int c_acc = rt_col_add(t, "accepted/step", "accepted_per_step", RT_REAL, "%.2f");
     int c_rows = rt_col_add(t, "rows/step", "rows_per_step", RT_REAL, "%.1f");
+    int c_dr = rt_col_add(t, "draft %", "draft_time_pct", RT_REAL, "%.1f");
+    int c_bk = rt_col_add(t, "book %", "bookkeeping_pct", RT_REAL, "%.1f");
     int c_ex = rt_col_add(t, "exact %", "exact_pct", RT_REAL, "%.1f");
     for (int i = 0; i < n; i++) {
         int r = rt_row_add(t);
@@ -153,6 +155,8 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
         rt_set_num(t, r, c_tps, rep_tokens_per_step(&s[i]));
         rt_set_num(t, r, c_acc, rep_accepted_len(&s[i]));
         rt_set_num(t, r, c_rows, rep_rows_per_step(&s[i]));
+        rt_set_num(t, r, c_dr, 100 * rep_draft_share(&s[i]));
+        rt_set_num(t, r, c_bk, 100 * rep_book_share(&s[i]));
         rt_set_num(t, r, c_ex, 100 * rep_exact_share(&s[i]));
     }
     rt_note(t,
@@ -160,7 +164,8 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
             "time; e2e includes prefill. speed-up: sum of greedy's time / sum of the "
             "decoder's over the same prompts. tokens/step = tokens / target passes; "
             "accepted/step = accepted drafted tokens / verification steps; rows/step = "
-            "rows / decode passes.");
+            "rows / decode passes; draft %% and book %%: shares of end-to-end time in draft-model "
+            "passes and in the decoder's own bookkeeping.");
 }
 
 /* ---- Ouroboros Table 2: algorithms x tasks ----------------------------------------------- */

@@ -58,7 +58,8 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
              "COUNT(DISTINCT s.repeat), SUM(s.new_tokens), SUM(s.target_steps), "
              "SUM(s.target_rows), SUM(MAX(s.target_steps - 1, 0)), SUM(s.accepted), "
              "SUM(s.verify_steps), SUM(s.drafted), SUM(s.t_total - s.t_prefill), "
-             "SUM(s.t_total), COALESCE(SUM(s.matched), 0), COUNT(s.matched) "
+             "SUM(s.t_total), COALESCE(SUM(s.matched), 0), COUNT(s.matched), "
+             "SUM(s.t_draft), SUM(s.t_book) "
              "FROM s JOIN dorder USING (ds) GROUP BY s.ds, s.spec "
              "ORDER BY MIN(dorder.o), MIN(s.decoder) <> 'greedy', MIN(s.id)",
              &st, err) != 0)
@@ -88,6 +89,8 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
         for (int k = 0; k < 9; k++) *sums[k] = sqlite3_column_double(st, 6 + k);
         r->matched = sqlite3_column_int(st, 15);
         r->checked = sqlite3_column_int(st, 16);
+        r->t_draft = sqlite3_column_double(st, 17);
+        r->t_book = sqlite3_column_double(st, 18);
         r->tps_dec = r->tps_dec_sd = r->tps_e2e = r->tps_e2e_sd = NAN;
         r->speedup_dec = r->speedup_e2e = NAN;
         if (!r->dataset || !r->spec || !r->decoder) {
@@ -233,6 +236,12 @@ double rep_accepted_len(const rep_stat *s) {
 }
 double rep_rows_per_step(const rep_stat *s) {
     return ratio(s->target_rows, s->decode_steps);
+}
+double rep_book_share(const rep_stat *s) {
+    return ratio(s->t_book, s->t_e2e);
+}
+double rep_draft_share(const rep_stat *s) {
+    return ratio(s->t_draft, s->t_e2e);
 }
 double rep_exact_share(const rep_stat *s) {
     return ratio((double)s->matched, (double)s->checked);

@@ -28,6 +28,7 @@ typedef struct {
     /* Sums over the samples. */
     double new_tokens, target_steps, target_rows, decode_steps, accepted, verify_steps, drafted;
     double t_decode, t_e2e;
+    double t_draft, t_book; /* draft-model forward and the decoder's own bookkeeping */
     long matched, checked;
     /* Per-repeat tok/s, mean and sample standard deviation (NAN with one repeat). */
     double tps_dec, tps_dec_sd, tps_e2e, tps_e2e_sd;
@@ -48,6 +49,9 @@ double rep_tokens_per_step(const rep_stat *s);
 double rep_accepted_len(const rep_stat *s);
 double rep_rows_per_step(const rep_stat *s);
 double rep_exact_share(const rep_stat *s);
+/* Shares of end-to-end time spent in draft passes and in the decoder's bookkeeping. */
+double rep_draft_share(const rep_stat *s);
+double rep_book_share(const rep_stat *s);
 
 /* The runs to report: o->run_ids, or the latest complete run with samples (need_cost: with
  * cost points). Checks each exists. *ids is malloc'd. */
