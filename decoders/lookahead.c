@@ -48,8 +48,9 @@
  *   full_bonus: after a whole (N-1)-gram matched, keep the bonus token (1, llama.cpp) or drop
  *               it (0, LADE's loop stops one short: N-1 tokens instead of N; Ouroboros copied
  *               the loop). With align: 1 -> 2070 / 1913, 0 -> 2169 / 2042.
- * Defaults: refill=align, full_bonus=1. (With seed_pool=1, lade edges out align on stories260K:
- * 1954 vs 2003 steps.)
+ * Defaults: refill=align, full_bonus=1. With seed_pool=1 lade edges out align (1954 vs 2003
+ * / 1833 vs 1842; a guess: with the prompt's n-grams at hand the pool matters more than the
+ * window, and align's fresh columns need N-2 steps to mature); without it align wins on both.
  *
  * Other deviations, with the reason:
  *  - init: level 0 copies recent context tokens with period W-1 (init=prompt, the rule of
