@@ -87,42 +87,48 @@ typedef struct {
     char *err;
 } job;
 
+/* 1 if an f16 or bf16 value (bits h) is infinite. */
+static int half_inf(wtype t, uint16_t h) {
+    return isinf(t == WTYPE_BF16 ? kern_bf16_to_f32(h) : kern_f16_to_f32(h));
+}
+
 /* Narrows row r of tensor `name` (n values in x) to type t at out, refusing values the type
- * cannot hold. */
+ * cannot hold: non-finite ones, and in f16 anything that rounds past 65504 (bf16 has f32's
+ * range but can round to infinity at its very top; a q8_0 block's scale max|x| / 127 is an
+ * f16). */
 static int narrow(job *J, const char *name, int r, wtype t, const float *x, int n, void *out) {
     const char *src = J->m->path;
     if (t == WTYPE_F32) {
         memcpy(out, x, sizeof(float) * (size_t)n);
         return 0;
     }
-    float amax = 0.0f;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n; k++)
         if (!isfinite(x[k]))
             return err_set(J->err, "%s: tensor '%s' row %d column %d is %g, not a finite number",
                            src, name, r, k, (double)x[k]);
-        amax = fmaxf(amax, fabsf(x[k]));
-    }
-    /* f16's largest finite value is 65504 (65520 rounds to infinity); a q8_0 block's scale
-     * max|x| / 127 is an f16 too. bf16 has f32's range. */
-    float limit = t == WTYPE_F16 ? 65504.0f : t == WTYPE_Q8_0 ? 65504.0f * 127.0f : INFINITY;
-    if (amax > limit)
-        return err_set(J->err,
-                       "%s: tensor '%s' row %d holds %g, beyond what %s can store (|x| <= %g); "
-                       "bf16 or f32 can",
-                       src, name, r, (double)amax, wtype_name(t), (double)limit);
-    if (t == WTYPE_F16)
-        convert_row_f16(x, out, n);
-    else if (t == WTYPE_BF16)
-        convert_row_bf16(x, out, n);
-    else
+    if (t == WTYPE_Q8_0) {
         convert_row_q8_0(x, out, n);
-    if (t == WTYPE_BF16)
-        for (int k = 0; k < n; k++)
-            if (isinf(kern_bf16_to_f32(((uint16_t *)out)[k])))
+        for (int b = 0; b < n / 32; b++) {
+            uint16_t d;
+            memcpy(&d, (unsigned char *)out + 34 * (size_t)b, 2);
+            if (half_inf(WTYPE_F16, d))
                 return err_set(J->err,
-                               "%s: tensor '%s' row %d column %d = %g rounds to infinity "
-                               "in bf16",
-                               src, name, r, k, (double)x[k]);
+                               "%s: tensor '%s' row %d, block %d: max|x| / 127 is beyond "
+                               "f16's range (65504), so q8_0 cannot scale it; bf16 or f32 can",
+                               src, name, r, b);
+        }
+        return 0;
+    }
+    uint16_t *h = out;
+    if (t == WTYPE_F16)
+        convert_row_f16(x, h, n);
+    else
+        convert_row_bf16(x, h, n);
+    for (int k = 0; k < n; k++)
+        if (half_inf(t, h[k]))
+            return err_set(J->err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s",
+                           src, name, r, k, (double)x[k], wtype_name(t),
+                           t == WTYPE_F16 ? " (65504); bf16 or f32 can hold it" : "");
     return 0;
 }
 

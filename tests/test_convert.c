@@ -327,7 +327,18 @@ static void test_errors(void) {
     CHECK(synth_model(&m, &c, 1, err) == 0);
     float *w = (float *)m->layers[0].w3.data;
     w[5 * 32 + 7] = 70000.0f; /* fine in bf16 and f32, too large for f16 */
-    expect_fail(m, tok512, WTYPE_F16, 0, out, "tensor 'blk.0.ffn_up.weight' row 5 holds 70000");
+    expect_fail(m, tok512, WTYPE_F16, 0, out,
+                "tensor 'blk.0.ffn_up.weight' row 5 column 7 = 70000 is beyond f16's range");
+    w[5 * 32 + 7] = 1e7f; /* q8_0's scale 1e7 / 127 is beyond f16 too */
+    expect_fail(m, tok512, WTYPE_Q8_0, 0, out, "'blk.0.ffn_up.weight' row 5, block 0: max|x|");
+    w[5 * 32 + 7] = 65519.0f; /* rounds to 65504: fine in f16 */
+    convert_opts o = {.type = WTYPE_F16};
+    convert_vocab *v = NULL;
+    CHECK_MSG(convert_vocab_load(&v, tok512, err) == 0 &&
+                  convert_gguf(m, v, &o, out, NULL, err) == 0,
+              "%s", err);
+    convert_vocab_free(v);
+    unlink(out);
     w[5 * 32 + 7] = NAN;
     expect_fail(m, tok512, WTYPE_Q8_0, 0, out, "'blk.0.ffn_up.weight' row 5 column 7 is nan");
     model_close(m);

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench/gguf_speed.sh: decoding speed of GGUF weight types, all measured in one run.
+#
+#   bash bench/gguf_speed.sh [BUILD_DIR]      (default build/; run ./setup.sh first)
+#
+# 1. the machine's streaming-read bandwidth (decbench cost measures it; again at the end, so
+#    the spread shows how noisy the machine was), and the load average;
+# 2. for the synthetic 110M and 1.1B presets (random weights of the real shapes, written once
+#    to $CACHE = ${DECBENCH_BENCH_CACHE:-~/.cache/decbench}) converted to f32, f16 and q8_0 GGUF:
+#    greedy tokens/s at T=1 (generate -n 64 --stats, decode only), the weight traffic that
+#    implies (weight bytes x tok/s), and the cost curve (rows 1..64, context 64) whose T=1
+#    point gives the weight GB/s of one pass;
+# 3. for q8_0 1.1B, the fraction of the bandwidth bound a T=1 pass achieves (target >= 80%).
+# Disk: 1.1B needs ~12 GB (checkpoint 4.4, f32 GGUF 4.4, f16 2.2, q8_0 1.2). With less free,
+# the f32 GGUF of 1.1B is skipped and the checkpoint deleted after conversion.
+# Timings are noisy on shared machines: compare figures from the same run only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+B=$BUILD/decbench
+THREADS=${THREADS:-$(nproc)}
+CACHE=${DECBENCH_BENCH_CACHE:-$HOME/.cache/decbench}
+N=${N:-64}
+ROWS=1,2,4,8,16,32,64
+[ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
+mkdir -p "$CACHE"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+bandwidth() { # GB/s, from the header line of a one-point cost run on a small model
+    $B cost --model "$1" --rows 1 --seconds 50 --threads "$THREADS" |
+        sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p'
+}
+free_gb() { df -Pk "$CACHE" | awk 'NR == 2 {printf "%d", $4 / 1e6}'; }
+
+for preset in 110M 1.1B; do
+    f=$CACHE/synth_$preset.bin
+    [ -f "$f" ] || $B synth --config $preset --seed 1 -o "$f"
+done
+small=$CACHE/synth_110M.bin
+load_start=$(loadavg)
+bw_start=$(bandwidth "$small")
+
+rows_ms() { # cost output file, rows -> ms/pass
+    awk -v r="$2" '$1 == r {print $2}' "$1"
+}
+results=()
+for preset in 110M 1.1B; do
+    bin=$CACHE/synth_$preset.bin
+    types="f32 f16 q8_0"
+    if [ "$preset" = 1.1B ] && [ "$(free_gb)" -lt 10 ]; then
+        echo "note: $(free_gb) GB free in $CACHE: skipping the f32 GGUF of 1.1B"
+        types="f16 q8_0"
+    fi
+    for t in $types; do
+        g=$CACHE/synth_${preset}_$t.gguf
+        [ -f "$g" ] || $B convert --model "$bin" --type "$t" -o "$g"
+    done
+    if [ "$preset" = 1.1B ] && [ "$(free_gb)" -lt 4 ] && [ -f "$bin" ]; then
+        echo "note: disk short ($(free_gb) GB free): deleting $bin (rebuilt by synth next time)"
+        rm -f "$bin"
+    fi
+    for t in $types; do
+        g=$CACHE/synth_${preset}_$t.gguf
+        cost=$CACHE/gguf_cost_${preset}_$t.txt
+        tps=$($B generate --model "$g" -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
+            awk '/^speed/ {print $2}')
+        $B cost --model "$g" --rows $ROWS --context 64 --threads "$THREADS" --no-bandwidth > "$cost"
+        mb=$(sed -n 's/.* weights, \([0-9.]*\) MB$/\1/p' "$cost" | head -1)
+        results+=("$preset $t $mb $tps $cost")
+    done
+done
+bw_end=$(bandwidth "$small")
+load_end=$(loadavg)
+
+echo
+echo "== GGUF speed: $THREADS threads; read bandwidth $bw_start GB/s at the start, $bw_end at the end;"
+echo "   load average $load_start at the start, $load_end at the end"
+printf "%-6s %-5s %9s %10s %9s %10s %9s %7s %9s %9s\n" model type "MB" "greedy t/s" "gen GB/s" \
+    "T=1 ms" "T=1 GB/s" "% bw" "t(8)/t(1)" "t(64)/t(1)"
+for r in "${results[@]}"; do
+    read -r preset t mb tps cost <<<"$r"
+    t1=$(rows_ms "$cost" 1) t8=$(rows_ms "$cost" 8) t64=$(rows_ms "$cost" 64)
+    gbs1=$(awk '$1 == 1 {print $5}' "$cost")
+    awk -v p="$preset" -v t="$t" -v mb="$mb" -v tps="$tps" -v t1="$t1" -v g1="$gbs1" \
+        -v t8="$t8" -v t64="$t64" -v bw="$bw_start" 'BEGIN {
+        printf "%-6s %-5s %9.1f %10.1f %9.1f %10.3f %9.1f %6.0f%% %9.2f %9.2f\n", p, t, mb, tps,
+            mb * tps / 1e3, t1, g1, 100 * g1 / bw, t8 / t1, t64 / t1 }'
+done
+echo
+echo "== cost curves (ms per pass, context 64)"
+printf "%-12s" rows
+for r in "${results[@]}"; do read -r preset t _ <<<"$r"; printf " %11s" "$preset/$t"; done
+echo
+for rows in ${ROWS//,/ }; do
+    printf "%-12s" "$rows"
+    for r in "${results[@]}"; do read -r _ _ _ _ cost <<<"$r"; printf " %11s" "$(rows_ms "$cost" "$rows")"; done
+    echo
+done
+for r in "${results[@]}"; do
+    read -r preset t _ _ cost <<<"$r"
+    if [ "$preset/$t" = 1.1B/q8_0 ]; then
+        gbs1=$(awk '$1 == 1 {print $5}' "$cost")
+        echo
+        awk -v g="$gbs1" -v bw="$bw_start" 'BEGIN {
+            printf "q8_0 1.1B at T=1: %.1f GB/s of weights = %.0f%% of the %.1f GB/s read bound (target >= 80%%)\n",
+                g, 100 * g / bw, bw }'
+    fi
+done
