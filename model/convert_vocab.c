@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model/convert.h"
 #include "model/gguf.h"
@@ -187,6 +188,9 @@ done:
 
 int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     *out = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(err, "%s: is a directory, expected a tokenizer file", path);
     FILE *f = fopen(path, "rb");
     if (!f) return err_set(err, "%s: cannot open tokenizer: %s", path, strerror(errno));
     unsigned char head[4] = {0};

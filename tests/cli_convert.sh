@@ -65,6 +65,7 @@ expect_fail no_default_tok "no --tokenizer given and no tok512.bin" "$O" \
     env DECBENCH_MODELS="$T/adir" "$B" convert --model "$M" --type f16 -o "$O"
 expect_fail bad_tok "cut.bin: token [0-9]+: (truncated|length)" "$O" bash -c \
     "head -c 1000 '$TOK' > '$T/cut.bin'; '$B' convert --model '$M' --tokenizer '$T/cut.bin' --type f16 -o '$O'"
+expect_fail tok_dir "adir: is a directory, expected a tokenizer file" "$O" "$B" convert --model "$M" --tokenizer "$T/adir" --type f16 -o "$O"
 "$B" convert --help 2>&1 | grep -q -- "--fallback" && ok || bad "help"
 
 echo "cli_convert: $passes passed, $fails failed"
