@@ -53,6 +53,22 @@ static void test_kernels(void) {
         CHECK(memcmp(&d1, &d2, 4) == 0);
         free(w), free(x), free(y1), free(y2), free(h), free(b), free(q), free(xq);
     }
+    /* a matrix too big for the cache takes the streaming (2-row) tile at T = 1 */
+    {
+        int R = 301, K = 520;
+        float *w = malloc(sizeof(float) * R * K), *x = malloc(sizeof(float) * 3 * K);
+        float *y1 = malloc(sizeof(float) * 3 * R), *y2 = malloc(sizeof(float) * 3 * R);
+        for (int i = 0; i < R * K; i++) w[i] = 2 * rng_unit(&r) - 1;
+        for (int i = 0; i < 3 * K; i++) x[i] = 2 * rng_unit(&r) - 1;
+        wmat m = {WTYPE_F32, w, R, K};
+        for (int t = 1; t <= 3; t++) {
+            kern_matmul(&m, 0, R, x, K, t, y1, R);
+            kern_matmul_ref(&m, 0, R, x, K, t, y2, R);
+            CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large matrix, T=%d differs", t);
+        }
+        free(w), free(x), free(y1), free(y2);
+    }
+
     /* attention kernel equals its scalar reference; exp is accurate */
     for (int hs = 2; hs <= 80; hs += hs < 16 ? 2 : 16) {
         int n = 3 + (int)rng_below(&r, 300), stride = hs * 3;
