@@ -221,12 +221,15 @@ static inline float fold512(__m512 a) {
  * instead of 7. Lane 4k+m of the result holds the fold of a[4m+k]. */
 static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]) {
     __m512 l1[8], l2[4], l3[2];
+    #pragma GCC unroll 16
     for (int p = 0; p < 8; p++) /* lanes j + j+8: [a.lo8, b.lo8] + [a.hi8, b.hi8] */
         l1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
                               _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
+    #pragma GCC unroll 16
     for (int p = 0; p < 4; p++) /* j + j+4 within each accumulator's 8 */
         l2[p] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0x88),
                               _mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0xDD));
+    #pragma GCC unroll 16
     for (int p = 0; p < 2; p++) /* j + j+2 */
         l3[p] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0x44),
                               _mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0xEE));
@@ -269,14 +272,19 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
                                                        float *y, size_t ldy) {
     __m512 acc[16];
     const unsigned char *wr[16];
+    #pragma GCC unroll 16
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
+    #pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
     for (int k = 0; k < K; k += LANES) {
         __mmask16 m = K - k >= LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
         __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
+        #pragma GCC unroll 16
         for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
+        #pragma GCC unroll 16
         for (int t = 0; t < TT; t++) {
             __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ldx + k);
+            #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) {
                 int n = ACC_FOR_LANE(t * RT + i);
                 acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
@@ -284,12 +292,14 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         }
     }
     if (RT * TT <= 4) { /* few accumulators: fold each (the same additions, fewer wasted) */
+        #pragma GCC unroll 16
         for (int t = 0; t < TT; t++)
             for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
         return;
     }
     float out[16];
     _mm512_storeu_ps(out, fold16x16(acc));
+    #pragma GCC unroll 16
     for (int t = 0; t < TT; t++)
         for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = out[t * RT + i];
 }
