@@ -1,6 +1,9 @@
 #include "harness/measure.h"
 
 #include <stdlib.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #include "util/clock.h"
@@ -15,14 +18,24 @@ typedef struct {
 static void bw_worker(void *arg, int chunk, int n_chunks, int thread) {
     bw_task *t = arg;
     size_t per = t->n / (size_t)n_chunks, lo = per * chunk, hi = chunk == n_chunks - 1 ? t->n : lo + per;
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    float sum = 0;
     size_t i = lo;
-    for (; i + 8 <= hi; i += 8) { /* eight chains: the compiler vectorises, loads dominate */
-        s0 += t->buf[i], s1 += t->buf[i + 1], s2 += t->buf[i + 2], s3 += t->buf[i + 3];
-        s4 += t->buf[i + 4], s5 += t->buf[i + 5], s6 += t->buf[i + 6], s7 += t->buf[i + 7];
+#ifdef __AVX512F__ /* wide loads, four independent sums: the loop is bound by memory only */
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + 64 <= hi; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(t->buf + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(t->buf + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(t->buf + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(t->buf + i + 48));
     }
-    for (; i < hi; i++) s0 += t->buf[i];
-    if (chunk < 256) t->partial[chunk] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
+    sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+#endif
+    float s[8] = {0};
+    for (; i + 8 <= hi; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += t->buf[i + j];
+    for (; i < hi; i++) sum += t->buf[i];
+    for (int j = 0; j < 8; j++) sum += s[j];
+    if (chunk < 256) t->partial[chunk] = sum;
     (void)thread;
 }
 
