@@ -33,8 +33,11 @@ struct tpool {
      * in `claim` and stay fixed until every claimed chunk is done. */
     tpool_fn fn;
     void *arg;
-    int n_chunks;
-    _Atomic uint64_t claim; /* job id << 32 | next chunk */
+    /* job id << 40 | chunk count << 20 | next chunk. The count travels with the job id so a
+     * worker that wakes late, still holding an old job id, can never claim against the next
+     * job's count (it did once: it claimed a chunk of a job not yet published and bumped
+     * `done` early, so the caller returned while a chunk was still running). */
+    _Atomic uint64_t claim;
     atomic_int done;        /* chunks finished */
     atomic_int sleepers;
     atomic_int stop;
@@ -43,14 +46,18 @@ struct tpool {
 };
 
 /* Claims and runs chunks of job `job` until none is left or a newer job replaced it. */
+#define CLAIM_JOB(w) ((uint32_t)((w) >> 40))
+#define CLAIM_COUNT(w) ((int)(((w) >> 20) & 0xfffff))
+#define CLAIM_NEXT(w) ((int)((w) & 0xfffff))
+#define MAX_CHUNKS 0xfffff
+
 static void work(tpool *p, uint32_t job, int thread) {
     for (;;) {
         uint64_t w = atomic_load(&p->claim);
-        if ((uint32_t)(w >> 32) != job) return;
-        uint32_t c = (uint32_t)w;
-        if ((int)c >= p->n_chunks) return; /* the job's fields are stable: it is not done */
+        if (CLAIM_JOB(w) != job || CLAIM_NEXT(w) >= CLAIM_COUNT(w)) return;
         if (!atomic_compare_exchange_weak(&p->claim, &w, w + 1)) continue;
-        p->fn(p->arg, (int)c, p->n_chunks, thread);
+        /* chunk claimed: the job cannot finish before it, so fn/arg are this job's */
+        p->fn(p->arg, CLAIM_NEXT(w), CLAIM_COUNT(w), thread);
         atomic_fetch_add(&p->done, 1);
     }
 }
@@ -61,20 +68,20 @@ static void *worker_main(void *a) {
     uint32_t seen = 0;
     for (;;) {
         int spins = 0;
-        while ((uint32_t)(atomic_load(&p->claim) >> 32) == seen && !atomic_load(&p->stop)) {
+        while (CLAIM_JOB(atomic_load(&p->claim)) == seen && !atomic_load(&p->stop)) {
             if (++spins < SPIN_LIMIT) {
                 CPU_RELAX();
                 continue;
             }
             pthread_mutex_lock(&p->mu);
             atomic_fetch_add(&p->sleepers, 1);
-            while ((uint32_t)(atomic_load(&p->claim) >> 32) == seen && !atomic_load(&p->stop))
+            while (CLAIM_JOB(atomic_load(&p->claim)) == seen && !atomic_load(&p->stop))
                 pthread_cond_wait(&p->cv, &p->mu);
             atomic_fetch_sub(&p->sleepers, 1);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->stop)) return NULL;
-        seen = (uint32_t)(atomic_load(&p->claim) >> 32);
+        seen = CLAIM_JOB(atomic_load(&p->claim));
         work(p, seen, wa->index);
     }
 }
@@ -127,16 +134,16 @@ int tpool_size(const tpool *p) { return p ? p->n : 1; }
 
 void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks) {
     if (n_chunks <= 0) return;
-    if (!p || p->n == 1 || n_chunks == 1) {
+    if (!p || p->n == 1 || n_chunks == 1 || n_chunks > MAX_CHUNKS) {
         for (int c = 0; c < n_chunks; c++) fn(arg, c, n_chunks, 0);
         return;
     }
     p->fn = fn;
     p->arg = arg;
-    p->n_chunks = n_chunks;
     atomic_store(&p->done, 0);
-    uint32_t job = (uint32_t)(atomic_load(&p->claim) >> 32) + 1;
-    atomic_store(&p->claim, (uint64_t)job << 32); /* publish: workers may claim from here */
+    uint32_t job = (CLAIM_JOB(atomic_load(&p->claim)) + 1) & 0xffffff;
+    /* publish: workers may claim from here */
+    atomic_store(&p->claim, (uint64_t)job << 40 | (uint64_t)n_chunks << 20);
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->cv);
