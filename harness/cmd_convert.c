@@ -53,11 +53,18 @@ static int same_file(const char *a, const char *b) {
 
 int cmd_convert(int argc, char **argv) {
     args_opt o[V_COUNT] = {
-        [V_MODEL] = {"--model", "-m", 1, "input: llama2.c checkpoint (legacy or v1) or GGUF (required)"},
-        [V_TOK] = {"--tokenizer", "-z", 1, "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or tok<vocab>.bin in the models folder)"},
-        [V_TYPE] = {"--type", NULL, 1, "weight type: f32, f16, bf16 or q8_0 (required; norms stay f32)"},
-        [V_OUT] = {"--output", "-o", 1, "output GGUF file (required; written to FILE.tmp, then renamed)"},
-        [V_FALLBACK] = {"--fallback", NULL, 1, "q8_0: type of matrices whose rows are not a multiple of 32 values: f16 (default), f32, or none (refuse)"},
+        [V_MODEL] = {"--model", "-m", 1,
+                     "input: llama2.c checkpoint (legacy or v1) or GGUF (required)"},
+        [V_TOK] = {"--tokenizer", "-z", 1,
+                   "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
+                   "tok<vocab>.bin in the models folder)"},
+        [V_TYPE] = {"--type", NULL, 1,
+                    "weight type: f32, f16, bf16 or q8_0 (required; norms stay f32)"},
+        [V_OUT] = {"--output", "-o", 1,
+                   "output GGUF file (required; written to FILE.tmp, then renamed)"},
+        [V_FALLBACK] = {"--fallback", NULL, 1,
+                        "q8_0: type of matrices whose rows are not a multiple of 32 values: f16 "
+                        "(default), f32, or none (refuse)"},
         [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)"},
         [V_HELP] = {"--help", "-h", 0, "this help"},
     };
@@ -66,12 +73,16 @@ int cmd_convert(int argc, char **argv) {
     int n_pos;
     if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err)) return cmd_fail("convert", err);
     if (args_flag(o, V_COUNT, "--help")) {
-        args_usage("decbench convert --model IN --type f32|f16|bf16|q8_0 -o OUT.gguf [--tokenizer TOK]", o, V_COUNT);
+        args_usage(
+            "decbench convert --model IN --type f32|f16|bf16|q8_0 -o OUT.gguf [--tokenizer TOK]", o,
+            V_COUNT);
         return 0;
     }
-    const char *in = args_str(o, V_COUNT, "--model", NULL), *out = args_str(o, V_COUNT, "--output", NULL);
+    const char *in = args_str(o, V_COUNT, "--model", NULL),
+               *out = args_str(o, V_COUNT, "--output", NULL);
     const char *type_s = args_str(o, V_COUNT, "--type", NULL);
-    if (!in || !out || !type_s) return cmd_fail("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
+    if (!in || !out || !type_s)
+        return cmd_fail("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
     char name[256];
     base_name(in, name, sizeof name);
     convert_opts opts = {.name = args_str(o, V_COUNT, "--name", name)};
@@ -81,7 +92,8 @@ int cmd_convert(int argc, char **argv) {
     }
     if (parse_fallback(args_str(o, V_COUNT, "--fallback", "f16"), &opts.fallback, err))
         return cmd_fail("convert", err);
-    if (same_file(in, out)) return cmd_fail("convert", "-o names the input file; choose another output");
+    if (same_file(in, out))
+        return cmd_fail("convert", "-o names the input file; choose another output");
     model *m = NULL;
     convert_vocab *v = NULL;
     char tok_path[2048];
@@ -91,18 +103,23 @@ int cmd_convert(int argc, char **argv) {
     convert_report rep;
     int rc = 1;
     if (model_open(&m, in, err)) goto done;
-    if (tp) snprintf(tok_path, sizeof tok_path, "%s", tp);
-    else if (default_tokenizer(m, tok_path, sizeof tok_path, err)) goto done;
-    if (convert_vocab_load(&v, tok_path, err) || convert_gguf(m, v, &opts, out, &rep, err)) goto done;
+    if (tp)
+        snprintf(tok_path, sizeof tok_path, "%s", tp);
+    else if (default_tokenizer(m, tok_path, sizeof tok_path, err))
+        goto done;
+    if (convert_vocab_load(&v, tok_path, err) || convert_gguf(m, v, &opts, out, &rep, err))
+        goto done;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    fprintf(stderr, "wrote %s: %s weights (%d matrices, norms f32), vocab %d from %s, %.1f MB of "
-                    "tensors, %.1f s\n",
+    fprintf(stderr,
+            "wrote %s: %s weights (%d matrices, norms f32), vocab %d from %s, %.1f MB of "
+            "tensors, %.1f s\n",
             out, wtype_name(opts.type), rep.n_matrices, m->cfg.vocab_size, tok_path,
             rep.weight_bytes / 1e6, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (rep.n_fallback)
-        fprintf(stderr, "note: %d of %d matrices (first: %s, rows of %d values) are not whole "
-                        "32-value blocks and are stored as %s instead of q8_0 (--fallback f32 or "
-                        "none to change)\n",
+        fprintf(stderr,
+                "note: %d of %d matrices (first: %s, rows of %d values) are not whole "
+                "32-value blocks and are stored as %s instead of q8_0 (--fallback f32 or "
+                "none to change)\n",
                 rep.n_fallback, rep.n_matrices, rep.first_fallback, rep.first_fallback_cols,
                 wtype_name(rep.fallback_type));
     rc = 0;
