@@ -53,20 +53,32 @@ static void test_kernels(void) {
         CHECK(memcmp(&d1, &d2, 4) == 0);
         free(w), free(x), free(y1), free(y2), free(h), free(b), free(q), free(xq);
     }
-    /* a matrix too big for the cache takes the streaming (2-row) tile at T = 1 */
+    /* a matrix too big for the cache (> 512 KB in every type) takes the streaming 2-row tile
+     * at T = 1 and is prefetched on its first read at every T: same results */
     {
-        int R = 301, K = 520;
-        float *w = malloc(sizeof(float) * R * K), *x = malloc(sizeof(float) * 3 * K);
-        float *y1 = malloc(sizeof(float) * 3 * R), *y2 = malloc(sizeof(float) * 3 * R);
+        int R = 501, K = 1088; /* whole q8_0 blocks (579 KB in q8_0); not a multiple of 16 rows */
+        float *w = malloc(sizeof(float) * R * K), *x = malloc(sizeof(float) * 6 * K);
+        float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
         for (int i = 0; i < R * K; i++) w[i] = 2 * rng_unit(&r) - 1;
-        for (int i = 0; i < 3 * K; i++) x[i] = 2 * rng_unit(&r) - 1;
-        wmat m = {WTYPE_F32, w, R, K};
-        for (int t = 1; t <= 3; t++) {
-            kern_matmul(&m, 0, R, x, K, t, y1, R);
-            kern_matmul_ref(&m, 0, R, x, K, t, y2, R);
-            CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large matrix, T=%d differs", t);
+        for (int i = 0; i < 6 * K; i++) x[i] = 2 * rng_unit(&r) - 1;
+        uint16_t *h = malloc(2 * (size_t)R * K), *b = malloc(2 * (size_t)R * K);
+        for (int i = 0; i < R * K; i++) h[i] = kern_f32_to_f16(w[i]), b[i] = kern_f32_to_bf16(w[i]);
+        unsigned char *q = malloc((size_t)R * K / 32 * 34);
+        for (int i = 0; i < R * K / 32; i++) {
+            uint16_t d = kern_f32_to_f16(0.01f + rng_unit(&r) / 64);
+            memcpy(q + 34 * i, &d, 2);
+            for (int j = 0; j < 32; j++) q[34 * i + 2 + j] = (unsigned char)(rng_u64(&r) & 0xff);
         }
-        free(w), free(x), free(y1), free(y2);
+        wmat mats[] = {{WTYPE_F32, w, R, K}, {WTYPE_F16, h, R, K}, {WTYPE_BF16, b, R, K},
+                       {WTYPE_Q8_0, q, R, K}};
+        for (int m = 0; m < 4; m++)
+            for (int t = 1; t <= 6; t++) {
+                kern_matmul(&mats[m], 0, R, x, K, t, y1, R);
+                kern_matmul_ref(&mats[m], 0, R, x, K, t, y2, R);
+                CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large %s matrix, T=%d differs",
+                          wtype_name(mats[m].type), t);
+            }
+        free(w), free(x), free(y1), free(y2), free(h), free(b), free(q);
     }
 
     /* attention kernel equals its scalar reference; exp is accurate */
