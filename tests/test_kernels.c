@@ -77,6 +77,12 @@ static void test_kernels(void) {
                 kern_matmul_ref(&mats[m], 0, R, x, K, t, y2, R);
                 CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large %s matrix, T=%d differs",
                           wtype_name(mats[m].type), t);
+                /* in two shares of rows, as the thread pool calls it (each share fits in the
+                 * cache, the matrix does not) */
+                kern_matmul(&mats[m], 0, 37, x, K, t, y1, R);
+                kern_matmul(&mats[m], 37, R, x, K, t, y1 + 37, R);
+                CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large %s matrix in shares, T=%d differs",
+                          wtype_name(mats[m].type), t);
             }
         free(w), free(x), free(y1), free(y2), free(h), free(b), free(q);
     }
