@@ -10,7 +10,8 @@
 #    greedy tokens/s at T=1 (generate -n 64 --stats, decode only), the weight traffic that
 #    implies (weight bytes x tok/s), and the cost curve (rows 1..64, context 64) whose T=1
 #    point gives the weight GB/s of one pass;
-# 3. for q8_0 1.1B, the fraction of the bandwidth bound a T=1 pass achieves (target >= 80%).
+# 3. for q8_0 1.1B, the fraction of the bandwidth bound a T=1 pass achieves (target >= 80%),
+#    from back-to-back pairs of (bandwidth probe, T=1 passes).
 # Disk: 1.1B needs ~12 GB (checkpoint 4.4, f32 GGUF 4.4, f16 2.2, q8_0 1.2). With less free,
 # the f32 GGUF of 1.1B is skipped and the checkpoint deleted after conversion.
 # Timings are noisy on shared machines: compare figures from the same run only.
@@ -95,22 +96,25 @@ for rows in ${ROWS//,/ }; do
     for r in "${results[@]}"; do read -r _ _ _ _ cost <<<"$r"; printf " %11s" "$(rows_ms "$cost" "$rows")"; done
     echo
 done
-# The bound: the measured read bandwidth, or the best weight traffic a T=1 pass reached if that
-# is higher (the bandwidth loop can read slower than the kernels stream, e.g. when it is
-# latency-bound or the machine is busy while it runs).
-best=$bw_start best_what="read bandwidth"
-for r in "${results[@]}"; do
-    read -r preset t _ _ cost <<<"$r"
-    g=$(awk '$1 == 1 {print $5}' "$cost")
-    if awk -v a="$g" -v b="$best" 'BEGIN {exit !(a > b)}'; then best=$g best_what="$preset/$t at T=1"; fi
-done
-for r in "${results[@]}"; do
-    read -r preset t _ _ cost <<<"$r"
-    if [ "$preset/$t" = 1.1B/q8_0 ]; then
-        gbs1=$(awk '$1 == 1 {print $5}' "$cost")
-        echo
-        awk -v g="$gbs1" -v bw="$bw_start" -v best="$best" -v what="$best_what" 'BEGIN {
-            printf "q8_0 1.1B at T=1: %.1f GB/s of weights = %.0f%% of the %.1f GB/s measured read bandwidth,\n", g, 100 * g / bw, bw
-            printf "  %.0f%% of the best streaming seen in this run (%.1f GB/s, %s); target >= 80%%\n", 100 * g / best, best, what }'
-    fi
-done
+# The target, measured as PAIRS back-to-back pairs in one process each (`cost` probes the read
+# bandwidth, best of 5 reads of 1 GB, then times T=1 passes of q8_0 1.1B): on a shared machine
+# the bandwidth moves by 20-40% within minutes, so only a ratio taken from the same minute
+# means something. The median of the pairs' ratios is the figure.
+PAIRS=${PAIRS:-5}
+q8=$CACHE/synth_1.1B_q8_0.gguf
+if [ -f "$q8" ]; then
+    echo
+    echo "== q8_0 1.1B at T=1 against the read bandwidth, $PAIRS back-to-back pairs"
+    ratios=()
+    for i in $(seq "$PAIRS"); do
+        out=$($B cost --model "$q8" --rows 1 --context 64 --threads "$THREADS")
+        bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$out")
+        g=$(awk '$1 == 1 {print $5}' <<<"$out")
+        r=$(awk -v g="$g" -v bw="$bw" 'BEGIN {printf "%.3f", g / bw}')
+        ratios+=("$r")
+        printf "pair %d: read bandwidth %5.1f GB/s, T=1 pass %5.1f GB/s of weights: %3.0f%%\n" "$i" "$bw" "$g" \
+            "$(awk -v r="$r" 'BEGIN {print 100 * r}')"
+    done
+    med=$(printf "%s\n" "${ratios[@]}" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    awk -v m="$med" 'BEGIN {printf "q8_0 1.1B at T=1: median %.0f%% of the read bandwidth measured beside it (target >= 80%%)\n", 100 * m}'
+fi
