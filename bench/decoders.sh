@@ -18,9 +18,8 @@ B=$BUILD/decbench
 LIMIT=${LIMIT:-20} MAX_NEW=${MAX_NEW:-256} THREADS=${THREADS:-$(nproc)}
 shared=${DECBENCH_SHARED:-../shared}
 M=${DECBENCH_MODELS:-$shared/models}
-CACHE=${DECBENCH_BENCH_CACHE:-$HOME/.cache/decbench}
 DB=$(mktemp -d)/decoders.db
-mkdir -p "$CACHE"
+source bench/cache.sh
 $B run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystories \
     --limit "$LIMIT" --max-new "$MAX_NEW" --repeats 1 --warmup 1 --threads "$THREADS" --db "$DB" \
     --decoder greedy --decoder jacobi:window=16 --decoder lookahead:W=15,N=5,G=15 \
@@ -29,8 +28,7 @@ $B run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystor
 $B report --db "$DB"
 
 # Projection: the rows and steps measured above, priced with a 110M-shaped target's cost curve.
-f=$CACHE/synth_110M.bin
-[ -f "$f" ] || $B synth --config 110M --seed 1 -o "$f"
+f=$(synth_cached 110M)
 $B cost --model "$f" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" --no-bandwidth --seconds 200 \
     --csv "$CACHE/cost_110M.csv" >/dev/null
 echo

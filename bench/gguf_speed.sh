@@ -20,11 +20,10 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/decbench
 THREADS=${THREADS:-$(nproc)}
-CACHE=${DECBENCH_BENCH_CACHE:-$HOME/.cache/decbench}
 N=${N:-64}
 ROWS=1,2,4,8,16,32,64
 [ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
-mkdir -p "$CACHE"
+source bench/cache.sh
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 bandwidth() { # GB/s, from the header line of a one-point cost run on a small model
     $B cost --model "$1" --rows 1 --seconds 50 --threads "$THREADS" |
@@ -32,11 +31,7 @@ bandwidth() { # GB/s, from the header line of a one-point cost run on a small mo
 }
 free_gb() { df -Pk "$CACHE" | awk 'NR == 2 {printf "%d", $4 / 1e6}'; }
 
-for preset in 110M 1.1B; do
-    f=$CACHE/synth_$preset.bin
-    [ -f "$f" ] || $B synth --config $preset --seed 1 -o "$f"
-done
-small=$CACHE/synth_110M.bin
+small=$(synth_cached 110M)
 load_start=$(loadavg)
 bw_start=$(bandwidth "$small")
 
@@ -45,22 +40,22 @@ rows_ms() { # cost output file, rows -> ms/pass
 }
 results=()
 for preset in 110M 1.1B; do
-    bin=$CACHE/synth_$preset.bin
     types="f32 f16 q8_0"
     if [ "$preset" = 1.1B ] && [ "$(free_gb)" -lt 10 ]; then
         echo "note: $(free_gb) GB free in $CACHE: skipping the f32 GGUF of 1.1B"
         types="f16 q8_0"
     fi
+    bin=
     for t in $types; do
-        g=$CACHE/synth_${preset}_$t.gguf
-        [ -f "$g" ] || $B convert --model "$bin" --type "$t" -o "$g"
+        g=$(gguf_name "$preset" "$t")
+        [ -f "$g" ] || { bin=${bin:-$(synth_cached "$preset")}; $B convert --model "$bin" --type "$t" -o "$g"; }
     done
-    if [ "$preset" = 1.1B ] && [ "$(free_gb)" -lt 4 ] && [ -f "$bin" ]; then
+    if [ "$preset" = 1.1B ] && [ "$(free_gb)" -lt 4 ] && [ -n "$bin" ]; then
         echo "note: disk short ($(free_gb) GB free): deleting $bin (rebuilt by synth next time)"
         rm -f "$bin"
     fi
     for t in $types; do
-        g=$CACHE/synth_${preset}_$t.gguf
+        g=$(gguf_name "$preset" "$t")
         cost=$CACHE/gguf_cost_${preset}_$t.txt
         tps=$($B generate --model "$g" -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
             awk '/^speed/ {print $2}')
@@ -101,7 +96,7 @@ done
 # the bandwidth moves by 20-40% within minutes, so only a ratio taken from the same minute
 # means something. The median of the pairs' ratios is the figure.
 PAIRS=${PAIRS:-5}
-q8=$CACHE/synth_1.1B_q8_0.gguf
+q8=$(gguf_name 1.1B q8_0)
 if [ -f "$q8" ]; then
     echo
     echo "== q8_0 1.1B at T=1 against the read bandwidth, $PAIRS back-to-back pairs"

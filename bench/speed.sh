@@ -17,16 +17,12 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/decbench
 THREADS=${THREADS:-$(nproc)}
-CACHE=${DECBENCH_BENCH_CACHE:-$HOME/.cache/decbench}
 N=${N:-256}
 [ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
 shared=${DECBENCH_SHARED:-../shared}
 MODELS=${DECBENCH_MODELS:-$shared/models}
-mkdir -p "$CACHE"
-for preset in 15M 110M; do
-    f=$CACHE/synth_$preset.bin
-    [ -f "$f" ] || $B synth --config $preset --seed 1 -o "$f"
-done
+source bench/cache.sh
+m15=$(synth_cached 15M) m110=$(synth_cached 110M)
 
 greedy_tps() { # model tokenizer -> decode tok/s
     $B generate --model "$1" --tokenizer "$2" -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
@@ -40,16 +36,16 @@ runc_tps() {
 echo "== greedy decoding, $N new tokens, $THREADS threads (tok/s, decode only)"
 printf "%-14s %12s %12s\n" model decbench run.c
 for m in "stories260K:$MODELS/stories260K.bin:$MODELS/tok512.bin" \
-         "synth-15M:$CACHE/synth_15M.bin:$MODELS/tok32000.bin" \
-         "synth-110M:$CACHE/synth_110M.bin:$MODELS/tok32000.bin"; do
+         "synth-15M:$m15:$MODELS/tok32000.bin" \
+         "synth-110M:$m110:$MODELS/tok32000.bin"; do
     IFS=: read -r name file tokf <<<"$m"
     printf "%-14s %12s %12s\n" "$name" "$(greedy_tps "$file" "$tokf")" "$(runc_tps "$file" "$tokf")"
 done
 
 echo
 echo "== cost curve, synth-110M, $THREADS threads, context 128"
-$B cost --model "$CACHE/synth_110M.bin" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" | tee "$CACHE/cost_exact.txt"
-$B cost --model "$CACHE/synth_110M.bin" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" --kernels blas --no-bandwidth | tee "$CACHE/cost_blas.txt"
+$B cost --model "$m110" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" | tee "$CACHE/cost_exact.txt"
+$B cost --model "$m110" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" --kernels blas --no-bandwidth | tee "$CACHE/cost_blas.txt"
 exact64=$(awk '$1 == 64 {print $4}' "$CACHE/cost_exact.txt")
 blas64=$(awk '$1 == 64 {print $4}' "$CACHE/cost_blas.txt")
 echo

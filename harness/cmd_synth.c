@@ -7,7 +7,7 @@
 #include "model/synth.h"
 #include "util/err.h"
 
-enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_HELP, S_COUNT };
+enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_VERSION, S_HELP, S_COUNT };
 
 int cmd_synth(int argc, char **argv) {
     args_opt o[S_COUNT] = {
@@ -15,6 +15,7 @@ int cmd_synth(int argc, char **argv) {
         [S_SEED] = {"--seed", "-s", 1, "random seed (default 1)"},
         [S_OUT] = {"--output", "-o", 1, "output file (required)"},
         [S_VOCAB] = {"--vocab", NULL, 1, "override the preset's vocabulary size (e.g. 512 to pair with tok512.bin)"},
+        [S_VERSION] = {"--version", NULL, 0, "print the synthetic format version (changes when the bytes for a config and seed do)"},
         [S_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -24,6 +25,10 @@ int cmd_synth(int argc, char **argv) {
     if (args_flag(o, S_COUNT, "--help")) {
         args_usage("decbench synth --config NAME|dims --seed S -o FILE", o, S_COUNT);
         fprintf(stderr, "presets: %s\n", synth_presets_help());
+        return 0;
+    }
+    if (args_flag(o, S_COUNT, "--version")) {
+        printf("%d\n", SYNTH_VERSION);
         return 0;
     }
     const char *cfg_s = args_str(o, S_COUNT, "--config", NULL), *out = args_str(o, S_COUNT, "--output", NULL);

@@ -1,6 +1,6 @@
 /* synth.h: random-weight models of real configurations, for tests and speed benchmarks.
  *
- * The weights are seeded uniform noise (embedding in [-1, 1), matrices in +-1/sqrt(fan_in),
+ * The weights are seeded uniform noise (embedding in +-0.1, matrices in +-1/sqrt(fan_in),
  * norms 1): the text is meaningless but the cost of a forward pass is that of the real shape.
  * The same (config, seed) gives the same bytes whether written to a file or built in memory.
  * The classifier is tied to the embedding as in the real model of each preset (tinyllamas:
@@ -13,6 +13,12 @@
 #include <stdint.h>
 
 #include "model/model.h"
+
+/* Bumped whenever the bytes written for a given (config, seed) change, so caches of synthetic
+ * models (bench/cache.sh names files by it; `decbench synth --version` prints it) never serve
+ * an old shape: 1 first version, 2 separate random classifier, 3 classifier tied as in each
+ * preset's real model and embeddings in +-0.1. */
+#define SYNTH_VERSION 3
 
 /* Fills c from a preset name ("260K", "15M", "42M", "110M", "1.1B") or from
  * "dim,hidden,layers,heads,kv_heads,vocab,seq". */
