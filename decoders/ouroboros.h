@@ -4,8 +4,9 @@
  * The pool lives as long as the decoder: with warm=1 (the default) it carries over from one
  * dec_generate() call to the next, as Ouroboros' reference code keeps it for a whole
  * benchmark; warm=0 empties it at the start of every call. The file format is described in
- * decoders/ouroboros_pool.h. Every function fails (-1, message in err) on a decoder that is
- * not "ouroboros". */
+ * decoders/ouroboros_pool.h; `decbench run --pool-load/--pool-save` reaches it from the command
+ * line (harness/runner.c). Every function fails (-1, message in err) on a decoder that is not
+ * "ouroboros". */
 #ifndef DECODERS_OUROBOROS_H
 #define DECODERS_OUROBOROS_H
 

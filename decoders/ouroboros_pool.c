@@ -53,14 +53,21 @@ int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) 
     }
     uint64_t h = hash_fnv1a(buf, size - 8);
     b = put_u32(b, (uint32_t)h), b = put_u32(b, (uint32_t)(h >> 32));
-    FILE *f = fopen(path, "wb");
+    /* through PATH.tmp and a rename: a failed save leaves an older file at PATH intact */
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+        free(buf);
+        return err_set(err, "%s: path too long", path);
+    }
+    FILE *f = fopen(tmp, "wb");
     int ok = f && fwrite(buf, 1, size, f) == size;
     int e = errno;
     if (f && fclose(f) != 0) ok = 0, e = errno;
     free(buf);
+    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
     if (!ok) {
-        if (f) remove(path);
-        return err_set(err, "%s: cannot write the pool: %s", path, strerror(e));
+        if (f) remove(tmp);
+        return err_set(err, "%s: cannot write the pool: %s", f ? path : tmp, strerror(e));
     }
     return 0;
 }

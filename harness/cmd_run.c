@@ -2,7 +2,8 @@
  *
  *   decbench run --model FILE [--draft FILE] --dataset NAME[,NAME] --decoder SPEC [...]
  *                [--limit N] [--offset N] [--shuffle SEED] [--max-new N] [--repeats N]
- *                [--warmup N] [--db FILE] [--trace] [--allow-mismatch] [--resume RUN_ID] ...
+ *                [--warmup N] [--db FILE] [--trace] [--allow-mismatch] [--resume RUN_ID]
+ *                [--pool-load FILE] [--pool-save FILE] ...
  *
  * Decisions (also in --help; the loop itself is described in runner.h):
  *   - Everything that can be refused is refused before the database is touched: options,
@@ -13,6 +14,11 @@
  *   - A run whose decoder differs from greedy is marked 'failed' and exits 1: it must not
  *     become the "latest complete run" that reports, plots and `compare` pick by default.
  *     --allow-mismatch keeps it 'complete' (the report's exact % column shows the damage).
+ *   - Ouroboros' warm start across runs (its paper, section 3.4): --pool-save writes the
+ *     phrase pool after the last sample, --pool-load starts every repeat's Ouroboros instance
+ *     from a file (each repeat the same file, so repeats measure the same work). The paths are
+ *     in the recorded command line. With --resume the loaded file, not the pool of the
+ *     interrupted run, is where the remaining samples start.
  *   - Exit status: 0 success, 1 error or mismatch, 2 usage error, 130 interrupted.
  *   - stdout gets the summary table only (markdown, `decbench report` layout summary);
  *     progress, notes and errors go to stderr. */
@@ -26,7 +32,7 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_HELP, R_COUNT };
+enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_POOL_LOAD, R_POOL_SAVE, R_HELP, R_COUNT };
 
 static void usage(const args_opt *o) {
     args_usage("decbench run --model FILE --dataset NAME[,NAME] [--decoder SPEC ...] [options]", o,
@@ -69,6 +75,14 @@ int cmd_run(int argc, char **argv) {
                    .alias = NULL,
                    .takes_value = 1,
                    .help = "continue run RUN_ID (same options; stored samples are skipped)"};
+    o[R_POOL_LOAD] = (args_opt){
+        .name = "--pool-load",
+        .takes_value = 1,
+        .help = "ouroboros: start every repeat from this phrase pool (written by --pool-save)"};
+    o[R_POOL_SAVE] = (args_opt){
+        .name = "--pool-save",
+        .takes_value = 1,
+        .help = "ouroboros: write the pool after the run's last sample (one ouroboros decoder)"};
     o[R_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
@@ -90,8 +104,13 @@ int cmd_run(int argc, char **argv) {
     int n = 0, rc = 1;
     int64_t run_id = 0;
     const args_opt *dopt = args_get(o, R_COUNT, "--decoder");
-    if (runner_open(&r, &ro, err) ||
-        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    int opened = runner_open(&r, &ro, err) == 0;
+    if (opened) {
+        r.pool_load = args_str(o, R_COUNT, "--pool-load", NULL);
+        r.pool_save = args_str(o, R_COUNT, "--pool-save", NULL);
+    }
+    if (!opened || runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+        runner_check_pools(&r, canon, n, err) ||
         begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
         cmd_fail("run", err);
         goto out;

@@ -2,6 +2,7 @@
  * are in runner_opts.c. */
 #include "harness/runner.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decoders/ouroboros.h"
 #include "util/err.h"
 
 /* ---- signals -------------------------------------------------------------------------------
@@ -202,6 +204,65 @@ oom:
 fail:
     runner_free_specs(canon, shown, k);
     return -1;
+}
+
+/* ---- Ouroboros pool files ------------------------------------------------------------------ */
+
+static int is_ouroboros(const char *canon) { return strncmp(canon, "ouroboros:", 10) == 0; }
+
+/* Whether a canonical spec (every parameter, "name:k=v,k=v") sets key=value. */
+static int spec_has(const char *canon, const char *kv) {
+    size_t n = strlen(kv);
+    for (const char *p = strchr(canon, ':'); p; p = strchr(p + 1, ','))
+        if (strncmp(p + 1, kv, n) == 0 && (p[1 + n] == ',' || p[1 + n] == '\0')) return 1;
+    return 0;
+}
+
+int runner_check_pools(runner *r, char *const *canon, int n, char *err) {
+    if (!r->pool_load && !r->pool_save) return 0;
+    const char *opt = r->pool_load ? "--pool-load" : "--pool-save";
+    int n_ouro = 0;
+    for (int k = 0; k < n; k++) n_ouro += is_ouroboros(canon[k]);
+    if (n_ouro == 0) return err_set(err, "%s: the run has no ouroboros decoder", opt);
+    if (r->pool_save && n_ouro > 1)
+        return err_set(err, "--pool-save: the run has %d ouroboros decoders; give it one", n_ouro);
+    dec_env env = session_env(&r->s);
+    for (int k = 0; k < n; k++) {
+        if (!is_ouroboros(canon[k])) continue;
+        if (spec_has(canon[k], "warm=0"))
+            return err_set(err, "%s: %s empties its pool before every prompt (warm=0); use warm=1",
+                           opt, canon[k]);
+        if (!r->pool_load) continue;
+        dec *d;
+        if (dec_create(&d, canon[k], &env, err)) return -1;
+        char e[ERR_LEN];
+        int rc = ouroboros_pool_load(d, r->pool_load, e);
+        dec_free(d);
+        if (rc) return err_set(err, "--pool-load: %s", e);
+    }
+    if (r->pool_save) { /* can the file be created? (written through a .tmp and a rename) */
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", r->pool_save);
+        FILE *f = fopen(tmp, "wb");
+        if (!f) return err_set(err, "--pool-save: %s: cannot create: %s", tmp, strerror(errno));
+        fclose(f);
+        remove(tmp);
+    }
+    return 0;
+}
+
+/* After the run's last sample: the Ouroboros pool to r->pool_save. */
+static int save_pool(runner *r, dec *const *decs, char *const *canon, int n, char *err) {
+    for (int k = 0; r->pool_save && k < n; k++) {
+        if (!is_ouroboros(canon[k])) continue;
+        char e[ERR_LEN];
+        if (ouroboros_pool_save(decs[k], r->pool_save, e)) return err_set(err, "--pool-save: %s", e);
+        ouroboros_counts c;
+        if (ouroboros_counts_get(decs[k], &c, e) == 0)
+            fprintf(stderr, "decbench run: wrote the pool of %s (%ld phrases) to %s\n", canon[k],
+                    c.pool_phrases, r->pool_save);
+    }
+    return 0;
 }
 
 /* ---- the run record and --resume ---------------------------------------------------------- */
@@ -507,6 +568,13 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             dec_free(decs[k]);
             decs[k] = NULL;
             if (dec_create(&decs[k], canon[k], &env, err)) goto done;
+            if (r->pool_load && is_ouroboros(canon[k])) {
+                char e[ERR_LEN];
+                if (ouroboros_pool_load(decs[k], r->pool_load, e)) {
+                    err_set(err, "--pool-load: %s", e);
+                    goto done;
+                }
+            }
         }
         for (int i = 0; i < r->n_prompts; i++) {
             runner_prompt *p = &r->prompts[i];
@@ -541,6 +609,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             }
         }
     }
+    if (save_pool(r, decs, canon, n, err)) goto done;
     rc = RUNNER_DONE;
 done:
     for (int k = 0; decs && k < n; k++) dec_free(decs[k]);

@@ -91,6 +91,10 @@ typedef struct {
     float *logits;
     progress prog;
     dec *ref_dec;  /* greedy instance for unstored reference passes, created on first use */
+    /* Ouroboros phrase-pool files (`run --pool-load/--pool-save`; NULL: none): every Ouroboros
+     * instance starts from pool_load; the pool of the run's Ouroboros decoder after its last
+     * sample is written to pool_save when the run completes. */
+    const char *pool_load, *pool_save;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
 } runner;
 
@@ -112,6 +116,11 @@ void runner_close(runner *r);
 int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, char ***canon,
                  char ***shown, int *n_out, char *err);
 void runner_free_specs(char **canon, char **shown, int n);
+
+/* Checks r->pool_load / r->pool_save against the run's decoders before anything is stored:
+ * the run has an Ouroboros decoder (exactly one to save), keeping its pool across prompts
+ * (warm=1), the file to load fits every one of them, the file to save can be created. */
+int runner_check_pools(runner *r, char *const *canon, int n, char *err);
 
 /* Fills the run record (strings owned by r or by the static environment copy). */
 void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command);
