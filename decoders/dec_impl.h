@@ -49,6 +49,7 @@ struct dec {
     /* per-generate state, owned by the framework */
     int *out;
     int n_out, max_new, done;
+    int cancelled; /* a forward pass was refused because env.cancel was raised */
     int end_id;
     dec_stats *st;
     double t_start, t_step;

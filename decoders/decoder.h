@@ -21,6 +21,8 @@
 #ifndef DECODERS_DECODER_H
 #define DECODERS_DECODER_H
 
+#include <signal.h>
+
 #include "model/forward.h"
 
 #define DEC_HIST_MAX 64
@@ -56,7 +58,14 @@ typedef struct {
     void (*on_tokens)(void *user, const int *tokens, int n);
     void (*on_step)(void *user, const dec_step *s);
     void *user;
+    /* Optional: once *cancel is non-zero (a signal handler may set it), the next forward pass
+     * is not run and dec_generate returns DEC_CANCELLED. A long sample (a 7B model, 1024
+     * tokens) then stops within one pass instead of running to its end. */
+    const volatile sig_atomic_t *cancel;
 } dec_env;
+
+/* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */
+#define DEC_CANCELLED 1
 
 typedef struct dec dec;
 
@@ -67,6 +76,7 @@ void dec_free(dec *d);
 
 /* Generates up to max_new tokens after prompt[0..n_prompt) (which should start with BOS).
  * out must have room for max_new tokens; *n_out receives the count. stats is zeroed and filled.
+ * Returns 0, -1 on error (message in err) or DEC_CANCELLED (see dec_env.cancel).
  * The context length bounds n_prompt + max_new: tokens beyond it are not generated. */
 int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out, int *n_out,
                  dec_stats *stats, char *err);

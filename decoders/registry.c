@@ -173,6 +173,7 @@ int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out,
     d->done = d->max_new == 0;
     d->st = st;
     d->n_steps = 0;
+    d->cancelled = 0;
     st->prompt_tokens = n_prompt;
     d->t_start = d->t_step = clock_now();
     int rc = d->done ? 0 : d->vt->generate(d, prompt, n_prompt, err);
@@ -180,11 +181,20 @@ int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out,
     st->t_book = st->t_total - st->t_target - st->t_draft;
     st->new_tokens = d->n_out;
     *n_out = d->n_out;
-    return rc;
+    return rc && d->cancelled ? DEC_CANCELLED : rc;
+}
+
+/* Whether env.cancel stops the pass about to run (then err says so and the decoder fails out
+ * of its loop like on any error; dec_generate turns that into DEC_CANCELLED). */
+static int cancel_now(dec *d, char *err) {
+    if (!d->env.cancel || !*d->env.cancel) return 0;
+    d->cancelled = 1;
+    return err_set(err, "cancelled");
 }
 
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
+    if (cancel_now(d, err)) return -1;
     double t0 = clock_now();
     int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
     double dt = clock_now() - t0;
@@ -203,6 +213,7 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
 
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
                 float *logits, char *err) {
+    if (cancel_now(d, err)) return -1;
     double t0 = clock_now();
     if (fwd_truncate(f, 0, err)) return -1;
     int rc = fwd_prefill(f, prompt, n_prompt, logits, err);

@@ -29,8 +29,8 @@ static void on_signal(int sig) {
         (void)!write(2, m, sizeof m - 1);
         _exit(130); /* no transaction is lost half-written: SQLite rolls it back */
     }
-    static const char m[] = "\ndecbench: interrupted: finishing the current sample, then "
-                            "stopping (interrupt again to stop at once)\n";
+    static const char m[] = "\ndecbench: interrupted: stopping after the current forward pass "
+                            "(the unfinished sample is not stored; interrupt again to stop at once)\n";
     (void)!write(2, m, sizeof m - 1);
 }
 
@@ -385,8 +385,15 @@ static void on_step(void *user, const dec_step *s) {
     if (r->n_trace < r->cap_trace) r->trace[1 + r->n_trace++] = *s;
 }
 
-static dec_env measuring_env(runner *r) {
+/* The session's environment with Ctrl-C wired in: a signal stops a sample within one pass. */
+static dec_env cancellable_env(runner *r) {
     dec_env env = session_env(&r->s);
+    env.cancel = &g_signals;
+    return env;
+}
+
+static dec_env measuring_env(runner *r) {
+    dec_env env = cancellable_env(r);
     env.user = r;
     /* No callback at all unless needed: nothing but the decoder runs inside its timing. */
     if (r->prog.live) env.on_tokens = on_tokens;
@@ -469,7 +476,9 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     where(p, shown, rep, w, sizeof w);
     r->n_trace = 0;
     progress_sample_start(&r->prog, shown);
-    if (dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) {
+    int g = dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
+    if (g == DEC_CANCELLED) return RUNNER_CANCELLED;
+    if (g) {
         char e[ERR_LEN];
         snprintf(e, sizeof e, "%s", err);
         return err_set(err, "%s: %s", w, e);
@@ -512,12 +521,14 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
 
 /* Greedy's output for p without storing it (greedy not measured in this run, or resumed). */
 static int reference(runner *r, runner_prompt *p, char *err) {
-    dec_env env = session_env(&r->s);
+    dec_env env = cancellable_env(r);
     if (!r->ref_dec && dec_create(&r->ref_dec, "greedy", &env, err)) return -1;
     dec_stats st;
     int n;
     progress_sample_start(&r->prog, "greedy (reference, not stored)");
-    if (dec_generate(r->ref_dec, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err)) {
+    int g = dec_generate(r->ref_dec, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
+    if (g == DEC_CANCELLED) return RUNNER_CANCELLED;
+    if (g) {
         char e[ERR_LEN], w[512];
         snprintf(e, sizeof e, "%s", err);
         where(p, "greedy (reference)", 0, w, sizeof w);
@@ -533,7 +544,7 @@ static int reference(runner *r, runner_prompt *p, char *err) {
 /* Unstored passes on the first prompt with a throw-away instance (see runner.h). */
 static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
     if (r->o.warmup == 0) return 0;
-    dec_env env = session_env(&r->s);
+    dec_env env = cancellable_env(r);
     dec *d;
     if (dec_create(&d, canon, &env, err)) return -1;
     char label[64];
@@ -545,7 +556,7 @@ static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
     for (int i = 0; i < r->o.warmup && rc == 0 && !runner_stopped(); i++)
         rc = dec_generate(d, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
     dec_free(d);
-    return rc;
+    return rc == DEC_CANCELLED ? RUNNER_CANCELLED : rc;
 }
 
 /* ---- the loop ----------------------------------------------------------------------------- */
@@ -591,18 +602,18 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             res->skipped += n - n_todo;
             for (int k = 0; k < n; k++) {
                 if (!todo[k]) continue;
+                /* each step returns -1 on error, RUNNER_CANCELLED when Ctrl-C stopped it */
+                int step_rc = 0;
                 if (!warmed[k]) {
-                    if (warm_up(r, canon[k], shown[k], err)) goto done;
-                    warmed[k] = 1;
+                    step_rc = warm_up(r, canon[k], shown[k], err);
+                    warmed[k] = step_rc == 0;
                 }
-                if (!p->ref && !is_greedy(canon[k]) && reference(r, p, err)) goto done;
-                if (runner_stopped()) {
-                    rc = RUNNER_INTERRUPTED;
-                    goto done;
-                }
-                if (measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err))
-                    goto done;
-                if (runner_stopped()) {
+                if (step_rc == 0 && !p->ref && !is_greedy(canon[k])) step_rc = reference(r, p, err);
+                if (step_rc < 0) goto done;
+                if (step_rc == 0 && !runner_stopped())
+                    step_rc = measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err);
+                if (step_rc < 0) goto done;
+                if (step_rc == RUNNER_CANCELLED || runner_stopped()) {
                     rc = RUNNER_INTERRUPTED;
                     goto done;
                 }

@@ -27,8 +27,10 @@
  *   - Each sample is stored with its statistics, histograms and optional trace in one
  *     transaction (db_insert_sample); tuples already stored (db_sample_done) are skipped, which
  *     is how --resume continues a run.
- *   - SIGINT/SIGTERM (runner_catch_signals): the sample being generated is finished and
- *     stored, then runner_measure returns RUNNER_INTERRUPTED. A second signal exits at once
+ *   - SIGINT/SIGTERM (runner_catch_signals): the sample being generated stops before its
+ *     next forward pass (dec_env.cancel) and is not stored; runner_measure returns
+ *     RUNNER_INTERRUPTED. On a 7B model a sample of 1024 tokens takes minutes: waiting for it
+ *     to finish would make Ctrl-C look broken. A second signal exits at once
  *     (status 130); the database stays consistent since no transaction is open while a
  *     decoder runs, and the run stays 'running', which --resume accepts too. */
 #ifndef HARNESS_RUNNER_H
@@ -103,6 +105,8 @@ typedef struct {
 } runner_result;
 
 enum { RUNNER_DONE = 0, RUNNER_INTERRUPTED = 1 };
+/* Internal to runner.c: a sample stopped by Ctrl-C (dec_env.cancel), not stored. */
+enum { RUNNER_CANCELLED = 2 };
 
 /* Loads the datasets (any bad record fails here), then the models, then encodes every prompt.
  * Progress and notes go to stderr. */

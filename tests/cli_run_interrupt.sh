@@ -2,6 +2,7 @@
 # cli_run_interrupt.sh: Ctrl-C (SIGINT) in the middle of `decbench run` stores whole samples
 # only, marks the run 'incomplete', exits 130 and prints the resume command; `--resume RUN_ID`
 # then measures exactly the missing samples, keeps the stored ones, and completes the run.
+# Ctrl-C in the middle of one long sample stops it without storing it.
 set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_run_interrupt}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
@@ -61,6 +62,28 @@ expect_eq kept_stored "$before" "$(q "$T/r.db" "SELECT group_concat(id || ':' ||
 grep -q "$((60 - n1)) sample(s) measured, $n1 already stored" run2.err && passes=$((passes + 1)) ||
     { echo "FAIL resume_counts:"; cat run2.err; fails=$((fails + 1)); }
 expect_eq one_run "1" "$(q "$T/r.db" "SELECT COUNT(*) FROM runs")"
+
+# One long sample (Ouroboros, 400 tokens: seconds here, minutes under a sanitizer) interrupted
+# while it runs: it stops within a pass and is not stored; before the cancel hook it ran to
+# its end and was stored (2 samples).
+D=$S/models/llama2xs.bin
+ARGS2=(run --model "$M" --draft "$D" --dataset tinystories --limit 1 --max-new 400 --threads 1
+    --warmup 0 --decoder ouroboros --db "$T/long.db")
+$B "${ARGS2[@]}" >long1.out 2>long1.err &
+pid=$!
+for _ in $(seq 600); do # until greedy's sample is stored; the Ouroboros sample then starts
+    [ "$(q "$T/long.db" "SELECT COUNT(*) FROM samples")" = 1 ] && break
+    sleep 0.1
+done
+sleep 0.5
+kill -INT $pid
+wait $pid
+expect_eq long_exit_130 130 $?
+expect_eq long_not_stored "incomplete|1|greedy" "$(q "$T/long.db" "SELECT status, (SELECT COUNT(*) FROM samples),
+    (SELECT group_concat(decoder) FROM samples) FROM runs")"
+$B "${ARGS2[@]}" --resume 1 >long2.out 2>long2.err
+expect_eq long_resumed "0|complete|2|2" "$?|$(q "$T/long.db" "SELECT status, (SELECT COUNT(*) FROM samples),
+    (SELECT SUM(matched) FROM samples) FROM runs")"
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
