@@ -24,8 +24,8 @@ ARGS=(run --model "$M" --dataset tinystories --limit 30 --max-new 64 --threads 1
 $B "${ARGS[@]}" >run1.out 2>run1.err &
 pid=$!
 stored=0
-for _ in $(seq 600); do # poll the database until the first sample is stored (60 s at most)
-    stored=$(q "$T/r.db" "SELECT COUNT(*) FROM samples")
+for _ in $(seq 600); do # poll the database until a lookahead sample is stored (60 s at most)
+    stored=$(q "$T/r.db" "SELECT COUNT(*) FROM samples WHERE decoder = 'lookahead'")
     [ "${stored:-0}" -ge 1 ] && break
     sleep 0.1
 done
