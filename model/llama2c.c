@@ -14,48 +14,74 @@
 #define V1_MAGIC 0x616b3432u
 #define V1_HEADER 256
 
-/* Float counts of the arrays shared by both layouts. */
-typedef struct {
-    size_t embd, rms, wq, wkv, wo, w13, w2, final, cls;
-} sizes;
+/* The float arrays of a checkpoint. Both layouts store the same arrays (legacy adds the RoPE
+ * tables nobody reads), each in its own order; one table per layout drives both the size check
+ * and the binding. */
+enum { A_EMBD, A_RMS_ATT, A_WQ, A_WK, A_WV, A_WO, A_RMS_FFN, A_W1, A_W2, A_W3, A_RMS_FINAL,
+       A_ROPE, A_CLS, A_COUNT };
+static const int legacy_order[] = {A_EMBD, A_RMS_ATT, A_WQ,  A_WK, A_WV,        A_WO,   A_RMS_FFN,
+                                   A_W1,   A_W2,      A_W3,  A_RMS_FINAL, A_ROPE, A_CLS};
+static const int v1_order[] = {A_RMS_ATT, A_RMS_FFN, A_RMS_FINAL, A_EMBD, A_WQ, A_WK,
+                               A_WV,      A_WO,      A_W1,        A_W2,   A_W3, A_CLS};
+#define N_ORDER(o) ((int)(sizeof(o) / sizeof(o)[0]))
 
-static sizes array_sizes(const model_config *c) {
+/* Floats in array a; the classifier is absent when it is shared with the embedding. */
+static size_t array_floats(const model_config *c, int a, int shared) {
     size_t L = (size_t)c->n_layers, d = (size_t)c->dim, kv = (size_t)c->kv_dim,
            h = (size_t)c->hidden_dim, v = (size_t)c->vocab_size;
-    return (sizes){v * d, L * d, L * d * d, L * d * kv, L * d * d, L * h * d, L * d * h, d, v * d};
+    switch (a) {
+    case A_EMBD: return v * d;
+    case A_RMS_ATT: case A_RMS_FFN: return L * d;
+    case A_WQ: case A_WO: return L * d * d;
+    case A_WK: case A_WV: return L * d * kv;
+    case A_W1: case A_W2: case A_W3: return L * h * d;
+    case A_RMS_FINAL: return d;
+    case A_ROPE: return (size_t)c->seq_len * c->head_size;
+    default: return shared ? 0 : v * d; /* A_CLS */
+    }
 }
 
-static size_t body_floats(const model_config *c, int shared) {
-    sizes s = array_sizes(c);
-    return s.embd + 2 * s.rms + s.wq + 2 * s.wkv + s.wo + 2 * s.w13 + s.w2 + s.final +
-           (shared ? 0 : s.cls);
+static size_t layout_floats(const model_config *c, const int *order, int n, int shared) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += array_floats(c, order[i], shared);
+    return total;
 }
 
 size_t llama2c_legacy_size(const model_config *c, int shared) {
-    return 28 + 4 * (body_floats(c, shared) + (size_t)c->seq_len * c->head_size);
+    return 28 + 4 * layout_floats(c, legacy_order, N_ORDER(legacy_order), shared);
 }
 
 static size_t v1_size(const model_config *c, int shared) {
-    return V1_HEADER + 4 * body_floats(c, shared);
+    return V1_HEADER + 4 * layout_floats(c, v1_order, N_ORDER(v1_order), shared);
 }
 
-static void bind_layers(model *m, const float *wq, const float *wk, const float *wv,
-                        const float *wo, const float *w1, const float *w2, const float *w3,
-                        const float *rms_att, const float *rms_ffn) {
+/* Points the model's tensors into the image: the arrays of `order` follow one another from p
+ * (the caller has checked the file size). */
+static int bind_arrays(model *m, const float *p, const int *order, int n, int shared,
+                       const char *what, char *err) {
     const model_config *c = &m->cfg;
+    const float *at[A_COUNT] = {0};
+    for (int i = 0; i < n; i++) at[order[i]] = p, p += array_floats(c, order[i], shared);
+    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+    if (!m->layers) return err_set(err, "%s: out of memory", what);
     size_t d = (size_t)c->dim, kv = (size_t)c->kv_dim, h = (size_t)c->hidden_dim;
     for (int l = 0; l < c->n_layers; l++) {
         model_layer *L = &m->layers[l];
-        L->rms_att = rms_att + l * d;
-        L->rms_ffn = rms_ffn + l * d;
-        L->wq = (wmat){WTYPE_F32, wq + l * d * d, c->dim, c->dim};
-        L->wk = (wmat){WTYPE_F32, wk + l * kv * d, c->kv_dim, c->dim};
-        L->wv = (wmat){WTYPE_F32, wv + l * kv * d, c->kv_dim, c->dim};
-        L->wo = (wmat){WTYPE_F32, wo + l * d * d, c->dim, c->dim};
-        L->w1 = (wmat){WTYPE_F32, w1 + l * h * d, c->hidden_dim, c->dim};
-        L->w2 = (wmat){WTYPE_F32, w2 + l * d * h, c->dim, c->hidden_dim};
-        L->w3 = (wmat){WTYPE_F32, w3 + l * h * d, c->hidden_dim, c->dim};
+        L->rms_att = at[A_RMS_ATT] + l * d;
+        L->rms_ffn = at[A_RMS_FFN] + l * d;
+        L->wq = (wmat){WTYPE_F32, at[A_WQ] + l * d * d, c->dim, c->dim};
+        L->wk = (wmat){WTYPE_F32, at[A_WK] + l * kv * d, c->kv_dim, c->dim};
+        L->wv = (wmat){WTYPE_F32, at[A_WV] + l * kv * d, c->kv_dim, c->dim};
+        L->wo = (wmat){WTYPE_F32, at[A_WO] + l * d * d, c->dim, c->dim};
+        L->w1 = (wmat){WTYPE_F32, at[A_W1] + l * h * d, c->hidden_dim, c->dim};
+        L->w2 = (wmat){WTYPE_F32, at[A_W2] + l * d * h, c->dim, c->hidden_dim};
+        L->w3 = (wmat){WTYPE_F32, at[A_W3] + l * h * d, c->hidden_dim, c->dim};
     }
+    m->rms_final = at[A_RMS_FINAL];
+    m->tok_embd = (wmat){WTYPE_F32, at[A_EMBD], c->vocab_size, c->dim};
+    m->wcls = shared ? m->tok_embd : (wmat){WTYPE_F32, at[A_CLS], c->vocab_size, c->dim};
+    m->main_type = WTYPE_F32;
+    return 0;
 }
 
 static int read_config(model_config *c, const int32_t h[7], int *shared, const char *what,
@@ -83,40 +109,9 @@ int llama2c_bind_legacy(model *m, const unsigned char *image, size_t size, const
                        "heads %d, kv heads %d, vocab %d, seq %d) implies %zu: truncated or not a "
                        "llama2.c checkpoint",
                        what, size, h[0], h[1], h[2], h[3], h[4], h[5], h[6], want);
-    const model_config *c = &m->cfg;
-    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
-    if (!m->layers) return err_set(err, "%s: out of memory", what);
-    sizes s = array_sizes(c);
-    const float *p = (const float *)(image + 28);
-    const float *embd = p;
-    p += s.embd;
-    const float *rms_att = p;
-    p += s.rms;
-    const float *wq = p;
-    p += s.wq;
-    const float *wk = p;
-    p += s.wkv;
-    const float *wv = p;
-    p += s.wkv;
-    const float *wo = p;
-    p += s.wo;
-    const float *rms_ffn = p;
-    p += s.rms;
-    const float *w1 = p;
-    p += s.w13;
-    const float *w2 = p;
-    p += s.w2;
-    const float *w3 = p;
-    p += s.w13;
-    m->rms_final = p;
-    p += s.final;
-    p += (size_t)c->seq_len * c->head_size; /* the unused RoPE tables */
-    bind_layers(m, wq, wk, wv, wo, w1, w2, w3, rms_att, rms_ffn);
-    m->tok_embd = (wmat){WTYPE_F32, embd, c->vocab_size, c->dim};
-    m->wcls = shared ? m->tok_embd : (wmat){WTYPE_F32, p, c->vocab_size, c->dim};
     m->format = "llama2c";
-    m->main_type = WTYPE_F32;
-    return 0;
+    return bind_arrays(m, (const float *)(image + 28), legacy_order, N_ORDER(legacy_order), shared,
+                       what, err);
 }
 
 static int bind_v1(model *m, const unsigned char *image, size_t size, const char *what,
@@ -138,39 +133,9 @@ static int bind_v1(model *m, const unsigned char *image, size_t size, const char
     if (size != want)
         return err_set(err, "%s: file is %zu bytes but its version-1 header implies %zu: truncated?",
                        what, size, want);
-    const model_config *c = &m->cfg;
-    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
-    if (!m->layers) return err_set(err, "%s: out of memory", what);
-    sizes s = array_sizes(c);
-    const float *p = (const float *)(image + V1_HEADER);
-    const float *rms_att = p;
-    p += s.rms;
-    const float *rms_ffn = p;
-    p += s.rms;
-    m->rms_final = p;
-    p += s.final;
-    const float *embd = p;
-    p += s.embd;
-    const float *wq = p;
-    p += s.wq;
-    const float *wk = p;
-    p += s.wkv;
-    const float *wv = p;
-    p += s.wkv;
-    const float *wo = p;
-    p += s.wo;
-    const float *w1 = p;
-    p += s.w13;
-    const float *w2 = p;
-    p += s.w2;
-    const float *w3 = p;
-    p += s.w13;
-    bind_layers(m, wq, wk, wv, wo, w1, w2, w3, rms_att, rms_ffn);
-    m->tok_embd = (wmat){WTYPE_F32, embd, c->vocab_size, c->dim};
-    m->wcls = shared ? m->tok_embd : (wmat){WTYPE_F32, p, c->vocab_size, c->dim};
     m->format = "llama2c-v1";
-    m->main_type = WTYPE_F32;
-    return 0;
+    return bind_arrays(m, (const float *)(image + V1_HEADER), v1_order, N_ORDER(v1_order), shared,
+                       what, err);
 }
 
 int model_open_llama2c(model **out, const char *path, char *err) {
