@@ -4,18 +4,10 @@
 # stays exact and needs fewer target steps on the prompts the pool came from; every bad use is
 # refused before a database is created.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_pool}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-fails=0 passes=0
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@"
-}
-expect_eq() { # NAME WANT GOT
-    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
-}
 expect_fail() { # NAME PATTERN DB CMD...: exit 1, stderr matches, no database left behind
     local name=$1 pat=$2 db=$3; shift 3
     "$@" >/dev/null 2>err.txt

@@ -4,23 +4,10 @@
 # a per-step trace whose rows add up, deterministic repeats; the default database path; several
 # datasets (named + jsonl:PATH) with --shuffle/--offset/--limit; progress lines on a non-terminal.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_run}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-fails=0 passes=0
-
-# q DB SQL: rows as "a|b|c" lines (NULL as empty)
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@"
-}
-expect_eq() { # NAME WANT GOT
-    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
-}
-expect_grep() { # NAME PATTERN FILE
-    if grep -qE -- "$2" "$3"; then passes=$((passes + 1)); else echo "FAIL $1: /$2/ not in $3:"; head -20 "$3"; fails=$((fails + 1)); fi
-}
 
 # 1. four decoders (two need the draft), 3 prompts, 2 repeats, trace, default --db
 $B run --model "$M" --draft "$D" --dataset tinystories --limit 3 --max-new 32 --repeats 2 \

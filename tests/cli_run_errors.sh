@@ -3,16 +3,11 @@
 # non-zero exit, and leaves the database exactly as it was: no run row, no sample, no new
 # file; a foreign SQLite file stays byte-identical. --resume refuses a different workload.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_run_errors}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
-fails=0 passes=0
 
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@"
-}
 # The database every failing command points at: one complete run of 2 samples.
 DB=$T/ok.db
 $B run --model "$M" --dataset tinystories --limit 1 --max-new 8 --threads 1 --warmup 0 --db "$DB" >/dev/null 2>&1

@@ -4,18 +4,10 @@
 # then measures exactly the missing samples, keeps the stored ones, and completes the run.
 # Ctrl-C in the middle of one long sample stops it without storing it.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_run_interrupt}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
-fails=0 passes=0
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@" 2>/dev/null
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
-}
 
 # Enough work that the run is still going when the first samples are stored: 30 prompts x
 # (greedy + lookahead) x 64 tokens, about 5 s here (much more under a sanitizer).

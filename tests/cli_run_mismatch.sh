@@ -6,21 +6,10 @@
 # mismatch, so the runner's test hook DECBENCH_TEST_FLIP_TOKEN=N corrupts output token N of
 # every non-greedy sample.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_run_mismatch}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
-fails=0 passes=0
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@"
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
-}
-expect_grep() {
-    if grep -qE -- "$2" "$3"; then passes=$((passes + 1)); else echo "FAIL $1: /$2/ not in $3:"; head -20 "$3"; fails=$((fails + 1)); fi
-}
 R=(run --model "$M" --dataset tinystories --limit 2 --max-new 16 --threads 1 --warmup 0 --decoder pld --repeats 2)
 
 DECBENCH_TEST_FLIP_TOKEN=5 $B "${R[@]}" --db m.db >m.out 2>m.err

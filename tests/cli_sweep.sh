@@ -4,21 +4,10 @@
 # ablation tables and the best point per dataset; bad grids fail before any row; SIGTERM
 # leaves the current run incomplete and --resume SWEEP_ID finishes the sweep.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_sweep}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-fails=0 passes=0
-q() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
-for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@" 2>/dev/null
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
-}
-expect_grep() {
-    if grep -qE -- "$2" "$3"; then passes=$((passes + 1)); else echo "FAIL $1: /$2/ not in $3:"; head -30 "$3"; fails=$((fails + 1)); fi
-}
 
 # 1. two grids: 2 x 2 lookahead points with G tied to W, and a 1..2 range of spec
 $B sweep --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --threads 1 \

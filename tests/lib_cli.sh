@@ -1,0 +1,19 @@
+# tests/lib_cli.sh: helpers the CLI tests (tests/cli_*.sh) share; sourced, not a test itself.
+# Each test counts `passes` and `fails` and exits non-zero when fails > 0.
+passes=0 fails=0
+
+# q DB SQL: the rows as "a|b|c" lines (NULL as empty). Read-only, so a query never creates a
+# database that a test then finds; waits up to 10 s for a writer (a run still going).
+q() {
+    python3 -c 'import sqlite3, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
+for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@" 2>/dev/null
+}
+
+expect_eq() { # NAME WANT GOT
+    if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
+}
+
+expect_grep() { # NAME PATTERN FILE: an extended regular expression found in FILE
+    if grep -qE -- "$2" "$3"; then passes=$((passes + 1)); else echo "FAIL $1: /$2/ not in $3:"; head -30 "$3"; fails=$((fails + 1)); fi
+}
