@@ -3,6 +3,7 @@
 #include "model/kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
@@ -262,11 +263,20 @@ static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const uns
     }
 }
 
+/* Prefetches the cache line `ahead` bytes past p. The address is formed as an integer: it may
+ * lie past the matrix (a prefetch never faults), where pointer arithmetic would be undefined.
+ * always_inline matters: GCC 12 judges a function holding only a prefetch free of side effects
+ * and deletes the calls it has not inlined (without the prefetches a q8_0 1.1B pass is ~30%
+ * slower). */
+static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned char *p,
+                                                                 size_t ahead) {
+    _mm_prefetch((const char *)((uintptr_t)p + ahead), _MM_HINT_T0);
+}
+
 /* RT weight rows (ldw bytes apart, storage type WT) x TT tokens, RT * TT <= 16, each product
  * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
  * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
- * not stored. pf > 0 prefetches each row pf bytes ahead of where it is read (prefetches never
- * fault, so running past the matrix is harmless). */
+ * not stored. pf > 0 prefetches each row pf bytes ahead of where it is read. */
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w,
                                                        size_t ldw, int RT, int rows,
                                                        const float *x, size_t ldx, int TT, int K,
@@ -285,7 +295,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             __m512 d[16];
             if (pf) {
                 #pragma GCC unroll 16
-                for (int i = 0; i < RT; i++) _mm_prefetch((const char *)wr[i] + pf, _MM_HINT_T0);
+                for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf);
             }
             #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) {
@@ -320,8 +330,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
             if (pf) {
                 #pragma GCC unroll 16
-                for (int i = 0; i < RT; i++)
-                    _mm_prefetch((const char *)wr[i] + pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k, _MM_HINT_T0);
+                for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k);
             }
             #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
