@@ -73,8 +73,9 @@ int dec_emit(dec *d, const int *tokens, int n);
  * per-position counts, and calls the trace callback. Not called for the prefill pass. */
 void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
 
-/* Prefills the target (or draft) context with the prompt: resets it, evaluates, leaves the
- * last logits. Counts one step of `which`. */
+/* Prefills the target (or draft) context with the prompt: resets it, evaluates (in chunks of
+ * 64 rows, checking env.cancel before each), leaves the last logits. Counts one step of
+ * `which`. */
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
                 float *logits, char *err);
 

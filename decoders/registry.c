@@ -7,6 +7,9 @@
 #include "util/clock.h"
 #include "util/err.h"
 
+/* Rows every forward context holds at least (dec_fwd_new), and the prompt chunk of dec_prefill. */
+#define MIN_BATCH 64
+
 extern const dec_vtable dec_greedy_vtable;
 extern const dec_vtable dec_jacobi_vtable;
 extern const dec_vtable dec_lookahead_vtable;
@@ -213,10 +216,17 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
 
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
                 float *logits, char *err) {
-    if (cancel_now(d, err)) return -1;
     double t0 = clock_now();
     if (fwd_truncate(f, 0, err)) return -1;
-    int rc = fwd_prefill(f, prompt, n_prompt, logits, err);
+    /* In chunks of MIN_BATCH (what every context holds) with a cancel check before each: a long
+     * prompt on a large model takes a while. The chunking cannot change the result (batch
+     * invariance); each chunk's last row also computes logits, which the next overwrites. */
+    int rc = 0;
+    for (int done = 0; done < n_prompt && rc == 0;) {
+        int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
+        rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+        done += chunk;
+    }
     double dt = clock_now() - t0;
     dec_stats *st = d->st;
     if (which == DEC_TARGET) {
@@ -262,5 +272,6 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
 }
 
 int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err) {
-    return fwd_new(out, m, d->env.pool, max_batch < 64 ? 64 : max_batch, d->env.kernels, err);
+    return fwd_new(out, m, d->env.pool, max_batch < MIN_BATCH ? MIN_BATCH : max_batch, d->env.kernels,
+                   err);
 }
