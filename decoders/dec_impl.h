@@ -79,6 +79,13 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
                 float *logits, char *err);
 
+/* After a target step of a draft-model decoder (spec, ouroboros): the draft's KV cache holds
+ * dseq[0..fwd_n_past(fd)); the text is now seq[0..L), of which seq[0..old_L) predates the
+ * step and is in the cache as far as the cache reaches. Keeps the longest cached prefix that
+ * agrees with the text, short of its last token (the next step feeds that one), and truncates
+ * the rest of the draft's cache. */
+int dec_draft_resync(fwd_ctx *fd, const int *dseq, const int *seq, int old_L, int L, char *err);
+
 /* Creates a forward context for model m with room for max_batch rows (at least 64, so the
  * prompt prefills in chunks of that size). */
 int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err);

@@ -295,11 +295,7 @@ static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int old_L = L;
         memcpy(o->seq + L, o->em, sizeof(int) * (size_t)emitted);
         L += emitted;
-        if (o->draft_ok) {
-            int dn = fwd_n_past(o->fd), keep = imin(dn, old_L);
-            while (keep < dn && keep < L - 1 && o->dseq[keep] == o->seq[keep]) keep++;
-            if (keep < dn && fwd_truncate(o->fd, keep, err)) return -1;
-        }
+        if (o->draft_ok && dec_draft_resync(o->fd, o->dseq, o->seq, old_L, L, err)) return -1;
     }
     o->cnt.pool_phrases = ngram_pool_size(o->pool);
     return 0;

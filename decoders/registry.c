@@ -241,6 +241,12 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
     return rc;
 }
 
+int dec_draft_resync(fwd_ctx *fd, const int *dseq, const int *seq, int old_L, int L, char *err) {
+    int dn = fwd_n_past(fd), keep = dn < old_L ? dn : old_L;
+    while (keep < dn && keep < L - 1 && dseq[keep] == seq[keep]) keep++;
+    return keep < dn ? fwd_truncate(fd, keep, err) : 0;
+}
+
 int dec_emit(dec *d, const int *tokens, int n) {
     int k = 0;
     while (k < n && !d->done) {

@@ -136,11 +136,7 @@ static int spec_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         if (fwd_commit(s->ft, s->path, a + 1, err)) return -1;
         int old_L = L;
         L += emitted;
-        if (draft_ok) {
-            int dn = fwd_n_past(s->fd), keep = dn < old_L ? dn : old_L;
-            while (keep < dn && keep < L - 1 && s->dseq[keep] == s->seq[keep]) keep++;
-            if (keep < dn && fwd_truncate(s->fd, keep, err)) return -1;
-        }
+        if (draft_ok && dec_draft_resync(s->fd, s->dseq, s->seq, old_L, L, err)) return -1;
     }
     return 0;
 }
