@@ -140,6 +140,10 @@ model *dec_check_synth_untied(const char *config, uint64_t seed, model **donor) 
     return m;
 }
 
+void dec_check_synth_prompt(int prompt[DEC_CHECK_SYNTH_PROMPT]) {
+    for (int i = 0; i < DEC_CHECK_SYNTH_PROMPT; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+}
+
 model *dec_check_synth_positional(const char *config, uint64_t seed, model **donor) {
     model *m = dec_check_synth_untied(config, seed, donor);
     if (!m || !*donor) return m;

@@ -57,6 +57,11 @@ model *dec_check_synth_untied(const char *config, uint64_t seed, model **donor);
  * from its own outputs are accepted in full, exercising the multi-token paths. */
 model *dec_check_synth_positional(const char *config, uint64_t seed, model **donor);
 
+/* The prompt the synthetic-model tests share: BOS, then tokens 3..502 in a fixed varied order
+ * (vocabularies of at least 503); DEC_CHECK_SYNTH_PROMPT tokens. */
+#define DEC_CHECK_SYNTH_PROMPT 600
+void dec_check_synth_prompt(int prompt[DEC_CHECK_SYNTH_PROMPT]);
+
 /* Counting allocations, to show that a decoder's generate() allocates nothing: write
  * DEC_CHECK_COUNT_MALLOC once at file scope of a test; dec_check_mallocs then counts every
  * malloc/calloc/realloc of the process (glibc's allocator is wrapped by symbol interposition).

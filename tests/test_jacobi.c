@@ -52,8 +52,8 @@ static void test_real(const char *path, int n_prompts) {
 static void test_synthetic(void) {
     model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
     model *pdonor, *pos = dec_check_synth_positional("64,160,2,4,2,512,512", 5, &pdonor);
-    int prompt[600];
-    for (int i = 0; i < 600; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
     const int windows[] = {1, 2, 5, 16}, max_news[] = {0, 1, 2, 37}, plens[] = {1, 9};
     const char *inits[] = {"prompt", "random"};
     for (int wi = 0; wi < 4; wi++)

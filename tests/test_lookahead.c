@@ -235,8 +235,8 @@ static void test_real(const char *path) {
 static void test_grid(void) {
     model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
     model *pdonor, *pos = dec_check_synth_positional("64,160,2,4,2,512,512", 5, &pdonor);
-    int prompt[600];
-    for (int i = 0; i < 600; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
     const int Ws[] = {1, 2, 5, 15}, Ns[] = {2, 3, 5}, Gs[] = {0, 1, 5, 15};
     long pos_tokens = 0, pos_steps = 0;
     for (int wi = 0; wi < 4; wi++)

@@ -88,8 +88,8 @@ static void test_synthetic(void) {
     model *tm = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donors[0]);
     model *dm = dec_check_synth_untied("64,160,2,4,2,512,512", 2, &donors[1]);
     model *dshort = dec_check_synth_untied("48,96,2,4,4,512,64", 3, &donors[2]);
-    int prompt[600];
-    for (int i = 0; i < 600; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
     const int gammas[] = {1, 3, 8}, Ks[] = {0, 1, 3}, betas[] = {2, 4, 8};
     char spec[128], what[96];
     long suffix_tokens = 0, phrase_tokens = 0;

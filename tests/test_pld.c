@@ -73,8 +73,8 @@ static void test_real(const char *path) {
 static void test_synthetic(void) {
     model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
     model *pdonor, *pos = dec_check_synth_positional("64,160,2,4,2,512,512", 5, &pdonor);
-    int prompt[600];
-    for (int i = 0; i < 600; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
     const int ngrams[] = {1, 2, 3, 5}, ks[] = {1, 4, 10}, max_news[] = {0, 1, 2, 37};
     for (int ni = 0; ni < 4; ni++)
         for (int ki = 0; ki < 3; ki++)
@@ -106,7 +106,8 @@ static void test_synthetic(void) {
     dec_check_exact(&env, "pld", rep, len, 60, NULL, &st, &tr, "repeated prompt");
     CHECK_MSG(tr.multi > 0 && st.accepted > 10, "repeated prompt: %ld accepted", st.accepted);
     /* context edges: seq_len 512 */
-    for (int i = 300; i < 600; i++) prompt[i] = prompt[i - 100]; /* matches everywhere */
+    for (int i = 300; i < DEC_CHECK_SYNTH_PROMPT; i++) /* matches everywhere */
+        prompt[i] = prompt[i - 100];
     dec_check_exact(&env, "pld:k=64", prompt, 505, 256, NULL, &st, &tr, "near seq_len");
     CHECK(st.new_tokens == 7 && tr.max_rows <= 7);
     dec_check_exact(&env, "pld", prompt, 511, 256, NULL, &st, &tr, "seq_len - 1");

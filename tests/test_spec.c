@@ -74,8 +74,8 @@ static void test_synthetic(void) {
     model *dm = dec_check_synth_untied("64,160,2,4,2,512,512", 2, &donors[1]);
     /* short context (64) and another shape */
     model *dshort = dec_check_synth_untied("48,96,2,4,4,512,64", 3, &donors[2]);
-    int prompt[600];
-    for (int i = 0; i < 600; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % 500;
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
     const int gammas[] = {1, 3, 8}, max_news[] = {0, 1, 2, 37}, plen[] = {1, 9};
     char spec[64], what[96];
     for (int gi = 0; gi < 3; gi++)
