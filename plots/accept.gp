@@ -1,9 +1,7 @@
 # accept.gp: (c) accepted-length histograms: the share of verification steps that accepted
 # k drafted tokens (the target's own bonus token not counted), one colour per decoder.
 # Data: accept.tsv (k, then one column of percentages per decoder).
-if (!exists("plotsdir")) plotsdir = "plots"
-load plotsdir."/common.gp"
-f = datadir."/accept.tsv"
+f = "accept.tsv"
 
 set title "Accepted length per verification step"
 set xlabel "drafted tokens accepted in a step (k)"
@@ -23,8 +21,10 @@ ns = STATS_columns - 1
 # Room below the axis for the x label and a two-column key.
 set bmargin 5 + int((ns + 1) / 2)
 
-eval to_png("accept")
+eval png_terminal
+set output "accept.png"
 plot for [i=2:ns+1] f using i:xtic(1) title columnheader(i)
-eval to_svg("accept")
+eval svg_terminal
+set output "accept.svg"
 replot
 unset output

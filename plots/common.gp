@@ -1,11 +1,10 @@
 # common.gp: settings shared by every decbench plot script (loaded first by each of them).
 #
-# Variables (pass with gnuplot -e "datadir='...'; outdir='...'; plotsdir='...'"):
-#   datadir   folder holding the .tsv files written by report_plot_data()   (default ".")
-#   outdir    folder receiving <name>.png and <name>.svg                     (default ".")
-#   plotsdir  this folder, so scripts can load this file                     (default "plots")
-if (!exists("datadir")) datadir = "."
-if (!exists("outdir")) outdir = "."
+# Run in the folder of the data: `gnuplot plots/common.gp plots/<name>.gp` reads <name>.tsv and
+# writes <name>.png and <name>.svg in the current folder. No path is ever passed to gnuplot as
+# text: a folder name reaching a gnuplot string or `eval` could end the string and run commands
+# (`--out "x';system('...');'"`), so report_plot_render() runs gnuplot inside a private folder
+# with these fixed names instead and moves the figures into place itself.
 
 # Data files are tab-separated (decoder specs contain commas and spaces); "?" = missing.
 set datafile separator "\t"
@@ -16,8 +15,10 @@ png_term = strstrt(GPVAL_TERMINALS, " pngcairo ") > 0 ? "pngcairo" : "png"
 png_font = png_term eq "pngcairo" ? "Sans,11" : "arial,11"
 
 # "noenhanced": spec strings are full of "_" and "^" that must not become sub/superscripts.
-to_png(name) = sprintf("set terminal %s size 1100,620 noenhanced font '%s'; set output '%s/%s.png'", png_term, png_font, outdir, name)
-to_svg(name) = sprintf("set terminal svg size 1100,620 noenhanced dynamic font 'Sans,12' background rgb 'white'; set output '%s/%s.svg'", outdir, name)
+# Terminal names are keywords, not expressions, hence `eval`; these strings hold only the
+# constants above, never a path or a value from the database.
+png_terminal = sprintf("set terminal %s size 1100,620 noenhanced font '%s'", png_term, png_font)
+svg_terminal = "set terminal svg size 1100,620 noenhanced dynamic font 'Sans,12' background rgb 'white'"
 
 set grid ytics lc rgb "#d0d0d0" lw 1 dt 1
 set border 3 lc rgb "#404040"

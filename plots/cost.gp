@@ -2,9 +2,7 @@
 # bytes / memory bandwidth: the time just to stream the weights once) and T x t(1) (the cost
 # of T separate one-row passes). Between the two lies what batching a step buys.
 # Data: cost.tsv (rows, ms_per_pass, gflops, gbps, bandwidth_bound_ms, linear_ms).
-if (!exists("plotsdir")) plotsdir = "plots"
-load plotsdir."/common.gp"
-f = datadir."/cost.tsv"
+f = "cost.tsv"
 
 set title "Target forward-pass latency versus rows per pass"
 set xlabel "rows per forward pass T (log scale)"
@@ -14,10 +12,12 @@ set logscale y 10
 set xtics 2
 set key inside left top vertical
 
-eval to_png("cost")
+eval png_terminal
+set output "cost.png"
 plot f using 1:2 with linespoints lt 1 title "measured t(T)", \
      f using 1:5 with lines dt 2 lt 6 title "bandwidth bound (weight bytes / memory bandwidth)", \
      f using 1:6 with lines dt 3 lt 8 title "T one-row passes (T x t(1))"
-eval to_svg("cost")
+eval svg_terminal
+set output "cost.svg"
 replot
 unset output

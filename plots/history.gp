@@ -1,9 +1,7 @@
 # history.gp: (e) decode-only tok/s per decoder across runs in run order; x labels are the
 # commits the runs were built from ("+" = uncommitted changes).
 # Data: history.tsv (run, commit, then one tok/s column per decoder).
-if (!exists("plotsdir")) plotsdir = "plots"
-load plotsdir."/common.gp"
-f = datadir."/history.tsv"
+f = "history.tsv"
 
 set title "Decode-only tokens per second across commits"
 set xlabel "commit (in run order)"
@@ -16,8 +14,10 @@ set key outside right top vertical
 stats f using 1 nooutput
 ns = STATS_columns - 2
 
-eval to_png("history")
+eval png_terminal
+set output "history.png"
 plot for [i=3:ns+2] f using 0:i:xtic(2) with linespoints title columnheader(i)
-eval to_svg("history")
+eval svg_terminal
+set output "history.svg"
 replot
 unset output

@@ -1,9 +1,7 @@
 # scaling.gp: (b) the lookahead scaling law: target steps needed per prompt versus window W
 # (log-scaled), one line per N (and other fixed parameters), greedy as the dashed reference.
 # Data: scaling.tsv, one block per series (header "W <label>"), greedy last.
-if (!exists("plotsdir")) plotsdir = "plots"
-load plotsdir."/common.gp"
-f = datadir."/scaling.tsv"
+f = "scaling.tsv"
 
 stats f using 1 nooutput
 nb = STATS_blocks
@@ -16,9 +14,11 @@ set xtics 2
 set yrange [0:*]
 set key outside right top vertical
 
-eval to_png("scaling")
+eval png_terminal
+set output "scaling.png"
 plot for [b=0:nb-2] f index b using 1:2 with linespoints title columnheader(2), \
      f index (nb-1) using 1:2 with lines dt 2 lw 2 lc rgb "#303030" title columnheader(2)
-eval to_svg("scaling")
+eval svg_terminal
+set output "scaling.svg"
 replot
 unset output

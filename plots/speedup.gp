@@ -1,8 +1,6 @@
 # speedup.gp: (a) speed-up over greedy, bars per dataset (clusters) and decoder (colours).
 # Data: speedup.tsv (dataset, then one column per non-greedy decoder).
-if (!exists("plotsdir")) plotsdir = "plots"
-load plotsdir."/common.gp"
-f = datadir."/speedup.tsv"
+f = "speedup.tsv"
 
 set title "Speed-up over greedy decoding (decode-only time, ratio of totals)"
 set xlabel "dataset"
@@ -30,9 +28,11 @@ set bmargin 5 + int((ns + 1) / 2)
 barx(i) = $0 + (i - 2 - (ns - 1) / 2.0) / (ns + 1.0)
 val(i) = ns <= 8 ? sprintf("%.2f", column(i)) : ""
 
-eval to_png("speedup")
+eval png_terminal
+set output "speedup.png"
 plot for [i=2:ns+1] f using i:xtic(1) title columnheader(i), \
      for [i=2:ns+1] f skip 2 using (barx(i)):i:(val(i)) with labels offset 0, 0.6 font ",9" notitle
-eval to_svg("speedup")
+eval svg_terminal
+set output "speedup.svg"
 replot
 unset output

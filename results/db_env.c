@@ -6,10 +6,16 @@
 #include "results/db.h"
 
 #include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static void copy(char *dst, size_t n, const char *src) {
     snprintf(dst, n, "%s", src ? src : "");
@@ -20,32 +26,49 @@ static void trim(char *s) {
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = 0;
 }
 
-/* Runs a git command in the source dir; first output line into out. 0 if it printed one. */
-static int git_line(const char *args, char *out, size_t n) {
+/* Runs git with args[] (NULL-terminated) in the source dir, directly (no shell: the folder
+ * name is never parsed as a command); first output line into out. 0 if git printed a line and
+ * succeeded, 1 if it succeeded silently, -1 otherwise. */
+static int git_line(const char *const *args, char *out, size_t n) {
 #ifdef DECBENCH_SOURCE_DIR
-    char cmd[4608], quoted[4096];
-    /* Single-quote the directory for the shell; a quote inside becomes '\''. */
-    size_t q = 0;
-    for (const char *p = DECBENCH_SOURCE_DIR; *p && q + 5 < sizeof quoted; p++) {
-        if (*p == '\'') {
-            memcpy(quoted + q, "'\\''", 4);
-            q += 4;
-        } else
-            quoted[q++] = *p;
+    char *argv[8] = {"git", "-C", DECBENCH_SOURCE_DIR};
+    int a = 3;
+    for (; *args && a < 7; args++) argv[a++] = (char *)*args;
+    argv[a] = NULL;
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    if (rc != 0) {
+        close(fd[0]);
+        return -1;
     }
-    quoted[q] = 0;
-    snprintf(cmd, sizeof cmd, "git -C '%s' %s 2>/dev/null", quoted, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
+    FILE *p = fdopen(fd[0], "r");
     out[0] = 0;
-    int got = fgets(out, (int)n, p) != NULL;
-    /* Drain so git does not die of SIGPIPE; its status decides success. */
-    char sink[256];
-    while (fgets(sink, sizeof sink, p)) {
+    int got = 0;
+    if (p) {
+        got = fgets(out, (int)n, p) != NULL;
+        /* Drain so git does not die of SIGPIPE; its status decides success. */
+        char sink[256];
+        while (fgets(sink, sizeof sink, p)) {
+        }
+        fclose(p);
+    } else {
+        close(fd[0]);
     }
-    int status = pclose(p);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     trim(out);
-    return got && status == 0 ? 0 : (status == 0 ? 1 : -1);
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return got && ok ? 0 : (ok ? 1 : -1);
 #else
     (void)args;
     (void)out;
@@ -56,13 +79,15 @@ static int git_line(const char *args, char *out, size_t n) {
 
 static void capture_git(db_env *e) {
     char line[128];
-    if (git_line("rev-parse HEAD", line, sizeof line) == 0 && strlen(line) == 40)
+    if (git_line((const char *const[]){"rev-parse", "HEAD", NULL}, line, sizeof line) == 0 &&
+        strlen(line) == 40)
         copy(e->git_commit, sizeof e->git_commit, line);
     else
         return;
     /* Dirty = tracked files differ from HEAD; untracked files (build dirs, results) do not
      * change what was compiled from the repository. */
-    int rc = git_line("status --porcelain --untracked-files=no", line, sizeof line);
+    int rc = git_line((const char *const[]){"status", "--porcelain", "--untracked-files=no", NULL},
+                      line, sizeof line);
     e->git_dirty = rc == 0 ? 1 : rc == 1 ? 0 : -1;
 }
 

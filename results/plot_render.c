@@ -1,13 +1,22 @@
 /* plot_render.c: running gnuplot on a script of plots/ (report_plot_render).
  *
- * gnuplot is started directly (no shell, so paths need no shell quoting); the three paths
- * reach the script as gnuplot string variables. Its stderr goes to a temporary file so that a
- * failure can be reported as one line, as library errors are. */
+ * No path and no value from the database ever reaches gnuplot as code. gnuplot is started
+ * directly (no shell) as `gnuplot <plots>/common.gp <plots>/<kind>.gp`: file arguments are
+ * opened, not parsed. It runs inside a private folder made next to the figures
+ * (<out>/.decbench-plot-XXXXXX) holding a copy of the data file under its fixed name; the
+ * scripts read and write fixed names there. Passing the folders as gnuplot string variables
+ * (as this file once did) let a quote or a newline in `--out` end the string inside the
+ * script's `eval` and run any command.
+ *
+ * The figures are then renamed into out_dir, so a failure (gnuplot error, full disk) leaves no
+ * half-written or empty figure behind, and the private folder is removed on every path. gnuplot's
+ * stderr goes to a log in the private folder, whose first error line becomes the message. */
 #include "results/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +28,17 @@
 
 extern char **environ;
 
-/* name='value' with the value quoted for a gnuplot single-quoted string ('' is a quote). */
-static int put_var(char *out, size_t n, size_t *off, const char *name, const char *value) {
-    int w = snprintf(out + *off, n - *off, "%s%s='", *off ? ";" : "", name);
-    if (w < 0 || (size_t)w >= n - *off) return -1;
-    *off += (size_t)w;
-    for (const char *p = value; *p; p++) {
-        if (*off + 3 >= n) return -1;
-        if (*p == '\'') out[(*off)++] = '\'';
-        out[(*off)++] = *p;
-    }
-    if (*off + 2 >= n) return -1;
-    out[(*off)++] = '\'';
-    out[*off] = 0;
-    return 0;
+#define LOG_NAME "gnuplot.log"
+
+/* snprintf into a path buffer; 1 if the result did not fit. */
+static int path_fmt(char *out, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int path_fmt(char *out, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+    return w < 0 || (size_t)w >= n;
 }
 
 static long file_size(const char *path) {
@@ -40,66 +46,133 @@ static long file_size(const char *path) {
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
-                       const char *out_dir, char *err) {
-    if ((unsigned)kind >= REPORT_PLOT_KINDS)
-        return err_set(err, "report_plot_render: unknown plot kind %d", (int)kind);
-#ifdef DECBENCH_SOURCE_DIR
-    if (!plots_dir) plots_dir = DECBENCH_SOURCE_DIR "/plots";
-#endif
-    if (!plots_dir) return err_set(err, "report_plot_render: no plots directory given");
-    char script[4352], vars[16384], log[4352];
-    snprintf(script, sizeof script, "%s/%s", plots_dir, report_plot_script(kind));
-    if (file_size(script) < 0) return err_set(err, "report_plot_render: no script %s", script);
-    size_t off = 0;
-    if (put_var(vars, sizeof vars, &off, "plotsdir", plots_dir) != 0 ||
-        put_var(vars, sizeof vars, &off, "datadir", data_dir) != 0 ||
-        put_var(vars, sizeof vars, &off, "outdir", out_dir) != 0)
-        return err_set(err, "report_plot_render: paths too long");
-    snprintf(log, sizeof log, "%s/.gnuplot-%s.log", out_dir, report_plot_script(kind));
+/* Copies src to dst (both regular files); -1 with errno set on failure. */
+static int copy_file(const char *src, const char *dst) {
+    FILE *in = fopen(src, "rb");
+    if (!in) return -1;
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        fclose(in);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) rc = -1;
+    if (ferror(in)) rc = -1;
+    fclose(in);
+    if (fclose(out) != 0) rc = -1;
+    return rc;
+}
 
+/* Removes the private folder and everything render() put in it. */
+static void remove_work(const char *work, const char *stem) {
+    static const char *const suffix[] = {".tsv", ".png", ".svg"};
+    char path[4400];
+    for (int i = 0; i < 3; i++)
+        if (!path_fmt(path, sizeof path, "%s/%s%s", work, stem, suffix[i])) unlink(path);
+    if (!path_fmt(path, sizeof path, "%s/" LOG_NAME, work)) unlink(path);
+    rmdir(work);
+}
+
+/* gnuplot's first complaint in the log, or "" (for the message). */
+static void first_complaint(const char *work, char *out, size_t n) {
+    char path[4400], line[256];
+    out[0] = 0;
+    FILE *f = path_fmt(path, sizeof path, "%s/" LOG_NAME, work) ? NULL : fopen(path, "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "rror") || strstr(line, "arning")) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(out, n, "%s", line);
+            break;
+        }
+    fclose(f);
+}
+
+/* Runs gnuplot in work; 0 when it exited with status 0. */
+static int run_gnuplot(const char *work, const char *common, const char *script, char *err) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, work);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char *argv[] = {"gnuplot", "-e", vars, script, NULL};
+    posix_spawn_file_actions_addopen(&fa, 2, LOG_NAME, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char *argv[] = {"gnuplot", (char *)common, (char *)script, NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-        unlink(log);
-        return err_set(err, "report_plot_render: cannot run gnuplot: %s%s", strerror(rc),
+    if (rc != 0)
+        return err_set(err, "cannot run gnuplot: %s%s", strerror(rc),
                        rc == ENOENT ? " (install gnuplot, e.g. gnuplot-nox)" : "");
-    }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
 
-    /* gnuplot's first complaint, if any, for the message. */
-    char first[256] = "";
-    FILE *f = fopen(log, "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f))
-            if (strstr(line, "rror") || strstr(line, "arning")) {
-                line[strcspn(line, "\n")] = 0;
-                snprintf(first, sizeof first, "%s", line);
-                break;
-            }
-        fclose(f);
+int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
+                       const char *out_dir, char *err) {
+    if ((unsigned)kind >= REPORT_PLOT_KINDS)
+        return err_set(err, "plot: unknown plot kind %d", (int)kind);
+#ifdef DECBENCH_SOURCE_DIR
+    if (!plots_dir) plots_dir = DECBENCH_SOURCE_DIR "/plots";
+#endif
+    if (!plots_dir) return err_set(err, "plot: no plots directory given");
+    const char *name = report_plot_script(kind);
+    char stem[64];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(name, "."), name);
+    /* Absolute script paths: gnuplot runs in another folder. */
+    char script[4400], common[4400], cwd[4096];
+    const char *base = plots_dir[0] == '/' ? "" : getcwd(cwd, sizeof cwd);
+    if (!base) return err_set(err, "plot: cannot read the current folder: %s", strerror(errno));
+    const char *sep = *base ? "/" : "";
+    if (path_fmt(script, sizeof script, "%s%s%s/%s", base, sep, plots_dir, name) ||
+        path_fmt(common, sizeof common, "%s%s%s/common.gp", base, sep, plots_dir))
+        return err_set(err, "plot: the plots folder's path is too long");
+    if (file_size(script) < 0) return err_set(err, "plot: no script %s", script);
+    if (file_size(common) < 0) return err_set(err, "plot: no script %s", common);
+
+    char work[4400], src[4400], dst[4400];
+    if (path_fmt(work, sizeof work, "%s/.decbench-plot-XXXXXX", out_dir) ||
+        path_fmt(src, sizeof src, "%s/%s", data_dir, report_plot_file(kind)))
+        return err_set(err, "plot: the output or data folder's path is too long");
+    if (!mkdtemp(work))
+        return err_set(err, "plot: cannot create a folder in %s: %s", out_dir, strerror(errno));
+    path_fmt(dst, sizeof dst, "%s/%s", work, report_plot_file(kind)); /* fits: work is shorter */
+    if (link(src, dst) != 0 && copy_file(src, dst) != 0) {
+        int e = errno;
+        remove_work(work, stem);
+        return err_set(err, "plot: cannot read %s: %s", src, strerror(e));
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return err_set(err, "report_plot_render: gnuplot %s failed (%s); log in %s",
-                       report_plot_script(kind), first[0] ? first : "no message", log);
-    const char *base = report_plot_file(kind);
-    int len = (int)(strcspn(base, "."));
+    int rc = run_gnuplot(work, common, script, err);
+    char first[256];
+    first_complaint(work, first, sizeof first);
+    if (rc < 0) {
+        remove_work(work, stem);
+        return -1;
+    }
+    if (rc > 0) {
+        remove_work(work, stem);
+        return err_set(err, "plot: gnuplot %s failed (%s)", name, first[0] ? first : "no message");
+    }
+    /* Both figures must exist before either replaces an older one. */
+    static const char *const ext[] = {"png", "svg"};
     for (int i = 0; i < 2; i++) {
-        char out[4352];
-        snprintf(out, sizeof out, "%s/%.*s.%s", out_dir, len, base, i ? "svg" : "png");
-        if (file_size(out) <= 0)
-            return err_set(err, "report_plot_render: gnuplot %s wrote no %s (%s)",
-                           report_plot_script(kind), out, first[0] ? first : "no message");
+        if (path_fmt(src, sizeof src, "%s/%s.%s", work, stem, ext[i]) || file_size(src) <= 0) {
+            remove_work(work, stem);
+            return err_set(err, "plot: gnuplot %s wrote no %s.%s (%s)", name, stem, ext[i],
+                           first[0] ? first : "no message");
+        }
     }
-    unlink(log);
+    for (int i = 0; i < 2; i++) {
+        path_fmt(src, sizeof src, "%s/%s.%s", work, stem, ext[i]); /* fitted above */
+        if (path_fmt(dst, sizeof dst, "%s/%s.%s", out_dir, stem, ext[i]) || rename(src, dst) != 0) {
+            int e = errno;
+            remove_work(work, stem);
+            return err_set(err, "plot: cannot write %s: %s", dst, strerror(e));
+        }
+    }
+    remove_work(work, stem);
     return 0;
 }

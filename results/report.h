@@ -81,9 +81,10 @@ const char *report_plot_script(report_plot_kind kind);
 int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
                      const char *out_dir, char *err);
 
-/* Runs gnuplot on plots/<script> with data from data_dir, writing <name>.png and <name>.svg
- * into out_dir. plots_dir NULL = <source dir>/plots. -1 (message names gnuplot's first error
- * line) if gnuplot is missing or fails. */
+/* Runs gnuplot on plots/common.gp + plots/<script> with data_dir/<name>.tsv, writing
+ * <name>.png and <name>.svg into out_dir (each replaced whole, never left half-written).
+ * No path is passed to gnuplot as text (plot_render.c says why). plots_dir NULL = <source
+ * dir>/plots. -1 (message names gnuplot's first error line) if gnuplot is missing or fails. */
 int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
                        const char *out_dir, char *err);
 

@@ -82,6 +82,21 @@ if command -v gnuplot >/dev/null; then
     expect_grep plot_all_skips_cost "cost skipped: .*no cost points" plotall.out
     expect_grep plot_all_skips_scaling "scaling skipped: .*no lookahead samples" plotall.out
     for f in accept.svg history.svg speedup.png; do [ -s "all/$f" ] && ok || bad "plot all: $f missing"; done
+    # No folder name is ever gnuplot code (once, `--out "x';system('touch PWNED');'"` ran the
+    # command): quotes, a newline, a macro sign and backquotes reach gnuplot as nothing at all.
+    for out in "x';system('touch PWNED1');'" 'x";system("touch PWNED2");"' \
+        "$(printf 'x\nsystem("touch PWNED3")\n')" 'x@y`touch PWNED4`$(touch PWNED5)'; do
+        $B plot --db r.db:1 --kind speedup,accept --out "$out" >inj.out 2>&1 || bad "plot --out '$out': $(cat inj.out)"
+        for f in speedup.png accept.svg; do [ -s "$out/$f" ] && ok || bad "plot --out '$out': $f missing"; done
+    done
+    ls PWNED* x*/PWNED* 2>/dev/null | grep -q . && bad "plot --out ran a command: $(ls PWNED* x*/PWNED*)" || ok
+    ls -a x*/ | grep -q "decbench-plot" && bad "plot left its private folder behind" || ok
+    # A failing script leaves no figure (and no empty one) and no private folder.
+    mkdir -p broken && cp "${DECBENCH_SOURCE:?}"/plots/*.gp broken/ && echo "plot no_such_function(x)" >>broken/accept.gp
+    $B plot --db r.db:1 --kind accept --plots-dir broken --out failed >fail.out 2>&1 && bad "plot with a broken script succeeded"
+    expect_grep plot_broken_script "gnuplot accept.gp failed" fail.out
+    [ ! -e failed/accept.png ] && [ ! -e failed/accept.svg ] && ok || bad "a failed plot left a figure"
+    ls -a failed | grep -q "decbench-plot" && bad "a failed plot left its private folder" || ok
 else
     echo "note: gnuplot missing: plot rendering not tested"
 fi
