@@ -10,6 +10,7 @@
 #define DECODERS_DEC_IMPL_H
 
 #include "decoders/decoder.h"
+#include "util/rng.h"
 
 #define DEC_MAX_PARAMS 16
 
@@ -18,8 +19,8 @@ typedef enum { PARAM_INT, PARAM_ENUM } param_kind;
 typedef struct {
     const char *key;
     param_kind kind;
-    int def, min, max;       /* PARAM_INT: default and range; PARAM_ENUM: default index */
-    const char *choices[6];  /* PARAM_ENUM: the names, value = index */
+    int def, min, max;      /* PARAM_INT: default and range; PARAM_ENUM: default index */
+    const char *choices[6]; /* PARAM_ENUM: the names, value = index */
     const char *help;
 } param_def;
 
@@ -45,7 +46,7 @@ struct dec {
     int param[DEC_MAX_PARAMS];
     char name[32];
     char spec[512];
-    void *impl;  /* the decoder's own state */
+    void *impl; /* the decoder's own state */
     /* per-generate state, owned by the framework */
     int *out;
     int n_out, max_new, done;
@@ -76,8 +77,8 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
 /* Prefills the target (or draft) context with the prompt: resets it, evaluates (in chunks of
  * 64 rows, checking env.cancel before each), leaves the last logits. Counts one step of
  * `which`. */
-int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
-                float *logits, char *err);
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
+                char *err);
 
 /* After a target step of a draft-model decoder (spec, ouroboros): the draft's KV cache holds
  * dseq[0..fwd_n_past(fd)); the text is now seq[0..L), of which seq[0..old_L) predates the
@@ -85,6 +86,14 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
  * agrees with the text, short of its last token (the next step feeds that one), and truncates
  * the rest of the draft's cache. */
 int dec_draft_resync(fwd_ctx *fd, const int *dseq, const int *seq, int old_L, int L, char *err);
+
+/* The fresh guess for position p of a Jacobi-style window, given the known tokens ctx[0..len)
+ * (the prompt, then the output): with `random` a uniform token of the vocabulary drawn from r,
+ * else the latest known token at p - period, p - 2 period, ... (when the context is shorter
+ * than that, ctx[p % len]). jacobi.c fills its window with it (period = window), lookahead.c
+ * its level 0 and fresh columns (period W-1), which is why lookahead:W=m+1,N=2,G=0 reproduces
+ * jacobi:window=m step for step (tests/test_lookahead.c). */
+int dec_guess(const int *ctx, int len, int p, int period, int random, rng_state *r, int vocab);
 
 /* Creates a forward context for model m with room for max_batch rows (at least 64, so the
  * prompt prefills in chunks of that size). */

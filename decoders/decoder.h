@@ -6,47 +6,15 @@
  * emits for the same model, prompt and max_new: generation stops after max_new tokens or
  * right after the model's end token (which is emitted, and nothing after it).
  *
- * Definitions used by every decoder (and stored by the harness):
- *   target_steps  target forward passes, the prefill pass included (greedy: exactly n_new)
- *   target_rows   rows fed to the target in those passes, prompt rows excluded
- *   draft_steps   draft-model forward passes (prefill included); draft_rows likewise
- *   drafted       tokens proposed to the target for verification (on the accepted... or
- *                 longest path: see each decoder); accepted: those the target confirmed
- *   accept_hist[k] number of verification steps that accepted k drafted tokens (the bonus
- *                 token the target adds itself is not counted), k <= DEC_HIST_MAX
- *   pos_tried[i] / pos_accepted[i]  how often draft position i (0-based) was verified /
- *                 accepted, for acceptance by position
- *   times         seconds: t_target (target forward), t_draft (draft forward), t_book (the
- *                 decoder's own work: t_total minus both), t_prefill (prompt pass), t_total */
+ * The statistics a decoder fills (dec_stats, dec_step) and their definitions are in
+ * stats/stats.h: one list, shared with results/ which stores them. */
 #ifndef DECODERS_DECODER_H
 #define DECODERS_DECODER_H
 
 #include <signal.h>
 
 #include "model/forward.h"
-
-#define DEC_HIST_MAX 64
-
-typedef struct {
-    int prompt_tokens;
-    int new_tokens;
-    long target_steps, target_rows;
-    long draft_steps, draft_rows;
-    long drafted, accepted;
-    long accept_hist[DEC_HIST_MAX + 1];
-    long pos_tried[DEC_HIST_MAX], pos_accepted[DEC_HIST_MAX];
-    double t_target, t_draft, t_book, t_prefill, t_total;
-} dec_stats;
-
-/* One target step, for the optional per-step trace. */
-typedef struct {
-    int step;       /* 0 = prefill */
-    int rows;       /* rows in this target pass */
-    int drafted;    /* tokens offered for verification on the chosen path */
-    int accepted;   /* of those, accepted */
-    int emitted;    /* tokens appended to the output by this step */
-    double seconds; /* wall time of this step, bookkeeping included */
-} dec_step;
+#include "stats/stats.h"
 
 typedef struct {
     const model *target;

@@ -17,8 +17,9 @@
  * guess for position p is the token at p - m, or p - 2m... the latest one already known;
  * contexts shorter than that wrap around), "random" draws uniform tokens from the vocabulary
  * with util/rng.h seeded by `seed` at every generate (so a run is reproducible from its spec).
- * The same rule fills the freed slots. lookahead.c fills its window with the same rule, so
- * lookahead:W=m+1,N=2,G=0,refill=align equals this decoder step for step (tested).
+ * The same rule (dec_guess, decoders/dec_impl.h) fills the freed slots. lookahead.c fills its
+ * window with it too, so lookahead:W=m+1,N=2,G=0,refill=align equals this decoder step for
+ * step (tested).
  *
  * Choices, with the reason: the window slides over the output (a fixed number of guesses
  * ahead of the current token, refilled as it advances), the form later work uses (lookahead
@@ -36,7 +37,6 @@
 
 #include "decoders/dec_impl.h"
 #include "util/err.h"
-#include "util/rng.h"
 
 enum { P_WINDOW, P_INIT, P_SEED };
 enum { INIT_PROMPT, INIT_RANDOM };
@@ -50,16 +50,6 @@ typedef struct {
     int *ctx;      /* prompt + output so far, seq_len */
     rng_state rng;
 } jacobi;
-
-/* The initial guess for position p given ctx[0..len) (see the header). Must match
- * lookahead.c's copy of this rule. */
-static int guess_for(const int *ctx, int len, int p, int period, int random, rng_state *r,
-                     int vocab) {
-    if (random) return (int)rng_below(r, (uint32_t)vocab);
-    int q = p - period;
-    while (q >= len) q -= period;
-    return q >= 0 ? ctx[q] : ctx[p % len];
-}
 
 static int jacobi_create(dec *d, char *err) {
     jacobi *j = calloc(1, sizeof *j);
@@ -91,7 +81,7 @@ static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     int len = n_prompt + 1; /* known tokens: the prompt, then the output (cur last) */
     j->ctx[n_prompt] = cur;
     for (int i = 0; i < m; i++)
-        j->win[i] = guess_for(j->ctx, len, len + i, m, random, &j->rng, vocab);
+        j->win[i] = dec_guess(j->ctx, len, len + i, m, random, &j->rng, vocab);
 
     while (!d->done) {
         /* cur sits at position len - 1; guesses beyond the tokens still wanted are useless */
@@ -117,7 +107,7 @@ static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int keep = me - k;
         for (int i = 0; i < keep; i++) j->win[i] = j->am[k + 1 + i];
         for (int i = keep; i < m; i++)
-            j->win[i] = guess_for(j->ctx, len, len + i, m, random, &j->rng, vocab);
+            j->win[i] = dec_guess(j->ctx, len, len + i, m, random, &j->rng, vocab);
     }
     return 0;
 }

@@ -74,7 +74,6 @@
 #include "decoders/dec_impl.h"
 #include "decoders/ngram_pool.h"
 #include "util/err.h"
-#include "util/rng.h"
 
 enum { P_W, P_N, P_G, P_SEED_POOL, P_REFILL, P_FULL_BONUS, P_JACOBI, P_SHARE, P_INIT, P_SEED };
 enum { REFILL_ALIGN, REFILL_LADE, REFILL_LLAMACPP };
@@ -101,12 +100,9 @@ typedef struct {
 #define LV(la, l, i) ((la)->lv[(l) * (la)->C + (i)])
 #define ROW(la, l, i) ((la)->rowid[(l) * (la)->C + (i)])
 
-/* The fresh guess for position p: jacobi.c's rule (keep the two in step). */
+/* The fresh guess for position p: dec_guess, the rule jacobi.c uses, with period W-1. */
 static int guess_for(lookahead *la, int p, int random, int vocab) {
-    if (random) return (int)rng_below(&la->rng, (uint32_t)vocab);
-    int period = la->W > 1 ? la->W - 1 : 1, q = p - period;
-    while (q >= la->len) q -= period;
-    return q >= 0 ? la->ctx[q] : la->ctx[p % la->len];
+    return dec_guess(la->ctx, la->len, p, la->W > 1 ? la->W - 1 : 1, random, &la->rng, vocab);
 }
 
 static int la_create(dec *d, char *err) {

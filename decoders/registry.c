@@ -19,12 +19,8 @@ extern const dec_vtable dec_ouroboros_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
-    &dec_greedy_vtable,
-    &dec_jacobi_vtable,
-    &dec_lookahead_vtable,
-    &dec_pld_vtable,
-    &dec_spec_vtable,
-    &dec_ouroboros_vtable,
+    &dec_greedy_vtable, &dec_jacobi_vtable, &dec_lookahead_vtable,
+    &dec_pld_vtable,    &dec_spec_vtable,   &dec_ouroboros_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 
@@ -40,8 +36,8 @@ static void list_params(const dec_vtable *vt, char *buf, size_t n) {
         const param_def *p = &vt->params[i];
         size_t len = strlen(buf);
         if (p->kind == PARAM_INT)
-            snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key,
-                     p->min, p->max, p->def);
+            snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key, p->min,
+                     p->max, p->def);
         else {
             snprintf(buf + len, n - len, "%s%s (", i ? ", " : "", p->key);
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -58,8 +54,9 @@ const char *dec_help(void) {
     for (int i = 0; i < N_DECODERS; i++) {
         char params[2048];
         list_params(registry[i], params, sizeof params);
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "  %-10s %s\n             parameters: %s\n",
-                 registry[i]->name, registry[i]->summary, params);
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                 "  %-10s %s\n             parameters: %s\n", registry[i]->name,
+                 registry[i]->summary, params);
     }
     return buf;
 }
@@ -81,26 +78,31 @@ static int parse_params(dec *d, const char *s, char *err) {
         char *eq = strchr(kv, '=');
         char params[2048];
         list_params(vt, params, sizeof params);
-        if (!eq) return err_set(err, "%s: '%s' is not key=value; parameters: %s", vt->name, kv, params);
+        if (!eq)
+            return err_set(err, "%s: '%s' is not key=value; parameters: %s", vt->name, kv, params);
         *eq = '\0';
         const char *val = eq + 1;
         int idx = -1;
         for (int i = 0; i < vt->n_params; i++)
             if (strcmp(vt->params[i].key, kv) == 0) idx = i;
-        if (idx < 0) return err_set(err, "%s: unknown parameter '%s'; parameters: %s", vt->name, kv, params);
+        if (idx < 0)
+            return err_set(err, "%s: unknown parameter '%s'; parameters: %s", vt->name, kv, params);
         const param_def *p = &vt->params[idx];
         if (p->kind == PARAM_INT) {
             char *end;
             long v = strtol(val, &end, 10);
-            if (!*val || *end) return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
+            if (!*val || *end)
+                return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
             if (v < p->min || v > p->max)
-                return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min, p->max);
+                return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min,
+                               p->max);
             d->param[idx] = (int)v;
         } else {
             int found = -1;
             for (int c = 0; c < 6 && p->choices[c]; c++)
                 if (strcmp(p->choices[c], val) == 0) found = c;
-            if (found < 0) return err_set(err, "%s: %s=%s is not valid; %s", vt->name, kv, val, params);
+            if (found < 0)
+                return err_set(err, "%s: %s=%s is not valid; %s", vt->name, kv, val, params);
             d->param[idx] = found;
         }
     }
@@ -110,7 +112,8 @@ static int parse_params(dec *d, const char *s, char *err) {
         const param_def *p = &vt->params[i];
         size_t len = strlen(d->spec);
         if (p->kind == PARAM_INT)
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key, d->param[i]);
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key,
+                     d->param[i]);
         else
             snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", i ? ',' : ':', p->key,
                      p->choices[d->param[i]]);
@@ -124,19 +127,23 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
     const dec_vtable *vt = NULL;
     for (int i = 0; i < N_DECODERS; i++)
-        if (strlen(registry[i]->name) == name_len && strncmp(registry[i]->name, spec, name_len) == 0)
+        if (strlen(registry[i]->name) == name_len &&
+            strncmp(registry[i]->name, spec, name_len) == 0)
             vt = registry[i];
     if (!vt) {
         char names[512];
         list_names(names, sizeof names);
-        return err_set(err, "unknown decoder '%.*s'; valid decoders: %s", (int)name_len, spec, names);
+        return err_set(err, "unknown decoder '%.*s'; valid decoders: %s", (int)name_len, spec,
+                       names);
     }
     if (vt->needs_draft && !env->draft)
         return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
     if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
-        return err_set(err, "draft model %s has a vocabulary of %d tokens but the target %s has %d: "
-                            "they must share one vocabulary", env->draft->path,
-                       env->draft->cfg.vocab_size, env->target->path, env->target->cfg.vocab_size);
+        return err_set(err,
+                       "draft model %s has a vocabulary of %d tokens but the target %s has %d: "
+                       "they must share one vocabulary",
+                       env->draft->path, env->draft->cfg.vocab_size, env->target->path,
+                       env->target->cfg.vocab_size);
     dec *d = calloc(1, sizeof *d);
     if (!d) return err_set(err, "decoder: out of memory");
     d->vt = vt;
@@ -157,8 +164,12 @@ void dec_free(dec *d) {
     free(d);
 }
 
-const char *dec_name(const dec *d) { return d->name; }
-const char *dec_spec(const dec *d) { return d->spec; }
+const char *dec_name(const dec *d) {
+    return d->name;
+}
+const char *dec_spec(const dec *d) {
+    return d->spec;
+}
 
 int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out, int *n_out,
                  dec_stats *st, char *err) {
@@ -214,8 +225,8 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
     return rc;
 }
 
-int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt,
-                float *logits, char *err) {
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
+                char *err) {
     double t0 = clock_now();
     if (fwd_truncate(f, 0, err)) return -1;
     /* In chunks of MIN_BATCH (what every context holds) with a cancel check before each: a long
@@ -260,6 +271,7 @@ int dec_emit(dec *d, const int *tokens, int n) {
 
 void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
     dec_stats *st = d->st;
+    st->verify_steps++;
     st->drafted += drafted;
     st->accepted += accepted;
     st->accept_hist[accepted < DEC_HIST_MAX ? accepted : DEC_HIST_MAX]++;
@@ -278,6 +290,13 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
 }
 
 int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err) {
-    return fwd_new(out, m, d->env.pool, max_batch < MIN_BATCH ? MIN_BATCH : max_batch, d->env.kernels,
-                   err);
+    return fwd_new(out, m, d->env.pool, max_batch < MIN_BATCH ? MIN_BATCH : max_batch,
+                   d->env.kernels, err);
+}
+
+int dec_guess(const int *ctx, int len, int p, int period, int random, rng_state *r, int vocab) {
+    if (random) return (int)rng_below(r, (uint32_t)vocab);
+    int q = p - period;
+    while (q >= len) q -= period;
+    return q >= 0 ? ctx[q] : ctx[p % len];
 }

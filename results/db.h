@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "decoders/decoder.h"
+#include "stats/stats.h"
 #include "util/err.h" /* ERR_LEN: every err buffer below */
 
 /* The SQLite header's application_id of a decbench database: "DECB". */

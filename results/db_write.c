@@ -353,8 +353,12 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     snprintf(where, sizeof where, "%s: run %" PRId64 " %s[%d] %s repeat %d", fn, run_id, s->dataset,
              s->sample_index, s->spec, s->repeat);
 
-    long verify_steps = 0;
-    for (int k = 0; k <= DEC_HIST_MAX; k++) verify_steps += t->accept_hist[k];
+    /* Every verification step is counted once in the accept histogram. */
+    long hist_total = 0;
+    for (int k = 0; k <= DEC_HIST_MAX; k++) hist_total += t->accept_hist[k];
+    if (hist_total != t->verify_steps)
+        return err_set(err, "%s: verify_steps %ld but the accept histogram counts %ld steps", where,
+                       t->verify_steps, hist_total);
     char hex[17];
     db_hash_hex(s->output_hash, hex);
 
@@ -373,7 +377,7 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     sqlite3_bind_int(st, i++, t->new_tokens);
     bind_text(st, i++, hex);
     const long counters[] = {t->target_steps, t->target_rows, t->draft_steps, t->draft_rows,
-                             t->drafted,      t->accepted,    verify_steps};
+                             t->drafted,      t->accepted,    t->verify_steps};
     for (int k = 0; k < 7; k++) sqlite3_bind_int64(st, i++, counters[k]);
     const double times[] = {t->t_target, t->t_draft, t->t_book, t->t_prefill, t->t_total};
     for (int k = 0; k < 5; k++) sqlite3_bind_double(st, i++, times[k]);

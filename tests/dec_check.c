@@ -40,6 +40,8 @@ static void check_stats(const dec_stats *st, const dec_check_trace *tr, int n_go
         hist += st->accept_hist[k], hist_acc += k * st->accept_hist[k];
     CHECK_MSG(st->new_tokens == n_got, "%s %s: new_tokens %d, output %d", what, spec,
               st->new_tokens, n_got);
+    CHECK_MSG(st->verify_steps == hist, "%s %s: verify_steps %ld, accept histogram total %ld", what,
+              spec, st->verify_steps, hist);
     CHECK_MSG(n_got == 0 ? st->target_steps == 0 : hist == st->target_steps - 1,
               "%s %s: %ld histogram entries for %ld target steps", what, spec, hist,
               st->target_steps);

@@ -57,6 +57,7 @@ static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep
         st.accept_hist[2] = 6;
         st.accept_hist[3] = 8;
         st.accept_hist[4] = 1;
+        st.verify_steps = 19;
         st.t_total = 0.25 + 0.5 * v->la_slowdown;
         if (v->alter_hash && ds[0] == 'm' && idx == 1 && rep == 0) s.output_hash ^= 1;
         if (v->alter_steps && ds[0] == 'c' && idx == 2 && rep == 1) st.target_steps++;

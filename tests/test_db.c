@@ -105,6 +105,7 @@ static void fill_stats(dec_stats *st) {
     st->accept_hist[0] = 2;
     st->accept_hist[1] = 1;
     st->accept_hist[3] = 1;
+    st->verify_steps = 4;
     st->accepted = 4;
     st->pos_tried[0] = 4;
     st->pos_tried[1] = 3;
@@ -403,6 +404,14 @@ static void test_atomic_sample(void) {
     s.sample_index = 5;
     CHECK(db_insert_sample(d, 12345, &s, &st, NULL, 0, NULL, err) == -1);
     CHECK_MSG(strstr(err, "FOREIGN KEY"), "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == n_s);
+
+    /* verify_steps must be the accept histogram's total (each step is counted in both). */
+    s.sample_index = 6;
+    st.verify_steps++;
+    CHECK(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "verify_steps 5 but the accept histogram counts 4 steps"), "%s", err);
+    st.verify_steps--;
     CHECK(q_int(h, "SELECT count(*) FROM samples") == n_s);
 
     /* Missing required fields are caught before SQLite. */

@@ -56,7 +56,10 @@ static void add(db *d, int64_t run, const sample_in *in) {
     st.target_rows = in->rows;
     st.accepted = in->accepted;
     st.drafted = in->accepted * 2;
-    for (const long *h = in->hist; h && h[0] >= 0; h += 2) st.accept_hist[h[0]] = h[1];
+    for (const long *h = in->hist; h && h[0] >= 0; h += 2) {
+        st.accept_hist[h[0]] = h[1];
+        st.verify_steps += h[1];
+    }
     st.t_prefill = 0.5;
     st.t_total = 0.5 + in->t_decode;
     st.t_target = in->t_decode * 0.9;

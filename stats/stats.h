@@ -1,0 +1,107 @@
+/* stats.h: the statistics of one generate call, as plain data: decoders fill them, results/
+ * stores, reports and compares them. This layer sits below both (it includes nothing of ours),
+ * so that results/ needs no decoder header to know what a sample holds.
+ *
+ * The framework counters are ONE list, STAT_COUNTERS below: every decoder has them, the
+ * framework fills them (decoders/registry.c), each is a column of the samples table. A line
+ * gives the name, the C type, how samples aggregate, whether the figure is deterministic
+ * (compared exactly by `compare`) and a one-line definition; stat_def describes one counter at
+ * run time (stat_counters[]). The dec_stats fields are generated from the list. */
+#ifndef STATS_STATS_H
+#define STATS_STATS_H
+
+#define DEC_HIST_MAX 64      /* histograms count accepted lengths / positions 0..DEC_HIST_MAX */
+#define STAT_MAX_COUNTERS 32 /* decoder counters per decoder at most */
+
+typedef enum { STAT_INT = 0, STAT_REAL = 1 } stat_kind;
+/* How a report aggregates a counter over the samples of a dataset x decoder. */
+typedef enum { STAT_SUM = 0, STAT_MEAN = 1, STAT_MAX = 2 } stat_agg;
+/* STAT_DET: depends only on the model, prompt and decoder (with the exact kernels: not on
+ * timing or threads), so `compare` and the CI gate require it EQUAL. STAT_VARIES: measured
+ * (times), compared within a tolerance or not at all. */
+typedef enum { STAT_DET = 0, STAT_VARIES = 1 } stat_det;
+
+typedef struct {
+    const char *name; /* column / counter name: [a-z0-9_]+ */
+    stat_kind kind;
+    stat_agg agg;
+    stat_det det;
+    const char *definition; /* one line, no '|' */
+} stat_def;
+
+/* The framework counters: X(name, C type, aggregation, determinism, definition), with C type
+ * int, long or double, aggregation SUM, MEAN or MAX, determinism DET or VARIES. */
+#define STAT_COUNTERS(X)                                                                           \
+    X(prompt_tokens, int, SUM, DET, "tokens of the prompt, BOS included")                          \
+    X(new_tokens, int, SUM, DET, "tokens generated, the end token included when reached")          \
+    X(target_steps, long, SUM, DET,                                                                \
+      "target forward passes, the prompt pass counted once (greedy: new_tokens)")                  \
+    X(target_rows, long, SUM, DET,                                                                 \
+      "rows fed to the target in its decode passes (prompt excluded)")                             \
+    X(draft_steps, long, SUM, DET, "draft-model forward passes, its prompt pass counted once")     \
+    X(draft_rows, long, SUM, DET,                                                                  \
+      "rows fed to the draft model in its decode passes (prompt excluded)")                        \
+    X(drafted, long, SUM, DET,                                                                     \
+      "tokens offered to the target for verification, on each step's longest path")                \
+    X(accepted, long, SUM, DET,                                                                    \
+      "drafted tokens the target confirmed (its own bonus token excluded)")                        \
+    X(verify_steps, long, SUM, DET,                                                                \
+      "verification steps: target decode passes, each closing one step (the accept histogram's "   \
+      "total)")                                                                                    \
+    X(t_target, double, SUM, VARIES, "seconds in target forward passes, its prompt pass included") \
+    X(t_draft, double, SUM, VARIES,                                                                \
+      "seconds in draft-model forward passes, its prompt pass included")                           \
+    X(t_book, double, SUM, VARIES,                                                                 \
+      "seconds of the decoder's own work: t_total - t_target - t_draft")                           \
+    X(t_prefill, double, SUM, VARIES, "seconds of the target's prompt pass")                       \
+    X(t_total, double, SUM, VARIES, "seconds of the whole generate call")
+
+/* STAT_<name>: the index of each framework counter in stat_counters[]. */
+enum {
+#define STAT_ENUM_(name, type, agg, det, def) STAT_##name,
+    STAT_COUNTERS(STAT_ENUM_)
+#undef STAT_ENUM_
+        STAT_N_COUNTERS
+};
+
+/* Everything one dec_generate() call measured. Zeroed by the framework at its start. */
+typedef struct {
+#define STAT_FIELD_(name, type, agg, det, def) type name;
+    STAT_COUNTERS(STAT_FIELD_)
+#undef STAT_FIELD_
+    /* accept_hist[k]: verification steps that accepted k drafted tokens (k >= DEC_HIST_MAX
+     * counted at DEC_HIST_MAX); pos_tried[i] / pos_accepted[i]: how often draft position i
+     * (0-based) was verified / accepted. */
+    long accept_hist[DEC_HIST_MAX + 1];
+    long pos_tried[DEC_HIST_MAX], pos_accepted[DEC_HIST_MAX];
+    /* The decoder's own counters (filled by decoders that declare some): counter_defs[i]
+     * describes counters[i] (i < n_counters); NULL / 0 when the decoder has none. */
+    const stat_def *counter_defs;
+    int n_counters;
+    double counters[STAT_MAX_COUNTERS];
+} dec_stats;
+
+/* One target step, for the optional per-step trace. */
+typedef struct {
+    int step;       /* 0 = prefill */
+    int rows;       /* rows in this target pass */
+    int drafted;    /* tokens offered for verification on the chosen path */
+    int accepted;   /* of those, accepted */
+    int emitted;    /* tokens appended to the output by this step */
+    double seconds; /* wall time of this step, bookkeeping included */
+} dec_step;
+
+/* The framework counters' descriptions, in list order (index STAT_<name>). */
+extern const stat_def stat_counters[STAT_N_COUNTERS];
+
+/* Framework counter i of s as a double (exact for every integer counter below 2^53). */
+double stat_value(const dec_stats *s, int i);
+
+/* "sum", "mean", "max"; "det", "varies"; the SQL aggregate "SUM", "AVG", "MAX". */
+const char *stat_agg_name(stat_agg a);
+const char *stat_agg_sql(stat_agg a);
+const char *stat_det_name(stat_det d);
+/* Index of the framework counter named name, or -1. */
+int stat_find(const char *name);
+
+#endif
