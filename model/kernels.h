@@ -10,9 +10,14 @@
  * are blocked over 4 weight rows x 4 tokens so each weight block is read once per 4 tokens;
  * tests check them bit for bit against kern_matmul_ref().
  *
- * Weight types: F32, F16 and BF16 widen each weight to float exactly; Q8_0 forms d * q in
- * float (exact: an 11-bit by 8-bit product) — so a quantized model computes exactly what the
- * same model with its weights dequantized to F32 computes. */
+ * Weight types (wtype.h): each weight is formed as the type's exact to_float forms it (F32,
+ * F16 and BF16 widen exactly; Q8_0 forms d * q in float, exact: an 11-bit by 8-bit product)
+ * and then enters the canonical order, so a quantized model computes exactly what the same
+ * model with its weights dequantized to F32 computes.
+ *
+ * Instruction sets: the scalar reference, AVX2 and AVX-512 are all compiled in
+ * (kernels_avx2.c, kernels_avx512.c); the best one the CPU supports is used unless
+ * kern_isa_use() picks another. Each type's tile per ISA is named in its wtype row. */
 #ifndef MODEL_KERNELS_H
 #define MODEL_KERNELS_H
 
@@ -23,6 +28,10 @@
  * of the whole matrix, which decides whether the share comes from memory or from the cache. */
 void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
                  int ldy);
+
+/* kern_matmul on a given instruction set (which must be supported: kern_isa_supported). */
+void kern_matmul_isa(kern_isa isa, const wmat *w, int r0, int r1, const float *x, int ldx, int T,
+                     float *y, int ldy);
 
 /* The scalar reference of kern_matmul (same bits, slow). */
 void kern_matmul_ref(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
@@ -62,7 +71,21 @@ uint16_t kern_f32_to_f16(float f);
 float kern_bf16_to_f32(uint16_t h);
 uint16_t kern_f32_to_bf16(float f);
 
-/* Which SIMD path kern_matmul uses on this build ("avx512", "avx2", "scalar"). */
+/* kern_dot, kern_sum and kern_attend on a given (supported) instruction set. */
+float kern_dot_isa(kern_isa isa, const float *a, const float *b, int n);
+float kern_sum_isa(kern_isa isa, const float *a, int n);
+void kern_attend_isa(kern_isa isa, const float *q, int hs, const float *k, const float *v,
+                     size_t stride, const int *slots, int n, float *scratch, float *out);
+
+/* Instruction sets: whether this build and CPU can run isa; its name ("scalar", "avx2",
+ * "avx512"); the one the kern_* entry points use (the best supported one by default); and a
+ * way to pick another for the whole process (tests; returns -1 if isa is not supported). */
+int kern_isa_supported(kern_isa isa);
+const char *kern_isa_name(kern_isa isa);
+kern_isa kern_isa_active(void);
+int kern_isa_use(kern_isa isa);
+
+/* The name of the active instruction set ("avx512", "avx2", "scalar"). */
 const char *kern_simd_name(void);
 
 #endif

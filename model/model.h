@@ -11,21 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Storage type of a weight matrix. Kernels read each type in place (no up-conversion). */
-typedef enum { WTYPE_F32 = 0, WTYPE_F16 = 1, WTYPE_BF16 = 2, WTYPE_Q8_0 = 3 } wtype;
+#include "model/wtype.h"
 
-/* A row-major matrix of `rows` rows of `cols` values each; rows are contiguous.
- * For WTYPE_Q8_0, cols is a multiple of 32 and a row is cols/32 blocks of
- * {fp16 scale, 32 x int8} (34 bytes), as in GGUF. */
+/* A row-major matrix of `rows` rows of `cols` values each in storage type `type` (wtype.h);
+ * rows are contiguous, cols is a multiple of the type's block and a row is cols / block blocks
+ * laid out as in GGUF (q8_0: {fp16 scale, 32 x int8}, 34 bytes). */
 typedef struct {
     wtype type;
     const void *data;
     int rows, cols;
 } wmat;
-
-/* Bytes one row of a matrix of type t with `cols` columns occupies. */
-size_t wtype_row_bytes(wtype t, int cols);
-const char *wtype_name(wtype t);
 
 typedef struct {
     int dim;        /* embedding width */

@@ -1,110 +1,202 @@
-/* test_kernels.c: the SIMD kernels equal their scalar references bit for bit: matrix
- * products for every weight type, odd K (tails) and every tile edge; the attention kernel;
- * the canonical sum; exp accuracy; half-precision round trips. CMake builds this file three
- * times: for this CPU (AVX-512 here), with AVX-512 disabled (AVX2 path) and with no SIMD at
- * all (scalar path), so every code path is held to the same reference, hence to each other. */
+/* test_kernels.c: every instruction set's kernels equal the scalar reference bit for bit.
+ *  1. matrix products for every row of the weight-type table (wtype.h) on every instruction
+ *     set this CPU runs (scalar, AVX2, AVX-512): odd K (tails), every tile edge, T = 1..9,
+ *     row offsets; a matrix too big for the cache (the streaming tiles and prefetch) whole and
+ *     in thread shares; a new type is tested by adding its row;
+ *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
+ *     to_float is what kern_row_to_f32 and the reference use;
+ *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips.
+ * `test_kernels avx2` (CTest: test_kernels_avx2) and `test_kernels scalar` run the same checks
+ * with only that instruction set, also selected for the public entry points (kern_matmul,
+ * kern_attend, ...), as on a CPU without AVX-512 or without SIMD. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "model/gguf.h"
 #include "model/kernels.h"
 #include "tests/testutil.h"
 #include "util/rng.h"
 
-static void test_kernels(void) {
-    rng_state r;
-    rng_seed(&r, 7);
-    int Ks[] = {1, 7, 16, 17, 31, 32, 64, 96, 172, 288};
-    for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
-        int K = Ks[ki], R = 11, T = 9;
-        float *w = malloc(sizeof(float) * R * K), *x = malloc(sizeof(float) * T * K);
-        float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
-        for (int i = 0; i < R * K; i++) w[i] = 2 * rng_unit(&r) - 1;
-        for (int i = 0; i < T * K; i++) x[i] = 2 * rng_unit(&r) - 1;
-        uint16_t *h = malloc(2 * R * K), *b = malloc(2 * R * K);
-        for (int i = 0; i < R * K; i++) h[i] = kern_f32_to_f16(w[i]), b[i] = kern_f32_to_bf16(w[i]);
-        int Kq = (K + 31) / 32 * 32;
-        unsigned char *q = calloc((size_t)R * Kq / 32, 34);
-        for (int i = 0; i < R * Kq / 32; i++) {
-            uint16_t d = kern_f32_to_f16(0.01f + rng_unit(&r) / 64);
-            memcpy(q + 34 * i, &d, 2);
-            for (int j = 0; j < 32; j++) q[34 * i + 2 + j] = (unsigned char)(rng_u64(&r) & 0xff);
-        }
-        float *xq = calloc((size_t)T * Kq, sizeof(float));
-        for (int t = 0; t < T; t++) memcpy(xq + t * Kq, x + t * K, sizeof(float) * K);
-        wmat mats[] = {{WTYPE_F32, w, R, K}, {WTYPE_F16, h, R, K}, {WTYPE_BF16, b, R, K},
-                       {WTYPE_Q8_0, q, R, Kq}};
-        for (int m = 0; m < 4; m++) {
-            const float *xx = m == 3 ? xq : x;
-            int ld = mats[m].cols;
-            for (int t = 1; t <= T; t++)
-                for (int r0 = 0; r0 < 3; r0++) {
-                    kern_matmul(&mats[m], r0, R, xx, ld, t, y1, R);
-                    kern_matmul_ref(&mats[m], r0, R, xx, ld, t, y2, R);
-                    int same = 1;
-                    for (int tt = 0; tt < t; tt++)
-                        same &= memcmp(y1 + tt * R, y2 + tt * R, sizeof(float) * (R - r0)) == 0;
-                    CHECK_MSG(same, "kernel %s K=%d T=%d r0=%d differs from the reference",
-                              wtype_name(mats[m].type), mats[m].cols, t, r0);
-                }
-        }
-        /* the canonical dot equals the reference too, and matmul row 0 x token 0 equals dot */
-        float d1 = kern_dot(w, x, K), d2 = kern_dot_ref(w, x, K);
-        CHECK(memcmp(&d1, &d2, 4) == 0);
-        free(w), free(x), free(y1), free(y2), free(h), free(b), free(q), free(xq);
-    }
-    /* a matrix too big for the cache (> 512 KB in every type) takes the streaming 2-row tile
-     * at T = 1 and is prefetched on its first read at every T: same results */
-    {
-        int R = 501, K = 1088; /* whole q8_0 blocks (579 KB in q8_0); not a multiple of 16 rows */
-        float *w = malloc(sizeof(float) * R * K), *x = malloc(sizeof(float) * 6 * K);
-        float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
-        for (int i = 0; i < R * K; i++) w[i] = 2 * rng_unit(&r) - 1;
-        for (int i = 0; i < 6 * K; i++) x[i] = 2 * rng_unit(&r) - 1;
-        uint16_t *h = malloc(2 * (size_t)R * K), *b = malloc(2 * (size_t)R * K);
-        for (int i = 0; i < R * K; i++) h[i] = kern_f32_to_f16(w[i]), b[i] = kern_f32_to_bf16(w[i]);
-        unsigned char *q = malloc((size_t)R * K / 32 * 34);
-        for (int i = 0; i < R * K / 32; i++) {
-            uint16_t d = kern_f32_to_f16(0.01f + rng_unit(&r) / 64);
-            memcpy(q + 34 * i, &d, 2);
-            for (int j = 0; j < 32; j++) q[34 * i + 2 + j] = (unsigned char)(rng_u64(&r) & 0xff);
-        }
-        wmat mats[] = {{WTYPE_F32, w, R, K}, {WTYPE_F16, h, R, K}, {WTYPE_BF16, b, R, K},
-                       {WTYPE_Q8_0, q, R, K}};
-        for (int m = 0; m < 4; m++)
-            for (int t = 1; t <= 6; t++) {
-                kern_matmul(&mats[m], 0, R, x, K, t, y1, R);
-                kern_matmul_ref(&mats[m], 0, R, x, K, t, y2, R);
-                CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large %s matrix, T=%d differs",
-                          wtype_name(mats[m].type), t);
-                /* in two shares of rows, as the thread pool calls it (each share fits in the
-                 * cache, the matrix does not) */
-                kern_matmul(&mats[m], 0, 37, x, K, t, y1, R);
-                kern_matmul(&mats[m], 37, R, x, K, t, y1 + 37, R);
-                CHECK_MSG(memcmp(y1, y2, sizeof(float) * t * R) == 0, "large %s matrix in shares, T=%d differs",
-                          wtype_name(mats[m].type), t);
-            }
-        free(w), free(x), free(y1), free(y2), free(h), free(b), free(q);
-    }
+static int isa_on[KERN_ISA_COUNT]; /* the instruction sets under test */
 
-    /* attention kernel equals its scalar reference; exp is accurate */
+/* Random weights of type t: rows x cols (cols a multiple of the block). Floats are drawn in
+ * [-1, 1); block types get random bytes, each block re-drawn until it dequantizes to finite
+ * values (a random f16 scale is now and then inf or NaN, whose payloads need not propagate
+ * alike through different instruction sequences). The bytes are the test's; any of them is a
+ * valid block, which is the point. */
+static unsigned char *random_matrix(rng_state *r, wtype t, int rows, int cols) {
+    const wtype_traits *tt = wtype_get(t);
+    size_t row_bytes = wtype_row_bytes(t, cols), n = row_bytes * (size_t)rows;
+    unsigned char *w = malloc(n + 64);
+    if (t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16) {
+        for (size_t i = 0; i < (size_t)rows * cols; i++) {
+            float f = 2 * rng_unit(r) - 1;
+            if (t == WTYPE_F32) memcpy(w + 4 * i, &f, 4);
+            uint16_t h = t == WTYPE_F16 ? kern_f32_to_f16(f) : kern_f32_to_bf16(f);
+            if (t != WTYPE_F32) memcpy(w + 2 * i, &h, 2);
+        }
+        return w;
+    }
+    float vals[1024];
+    for (size_t b = 0; b < n / (size_t)tt->block_bytes; b++) {
+        unsigned char *blk = w + b * (size_t)tt->block_bytes;
+        int finite;
+        do {
+            for (int i = 0; i < tt->block_bytes; i++) blk[i] = (unsigned char)rng_u64(r);
+            tt->to_float(blk, vals, tt->block);
+            finite = 1;
+            for (int i = 0; i < tt->block; i++) finite &= isfinite(vals[i]) != 0;
+        } while (!finite);
+    }
+    return w;
+}
+
+static int same_rows(const float *a, const float *b, int T, int n, int ld) {
+    for (int t = 0; t < T; t++)
+        if (memcmp(a + (size_t)t * ld, b + (size_t)t * ld, sizeof(float) * n)) return 0;
+    return 1;
+}
+
+/* Every type, small matrices: K tails, T = 1..9, row offsets 0..2. */
+static void test_matmul_small(rng_state *r) {
+    int Ks[] = {1, 7, 16, 17, 31, 32, 64, 96, 172, 288};
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+            int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 9;
+            if (tt->block > 1 && ki > 0 && K == (Ks[ki - 1] + tt->block - 1) / tt->block * tt->block)
+                continue; /* the same K again */
+            unsigned char *w = random_matrix(r, (wtype)t, R, K);
+            float *x = malloc(sizeof(float) * T * K);
+            float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
+            for (int i = 0; i < T * K; i++) x[i] = 2 * rng_unit(r) - 1;
+            wmat m = {(wtype)t, w, R, K};
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                int bad = 0;
+                for (int n = 1; n <= T; n++)
+                    for (int r0 = 0; r0 < 3; r0++) {
+                        kern_matmul_isa((kern_isa)isa, &m, r0, R, x, K, n, y1, R);
+                        kern_matmul_ref(&m, r0, R, x, K, n, y2, R);
+                        bad += !same_rows(y1, y2, n, R - r0, R);
+                    }
+                CHECK_MSG(bad == 0, "%s %s K=%d: %d of 27 shapes differ from the reference",
+                          kern_isa_name((kern_isa)isa), tt->name, K, bad);
+            }
+            /* the public entry point runs the active instruction set */
+            kern_matmul(&m, 0, R, x, K, T, y1, R);
+            kern_matmul_ref(&m, 0, R, x, K, T, y2, R);
+            CHECK_MSG(same_rows(y1, y2, T, R, R), "kern_matmul %s K=%d", tt->name, K);
+            free(w), free(x), free(y1), free(y2);
+        }
+    }
+}
+
+/* Every type, a matrix too big for the cache (> 512 KB): the streaming 2-row tile at T = 1,
+ * prefetched on its first read at every T; whole and in shares of rows as the thread pool
+ * calls it (each share fits in the cache, the matrix does not). */
+static void test_matmul_streaming(rng_state *r) {
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        int K = (1088 + tt->block - 1) / tt->block * tt->block;
+        size_t row_bytes = wtype_row_bytes((wtype)t, K);
+        int R = (int)((600 << 10) / row_bytes) | 1; /* > 512 KB; odd, so not whole 16-row tiles */
+        if (R < 501) R = 501;
+        unsigned char *w = random_matrix(r, (wtype)t, R, K);
+        float *x = malloc(sizeof(float) * 6 * K);
+        float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
+        for (int i = 0; i < 6 * K; i++) x[i] = 2 * rng_unit(r) - 1;
+        wmat m = {(wtype)t, w, R, K};
+        const int cuts[] = {0, 37, 160, R / 2 + 1, R};
+        for (int n = 1; n <= 6; n++) {
+            kern_matmul_ref(&m, 0, R, x, K, n, y2, R);
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                const char *in = kern_isa_name((kern_isa)isa);
+                kern_matmul_isa((kern_isa)isa, &m, 0, R, x, K, n, y1, R);
+                CHECK_MSG(same_rows(y1, y2, n, R, R), "%s large %s matrix (%dx%d), T=%d differs",
+                          in, tt->name, R, K, n);
+                memset(y1, 0, sizeof(float) * 6 * R);
+                for (int c = 0; c + 1 < 5; c++)
+                    kern_matmul_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], x, K, n,
+                                    y1 + cuts[c], R);
+                CHECK_MSG(same_rows(y1, y2, n, R, R), "%s large %s matrix in shares, T=%d differs",
+                          in, tt->name, n);
+            }
+        }
+        free(w), free(x), free(y1), free(y2);
+    }
+}
+
+/* The table agrees with the GGUF reader's list of ggml types, and to_float is what the
+ * embedding lookup uses. */
+static void test_table(rng_state *r) {
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        uint64_t be = 0, bb = 0;
+        const char *gn = gguf_type_name(tt->ggml_type);
+        CHECK_MSG(gn && strcasecmp(gn, tt->name) == 0, "%s: ggml type %u is %s", tt->name,
+                  tt->ggml_type, gn ? gn : "unknown");
+        CHECK_MSG(gguf_type_block(tt->ggml_type, &be, &bb) == 0 && be == (uint64_t)tt->block &&
+                      bb == (uint64_t)tt->block_bytes,
+                  "%s: block %d x %d bytes, ggml says %llu x %llu", tt->name, tt->block,
+                  tt->block_bytes, (unsigned long long)be, (unsigned long long)bb);
+        wtype back;
+        CHECK(wtype_from_ggml(tt->ggml_type, &back) == 0 && back == (wtype)t);
+        CHECK(wtype_parse(tt->name, &back) == 0 && back == (wtype)t);
+        CHECK(strcmp(wtype_name((wtype)t), tt->name) == 0);
+        CHECK(tt->to_float && tt->align > 0 && tt->block_bytes > 0);
+        int K = 2 * tt->block;
+        unsigned char *w = random_matrix(r, (wtype)t, 3, K);
+        float a[1024], b[1024];
+        wmat m = {(wtype)t, w, 3, K};
+        kern_row_to_f32(&m, 2, a);
+        tt->to_float(w + 2 * wtype_row_bytes((wtype)t, K), b, K);
+        CHECK(memcmp(a, b, sizeof(float) * K) == 0);
+        free(w);
+    }
+    wtype x;
+    CHECK(wtype_parse("q4", &x) == -1 && wtype_parse(NULL, &x) == -1);
+    CHECK(wtype_from_ggml(1000, &x) == -1);
+}
+
+static void test_attend(rng_state *r) {
     for (int hs = 2; hs <= 80; hs += hs < 16 ? 2 : 16) {
-        int n = 3 + (int)rng_below(&r, 300), stride = hs * 3;
+        int n = 3 + (int)rng_below(r, 300), stride = hs * 3;
         float *k = malloc(sizeof(float) * (size_t)n * stride), *v = malloc(sizeof(float) * (size_t)n * stride);
         float qv[80], o1[80], o2[80], *sc = malloc(sizeof(float) * n);
         int *slots = malloc(sizeof(int) * n);
-        for (int i = 0; i < n * stride; i++) k[i] = 4 * rng_unit(&r) - 2, v[i] = 2 * rng_unit(&r) - 1;
-        for (int i = 0; i < hs; i++) qv[i] = 4 * rng_unit(&r) - 2;
-        for (int i = 0; i < n; i++) slots[i] = (int)rng_below(&r, (uint32_t)n);
-        for (int use_slots = 0; use_slots < 2; use_slots++) {
-            kern_attend(qv, hs, k, v, stride, use_slots ? slots : NULL, n, sc, o1);
-            kern_attend_ref(qv, hs, k, v, stride, use_slots ? slots : NULL, n, sc, o2);
-            CHECK_MSG(memcmp(o1, o2, sizeof(float) * hs) == 0, "kern_attend hs=%d n=%d differs", hs, n);
+        for (int i = 0; i < n * stride; i++) k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
+        for (int i = 0; i < hs; i++) qv[i] = 4 * rng_unit(r) - 2;
+        for (int i = 0; i < n; i++) slots[i] = (int)rng_below(r, (uint32_t)n);
+        for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+            if (!isa_on[isa]) continue;
+            const char *in = kern_isa_name((kern_isa)isa);
+            for (int use_slots = 0; use_slots < 2; use_slots++) {
+                kern_attend_isa((kern_isa)isa, qv, hs, k, v, stride, use_slots ? slots : NULL, n,
+                                sc, o1);
+                kern_attend_ref(qv, hs, k, v, stride, use_slots ? slots : NULL, n, sc, o2);
+                CHECK_MSG(memcmp(o1, o2, sizeof(float) * hs) == 0, "%s kern_attend hs=%d n=%d differs",
+                          in, hs, n);
+            }
+            float s1 = kern_sum_isa((kern_isa)isa, k, n), s2 = kern_sum_ref(k, n);
+            CHECK_MSG(memcmp(&s1, &s2, 4) == 0, "%s kern_sum n=%d", in, n);
+            float d1 = kern_dot_isa((kern_isa)isa, k, v, n), d2 = kern_dot_ref(k, v, n);
+            CHECK_MSG(memcmp(&d1, &d2, 4) == 0, "%s kern_dot n=%d", in, n);
         }
-        float s1 = kern_sum(k, n), s2 = kern_sum_ref(k, n);
-        CHECK(memcmp(&s1, &s2, 4) == 0);
+        kern_attend(qv, hs, k, v, stride, slots, n, sc, o1);
+        kern_attend_ref(qv, hs, k, v, stride, slots, n, sc, o2);
+        CHECK(memcmp(o1, o2, sizeof(float) * hs) == 0);
+        float s1 = kern_sum(k, n), s2 = kern_sum_ref(k, n), d1 = kern_dot(k, v, n),
+              d2 = kern_dot_ref(k, v, n);
+        CHECK(memcmp(&s1, &s2, 4) == 0 && memcmp(&d1, &d2, 4) == 0);
         free(k), free(v), free(sc), free(slots);
     }
+}
+
+static void test_exp_and_halves(void) {
     double worst = 0;
     for (float x = -80.0f; x <= 0.0f; x += 0.001f) {
         double rel = fabs((double)kern_exp_ref(x) - exp((double)x)) / exp((double)x);
@@ -121,8 +213,39 @@ static void test_kernels(void) {
     CHECK_MSG(bad == 0, "%d half values do not round trip", bad);
 }
 
-int main(void) {
-    fprintf(stderr, "SIMD path: %s\n", kern_simd_name());
-    test_kernels();
-    return test_finish("test_kernels");
+int main(int argc, char **argv) {
+    if (argc > 1) { /* one instruction set only, for the public entry points too */
+        int found = 0;
+        for (int i = 0; i < KERN_ISA_COUNT; i++)
+            if (strcmp(argv[1], kern_isa_name((kern_isa)i)) == 0) {
+                found = 1;
+                if (!kern_isa_supported((kern_isa)i)) {
+                    fprintf(stderr, "test_kernels: this CPU cannot run %s; nothing to test\n",
+                            argv[1]);
+                    return 0;
+                }
+                isa_on[i] = 1;
+                CHECK(kern_isa_use((kern_isa)i) == 0);
+            }
+        if (!found) {
+            fprintf(stderr, "usage: test_kernels [scalar|avx2|avx512]\n");
+            return 2;
+        }
+    } else {
+        for (int i = 0; i < KERN_ISA_COUNT; i++) isa_on[i] = kern_isa_supported((kern_isa)i);
+    }
+    fprintf(stderr, "instruction sets under test:");
+    for (int i = 0; i < KERN_ISA_COUNT; i++)
+        if (isa_on[i]) fprintf(stderr, " %s", kern_isa_name((kern_isa)i));
+    fprintf(stderr, "; kern_matmul uses %s\n", kern_simd_name());
+    rng_state r;
+    rng_seed(&r, 7);
+    test_table(&r);
+    test_matmul_small(&r);
+    test_matmul_streaming(&r);
+    test_attend(&r);
+    test_exp_and_halves();
+    char name[64];
+    snprintf(name, sizeof name, "test_kernels%s%s", argc > 1 ? "_" : "", argc > 1 ? argv[1] : "");
+    return test_finish(name);
 }

@@ -1,0 +1,68 @@
+/* kernels_isa.h: what each instruction-set file of the kernels provides (internal to model/).
+ *
+ * kernels.c holds the public entry points, the scalar reference and the dispatch;
+ * kernels_avx2.c and kernels_avx512.c are compiled with their own instruction-set flags
+ * (CMakeLists.txt) and only run when the CPU has them (kern_isa_supported). Each ISA provides
+ * one kern_isa_ops; the per-type tiles are named in the weight-type table (wtype.c). */
+#ifndef MODEL_KERNELS_ISA_H
+#define MODEL_KERNELS_ISA_H
+
+#include <stddef.h>
+
+#include "model/wtype.h"
+
+#define KERN_LANES 16
+
+/* The fixed exp of kern_exp_ref, shared by the SIMD copies (Cephes-style expf: x = n ln2 + r,
+ * |r| <= ln2/2, e^r by a degree-6 polynomial, times 2^n). */
+#define KERN_EXP_LO -87.0f
+#define KERN_EXP_L2E 1.44269504088896341f
+#define KERN_EXP_C1 0.693359375f
+#define KERN_EXP_C2 -2.12194440e-4f
+#define KERN_EXP_SHIFTER 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+extern const float kern_exp_poly[6];
+
+typedef void (*kern_to_float_fn)(const void *src, float *dst, int n);
+
+typedef struct {
+    const char *name; /* "scalar", "avx2", "avx512" */
+    float (*dot)(const float *a, const float *b, int n);
+    float (*sum)(const float *a, int n);
+    void (*attend)(const float *q, int hs, const float *k, const float *v, size_t stride,
+                   const int *slots, int n, float *scratch, float *out);
+    /* The generic path of a type without a tile on this ISA: rows widened with to_float into
+     * a small buffer, then the ISA's f32 tiles (same bits as a typed tile, only slower). */
+    void (*matmul_widen)(kern_to_float_fn to_float, const unsigned char *w, size_t ldw, int rows,
+                         int K, const float *x, size_t ldx, int T, float *y, size_t ldy,
+                         int streams);
+} kern_isa_ops;
+
+extern const kern_isa_ops kern_isa_scalar_ops;
+
+/* Rows widened at a time by the generic paths: up to 16, fewer for long rows so the buffer
+ * (on the stack) stays within 256 KB. */
+static inline int kern_widen_rows(int K) {
+    int n = (int)(65536 / (K > 0 ? K : 1));
+    return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define KERN_X86 1
+extern const kern_isa_ops kern_isa_avx2_ops, kern_isa_avx512_ops;
+/* Tiles named in the weight-type table. */
+void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                   size_t ldx, int T, float *y, size_t ldy, int streams);
+void kern_avx512_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                     size_t ldx, int T, float *y, size_t ldy, int streams);
+void kern_avx512_f16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                     size_t ldx, int T, float *y, size_t ldy, int streams);
+void kern_avx512_bf16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                      size_t ldx, int T, float *y, size_t ldy, int streams);
+void kern_avx512_q8_0(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                      size_t ldx, int T, float *y, size_t ldy, int streams);
+#define KERN_X86_FN(f) f
+#else
+#define KERN_X86_FN(f) NULL
+#endif
+
+#endif

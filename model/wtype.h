@@ -1,0 +1,75 @@
+/* wtype.h: the weight storage types, one row each in a traits table (after ggml's
+ * ggml_type_traits): name, ggml type id, block geometry, exact row-to-float and the matrix
+ * kernels of each instruction set.
+ *
+ * Everything that depends on a weight type reads its row: the GGUF loader (which ggml ids load),
+ * the kernels (which tile runs), `decbench convert` (which types it writes), the tests (every
+ * row is held to its reference). Adding a type is adding an enum value, its row and its
+ * to_float; the kernel tests and the GGUF loader pick it up from the table (ARCHITECTURE.md,
+ * "A weight type").
+ *
+ * Exactness contract of a row: to_float computes every weight with exactly the float32
+ * operations ggml's dequantize_row_* performs for that type, and every kernel of the row forms
+ * the same floats before they enter the canonical reduction (kernels.h). So a model stored in
+ * any type computes bit for bit what the f32 model of its dequantized weights computes. */
+#ifndef MODEL_WTYPE_H
+#define MODEL_WTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of a weight matrix (decbench's numbering, dense; the ggml id is in the row).
+ * Kernels read each type in place (no up-conversion of the model). */
+typedef enum {
+    WTYPE_F32 = 0,
+    WTYPE_F16 = 1,
+    WTYPE_BF16 = 2,
+    WTYPE_Q8_0 = 3,
+    WTYPE_COUNT
+} wtype;
+
+/* The instruction sets a kernel may be written for. Every type runs on every ISA: a row
+ * without a tile for an ISA goes through that ISA's generic path (rows widened with to_float,
+ * then its f32 tile), which gives the same bits, only slower. */
+typedef enum { KERN_ISA_SCALAR = 0, KERN_ISA_AVX2 = 1, KERN_ISA_AVX512 = 2, KERN_ISA_COUNT } kern_isa;
+
+/* A matrix kernel for one type: y[t * ldy + r] = dot(row r of w, x + t * ldx) for r in
+ * [0, rows), t in [0, T); rows are ldw bytes apart and K values long. `streams` says whether
+ * the whole matrix (not just these rows) is too big for the cache, which decides the tiling
+ * and software prefetch (kernels.c). */
+typedef void (*wtype_matmul_fn)(const unsigned char *w, size_t ldw, int rows, int K,
+                                const float *x, size_t ldx, int T, float *y, size_t ldy,
+                                int streams);
+
+/* The kernels of one kernel mode, per ISA (NULL: the ISA's generic path). */
+typedef struct {
+    wtype_matmul_fn isa[KERN_ISA_COUNT];
+} wtype_kernels;
+
+typedef struct {
+    const char *name;   /* decbench's name: "q8_0" (convert --type, messages) */
+    uint32_t ggml_type; /* GGUF tensor type id */
+    int block;          /* values per block (1 for plain floats) */
+    int block_bytes;    /* bytes per block */
+    int align;          /* alignment of the data the kernels rely on, in bytes */
+    /* n values (a multiple of block) from blocks at src, exactly as ggml dequantizes them */
+    void (*to_float)(const void *src, float *dst, int n);
+    /* the exact kernels (kernels.h's canonical order). A second kernel mode (e.g. int8
+     * activations) would be a second member beside this one. */
+    wtype_kernels exact;
+} wtype_traits;
+
+/* The row of t (t must be a valid wtype). */
+const wtype_traits *wtype_get(wtype t);
+
+/* The type stored as ggml type id g; -1 if decbench does not read it. */
+int wtype_from_ggml(uint32_t g, wtype *out);
+
+/* The type named s ("f32", "q8_0", ...); -1 if none. */
+int wtype_parse(const char *s, wtype *out);
+
+/* Bytes one row of cols values occupies (cols a multiple of the block). */
+size_t wtype_row_bytes(wtype t, int cols);
+const char *wtype_name(wtype t);
+
+#endif
