@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/arch.h"
 #include "model/kernels.h"
 #include "util/err.h"
 
@@ -40,41 +41,10 @@ void convert_row_q8_0(const float *x, void *y, int n) {
 }
 
 int convert_type_parse(const char *s, wtype *out) {
-    const wtype all[] = {WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0};
-    for (int i = 0; i < 4; i++)
-        if (s && strcmp(s, wtype_name(all[i])) == 0) return *out = all[i], 0;
-    return -1;
+    return wtype_parse(s, out);
 }
 
 /* ---- conversion ------------------------------------------------------------------------ */
-
-static uint32_t ggml_type(wtype t) {
-    switch (t) {
-    case WTYPE_F16:
-        return GGUF_TENSOR_F16;
-    case WTYPE_BF16:
-        return GGUF_TENSOR_BF16;
-    case WTYPE_Q8_0:
-        return GGUF_TENSOR_Q8_0;
-    default:
-        return GGUF_TENSOR_F32;
-    }
-}
-
-/* llama.cpp's general.file_type (enum llama_ftype): ALL_F32, MOSTLY_F16, MOSTLY_Q8_0,
- * MOSTLY_BF16. */
-static uint32_t file_type(wtype t) {
-    switch (t) {
-    case WTYPE_F16:
-        return 1;
-    case WTYPE_Q8_0:
-        return 7;
-    case WTYPE_BF16:
-        return 32;
-    default:
-        return 0;
-    }
-}
 
 typedef struct {
     const model *m;
@@ -165,7 +135,8 @@ static int put_matrix(job *J, const char *name, const wmat *src) {
     uint64_t ne[2] = {(uint64_t)src->cols, (uint64_t)src->rows};
     J->rep.n_matrices++;
     J->rep.weight_bytes += nbytes;
-    gguf_writer_add_tensor(J->w, name, ggml_type(t), 2, ne, data, nbytes); /* errors: at write */
+    gguf_writer_add_tensor(J->w, name, wtype_get(t)->ggml_type, 2, ne, data,
+                           nbytes); /* errors: at write */
     return 0;
 }
 
@@ -178,49 +149,58 @@ static int put_norm(job *J, const char *name, const float *x, int n) {
 
 static void put_config(job *J, const convert_vocab *v) {
     const model_config *c = &J->m->cfg;
+    const model_arch *a = J->m->arch ? J->m->arch : arch_default();
     gguf_writer *w = J->w;
-    gguf_writer_add_str(w, "general.architecture", "llama");
-    gguf_writer_add_str(w, "general.name", J->o->name ? J->o->name : "llama");
-    gguf_writer_add_u32(w, "general.file_type", file_type(J->o->type));
-    if (J->o->type == WTYPE_Q8_0) gguf_writer_add_u32(w, "general.quantization_version", 2);
-    gguf_writer_add_u32(w, "llama.context_length", (uint32_t)c->seq_len);
-    gguf_writer_add_u32(w, "llama.embedding_length", (uint32_t)c->dim);
-    gguf_writer_add_u32(w, "llama.block_count", (uint32_t)c->n_layers);
-    gguf_writer_add_u32(w, "llama.feed_forward_length", (uint32_t)c->hidden_dim);
-    gguf_writer_add_u32(w, "llama.attention.head_count", (uint32_t)c->n_heads);
-    gguf_writer_add_u32(w, "llama.attention.head_count_kv", (uint32_t)c->n_kv_heads);
-    gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", c->norm_eps);
-    gguf_writer_add_u32(w, "llama.rope.dimension_count", (uint32_t)c->rope_dim);
-    gguf_writer_add_f32(w, "llama.rope.freq_base", c->rope_theta);
-    gguf_writer_add_u32(w, "llama.vocab_size", (uint32_t)c->vocab_size);
+    char k[ARCH_KEY_LEN];
+    gguf_writer_add_str(w, "general.architecture", a->name);
+    gguf_writer_add_str(w, "general.name", J->o->name ? J->o->name : a->name);
+    gguf_writer_add_u32(w, "general.file_type", (uint32_t)wtype_get(J->o->type)->file_type);
+    if (wtype_get(J->o->type)->block > 1) gguf_writer_add_u32(w, "general.quantization_version", 2);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), (uint32_t)c->seq_len);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_EMBEDDING_LENGTH, k), (uint32_t)c->dim);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_BLOCK_COUNT, k), (uint32_t)c->n_layers);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_FEED_FORWARD_LENGTH, k), (uint32_t)c->hidden_dim);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT, k), (uint32_t)c->n_heads);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT_KV, k), (uint32_t)c->n_kv_heads);
+    gguf_writer_add_f32(w, arch_key(a, ARCH_KV_RMS_EPS, k), c->norm_eps);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_ROPE_DIMENSION_COUNT, k), (uint32_t)c->rope_dim);
+    gguf_writer_add_f32(w, arch_key(a, ARCH_KV_ROPE_FREQ_BASE, k), c->rope_theta);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_VOCAB_SIZE, k), (uint32_t)c->vocab_size);
     convert_vocab_write(v, w, c->end_id);
 }
 
-static int put_weights(job *J) {
+/* Writes tensor t of layer l if the model has it. A tied classifier is written once, as
+ * llama.cpp expects (no output.weight). */
+static int put_tensor(job *J, arch_tensor t, int l) {
     const model *m = J->m;
+    const model_arch *a = m->arch ? m->arch : arch_default();
+    if (a->tensors[t] == ARCH_ABSENT) return 0;
     char name[64];
-    if (put_matrix(J, "token_embd.weight", &m->tok_embd)) return -1;
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        const model_layer *y = &m->layers[l];
-        struct {
-            const char *suffix;
-            const wmat *w;
-        } mats[] = {{"attn_q", &y->wq},      {"attn_k", &y->wk},   {"attn_v", &y->wv},
-                    {"attn_output", &y->wo}, {"ffn_gate", &y->w1}, {"ffn_down", &y->w2},
-                    {"ffn_up", &y->w3}};
-        snprintf(name, sizeof name, "blk.%d.attn_norm.weight", l);
-        if (put_norm(J, name, y->rms_att, m->cfg.dim)) return -1;
-        snprintf(name, sizeof name, "blk.%d.ffn_norm.weight", l);
-        if (put_norm(J, name, y->rms_ffn, m->cfg.dim)) return -1;
-        for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
-            snprintf(name, sizeof name, "blk.%d.%s.weight", l, mats[i].suffix);
-            if (put_matrix(J, name, mats[i].w)) return -1;
-        }
+    arch_tensor_name(t, l, name, sizeof name);
+    if (arch_tensor_get(t)->vector) {
+        const float *v = *arch_vector(m, t, l);
+        return v ? put_norm(J, name, v, arch_dim_value(&m->cfg, arch_tensor_get(t)->cols)) : 0;
     }
-    if (put_norm(J, "output_norm.weight", m->rms_final, m->cfg.dim)) return -1;
-    /* A tied classifier is written once, as llama.cpp expects (no output.weight). */
-    if (m->wcls.data == m->tok_embd.data && m->wcls.type == m->tok_embd.type) return 0;
-    return put_matrix(J, "output.weight", &m->wcls);
+    const wmat *w = arch_matrix(m, t, l);
+    if (!w->data) return 0;
+    if (t == ARCH_T_OUTPUT && w->data == m->tok_embd.data && w->type == m->tok_embd.type) return 0;
+    return put_matrix(J, name, w);
+}
+
+/* In the tensor table's order: model-wide tensors, with the per-layer ones, layer by layer, at
+ * the place of the first of them (llama.cpp's order for Llama files). */
+static int put_weights(job *J) {
+    for (int t = 0; t < ARCH_T_COUNT; t++) {
+        if (!arch_tensor_get((arch_tensor)t)->per_layer) {
+            if (put_tensor(J, (arch_tensor)t, 0)) return -1;
+            continue;
+        }
+        if (t > 0 && arch_tensor_get((arch_tensor)(t - 1))->per_layer) continue;
+        for (int l = 0; l < J->m->cfg.n_layers; l++)
+            for (int u = t; u < ARCH_T_COUNT && arch_tensor_get((arch_tensor)u)->per_layer; u++)
+                if (put_tensor(J, (arch_tensor)u, l)) return -1;
+    }
+    return 0;
 }
 
 /* Fails early, before minutes of quantizing, when the output cannot be created. */
@@ -248,7 +228,7 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
     int widest = c->dim > c->hidden_dim ? c->dim : c->hidden_dim;
     job J = {.m = m, .o = o, .err = err};
     J.w = gguf_writer_new(0);
-    J.bufs = calloc(8 + 7 * (size_t)c->n_layers, sizeof *J.bufs);
+    J.bufs = calloc(ARCH_T_COUNT * (1 + (size_t)c->n_layers), sizeof *J.bufs);
     J.row = malloc(sizeof(float) * (size_t)widest);
     int rc = -1;
     if (!J.w || !J.bufs || !J.row) {

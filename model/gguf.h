@@ -1,4 +1,5 @@
-/* gguf.h: reading and writing GGUF files (versions 2 and 3, little-endian).
+/* gguf.h: reading and writing GGUF files (versions 2 and 3, little-endian): the reader is
+ * gguf_read.c, the writer gguf_write.c, the format's type tables gguf_format.c.
  *
  * Layout (ggml's docs/gguf.md): "GGUF", uint32 version, uint64 tensor count, uint64 metadata
  * count; then the metadata key/value pairs (key = uint64 length + bytes, uint32 value type,
@@ -112,6 +113,10 @@ const gguf_tensor *gguf_find_tensor(const gguf *g, const char *name); /* NULL if
 const char *gguf_type_name(uint32_t type);
 /* Elements per block and bytes per block of a ggml type; -1 if unknown. */
 int gguf_type_block(uint32_t type, uint64_t *block_elems, uint64_t *block_bytes);
+/* Byte size of a scalar metadata value type (0 for STRING and ARRAY, -1 for an unknown id),
+ * and its name ("u32", "string", ...; "unknown"). */
+int gguf_vtype_size(uint32_t t);
+const char *gguf_vtype_name(uint32_t t);
 
 /* ---- models ---------------------------------------------------------------------------- */
 

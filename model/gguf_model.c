@@ -1,4 +1,5 @@
-/* gguf_model.c: Llama-architecture models from GGUF files (llama.cpp's key and tensor names).
+/* gguf_model.c: models from GGUF files, driven by the architecture table (arch.h: llama.cpp's
+ * tensor names and "%s.*" keys) and the weight-type table (wtype.h: which ggml types load).
  *
  * Weights stay in the mapping and in their stored type. GGUF lists dimensions fastest first,
  * so a [rows x cols] matrix of model.h is a tensor with ne = {cols, rows}. llama.cpp's
@@ -6,15 +7,17 @@
  * same convention llama2.c checkpoints use, so the forward pass needs no GGUF-specific path.
  *
  * Anything that would change the computation and that this loader does not implement (other
- * architectures, MoE experts, RoPE scaling, separate head sizes, extra tensors such as biases
- * or rope_freqs) is refused with a message rather than silently ignored: the point of the
- * project is exact decoding, and a half-understood model is not exact. */
+ * architectures, MoE experts, RoPE scaling, separate head sizes, tensors the architecture's row
+ * does not list, such as biases or rope_freqs) is refused with a message rather than silently
+ * ignored: the point of the project is exact decoding, and a half-understood model is not
+ * exact. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/arch.h"
 #include "model/gguf.h"
 #include "model/model.h"
 #include "util/err.h"
@@ -22,9 +25,16 @@
 typedef struct {
     const gguf *g;
     const char *path;
+    const model_arch *arch;
     char *used; /* per tensor: bound to a weight */
     char *err;
+    char key[ARCH_KEY_LEN]; /* the last key formatted by K() */
 } loader;
+
+/* The architecture's key k ("llama.context_length"), valid until the next call. */
+static const char *K(loader *L, arch_kv k) {
+    return arch_key(L->arch, k, L->key);
+}
 
 /* A required u32 config key that must fit in 1..INT_MAX. */
 static int key_int(loader *L, const char *key, int *out) {
@@ -77,30 +87,20 @@ static const gguf_tensor *shaped(loader *L, const char *name, int rows, int cols
 static int bind_matrix(loader *L, const char *name, int rows, int cols, wmat *w) {
     const gguf_tensor *t = shaped(L, name, rows, cols);
     if (!t) return -1;
+    if (wtype_from_ggml(t->type, &w->type)) {
+        char list[160] = "";
+        for (int i = 0; i < WTYPE_COUNT; i++) {
+            const char *gn = gguf_type_name(wtype_get((wtype)i)->ggml_type);
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", gn);
+        }
+        const char *tn = gguf_type_name(t->type);
+        return err_set(L->err, "%s: tensor '%s' has type %s, which is not supported (%s)", L->path,
+                       name, tn ? tn : "?", list);
+    }
     /* The element alignment the kernels' typed loads rely on (GGUF guarantees it only when
      * general.alignment is a multiple of it). */
-    size_t align;
-    switch (t->type) {
-    case GGUF_TENSOR_F32:
-        w->type = WTYPE_F32, align = 4;
-        break;
-    case GGUF_TENSOR_F16:
-        w->type = WTYPE_F16, align = 2;
-        break;
-    case GGUF_TENSOR_BF16:
-        w->type = WTYPE_BF16, align = 2;
-        break;
-    case GGUF_TENSOR_Q8_0:
-        w->type = WTYPE_Q8_0, align = 2;
-        break;
-    default: {
-        const char *tn = gguf_type_name(t->type);
-        return err_set(L->err,
-                       "%s: tensor '%s' has type %s, which is not supported (F32, F16, "
-                       "BF16, Q8_0)",
-                       L->path, name, tn ? tn : "?");
-    }
-    }
+    size_t align = (size_t)wtype_get(w->type)->align;
     if ((uintptr_t)t->data % align)
         return err_set(L->err, "%s: tensor '%s' data is not %zu-byte aligned", L->path, name,
                        align);
@@ -129,27 +129,26 @@ static int bind_norm(loader *L, const char *name, int dim, const float **out) {
 static int check_unsupported(loader *L, const model_config *c) {
     uint32_t experts = 0;
     const char *s;
-    if (gguf_find_key(L->g, "llama.expert_count") >= 0 &&
-        gguf_get_u32(L->g, "llama.expert_count", &experts, L->err))
+    if (gguf_find_key(L->g, K(L, ARCH_KV_EXPERT_COUNT)) >= 0 &&
+        gguf_get_u32(L->g, L->key, &experts, L->err))
         return -1;
     if (experts > 0)
         return err_set(L->err,
-                       "%s: llama.expert_count = %u: mixture-of-experts models are not "
+                       "%s: %s = %u: mixture-of-experts models are not "
                        "supported",
-                       L->path, experts);
-    if (gguf_find_key(L->g, "llama.rope.scaling.type") >= 0) {
-        if (gguf_get_str(L->g, "llama.rope.scaling.type", &s, L->err)) return -1;
+                       L->path, L->key, experts);
+    if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0) {
+        if (gguf_get_str(L->g, L->key, &s, L->err)) return -1;
         if (strcmp(s, "none") != 0)
-            return err_set(L->err, "%s: llama.rope.scaling.type = '%.32s' is not supported",
-                           L->path, s);
+            return err_set(L->err, "%s: %s = '%.32s' is not supported", L->path, L->key, s);
     }
-    const char *lens[] = {"llama.attention.key_length", "llama.attention.value_length"};
+    const arch_kv lens[] = {ARCH_KV_KEY_LENGTH, ARCH_KV_VALUE_LENGTH};
     for (int i = 0; i < 2; i++) {
         int v = c->head_size;
-        if (opt_int(L, lens[i], &v)) return -1;
+        if (opt_int(L, K(L, lens[i]), &v)) return -1;
         if (v != c->head_size)
             return err_set(L->err, "%s: %s = %d differs from embedding_length / head_count = %d",
-                           L->path, lens[i], v, c->head_size);
+                           L->path, L->key, v, c->head_size);
     }
     return 0;
 }
@@ -157,25 +156,28 @@ static int check_unsupported(loader *L, const model_config *c) {
 static int read_config(loader *L, model_config *c) {
     const char *arch;
     if (gguf_get_str(L->g, "general.architecture", &arch, L->err)) return -1;
-    if (strcmp(arch, "llama") != 0)
-        return err_set(L->err, "%s: architecture '%.40s' is not supported (only 'llama')", L->path,
-                       arch);
+    if (!(L->arch = arch_find(arch))) {
+        char names[200];
+        arch_names(names, sizeof names);
+        return err_set(L->err, "%s: architecture '%.40s' is not supported (only %s)", L->path, arch,
+                       names);
+    }
     memset(c, 0, sizeof *c);
-    if (key_int(L, "llama.context_length", &c->seq_len) ||
-        key_int(L, "llama.embedding_length", &c->dim) ||
-        key_int(L, "llama.block_count", &c->n_layers) ||
-        key_int(L, "llama.feed_forward_length", &c->hidden_dim) ||
-        key_int(L, "llama.attention.head_count", &c->n_heads))
+    if (key_int(L, K(L, ARCH_KV_CONTEXT_LENGTH), &c->seq_len) ||
+        key_int(L, K(L, ARCH_KV_EMBEDDING_LENGTH), &c->dim) ||
+        key_int(L, K(L, ARCH_KV_BLOCK_COUNT), &c->n_layers) ||
+        key_int(L, K(L, ARCH_KV_FEED_FORWARD_LENGTH), &c->hidden_dim) ||
+        key_int(L, K(L, ARCH_KV_HEAD_COUNT), &c->n_heads))
         return -1;
     c->n_kv_heads = c->n_heads;
     c->rope_theta = 10000.0f; /* llama.cpp's default when rope.freq_base is absent */
-    if (opt_int(L, "llama.attention.head_count_kv", &c->n_kv_heads) ||
-        opt_f32(L, "llama.rope.freq_base", &c->rope_theta) ||
-        gguf_get_f32(L->g, "llama.attention.layer_norm_rms_epsilon", &c->norm_eps, L->err))
+    if (opt_int(L, K(L, ARCH_KV_HEAD_COUNT_KV), &c->n_kv_heads) ||
+        opt_f32(L, K(L, ARCH_KV_ROPE_FREQ_BASE), &c->rope_theta) ||
+        gguf_get_f32(L->g, K(L, ARCH_KV_RMS_EPS), &c->norm_eps, L->err))
         return -1;
     c->head_size = c->dim / c->n_heads;
     c->rope_dim = c->head_size;
-    if (opt_int(L, "llama.rope.dimension_count", &c->rope_dim)) return -1;
+    if (opt_int(L, K(L, ARCH_KV_ROPE_DIMENSION_COUNT), &c->rope_dim)) return -1;
     if (!(c->norm_eps > 0.0f) || !(c->rope_theta > 0.0f))
         return err_set(L->err,
                        "%s: layer_norm_rms_epsilon %g and rope.freq_base %g must be "
@@ -189,10 +191,10 @@ static int read_config(loader *L, model_config *c) {
                        (unsigned long long)emb->ne[1]);
     c->vocab_size = (int)emb->ne[1];
     int vocab = c->vocab_size;
-    if (opt_int(L, "llama.vocab_size", &vocab)) return -1;
+    if (opt_int(L, K(L, ARCH_KV_VOCAB_SIZE), &vocab)) return -1;
     if (vocab != c->vocab_size)
-        return err_set(L->err, "%s: llama.vocab_size %d differs from token_embd.weight's %d rows",
-                       L->path, vocab, c->vocab_size);
+        return err_set(L->err, "%s: %s %d differs from token_embd.weight's %d rows", L->path,
+                       L->key, vocab, c->vocab_size);
     /* The vocabulary in the same file must match it, or ids it produces would index past
      * the embedding (llama.cpp requires the same equality). */
     uint64_t n_tokens;
@@ -220,47 +222,37 @@ static int read_config(loader *L, model_config *c) {
     return check_unsupported(L, c);
 }
 
+/* Binds tensor t of layer l (or the model-wide one) where the tensor table says, if the
+ * architecture has it; an optional tensor may be missing. */
+static int bind_tensor(loader *L, model *m, arch_tensor t, int l) {
+    const arch_tensor_info *ti = arch_tensor_get(t);
+    char name[64];
+    arch_tensor_name(t, l, name, sizeof name);
+    if (L->arch->tensors[t] == ARCH_OPTIONAL && !gguf_find_tensor(L->g, name)) return 0;
+    int rows = arch_dim_value(&m->cfg, ti->rows), cols = arch_dim_value(&m->cfg, ti->cols);
+    if (ti->vector) return bind_norm(L, name, cols, arch_vector(m, t, l));
+    return bind_matrix(L, name, rows, cols, arch_matrix(m, t, l));
+}
+
 static int bind_weights(loader *L, model *m) {
     const model_config *c = &m->cfg;
-    char name[64];
-    if (bind_matrix(L, "token_embd.weight", c->vocab_size, c->dim, &m->tok_embd) ||
-        bind_norm(L, "output_norm.weight", c->dim, &m->rms_final))
-        return -1;
-    if (gguf_find_tensor(L->g, "output.weight")) {
-        if (bind_matrix(L, "output.weight", c->vocab_size, c->dim, &m->wcls)) return -1;
-    } else {
-        m->wcls = m->tok_embd; /* tied embeddings */
-    }
-    for (int l = 0; l < c->n_layers; l++) {
-        model_layer *y = &m->layers[l];
-        struct {
-            const char *suffix;
-            wmat *w;
-            int rows, cols;
-        } mats[] = {
-            {"attn_q", &y->wq, c->dim, c->dim},
-            {"attn_k", &y->wk, c->kv_dim, c->dim},
-            {"attn_v", &y->wv, c->kv_dim, c->dim},
-            {"attn_output", &y->wo, c->dim, c->dim},
-            {"ffn_gate", &y->w1, c->hidden_dim, c->dim},
-            {"ffn_down", &y->w2, c->dim, c->hidden_dim},
-            {"ffn_up", &y->w3, c->hidden_dim, c->dim},
-        };
-        for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
-            snprintf(name, sizeof name, "blk.%d.%s.weight", l, mats[i].suffix);
-            if (bind_matrix(L, name, mats[i].rows, mats[i].cols, mats[i].w)) return -1;
-        }
-        snprintf(name, sizeof name, "blk.%d.attn_norm.weight", l);
-        if (bind_norm(L, name, c->dim, &y->rms_att)) return -1;
-        snprintf(name, sizeof name, "blk.%d.ffn_norm.weight", l);
-        if (bind_norm(L, name, c->dim, &y->rms_ffn)) return -1;
-    }
+    const unsigned char *has = L->arch->tensors;
+    for (int t = 0; t < ARCH_T_COUNT; t++) /* model-wide tensors first, then layer by layer */
+        if (has[t] && !arch_tensor_get((arch_tensor)t)->per_layer &&
+            bind_tensor(L, m, (arch_tensor)t, 0))
+            return -1;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int t = 0; t < ARCH_T_COUNT; t++)
+            if (has[t] && arch_tensor_get((arch_tensor)t)->per_layer &&
+                bind_tensor(L, m, (arch_tensor)t, l))
+                return -1;
+    if (!m->wcls.data) m->wcls = m->tok_embd; /* no output.weight: tied embeddings */
     for (int i = 0; i < gguf_tensor_count(L->g); i++)
         if (!L->used[i])
             return err_set(L->err,
-                           "%s: tensor '%.60s' is not part of a plain Llama model; refusing to "
+                           "%s: tensor '%.60s' is not part of a plain %s model; refusing to "
                            "ignore it",
-                           L->path, gguf_tensor_at(L->g, i)->name);
+                           L->path, gguf_tensor_at(L->g, i)->name, L->arch->title);
     m->main_type = c->n_layers > 0 ? m->layers[0].wq.type : m->tok_embd.type;
     return 0;
 }
@@ -274,7 +266,8 @@ int model_open_gguf(model **out, const char *path, char *err) {
     gguf *g;
     if (gguf_open(&g, path, err)) return -1;
     model *m = calloc(1, sizeof *m);
-    loader L = {g, path, calloc((size_t)gguf_tensor_count(g) + 1, 1), err};
+    loader L = {
+        .g = g, .path = path, .used = calloc((size_t)gguf_tensor_count(g) + 1, 1), .err = err};
     if (!m || !L.used) {
         err_set(err, "%s: out of memory", path);
         goto fail;
@@ -288,6 +281,7 @@ int model_open_gguf(model **out, const char *path, char *err) {
         err_set(err, "%s: out of memory for %d layers", path, m->cfg.n_layers);
         goto fail;
     }
+    m->arch = L.arch;
     if (bind_weights(&L, m)) goto fail;
     free(L.used);
     *out = m;

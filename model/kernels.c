@@ -19,7 +19,9 @@ float kern_f16_to_f32(uint16_t h) {
             bits = sign;
         } else { /* subnormal: normalise */
             int e = -1;
-            do { man <<= 1, e++; } while (!(man & 1024));
+            do {
+                man <<= 1, e++;
+            } while (!(man & 1024));
             bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 1023) << 13;
         }
     } else if (exp == 31) {
@@ -166,7 +168,8 @@ static void scalar_matmul_widen(kern_to_float_fn to_float, const unsigned char *
     float row[K];
     for (int r = 0; r < rows; r++) {
         to_float(w + (size_t)r * ldw, row, K);
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + r] = kern_dot_ref(row, x + (size_t)t * ldx, K);
+        for (int t = 0; t < T; t++)
+            y[(size_t)t * ldy + r] = kern_dot_ref(row, x + (size_t)t * ldx, K);
     }
 }
 
@@ -227,7 +230,9 @@ int kern_isa_use(kern_isa isa) {
     return 0;
 }
 
-const char *kern_simd_name(void) { return kern_isa_name(kern_isa_active()); }
+const char *kern_simd_name(void) {
+    return kern_isa_name(kern_isa_active());
+}
 
 void kern_matmul_isa(kern_isa isa, const wmat *w, int r0, int r1, const float *x, int ldx, int T,
                      float *y, int ldy) {
@@ -247,8 +252,7 @@ void kern_matmul_isa(kern_isa isa, const wmat *w, int r0, int r1, const float *x
                                    (size_t)ldy, streams);
 }
 
-void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
-                 int ldy) {
+void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y, int ldy) {
     kern_matmul_isa(kern_isa_active(), w, r0, r1, x, ldx, T, y, ldy);
 }
 
@@ -256,7 +260,9 @@ float kern_dot(const float *a, const float *b, int n) {
     return isa_ops[kern_isa_active()]->dot(a, b, n);
 }
 
-float kern_sum(const float *a, int n) { return isa_ops[kern_isa_active()]->sum(a, n); }
+float kern_sum(const float *a, int n) {
+    return isa_ops[kern_isa_active()]->sum(a, n);
+}
 
 void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
                  const int *slots, int n, float *scratch, float *out) {
@@ -267,7 +273,9 @@ float kern_dot_isa(kern_isa isa, const float *a, const float *b, int n) {
     return isa_ops[isa]->dot(a, b, n);
 }
 
-float kern_sum_isa(kern_isa isa, const float *a, int n) { return isa_ops[isa]->sum(a, n); }
+float kern_sum_isa(kern_isa isa, const float *a, int n) {
+    return isa_ops[isa]->sum(a, n);
+}
 
 void kern_attend_isa(kern_isa isa, const float *q, int hs, const float *k, const float *v,
                      size_t stride, const int *slots, int n, float *scratch, float *out) {

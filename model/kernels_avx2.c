@@ -66,16 +66,20 @@ static float avx2_dot(const float *a, const float *b, int n) {
 
 /* A block of rt <= TILE_R rows against all T tokens in tiles of TILE_T. */
 #define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy)
-static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_t ldx, int T,
-                       int K, float *y, size_t ldy) {
+static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_t ldx, int T, int K,
+                       float *y, size_t ldy) {
     int t = 0;
     for (; t + TILE_T <= T; t += TILE_T) {
-        if (rt == 1) TILE_CASE(1, TILE_T);
-        else TILE_CASE(2, TILE_T);
+        if (rt == 1)
+            TILE_CASE(1, TILE_T);
+        else
+            TILE_CASE(2, TILE_T);
     }
     for (; t < T; t++) {
-        if (rt == 1) TILE_CASE(1, 1);
-        else TILE_CASE(2, 1);
+        if (rt == 1)
+            TILE_CASE(1, 1);
+        else
+            TILE_CASE(2, 1);
     }
 }
 
@@ -87,8 +91,8 @@ static void matmul_f32(const float *w, size_t ldw, int rows, int K, const float 
     }
 }
 
-void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
-                   size_t ldx, int T, float *y, size_t ldy, int streams) {
+void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
+                   int T, float *y, size_t ldy, int streams) {
     (void)streams;
     matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy);
 }

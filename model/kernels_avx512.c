@@ -35,15 +35,15 @@ static inline float fold512(__m512 a) {
  * instead of 7. Lane 4k+m of the result holds the fold of a[4m+k]. */
 static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]) {
     __m512 l1[8], l2[4], l3[2];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int p = 0; p < 8; p++) /* lanes j + j+8: [a.lo8, b.lo8] + [a.hi8, b.hi8] */
         l1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
                               _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int p = 0; p < 4; p++) /* j + j+4 within each accumulator's 8 */
         l2[p] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0x88),
                               _mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0xDD));
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int p = 0; p < 2; p++) /* j + j+2 */
         l3[p] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0x44),
                               _mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0xEE));
@@ -63,8 +63,8 @@ static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const uns
     case WTYPE_F16:
         return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k));
     case WTYPE_BF16:
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k)), 16));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k)), 16));
     default:
         return _mm512_maskz_loadu_ps(m, (const float *)p + k);
     }
@@ -84,15 +84,15 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned 
  * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
  * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
  * not stored. pf > 0 prefetches each row pf bytes ahead of where it is read. */
-static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w,
-                                                       size_t ldw, int RT, int rows,
-                                                       const float *x, size_t ldx, int TT, int K,
-                                                       float *y, size_t ldy, int pf) {
+static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
+                                                       int RT, int rows, const float *x, size_t ldx,
+                                                       int TT, int K, float *y, size_t ldy,
+                                                       int pf) {
     __m512 acc[16];
     const unsigned char *wr[16];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
     if (WT == WTYPE_Q8_0) {
         /* K is whole blocks: the scale is widened once per block and row, the two 16-lane
@@ -101,50 +101,52 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         for (int k = 0; k < K; k += 32) {
             __m512 d[16];
             if (pf) {
-                #pragma GCC unroll 16
+#pragma GCC unroll 16
                 for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf);
             }
-            #pragma GCC unroll 16
+#pragma GCC unroll 16
             for (int i = 0; i < RT; i++) {
                 uint16_t h;
                 memcpy(&h, wr[i], 2);
                 d[i] = _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
             }
-            #pragma GCC unroll 2
+#pragma GCC unroll 2
             for (int half = 0; half < 2; half++) { /* the block's two 16-lane steps, in order */
                 __m512 wv[16];
-                #pragma GCC unroll 16
+#pragma GCC unroll 16
                 for (int i = 0; i < RT; i++) {
                     __m128i q8 = _mm_loadu_si128((const __m128i *)(wr[i] + 2 + 16 * half));
                     wv[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)), d[i]);
                 }
-                #pragma GCC unroll 16
+#pragma GCC unroll 16
                 for (int t = 0; t < TT; t++) {
                     __m512 xv = _mm512_loadu_ps(x + t * ldx + k + 16 * half);
-                    #pragma GCC unroll 16
+#pragma GCC unroll 16
                     for (int i = 0; i < RT; i++) {
                         int n = ACC_FOR_LANE(t * RT + i);
                         acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
                     }
                 }
             }
-            #pragma GCC unroll 16
+#pragma GCC unroll 16
             for (int i = 0; i < RT; i++) wr[i] += 34;
         }
     } else {
         for (int k = 0; k < K; k += KERN_LANES) {
-            __mmask16 m = K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+            __mmask16 m =
+                K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
             __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
             if (pf) {
-                #pragma GCC unroll 16
-                for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k);
+#pragma GCC unroll 16
+                for (int i = 0; i < RT; i++)
+                    prefetch_ahead(wr[i], pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k);
             }
-            #pragma GCC unroll 16
+#pragma GCC unroll 16
             for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
-            #pragma GCC unroll 16
+#pragma GCC unroll 16
             for (int t = 0; t < TT; t++) {
                 __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ldx + k);
-                #pragma GCC unroll 16
+#pragma GCC unroll 16
                 for (int i = 0; i < RT; i++) {
                     int n = ACC_FOR_LANE(t * RT + i);
                     acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
@@ -153,14 +155,15 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         }
     }
     if (RT * TT <= 4) { /* few accumulators: fold each (the same additions, fewer wasted) */
-        #pragma GCC unroll 16
+#pragma GCC unroll 16
         for (int t = 0; t < TT; t++)
-            for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
+            for (int i = 0; i < rows && i < RT; i++)
+                y[t * ldy + i] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
         return;
     }
     float out[16];
     _mm512_storeu_ps(out, fold16x16(acc));
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int t = 0; t < TT; t++)
         for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = out[t * RT + i];
 }
@@ -172,7 +175,8 @@ static float avx512_dot(const float *a, const float *b, int n) {
         acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), acc);
     if (k < n) {
         __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
-        acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k), _mm512_maskz_loadu_ps(m, b + k), acc);
+        acc =
+            _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + k), _mm512_maskz_loadu_ps(m, b + k), acc);
     }
     return fold512(acc);
 }
@@ -181,22 +185,26 @@ static float avx512_sum(const float *a, int n) {
     __m512 acc = _mm512_setzero_ps();
     int k = 0;
     for (; k + KERN_LANES <= n; k += KERN_LANES) acc = _mm512_add_ps(acc, _mm512_loadu_ps(a + k));
-    if (k < n) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps((__mmask16)((1u << (n - k)) - 1), a + k));
+    if (k < n)
+        acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps((__mmask16)((1u << (n - k)) - 1), a + k));
     return fold512(acc);
 }
 
 static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation for operation */
     x = _mm512_max_ps(x, _mm512_set1_ps(KERN_EXP_LO));
-    __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(KERN_EXP_L2E)), _mm512_set1_ps(KERN_EXP_SHIFTER));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(KERN_EXP_L2E)),
+                             _mm512_set1_ps(KERN_EXP_SHIFTER));
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(KERN_EXP_SHIFTER));
     __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(KERN_EXP_C1)));
     r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(KERN_EXP_C2)));
     __m512 p = _mm512_set1_ps(kern_exp_poly[0]);
-    for (int i = 1; i < 6; i++) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kern_exp_poly[i]));
+    for (int i = 1; i < 6; i++)
+        p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kern_exp_poly[i]));
     __m512 r2 = _mm512_mul_ps(r, r);
     p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
     p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
@@ -217,7 +225,8 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
                 a = _mm512_fmadd_ps(_mm512_loadu_ps(q + c), _mm512_loadu_ps(kr + c), a);
             if (c < hs) {
                 __mmask16 m = (__mmask16)((1u << (hs - c)) - 1);
-                a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + c), _mm512_maskz_loadu_ps(m, kr + c), a);
+                a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + c),
+                                    _mm512_maskz_loadu_ps(m, kr + c), a);
             }
             acc[ACC_FOR_LANE(j)] = a;
         }
@@ -239,20 +248,24 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
     /* values: four FMA chains per column (keys 0, 1, 2, 3 mod 4), as the reference */
     for (int c = 0; c < hs; c += KERN_LANES) {
         __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
-        __m512 o[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        __m512 o[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                       _mm512_setzero_ps()};
         int s = 0;
         if (slots) {
             for (; s + 4 <= n; s += 4)
                 for (int j = 0; j < 4; j++)
-                    o[j] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s + j]),
-                                           _mm512_maskz_loadu_ps(m, v + (size_t)slots[s + j] * stride + c), o[j]);
+                    o[j] = _mm512_fmadd_ps(
+                        _mm512_set1_ps(scratch[s + j]),
+                        _mm512_maskz_loadu_ps(m, v + (size_t)slots[s + j] * stride + c), o[j]);
             for (; s < n; s++)
-                o[s % 4] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s]),
-                                           _mm512_maskz_loadu_ps(m, v + (size_t)slots[s] * stride + c), o[s % 4]);
+                o[s % 4] = _mm512_fmadd_ps(
+                    _mm512_set1_ps(scratch[s]),
+                    _mm512_maskz_loadu_ps(m, v + (size_t)slots[s] * stride + c), o[s % 4]);
         } else {
             for (; s < n; s++)
-                o[s % 4] = _mm512_fmadd_ps(_mm512_set1_ps(scratch[s]),
-                                           _mm512_maskz_loadu_ps(m, v + (size_t)s * stride + c), o[s % 4]);
+                o[s % 4] =
+                    _mm512_fmadd_ps(_mm512_set1_ps(scratch[s]),
+                                    _mm512_maskz_loadu_ps(m, v + (size_t)s * stride + c), o[s % 4]);
         }
         __m512 r = _mm512_add_ps(_mm512_add_ps(o[0], o[1]), _mm512_add_ps(o[2], o[3]));
         _mm512_mask_storeu_ps(out + c, m, _mm512_div_ps(r, vsum));
@@ -287,18 +300,22 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
         const unsigned char *wr = w + r * ldw;
         const float *xr = x + t0 * ldx;
         float *yr = y + t0 * ldy + r;
-        if (rem == 1 && streams) tile(WT, wr, ldw, 2, rt, xr, ldx, 1, K, yr, ldy, pf);
-        else if (rem == 1 && WT == WTYPE_Q8_0) tile(WT, wr, ldw, 8, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 1) tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 2) tile(WT, wr, ldw, 8, rt, xr, ldx, 2, K, yr, ldy, pf);
-        else tile(WT, wr, ldw, 5, rt, xr, ldx, 3, K, yr, ldy, pf);
+        if (rem == 1 && streams)
+            tile(WT, wr, ldw, 2, rt, xr, ldx, 1, K, yr, ldy, pf);
+        else if (rem == 1 && WT == WTYPE_Q8_0)
+            tile(WT, wr, ldw, 8, rt, xr, ldx, 1, K, yr, ldy, 0);
+        else if (rem == 1)
+            tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy, 0);
+        else if (rem == 2)
+            tile(WT, wr, ldw, 8, rt, xr, ldx, 2, K, yr, ldy, pf);
+        else
+            tile(WT, wr, ldw, 5, rt, xr, ldx, 3, K, yr, ldy, pf);
     }
 }
 
-
 /* The tiles of the weight-type table (wtype.c). */
 #define TYPED(fn, WT)                                                                              \
-    void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,      \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
             int T, float *y, size_t ldy, int streams) {                                            \
         matmul_typed(WT, w, ldw, rows, K, x, ldx, T, y, ldy, streams);                             \
     }
@@ -317,8 +334,8 @@ static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *
     for (int r = 0; r < rows; r += n) {
         int rt = rows - r < n ? rows - r : n;
         for (int i = 0; i < rt; i++) to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K);
-        matmul_typed(WTYPE_F32, (const unsigned char *)buf, 4 * (size_t)K, rt, K, x, ldx, T,
-                     y + r, ldy, 0);
+        matmul_typed(WTYPE_F32, (const unsigned char *)buf, 4 * (size_t)K, rt, K, x, ldx, T, y + r,
+                     ldy, 0);
     }
 }
 

@@ -50,8 +50,8 @@ static inline int kern_widen_rows(int K) {
 #define KERN_X86 1
 extern const kern_isa_ops kern_isa_avx2_ops, kern_isa_avx512_ops;
 /* Tiles named in the weight-type table. */
-void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
-                   size_t ldx, int T, float *y, size_t ldy, int streams);
+void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
+                   int T, float *y, size_t ldy, int streams);
 void kern_avx512_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
                      size_t ldx, int T, float *y, size_t ldy, int streams);
 void kern_avx512_f16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,

@@ -54,6 +54,7 @@ typedef struct model {
     const float *rms_final;   /* [dim] */
     wmat wcls;                /* [vocab x dim]; aliases tok_embd when shared */
     const char *format;       /* "llama2c", "llama2c-v1", "gguf", "synthetic" */
+    const struct model_arch *arch; /* its row of the architecture table (arch.h); NULL: llama */
     wtype main_type;          /* storage type of the big matrices */
     char path[1024];
     void *map;                /* the mmapped file, or NULL */

@@ -45,22 +45,44 @@ static void q8_0_to_float(const void *src, float *dst, int n) {
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+/* file_type is llama.cpp's enum llama_ftype (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q8_0 7,
+ * MOSTLY_BF16 32). */
 /* ggml type ids (ggml.h enum ggml_type). */
 enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q8_0 = 8, GGML_BF16 = 30 };
 
 static const wtype_traits table[WTYPE_COUNT] = {
-    [WTYPE_F32] = {.name = "f32", .ggml_type = GGML_F32, .block = 1, .block_bytes = 4,
-                   .align = 4, .to_float = f32_to_float,
+    [WTYPE_F32] = {.name = "f32",
+                   .ggml_type = GGML_F32,
+                   .block = 1,
+                   .block_bytes = 4,
+                   .align = 4,
+                   .file_type = 0,
+                   .to_float = f32_to_float,
                    .exact.isa = {[KERN_ISA_AVX2] = KERN_X86_FN(kern_avx2_f32),
                                  [KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_f32)}},
-    [WTYPE_F16] = {.name = "f16", .ggml_type = GGML_F16, .block = 1, .block_bytes = 2,
-                   .align = 2, .to_float = f16_to_float,
+    [WTYPE_F16] = {.name = "f16",
+                   .ggml_type = GGML_F16,
+                   .block = 1,
+                   .block_bytes = 2,
+                   .align = 2,
+                   .file_type = 1,
+                   .to_float = f16_to_float,
                    .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_f16)}},
-    [WTYPE_BF16] = {.name = "bf16", .ggml_type = GGML_BF16, .block = 1, .block_bytes = 2,
-                    .align = 2, .to_float = bf16_to_float,
+    [WTYPE_BF16] = {.name = "bf16",
+                    .ggml_type = GGML_BF16,
+                    .block = 1,
+                    .block_bytes = 2,
+                    .align = 2,
+                    .file_type = 32,
+                    .to_float = bf16_to_float,
                     .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_bf16)}},
-    [WTYPE_Q8_0] = {.name = "q8_0", .ggml_type = GGML_Q8_0, .block = 32, .block_bytes = 34,
-                    .align = 2, .to_float = q8_0_to_float,
+    [WTYPE_Q8_0] = {.name = "q8_0",
+                    .ggml_type = GGML_Q8_0,
+                    .block = 32,
+                    .block_bytes = 34,
+                    .align = 2,
+                    .file_type = 7,
+                    .to_float = q8_0_to_float,
                     .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_q8_0)}},
 };
 

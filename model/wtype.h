@@ -20,26 +20,24 @@
 
 /* Storage type of a weight matrix (decbench's numbering, dense; the ggml id is in the row).
  * Kernels read each type in place (no up-conversion of the model). */
-typedef enum {
-    WTYPE_F32 = 0,
-    WTYPE_F16 = 1,
-    WTYPE_BF16 = 2,
-    WTYPE_Q8_0 = 3,
-    WTYPE_COUNT
-} wtype;
+typedef enum { WTYPE_F32 = 0, WTYPE_F16 = 1, WTYPE_BF16 = 2, WTYPE_Q8_0 = 3, WTYPE_COUNT } wtype;
 
 /* The instruction sets a kernel may be written for. Every type runs on every ISA: a row
  * without a tile for an ISA goes through that ISA's generic path (rows widened with to_float,
  * then its f32 tile), which gives the same bits, only slower. */
-typedef enum { KERN_ISA_SCALAR = 0, KERN_ISA_AVX2 = 1, KERN_ISA_AVX512 = 2, KERN_ISA_COUNT } kern_isa;
+typedef enum {
+    KERN_ISA_SCALAR = 0,
+    KERN_ISA_AVX2 = 1,
+    KERN_ISA_AVX512 = 2,
+    KERN_ISA_COUNT
+} kern_isa;
 
 /* A matrix kernel for one type: y[t * ldy + r] = dot(row r of w, x + t * ldx) for r in
  * [0, rows), t in [0, T); rows are ldw bytes apart and K values long. `streams` says whether
  * the whole matrix (not just these rows) is too big for the cache, which decides the tiling
  * and software prefetch (kernels.c). */
-typedef void (*wtype_matmul_fn)(const unsigned char *w, size_t ldw, int rows, int K,
-                                const float *x, size_t ldx, int T, float *y, size_t ldy,
-                                int streams);
+typedef void (*wtype_matmul_fn)(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                                size_t ldx, int T, float *y, size_t ldy, int streams);
 
 /* The kernels of one kernel mode, per ISA (NULL: the ISA's generic path). */
 typedef struct {
@@ -52,6 +50,7 @@ typedef struct {
     int block;          /* values per block (1 for plain floats) */
     int block_bytes;    /* bytes per block */
     int align;          /* alignment of the data the kernels rely on, in bytes */
+    int file_type;      /* llama.cpp's general.file_type of a file mostly of this type */
     /* n values (a multiple of block) from blocks at src, exactly as ggml dequantizes them */
     void (*to_float)(const void *src, float *dst, int n);
     /* the exact kernels (kernels.h's canonical order). A second kernel mode (e.g. int8

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model/arch.h"
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
@@ -931,7 +932,39 @@ static void test_model_tiny(void) {
     CHECK(model_open_gguf(&m, test_tmp("missing.gguf"), err) == -1 && strstr(err, "cannot open"));
 }
 
+/* The architecture table formats llama.cpp's keys and names; every tensor of a loaded model is
+ * bound where the table says. */
+static void test_arch_table(void) {
+    char k[ARCH_KEY_LEN], name[64];
+    const model_arch *a = arch_find("llama");
+    CHECK(a && a == arch_default() && arch_find("gpt2") == NULL && arch_find(NULL) == NULL);
+    CHECK(strcmp(arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), "llama.context_length") == 0);
+    CHECK(strcmp(arch_key(a, ARCH_KV_RMS_EPS, k), "llama.attention.layer_norm_rms_epsilon") == 0);
+    arch_tensor_name(ARCH_T_FFN_DOWN, 11, name, sizeof name);
+    CHECK(strcmp(name, "blk.11.ffn_down.weight") == 0);
+    arch_tensor_name(ARCH_T_OUTPUT, 11, name, sizeof name);
+    CHECK(strcmp(name, "output.weight") == 0);
+    char names[64];
+    arch_names(names, sizeof names);
+    CHECK(strstr(names, "'llama'") != NULL);
+    char err[ERR_LEN];
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, test_shared("models/quantized/xs_Q8_0.gguf"), err) == 0, "%s", err);
+    if (!m) return;
+    CHECK(m->arch == a);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        CHECK(arch_matrix(m, ARCH_T_ATTN_K, l) == &m->layers[l].wk);
+        CHECK(*arch_vector(m, ARCH_T_FFN_NORM, l) == m->layers[l].rms_ffn);
+        CHECK(arch_vector(m, ARCH_T_ATTN_K, l) == NULL &&
+              arch_matrix(m, ARCH_T_FFN_NORM, l) == NULL);
+    }
+    CHECK(arch_matrix(m, ARCH_T_OUTPUT, 0) == &m->wcls &&
+          *arch_vector(m, ARCH_T_OUTPUT_NORM, 0) == m->rms_final);
+    model_close(m);
+}
+
 int main(void) {
+    test_arch_table();
     test_vocab_file();
     test_type_table();
     test_writer_round_trip(0);

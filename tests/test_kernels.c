@@ -66,7 +66,8 @@ static void test_matmul_small(rng_state *r) {
         const wtype_traits *tt = wtype_get((wtype)t);
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
             int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 9;
-            if (tt->block > 1 && ki > 0 && K == (Ks[ki - 1] + tt->block - 1) / tt->block * tt->block)
+            if (tt->block > 1 && ki > 0 &&
+                K == (Ks[ki - 1] + tt->block - 1) / tt->block * tt->block)
                 continue; /* the same K again */
             unsigned char *w = random_matrix(r, (wtype)t, R, K);
             float *x = malloc(sizeof(float) * T * K);
@@ -120,8 +121,8 @@ static void test_matmul_streaming(rng_state *r) {
                           in, tt->name, R, K, n);
                 memset(y1, 0, sizeof(float) * 6 * R);
                 for (int c = 0; c + 1 < 5; c++)
-                    kern_matmul_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], x, K, n,
-                                    y1 + cuts[c], R);
+                    kern_matmul_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], x, K, n, y1 + cuts[c],
+                                    R);
                 CHECK_MSG(same_rows(y1, y2, n, R, R), "%s large %s matrix in shares, T=%d differs",
                           in, tt->name, n);
             }
@@ -165,7 +166,8 @@ static void test_table(rng_state *r) {
 static void test_attend(rng_state *r) {
     for (int hs = 2; hs <= 80; hs += hs < 16 ? 2 : 16) {
         int n = 3 + (int)rng_below(r, 300), stride = hs * 3;
-        float *k = malloc(sizeof(float) * (size_t)n * stride), *v = malloc(sizeof(float) * (size_t)n * stride);
+        float *k = malloc(sizeof(float) * (size_t)n * stride),
+              *v = malloc(sizeof(float) * (size_t)n * stride);
         float qv[80], o1[80], o2[80], *sc = malloc(sizeof(float) * n);
         int *slots = malloc(sizeof(int) * n);
         for (int i = 0; i < n * stride; i++) k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
@@ -178,8 +180,8 @@ static void test_attend(rng_state *r) {
                 kern_attend_isa((kern_isa)isa, qv, hs, k, v, stride, use_slots ? slots : NULL, n,
                                 sc, o1);
                 kern_attend_ref(qv, hs, k, v, stride, use_slots ? slots : NULL, n, sc, o2);
-                CHECK_MSG(memcmp(o1, o2, sizeof(float) * hs) == 0, "%s kern_attend hs=%d n=%d differs",
-                          in, hs, n);
+                CHECK_MSG(memcmp(o1, o2, sizeof(float) * hs) == 0,
+                          "%s kern_attend hs=%d n=%d differs", in, hs, n);
             }
             float s1 = kern_sum_isa((kern_isa)isa, k, n), s2 = kern_sum_ref(k, n);
             CHECK_MSG(memcmp(&s1, &s2, 4) == 0, "%s kern_sum n=%d", in, n);

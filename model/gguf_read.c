@@ -1,4 +1,4 @@
-/* gguf.c: the GGUF reader (mmap + full validation up front) and writer. See gguf.h. */
+/* gguf_read.c: the GGUF reader: mmap + full validation up front, then O(1) getters. See gguf.h. */
 #include "model/gguf.h"
 
 #include <errno.h>
@@ -15,54 +15,8 @@
 #include "util/hash.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "gguf.c reads little-endian files by memcpy and needs a little-endian host"
+#error "gguf_read.c reads little-endian files by memcpy and needs a little-endian host"
 #endif
-
-/* ---- ggml types ------------------------------------------------------------------------ */
-
-/* Block geometry of every ggml type a GGUF file may hold (ggml.h / ggml.c type traits);
- * ids 4, 5, 31-33 and 36-38 were removed from ggml and are rejected as unknown. */
-static const struct {
-    const char *name;
-    uint16_t block_elems, block_bytes;
-} type_traits[] = {
-    [0] = {"F32", 1, 4},         [1] = {"F16", 1, 2},         [2] = {"Q4_0", 32, 18},
-    [3] = {"Q4_1", 32, 20},      [6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},
-    [8] = {"Q8_0", 32, 34},      [9] = {"Q8_1", 32, 36},      [10] = {"Q2_K", 256, 84},
-    [11] = {"Q3_K", 256, 110},   [12] = {"Q4_K", 256, 144},   [13] = {"Q5_K", 256, 176},
-    [14] = {"Q6_K", 256, 210},   [15] = {"Q8_K", 256, 292},   [16] = {"IQ2_XXS", 256, 66},
-    [17] = {"IQ2_XS", 256, 74},  [18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},
-    [20] = {"IQ4_NL", 32, 18},   [21] = {"IQ3_S", 256, 110},  [22] = {"IQ2_S", 256, 82},
-    [23] = {"IQ4_XS", 256, 136}, [24] = {"I8", 1, 1},         [25] = {"I16", 1, 2},
-    [26] = {"I32", 1, 4},        [27] = {"I64", 1, 8},        [28] = {"F64", 1, 8},
-    [29] = {"IQ1_M", 256, 56},   [30] = {"BF16", 1, 2},       [34] = {"TQ1_0", 256, 54},
-    [35] = {"TQ2_0", 256, 66},   [39] = {"MXFP4", 32, 17},    [40] = {"NVFP4", 64, 36},
-    [41] = {"Q1_0", 128, 18},
-};
-#define N_TYPES (sizeof type_traits / sizeof type_traits[0])
-
-const char *gguf_type_name(uint32_t type) {
-    return type < N_TYPES ? type_traits[type].name : NULL;
-}
-
-int gguf_type_block(uint32_t type, uint64_t *block_elems, uint64_t *block_bytes) {
-    if (!gguf_type_name(type)) return -1;
-    *block_elems = type_traits[type].block_elems;
-    *block_bytes = type_traits[type].block_bytes;
-    return 0;
-}
-
-/* Byte size of a scalar metadata value type, 0 for STRING/ARRAY, -1 for an unknown id. */
-static int vtype_size(uint32_t t) {
-    static const int sizes[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-    return t < sizeof sizes / sizeof sizes[0] ? sizes[t] : -1;
-}
-
-static const char *vtype_name(uint32_t t) {
-    static const char *names[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
-                                  "bool", "string", "array", "u64", "i64", "f64"};
-    return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
-}
 
 /* ---- reader state ---------------------------------------------------------------------- */
 
@@ -224,7 +178,7 @@ static int get_name(cursor *c, gguf_str *s, const char *what) {
 static int parse_value(cursor *c, gguf_kv *kv) {
     gguf *g = c->g;
     char msg[160];
-    int sz = vtype_size(kv->type);
+    int sz = gguf_vtype_size(kv->type);
     kv->str_off = -1;
     kv->val = g->map + c->pos;
     if (sz < 0) {
@@ -247,7 +201,7 @@ static int parse_value(cursor *c, gguf_kv *kv) {
     if (get_u32(c, &kv->elem, "array element type") || get_u64(c, &kv->n, "array length"))
         return -1;
     kv->val = g->map + c->pos;
-    int esz = vtype_size(kv->elem);
+    int esz = gguf_vtype_size(kv->elem);
     if (kv->elem == GGUF_ARRAY) return fail(c, "nested arrays are not supported");
     if (esz < 0) {
         snprintf(msg, sizeof msg, "unknown array element type %u", kv->elem);
@@ -257,7 +211,7 @@ static int parse_value(cursor *c, gguf_kv *kv) {
         if (kv->n > left(c) / (uint64_t)esz) {
             snprintf(msg, sizeof msg,
                      "array of %llu %s needs more than the %zu bytes left (truncated or corrupt)",
-                     (unsigned long long)kv->n, vtype_name(kv->elem), left(c));
+                     (unsigned long long)kv->n, gguf_vtype_name(kv->elem), left(c));
             return fail(c, msg);
         }
         if (kv->elem == GGUF_BOOL)
@@ -454,7 +408,7 @@ static int read_alignment(cursor *c) {
         if (g->kv[i].type == GGUF_U32) memcpy(&a, g->kv[i].val, 4);
         if (g->kv[i].type != GGUF_U32 || a == 0 || (a & (a - 1)))
             return err_set(c->err, "%s: general.alignment must be a u32 power of two (found %s %u)",
-                           g->path, vtype_name(g->kv[i].type), a);
+                           g->path, gguf_vtype_name(g->kv[i].type), a);
         g->alignment = a;
     }
     return 0;
@@ -595,9 +549,9 @@ static const gguf_kv *lookup(const gguf *g, const char *key, char *err) {
 static int wrong_type(const gguf *g, const gguf_kv *kv, const char *want, char *err) {
     if (kv->type == GGUF_ARRAY)
         return err_set(err, "%s: key '%s' should be %s but is an array of %s", g->path, kv->key,
-                       want, vtype_name(kv->elem));
+                       want, gguf_vtype_name(kv->elem));
     return err_set(err, "%s: key '%s' should be %s but is %s", g->path, kv->key, want,
-                   vtype_name(kv->type));
+                   gguf_vtype_name(kv->type));
 }
 
 /* An integer value of type t at p, as sign + magnitude (so any type compares exactly). */
@@ -752,7 +706,7 @@ int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint6
     if (!kv) return -1;
     if (kv->elem != (uint32_t)elem_type)
         return err_set(err, "%s: key '%s' should be an array of %s but holds %s", g->path, key,
-                       vtype_name(elem_type), vtype_name(kv->elem));
+                       gguf_vtype_name(elem_type), gguf_vtype_name(kv->elem));
     *n = kv->n;
     return 0;
 }
@@ -767,7 +721,7 @@ int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, cha
 int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
     const gguf_kv *kv = lookup_array(g, key, is_int, "an array of integers", err);
     if (!kv || check_len(g, kv, n, err)) return -1;
-    int esz = vtype_size(kv->elem);
+    int esz = gguf_vtype_size(kv->elem);
     for (uint64_t i = 0; i < n; i++) {
         int neg = 0;
         uint64_t m = 0;
@@ -787,225 +741,5 @@ int gguf_get_arr_str(const gguf *g, const char *key, uint64_t i, gguf_str *out, 
         return err_set(err, "%s: key '%s': index %llu past its %llu elements", g->path, key,
                        (unsigned long long)i, (unsigned long long)kv->n);
     *out = g->strs[kv->first_str + i];
-    return 0;
-}
-
-/* ---- writer ---------------------------------------------------------------------------- */
-
-typedef struct {
-    char *name;
-    uint32_t type, n_dims;
-    uint64_t ne[GGUF_MAX_DIMS];
-    const void *data;
-    uint64_t nbytes, offset;
-} wtensor;
-
-struct gguf_writer {
-    uint32_t alignment;
-    unsigned char *meta; /* serialized key/value pairs */
-    size_t meta_len, meta_cap;
-    char **keys; /* for duplicate detection */
-    uint64_t n_kv;
-    wtensor *t;
-    size_t n_t, cap_t;
-    int failed;
-    char err[ERR_LEN];
-};
-
-static int w_fail(gguf_writer *w, const char *fmt, const char *arg) {
-    if (!w->failed) {
-        snprintf(w->err, sizeof w->err, fmt, arg);
-        w->failed = 1;
-    }
-    return -1;
-}
-
-static int w_bytes(gguf_writer *w, const void *p, size_t n) {
-    if (n == 0) return 0; /* p may be NULL for an empty array */
-    if (w->meta_len + n > w->meta_cap) {
-        size_t cap = w->meta_cap ? w->meta_cap : 4096;
-        while (cap < w->meta_len + n) cap *= 2;
-        unsigned char *m = realloc(w->meta, cap);
-        if (!m) return w_fail(w, "out of memory adding metadata%s", "");
-        w->meta = m;
-        w->meta_cap = cap;
-    }
-    memcpy(w->meta + w->meta_len, p, n);
-    w->meta_len += n;
-    return 0;
-}
-
-static int w_u32(gguf_writer *w, uint32_t v) {
-    return w_bytes(w, &v, 4);
-}
-static int w_u64(gguf_writer *w, uint64_t v) {
-    return w_bytes(w, &v, 8);
-}
-static int w_str(gguf_writer *w, const char *s, uint64_t n) {
-    return w_u64(w, n) || w_bytes(w, s, (size_t)n) ? -1 : 0;
-}
-
-gguf_writer *gguf_writer_new(uint32_t alignment) {
-    gguf_writer *w = calloc(1, sizeof *w);
-    if (!w) return NULL;
-    w->alignment = alignment ? alignment : GGUF_DEFAULT_ALIGNMENT;
-    if (w->alignment & (w->alignment - 1)) {
-        w_fail(w, "alignment must be a power of two%s", "");
-    } else if (alignment && alignment != GGUF_DEFAULT_ALIGNMENT) {
-        gguf_writer_add_u32(w, "general.alignment", alignment);
-    }
-    return w;
-}
-
-void gguf_writer_free(gguf_writer *w) {
-    if (!w) return;
-    for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
-    for (size_t i = 0; i < w->n_t; i++) free(w->t[i].name);
-    free(w->keys);
-    free(w->t);
-    free(w->meta);
-    free(w);
-}
-
-/* Starts a pair: checks the key is new and writes it with the value type. */
-static int w_key(gguf_writer *w, const char *key, gguf_vtype type) {
-    if (w->failed) return -1;
-    if (!key || !key[0]) return w_fail(w, "empty metadata key%s", "");
-    for (uint64_t i = 0; i < w->n_kv; i++)
-        if (strcmp(w->keys[i], key) == 0) return w_fail(w, "metadata key '%s' added twice", key);
-    if (vtype_size((uint32_t)type) < 0) return w_fail(w, "key '%s': unknown value type", key);
-    char **keys = realloc(w->keys, (size_t)(w->n_kv + 1) * sizeof *keys);
-    if (!keys) return w_fail(w, "out of memory adding '%s'", key);
-    w->keys = keys;
-    if (!(keys[w->n_kv] = strdup(key))) return w_fail(w, "out of memory adding '%s'", key);
-    w->n_kv++;
-    return w_str(w, key, strlen(key)) || w_u32(w, (uint32_t)type) ? -1 : 0;
-}
-
-int gguf_writer_add(gguf_writer *w, const char *key, gguf_vtype type, const void *value) {
-    if (type == GGUF_ARRAY) return w_fail(w, "key '%s': use gguf_writer_add_array", key);
-    if (w_key(w, key, type)) return -1;
-    if (type == GGUF_STRING) {
-        const char *s = *(const char *const *)value;
-        return w_str(w, s, strlen(s));
-    }
-    return w_bytes(w, value, (size_t)vtype_size(type));
-}
-
-int gguf_writer_add_array(gguf_writer *w, const char *key, gguf_vtype elem_type, const void *items,
-                          const uint64_t *lens, uint64_t n) {
-    if (elem_type == GGUF_ARRAY || vtype_size((uint32_t)elem_type) < 0)
-        return w_fail(w, "key '%s': bad array element type", key);
-    if (w_key(w, key, GGUF_ARRAY) || w_u32(w, (uint32_t)elem_type) || w_u64(w, n)) return -1;
-    if (elem_type != GGUF_STRING)
-        return w_bytes(w, items, (size_t)(n * (uint64_t)vtype_size((uint32_t)elem_type)));
-    const char *const *strs = items;
-    for (uint64_t i = 0; i < n; i++)
-        if (w_str(w, strs[i], lens ? lens[i] : strlen(strs[i]))) return -1;
-    return 0;
-}
-
-int gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v) {
-    return gguf_writer_add(w, key, GGUF_U32, &v);
-}
-int gguf_writer_add_f32(gguf_writer *w, const char *key, float v) {
-    return gguf_writer_add(w, key, GGUF_F32, &v);
-}
-int gguf_writer_add_bool(gguf_writer *w, const char *key, int v) {
-    uint8_t b = v != 0;
-    return gguf_writer_add(w, key, GGUF_BOOL, &b);
-}
-int gguf_writer_add_str(gguf_writer *w, const char *key, const char *v) {
-    return gguf_writer_add(w, key, GGUF_STRING, &v);
-}
-
-int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
-                           const uint64_t *ne, const void *data, uint64_t nbytes) {
-    if (w->failed) return -1;
-    if (!name || !name[0]) return w_fail(w, "empty tensor name%s", "");
-    for (size_t i = 0; i < w->n_t; i++)
-        if (strcmp(w->t[i].name, name) == 0) return w_fail(w, "tensor '%s' added twice", name);
-    uint64_t be, bb, n = 1;
-    if (gguf_type_block(type, &be, &bb)) return w_fail(w, "tensor '%s': unknown type", name);
-    if (n_dims > GGUF_MAX_DIMS) return w_fail(w, "tensor '%s': more than 4 dims", name);
-    for (uint32_t d = 0; d < n_dims; d++) {
-        if (ne[d] && n > (uint64_t)INT64_MAX / ne[d])
-            return w_fail(w, "tensor '%s': dims overflow", name);
-        n *= ne[d];
-    }
-    if ((n_dims && ne[0] % be) || n / be * bb != nbytes)
-        return w_fail(w, "tensor '%s': byte size does not match its type and dims", name);
-    if (w->n_t == w->cap_t) {
-        size_t cap = w->cap_t ? 2 * w->cap_t : 64;
-        wtensor *t = realloc(w->t, cap * sizeof *t);
-        if (!t) return w_fail(w, "out of memory adding tensor '%s'", name);
-        w->t = t;
-        w->cap_t = cap;
-    }
-    wtensor *t = &w->t[w->n_t];
-    memset(t, 0, sizeof *t);
-    if (!(t->name = strdup(name))) return w_fail(w, "out of memory adding tensor '%s'", name);
-    t->type = type;
-    t->n_dims = n_dims;
-    for (int d = 0; d < GGUF_MAX_DIMS; d++) t->ne[d] = (uint32_t)d < n_dims ? ne[d] : 1;
-    t->data = data;
-    t->nbytes = nbytes;
-    w->n_t++;
-    return 0;
-}
-
-static int write_pad(FILE *f, uint64_t pos, uint32_t alignment) {
-    static const char zeros[256];
-    uint64_t pad = (alignment - pos % alignment) % alignment;
-    while (pad > 0) {
-        size_t k = pad < sizeof zeros ? (size_t)pad : sizeof zeros;
-        if (fwrite(zeros, 1, k, f) != k) return -1;
-        pad -= k;
-    }
-    return 0;
-}
-
-int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
-    if (w->failed) return err_set(err, "%s: %s", path, w->err);
-    /* Tensor infos go into the same buffer, after the metadata, with packed aligned offsets. */
-    size_t meta_len = w->meta_len;
-    uint64_t off = 0;
-    for (size_t i = 0; i < w->n_t; i++) {
-        wtensor *t = &w->t[i];
-        t->offset = off;
-        w_str(w, t->name, strlen(t->name));
-        w_u32(w, t->n_dims);
-        for (uint32_t d = 0; d < t->n_dims; d++) w_u64(w, t->ne[d]);
-        w_u32(w, t->type);
-        w_u64(w, t->offset);
-        off += t->nbytes;
-        off += (w->alignment - off % w->alignment) % w->alignment;
-    }
-    if (w->failed) return err_set(err, "%s: %s", path, w->err);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        w->meta_len = meta_len;
-        return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
-    }
-    uint32_t version = 3;
-    uint64_t counts[2] = {w->n_t, w->n_kv};
-    int bad = fwrite("GGUF", 1, 4, f) != 4 || fwrite(&version, 4, 1, f) != 1 ||
-              fwrite(counts, 8, 2, f) != 2 || fwrite(w->meta, 1, w->meta_len, f) != w->meta_len;
-    uint64_t pos = 24 + w->meta_len;
-    for (size_t i = 0; i < w->n_t && !bad; i++) {
-        bad = write_pad(f, pos, w->alignment) ||
-              fwrite(w->t[i].data, 1, (size_t)w->t[i].nbytes, f) != w->t[i].nbytes;
-        pos += (w->alignment - pos % w->alignment) % w->alignment + w->t[i].nbytes;
-    }
-    w->meta_len = meta_len; /* drop the tensor infos so that write can be called again */
-    int saved = errno;
-    if (fclose(f) != 0) bad = 1, saved = errno;
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) saved = errno;
-        remove(tmp);
-        return err_set(err, "%s: write failed: %s", path, strerror(saved));
-    }
     return 0;
 }
