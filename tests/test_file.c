@@ -1,0 +1,201 @@
+/* test_file.c: util/file.h and util/num.h, the helpers every reader of a user-named file and
+ * every number parser go through.
+ *
+ *   - file_open_regular / file_check_regular / file_check_output: a FIFO is refused at once (an
+ *     alarm fails the test if anything blocks), a directory "is a directory", a device and a
+ *     socket are named, a missing file says "cannot open WHAT"; outputs may be absent;
+ *   - file_out: the new contents appear at PATH only on commit, with no PATH.tmp left; an abort,
+ *     a failed write (file size limit: EFBIG) or too little space keeps PATH's old contents and
+ *     removes PATH.tmp; a second writer of the same PATH is refused while the first holds it;
+ *   - num_parse: overflow and trailing garbage are refused quoting what was typed. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+#include "util/err.h"
+#include "util/file.h"
+#include "util/num.h"
+
+static char err[ERR_LEN];
+
+static int exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fputs(text, f) >= 0);
+    if (f) fclose(f);
+}
+
+/* The whole file as a string (static buffer), or "" if it cannot be read. */
+static const char *read_text(const char *path) {
+    static char buf[4096];
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return buf;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Every check fails with a one-line message containing want and the path. */
+#define EXPECT_ERR(call, path, want)                                                               \
+    do {                                                                                           \
+        err[0] = '\0';                                                                             \
+        CHECK_MSG((call) < 0, "%s succeeded", #call);                                              \
+        CHECK_MSG(strstr(err, want) && strstr(err, path) && !strchr(err, '\n'),                    \
+                  "%s: '%s' lacks '%s' or the path", #call, err, want);                            \
+    } while (0)
+
+static void test_readers(void) {
+    const char *reg = test_tmp("regular.txt"), *fifo = test_tmp("fifo"), *dir = test_tmpdir();
+    const char *missing = test_tmp("missing.txt"), *sock = test_tmp("sock");
+    write_text(reg, "x");
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    unlink(sock);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    int have_sock = sfd >= 0 && bind(sfd, (struct sockaddr *)&sa, sizeof sa) == 0;
+
+    int fd = file_open_regular(reg, "model", err);
+    CHECK_MSG(fd >= 0, "%s", err);
+    char c = 0;
+    CHECK(fd >= 0 && read(fd, &c, 1) == 1 && c == 'x'); /* a blocking descriptor that reads */
+    if (fd >= 0) close(fd);
+    CHECK(file_check_regular(reg, "model", err) == 0);
+    CHECK(file_check_output(reg, "database", err) == 0);
+    CHECK(file_check_output(missing, "database", err) == 0);
+
+    EXPECT_ERR(file_open_regular(fifo, "model", err), fifo,
+               "is not a regular file (a FIFO), expected a model file");
+    EXPECT_ERR(file_check_regular(fifo, "tokenizer", err), fifo, "(a FIFO), expected a tokenizer");
+    EXPECT_ERR(file_check_output(fifo, "database", err), fifo, "(a FIFO), expected a database");
+    EXPECT_ERR(file_open_regular(dir, "dataset", err), dir, "is a directory, expected a dataset");
+    EXPECT_ERR(file_check_regular(dir, "pool", err), dir, "is a directory");
+    EXPECT_ERR(file_check_output(dir, "database", err), dir, "is a directory");
+    EXPECT_ERR(file_open_regular(missing, "model", err), missing,
+               "cannot open model: No such file or directory");
+    EXPECT_ERR(file_check_regular(missing, "pool", err), missing, "cannot open pool");
+    /* --db /dev/null: SQLite would create /dev/null-journal */
+    EXPECT_ERR(file_check_output("/dev/null", "database", err), "/dev/null",
+               "(a character device)");
+    EXPECT_ERR(file_open_regular("/dev/zero", "model", err), "/dev/zero", "(a character device)");
+    if (have_sock) EXPECT_ERR(file_open_regular(sock, "model", err), sock, "(a socket)");
+    if (sfd >= 0) close(sfd);
+    unlink(sock);
+}
+
+static void test_out(void) {
+    const char *path = test_tmp("out.txt"), *tmp = test_tmp("out.txt.tmp");
+    unlink(path), unlink(tmp);
+    file_out o, o2;
+    /* commit: contents appear, no .tmp left */
+    CHECK_MSG(file_out_open(&o, path, "report", err) == 0, "%s", err);
+    CHECK(exists(tmp) && !exists(path));
+    fputs("new", o.f);
+    CHECK_MSG(file_out_commit(&o, err) == 0, "%s", err);
+    CHECK(strcmp(read_text(path), "new") == 0 && !exists(tmp));
+    file_out_abort(&o); /* harmless after commit */
+    CHECK(strcmp(read_text(path), "new") == 0);
+
+    /* abort: the old contents stay, the .tmp goes */
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    fputs("half", o.f);
+    file_out_abort(&o);
+    file_out_abort(&o);
+    CHECK(strcmp(read_text(path), "new") == 0 && !exists(tmp));
+
+    /* a stale .tmp (a killed writer) is replaced */
+    write_text(tmp, "stale stale stale");
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    fputs("fresh", o.f);
+    CHECK(file_out_commit(&o, err) == 0);
+    CHECK(strcmp(read_text(path), "fresh") == 0 && !exists(tmp));
+
+    /* a second writer of the same path is refused while the first writes */
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    EXPECT_ERR(file_out_open(&o2, path, "report", err), path, "another process is writing it");
+    file_out_abort(&o);
+    CHECK(file_out_open(&o2, path, "report", err) == 0);
+    file_out_abort(&o2);
+
+    /* more than the file system holds: refused before writing, .tmp removed */
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    EXPECT_ERR(file_out_check_space(&o, 1ull << 62, err), path,
+               "needs 4.6 EB (4611686018427387904 bytes) but its file system has");
+    CHECK(!exists(tmp) && strcmp(read_text(path), "fresh") == 0);
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    CHECK_MSG(file_out_check_space(&o, 1000, err) == 0, "%s", err);
+    file_out_abort(&o);
+
+    /* a failed write (file size limit 64 kB, SIGXFSZ ignored: write() fails with EFBIG) */
+    struct rlimit old, small;
+    getrlimit(RLIMIT_FSIZE, &old);
+    small = old;
+    small.rlim_cur = 65536;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    CHECK(file_out_open(&o, path, "report", err) == 0);
+    static char big[100000];
+    memset(big, 'z', sizeof big);
+    fwrite(big, 1, sizeof big, o.f);
+    EXPECT_ERR(file_out_commit(&o, err), path, "write failed: File too large");
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    CHECK(!exists(tmp) && strcmp(read_text(path), "fresh") == 0);
+
+    /* outputs that are not regular files are refused before anything is created */
+    const char *fifo = test_tmp("fifo");
+    EXPECT_ERR(file_out_open(&o, fifo, "report", err), fifo, "(a FIFO)");
+    EXPECT_ERR(file_out_open(&o, test_tmpdir(), "report", err), test_tmpdir(), "is a directory");
+    CHECK(!exists(test_tmp("fifo.tmp")));
+    EXPECT_ERR(file_out_open(&o, test_tmp("no/such/dir/x"), "report", err), "no/such/dir/x.tmp",
+               "cannot create: No such file or directory");
+
+    char buf[32];
+    CHECK(strcmp(file_human_size(915893991505948ull, buf, sizeof buf), "915.9 TB") == 0);
+    CHECK(strcmp(file_human_size(999, buf, sizeof buf), "999 bytes") == 0);
+    CHECK(strcmp(file_human_size(512000000000ull, buf, sizeof buf), "512.0 GB") == 0);
+}
+
+static void test_num(void) {
+    long long v = -7;
+    CHECK(num_parse("42", 0, 100, &v, "--n", err) == 0 && v == 42);
+    CHECK(num_parse("-5", -10, 10, &v, "--n", err) == 0 && v == -5);
+    CHECK(num_parse("9223372036854775807", 0, INT64_MAX, &v, "--n", err) == 0 && v == INT64_MAX);
+    v = -7;
+    EXPECT_ERR(num_parse("99999999999999999999", 0, 2147483647, &v, "--seed", err), "--seed",
+               "--seed: 99999999999999999999 is out of range 0..2147483647");
+    CHECK(v == -7);
+    EXPECT_ERR(num_parse("-99999999999999999999", 0, 10, &v, "--n", err), "--n",
+               "-99999999999999999999 is out of range 0..10");
+    EXPECT_ERR(num_parse("4294967360", 1, 65536, &v, "dim", err), "dim",
+               "dim: 4294967360 is out of range 1..65536");
+    EXPECT_ERR(num_parse("101", 0, 100, &v, "--n", err), "--n", "101 is out of range 0..100");
+    EXPECT_ERR(num_parse("", 0, 100, &v, "--n", err), "--n", "'' is not an integer");
+    EXPECT_ERR(num_parse("12x", 0, 100, &v, "--n", err), "--n", "'12x' is not an integer");
+    EXPECT_ERR(num_parse("1e3", 0, 10000, &v, "--n", err), "--n", "'1e3' is not an integer");
+    EXPECT_ERR(num_parse("123456789012345678901234567890123456789012345", 0, 1, &v, "--n", err),
+               "--n", "1234567890123456789012345678901234567890... is out of range");
+    CHECK(v == -7);
+}
+
+int main(void) {
+    alarm(60); /* a FIFO that blocks an open() must fail the test, not hang it */
+    test_readers();
+    test_out();
+    test_num();
+    return test_finish("test_file");
+}

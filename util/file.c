@@ -1,0 +1,180 @@
+/* file.c: see file.h. */
+#include "util/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+const char *file_kind_name(mode_t mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "an unknown kind of file";
+}
+
+/* The message for a file that exists but is not regular. */
+static int not_regular(const char *path, mode_t mode, const char *what, char *err) {
+    if (S_ISDIR(mode)) return err_set(err, "%s: is a directory, expected a %s file", path, what);
+    return err_set(err, "%s: is not a regular file (%s), expected a %s file", path,
+                   file_kind_name(mode), what);
+}
+
+int file_check_regular(const char *path, const char *what, char *err) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return err_set(err, "%s: cannot open %s: %s", path, what, strerror(errno));
+    return S_ISREG(st.st_mode) ? 0 : not_regular(path, st.st_mode, what, err);
+}
+
+int file_check_output(const char *path, const char *what, char *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        return err_set(err, "%s: cannot use as %s file: %s", path, what, strerror(errno));
+    }
+    return S_ISREG(st.st_mode) ? 0 : not_regular(path, st.st_mode, what, err);
+}
+
+int file_open_regular(const char *path, const char *what, char *err) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. It changes
+     * nothing for a regular file, and is cleared once fstat has said that is what we have. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0) { /* a socket fails here (ENXIO): say what it is rather than strerror's words */
+        int e = errno;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return not_regular(path, st.st_mode, what, err);
+        return err_set(err, "%s: cannot open %s: %s", path, what, strerror(e));
+    }
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return err_set(err, "%s: cannot open %s: %s", path, what, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return not_regular(path, st.st_mode, what, err);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return err_set(err, "%s: cannot open %s: %s", path, what, strerror(e));
+    }
+    return fd;
+}
+
+const char *file_human_size(uint64_t bytes, char *buf, size_t n) {
+    static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1000.0 && u < 6) v /= 1000.0, u++;
+    if (u == 0)
+        snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+    else
+        snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+/* ---- file_out ---------------------------------------------------------------------------- */
+
+/* Opens PATH.tmp locked for this process. Returns the fd, -1 on error, -2 when the name was
+ * renamed or removed between the open and the lock (the caller tries again). */
+static int open_locked_tmp(const file_out *o, char *err) {
+    /* O_NOFOLLOW: a symbolic link at PATH.tmp is not followed (we would write elsewhere and
+     * then rename the link into place). O_NONBLOCK: a FIFO there cannot block the open. */
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    if (fd < 0) return err_set(err, "%s: cannot create: %s", o->tmp, strerror(errno));
+    struct stat st, now;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(err, "%s: exists and is not a regular file: remove it", o->tmp);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return err_set(err, "%s: another process is writing it (%s is locked)", o->path,
+                           o->tmp);
+        return err_set(err, "%s: cannot lock: %s", o->tmp, strerror(e));
+    }
+    /* The writer we waited for may have renamed this very file into place meanwhile: then it
+     * is PATH now and must not be truncated. */
+    if (lstat(o->tmp, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+        close(fd);
+        return -2;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (ftruncate(fd, 0) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        unlink(o->tmp);
+        close(fd);
+        return err_set(err, "%s: cannot create: %s", o->tmp, strerror(e));
+    }
+    return fd;
+}
+
+int file_out_open(file_out *o, const char *path, const char *what, char *err) {
+    memset(o, 0, sizeof *o);
+    if (strlen(path) >= sizeof o->path) return err_set(err, "%.100s...: path too long", path);
+    if (file_check_output(path, what, err)) return -1;
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
+    int fd = -2;
+    for (int attempt = 0; attempt < 8 && fd == -2; attempt++) fd = open_locked_tmp(o, err);
+    if (fd == -2) return err_set(err, "%s: another process keeps replacing %s", path, o->tmp);
+    if (fd < 0) return -1;
+    if (!(o->f = fdopen(fd, "wb"))) {
+        int e = errno;
+        unlink(o->tmp);
+        close(fd);
+        return err_set(err, "%s: cannot create: %s", o->tmp, strerror(e));
+    }
+    return 0;
+}
+
+int file_out_check_space(file_out *o, uint64_t bytes, char *err) {
+    struct statvfs vs;
+    if (fstatvfs(fileno(o->f), &vs) != 0) return 0; /* unknown: let the writes tell */
+    uint64_t avail = (uint64_t)vs.f_bavail * (uint64_t)vs.f_frsize;
+    if (bytes <= avail) return 0;
+    char need[32], have[32];
+    file_human_size(bytes, need, sizeof need);
+    file_human_size(avail, have, sizeof have);
+    file_out_abort(o);
+    return err_set(err, "%s: needs %s (%llu bytes) but its file system has %s available", o->path,
+                   need, (unsigned long long)bytes, have);
+}
+
+int file_out_commit(file_out *o, char *err) {
+    if (!o->f) return err_set(err, "%s: nothing to commit", o->path);
+    int bad = fflush(o->f) != 0 || ferror(o->f);
+    int e = bad ? errno : 0;
+    if (!bad && fsync(fileno(o->f)) != 0) bad = 1, e = errno;
+    if (!bad && rename(o->tmp, o->path) != 0) bad = 1, e = errno;
+    if (bad) {
+        file_out_abort(o);
+        return err_set(err, "%s: write failed: %s", o->path, e ? strerror(e) : "I/O error");
+    }
+    int closed = fclose(o->f); /* releases the lock; the data was flushed and synced above */
+    o->f = NULL;
+    return closed == 0 ? 0 : err_set(err, "%s: close failed: %s", o->path, strerror(errno));
+}
+
+void file_out_abort(file_out *o) {
+    if (!o->f) return;
+    unlink(o->tmp); /* while the lock is held: the name is still ours */
+    fclose(o->f);
+    o->f = NULL;
+}
