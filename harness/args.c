@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/num.h"
 
 int args_parse(int argc, char **argv, int first, args_opt *opts, int n_opts, const char **pos,
                int max_pos, int *n_pos, char *err) {
@@ -61,11 +62,9 @@ int args_int(const args_opt *opts, int n_opts, const char *name, long def, long 
         *out = def;
         return 0;
     }
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end) return err_set(err, "%s: '%s' is not an integer", name, s);
-    if (v < min || v > max) return err_set(err, "%s: %ld is out of range %ld..%ld", name, v, min, max);
-    *out = v;
+    long long v;
+    if (num_parse(s, min, max, &v, name, err)) return -1;
+    *out = (long)v;
     return 0;
 }
 

@@ -25,7 +25,8 @@ int args_parse(int argc, char **argv, int first, args_opt *opts, int n_opts, con
 /* The last value of an option, or def. */
 const char *args_str(const args_opt *opts, int n_opts, const char *name, const char *def);
 int args_flag(const args_opt *opts, int n_opts, const char *name);
-/* Parses an integer option in [min, max]; err names the option. */
+/* Parses an integer option in [min, max]; err names the option, quotes the value as typed and
+ * gives the range (util/num.h: no saturated or wrapped number is ever echoed). */
 int args_int(const args_opt *opts, int n_opts, const char *name, long def, long min, long max,
              long *out, char *err);
 const args_opt *args_get(const args_opt *opts, int n_opts, const char *name);

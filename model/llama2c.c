@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 #define V1_MAGIC 0x616b3432u
 #define V1_HEADER 256
@@ -25,10 +26,17 @@ static const int v1_order[] = {A_RMS_ATT, A_RMS_FFN, A_RMS_FINAL, A_EMBD, A_WQ, 
                                A_WV,      A_WO,      A_W1,        A_W2,   A_W3, A_CLS};
 #define N_ORDER(o) ((int)(sizeof(o) / sizeof(o)[0]))
 
-/* Floats in array a; the classifier is absent when it is shared with the embedding. */
-static size_t array_floats(const model_config *c, int a, int shared) {
-    size_t L = (size_t)c->n_layers, d = (size_t)c->dim, kv = (size_t)c->kv_dim,
-           h = (size_t)c->hidden_dim, v = (size_t)c->vocab_size;
+/* Floats in array a; the classifier is absent when it is shared with the embedding. The
+ * configuration has passed model_config_check, so each product is at most the largest array's
+ * n_layers x hidden_dim x dim and the sums below cannot overflow: */
+// clang-format off
+_Static_assert((uint64_t)MODEL_MAX_LAYERS * MODEL_MAX_HIDDEN * MODEL_MAX_DIM * 4 * 16 < UINT64_MAX / 2,
+               "a checked configuration's file size (16 arrays at most) must fit in 64 bits");
+// clang-format on
+
+static uint64_t array_floats(const model_config *c, int a, int shared) {
+    uint64_t L = (uint64_t)c->n_layers, d = (uint64_t)c->dim, kv = (uint64_t)c->kv_dim,
+             h = (uint64_t)c->hidden_dim, v = (uint64_t)c->vocab_size;
     switch (a) {
     case A_EMBD: return v * d;
     case A_RMS_ATT: case A_RMS_FFN: return L * d;
@@ -36,22 +44,23 @@ static size_t array_floats(const model_config *c, int a, int shared) {
     case A_WK: case A_WV: return L * d * kv;
     case A_W1: case A_W2: case A_W3: return L * h * d;
     case A_RMS_FINAL: return d;
-    case A_ROPE: return (size_t)c->seq_len * c->head_size;
+    case A_ROPE:
+        return (uint64_t)c->seq_len * c->head_size;
     default: return shared ? 0 : v * d; /* A_CLS */
     }
 }
 
-static size_t layout_floats(const model_config *c, const int *order, int n, int shared) {
-    size_t total = 0;
+static uint64_t layout_floats(const model_config *c, const int *order, int n, int shared) {
+    uint64_t total = 0;
     for (int i = 0; i < n; i++) total += array_floats(c, order[i], shared);
     return total;
 }
 
-size_t llama2c_legacy_size(const model_config *c, int shared) {
+uint64_t llama2c_legacy_size(const model_config *c, int shared) {
     return 28 + 4 * layout_floats(c, legacy_order, N_ORDER(legacy_order), shared);
 }
 
-static size_t v1_size(const model_config *c, int shared) {
+static uint64_t v1_size(const model_config *c, int shared) {
     return V1_HEADER + 4 * layout_floats(c, v1_order, N_ORDER(v1_order), shared);
 }
 
@@ -87,9 +96,14 @@ static int bind_arrays(model *m, const float *p, const int *order, int n, int sh
 static int read_config(model_config *c, const int32_t h[7], int *shared, const char *what,
                        char *err) {
     memset(c, 0, sizeof *c);
+    /* A negative vocab_size marks a separate classifier; -INT32_MIN is not an int32. */
+    if (h[5] == INT32_MIN)
+        return err_set(err,
+                       "%s: header field vocab_size = %d, expected 1..%d (negative: a "
+                       "separate classifier)",
+                       what, h[5], MODEL_MAX_VOCAB);
     c->dim = h[0], c->hidden_dim = h[1], c->n_layers = h[2], c->n_heads = h[3];
     c->n_kv_heads = h[4], c->vocab_size = h[5] < 0 ? -h[5] : h[5], c->seq_len = h[6];
-    if (h[5] == INT32_MIN) c->vocab_size = -1;
     *shared = h[5] > 0;
     model_config_derive(c);
     return model_config_check(c, what, err);
@@ -102,13 +116,14 @@ int llama2c_bind_legacy(model *m, const unsigned char *image, size_t size, const
     memcpy(h, image, sizeof h);
     int shared;
     if (read_config(&m->cfg, h, &shared, what, err)) return -1;
-    size_t want = llama2c_legacy_size(&m->cfg, shared);
+    uint64_t want = llama2c_legacy_size(&m->cfg, shared);
     if (size != want)
         return err_set(err,
                        "%s: file is %zu bytes but its header (dim %d, hidden %d, layers %d, "
-                       "heads %d, kv heads %d, vocab %d, seq %d) implies %zu: truncated or not a "
+                       "heads %d, kv heads %d, vocab %d, seq %d) implies %llu: truncated or not a "
                        "llama2.c checkpoint",
-                       what, size, h[0], h[1], h[2], h[3], h[4], h[5], h[6], want);
+                       what, size, h[0], h[1], h[2], h[3], h[4], h[5], h[6],
+                       (unsigned long long)want);
     m->format = "llama2c";
     return bind_arrays(m, (const float *)(image + 28), legacy_order, N_ORDER(legacy_order), shared,
                        what, err);
@@ -129,10 +144,11 @@ static int bind_v1(model *m, const unsigned char *image, size_t size, const char
     int shared = image[36];
     if (shared > 1)
         return err_set(err, "%s: header field shared_classifier = %d, expected 0 or 1", what, shared);
-    size_t want = v1_size(&m->cfg, shared);
+    uint64_t want = v1_size(&m->cfg, shared);
     if (size != want)
-        return err_set(err, "%s: file is %zu bytes but its version-1 header implies %zu: truncated?",
-                       what, size, want);
+        return err_set(err,
+                       "%s: file is %zu bytes but its version-1 header implies %llu: truncated?",
+                       what, size, (unsigned long long)want);
     m->format = "llama2c-v1";
     return bind_arrays(m, (const float *)(image + V1_HEADER), v1_order, N_ORDER(v1_order), shared,
                        what, err);
@@ -140,12 +156,13 @@ static int bind_v1(model *m, const unsigned char *image, size_t size, const char
 
 int model_open_llama2c(model **out, const char *path, char *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return err_set(err, "%s: cannot open model: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "model", err);
+    if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return err_set(err, "%s: not a regular file", path);
+        return err_set(err, "%s: cannot open model: %s", path, strerror(e));
     }
     size_t size = (size_t)st.st_size;
     if (size == 0) {

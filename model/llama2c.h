@@ -16,8 +16,9 @@
 
 #include "model/model.h"
 
-/* Bytes a legacy checkpoint with this configuration occupies (header included). */
-size_t llama2c_legacy_size(const model_config *c, int shared_classifier);
+/* Bytes a legacy checkpoint with this configuration occupies (header included). c must have
+ * passed model_config_check (then the size cannot overflow: see MODEL_MAX_*). */
+uint64_t llama2c_legacy_size(const model_config *c, int shared_classifier);
 
 /* Points a model's weights into a legacy-format image (header included) of `size` bytes,
  * which must be exactly llama2c_legacy_size(). `what` names the source in messages. The

@@ -1,21 +1,24 @@
 /* model.c: model files (format detection, llama2.c checkpoints) and configuration checks. */
 #include "model/model.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/gguf.h"
 #include "model/llama2c.h"
 #include "util/err.h"
+#include "util/file.h"
 
 void model_config_derive(model_config *c) {
+    /* The fields may come straight from a file header (INT_MIN, INT_MAX): the product is
+     * formed in 64 bits, and a value an int cannot hold becomes 0 (model_config_check then
+     * names the field at fault). */
     c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
-    c->kv_dim = c->n_kv_heads * c->head_size;
+    int64_t kv_dim = (int64_t)c->n_kv_heads * c->head_size;
+    c->kv_dim = kv_dim >= 0 && kv_dim <= INT_MAX ? (int)kv_dim : 0;
     if (c->rope_dim <= 0) c->rope_dim = c->head_size;
     if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
     if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
@@ -30,10 +33,13 @@ int model_config_check(const model_config *c, const char *what, char *err) {
     struct {
         const char *name;
         int value, max;
-    } f[] = {{"dim", c->dim, 1 << 16},       {"hidden_dim", c->hidden_dim, 1 << 20},
-             {"n_layers", c->n_layers, 1024}, {"n_heads", c->n_heads, 1024},
-             {"n_kv_heads", c->n_kv_heads, 1024}, {"vocab_size", c->vocab_size, 1 << 22},
-             {"seq_len", c->seq_len, 1 << 20}};
+    } f[] = {{"dim", c->dim, MODEL_MAX_DIM},
+             {"hidden_dim", c->hidden_dim, MODEL_MAX_HIDDEN},
+             {"n_layers", c->n_layers, MODEL_MAX_LAYERS},
+             {"n_heads", c->n_heads, MODEL_MAX_HEADS},
+             {"n_kv_heads", c->n_kv_heads, MODEL_MAX_HEADS},
+             {"vocab_size", c->vocab_size, MODEL_MAX_VOCAB},
+             {"seq_len", c->seq_len, MODEL_MAX_SEQ}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].value <= 0 || f[i].value > f[i].max)
             return err_set(err, "%s: header field %s = %d, expected 1..%d", what, f[i].name,
@@ -78,12 +84,8 @@ size_t model_param_count(const model *m) {
 
 int model_open(model **out, const char *path, char *err) {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return err_set(err, "%s: cannot open model: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return err_set(err, "%s: is a directory, expected a model file", path);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return err_set(err, "%s: cannot open model: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "model", err); /* a directory or FIFO is refused here */
+    if (fd < 0) return -1;
     unsigned char magic[4] = {0};
     ssize_t got = read(fd, magic, 4);
     close(fd);

@@ -3,8 +3,9 @@
  * model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
  * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied.
- * Every header field and the exact byte size it implies are validated before any weight is
- * touched; a bad file yields one line naming the file and what is wrong. */
+ * A path that is not a regular file (directory, FIFO, device) is refused before it is opened
+ * (util/file.h). Every header field and the exact byte size it implies are validated before
+ * any weight is touched; a bad file yields one line naming the file and what is wrong. */
 #ifndef MODEL_MODEL_H
 #define MODEL_MODEL_H
 
@@ -73,11 +74,24 @@ size_t model_weight_bytes(const model *m);
 /* Parameter count. */
 size_t model_param_count(const model *m);
 
-/* Checks a configuration for consistency (positive fields, divisibility, bounds).
- * `what` names the source in the message (a file path). */
+/* The largest value model_config_check accepts for each field. With these bounds every size
+ * computed from a checked configuration fits in 64 bits with room to spare: the largest array,
+ * n_layers x hidden_dim x dim floats, is 2^46 floats (2^48 bytes), and a file has 13 arrays. */
+#define MODEL_MAX_DIM (1 << 16)
+#define MODEL_MAX_HIDDEN (1 << 20)
+#define MODEL_MAX_LAYERS 1024
+#define MODEL_MAX_HEADS 1024
+#define MODEL_MAX_VOCAB (1 << 22)
+#define MODEL_MAX_SEQ (1 << 20)
+
+/* Checks a configuration for consistency (every field in 1..its MODEL_MAX_*, divisibility).
+ * `what` names the source in the message (a file path). Safe on any field values, including
+ * hostile ones read from a file (INT_MIN, INT_MAX): the message names the first bad field. */
 int model_config_check(const model_config *c, const char *what, char *err);
 
-/* Fills derived fields (head_size, kv_dim, rope_dim, ids) for a llama2.c-style config. */
+/* Fills derived fields (head_size, kv_dim, rope_dim, ids) for a llama2.c-style config. Safe on
+ * unchecked fields (a derived field that would not fit an int is set to 0, which
+ * model_config_check then refuses); call model_config_check before using the result. */
 void model_config_derive(model_config *c);
 
 /* llama2.c loader (both formats). Used by model_open; exposed for tests. */

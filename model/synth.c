@@ -9,6 +9,8 @@
 
 #include "model/llama2c.h"
 #include "util/err.h"
+#include "util/file.h"
+#include "util/num.h"
 #include "util/rng.h"
 
 typedef struct {
@@ -45,13 +47,36 @@ int synth_config(const char *spec, model_config *c, char *err) {
             return model_config_check(c, spec, err);
         }
     }
-    int v[7], used = 0;
-    if (sscanf(spec, "%d,%d,%d,%d,%d,%d,%d%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-               &used) != 7 ||
-        spec[used] != '\0')
-        return err_set(err, "--config %s: expected a preset (%s)", spec, synth_presets_help());
-    *c = (model_config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3],
-                        .n_kv_heads = v[4], .vocab_size = v[5], .seq_len = v[6],
+    /* dim,hidden,layers,heads,kv_heads,vocab,seq: each field parsed strictly (util/num.h), so
+     * 4294967360 is refused rather than wrapped to 64. */
+    static const struct {
+        const char *name;
+        long long max;
+    } field[7] = {{"dim", MODEL_MAX_DIM},        {"hidden", MODEL_MAX_HIDDEN},
+                  {"layers", MODEL_MAX_LAYERS},  {"heads", MODEL_MAX_HEADS},
+                  {"kv_heads", MODEL_MAX_HEADS}, {"vocab", MODEL_MAX_VOCAB},
+                  {"seq", MODEL_MAX_SEQ}};
+    long long v[7];
+    const char *p = spec;
+    for (int i = 0; i < 7; i++) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if ((i < 6) != (comma != NULL) || n == 0 || n >= 32)
+            return err_set(err, "--config %s: expected a preset (%s)", spec, synth_presets_help());
+        char item[32], what[64];
+        memcpy(item, p, n);
+        item[n] = '\0';
+        snprintf(what, sizeof what, "--config: %s", field[i].name);
+        if (num_parse(item, 1, field[i].max, &v[i], what, err)) return -1;
+        p += n + 1;
+    }
+    *c = (model_config){.dim = (int)v[0],
+                        .hidden_dim = (int)v[1],
+                        .n_layers = (int)v[2],
+                        .n_heads = (int)v[3],
+                        .n_kv_heads = (int)v[4],
+                        .vocab_size = (int)v[5],
+                        .seq_len = (int)v[6],
                         .shared_classifier = 1};
     model_config_derive(c);
     return model_config_check(c, spec, err);
@@ -153,13 +178,20 @@ int synth_model(model **out, const model_config *c, uint64_t seed, char *err) {
 }
 
 int synth_write(const char *path, const model_config *c, uint64_t seed, char *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return err_set(err, "%s: cannot create: %s", path, strerror(errno));
-    int rc = llama2c_write_header(f, c, c->shared_classifier) || emit_body(c, seed, emit_file, f);
-    if (fclose(f) != 0) rc = -1;
-    if (rc) {
-        remove(path);
-        return err_set(err, "%s: write failed: %s", path, strerror(errno));
+    uint64_t size = llama2c_legacy_size(c, c->shared_classifier);
+    char human[32], limit[32];
+    if (size > SYNTH_MAX_BYTES)
+        return err_set(err,
+                       "%s: this configuration makes a %s file (%llu bytes), over the %s limit "
+                       "for synthetic models",
+                       path, file_human_size(size, human, sizeof human), (unsigned long long)size,
+                       file_human_size(SYNTH_MAX_BYTES, limit, sizeof limit));
+    file_out o;
+    if (file_out_open(&o, path, "model", err) || file_out_check_space(&o, size, err)) return -1;
+    if (llama2c_write_header(o.f, c, c->shared_classifier) || emit_body(c, seed, emit_file, o.f)) {
+        int e = errno;
+        file_out_abort(&o);
+        return err_set(err, "%s: write failed: %s", path, strerror(e));
     }
-    return 0;
+    return file_out_commit(&o, err);
 }

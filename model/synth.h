@@ -30,7 +30,15 @@ const char *synth_presets_help(void);
 /* Builds a model in memory (owned by *out, freed by model_close). */
 int synth_model(model **out, const model_config *c, uint64_t seed, char *err);
 
-/* Writes a llama2.c legacy checkpoint to path (negative vocab_size when not tied). */
+/* The largest file synth_write makes: 512 GB holds Llama-2-70B's shape in fp32 (276 GB), more
+ * than any machine this runs on can hold in memory to measure, and stops a mistyped shape
+ * (65536,1048576,1024,... is 844 TB) before it writes a byte. */
+#define SYNTH_MAX_BYTES 512000000000ull
+
+/* Writes a llama2.c legacy checkpoint to path (negative vocab_size when not tied). The size is
+ * computed first: over SYNTH_MAX_BYTES, or over the space free on path's file system, it is
+ * refused with both numbers in the message. The file is written through path.tmp and renamed
+ * (util/file.h): path never holds a partial model, even if the process is killed. */
 int synth_write(const char *path, const model_config *c, uint64_t seed, char *err);
 
 #endif

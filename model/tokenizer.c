@@ -21,6 +21,7 @@
 
 #include "model/gguf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 /* SentencePiece piece types, with the ids GGUF's tokenizer.ggml.token_type uses. */
@@ -321,6 +322,7 @@ done:
 
 int tok_load(tok **out, const char *path, char *err) {
     *out = NULL;
+    if (file_check_regular(path, "tokenizer", err)) return -1; /* a FIFO would block open() */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;

@@ -50,6 +50,16 @@ expect_fail unknown_decoder "unknown decoder 'nope'; valid decoders: greedy" $B 
 expect_fail bad_kernels "kernels fast: expected exact or blas" $B generate --model "$M" --kernels fast
 expect_fail unknown_command "unknown command 'frobnicate'" $B frobnicate
 expect_fail synth_bad "expected a preset" $B synth --config 12,3 -o "$T/x.bin"
+# a FIFO blocked open() forever: refused at once (timeout turns a hang into a failure)
+rm -f "$T/fifo"; mkfifo "$T/fifo"
+expect_fail fifo_model "fifo: is not a regular file \(a FIFO\), expected a model file" timeout 20 $B generate --model "$T/fifo" -n 1
+expect_fail fifo_tokenizer "fifo: is not a regular file \(a FIFO\), expected a tokenizer file" timeout 20 $B generate --model "$M" --tokenizer "$T/fifo" -n 1
+expect_fail dir_tokenizer "is a directory, expected a tokenizer file" $B generate --model "$M" --tokenizer "$T" -n 1
+expect_fail device_model "/dev/zero: is not a regular file \(a character device\)" timeout 20 $B generate --model /dev/zero -n 1
+expect_fail fifo_detok "fifo: is not a regular file \(a FIFO\)" timeout 20 $B detokenize --tokenizer "$T/fifo" --ids "1 2"
+# overflowing numbers are quoted as typed, with the option and the limit
+expect_fail n_overflow "max-new: 99999999999999999999 is out of range 0\.\.16777216" $B generate --model "$M" -n 99999999999999999999
+expect_fail threads_overflow "threads: -9223372036854775809 is out of range 0\.\.1024" $B generate --model "$M" --threads -9223372036854775809
 expect_fail detok_range "outside the vocabulary" $B detokenize --tokenizer "$TOK" --ids "1 9999"
 
 # tokenizer from the shell: known ids (checked against SentencePiece's Llama-2 vocabulary:

@@ -1,9 +1,17 @@
 /* test_model.c: model files. The version-1 ("ak42") layout of stories260K (written here from
  * the legacy file by reordering its arrays) loads and gives bit-identical logits; a synthetic
  * model written to a file equals the same one built in memory; bad files (truncated,
- * inconsistent header, wrong version, directory, empty) give one-line errors naming the file. */
+ * inconsistent header, wrong version, directory, FIFO, empty) give one-line errors naming the
+ * file; every header field set to INT_MIN, INT_MAX, 0 or -1 is refused naming the field, with no
+ * undefined behaviour (run under UBSan); synth_write refuses a runaway size before creating
+ * anything and never leaves a partial file at its path (issue 15.2, 15.3, 15.5). */
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/forward.h"
 #include "model/llama2c.h"
@@ -72,7 +80,107 @@ static void expect_error(const char *path, const char *needle) {
     model_close(m);
 }
 
+/* Each of the 7 legacy header fields (and the same fields of a version-1 header) set to a
+ * hostile value: refused, naming the field and the value. Before the fix UBSan stopped at
+ * n_kv_heads * head_size (field 4 = INT_MIN/INT_MAX) and at -vocab_size (field 5 = INT_MIN). */
+static void test_hostile_headers(void) {
+    static const char *const names[7] = {"dim",        "hidden_dim", "n_layers", "n_heads",
+                                         "n_kv_heads", "vocab_size", "seq_len"};
+    static const int32_t values[] = {INT32_MIN, INT32_MIN + 1, -1, 0, INT32_MAX};
+    const int32_t good[7] = {64, 172, 5, 8, 4, 512, 512};
+    char want[128];
+    for (int field = 0; field < 7; field++) {
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+            int32_t v = values[k];
+            if (field == 5 && v == -1) continue; /* -1: vocabulary 1, separate classifier */
+            int32_t h[7];
+            memcpy(h, good, sizeof h);
+            h[field] = v;
+            /* legacy: the header and a few weights */
+            float body[64] = {0};
+            unsigned char img[28 + sizeof body];
+            memcpy(img, h, 28), memcpy(img + 28, body, sizeof body);
+            write_file(test_tmp("hostile.bin"), img, sizeof img);
+            int32_t shown = field == 5 && v < 0 && v != INT32_MIN ? -v : v;
+            snprintf(want, sizeof want, "header field %s = %d, expected 1..", names[field], shown);
+            expect_error(test_tmp("hostile.bin"), want);
+            /* version 1: magic, version, the same 7 fields, shared flag */
+            unsigned char v1[256 + sizeof body] = {0};
+            uint32_t magic = 0x616b3432;
+            int32_t version = 1;
+            memcpy(v1, &magic, 4), memcpy(v1 + 4, &version, 4), memcpy(v1 + 8, h, 28);
+            v1[36] = 1;
+            write_file(test_tmp("hostile_v1.bin"), v1, sizeof v1);
+            snprintf(want, sizeof want, "header field %s = %d, expected", names[field], v);
+            expect_error(test_tmp("hostile_v1.bin"), want);
+        }
+    }
+    /* a header whose fields are each in range but whose arrays are huge: the 64-bit size is
+     * reported, no allocation or mapping past the file is attempted */
+    int32_t big[7] = {1 << 16, 1 << 20, 1024, 1024, 1024, 1 << 22, 1 << 20};
+    write_file(test_tmp("big.bin"), big, sizeof big);
+    expect_error(test_tmp("big.bin"), "implies 915893991505948");
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* Runs synth_write with the file size limit at `limit` bytes and SIGXFSZ ignored, so that a
+ * write past it fails (EFBIG) instead of growing the file: the test can never fill the disk. */
+static int synth_write_limited(const char *path, const model_config *c, rlim_t limit, char *err) {
+    struct rlimit old, small;
+    getrlimit(RLIMIT_FSIZE, &old);
+    small = old;
+    small.rlim_cur = limit;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    int rc = synth_write(path, c, 1, err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    return rc;
+}
+
+/* synth_write: a runaway size is refused before anything is created; a write that fails
+ * half-way (file size limit: EFBIG) removes its .tmp and leaves the old file at the path. */
+static void test_synth_limits(void) {
+    char err[ERR_LEN];
+    model_config c;
+    const char *path = test_tmp("runaway.bin"), *tmp = test_tmp("runaway.bin.tmp");
+    unlink(path), unlink(tmp);
+    CHECK(synth_config("65536,1048576,1024,1024,1024,4194304,1048576", &c, err) == 0);
+    CHECK(synth_write_limited(path, &c, 1 << 20, err) == -1);
+    CHECK_MSG(strstr(err, "915.9 TB file (915893991505948 bytes), over the 512.0 GB limit"), "%s",
+              err);
+    CHECK(!exists(path) && !exists(tmp));
+    /* wrapped or saturated numbers are refused, naming the field and its range */
+    CHECK(synth_config("4294967360,172,5,8,4,512,512", &c, err) == -1);
+    CHECK_MSG(strstr(err, "dim: 4294967360 is out of range 1..65536"), "%s", err);
+    CHECK(synth_config("64,172,5,8,4,512,99999999999999999999", &c, err) == -1);
+    CHECK_MSG(strstr(err, "seq: 99999999999999999999 is out of range 1..1048576"), "%s", err);
+    CHECK(synth_config("64,172,5,8,4,512,", &c, err) == -1 && strstr(err, "expected a preset"));
+    CHECK(synth_config("64,172,5,8,4,512,512,1", &c, err) == -1 &&
+          strstr(err, "expected a preset"));
+    CHECK(synth_config("64,172,5,8,x,512,512", &c, err) == -1 && strstr(err, "kv_heads: 'x'"));
+
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fputs("old model", f) >= 0);
+    if (f) fclose(f);
+    CHECK(synth_config("260K", &c, err) == 0); /* 1 MB */
+    CHECK(synth_write_limited(path, &c, 100000, err) == -1);
+    CHECK_MSG(strstr(err, "write failed: File too large") && strstr(err, path), "%s", err);
+    CHECK(!exists(tmp));
+    char buf[32] = "";
+    f = fopen(path, "rb");
+    CHECK(f && fgets(buf, sizeof buf, f) && strcmp(buf, "old model") == 0);
+    if (f) fclose(f);
+    CHECK_MSG(synth_write(path, &c, 1, err) == 0, "%s", err); /* and it works without the limit */
+    CHECK(!exists(tmp));
+}
+
 int main(void) {
+    alarm(600); /* a FIFO that blocks open() fails the test instead of hanging it */
     char err[ERR_LEN];
     model *legacy, *v1;
     CHECK_MSG(model_open(&legacy, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
@@ -116,6 +224,16 @@ int main(void) {
     expect_error(test_tmp("empty.bin"), "empty file");
     expect_error(test_tmpdir(), "is a directory");
     expect_error(test_tmp("missing.bin"), "cannot open");
+    const char *fifo = test_tmp("fifo.bin");
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    expect_error(fifo, "is not a regular file (a FIFO), expected a model file");
+    model *m = NULL;
+    CHECK(model_open_llama2c(&m, fifo, err) == -1 && strstr(err, "(a FIFO)"));
+    CHECK(model_open_llama2c(&m, test_tmpdir(), err) == -1 && strstr(err, "is a directory"));
+    expect_error("/dev/zero", "(a character device)");
+    test_hostile_headers();
+    test_synth_limits();
     /* synthetic: file == memory */
     model_config c;
     CHECK(synth_config("48,96,2,4,2,256,64", &c, err) == 0);
