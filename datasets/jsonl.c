@@ -1,12 +1,21 @@
 /* jsonl.c: reading record files with jansson, keeping line numbers for error messages.
- * Files are small (< 1 MB), so each is read whole and parsed line by line in place. */
+ * Files are small (< 1 MB), so each is read whole and parsed line by line in place.
+ *
+ * Byte order marks: a UTF-8 BOM (EF BB BF) at the start of a file is skipped. Windows editors
+ * and PowerShell write one, it carries no content, and RFC 8259 section 8.1 lets a parser
+ * ignore it; refusing it would make a user hunt for an invisible character. A UTF-8 BOM at the
+ * start of a later line (files joined with `cat`) and a UTF-16 BOM (the file is UTF-16, which
+ * PowerShell's `>` writes) are refused with a message saying so: jansson alone reports "invalid
+ * token" at column 1 of what looks like a valid line. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "datasets/ds_internal.h"
 #include "util/err.h"
+#include "util/file.h"
 
 void ds_where(char *buf, size_t n, const char *path, int line, int index) {
     if (line > 0)
@@ -15,9 +24,18 @@ void ds_where(char *buf, size_t n, const char *path, int line, int index) {
         snprintf(buf, n, "%s: record %d", path, index);
 }
 
-static int read_all(const char *path, char **data, size_t *len, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+#define UTF8_BOM "\xef\xbb\xbf"
+
+/* Reads the whole file; a UTF-8 BOM at its start is dropped (*data still owns the block: free
+ * *block), a UTF-16 one refused. */
+static int read_all(const char *path, char **block, const char **data, size_t *len, char *err) {
+    int fd = file_open_regular(path, "dataset", err); /* never blocks on a FIFO */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (fd < 0) return -1;
+    if (!f) {
+        close(fd);
+        return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    }
     ds_buf b = {0};
     char chunk[65536];
     size_t got;
@@ -35,8 +53,19 @@ static int read_all(const char *path, char **data, size_t *len, char *err) {
         return err_set(err, "%s: read error", path);
     }
     if (!b.p && ds_buf_add(&b, "", 0)) return err_set(err, "%s: out of memory", path);
-    *data = b.p;
-    *len = b.len;
+    const unsigned char *u = (const unsigned char *)b.p;
+    if (b.len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff))) {
+        int le = u[0] == 0xff;
+        ds_buf_free(&b);
+        return err_set(err,
+                       "%s: starts with a UTF-16 byte order mark (%s): the file is UTF-16, "
+                       "expected UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)",
+                       path, le ? "FF FE" : "FE FF");
+    }
+    size_t skip = b.len >= 3 && memcmp(b.p, UTF8_BOM, 3) == 0 ? 3 : 0;
+    *block = b.p;
+    *data = b.p + skip;
+    *len = b.len - skip;
     return 0;
 }
 
@@ -66,9 +95,10 @@ static int only_space(const char *s, size_t n) {
 }
 
 int ds_read_jsonl(const char *path, ds_record_fn fn, void *ctx, char *err) {
-    char *data;
+    char *block;
+    const char *data;
     size_t len;
-    if (read_all(path, &data, &len, err)) return -1;
+    if (read_all(path, &block, &data, &len, err)) return -1;
     int line = 0, index = 0, rc = 0;
     size_t pos = 0;
     while (pos < len) {
@@ -78,6 +108,13 @@ int ds_read_jsonl(const char *path, ds_record_fn fn, void *ctx, char *err) {
         size_t n = nl ? (size_t)(nl - start) : len - pos;
         pos += n + (nl ? 1 : 0);
         if (only_space(start, n)) continue;
+        if (n >= 3 && memcmp(start, UTF8_BOM, 3) == 0) {
+            rc = err_set(err,
+                         "%s:%d: a UTF-8 byte order mark (EF BB BF) starts this line: files "
+                         "joined with their marks? (one is allowed at the start of the file)",
+                         path, line);
+            break;
+        }
         json_error_t je;
         json_t *rec = json_loadb(start, n, JSON_DECODE_ANY, &je);
         if (!rec) {
@@ -95,25 +132,26 @@ int ds_read_jsonl(const char *path, ds_record_fn fn, void *ctx, char *err) {
         json_decref(rec);
         if (rc) break;
     }
-    free(data);
+    free(block);
     if (!rc && index == 0) rc = err_set(err, "%s: empty file (no JSON records)", path);
     return rc;
 }
 
 int ds_read_json_array(const char *path, ds_record_fn fn, void *ctx, char *err) {
-    char *data;
+    char *block;
+    const char *data;
     size_t len;
-    if (read_all(path, &data, &len, err)) return -1;
+    if (read_all(path, &block, &data, &len, err)) return -1;
     size_t k = 0;
     while (k < len && (data[k] == ' ' || data[k] == '\t' || data[k] == '\r' || data[k] == '\n'))
         k++;
     if (k == len) {
-        free(data);
+        free(block);
         return err_set(err, "%s: empty file (expected a JSON array of records)", path);
     }
     json_error_t je;
     json_t *root = json_loadb(data, len, JSON_DECODE_ANY, &je);
-    free(data);
+    free(block);
     if (!root)
         return err_set(err, "%s:%d: invalid JSON at column %d: %s", path, je.line, je.column,
                        je.text);

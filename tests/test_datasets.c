@@ -1,12 +1,14 @@
 /* test_datasets.c: the spec of datasets/: every named set loads from the real files in
  * ../shared/datasets with its documented record count, every template renders exactly what
  * the peers' Python produced (golden hashes + exact strings), subsets are deterministic, and
- * every bad input fails with "path:LINE: what is wrong" before any model work. */
+ * every bad input fails with "path:LINE: what is wrong" before any model work; a byte order
+ * mark, a directory or a FIFO gets a message that says so (and never blocks). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "datasets/dataset.h"
 #include "tests/testutil.h"
@@ -635,6 +637,13 @@ static void test_errors(void) {
     open_fails("mbpp-sanitized", NULL, dir, "expected a JSON array", NULL);
     write_tmp("emptydata/mbpp/sanitized-mbpp.json", "\n");
     open_fails("mbpp-sanitized", NULL, dir, "sanitized-mbpp.json: empty file", NULL);
+    /* a JSON-array file with a UTF-8 byte order mark loads like one without */
+    write_tmp(
+        "emptydata/mbpp/sanitized-mbpp.json",
+        "\xef\xbb\xbf[{\"prompt\": \"p\", \"code\": \"c\", \"task_id\": 2, \"test_list\": []}]");
+    s = open_ok("mbpp-sanitized", NULL, dir);
+    if (s) CHECK(ds_count(s) == 1 && !strcmp(ds_get(s, 0)->prompt, "p"));
+    ds_free(s);
     /* Spec-Bench: category required */
     snprintf(sub, sizeof sub, "%s/spec_bench", dir);
     mkdir(sub, 0755);
@@ -652,7 +661,52 @@ static void test_errors(void) {
     open_fails("spec_bench/rag", NULL, dir, "no records in spec_bench/rag", NULL);
 }
 
-/* ---- 8. --help text ---- */
+/* ---- 8. byte order marks, directories and FIFOs (issue 15.5, 15.11) ---- */
+static void test_file_kinds(void) {
+    char spec[4200];
+    /* a UTF-8 BOM at the start is skipped: same records, same line numbers, same prompt */
+    const char *p =
+        write_tmp("bom.jsonl", "\xef\xbb\xbf{\"prompt\": \"a\"}\n{\"prompt\": \"b\"}\n");
+    snprintf(spec, sizeof spec, "jsonl:%s", p);
+    ds_set *s = open_ok(spec, NULL, NULL);
+    if (s) {
+        CHECK(ds_count(s) == 2 && !strcmp(ds_get(s, 0)->prompt, "a"));
+        CHECK(ds_get(s, 0)->line == 1 && ds_get(s, 1)->line == 2);
+    }
+    ds_free(s);
+    /* a BOM on a later line (files joined with cat) and UTF-16 files are named as such */
+    p = write_tmp("bom2.jsonl", "{\"prompt\": \"a\"}\n\xef\xbb\xbf{\"prompt\": \"b\"}\n");
+    snprintf(spec, sizeof spec, "jsonl:%s", p);
+    open_fails(spec, NULL, NULL,
+               "bom2.jsonl:2: a UTF-8 byte order mark (EF BB BF) starts this line", NULL);
+    FILE *f = fopen(test_tmp("utf16.jsonl"), "wb");
+    CHECK(f && fwrite("\xff\xfe{\0\"\0p\0", 1, 8, f) == 8);
+    if (f) fclose(f);
+    snprintf(spec, sizeof spec, "jsonl:%s", test_tmp("utf16.jsonl"));
+    open_fails(spec, NULL, NULL, "utf16.jsonl: starts with a UTF-16 byte order mark (FF FE)",
+               "expected UTF-8");
+    /* a directory, a FIFO (which blocked open() forever), a device */
+    snprintf(spec, sizeof spec, "jsonl:%s", test_tmpdir());
+    open_fails(spec, NULL, NULL, "is a directory, expected a dataset file", test_tmpdir());
+    const char *fifo = test_tmp("fifo.jsonl");
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    snprintf(spec, sizeof spec, "jsonl:%s", fifo);
+    open_fails(spec, NULL, NULL, "fifo.jsonl: is not a regular file (a FIFO), expected a dataset",
+               NULL);
+    open_fails("jsonl:/dev/zero", NULL, NULL,
+               "/dev/zero: is not a regular file (a character device)", NULL);
+    /* a named dataset whose file is a directory */
+    char dir[4096], sub[4200];
+    snprintf(dir, sizeof dir, "%s/dirdata", test_tmpdir());
+    snprintf(sub, sizeof sub, "%s/gsm8k", dir);
+    mkdir(dir, 0755), mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/gsm8k/test.jsonl", dir);
+    mkdir(sub, 0755);
+    open_fails("gsm8k", NULL, dir, "gsm8k/test.jsonl: is a directory", NULL);
+}
+
+/* ---- 9. --help text ---- */
 static void test_help(void) {
     size_t need = ds_help(NULL, 0);
     char *buf = malloc(need + 1);
@@ -672,6 +726,7 @@ static void test_help(void) {
 }
 
 int main(void) {
+    alarm(900); /* a FIFO that blocks open() fails the test instead of hanging it */
     test_counts();
     test_golden();
     test_exact();
@@ -679,6 +734,7 @@ int main(void) {
     test_jsonl();
     test_select();
     test_errors();
+    test_file_kinds();
     test_help();
     return test_finish("test_datasets");
 }
