@@ -1,11 +1,12 @@
 /* dec_impl.h: what decoder implementations share (not for the harness: it uses decoder.h).
  *
- * A decoder file defines one dec_vtable (name, parameters, create/generate/destroy) and adds
- * one line to registry.c. The framework parses the spec against the parameter table, owns the
- * output buffer and the statistics, and gives every decoder the same three helpers:
- *   dec_eval()  one timed, counted forward pass of the target or the draft;
- *   dec_emit()  append accepted tokens, stopping at max_new or right after the end token;
- *   dec_step_done() close a target step: histograms, acceptance by position, trace callback. */
+ * A decoder file defines one dec_vtable (name, parameters, create/generate/destroy, and the
+ * optional members: its own counters, state save/load) and adds one line to registry.c. The
+ * framework parses the spec against the parameter table, owns the output buffer and the statistics,
+ * and gives every decoder the same three helpers: dec_eval()  one timed, counted forward pass of
+ * the target or the draft; dec_emit()  append accepted tokens, stopping at max_new or right after
+ * the end token; dec_step_done() close a target step: histograms, acceptance by position, trace
+ * callback. */
 #ifndef DECODERS_DEC_IMPL_H
 #define DECODERS_DEC_IMPL_H
 
@@ -36,6 +37,35 @@ typedef struct dec_vtable {
     /* Produce tokens with dec_emit() until d->done. The prompt is already validated. */
     int (*generate)(dec *d, const int *prompt, int n_prompt, char *err);
     void (*destroy)(dec *d);
+
+    /* ---- Optional members: leave them out (NULL / 0) when the decoder has no use for them.
+     * New optional members are appended here, so existing decoders need no change. ---- */
+
+    /* The decoder's own counters (tree size, accepted depth, suffix hits, ...): a static
+     * table of n_counters (at most STAT_MAX_COUNTERS) definitions, whose values the decoder
+     * fills during generate() with dec_count() / dec_count_set() (index = row of the table).
+     * The framework zeroes them before each generate(); the harness stores every one per
+     * sample (results: counters table, zeros included) and `report --layout counters` and
+     * `compare` (the STAT_DET ones) use them. Names: [a-z0-9_]+, unique in the table. */
+    const stat_def *counters; /* can be NULL */
+    int n_counters;
+
+    /* State the decoder keeps across generate() calls (Ouroboros' phrase pool, a suffix
+     * tree), to a file and back: `decbench run --state-save/--state-load FILE` use these for
+     * warm starts across runs. state_name names it in messages ("pool"). */
+    const char *state_name; /* can be NULL: no state */
+    /* Can be NULL (always usable): fails with a one-line reason when this instance's
+     * parameters make saved state meaningless (Ouroboros with warm=0 empties its pool before
+     * every prompt). */
+    int (*state_check)(const dec *d, char *err);
+    /* Writes the state to path (d unchanged), through path.tmp and a rename so a failed save
+     * leaves an older file intact; may describe what it wrote in what[0..n_what) ("312
+     * phrases"). Can be NULL only when state_name is. */
+    int (*state_save)(const dec *d, const char *path, char *what, size_t n_what, char *err);
+    /* Replaces the state by the file's content, checking the whole file first: on error the
+     * state is unchanged and err names the file and what is wrong. Can be NULL only when
+     * state_name is. */
+    int (*state_load)(dec *d, const char *path, char *err);
 } dec_vtable;
 
 typedef enum { DEC_TARGET = 0, DEC_DRAFT = 1 } dec_which;
@@ -68,6 +98,14 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
 /* Appends up to n tokens; stops after max_new or right after the end token (which is
  * emitted). Returns how many were appended; sets d->done when generation is over. */
 int dec_emit(dec *d, const int *tokens, int n);
+
+/* Adds v to / sets the decoder's own counter i (a row of its vtable's counters table). */
+static inline void dec_count(dec *d, int i, double v) {
+    d->st->counters[i] += v;
+}
+static inline void dec_count_set(dec *d, int i, double v) {
+    d->st->counters[i] = v;
+}
 
 /* Closes one target verification step: `drafted` tokens were offered on the best path, the
  * first `accepted` matched, `emitted` tokens were appended. Updates the histogram and the

@@ -12,6 +12,7 @@
 #define DECODERS_DECODER_H
 
 #include <signal.h>
+#include <stddef.h>
 
 #include "model/forward.h"
 #include "stats/stats.h"
@@ -56,5 +57,25 @@ const char *dec_spec(const dec *d);
 
 /* Lists the decoders and their parameters (for --help and error messages). */
 const char *dec_help(void);
+
+/* The registry, for listings (`decbench counters`): the number of decoders, and decoder i's
+ * name and own counters (*n = 0 and NULL when it has none). */
+int dec_registry_size(void);
+const char *dec_registry_name(int i);
+const stat_def *dec_registry_counters(int i, int *n);
+
+/* ---- state kept across generate calls (warm starts across runs) ---------------------------
+ * Decoders that keep state (Ouroboros' phrase pool) can write it to a file and start from
+ * one. dec_state_name() is NULL for a decoder without state ("pool" for Ouroboros); the
+ * other functions then fail with a message saying so. */
+const char *dec_state_name(const dec *d);
+/* Fails (message: "<spec>: <reason>") when this instance's parameters make saved state
+ * meaningless (Ouroboros warm=0 empties its pool before every prompt). */
+int dec_state_check(const dec *d, char *err);
+/* Writes the state to path, atomically (path.tmp, then a rename); *what gets a short
+ * description of what was written ("312 phrases"), or "". */
+int dec_state_save(const dec *d, const char *path, char *what, size_t n_what, char *err);
+/* Replaces the state by the file's; on error the state is unchanged. */
+int dec_state_load(dec *d, const char *path, char *err);
 
 #endif

@@ -49,9 +49,13 @@
  * suffix=0 (= K=0), inspire=0, refine=0, warm=0.
  *
  * Statistics: drafted = the draft length plus the suffix length when suffixes were attached
- * (the longest root-to-leaf path offered); accepted = draft tokens + suffix tokens accepted. */
+ * (the longest root-to-leaf path offered); accepted = draft tokens + suffix tokens accepted.
+ * Its own counters (ouro_counters below: phrase, window, inspiration, refinement and suffix
+ * counts, the pool's size) are stored with every sample; the pool is its state, saved and
+ * loaded through the vtable's state hooks (the file format of ouroboros_pool.h). */
 #include "decoders/ouroboros.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +205,8 @@ static void inspire(ouro *o, int a, int n) {
     }
 }
 
+static void publish_counts(dec *d, const ouro *o);
+
 static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     ouro *o = d->impl;
     const int V = o->V, B = o->beta;
@@ -298,6 +304,7 @@ static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         if (o->draft_ok && dec_draft_resync(o->fd, o->dseq, o->seq, old_L, L, err)) return -1;
     }
     o->cnt.pool_phrases = ngram_pool_size(o->pool);
+    publish_counts(d, o);
     return 0;
 }
 
@@ -311,6 +318,72 @@ static void ouro_destroy(dec *d) {
     free(o->dtok), free(o->dpar), free(o->dtop), free(o->rows), free(o->seq), free(o->dseq);
     free(o->path), free(o->em), free(o->phrase);
     free(o);
+}
+
+/* ---- the optional members: counters and the pool as state -------------------------------- */
+
+/* The decoder's own counters, in the order of ouroboros_counts (ouroboros.h). */
+enum {
+    OC_DRAFT_PASSES,
+    OC_DRAFT_TOKENS,
+    OC_DRAFT_PHRASE_TOKENS,
+    OC_WINDOW_PHRASES,
+    OC_INSPIRED,
+    OC_REFINED,
+    OC_SUFFIX_STEPS,
+    OC_SUFFIX_TOKENS,
+    OC_POOL_PHRASES,
+    OC_N
+};
+static const stat_def ouro_counters[OC_N] = {
+    [OC_DRAFT_PASSES] = {"draft_passes", STAT_INT, STAT_SUM, STAT_DET,
+                         "draft passes while drafting (catch-up included, prompt pass not)"},
+    [OC_DRAFT_TOKENS] = {"draft_tokens", STAT_INT, STAT_SUM, STAT_DET,
+                         "tokens those draft passes produced (section 3.1)"},
+    [OC_DRAFT_PHRASE_TOKENS] = {"draft_phrase_tokens", STAT_INT, STAT_SUM, STAT_DET,
+                                "of draft_tokens, those taken from pool phrases the draft "
+                                "verified"},
+    [OC_WINDOW_PHRASES] = {"window_phrases", STAT_INT, STAT_SUM, STAT_DET,
+                           "phrases the draft's lookahead window put into the pool"},
+    [OC_INSPIRED] = {"inspired", STAT_INT, STAT_SUM, STAT_DET,
+                     "new phrases from candidate inspiration (section 3.3)"},
+    [OC_REFINED] = {"refined", STAT_INT, STAT_SUM, STAT_DET,
+                    "suffixes rewritten by candidate refinement (section 3.3)"},
+    [OC_SUFFIX_STEPS] = {"suffix_steps", STAT_INT, STAT_SUM, STAT_DET,
+                         "target steps that accepted at least one suffix token (section 3.2)"},
+    [OC_SUFFIX_TOKENS] = {"suffix_tokens", STAT_INT, STAT_SUM, STAT_DET,
+                          "suffix tokens the target accepted"},
+    [OC_POOL_PHRASES] = {"pool_phrases", STAT_INT, STAT_MAX, STAT_DET,
+                         "phrases in the pool after the sample (warm=1: it grows over a run)"},
+};
+
+/* The counts of this generate call into the statistics (dec_count_set: they were counted in
+ * o->cnt, which ouroboros_counts_get() also reads). */
+static void publish_counts(dec *d, const ouro *o) {
+    const long v[OC_N] = {o->cnt.draft_passes,   o->cnt.draft_tokens,  o->cnt.draft_phrase_tokens,
+                          o->cnt.window_phrases, o->cnt.inspired,      o->cnt.refined,
+                          o->cnt.suffix_steps,   o->cnt.suffix_tokens, o->cnt.pool_phrases};
+    for (int i = 0; i < OC_N; i++) dec_count_set(d, i, (double)v[i]);
+}
+
+static int ouro_state_check(const dec *d, char *err) {
+    const ouro *o = d->impl;
+    if (!o->warm)
+        return err_set(err, "%s empties its pool before every prompt (warm=0); use warm=1",
+                       d->spec);
+    return 0;
+}
+
+static int ouro_state_save(const dec *d, const char *path, char *what, size_t n_what, char *err) {
+    const ouro *o = d->impl;
+    if (ouro_pool_save(o->pool, o->V, path, err)) return -1;
+    snprintf(what, n_what, "%ld phrases", (long)ngram_pool_size(o->pool));
+    return 0;
+}
+
+static int ouro_state_load(dec *d, const char *path, char *err) {
+    ouro *o = d->impl;
+    return ouro_pool_load(o->pool, o->V, path, err);
 }
 
 const dec_vtable dec_ouroboros_vtable = {
@@ -335,9 +408,15 @@ const dec_vtable dec_ouroboros_vtable = {
     .create = ouro_create,
     .generate = ouro_generate,
     .destroy = ouro_destroy,
+    .counters = ouro_counters,
+    .n_counters = OC_N,
+    .state_name = "pool",
+    .state_check = ouro_state_check,
+    .state_save = ouro_state_save,
+    .state_load = ouro_state_load,
 };
 
-/* ---- ouroboros.h ------------------------------------------------------------------------- */
+/* ---- ouroboros.h (for tests and tools; the harness uses the vtable's state hooks) -------- */
 
 static ouro *impl_of(const dec *d, char *err) {
     if (!d || d->vt != &dec_ouroboros_vtable) {

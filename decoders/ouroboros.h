@@ -1,11 +1,13 @@
-/* ouroboros.h: what the Ouroboros decoder offers beyond the decoder interface: its phrase
- * pool as a file (warm start across runs) and its own counters.
+/* ouroboros.h: direct access to the Ouroboros decoder's phrase pool and counters, for tests.
+ * The harness does not include it: it reaches the same pool file through the decoder
+ * interface's state hooks (dec_state_save/load, `run --state-save/--state-load` and their
+ * aliases --pool-save/--pool-load) and stores the same counters through the vtable's counter
+ * table (results: counters table).
  *
  * The pool lives as long as the decoder: with warm=1 (the default) it carries over from one
  * dec_generate() call to the next, as Ouroboros' reference code keeps it for a whole
  * benchmark; warm=0 empties it at the start of every call. The file format is described in
- * decoders/ouroboros_pool.h; `decbench run --pool-load/--pool-save` reaches it from the command
- * line (harness/runner.c). Every function fails (-1, message in err) on a decoder that is not
+ * decoders/ouroboros_pool.h. Every function fails (-1, message in err) on a decoder that is not
  * "ouroboros". */
 #ifndef DECODERS_OUROBOROS_H
 #define DECODERS_OUROBOROS_H

@@ -121,6 +121,31 @@ static int parse_params(dec *d, const char *s, char *err) {
     return 0;
 }
 
+/* The optional members must be consistent: a programming error in a decoder, reported when
+ * it is created rather than as a wrong number later. */
+static int check_vtable(const dec_vtable *vt, char *err) {
+    if (vt->n_counters < 0 || vt->n_counters > STAT_MAX_COUNTERS ||
+        (vt->n_counters > 0 && !vt->counters))
+        return err_set(err, "%s: %d counters declared (0..%d, with a table)", vt->name,
+                       vt->n_counters, STAT_MAX_COUNTERS);
+    for (int i = 0; i < vt->n_counters; i++) {
+        const char *n = vt->counters[i].name;
+        int ok = n && *n && vt->counters[i].definition;
+        for (const char *p = n; ok && *p; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+        for (int j = 0; ok && j < i; j++) ok = strcmp(vt->counters[j].name, n) != 0;
+        if (!ok)
+            return err_set(err,
+                           "%s: counter %d ('%s') needs a unique [a-z0-9_] name and a "
+                           "definition",
+                           vt->name, i, n ? n : "(null)");
+    }
+    if (vt->state_name && (!vt->state_save || !vt->state_load))
+        return err_set(err, "%s: state '%s' without state_save and state_load", vt->name,
+                       vt->state_name);
+    return 0;
+}
+
 int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     *out = NULL;
     const char *colon = strchr(spec, ':');
@@ -136,6 +161,7 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
         return err_set(err, "unknown decoder '%.*s'; valid decoders: %s", (int)name_len, spec,
                        names);
     }
+    if (check_vtable(vt, err)) return -1;
     if (vt->needs_draft && !env->draft)
         return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
     if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
@@ -164,6 +190,43 @@ void dec_free(dec *d) {
     free(d);
 }
 
+int dec_registry_size(void) {
+    return N_DECODERS;
+}
+
+const char *dec_registry_name(int i) {
+    return i >= 0 && i < N_DECODERS ? registry[i]->name : NULL;
+}
+
+const stat_def *dec_registry_counters(int i, int *n) {
+    *n = i >= 0 && i < N_DECODERS ? registry[i]->n_counters : 0;
+    return *n ? registry[i]->counters : NULL;
+}
+
+const char *dec_state_name(const dec *d) {
+    return d->vt->state_name;
+}
+
+static int no_state(const dec *d, char *err) {
+    return err_set(err, "%s keeps no state across prompts (nothing to save or load)", d->spec);
+}
+
+int dec_state_check(const dec *d, char *err) {
+    if (!d->vt->state_name) return no_state(d, err);
+    return d->vt->state_check ? d->vt->state_check(d, err) : 0;
+}
+
+int dec_state_save(const dec *d, const char *path, char *what, size_t n_what, char *err) {
+    if (n_what) what[0] = '\0';
+    if (!d->vt->state_name) return no_state(d, err);
+    return d->vt->state_save(d, path, what, n_what, err);
+}
+
+int dec_state_load(dec *d, const char *path, char *err) {
+    if (!d->vt->state_name) return no_state(d, err);
+    return d->vt->state_load(d, path, err);
+}
+
 const char *dec_name(const dec *d) {
     return d->name;
 }
@@ -186,6 +249,8 @@ int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out,
     d->max_new = max_new < cfg->seq_len - n_prompt ? max_new : cfg->seq_len - n_prompt;
     d->done = d->max_new == 0;
     d->st = st;
+    st->counter_defs = d->vt->counters;
+    st->n_counters = d->vt->n_counters;
     d->n_steps = 0;
     d->cancelled = 0;
     st->prompt_tokens = n_prompt;
@@ -266,6 +331,9 @@ int dec_emit(dec *d, const int *tokens, int n) {
         if (t == d->end_id || d->n_out >= d->max_new) d->done = 1;
     }
     if (k && d->env.on_tokens) d->env.on_tokens(d->env.user, d->out + d->n_out - k, k);
+#ifdef DECBENCH_TEST_COUNTER
+    d->st->test_emits += k > 0; /* the test build's extra counter (stats/stats.h) */
+#endif
     return k;
 }
 

@@ -31,33 +31,49 @@ static void on_tokens(void *user, const int *tokens, int n) {
     fflush(stdout);
 }
 
-static void print_stats(const char *spec, const dec_stats *st) {
+/* --stats: every framework counter (the list of stats/stats.h, so a counter added there is
+ * printed without an edit here), the decoder's own counters, then the figures derived from
+ * them for this one sample. */
+static void print_stats(const char *name, const char *spec, const dec_stats *st) {
+    fprintf(stderr, "decoder                       %s\n", spec);
+    for (int k = 0; k < STAT_N_COUNTERS; k++) {
+        const stat_def *c = &stat_counters[k];
+        if (c->kind == STAT_INT)
+            fprintf(stderr, "%-29s %.0f\n", c->name, stat_value(st, k));
+        else
+            fprintf(stderr, "%-29s %.6f\n", c->name, stat_value(st, k));
+    }
+    for (int i = 0; i < st->n_counters; i++) {
+        char label[96];
+        snprintf(label, sizeof label, "%s.%s", name, st->counter_defs[i].name);
+        fprintf(stderr, st->counter_defs[i].kind == STAT_INT ? "%-29s %.0f\n" : "%-29s %.6f\n",
+                label, st->counters[i]);
+    }
     double decode = st->t_total - st->t_prefill;
-    long verify_steps = st->target_steps > 0 ? st->target_steps - 1 : 0;
-    fprintf(stderr, "decoder            %s\n", spec);
-    fprintf(stderr, "prompt tokens      %d\n", st->prompt_tokens);
-    fprintf(stderr, "new tokens         %d\n", st->new_tokens);
-    fprintf(stderr, "target steps       %ld (prefill included)\n", st->target_steps);
-    fprintf(stderr, "tokens/step        %.3f\n", st->target_steps ? (double)st->new_tokens / st->target_steps : 0);
-    fprintf(stderr, "target rows        %ld (%.2f per decode step)\n", st->target_rows,
-            verify_steps ? (double)st->target_rows / verify_steps : 0);
-    fprintf(stderr, "draft steps/rows   %ld / %ld\n", st->draft_steps, st->draft_rows);
-    fprintf(stderr, "drafted/accepted   %ld / %ld (%.1f%%)\n", st->drafted, st->accepted,
+    long decode_steps = st->target_steps > 0 ? st->target_steps - 1 : 0;
+    fprintf(stderr, "tokens/step                   %.3f (target passes, prefill included)\n",
+            st->target_steps ? (double)st->new_tokens / st->target_steps : 0);
+    fprintf(stderr, "rows/step                     %.2f per decode pass\n",
+            decode_steps ? (double)st->target_rows / decode_steps : 0);
+    fprintf(stderr, "acceptance                    %.1f%% of drafted tokens\n",
             st->drafted ? 100.0 * st->accepted / st->drafted : 0);
-    fprintf(stderr, "mean accepted      %.3f drafted tokens per verification step\n",
-            verify_steps ? (double)st->accepted / verify_steps : 0);
-    fprintf(stderr, "accepted length    ");
+    fprintf(stderr, "mean accepted                 %.3f drafted tokens per verification step\n",
+            st->verify_steps ? (double)st->accepted / st->verify_steps : 0);
+    fprintf(stderr, "accepted length               ");
     for (int k = 0; k <= DEC_HIST_MAX; k++)
         if (st->accept_hist[k]) fprintf(stderr, "%d:%ld ", k, st->accept_hist[k]);
-    fprintf(stderr, "\nacceptance by pos  ");
+    fprintf(stderr, "\nacceptance by pos             ");
     for (int i = 0; i < DEC_HIST_MAX && st->pos_tried[i]; i++)
         fprintf(stderr, "%d:%.2f ", i, (double)st->pos_accepted[i] / st->pos_tried[i]);
-    fprintf(stderr, "\ntime               total %.4f s = target %.4f (prefill %.4f) + draft %.4f + "
-                    "bookkeeping %.4f (%.1f%%)\n",
-            st->t_total, st->t_target, st->t_prefill, st->t_draft, st->t_book,
-            st->t_total > 0 ? 100 * st->t_book / st->t_total : 0);
-    fprintf(stderr, "speed              %.1f tok/s decode, %.1f tok/s end-to-end\n",
-            decode > 0 ? st->new_tokens / decode : 0, st->t_total > 0 ? st->new_tokens / st->t_total : 0);
+    fprintf(
+        stderr,
+        "\ntime                          total %.4f s = target %.4f (prefill %.4f) + draft %.4f + "
+        "bookkeeping %.4f (%.1f%%)\n",
+        st->t_total, st->t_target, st->t_prefill, st->t_draft, st->t_book,
+        st->t_total > 0 ? 100 * st->t_book / st->t_total : 0);
+    fprintf(stderr, "speed                         %.1f tok/s decode, %.1f tok/s end-to-end\n",
+            decode > 0 ? st->new_tokens / decode : 0,
+            st->t_total > 0 ? st->new_tokens / st->t_total : 0);
 }
 
 enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS, G_HELP, G_COUNT };
@@ -65,22 +81,27 @@ enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS
 int cmd_generate(int argc, char **argv) {
     args_opt o[G_COUNT] = {
         [G_MODEL] = {"--model", "-m", 1, "model file (llama2.c .bin or GGUF)"},
-        [G_TOK] = {"--tokenizer", "-z", 1, "tokenizer file (default: the GGUF's own, or tok<vocab>.bin in the models folder)"},
+        [G_TOK] =
+            {"--tokenizer", "-z", 1,
+             "tokenizer file (default: the GGUF's own, or tok<vocab>.bin in the models folder)"},
         [G_PROMPT] = {"--prompt", "-i", 1, "prompt text (default: empty, i.e. just BOS)"},
         [G_N] = {"--max-new", "-n", 1, "new tokens to generate (default 256)"},
         [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`"},
         [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
-        [G_KERN] = {"--kernels", NULL, 1, "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)"},
+        [G_KERN] = {"--kernels", NULL, 1,
+                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, G_COUNT, pos, 0, &n_pos, err)) return cmd_fail("generate", err);
+    if (args_parse(argc, argv, 2, o, G_COUNT, pos, 0, &n_pos, err))
+        return cmd_fail("generate", err);
     if (args_flag(o, G_COUNT, "--help")) {
-        args_usage("decbench generate --model FILE [--prompt TEXT] [-n N] [--decoder SPEC]", o, G_COUNT);
+        args_usage("decbench generate --model FILE [--prompt TEXT] [-n N] [--decoder SPEC]", o,
+                   G_COUNT);
         fprintf(stderr, "decoders:\n%s", dec_help());
         return 0;
     }
@@ -89,9 +110,10 @@ int cmd_generate(int argc, char **argv) {
         args_int(o, G_COUNT, "--threads", 0, 0, 1024, &threads, err))
         return cmd_fail("generate", err);
     session s;
-    if (session_open(&s, args_str(o, G_COUNT, "--model", NULL), args_str(o, G_COUNT, "--draft", NULL),
-                     args_str(o, G_COUNT, "--tokenizer", NULL), args_str(o, G_COUNT, "--kernels", "exact"),
-                     (int)threads, err))
+    if (session_open(&s, args_str(o, G_COUNT, "--model", NULL),
+                     args_str(o, G_COUNT, "--draft", NULL),
+                     args_str(o, G_COUNT, "--tokenizer", NULL),
+                     args_str(o, G_COUNT, "--kernels", "exact"), (int)threads, err))
         return cmd_fail("generate", err);
     int rc = 1, *prompt = NULL, n_prompt = 0, *out = NULL, n_out = 0;
     dec *d = NULL;
@@ -99,7 +121,8 @@ int cmd_generate(int argc, char **argv) {
     dec_env env = session_env(&s);
     env.on_tokens = on_tokens;
     env.user = &st;
-    if (session_encode(&s, args_str(o, G_COUNT, "--prompt", ""), &prompt, &n_prompt, err)) goto done;
+    if (session_encode(&s, args_str(o, G_COUNT, "--prompt", ""), &prompt, &n_prompt, err))
+        goto done;
     if (n_prompt > s.target->cfg.seq_len) {
         err_set(err, "prompt is %d tokens but the context length of %s is %d", n_prompt,
                 s.target->path, s.target->cfg.seq_len);
@@ -116,7 +139,7 @@ int cmd_generate(int argc, char **argv) {
     dec_stats stats;
     if (dec_generate(d, prompt, n_prompt, (int)max_new, out, &n_out, &stats, err)) goto done;
     printf("\n");
-    if (args_flag(o, G_COUNT, "--stats")) print_stats(dec_spec(d), &stats);
+    if (args_flag(o, G_COUNT, "--stats")) print_stats(dec_name(d), dec_spec(d), &stats);
     rc = 0;
 done:
     if (rc) cmd_fail("generate", err);
@@ -131,7 +154,8 @@ enum { T_TOK, T_MODEL, T_TEXT, T_BOS, T_HELP, T_COUNT };
 
 /* Opens the tokenizer named by --tokenizer, or the one belonging to --model. */
 static int open_tokenizer(args_opt *o, tok **t, char *err) {
-    const char *tp = args_str(o, T_COUNT, "--tokenizer", NULL), *mp = args_str(o, T_COUNT, "--model", NULL);
+    const char *tp = args_str(o, T_COUNT, "--tokenizer", NULL),
+               *mp = args_str(o, T_COUNT, "--model", NULL);
     if (tp) return tok_load(t, tp, err);
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
     session s;
@@ -153,9 +177,11 @@ int cmd_tokenize(int argc, char **argv) {
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err)) return cmd_fail("tokenize", err);
+    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
+        return cmd_fail("tokenize", err);
     if (args_flag(o, T_COUNT, "--help")) {
-        args_usage("decbench tokenize (--tokenizer FILE | --model FILE) --text STR [--bos]", o, T_COUNT);
+        args_usage("decbench tokenize (--tokenizer FILE | --model FILE) --text STR [--bos]", o,
+                   T_COUNT);
         return 0;
     }
     const char *text = args_str(o, T_COUNT, "--text", NULL);
@@ -164,7 +190,8 @@ int cmd_tokenize(int argc, char **argv) {
     if (open_tokenizer(o, &t, err)) return cmd_fail("tokenize", err);
     int *ids = malloc(sizeof(int) * (strlen(text) + 3)), n = 0;
     int rc = !ids || tok_encode(t, text, args_flag(o, T_COUNT, "--bos"), ids, &n, err);
-    if (rc) cmd_fail("tokenize", ids ? err : "out of memory");
+    if (rc)
+        cmd_fail("tokenize", ids ? err : "out of memory");
     else {
         for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", ids[i]);
         printf("\n");
@@ -185,9 +212,11 @@ int cmd_detokenize(int argc, char **argv) {
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err)) return cmd_fail("detokenize", err);
+    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
+        return cmd_fail("detokenize", err);
     if (args_flag(o, T_COUNT, "--help")) {
-        args_usage("decbench detokenize (--tokenizer FILE | --model FILE) [--ids \"1 2 3\"]", o, T_COUNT);
+        args_usage("decbench detokenize (--tokenizer FILE | --model FILE) [--ids \"1 2 3\"]", o,
+                   T_COUNT);
         return 0;
     }
     tok *t;
@@ -228,8 +257,10 @@ int cmd_detokenize(int argc, char **argv) {
         p = end;
         index++;
     }
-    if (rc) cmd_fail("detokenize", err);
-    else printf("\n");
+    if (rc)
+        cmd_fail("detokenize", err);
+    else
+        printf("\n");
     free(buf);
     tok_free(t);
     return rc;

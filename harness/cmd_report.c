@@ -1,7 +1,7 @@
 /* cmd_report.c: `decbench report`: tables from the results database.
  *
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
- *                   [--layout summary|paper|ablation|projected] [--decoder NAME]
+ *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
  *                   [--project-cost FILE[:RUN]] [--out FILE]
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
@@ -28,7 +28,7 @@ int cmd_report(int argc, char **argv) {
         [P_RUN] = {"--run", NULL, 1, "run id(s) to report, repeatable or comma-separated"},
         [P_SWEEP] = {"--sweep", NULL, 1, "report every run of this sweep"},
         [P_FORMAT] = {"--format", "-f", 1, "md (default), csv or json"},
-        [P_LAYOUT] = {"--layout", "-l", 1, "summary (default), paper, ablation or projected"},
+        [P_LAYOUT] = {"--layout", "-l", 1, "summary (default), paper, ablation, projected or counters"},
         [P_DECODER] = {"--decoder", NULL, 1,
                        "ablation: the decoder whose variants to compare (default ouroboros)"},
         [P_COST] = {"--project-cost", NULL, 1,
@@ -43,7 +43,7 @@ int cmd_report(int argc, char **argv) {
         return cmd_fail("report", err) + 1;
     if (args_flag(o, P_COUNT, "--help")) {
         args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format md|csv|json] "
-                   "[--layout summary|paper|ablation|projected]",
+                   "[--layout summary|paper|ablation|projected|counters]",
                    o, P_COUNT);
         fprintf(stderr,
                 "Default run: the latest complete run with samples. Figures: results/README.md.\n");
@@ -55,7 +55,7 @@ int cmd_report(int argc, char **argv) {
     if (report_format_parse(f, &ro.format))
         return cmd_fail("report", "--format: expected md, csv or json") + 1;
     if (report_layout_parse(l, &ro.layout))
-        return cmd_fail("report", "--layout: expected summary, paper, ablation or projected") + 1;
+        return cmd_fail("report", "--layout: expected summary, paper, ablation, projected or counters") + 1;
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)

@@ -3,7 +3,7 @@
  *   decbench run --model FILE [--draft FILE] --dataset NAME[,NAME] --decoder SPEC [...]
  *                [--limit N] [--offset N] [--shuffle SEED] [--max-new N] [--repeats N]
  *                [--warmup N] [--db FILE] [--trace] [--allow-mismatch] [--resume RUN_ID]
- *                [--pool-load FILE] [--pool-save FILE] ...
+ *                [--state-load FILE] [--state-save FILE] ...
  *
  * Decisions (also in --help; the loop itself is described in runner.h):
  *   - Everything that can be refused is refused before the database is touched: options,
@@ -14,11 +14,14 @@
  *   - A run whose decoder differs from greedy is marked 'failed' and exits 1: it must not
  *     become the "latest complete run" that reports, plots and `compare` pick by default.
  *     --allow-mismatch keeps it 'complete' (the report's exact % column shows the damage).
- *   - Ouroboros' warm start across runs (its paper, section 3.4): --pool-save writes the
- *     phrase pool after the last sample, --pool-load starts every repeat's Ouroboros instance
- *     from a file (each repeat the same file, so repeats measure the same work). The paths are
- *     in the recorded command line. With --resume the loaded file, not the pool of the
- *     interrupted run, is where the remaining samples start.
+ *   - Warm starts across runs (Ouroboros' paper, section 3.4, and any decoder that keeps
+ *     state through the decoder interface's state hooks): --state-save writes the state of the
+ *     run's one decoder with state after the last sample, --state-load starts every repeat's
+ *     instance of every decoder with state from a file (each repeat the same file, so repeats
+ *     measure the same work). --pool-save/--pool-load are the same for Ouroboros' phrase pool
+ *     only (the names from before the hooks were generic). The paths are in the recorded
+ *     command line. With --resume the loaded file, not the state of the interrupted run, is
+ *     where the remaining samples start.
  *   - Exit status: 0 success, 1 error or mismatch, 2 usage error, 130 interrupted.
  *   - stdout gets the summary table only (markdown, `decbench report` layout summary);
  *     progress, notes and errors go to stderr. */
@@ -32,7 +35,16 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { R_DECODER = RUNNER_N_OPTS, R_RESUME, R_POOL_LOAD, R_POOL_SAVE, R_HELP, R_COUNT };
+enum {
+    R_DECODER = RUNNER_N_OPTS,
+    R_RESUME,
+    R_STATE_LOAD,
+    R_STATE_SAVE,
+    R_POOL_LOAD,
+    R_POOL_SAVE,
+    R_HELP,
+    R_COUNT
+};
 
 static void usage(const args_opt *o) {
     args_usage("decbench run --model FILE --dataset NAME[,NAME] [--decoder SPEC ...] [options]", o,
@@ -75,14 +87,20 @@ int cmd_run(int argc, char **argv) {
                    .alias = NULL,
                    .takes_value = 1,
                    .help = "continue run RUN_ID (same options; stored samples are skipped)"};
-    o[R_POOL_LOAD] = (args_opt){
-        .name = "--pool-load",
-        .takes_value = 1,
-        .help = "ouroboros: start every repeat from this phrase pool (written by --pool-save)"};
-    o[R_POOL_SAVE] = (args_opt){
-        .name = "--pool-save",
-        .takes_value = 1,
-        .help = "ouroboros: write the pool after the run's last sample (one ouroboros decoder)"};
+    o[R_STATE_LOAD] = (args_opt){.name = "--state-load",
+                                 .takes_value = 1,
+                                 .help = "decoders with state (ouroboros: its phrase pool) start "
+                                         "every repeat from this file (--state-save writes it)"};
+    o[R_STATE_SAVE] = (args_opt){.name = "--state-save",
+                                 .takes_value = 1,
+                                 .help = "write the state of the run's decoder with state after "
+                                         "its last sample (one such decoder)"};
+    o[R_POOL_LOAD] = (args_opt){.name = "--pool-load",
+                                .takes_value = 1,
+                                .help = "--state-load for ouroboros decoders only (its pool)"};
+    o[R_POOL_SAVE] = (args_opt){.name = "--pool-save",
+                                .takes_value = 1,
+                                .help = "--state-save for ouroboros decoders only (its pool)"};
     o[R_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
@@ -97,6 +115,14 @@ int cmd_run(int argc, char **argv) {
     if (runner_opts_get(o, R_COUNT, &ro, err) ||
         args_int(o, R_COUNT, "--resume", 0, 1, INT64_MAX, &resume_id, err))
         return cmd_fail("run", err) + 1;
+    const char *state[2] = {args_str(o, R_COUNT, "--state-load", NULL),
+                            args_str(o, R_COUNT, "--state-save", NULL)};
+    const char *pool[2] = {args_str(o, R_COUNT, "--pool-load", NULL),
+                           args_str(o, R_COUNT, "--pool-save", NULL)};
+    if ((state[0] || state[1]) && (pool[0] || pool[1]))
+        return cmd_fail("run", "give --state-load/--state-save or their ouroboros aliases "
+                               "--pool-load/--pool-save, not both") +
+               1;
 
     runner r;
     db *d = NULL;
@@ -106,11 +132,15 @@ int cmd_run(int argc, char **argv) {
     const args_opt *dopt = args_get(o, R_COUNT, "--decoder");
     int opened = runner_open(&r, &ro, err) == 0;
     if (opened) {
-        r.pool_load = args_str(o, R_COUNT, "--pool-load", NULL);
-        r.pool_save = args_str(o, R_COUNT, "--pool-save", NULL);
+        int alias = pool[0] || pool[1];
+        r.state_load = alias ? pool[0] : state[0];
+        r.state_save = alias ? pool[1] : state[1];
+        r.state_only = alias ? "ouroboros" : NULL;
+        r.load_opt = alias ? "--pool-load" : "--state-load";
+        r.save_opt = alias ? "--pool-save" : "--state-save";
     }
     if (!opened || runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
-        runner_check_pools(&r, canon, n, err) ||
+        runner_check_states(&r, canon, n, err) ||
         begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
         cmd_fail("run", err);
         goto out;

@@ -27,6 +27,7 @@ static const command commands[] = {
     {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0)"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
+    {"counters", cmd_counters, "list every counter a sample stores, with its definition"},
     {"run", cmd_run, "benchmark decoders on datasets into the results database"},
     {"sweep", cmd_sweep, "run a grid of decoder parameters (one run per point)"},
     {"report", cmd_report, "tables from the results database (md, csv, json)"},
@@ -35,7 +36,8 @@ static const command commands[] = {
 };
 
 static void usage(void) {
-    fprintf(stderr, "usage: decbench <command> [options]   (decbench <command> --help for its options)\n");
+    fprintf(stderr,
+            "usage: decbench <command> [options]   (decbench <command> --help for its options)\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(stderr, "  %-11s %s\n", commands[i].name, commands[i].help);
 }

@@ -64,7 +64,7 @@ int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *e
     if (sw && parse_id(sw, "--sweep", &sweep, err)) goto usage;
     if (report_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
                             &id, err) ||
-        db_open(d, path, DB_READ, err) || (id && add(runs, id, err)) ||
+        db_open(d, path, DB_READ_ANY, err) || (id && add(runs, id, err)) ||
         (sweep && add_sweep(runs, *d, sweep, err)))
         goto fail;
     return 0;

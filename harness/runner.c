@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decoders/ouroboros.h"
 #include "util/err.h"
 
 /* ---- signals -------------------------------------------------------------------------------
@@ -29,8 +28,9 @@ static void on_signal(int sig) {
         (void)!write(2, m, sizeof m - 1);
         _exit(130); /* no transaction is lost half-written: SQLite rolls it back */
     }
-    static const char m[] = "\ndecbench: interrupted: stopping after the current forward pass "
-                            "(the unfinished sample is not stored; interrupt again to stop at once)\n";
+    static const char m[] =
+        "\ndecbench: interrupted: stopping after the current forward pass "
+        "(the unfinished sample is not stored; interrupt again to stop at once)\n";
     (void)!write(2, m, sizeof m - 1);
 }
 
@@ -206,61 +206,69 @@ fail:
     return -1;
 }
 
-/* ---- Ouroboros pool files ------------------------------------------------------------------ */
+/* ---- decoder state files (--state-load / --state-save) ---------------------------------- */
 
-static int is_ouroboros(const char *canon) { return strncmp(canon, "ouroboros:", 10) == 0; }
-
-/* Whether a canonical spec (every parameter, "name:k=v,k=v") sets key=value. */
-static int spec_has(const char *canon, const char *kv) {
-    size_t n = strlen(kv);
-    for (const char *p = strchr(canon, ':'); p; p = strchr(p + 1, ','))
-        if (strncmp(p + 1, kv, n) == 0 && (p[1 + n] == ',' || p[1 + n] == '\0')) return 1;
-    return 0;
+/* Whether decoder d takes part in --state-load/--state-save: it keeps state and, with
+ * state_only (the --pool-* aliases), has that name. */
+static int has_state(const runner *r, const dec *d) {
+    return dec_state_name(d) && (!r->state_only || !strcmp(dec_name(d), r->state_only));
 }
 
-int runner_check_pools(runner *r, char *const *canon, int n, char *err) {
-    if (!r->pool_load && !r->pool_save) return 0;
-    const char *opt = r->pool_load ? "--pool-load" : "--pool-save";
-    int n_ouro = 0;
-    for (int k = 0; k < n; k++) n_ouro += is_ouroboros(canon[k]);
-    if (n_ouro == 0) return err_set(err, "%s: the run has no ouroboros decoder", opt);
-    if (r->pool_save && n_ouro > 1)
-        return err_set(err, "--pool-save: the run has %d ouroboros decoders; give it one", n_ouro);
+int runner_check_states(runner *r, char *const *canon, int n, char *err) {
+    if (!r->state_load && !r->state_save) return 0;
+    const char *opt = r->state_load ? r->load_opt : r->save_opt;
+    /* "ouroboros decoder(s)" for the --pool-* aliases, "decoder(s) with state" otherwise */
+    const char *only = r->state_only ? r->state_only : "", *sp = *only ? " " : "";
+    const char *with = *only ? "" : " with state";
     dec_env env = session_env(&r->s);
-    for (int k = 0; k < n; k++) {
-        if (!is_ouroboros(canon[k])) continue;
-        if (spec_has(canon[k], "warm=0"))
-            return err_set(err, "%s: %s empties its pool before every prompt (warm=0); use warm=1",
-                           opt, canon[k]);
-        if (!r->pool_load) continue;
+    int n_state = 0, rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
         dec *d;
         if (dec_create(&d, canon[k], &env, err)) return -1;
-        char e[ERR_LEN];
-        int rc = ouroboros_pool_load(d, r->pool_load, e);
+        if (has_state(r, d)) {
+            char e[ERR_LEN];
+            n_state++;
+            if (dec_state_check(d, e) || (r->state_load && dec_state_load(d, r->state_load, e)))
+                rc = err_set(err, "%s: %s", opt, e);
+        }
         dec_free(d);
-        if (rc) return err_set(err, "--pool-load: %s", e);
     }
-    if (r->pool_save) { /* can the file be created? (written through a .tmp and a rename) */
+    if (rc) return -1;
+    if (n_state == 0) return err_set(err, "%s: the run has no %s%sdecoder%s", opt, only, sp, with);
+    if (r->state_save && n_state > 1)
+        return err_set(err, "%s: the run has %d %s%sdecoders%s; give it one", r->save_opt, n_state,
+                       only, sp, with);
+    if (r->state_save) { /* can the file be created? (written through a .tmp and a rename) */
         char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", r->pool_save);
+        snprintf(tmp, sizeof tmp, "%s.tmp", r->state_save);
         FILE *f = fopen(tmp, "wb");
-        if (!f) return err_set(err, "--pool-save: %s: cannot create: %s", tmp, strerror(errno));
+        if (!f) return err_set(err, "%s: %s: cannot create: %s", r->save_opt, tmp, strerror(errno));
         fclose(f);
         remove(tmp);
     }
     return 0;
 }
 
-/* After the run's last sample: the Ouroboros pool to r->pool_save. */
-static int save_pool(runner *r, dec *const *decs, char *const *canon, int n, char *err) {
-    for (int k = 0; r->pool_save && k < n; k++) {
-        if (!is_ouroboros(canon[k])) continue;
+/* Every measured instance with state starts from the --state-load file. */
+static int load_states(runner *r, dec *const *decs, int n, char *err) {
+    for (int k = 0; r->state_load && k < n; k++) {
+        if (!has_state(r, decs[k])) continue;
         char e[ERR_LEN];
-        if (ouroboros_pool_save(decs[k], r->pool_save, e)) return err_set(err, "--pool-save: %s", e);
-        ouroboros_counts c;
-        if (ouroboros_counts_get(decs[k], &c, e) == 0)
-            fprintf(stderr, "decbench run: wrote the pool of %s (%ld phrases) to %s\n", canon[k],
-                    c.pool_phrases, r->pool_save);
+        if (dec_state_load(decs[k], r->state_load, e))
+            return err_set(err, "%s: %s", r->load_opt, e);
+    }
+    return 0;
+}
+
+/* After the run's last sample: the state of its decoder with state to r->state_save. */
+static int save_states(runner *r, dec *const *decs, char *const *canon, int n, char *err) {
+    for (int k = 0; r->state_save && k < n; k++) {
+        if (!has_state(r, decs[k])) continue;
+        char e[ERR_LEN], what[128];
+        if (dec_state_save(decs[k], r->state_save, what, sizeof what, e))
+            return err_set(err, "%s: %s", r->save_opt, e);
+        fprintf(stderr, "decbench run: wrote the %s of %s%s%s%s to %s\n", dec_state_name(decs[k]),
+                canon[k], what[0] ? " (" : "", what, what[0] ? ")" : "", r->state_save);
     }
     return 0;
 }
@@ -579,14 +587,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             dec_free(decs[k]);
             decs[k] = NULL;
             if (dec_create(&decs[k], canon[k], &env, err)) goto done;
-            if (r->pool_load && is_ouroboros(canon[k])) {
-                char e[ERR_LEN];
-                if (ouroboros_pool_load(decs[k], r->pool_load, e)) {
-                    err_set(err, "--pool-load: %s", e);
-                    goto done;
-                }
-            }
         }
+        if (load_states(r, decs, n, err)) goto done;
         for (int i = 0; i < r->n_prompts; i++) {
             runner_prompt *p = &r->prompts[i];
             int n_todo = 0;
@@ -611,7 +613,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                 if (step_rc == 0 && !p->ref && !is_greedy(canon[k])) step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == 0 && !runner_stopped())
-                    step_rc = measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err);
+                    step_rc =
+                        measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == RUNNER_CANCELLED || runner_stopped()) {
                     rc = RUNNER_INTERRUPTED;
@@ -620,7 +623,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             }
         }
     }
-    if (save_pool(r, decs, canon, n, err)) goto done;
+    if (save_states(r, decs, canon, n, err)) goto done;
     rc = RUNNER_DONE;
 done:
     for (int k = 0; decs && k < n; k++) dec_free(decs[k]);

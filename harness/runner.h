@@ -14,7 +14,7 @@
  *   - Decoders are created afresh for every repeat: state a decoder keeps across prompts
  *     (Ouroboros' warm pool) carries over within a repeat, as in its reference benchmark,
  *     but not into the next repeat, so repeats measure the same work and their deterministic
- *     figures are equal.
+ *     figures are equal. With --state-load every repeat starts from the same file.
  *   - Warm-up: before its first measured sample, each spec runs `warmup` unstored passes on
  *     the run's first prompt with a throw-away instance (page-faults the weights, wakes the
  *     thread pool, grows malloc arenas) that cannot warm the measured instance's state.
@@ -24,9 +24,9 @@
  *     difference the first diverging position, both tokens and greedy's top-1 minus top-2
  *     logit there (re-computed by a fresh forward pass over prompt + greedy prefix) are
  *     printed loudly and stored.
- *   - Each sample is stored with its statistics, histograms and optional trace in one
- *     transaction (db_insert_sample); tuples already stored (db_sample_done) are skipped, which
- *     is how --resume continues a run.
+ *   - Each sample is stored with its statistics, histograms, the decoder's own counters and
+ *     the optional trace in one transaction (db_insert_sample); tuples already stored
+ * (db_sample_done) are skipped, which is how --resume continues a run.
  *   - SIGINT/SIGTERM (runner_catch_signals): the sample being generated stops before its
  *     next forward pass (dec_env.cancel) and is not stored; runner_measure returns
  *     RUNNER_INTERRUPTED. On a 7B model a sample of 1024 tokens takes minutes: waiting for it
@@ -92,11 +92,14 @@ typedef struct {
     fwd_ctx *margin_ctx; /* for the mismatch margin, created on first use */
     float *logits;
     progress prog;
-    dec *ref_dec;  /* greedy instance for unstored reference passes, created on first use */
-    /* Ouroboros phrase-pool files (`run --pool-load/--pool-save`; NULL: none): every Ouroboros
-     * instance starts from pool_load; the pool of the run's Ouroboros decoder after its last
-     * sample is written to pool_save when the run completes. */
-    const char *pool_load, *pool_save;
+    dec *ref_dec; /* greedy instance for unstored reference passes, created on first use */
+    /* Decoder state files (`run --state-load/--state-save`; NULL: none): every instance of a
+     * decoder that keeps state (dec_state_name) starts each repeat from state_load; the state
+     * of the run's one such decoder after its last sample is written to state_save when the
+     * run completes. state_only restricts both to decoders of that name (NULL: any), which is
+     * how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
+     * names messages use. */
+    const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
 } runner;
 
@@ -121,10 +124,11 @@ int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, cha
                  char ***shown, int *n_out, char *err);
 void runner_free_specs(char **canon, char **shown, int n);
 
-/* Checks r->pool_load / r->pool_save against the run's decoders before anything is stored:
- * the run has an Ouroboros decoder (exactly one to save), keeping its pool across prompts
- * (warm=1), the file to load fits every one of them, the file to save can be created. */
-int runner_check_pools(runner *r, char *const *canon, int n, char *err);
+/* Checks r->state_load / r->state_save against the run's decoders before anything is stored:
+ * the run has a decoder with state (exactly one to save), whose parameters keep it across
+ * prompts (dec_state_check), the file to load loads into every one of them, the file to save
+ * can be created. */
+int runner_check_states(runner *r, char *const *canon, int n, char *err);
 
 /* Fills the run record (strings owned by r or by the static environment copy). */
 void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command);

@@ -11,18 +11,17 @@
 #include "results/report_internal.h"
 #include "util/err.h"
 
-/* The deterministic figures, in the order of the query's columns 5.. */
-#define N_DET 10
-static const char *const DET_NAMES[N_DET] = {
-    "new_tokens", "target_steps", "target_rows",  "draft_steps", "draft_rows",
-    "drafted",    "accepted",     "verify_steps", "matched",     "output_hash"};
+/* The deterministic figures: every framework counter the list (stats/stats.h) marks STAT_DET,
+ * then these three, then the accept histogram and the decoder's own STAT_DET counters. */
+enum { DET_MATCHED = STAT_N_COUNTERS, DET_HASH, N_DET };
 
 typedef struct {
     char *dataset, *spec, *decoder;
     int index, repeat;
-    long long det[N_DET - 1]; /* the integer figures; matched NULL = -1 */
+    long long det[N_DET - 1]; /* the integer figures by counter index, then matched (NULL = -1) */
     char hash[17];
-    char *hist; /* accept histogram "k:count k:count", "" if none */
+    char *hist;     /* accept histogram "k:count k:count", "" if none */
+    char *counters; /* the decoder's deterministic counters "name=value name=value", by name */
     double new_tokens, t_decode;
     double greedy_t; /* greedy's decode time for this prompt in the same run (repeat mean) */
 } rec;
@@ -38,6 +37,7 @@ static void recs_free(recs *s) {
         free(s->r[i].spec);
         free(s->r[i].decoder);
         free(s->r[i].hist);
+        free(s->r[i].counters);
     }
     free(s->r);
     s->r = NULL;
@@ -66,15 +66,23 @@ static void fill_greedy(recs *s) {
     }
 }
 
-/* Samples ordered by the match key; SQLite's BINARY collation orders text like strcmp. */
+/* Samples ordered by the match key; SQLite's BINARY collation orders text like strcmp. The
+ * counter columns come from the list, so a counter added there is compared without an edit. */
+static const char LOAD_TAIL[] =
+    ", COALESCE(matched, -1), output_hash, t_total - t_prefill, "
+    "(SELECT group_concat(k || ':' || count, ' ') FROM (SELECT k, count FROM histograms h "
+    "WHERE h.sample_id = samples.id AND h.kind = 'accept' ORDER BY k)), "
+    "(SELECT group_concat(name || '=' || value, ' ') FROM (SELECT c.name, c.value FROM counters c "
+    "JOIN counter_defs d ON d.decoder = samples.decoder AND d.name = c.name "
+    "WHERE c.sample_id = samples.id AND d.deterministic ORDER BY c.name)) "
+    "FROM samples WHERE run_id = ? ORDER BY dataset, sample_index, spec, repeat";
+
 static int load(db *d, int64_t run, recs *out, char *err) {
-    static const char sql[] =
-        "SELECT dataset, sample_index, spec, repeat, decoder, new_tokens, target_steps, "
-        "target_rows, draft_steps, draft_rows, drafted, accepted, verify_steps, "
-        "COALESCE(matched, -1), output_hash, t_total - t_prefill, "
-        "(SELECT group_concat(k || ':' || count, ' ') FROM (SELECT k, count FROM histograms h "
-        "WHERE h.sample_id = samples.id AND h.kind = 'accept' ORDER BY k)) "
-        "FROM samples WHERE run_id = ? ORDER BY dataset, sample_index, spec, repeat";
+    char sql[sizeof LOAD_TAIL + 128 + STAT_N_COUNTERS * 40];
+    int len = snprintf(sql, sizeof sql, "SELECT dataset, sample_index, spec, repeat, decoder");
+    for (int k = 0; k < STAT_N_COUNTERS; k++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, ", %s", stat_counters[k].name);
+    snprintf(sql + len, sizeof sql - (size_t)len, "%s", LOAD_TAIL);
     sqlite3_stmt *st;
     out->r = NULL;
     out->n = 0;
@@ -91,18 +99,21 @@ static int load(db *d, int64_t run, recs *out, char *err) {
         out->r = g;
         rec *r = &out->r[out->n++];
         memset(r, 0, sizeof *r);
-        r->dataset = dup_col(st, 0);
-        r->index = sqlite3_column_int(st, 1);
-        r->spec = dup_col(st, 2);
-        r->repeat = sqlite3_column_int(st, 3);
-        r->decoder = dup_col(st, 4);
-        for (int k = 0; k < N_DET - 1; k++) r->det[k] = sqlite3_column_int64(st, 5 + k);
-        snprintf(r->hash, sizeof r->hash, "%s",
-                 sqlite3_column_text(st, 14) ? (const char *)sqlite3_column_text(st, 14) : "");
-        r->t_decode = sqlite3_column_double(st, 15);
-        r->hist = dup_col(st, 16);
-        r->new_tokens = (double)r->det[0];
-        if (!r->dataset || !r->spec || !r->decoder || !r->hist) {
+        int col = 0;
+        r->dataset = dup_col(st, col++);
+        r->index = sqlite3_column_int(st, col++);
+        r->spec = dup_col(st, col++);
+        r->repeat = sqlite3_column_int(st, col++);
+        r->decoder = dup_col(st, col++);
+        for (int k = 0; k < STAT_N_COUNTERS; k++) r->det[k] = sqlite3_column_int64(st, col++);
+        r->det[DET_MATCHED] = sqlite3_column_int64(st, col++);
+        const unsigned char *hash = sqlite3_column_text(st, col++);
+        snprintf(r->hash, sizeof r->hash, "%s", hash ? (const char *)hash : "");
+        r->t_decode = sqlite3_column_double(st, col++);
+        r->hist = dup_col(st, col++);
+        r->counters = dup_col(st, col++);
+        r->new_tokens = (double)r->det[STAT_new_tokens];
+        if (!r->dataset || !r->spec || !r->decoder || !r->hist || !r->counters) {
             rc = err_set(err, "compare: out of memory");
             break;
         }
@@ -113,6 +124,17 @@ static int load(db *d, int64_t run, recs *out, char *err) {
     else
         fill_greedy(out);
     return rc;
+}
+
+/* The value of "name=" in a "name=value name=value" list into out ("" if absent). */
+static void counter_value(const char *list, const char *name, size_t name_len, char *out,
+                          size_t n) {
+    out[0] = 0;
+    for (const char *p = list; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+        if (!strncmp(p, name, name_len) && p[name_len] == '=') {
+            snprintf(out, n, "%.*s", (int)strcspn(p + name_len + 1, " "), p + name_len + 1);
+            return;
+        }
 }
 
 static int key_cmp(const rec *a, const rec *b) {
@@ -227,10 +249,14 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
         const rec *a = &side[0].r[i++], *b = &side[1].r[j++];
         res->n_common++;
         int differs = 0;
+        /* One line per differing figure: name, base value, head value. */
+        char fields[N_DET + STAT_MAX_COUNTERS + 1][3][96];
+        int n_fields = 0;
         for (int k = 0; k < N_DET; k++) {
+            if (k < STAT_N_COUNTERS && stat_counters[k].det != STAT_DET) continue;
             char va[24], vb[24];
             const char *sa = va, *sb = vb;
-            if (k == N_DET - 1) {
+            if (k == DET_HASH) {
                 sa = a->hash;
                 sb = b->hash;
             } else {
@@ -238,24 +264,40 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
                 snprintf(vb, sizeof vb, "%lld", b->det[k]);
             }
             if (!strcmp(sa, sb)) continue;
-            differs = 1;
-            if (listed < max_listed) {
-                int row = rt_row_add(&det);
-                key_text(a, &det, row, c_key);
-                rt_set_text(&det, row, c_field, DET_NAMES[k]);
-                rt_set_text(&det, row, c_b, sa);
-                rt_set_text(&det, row, c_h, sb);
-            }
+            snprintf(fields[n_fields][0], 96, "%s",
+                     k < STAT_N_COUNTERS ? stat_counters[k].name
+                     : k == DET_MATCHED  ? "matched"
+                                         : "output_hash");
+            snprintf(fields[n_fields][1], 96, "%s", sa);
+            snprintf(fields[n_fields++][2], 96, "%s", sb);
         }
         if (strcmp(a->hist, b->hist)) {
-            differs = 1;
-            if (listed < max_listed) {
-                int row = rt_row_add(&det);
-                key_text(a, &det, row, c_key);
-                rt_set_text(&det, row, c_field, "accept_hist");
-                rt_set_text(&det, row, c_b, a->hist[0] ? a->hist : "(empty)");
-                rt_set_text(&det, row, c_h, b->hist[0] ? b->hist : "(empty)");
+            snprintf(fields[n_fields][0], 96, "accept_hist");
+            snprintf(fields[n_fields][1], 96, "%s", a->hist[0] ? a->hist : "(empty)");
+            snprintf(fields[n_fields++][2], 96, "%s", b->hist[0] ? b->hist : "(empty)");
+        }
+        /* The decoder's own deterministic counters: each one base has must be equal in head (a
+         * counter only head has is new, like a sample only head has). */
+        for (const char *p = a->counters; *p && n_fields < N_DET + STAT_MAX_COUNTERS + 1;) {
+            size_t name_len = strcspn(p, "=");
+            char va[64], vb[64];
+            counter_value(a->counters, p, name_len, va, sizeof va);
+            counter_value(b->counters, p, name_len, vb, sizeof vb);
+            if (strcmp(va, vb)) {
+                snprintf(fields[n_fields][0], 96, "%s.%.*s", a->decoder, (int)name_len, p);
+                snprintf(fields[n_fields][1], 96, "%s", va);
+                snprintf(fields[n_fields++][2], 96, "%s", vb[0] ? vb : "(absent)");
             }
+            p += strcspn(p, " ");
+            p += *p == ' ';
+        }
+        differs = n_fields > 0;
+        for (int f = 0; f < n_fields && listed < max_listed; f++) {
+            int row = rt_row_add(&det);
+            key_text(a, &det, row, c_key);
+            rt_set_text(&det, row, c_field, fields[f][0]);
+            rt_set_text(&det, row, c_b, fields[f][1]);
+            rt_set_text(&det, row, c_h, fields[f][2]);
         }
         if (differs) {
             res->n_det_diff++;
@@ -367,7 +409,7 @@ int compare_sources(const char *base_arg, const char *head_arg, const compare_op
     for (int s = 0; s < 2 && rc == 0; s++) {
         char inner[ERR_LEN];
         if (report_split_source(args[s], path[s], sizeof path[s], &run[s], inner) != 0 ||
-            db_open(&d[s], path[s], DB_READ, inner) != 0)
+            db_open(&d[s], path[s], DB_READ_ANY, inner) != 0)
             rc = err_set(err, "compare: %s: %s", s ? "head" : "base", inner);
     }
     if (rc == 0) rc = compare_runs(d[0], run[0], d[1], run[1], o, out, res, err);

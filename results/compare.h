@@ -1,8 +1,10 @@
 /* compare.h: the CI regression gate (`decbench compare BASE HEAD`).
  *
  * Two runs are matched sample by sample on (dataset, sample index, decoder spec, repeat).
- *   Deterministic figures must be EQUAL: output hash, new tokens, target/draft steps and rows,
- *   drafted, accepted, verification steps, the greedy match flag and the accept histogram.
+ *   Deterministic figures must be EQUAL: every framework counter the list of stats/stats.h
+ *   marks STAT_DET (tokens, target/draft steps and rows, drafted, accepted, verification
+ *   steps), the output hash, the greedy match flag, the accept histogram, and the decoder's
+ *   own STAT_DET counters (counter_defs.deterministic; one only head has is new and passes).
  *   With exact kernels these do not depend on timing or thread count, so any difference is a
  *   behaviour change (or a different model/prompt set, which the header warns about).
  *   Speed may vary within a tolerance: per decoder spec, decode-only tok/s as a ratio of
@@ -47,7 +49,8 @@ typedef struct {
 int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const compare_opts *o,
                  FILE *out, compare_result *res, char *err);
 
-/* The same from "FILE" or "FILE:RUN_ID" arguments; the files are opened read-only. */
+/* The same from "FILE" or "FILE:RUN_ID" arguments; the files are opened read-only (DB_READ_ANY:
+ * a database of an older schema version is read migrated, the file untouched). */
 int compare_sources(const char *base_arg, const char *head_arg, const compare_opts *o, FILE *out,
                     compare_result *res, char *err);
 

@@ -29,7 +29,10 @@
 typedef struct db db;
 struct sqlite3;
 
-typedef enum { DB_READ = 0, DB_WRITE = 1 } db_mode;
+/* DB_READ_ANY: read-only like DB_READ, but a database at an older schema version is read
+ * through a copy migrated in memory (the file is never written; DB_WRITE migrates the file
+ * itself). Reports, plots and compare open with it, so results of an older decbench read. */
+typedef enum { DB_READ = 0, DB_WRITE = 1, DB_READ_ANY = 2 } db_mode;
 
 /* Run status, stored as text ('running', 'complete', 'incomplete', 'failed'). A run that died
  * without db_finish_run() stays 'running'; both it and 'incomplete' can be resumed. */
@@ -41,7 +44,8 @@ const char *db_status_name(db_status s);
 int db_schema_version(void);
 
 /* Opens path. DB_READ: the file must be a decbench database at exactly this build's version
- * (an older one must first be opened once for writing, which migrates it). DB_WRITE: creates
+ * (an older one must first be opened once for writing, which migrates it); DB_READ_ANY also
+ * reads an older one (above). DB_WRITE: creates
  * the file if absent (its directory must exist and be writable) or accepts a zero-length file;
  * an existing decbench database at an older version is migrated in one transaction. Refused,
  * untouched: a non-SQLite file, an SQLite file without the decbench marker, a NEWER schema

@@ -11,7 +11,7 @@ struct db {
     char *path;
     int writable;
     /* Prepared once, reused for every sample: inserting is the only per-sample work. */
-    sqlite3_stmt *ins_sample, *ins_hist, *ins_trace;
+    sqlite3_stmt *ins_sample, *ins_hist, *ins_trace, *ins_counter, *ins_counter_def;
 };
 
 /* Schema steps of the embedded schema.sql: step v (1-based) as a NUL-terminated malloc'd copy

@@ -172,6 +172,31 @@ static int open_handle(sqlite3 **h, const char *path, int flags, char *err) {
     return 0;
 }
 
+/* DB_READ_ANY of an older database: *h (read-only, on the file) is replaced by a copy of the
+ * file in memory, migrated to `target` there. The file is only read (SQLite's backup API), so
+ * a baseline kept as a CI artifact, or a file on read-only storage, reads like a current one. */
+static int migrate_in_memory(sqlite3 **h, const char *path, int target, char *err) {
+    sqlite3 *m = NULL;
+    if (open_handle(&m, ":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err) != 0)
+        return -1;
+    sqlite3_backup *b = sqlite3_backup_init(m, "main", *h, "main");
+    int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+    if (b) sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) {
+        err_set(err, "db_open: %s: cannot copy it into memory to read it migrated: %s", path,
+                sqlite3_errmsg(m));
+        sqlite3_close(m);
+        return -1;
+    }
+    if (configure(m, path, err) != 0 || migrate(m, path, target, err) != 0) {
+        sqlite3_close(m);
+        return -1;
+    }
+    sqlite3_close(*h);
+    *h = m;
+    return 0;
+}
+
 /* Opens an existing decbench file or creates one, at schema version `target`. */
 static int open_impl(db **out, const char *path, db_mode mode, int target, int must_be_new,
                      char *err) {
@@ -180,7 +205,7 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     int exists = stat(path, &st) == 0;
     if (!exists && errno != ENOENT) return err_set(err, "db_open: %s: %s", path, strerror(errno));
     if (exists && S_ISDIR(st.st_mode)) return err_set(err, "db_open: %s is a directory", path);
-    if (!exists && mode == DB_READ) return err_set(err, "db_open: %s: no such file", path);
+    if (!exists && mode != DB_WRITE) return err_set(err, "db_open: %s: no such file", path);
     if (exists && must_be_new && st.st_size > 0)
         return err_set(err, "db_open: %s already exists", path);
     if (!exists && check_parent(path, err) != 0) return -1;
@@ -198,12 +223,14 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
                              "db_open: %s has schema version %d, older than version %d; open it "
                              "once for writing (any decbench command that writes) to migrate it",
                              path, version, target);
+            if (rc == 0 && mode == DB_READ_ANY && version < target)
+                rc = migrate_in_memory(&h, path, target, err);
             if (rc != 0 || mode == DB_WRITE) {
                 sqlite3_close(h);
                 h = NULL;
             }
             if (rc != 0) return -1;
-        } else if (mode == DB_READ) {
+        } else if (mode != DB_WRITE) {
             return err_set(err, "db_open: %s is empty (0 bytes), not a decbench database", path);
         }
     }
@@ -256,6 +283,8 @@ void db_close(db *d) {
     sqlite3_finalize(d->ins_sample);
     sqlite3_finalize(d->ins_hist);
     sqlite3_finalize(d->ins_trace);
+    sqlite3_finalize(d->ins_counter);
+    sqlite3_finalize(d->ins_counter_def);
     sqlite3_close(d->h);
     free(d->path);
     free(d);

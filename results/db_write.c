@@ -320,24 +320,79 @@ static int insert_hist(db *d, int64_t sid, const char *kind, const long *v, int 
     return 0;
 }
 
+/* The samples INSERT: the sample's own columns, then one column per framework counter (the
+ * list STAT_COUNTERS, stats/stats.h), then the derived rates and the match fields. */
+static const char *const SAMPLE_HEAD[] = {"run_id",     "dataset",  "sample_index",
+                                          "sample_key", "category", "decoder",
+                                          "spec",       "repeat",   "output_hash"};
+static const char *const SAMPLE_TAIL[] = {"tps_decode",   "tps_e2e",      "matched",
+                                          "diverge_pos",  "greedy_token", "decoder_token",
+                                          "greedy_margin"};
+#define N_HEAD (int)(sizeof SAMPLE_HEAD / sizeof SAMPLE_HEAD[0])
+#define N_TAIL (int)(sizeof SAMPLE_TAIL / sizeof SAMPLE_TAIL[0])
+
 static int prepare_sample_statements(db *d, const char *fn, char *err) {
     if (d->ins_sample) return 0;
-    if (prepare(d, &d->ins_sample,
-                "INSERT INTO samples (run_id, dataset, sample_index, sample_key, category, "
-                "decoder, spec, repeat, prompt_tokens, new_tokens, output_hash, target_steps, "
-                "target_rows, draft_steps, draft_rows, drafted, accepted, verify_steps, "
-                "t_target, t_draft, t_book, t_prefill, t_total, tps_decode, tps_e2e, matched, "
-                "diverge_pos, greedy_token, decoder_token, greedy_margin) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                fn, err) != 0 ||
+    char sql[2048];
+    int n = snprintf(sql, sizeof sql, "INSERT INTO samples (");
+    for (int i = 0; i < N_HEAD + STAT_N_COUNTERS + N_TAIL; i++) {
+        const char *col = i < N_HEAD ? SAMPLE_HEAD[i]
+                          : i < N_HEAD + STAT_N_COUNTERS
+                              ? stat_counters[i - N_HEAD].name
+                              : SAMPLE_TAIL[i - N_HEAD - STAT_N_COUNTERS];
+        n += snprintf(sql + n, sizeof sql - (size_t)n, "%s%s", i ? ", " : "", col);
+    }
+    n += snprintf(sql + n, sizeof sql - (size_t)n, ") VALUES (");
+    for (int i = 0; i < N_HEAD + STAT_N_COUNTERS + N_TAIL; i++)
+        n += snprintf(sql + n, sizeof sql - (size_t)n, "%s?", i ? "," : "");
+    snprintf(sql + n, sizeof sql - (size_t)n, ")");
+    if (prepare(d, &d->ins_sample, sql, fn, err) != 0 ||
         prepare(d, &d->ins_hist,
                 "INSERT INTO histograms (sample_id, kind, k, count) VALUES (?,?,?,?)", fn,
                 err) != 0 ||
         prepare(d, &d->ins_trace,
                 "INSERT INTO trace (sample_id, step, rows, drafted, accepted, emitted, seconds) "
                 "VALUES (?,?,?,?,?,?,?)",
+                fn, err) != 0 ||
+        prepare(d, &d->ins_counter, "INSERT INTO counters (sample_id, name, value) VALUES (?,?,?)",
+                fn, err) != 0 ||
+        prepare(d, &d->ins_counter_def,
+                "INSERT OR REPLACE INTO counter_defs (decoder, name, position, kind, aggregation, "
+                "deterministic, definition) VALUES (?,?,?,?,?,?,?)",
                 fn, err) != 0)
         return -1;
+    return 0;
+}
+
+static void bind_value(sqlite3_stmt *st, int i, stat_kind kind, double v) {
+    if (kind == STAT_INT)
+        sqlite3_bind_int64(st, i, (int64_t)v);
+    else
+        sqlite3_bind_double(st, i, v);
+}
+
+/* The decoder's own counters (every one, zeros included) and their definitions. */
+static int insert_counters(db *d, int64_t sid, const char *decoder, const dec_stats *t,
+                           const char *fn, char *err) {
+    for (int i = 0; i < t->n_counters; i++) {
+        const stat_def *c = &t->counter_defs[i];
+        char what[128];
+        snprintf(what, sizeof what, "counter %s", c->name);
+        sqlite3_stmt *st = d->ins_counter_def;
+        bind_text(st, 1, decoder);
+        bind_text(st, 2, c->name);
+        sqlite3_bind_int(st, 3, i);
+        bind_text(st, 4, c->kind == STAT_INT ? "int" : "real");
+        bind_text(st, 5, stat_agg_name(c->agg));
+        sqlite3_bind_int(st, 6, c->det == STAT_DET);
+        bind_text(st, 7, c->definition);
+        if (step_done(d, st, fn, what, err) != 0) return -1;
+        st = d->ins_counter;
+        sqlite3_bind_int64(st, 1, sid);
+        bind_text(st, 2, c->name);
+        bind_value(st, 3, c->kind, t->counters[i]);
+        if (step_done(d, st, fn, what, err) != 0) return -1;
+    }
     return 0;
 }
 
@@ -347,6 +402,9 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     if (need_write(d, fn, err) != 0) return -1;
     if (!s->dataset || !s->decoder || !s->spec)
         return err_set(err, "%s: dataset, decoder and spec are required", fn);
+    if (t->n_counters < 0 || t->n_counters > STAT_MAX_COUNTERS ||
+        (t->n_counters && !t->counter_defs))
+        return err_set(err, "%s: %d decoder counters without definitions", fn, t->n_counters);
     if (prepare_sample_statements(d, fn, err) != 0) return -1;
     /* Prefix every message with the sample, so a failure in a long run can be located. */
     char where[ERR_LEN / 2];
@@ -373,14 +431,9 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     bind_text(st, i++, s->decoder);
     bind_text(st, i++, s->spec);
     sqlite3_bind_int(st, i++, s->repeat);
-    sqlite3_bind_int(st, i++, t->prompt_tokens);
-    sqlite3_bind_int(st, i++, t->new_tokens);
     bind_text(st, i++, hex);
-    const long counters[] = {t->target_steps, t->target_rows, t->draft_steps, t->draft_rows,
-                             t->drafted,      t->accepted,    t->verify_steps};
-    for (int k = 0; k < 7; k++) sqlite3_bind_int64(st, i++, counters[k]);
-    const double times[] = {t->t_target, t->t_draft, t->t_book, t->t_prefill, t->t_total};
-    for (int k = 0; k < 5; k++) sqlite3_bind_double(st, i++, times[k]);
+    for (int k = 0; k < STAT_N_COUNTERS; k++)
+        bind_value(st, i++, stat_counters[k].kind, stat_value(t, k));
     bind_rate(st, i++, t->new_tokens, t->t_total - t->t_prefill);
     bind_rate(st, i++, t->new_tokens, t->t_total);
     bind_int_or_null(st, i++, s->match, -1);
@@ -397,7 +450,8 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
 
     if (insert_hist(d, sid, "accept", t->accept_hist, DEC_HIST_MAX + 1, where, err) != 0 ||
         insert_hist(d, sid, "pos_tried", t->pos_tried, DEC_HIST_MAX, where, err) != 0 ||
-        insert_hist(d, sid, "pos_accepted", t->pos_accepted, DEC_HIST_MAX, where, err) != 0)
+        insert_hist(d, sid, "pos_accepted", t->pos_accepted, DEC_HIST_MAX, where, err) != 0 ||
+        insert_counters(d, sid, s->decoder, t, where, err) != 0)
         goto fail;
     for (int k = 0; trace && k < n_trace; k++) {
         const dec_step *p = &trace[k];

@@ -261,7 +261,7 @@ static int write_scaling(db *d, const int64_t *ids, int n_ids, FILE *f, char *er
     int n_pts = 0;
     double greedy_steps = NAN, w_min = INFINITY, w_max = -INFINITY;
     for (int i = 0; pts && i < n; i++) {
-        double per_prompt = s[i].n_samples ? s[i].target_steps / s[i].n_samples : NAN;
+        double per_prompt = s[i].n_samples ? s[i].c[STAT_target_steps] / s[i].n_samples : NAN;
         if (!strcmp(s[i].decoder, "greedy")) greedy_steps = per_prompt;
         if (strcmp(s[i].decoder, "lookahead")) continue;
         char buf[1024], *k[MAXP], *v[MAXP];

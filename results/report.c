@@ -1,6 +1,6 @@
 /* report.c: the report layouts (summary, Ouroboros Table 2, ablation) and their dispatch.
- * The figures come from report_data.c, the projection from report_cost.c, the formatting
- * from report_table.c. */
+ * The figures come from report_data.c, the projection from report_cost.c, the counters layout
+ * from report_counters.c, the formatting from report_table.c. */
 #include "results/report_internal.h"
 
 #include <ctype.h>
@@ -30,8 +30,8 @@ int report_format_parse(const char *s, report_format *out) {
 }
 
 int report_layout_parse(const char *s, report_layout *out) {
-    static const char *names[] = {"summary", "paper", "ablation", "projected"};
-    for (int i = 0; i < 4; i++)
+    static const char *names[] = {"summary", "paper", "ablation", "projected", "counters"};
+    for (int i = 0; i < 5; i++)
         if (!strcmp(s, names[i])) {
             *out = (report_layout)i;
             return 0;
@@ -373,8 +373,9 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
     if (rep_resolve_runs(d, o->run_ids, o->n_runs, 0, &ids, &n_ids, err) != 0) return -1;
     rtable t;
     static const char *titles[] = {"Decoding summary", "Speed by task (Ouroboros Table 2 layout)",
-                                   "Ablation", "Projected speed-up from the forward-cost curve"};
-    rt_init(&t, titles[o->layout <= REPORT_PROJECTED ? o->layout : 0]);
+                                   "Ablation", "Projected speed-up from the forward-cost curve",
+                                   "Counters"};
+    rt_init(&t, titles[o->layout <= REPORT_COUNTERS ? o->layout : 0]);
     int rc = add_notes(d, &t, ids, n_ids, err);
     if (rc == 0 && o->layout == REPORT_PROJECTED) {
         rc = rep_projected(d, ids, n_ids, o->cost_source, &t, err);
@@ -384,7 +385,8 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         for (int i = 0; rc == 0 && i < n_ids; i++) {
             rep_stat *s;
             int n;
-            rc = rep_collect(d, ids[i], o->layout == REPORT_SUMMARY, &s, &n, err);
+            rc = rep_collect(d, ids[i], o->layout == REPORT_SUMMARY || o->layout == REPORT_COUNTERS,
+                             &s, &n, err);
             if (rc != 0) break;
             rep_stat *grown = realloc(all, (size_t)(n_all + n) * sizeof *all);
             if (!grown) {
@@ -403,6 +405,8 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
             else if (o->layout == REPORT_ABLATION)
                 rc = ablation(&t, all, n_all,
                               o->ablation_decoder ? o->ablation_decoder : "ouroboros", err);
+            else if (o->layout == REPORT_COUNTERS)
+                rc = rep_counters(d, all, n_all, n_ids > 1, &t, err);
             else
                 summary(&t, all, n_all, n_ids > 1);
         }

@@ -27,10 +27,11 @@
 typedef enum { REPORT_MARKDOWN = 0, REPORT_CSV = 1, REPORT_JSON = 2 } report_format;
 
 typedef enum {
-    REPORT_SUMMARY = 0,  /* per dataset x decoder: every metric (plus an "all" row per decoder) */
-    REPORT_PAPER = 1,    /* Ouroboros Table 2: rows algorithms, per task tok/s and speed-up */
-    REPORT_ABLATION = 2, /* variants of one decoder: the parameters that differ, tok/s, speed-up */
-    REPORT_PROJECTED = 3 /* speed-up projected from a forward-cost curve (--project-cost) */
+    REPORT_SUMMARY = 0,   /* per dataset x decoder: every metric (plus an "all" row per decoder) */
+    REPORT_PAPER = 1,     /* Ouroboros Table 2: rows algorithms, per task tok/s and speed-up */
+    REPORT_ABLATION = 2,  /* variants of one decoder: the parameters that differ, tok/s, speed-up */
+    REPORT_PROJECTED = 3, /* speed-up projected from a forward-cost curve (--project-cost) */
+    REPORT_COUNTERS = 4   /* every counter (framework and the decoder's own), raw, defined */
 } report_layout;
 
 typedef struct {
@@ -53,7 +54,7 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err);
 int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err);
 
 /* Names for command-line flags: "md"/"markdown", "csv", "json"; "summary", "paper",
- * "ablation", "projected". -1 if unknown. */
+ * "ablation", "projected", "counters". -1 if unknown. */
 int report_format_parse(const char *s, report_format *out);
 int report_layout_parse(const char *s, report_layout *out);
 

@@ -87,7 +87,7 @@ static int load_db(cost_curve *c, const char *arg, char *err) {
     int64_t run;
     if (report_split_source(arg, path, sizeof path, &run, err) != 0) return -1;
     db *d;
-    if (db_open(&d, path, DB_READ, err) != 0) return -1;
+    if (db_open(&d, path, DB_READ_ANY, err) != 0) return -1;
     int rc = 0;
     if (!run) {
         char inner[ERR_LEN];
@@ -265,7 +265,7 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
             rt_set_num(t, r, c_rows, rep_rows_per_step(&all[i]));
             if (!p[i].found || !(p[i].cost > 0)) continue;
             rt_set_num(t, r, c_ms, 1e3 * p[i].cost / all[i].decode_steps);
-            rt_set_num(t, r, c_ptps, all[i].new_tokens / p[i].cost);
+            rt_set_num(t, r, c_ptps, all[i].c[STAT_new_tokens] / p[i].cost);
             rt_set_num(t, r, c_sp, p[i].greedy_cost / p[i].cost);
             int extra = p[i].lo < c->rows[0] || p[i].hi > c->rows[c->n - 1];
             any_extra |= extra;

@@ -46,24 +46,28 @@ static int greedy_run(sqlite3 *h, int64_t run_id, int64_t *out, char *err) {
     return 0;
 }
 
-/* Query 1: sums per (ds, spec), in the run's order (datasets by first sample, greedy first). */
+/* Query 1: per (ds, spec), in the run's order (datasets by first sample, greedy first): the
+ * sample counts, the derived sums, then one aggregate per framework counter, generated from
+ * the list (stats/stats.h), so a counter added there arrives here without an edit. */
+static const char TOTALS_HEAD[] =
+    REP_SAMPLES_CTE ", dorder AS (SELECT ds, MIN(id) AS o FROM s GROUP BY ds) "
+                    "SELECT s.ds, s.spec, MIN(s.decoder), COUNT(*), "
+                    "COUNT(DISTINCT s.dataset || char(31) || s.sample_index), "
+                    "COUNT(DISTINCT s.repeat), COALESCE(SUM(s.matched), 0), COUNT(s.matched), "
+                    "SUM(MAX(s.target_steps - 1, 0)), SUM(s.t_total - s.t_prefill)";
+static const char TOTALS_TAIL[] = " FROM s JOIN dorder USING (ds) GROUP BY s.ds, s.spec "
+                                  "ORDER BY MIN(dorder.o), MIN(s.decoder) <> 'greedy', MIN(s.id)";
+
 static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out, int *n,
                           char *err) {
+    char sql[sizeof TOTALS_HEAD + sizeof TOTALS_TAIL + STAT_N_COUNTERS * 48];
+    int len = snprintf(sql, sizeof sql, "%s", TOTALS_HEAD);
+    for (int k = 0; k < STAT_N_COUNTERS; k++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, ", %s(s.%s)",
+                        stat_agg_sql(stat_counters[k].agg), stat_counters[k].name);
+    snprintf(sql + len, sizeof sql - (size_t)len, "%s", TOTALS_TAIL);
     sqlite3_stmt *st;
-    if (prep(h,
-             REP_SAMPLES_CTE
-             ", dorder AS (SELECT ds, MIN(id) AS o FROM s GROUP BY ds) "
-             "SELECT s.ds, s.spec, MIN(s.decoder), COUNT(*), "
-             "COUNT(DISTINCT s.dataset || char(31) || s.sample_index), "
-             "COUNT(DISTINCT s.repeat), SUM(s.new_tokens), SUM(s.target_steps), "
-             "SUM(s.target_rows), SUM(MAX(s.target_steps - 1, 0)), SUM(s.accepted), "
-             "SUM(s.verify_steps), SUM(s.drafted), SUM(s.t_total - s.t_prefill), "
-             "SUM(s.t_total), COALESCE(SUM(s.matched), 0), COUNT(s.matched), "
-             "SUM(s.t_draft), SUM(s.t_book) "
-             "FROM s JOIN dorder USING (ds) GROUP BY s.ds, s.spec "
-             "ORDER BY MIN(dorder.o), MIN(s.decoder) <> 'greedy', MIN(s.id)",
-             &st, err) != 0)
-        return -1;
+    if (prep(h, sql, &st, err) != 0) return -1;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, per_ds);
     int rc;
@@ -76,21 +80,19 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
         *out = grown;
         rep_stat *r = &(*out)[(*n)++];
         memset(r, 0, sizeof *r);
+        int col = 0;
         r->run_id = run_id;
-        r->dataset = col_dup(st, 0);
-        r->spec = col_dup(st, 1);
-        r->decoder = col_dup(st, 2);
-        r->n_samples = sqlite3_column_int(st, 3);
-        r->n_prompts = sqlite3_column_int(st, 4);
-        r->n_repeats = sqlite3_column_int(st, 5);
-        double *sums[] = {&r->new_tokens,   &r->target_steps, &r->target_rows,
-                          &r->decode_steps, &r->accepted,     &r->verify_steps,
-                          &r->drafted,      &r->t_decode,     &r->t_e2e};
-        for (int k = 0; k < 9; k++) *sums[k] = sqlite3_column_double(st, 6 + k);
-        r->matched = sqlite3_column_int(st, 15);
-        r->checked = sqlite3_column_int(st, 16);
-        r->t_draft = sqlite3_column_double(st, 17);
-        r->t_book = sqlite3_column_double(st, 18);
+        r->dataset = col_dup(st, col++);
+        r->spec = col_dup(st, col++);
+        r->decoder = col_dup(st, col++);
+        r->n_samples = sqlite3_column_int(st, col++);
+        r->n_prompts = sqlite3_column_int(st, col++);
+        r->n_repeats = sqlite3_column_int(st, col++);
+        r->matched = sqlite3_column_int(st, col++);
+        r->checked = sqlite3_column_int(st, col++);
+        r->decode_steps = sqlite3_column_double(st, col++);
+        r->t_decode = sqlite3_column_double(st, col++);
+        for (int k = 0; k < STAT_N_COUNTERS; k++) r->c[k] = sqlite3_column_double(st, col++);
         r->tps_dec = r->tps_dec_sd = r->tps_e2e = r->tps_e2e_sd = NAN;
         r->speedup_dec = r->speedup_e2e = NAN;
         if (!r->dataset || !r->spec || !r->decoder) {
@@ -229,19 +231,19 @@ static double ratio(double a, double b) {
     return b > 0 ? a / b : NAN;
 }
 double rep_tokens_per_step(const rep_stat *s) {
-    return ratio(s->new_tokens, s->target_steps);
+    return ratio(s->c[STAT_new_tokens], s->c[STAT_target_steps]);
 }
 double rep_accepted_len(const rep_stat *s) {
-    return ratio(s->accepted, s->verify_steps);
+    return ratio(s->c[STAT_accepted], s->c[STAT_verify_steps]);
 }
 double rep_rows_per_step(const rep_stat *s) {
-    return ratio(s->target_rows, s->decode_steps);
+    return ratio(s->c[STAT_target_rows], s->decode_steps);
 }
 double rep_book_share(const rep_stat *s) {
-    return ratio(s->t_book, s->t_e2e);
+    return ratio(s->c[STAT_t_book], s->c[STAT_t_total]);
 }
 double rep_draft_share(const rep_stat *s) {
-    return ratio(s->t_draft, s->t_e2e);
+    return ratio(s->c[STAT_t_draft], s->c[STAT_t_total]);
 }
 double rep_exact_share(const rep_stat *s) {
     return ratio((double)s->matched, (double)s->checked);

@@ -25,10 +25,12 @@ typedef struct {
     int64_t run_id;
     char *dataset, *decoder, *spec; /* owned */
     long n_samples, n_prompts, n_repeats;
-    /* Sums over the samples. */
-    double new_tokens, target_steps, target_rows, decode_steps, accepted, verify_steps, drafted;
-    double t_decode, t_e2e;
-    double t_draft, t_book; /* draft-model forward and the decoder's own bookkeeping */
+    /* Every framework counter (stats/stats.h, index STAT_<name>) aggregated over the samples
+     * as its list line says (sum, mean or max). */
+    double c[STAT_N_COUNTERS];
+    /* Sums of per-sample derived figures: decode passes (target_steps - 1) and decode time
+     * (t_total - t_prefill). */
+    double decode_steps, t_decode;
     long matched, checked;
     /* Per-repeat tok/s, mean and sample standard deviation (NAN with one repeat). */
     double tps_dec, tps_dec_sd, tps_e2e, tps_e2e_sd;
@@ -109,5 +111,8 @@ void rt_set_num(rtable *t, int row, int col, double v);
  * added as "runs". */
 struct json_t;
 int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, char *err);
+
+/* The counters layout (report_counters.c): one row per counter of each stat in s. */
+int rep_counters(db *d, const rep_stat *s, int n, int multi_run, rtable *t, char *err);
 
 #endif

@@ -153,3 +153,26 @@ ALTER TABLE samples ADD COLUMN verify_steps INTEGER NOT NULL DEFAULT 0;
 UPDATE samples SET verify_steps = (
     SELECT COALESCE(SUM(h.count), 0) FROM histograms h
     WHERE h.sample_id = samples.id AND h.kind = 'accept');
+
+-- @version 3
+-- A decoder's own counters (its vtable's counter table, stats/stats.h): one row per counter per
+-- sample, zeros included, so a missing row means "not measured" rather than 0.
+CREATE TABLE counters (
+    sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    name      TEXT NOT NULL,
+    value     NOT NULL,                 -- INTEGER or REAL, as counter_defs.kind says
+    PRIMARY KEY (sample_id, name)
+) WITHOUT ROWID;
+
+-- What each decoder counter means, per decoder name: written with the samples that use it (the
+-- newest definition wins), so reports and compare need no decoder code to read a database.
+CREATE TABLE counter_defs (
+    decoder       TEXT NOT NULL,        -- samples.decoder
+    name          TEXT NOT NULL,
+    position      INTEGER NOT NULL,     -- row of the decoder's counter table (display order)
+    kind          TEXT NOT NULL CHECK (kind IN ('int', 'real')),
+    aggregation   TEXT NOT NULL CHECK (aggregation IN ('sum', 'mean', 'max')),
+    deterministic INTEGER NOT NULL CHECK (deterministic IN (0, 1)), -- 1: compare requires equality
+    definition    TEXT NOT NULL,
+    PRIMARY KEY (decoder, name)
+) WITHOUT ROWID;

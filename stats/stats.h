@@ -2,11 +2,17 @@
  * stores, reports and compares them. This layer sits below both (it includes nothing of ours),
  * so that results/ needs no decoder header to know what a sample holds.
  *
- * The framework counters are ONE list, STAT_COUNTERS below: every decoder has them, the
- * framework fills them (decoders/registry.c), each is a column of the samples table. A line
- * gives the name, the C type, how samples aggregate, whether the figure is deterministic
- * (compared exactly by `compare`) and a one-line definition; stat_def describes one counter at
- * run time (stat_counters[]). The dec_stats fields are generated from the list. */
+ * Two kinds of counters, each described by a stat_def (name, kind, how samples aggregate,
+ * whether it is deterministic, a one-line definition):
+ *  - framework counters: ONE list, STAT_COUNTERS below, one line each. Every decoder has them,
+ *    the framework fills them (decoders/registry.c), each is a column of the samples table.
+ *    The dec_stats fields, the samples INSERT, the report's sums, compare's exact set,
+ *    `generate --stats` and `decbench counters` are generated from the list;
+ *    tests/cli_counters.sh checks results/README.md and the schema against it.
+ *  - decoder counters: a decoder's own (dec_vtable.counters, decoders/dec_impl.h), filled by
+ *    the decoder into dec_stats.counters[], stored as rows (sample, name, value) of the
+ *    counters table and shown by `report --layout counters`.
+ * How to add either: ARCHITECTURE.md, "A counter". */
 #ifndef STATS_STATS_H
 #define STATS_STATS_H
 
@@ -54,7 +60,19 @@ typedef struct {
     X(t_book, double, SUM, VARIES,                                                                 \
       "seconds of the decoder's own work: t_total - t_target - t_draft")                           \
     X(t_prefill, double, SUM, VARIES, "seconds of the target's prompt pass")                       \
-    X(t_total, double, SUM, VARIES, "seconds of the whole generate call")
+    X(t_total, double, SUM, VARIES, "seconds of the whole generate call")                          \
+    STAT_TEST_COUNTERS(X)
+
+/* The counter-list test build (tests/CMakeLists.txt: decbench_testcounter, compiled with
+ * DECBENCH_TEST_COUNTER) adds one line here and one schema step (tests/data/test_counter.sql),
+ * and tests/cli_counters.sh sees the counter arrive in the database, the reports, compare and
+ * `generate --stats`: proof that a new line is all a framework counter needs. */
+#ifdef DECBENCH_TEST_COUNTER
+#define STAT_TEST_COUNTERS(X)                                                                      \
+    X(test_emits, long, SUM, DET, "dec_emit calls that appended tokens (test build only)")
+#else
+#define STAT_TEST_COUNTERS(X)
+#endif
 
 /* STAT_<name>: the index of each framework counter in stat_counters[]. */
 enum {

@@ -2,7 +2,8 @@
 # cli_ouroboros_pool.sh: Ouroboros' warm start across runs from the command line. `run
 # --pool-save` writes the phrase pool after the last sample; `run --pool-load` starts from it,
 # stays exact and needs fewer target steps on the prompts the pool came from; every bad use is
-# refused before a database is created.
+# refused before a database is created. --pool-* are the Ouroboros-only aliases of the generic
+# --state-save/--state-load (the decoder interface's state hooks), checked the same way.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_pool}
@@ -29,6 +30,7 @@ expect_eq cold_exit 0 $?
 expect_eq pool_written "DBOUROP1" "$(head -c 8 pool.bin 2>/dev/null)"
 expect_eq no_tmp_left "" "$(ls pool.bin.tmp 2>/dev/null)"
 expect_eq save_reported 1 "$(grep -c "wrote the pool of ouroboros:.* phrases) to pool.bin" cold.err)"
+cp pool.bin cold_pool.bin
 
 # 2. a run from the saved pool: exact, fewer steps on a prompt the pool has seen, recorded
 run warm.db --pool-load pool.bin >/dev/null 2>warm.err
@@ -60,6 +62,22 @@ expect_fail save_dir_missing "--pool-save: no/such/dir/p.bin.tmp: cannot create"
 expect_fail load_other_beta "--pool-load: pool.bin" e7.db \
     $B run --model "$M" --draft "$D" --dataset tinystories --limit 1 --max-new 8 \
     --decoder ouroboros:beta=4 --pool-load pool.bin --db e7.db
+
+# 4. the generic names: --pool-* are aliases of --state-* restricted to ouroboros (the decoder
+# interface's state hooks); the same run writes the same file, loading it gives the same steps
+run gen.db --state-save state.bin >/dev/null 2>gen.err
+expect_eq state_save_exit 0 $?
+expect_eq state_save_same_file same "$(cmp -s cold_pool.bin state.bin && echo same || echo differs)"
+expect_eq state_save_reported 1 "$(grep -c "wrote the pool of ouroboros:.* phrases) to state.bin" gen.err)"
+run gen_warm.db --state-load state.bin >/dev/null 2>&1
+expect_eq state_load_exit 0 $?
+expect_eq state_load_same_steps "$(first_steps warm.db)" "$(first_steps gen_warm.db)"
+expect_fail state_no_decoder "--state-save: the run has no decoder with state" e8.db \
+    $B run --model "$M" --dataset tinystories --limit 1 --max-new 8 --decoder pld --state-save x.bin --db e8.db
+expect_fail state_load_missing "--state-load: nope.bin: cannot open" e9.db run e9.db --state-load nope.bin
+run e10.db --state-load pool.bin --pool-save x.bin >/dev/null 2>e10.err
+expect_eq mixed_names_usage "2 none" "$? $([ -e e10.db ] && echo left || echo none)"
+expect_grep mixed_names_message "not both" e10.err
 
 echo "cli_ouroboros_pool: $passes passed, $fails failed"
 [ $fails -eq 0 ]

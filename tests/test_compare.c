@@ -1,5 +1,6 @@
 /* test_compare.c: the regression gate (results/compare.h) on runs built by hand: identical runs
- * pass; an altered output hash, step count or accept histogram fails naming the sample; a
+ * pass; an altered output hash, step count, accept histogram or deterministic decoder counter
+ * fails naming the sample; a
  * speed drop beyond the tolerance fails and one within it passes; lost samples fail, new ones
  * do not; bad arguments are errors. */
 #include <stdio.h>
@@ -24,7 +25,14 @@ typedef struct {
     int drop_sample;        /* math[2] greedy repeat 1 is missing */
     int extra_sample;       /* an extra prompt code[3] (greedy, repeat 0) */
     const char *model_hash; /* NULL: "00000000000000aa" */
+    int counters;           /* lookahead samples carry decoder counters (widgets, jitter) */
+    int alter_counter;      /* code[1] lookahead repeat 0: one more widget; jitter differs */
 } variant;
+
+/* Decoder counters of the lookahead samples: a deterministic one and a measured one. */
+static const stat_def LA_COUNTERS[2] = {
+    {"widgets", STAT_INT, STAT_SUM, STAT_DET, "a deterministic count"},
+    {"jitter", STAT_REAL, STAT_MEAN, STAT_VARIES, "a measured value: never compared"}};
 
 static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep,
                 const variant *v) {
@@ -64,6 +72,12 @@ static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep
         if (v->alter_hist && ds[0] == 'c' && idx == 0 && rep == 0) {
             st.accept_hist[3]--;
             st.accept_hist[2]++;
+        }
+        if (v->counters) {
+            st.counter_defs = LA_COUNTERS;
+            st.n_counters = 2;
+            st.counters[0] = 10 * idx + (v->alter_counter && ds[0] == 'c' && idx == 1 && !rep);
+            st.counters[1] = v->alter_counter ? 0.7 : 0.3;
         }
     }
     CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
@@ -128,7 +142,7 @@ static int has_line(const char *text, const char *a, const char *b, const char *
     return 0;
 }
 
-static const variant SAME = {1.0, 0, 0, 0, 0, 0, NULL};
+static const variant SAME = {.la_slowdown = 1.0};
 
 static void test_identical(void) {
     db *a = fresh_db("base.db"), *b = fresh_db("head.db");
@@ -194,6 +208,36 @@ static void test_deterministic_changes(void) {
     CHECK(rc == 0 && res.regression && res.n_det_diff == 1);
     CHECK_MSG(has_line(out, "| code", "accept_hist", "1:4 2:6 3:8 4:1"), "%s", out);
     CHECK(has_line(out, "accept_hist", "2:7 3:7", NULL));
+    free(out);
+    db_close(d);
+}
+
+/* The decoder's own counters: the STAT_DET ones must be equal, STAT_VARIES ones are never
+ * compared; a counter only head has is new (passes), one head lost fails. */
+static void test_decoder_counters(void) {
+    db *d = fresh_db("counters.db");
+    int64_t plain = make_run(d, &SAME);
+    variant v = SAME;
+    v.counters = 1;
+    int64_t with = make_run(d, &v);
+    v.alter_counter = 1;
+    int64_t altered = make_run(d, &v);
+    compare_result res;
+    int rc;
+    char *out = run_compare(d, with, d, with, 0.15, &res, &rc);
+    CHECK_MSG(rc == 0 && !res.regression, "%s", out);
+    free(out);
+    out = run_compare(d, with, d, altered, 0.15, &res, &rc);
+    CHECK(rc == 0 && res.regression && res.n_det_diff == 1);
+    CHECK_MSG(has_line(out, "| code", "lookahead.widgets", "| 10   | 11"), "%s", out);
+    CHECK(strstr(out, "jitter") == NULL);
+    free(out);
+    out = run_compare(d, plain, d, with, 0.15, &res, &rc);
+    CHECK_MSG(rc == 0 && !res.regression, "%s", out);
+    free(out);
+    out = run_compare(d, with, d, plain, 0.15, &res, &rc);
+    CHECK(rc == 0 && res.regression && res.n_det_diff == 12);
+    CHECK_MSG(has_line(out, "lookahead.widgets", "(absent)", NULL), "%s", out);
     free(out);
     db_close(d);
 }
@@ -315,6 +359,7 @@ static void test_coverage_and_errors(void) {
 int main(void) {
     test_identical();
     test_deterministic_changes();
+    test_decoder_counters();
     test_speed();
     test_coverage_and_errors();
     return test_finish("test_compare");

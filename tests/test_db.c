@@ -162,7 +162,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 2);
+    CHECK(db_schema_version() == 3);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -353,6 +353,23 @@ static void test_migration(void) {
     db *d = NULL;
     CHECK(db_open(&d, path, DB_READ, err) == -1);
     CHECK_MSG(strstr(err, "older than version") && strstr(err, "to migrate"), "%s", err);
+    /* DB_READ_ANY reads it through a copy migrated in memory; the file is not touched. */
+    long size_before, size_after;
+    uint64_t hash_before = file_hash(path, &size_before);
+    CHECK_MSG(db_open(&d, path, DB_READ_ANY, err) == 0, "%s", err);
+    if (d) {
+        CHECK(q_int(db_sqlite(d), "PRAGMA user_version") == db_schema_version());
+        CHECK(q_int(db_sqlite(d), "SELECT verify_steps FROM samples WHERE id=1") == 7);
+        CHECK(q_int(db_sqlite(d), "SELECT count(*) FROM counters") == 0);
+        db_run r = {0};
+        int64_t id;
+        CHECK(db_begin_run(d, &r, &id, err) == -1 && strstr(err, "read-only"));
+        db_close(d);
+    }
+    CHECK(file_hash(path, &size_after) == hash_before && size_after == size_before);
+    sqlite3_open(path, &raw);
+    CHECK(q_int(raw, "PRAGMA user_version") == 1);
+    sqlite3_close(raw);
     CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
     if (!d) return;
     sqlite3 *h = db_sqlite(d);
@@ -364,6 +381,51 @@ static void test_migration(void) {
     db_close(d);
     /* Opening again changes nothing; read mode now works. */
     CHECK_MSG(db_open(&d, path, DB_READ, err) == 0, "%s", err);
+    db_close(d);
+}
+
+/* A decoder's own counters: every one stored per sample (zeros too) with its definition. */
+static void test_decoder_counters(void) {
+    char err[ERR_LEN];
+    const char *path = fresh("counters.db");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    sqlite3 *h = db_sqlite(d);
+    int64_t run = begin_run(d, "counters");
+    stat_def defs[3] = {{"tree_nodes", STAT_INT, STAT_SUM, STAT_DET, "rows of the token tree"},
+                        {"branch_hits", STAT_INT, STAT_MAX, STAT_DET, "deepest branch hit"},
+                        {"theory", STAT_REAL, STAT_MEAN, STAT_VARIES, "expected acceptance"}};
+    dec_stats st;
+    fill_stats(&st);
+    st.counter_defs = defs;
+    st.n_counters = 3;
+    st.counters[0] = 1234, st.counters[1] = 0, st.counters[2] = 0.625;
+    db_sample s = make_sample("tree:width=4", 0, 0);
+    s.decoder = "tree";
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM counters") == 3);
+    CHECK(q_int(h, "SELECT value FROM counters WHERE name = 'tree_nodes'") == 1234);
+    CHECK(q_int(h, "SELECT typeof(value) = 'integer' FROM counters WHERE name = 'branch_hits'"));
+    CHECK(q_real(h, "SELECT value FROM counters WHERE name = 'theory'") == 0.625);
+    CHECK(!strcmp(q_text(h, "SELECT aggregation || kind || deterministic FROM counter_defs "
+                            "WHERE decoder = 'tree' AND name = 'branch_hits'"),
+                  "maxint1"));
+    /* The newest definition wins; each sample keeps its own values. */
+    defs[0].definition = "rows of the token tree, root included";
+    st.counters[0] = 10;
+    s.sample_index = 1;
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    CHECK(q_int(h, "SELECT count(*) FROM counter_defs") == 3);
+    CHECK(!strcmp(q_text(h, "SELECT definition FROM counter_defs WHERE name = 'tree_nodes'"),
+                  "rows of the token tree, root included"));
+    CHECK(q_int(h, "SELECT SUM(value) FROM counters WHERE name = 'tree_nodes'") == 1244);
+    /* Counters without their table are refused before anything is written. */
+    st.counter_defs = NULL;
+    s.sample_index = 2;
+    CHECK(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == -1 &&
+          strstr(err, "without definitions"));
+    CHECK(q_int(h, "SELECT count(*) FROM samples") == 2);
     db_close(d);
 }
 
@@ -605,6 +667,7 @@ int main(void) {
     test_newer_version();
     test_migration();
     test_atomic_sample();
+    test_decoder_counters();
     test_bad_paths();
     test_resume();
     test_two_writers();

@@ -12,7 +12,9 @@
  *  5. generate() allocates nothing;
  *  6. warm start: warm=0 repeats itself, warm=1 carries the pool; save -> load -> save gives the
  *     same bytes and the same decoding as the decoder that was never saved; a corrupted,
- *     truncated, foreign or mismatched file is refused with a message and changes nothing. */
+ *     truncated, foreign or mismatched file is refused with a message and changes nothing; the
+ *     decoder interface's state hooks reach the same pool file, and its own counters reach
+ *     dec_stats. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,10 @@ static void run_prompts(const dec_env *env, const char *spec, int n, int max_new
         CHECK_MSG(same, "%s %s prompt %d: %d tokens vs greedy's %d", what, spec, i, n_got, n_want);
         equal += same;
         CHECK(ouroboros_counts_get(d, &c, err) == 0);
+        /* the same counts reach the statistics, through the vtable's counter table */
+        CHECK(st.n_counters == 9 && !strcmp(st.counter_defs[4].name, "inspired") &&
+              st.counters[1] == c.draft_tokens && st.counters[4] == c.inspired &&
+              st.counters[7] == c.suffix_tokens && st.counters[8] == c.pool_phrases);
         sum->new_tokens += st.new_tokens, sum->target_steps += st.target_steps;
         sum->target_rows += st.target_rows, sum->draft_steps += st.draft_steps;
         sum->drafted += st.drafted, sum->accepted += st.accepted;
@@ -282,6 +288,26 @@ static void test_warm_and_files(const model *tm, const model *dm) {
     dec_free(other);
     CHECK(ouroboros_pool_clear(loaded, err) == 0);
     CHECK(ouroboros_counts_get(loaded, &c, err) == 0 && c.pool_phrases == 0);
+    /* The same pool through the decoder interface's state hooks (what the harness uses). */
+    char what[64];
+    CHECK(!strcmp(dec_state_name(warm), "pool") && dec_state_check(warm, err) == 0);
+    CHECK_MSG(dec_state_save(warm, f2, what, sizeof what, err) == 0, "%s", err);
+    CHECK(ouroboros_counts_get(warm, &c, err) == 0);
+    char want[64];
+    snprintf(want, sizeof want, "%ld phrases", c.pool_phrases);
+    CHECK_MSG(!strcmp(what, want), "'%s' vs '%s'", what, want);
+    CHECK(ouroboros_pool_save(warm, f1, err) == 0 && same_files(f1, f2));
+    CHECK_MSG(dec_state_load(loaded, f2, err) == 0, "%s", err);
+    CHECK(ouroboros_counts_get(loaded, &c, err) == 0 && c.pool_phrases > 0);
+    CHECK(dec_state_load(loaded, bad, err) == -1 && strstr(err, bad));
+    CHECK(dec_state_check(cold, err) == -1);
+    CHECK_MSG(strstr(err, "warm=0") && strstr(err, "ouroboros:"), "%s", err);
+    CHECK(dec_create(&other, "greedy", &env, err) == 0);
+    CHECK(dec_state_name(other) == NULL);
+    CHECK(dec_state_save(other, f2, what, sizeof what, err) == -1);
+    CHECK_MSG(strstr(err, "greedy keeps no state"), "%s", err);
+    CHECK(dec_state_load(other, f1, err) == -1 && dec_state_check(other, err) == -1);
+    dec_free(other);
     dec_free(cold), dec_free(warm), dec_free(loaded);
 }
 

@@ -1,0 +1,44 @@
+/* cmd_counters.c: `decbench counters`: every counter a sample stores, with its definition.
+ *
+ * Prints two markdown tables: the framework counters (the list STAT_COUNTERS of
+ * stats/stats.h: every decoder has them, one column of the samples table each) and each
+ * decoder's own counters (its vtable's counter table: rows of the counters table). Both are
+ * generated from the tables themselves, and results/README.md holds this exact output
+ * (tests/cli_counters.sh checks it), so the documented definitions cannot drift from the code. */
+#include <stdio.h>
+
+#include "decoders/decoder.h"
+#include "harness/args.h"
+#include "harness/commands.h"
+#include "util/err.h"
+
+static void row(const char *decoder, const stat_def *c) {
+    printf("| %s%s`%s` | %s | %s | %s | %s |\n", decoder ? decoder : "", decoder ? " | " : "",
+           c->name, c->kind == STAT_INT ? "int" : "real", stat_agg_name(c->agg),
+           c->det == STAT_DET ? "exact" : "no", c->definition);
+}
+
+int cmd_counters(int argc, char **argv) {
+    args_opt o[1] = {{.name = "--help", .alias = "-h", .help = "this help"}};
+    char err[ERR_LEN];
+    const char *pos[1];
+    int n_pos;
+    if (args_parse(argc, argv, 2, o, 1, pos, 0, &n_pos, err)) return cmd_fail("counters", err) + 1;
+    if (args_flag(o, 1, "--help")) {
+        args_usage("decbench counters   (markdown tables of every counter a sample stores)", o, 1);
+        return 0;
+    }
+    printf("Framework counters (every decoder; one column of `samples` each):\n\n");
+    printf("| counter | type | over samples | compare | definition |\n");
+    printf("|---|---|---|---|---|\n");
+    for (int k = 0; k < STAT_N_COUNTERS; k++) row(NULL, &stat_counters[k]);
+    printf("\nDecoder counters (the decoder's own; rows of `counters`):\n\n");
+    printf("| decoder | counter | type | over samples | compare | definition |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int i = 0; i < dec_registry_size(); i++) {
+        int n;
+        const stat_def *defs = dec_registry_counters(i, &n);
+        for (int k = 0; k < n; k++) row(dec_registry_name(i), &defs[k]);
+    }
+    return 0;
+}
