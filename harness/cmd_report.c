@@ -9,7 +9,6 @@
  * samples. The figures and layouts are results/report.h's (defined once, results/README.md).
  * The database is opened read-only, so a report can be taken while a run is writing. */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,8 @@ int cmd_report(int argc, char **argv) {
         [P_RUN] = {"--run", NULL, 1, "run id(s) to report, repeatable or comma-separated"},
         [P_SWEEP] = {"--sweep", NULL, 1, "report every run of this sweep"},
         [P_FORMAT] = {"--format", "-f", 1, "md (default), csv or json"},
-        [P_LAYOUT] = {"--layout", "-l", 1, "summary (default), paper, ablation, projected or counters"},
+        [P_LAYOUT] = {"--layout", "-l", 1,
+                      "summary (default), paper, ablation, projected or counters"},
         [P_DECODER] = {"--decoder", NULL, 1,
                        "ablation: the decoder whose variants to compare (default ouroboros)"},
         [P_COST] = {"--project-cost", NULL, 1,
@@ -55,7 +55,9 @@ int cmd_report(int argc, char **argv) {
     if (report_format_parse(f, &ro.format))
         return cmd_fail("report", "--format: expected md, csv or json") + 1;
     if (report_layout_parse(l, &ro.layout))
-        return cmd_fail("report", "--layout: expected summary, paper, ablation, projected or counters") + 1;
+        return cmd_fail("report",
+                        "--layout: expected summary, paper, ablation, projected or counters") +
+               1;
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)

@@ -22,7 +22,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,47 +82,29 @@ static int expand_grids(const args_opt *g, char ***points, int *n, char *spec, s
 
 /* ---- resume ------------------------------------------------------------------------------ */
 
-static char status_code(const char *s) {
-    return !strcmp(s, "complete") ? 'c' : !strcmp(s, "failed") ? 'f' : 'r';
-}
-
 /* Maps the sweep's existing runs to the baseline and the points, in id order. */
 static int load_sweep(sweep *s, const char *spec, char *gstatus, char *err) {
-    sqlite3 *h = db_sqlite(s->d);
-    sqlite3_stmt *st;
-    int rc = -1;
-    if (sqlite3_prepare_v2(h, "SELECT spec FROM sweeps WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "--resume: %s", sqlite3_errmsg(h));
-    sqlite3_bind_int64(st, 1, s->sweep_id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        err_set(err, "--resume: no sweep %" PRId64 " in %s", s->sweep_id, db_path(s->d));
+    char *stored = NULL, inner[ERR_LEN];
+    db_sweep_run *runs = NULL;
+    int n = 0, rc = -1;
+    if (db_get_sweep(s->d, s->sweep_id, &stored, inner)) {
+        err_set(err, "--resume: %s", strncmp(inner, "db_get_sweep: ", 14) ? inner : inner + 14);
         goto done;
     }
-    if (strcmp((const char *)sqlite3_column_text(st, 0), spec)) {
+    if (strcmp(stored, spec)) {
         err_set(err, "--resume %" PRId64 ": the sweep's grid was '%s', this command's is '%s'",
-                s->sweep_id, sqlite3_column_text(st, 0), spec);
+                s->sweep_id, stored, spec);
         goto done;
     }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(
-            h,
-            "SELECT id, status, baseline_run_id IS NULL FROM runs WHERE sweep_id = ? "
-            "ORDER BY id",
-            -1, &st, NULL) != SQLITE_OK) {
-        st = NULL;
-        err_set(err, "--resume: %s", sqlite3_errmsg(h));
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, s->sweep_id);
+    if (db_sweep_runs(s->d, s->sweep_id, &runs, &n, err)) goto done;
     int k = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        char code = status_code((const char *)sqlite3_column_text(st, 1));
-        if (sqlite3_column_int(st, 2)) {
-            s->base_id = id;
+    for (int i = 0; i < n; i++) {
+        char code = runs[i].status == DB_COMPLETE ? 'c' : runs[i].status == DB_FAILED ? 'f' : 'r';
+        if (runs[i].is_baseline) {
+            s->base_id = runs[i].id;
             *gstatus = code;
         } else if (k < s->n) {
-            s->run_of[k] = id;
+            s->run_of[k] = runs[i].id;
             s->status_of[k++] = code;
         } else {
             err_set(err, "--resume %" PRId64 ": the sweep has more runs than the grid has points",
@@ -133,7 +114,8 @@ static int load_sweep(sweep *s, const char *spec, char *gstatus, char *err) {
     }
     rc = 0;
 done:
-    sqlite3_finalize(st);
+    free(stored);
+    free(runs);
     return rc;
 }
 

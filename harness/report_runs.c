@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,18 +29,13 @@ static int parse_id(const char *s, const char *what, int64_t *out, char *err) {
 }
 
 static int add_sweep(run_list *r, db *d, int64_t sweep, char *err) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db_sqlite(d), "SELECT id FROM runs WHERE sweep_id = ? ORDER BY id", -1,
-                           &st, NULL) != SQLITE_OK)
-        return err_set(err, "--sweep: %s", sqlite3_errmsg(db_sqlite(d)));
-    sqlite3_bind_int64(st, 1, sweep);
-    int rc = 0, found = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        rc = add(r, sqlite3_column_int64(st, 0), err);
-        found++;
-    }
-    sqlite3_finalize(st);
-    if (rc == 0 && !found)
+    db_sweep_run *runs;
+    int n, rc = 0;
+    char inner[ERR_LEN];
+    if (db_sweep_runs(d, sweep, &runs, &n, inner)) return err_set(err, "--sweep: %s", inner);
+    for (int i = 0; i < n && rc == 0; i++) rc = add(r, runs[i].id, err);
+    free(runs);
+    if (rc == 0 && !n)
         return err_set(err, "--sweep %" PRId64 ": no such sweep (or it has no runs) in %s", sweep,
                        db_path(d));
     return rc;

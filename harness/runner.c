@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,39 +293,33 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->env = env;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i) {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
 int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
-    sqlite3 *h = db_sqlite(d);
-    sqlite3_stmt *st = NULL;
+    db_run_info run;
+    char inner[ERR_LEN];
+    if (db_get_run(d, run_id, &run, inner)) {
+        const char *msg = strncmp(inner, "db_get_run: ", 12) ? inner : inner + 12;
+        return err_set(err, "--resume: %s", msg);
+    }
     int rc = -1;
-    if (sqlite3_prepare_v2(
-            h,
-            "SELECT model_hash, COALESCE(draft_hash, ''), datasets, template, max_new, "
-            "repeats, kernels, seed FROM runs WHERE id = ?",
-            -1, &st, NULL) != SQLITE_OK) {
-        err_set(err, "--resume: %s", sqlite3_errmsg(h));
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, run_id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        err_set(err, "--resume: no run %" PRId64 " in %s", run_id, db_path(d));
-        goto done;
-    }
     char mhash[17] = "", dhash[17] = "";
     int64_t bytes;
     db_file_fingerprint(r->o.model, &bytes, mhash, NULL);
     if (r->o.draft) db_file_fingerprint(r->o.draft, &bytes, dhash, NULL);
     struct {
         const char *what, *stored, *now;
-    } text[] = {{"model", col_text(st, 0), mhash},
-                {"draft model", col_text(st, 1), dhash},
-                {"datasets", col_text(st, 2), r->datasets},
-                {"templates", col_text(st, 3), r->templates},
-                {"kernels", col_text(st, 6), kern_mode_name(r->s.kernels)}};
+    } text[] = {{"model", run.model_hash, mhash},
+                {"draft model", run.draft_hash, dhash},
+                {"datasets", run.datasets, r->datasets},
+                {"templates", run.prompt_template, r->templates},
+                {"kernels", run.kernels, kern_mode_name(r->s.kernels)}};
+    struct {
+        const char *what;
+        int64_t stored, now;
+    } num[] = {{"--max-new", run.max_new, r->run_max_new},
+               {"--repeats", run.repeats, r->o.repeats},
+               {"--shuffle seed", (int64_t)run.seed, (int64_t)r->o.seed}};
+    char **specs = NULL;
+    int n_specs = 0;
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (strcmp(text[i].stored, text[i].now)) {
             err_set(err,
@@ -335,12 +328,6 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                     run_id, text[i].what, text[i].stored, text[i].now);
             goto done;
         }
-    struct {
-        const char *what;
-        int64_t stored, now;
-    } num[] = {{"--max-new", sqlite3_column_int64(st, 4), r->run_max_new},
-               {"--repeats", sqlite3_column_int64(st, 5), r->o.repeats},
-               {"--shuffle seed", sqlite3_column_int64(st, 7), (int64_t)r->o.seed}};
     for (size_t i = 0; i < sizeof num / sizeof num[0]; i++)
         if (num[i].stored != num[i].now) {
             err_set(err,
@@ -349,29 +336,23 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                     run_id, num[i].what, num[i].stored, num[i].now);
             goto done;
         }
-    sqlite3_finalize(st);
     /* Every decoder the run measured must be one this command measures. */
-    if (sqlite3_prepare_v2(h, "SELECT DISTINCT spec FROM samples WHERE run_id = ?", -1, &st,
-                           NULL) != SQLITE_OK) {
-        st = NULL;
-        err_set(err, "--resume: %s", sqlite3_errmsg(h));
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, run_id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (db_run_specs(d, run_id, &specs, &n_specs, err)) goto done;
+    for (int i = 0; i < n_specs; i++) {
         int found = 0;
-        for (int k = 0; k < n && !found; k++) found = !strcmp(canon[k], col_text(st, 0));
+        for (int k = 0; k < n && !found; k++) found = !strcmp(canon[k], specs[i]);
         if (!found) {
             err_set(err,
                     "--resume %" PRId64 ": the run holds samples of %s, which this command does "
                     "not measure: give the run's original --decoder options",
-                    run_id, col_text(st, 0));
+                    run_id, specs[i]);
             goto done;
         }
     }
     rc = 0;
 done:
-    sqlite3_finalize(st);
+    db_strings_free(specs, n_specs);
+    db_run_info_free(&run);
     return rc;
 }
 

@@ -27,7 +27,6 @@
 #define DB_APPLICATION_ID 0x44454342
 
 typedef struct db db;
-struct sqlite3;
 
 /* DB_READ_ANY: read-only like DB_READ, but a database at an older schema version is read
  * through a copy migrated in memory (the file is never written; DB_WRITE migrates the file
@@ -54,8 +53,7 @@ int db_schema_version(void);
 int db_open(db **out, const char *path, db_mode mode, char *err);
 void db_close(db *d);
 
-/* The underlying connection, for read queries (reports, tests); owned by d. */
-struct sqlite3 *db_sqlite(db *d);
+/* The path d was opened with. */
 const char *db_path(const db *d);
 
 /* Creates a NEW database at an older schema version (1 <= version <= db_schema_version()),
@@ -127,6 +125,39 @@ int db_resume_run(db *d, int64_t run_id, char *err);
 /* Whether run_id already holds (dataset, sample_index, spec, repeat): *done = 1 or 0. */
 int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index, const char *spec,
                    int repeat, int *done, char *err);
+
+/* ---- reading runs and sweeps back (results/db_read.c) ------------------------------------ */
+
+/* What a stored run was made with, for --resume's checks. Text fields missing in the database
+ * are "". Strings are malloc'd: db_run_info_free(). */
+typedef struct {
+    char *model_hash, *draft_hash, *datasets, *prompt_template, *kernels;
+    int64_t max_new, repeats;
+    uint64_t seed;
+    db_status status;
+} db_run_info;
+
+/* -1 with "db_get_run: no run N in PATH" when it does not exist. */
+int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err);
+void db_run_info_free(db_run_info *r);
+
+/* The distinct decoder specs run_id holds samples of, in the order first stored. *specs is a
+ * malloc'd array of malloc'd strings (NULL when *n = 0): db_strings_free(). */
+int db_run_specs(db *d, int64_t run_id, char ***specs, int *n, char *err);
+void db_strings_free(char **s, int n);
+
+/* A sweep's grid spec as given on the command line (*spec malloc'd); -1 with "db_get_sweep: no
+ * sweep N in PATH" when it does not exist. */
+int db_get_sweep(db *d, int64_t sweep_id, char **spec, char *err);
+
+/* The runs of a sweep, in id order (*runs malloc'd, NULL when *n = 0): its greedy baseline
+ * run (is_baseline: no baseline_run_id) and one run per point. */
+typedef struct {
+    int64_t id;
+    db_status status;
+    int is_baseline;
+} db_sweep_run;
+int db_sweep_runs(db *d, int64_t sweep_id, db_sweep_run **runs, int *n, char *err);
 
 /* ---- samples ----------------------------------------------------------------------------- */
 

@@ -1,4 +1,5 @@
-/* db_internal.h: what the results/ files share about a database handle; not for other folders. */
+/* db_internal.h: what the results/ files share about a database handle; not for other folders
+ * (tests excepted). */
 #ifndef RESULTS_DB_INTERNAL_H
 #define RESULTS_DB_INTERNAL_H
 
@@ -13,6 +14,11 @@ struct db {
     /* Prepared once, reused for every sample: inserting is the only per-sample work. */
     sqlite3_stmt *ins_sample, *ins_hist, *ins_trace, *ins_counter, *ins_counter_def;
 };
+
+/* The underlying connection, for the queries of results/ (reports, compare, plot data) and
+ * tests; owned by d. Every SQL statement lives in results/: other folders call the named
+ * functions of db.h, report.h and compare.h. */
+sqlite3 *db_sqlite(db *d);
 
 /* Schema steps of the embedded schema.sql: step v (1-based) as a NUL-terminated malloc'd copy
  * in *sql (caller frees). -1 with a message if the embedded file is malformed. */

@@ -290,7 +290,7 @@ void db_close(db *d) {
     free(d);
 }
 
-struct sqlite3 *db_sqlite(db *d) {
+sqlite3 *db_sqlite(db *d) {
     return d->h;
 }
 const char *db_path(const db *d) {

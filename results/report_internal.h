@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "results/db_internal.h"
 #include "results/report.h"
 
 /* Dataset name used for a decoder's figures over all datasets of a run. */

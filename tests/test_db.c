@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "results/db.h"
+#include "results/db_internal.h" /* db_sqlite: the tests read the tables directly */
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/hash.h"
@@ -563,6 +564,40 @@ static void test_resume(void) {
     CHECK(q_int(db_sqlite(d), "SELECT baseline_run_id FROM runs WHERE sweep_id=1") == done_run);
     r.baseline_run_id = 777; /* no such run: the foreign key refuses it */
     CHECK(db_begin_run(d, &r, &point, err) == -1 && strstr(err, "FOREIGN KEY"));
+
+    /* Reading back: a run's record and specs, a sweep's grid and runs (db_read.c). */
+    db_run_info info;
+    CHECK_MSG(db_get_run(d, cut_run, &info, err) == 0, "%s", err);
+    CHECK(!strcmp(info.datasets, "mtbench") && !strcmp(info.kernels, "exact") &&
+          !strcmp(info.model_hash, "") && !strcmp(info.draft_hash, "") && info.max_new == 10 &&
+          info.repeats == 1 && info.seed == 0xfedcba9876543210ull && info.status == DB_RUNNING);
+    db_run_info_free(&info);
+    CHECK(db_get_run(d, 99, &info, err) == -1);
+    CHECK_MSG(strstr(err, "db_get_run: no run 99 in") && strstr(err, "resume.db"), "%s", err);
+    s = make_sample("lookahead:W=15,N=5,G=15", 0, 0);
+    CHECK(db_insert_sample(d, cut_run, &s, &st, NULL, 0, NULL, err) == 0);
+    char **specs;
+    int n_specs;
+    CHECK(db_run_specs(d, cut_run, &specs, &n_specs, err) == 0 && n_specs == 2 &&
+          !strcmp(specs[0], "greedy") && !strcmp(specs[1], "lookahead:W=15,N=5,G=15"));
+    db_strings_free(specs, n_specs);
+    CHECK(db_run_specs(d, 99, &specs, &n_specs, err) == 0 && n_specs == 0 && !specs);
+    char *grid;
+    CHECK(db_get_sweep(d, sweep, &grid, err) == 0 && !strcmp(grid, "lookahead:W=5|10,N=3|5"));
+    free(grid);
+    CHECK(db_get_sweep(d, 5, &grid, err) == -1 && strstr(err, "no sweep 5 in"));
+    int64_t base_of_sweep = 0;
+    db_run b = {.sweep_id = sweep};
+    CHECK(db_begin_run(d, &b, &base_of_sweep, err) == 0);
+    CHECK(db_finish_run(d, base_of_sweep, DB_FAILED, err) == 0);
+    db_sweep_run *runs;
+    int n_runs;
+    CHECK(db_sweep_runs(d, sweep, &runs, &n_runs, err) == 0 && n_runs == 2);
+    if (n_runs == 2)
+        CHECK(runs[0].id == point && !runs[0].is_baseline && runs[0].status == DB_RUNNING &&
+              runs[1].id == base_of_sweep && runs[1].is_baseline && runs[1].status == DB_FAILED);
+    free(runs);
+    CHECK(db_sweep_runs(d, 5, &runs, &n_runs, err) == 0 && n_runs == 0);
 
     /* Cost points. */
     int64_t cost_run = begin_run(d, "cost");
