@@ -1,39 +1,75 @@
-/* tokenizer.h: SentencePiece-style BPE vocabularies (Llama's).
+/* tokenizer.h: vocabularies and their encoders, one per vocabulary type.
  *
  * Sources: llama2.c tokenizer files (int32 max_token_length, then per token float32 score,
  * int32 length, bytes; '▁' stored as ' ') and the vocabulary inside GGUF files
- * (tokenizer.ggml.* keys). Encoding follows SentencePiece BPE: a dummy-prefix space, then
- * repeatedly merge the adjacent pair whose merged piece has the highest score (leftmost on
- * ties), with byte fallback <0xXX> for characters not in the vocabulary. Any byte string is
- * accepted: invalid UTF-8 goes through byte fallback, it never crashes. */
+ * (tokenizer.ggml.* keys, readable from a vocabulary-only GGUF of any architecture).
+ * tokenizer.ggml.model picks the vocabulary type from one table (tokenizer.c), as llama.cpp's
+ * llama_vocab_type does:
+ *   "llama"  SentencePiece BPE (tok_spm.c): a dummy-prefix space, then repeatedly merge the
+ *            adjacent pair whose merged piece has the highest score (leftmost on ties), with
+ *            byte fallback <0xXX> for characters not in the vocabulary.
+ *   "gpt2"   byte-level BPE (tok_bpe.c): the text is split into words by the pre-tokenizer
+ *            named by tokenizer.ggml.pre (tok_pre.c: Llama-3, Qwen2, DeepSeek, GPT-2, ...),
+ *            each word's bytes become GPT-2's printable stand-ins and are merged by rank
+ *            (tokenizer.ggml.merges, lowest rank first).
+ * Both encode as llama.cpp's llama_tokenize does (its reference vectors are the tests).
+ * Any byte string is accepted: it never crashes (invalid UTF-8 goes through byte fallback in
+ * SentencePiece, and becomes U+FFFD in byte-level BPE, as in llama.cpp). */
 #ifndef MODEL_TOKENIZER_H
 #define MODEL_TOKENIZER_H
 
 #include <stddef.h>
 
-#define TOK_PIECE_MAX 128 /* room for any decoded piece, with its NUL */
+#define TOK_PIECE_MAX 512 /* room for any decoded piece, with its NUL */
 
 typedef struct tok tok;
 
-/* Loads a llama2.c tokenizer file or the vocabulary of a GGUF file (detected by content). */
+/* Loads a llama2.c tokenizer file or the vocabulary of a GGUF file (detected by content).
+ * Only tokenizer.* keys are read, so a GGUF of any architecture (or none) works. */
 int tok_load(tok **out, const char *path, char *err);
 void tok_free(tok *t);
 
 int tok_vocab_size(const tok *t);
+/* Special ids, -1 when the vocabulary has none. EOT is tokenizer.ggml.eot_token_id, else the
+ * end-of-turn token found by its text as llama.cpp finds it ("<|eot_id|>", "<|im_end|>", ...);
+ * pad is tokenizer.ggml.padding_token_id. */
 int tok_bos(const tok *t);
 int tok_eos(const tok *t);
-/* 1 if prompts should start with BOS (GGUF's tokenizer.ggml.add_bos_token; 1 for llama2.c). */
+int tok_eot(const tok *t);
+int tok_pad(const tok *t);
+/* 1 if prompts should start with BOS (GGUF's tokenizer.ggml.add_bos_token, else the
+ * vocabulary type's default as in llama.cpp; 1 for llama2.c files). */
 int tok_add_bos(const tok *t);
+/* The vocabulary type ("llama" or "gpt2", the tokenizer.ggml.model value) and the
+ * pre-tokenizer ("" for SentencePiece): drafts must share both with their target. */
+const char *tok_model_name(const tok *t);
+const char *tok_pre_name(const tok *t);
+/* tokenizer.chat_template of a GGUF file, or NULL. */
+const char *tok_chat_template(const tok *t);
 
-/* Encodes text (NUL-terminated, any bytes). add_bos prepends BOS. ids must have room for
- * strlen(text) + 3 entries. Writes the count to *n. */
+/* Encoding flags. */
+enum {
+    TOK_ADD_BOS = 1,       /* prepend BOS */
+    TOK_PARSE_SPECIAL = 2, /* control tokens written in the text ("<|im_start|>") are those
+                            * tokens, not text (chat templates need it); user-defined tokens
+                            * always are, as in llama.cpp */
+};
+
+/* Encodes text (NUL-terminated, any bytes) with TOK_* flags. ids must have room for
+ * strlen(text) + 3 entries (an encoding that would need more fails with a message: only a
+ * malformed vocabulary gets there). Writes the count to *n. Safe to call from several
+ * threads at once on one tok. */
+int tok_encode_flags(const tok *t, const char *text, int flags, int *ids, int *n, char *err);
+/* The same with TOK_ADD_BOS if add_bos, control tokens as text. */
 int tok_encode(const tok *t, const char *text, int add_bos, int *ids, int *n, char *err);
 
-/* The text token `id` stands for when it follows `prev` (-1 if none): '▁' becomes ' ', the
- * leading space is dropped right after BOS, <0xXX> becomes that byte, control tokens (BOS,
- * EOS) become "". Writes NUL-terminated text to buf (size >= TOK_PIECE_MAX), returns the
- * byte length (byte tokens may write a NUL byte, so use the length). Ids out of range give
- * -1. */
+/* The text token `id` stands for when it follows `prev` (-1 if none). SentencePiece: '▁'
+ * becomes ' ', the leading space is dropped right after BOS, <0xXX> becomes that byte.
+ * Byte-level BPE: GPT-2's stand-ins become their bytes (a token may end inside a UTF-8
+ * character: concatenate the pieces), user-defined tokens are their text. Control tokens
+ * (BOS, EOS, ...) become "". Writes NUL-terminated text to buf (size >= TOK_PIECE_MAX),
+ * returns the byte length (pieces may contain NUL bytes, so use the length). Ids out of range
+ * give -1. */
 int tok_decode(const tok *t, int prev, int id, char *buf, size_t n);
 
 /* The stored piece of id, as in the vocabulary file, or NULL if out of range. */
