@@ -150,14 +150,21 @@ done:
     return rc;
 }
 
-enum { T_TOK, T_MODEL, T_TEXT, T_BOS, T_HELP, T_COUNT };
+enum { T_TOK, T_MODEL, T_TEXT, T_BOS, T_SPECIAL, T_HELP, T_COUNT };
 
-/* Opens the tokenizer named by --tokenizer, or the one belonging to --model. */
+/* Opens the tokenizer named by --tokenizer, or the one belonging to --model: a GGUF file's own
+ * vocabulary (only its tokenizer.* keys are read, so a vocabulary-only file of any
+ * architecture works), else the llama2.c model's tok<vocab>.bin. */
 static int open_tokenizer(args_opt *o, tok **t, char *err) {
     const char *tp = args_str(o, T_COUNT, "--tokenizer", NULL),
                *mp = args_str(o, T_COUNT, "--model", NULL);
     if (tp) return tok_load(t, tp, err);
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
+    char magic[4] = {0};
+    FILE *f = fopen(mp, "rb");
+    size_t got = f ? fread(magic, 1, 4, f) : 0;
+    if (f) fclose(f);
+    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return tok_load(t, mp, err);
     session s;
     if (session_open(&s, mp, NULL, NULL, "exact", 1, err)) return -1;
     *t = s.tokenizer;
@@ -172,6 +179,8 @@ int cmd_tokenize(int argc, char **argv) {
         [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use"},
         [T_TEXT] = {"--text", NULL, 1, "text to encode (required)"},
         [T_BOS] = {"--bos", NULL, 0, "prepend BOS"},
+        [T_SPECIAL] = {"--special", NULL, 0,
+                       "control tokens written in the text (<|im_start|>) are those tokens"},
         [T_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -180,8 +189,9 @@ int cmd_tokenize(int argc, char **argv) {
     if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
         return cmd_fail("tokenize", err);
     if (args_flag(o, T_COUNT, "--help")) {
-        args_usage("decbench tokenize (--tokenizer FILE | --model FILE) --text STR [--bos]", o,
-                   T_COUNT);
+        args_usage(
+            "decbench tokenize (--tokenizer FILE | --model FILE) --text STR [--bos] [--special]", o,
+            T_COUNT);
         return 0;
     }
     const char *text = args_str(o, T_COUNT, "--text", NULL);
@@ -189,7 +199,9 @@ int cmd_tokenize(int argc, char **argv) {
     tok *t;
     if (open_tokenizer(o, &t, err)) return cmd_fail("tokenize", err);
     int *ids = malloc(sizeof(int) * (strlen(text) + 3)), n = 0;
-    int rc = !ids || tok_encode(t, text, args_flag(o, T_COUNT, "--bos"), ids, &n, err);
+    int flags = (args_flag(o, T_COUNT, "--bos") ? TOK_ADD_BOS : 0) |
+                (args_flag(o, T_COUNT, "--special") ? TOK_PARSE_SPECIAL : 0);
+    int rc = !ids || tok_encode_flags(t, text, flags, ids, &n, err);
     if (rc)
         cmd_fail("tokenize", ids ? err : "out of memory");
     else {
@@ -207,6 +219,7 @@ int cmd_detokenize(int argc, char **argv) {
         [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use"},
         [T_TEXT] = {"--ids", NULL, 1, "space- or comma-separated token ids (default: read stdin)"},
         [T_BOS] = {"--bos", NULL, 0, "(unused; accepted for symmetry)"},
+        [T_SPECIAL] = {"--special", NULL, 0, "(unused; accepted for symmetry)"},
         [T_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];

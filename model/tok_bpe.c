@@ -42,9 +42,9 @@ typedef struct {
 } merge;
 
 typedef struct {
-    char *text;             /* arena: stored token texts, each NUL-terminated */
-    uint32_t *off, *len;    /* per id, into text */
-    char *dec;              /* arena: what each token decodes to */
+    char *text;          /* arena: stored token texts, each NUL-terminated */
+    uint32_t *off, *len; /* per id, into text */
+    char *dec;           /* arena: what each token decodes to */
     uint32_t *dec_off, *dec_len;
     int32_t *hash; /* token text -> id, open addressing, -1 = empty */
     uint32_t hash_cap;
@@ -52,7 +52,7 @@ typedef struct {
     uint32_t merge_cap;
     char mapped[256][2]; /* the stand-in of each byte, UTF-8 */
     uint8_t mapped_len[256];
-    int byte_tok[256];   /* the token of each byte's stand-in, or -1 */
+    int byte_tok[256]; /* the token of each byte's stand-in, or -1 */
     tok_pre *pre;
     char pre_name[64];
     int ignore_merges;
@@ -92,7 +92,8 @@ static size_t utf8_put(uint32_t cp, char *out) {
 static uint32_t utf8_get(const unsigned char *s, size_t len) {
     if (len == 1) return s[0];
     if (len == 2) return (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
-    if (len == 3) return (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+    if (len == 3)
+        return (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
     return (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12 |
            (uint32_t)(s[2] & 0x3f) << 6 | (s[3] & 0x3f);
 }
@@ -183,16 +184,25 @@ typedef struct {
 static const role roles[] = {
     {{"tokenizer.ggml.eot_token_id"},
      {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
-      "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"}},
+      "<\xef\xbd\x9c"
+      "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"}},
     {{"tokenizer.ggml.eom_token_id"}, {"<|eom_id|>"}},
     {{"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
-     {"<|fim_prefix|>", "<fim-prefix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>",
+     {"<|fim_prefix|>", "<fim-prefix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "begin\xef\xbd\x9c>",
       "<PRE>"}},
     {{"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
-     {"<|fim_suffix|>", "<fim-suffix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81hole\xef\xbd\x9c>",
+     {"<|fim_suffix|>", "<fim-suffix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81hole\xef\xbd\x9c>",
       "<SUF>"}},
     {{"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"},
-     {"<|fim_middle|>", "<fim-middle>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>",
+     {"<|fim_middle|>", "<fim-middle>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "end\xef\xbd\x9c>",
       "<MID>"}},
     {{"tokenizer.ggml.fim_pad_token_id"}, {"<|fim_pad|>", "<fim-pad>", "<PAD>"}},
     {{"tokenizer.ggml.fim_rep_token_id"},
@@ -200,7 +210,7 @@ static const role roles[] = {
     {{"tokenizer.ggml.fim_sep_token_id"}, {"<|file_sep|>"}},
 };
 /* End-of-generation texts: always control tokens in llama.cpp. */
-static const char *const eog_texts[] = {"<|eot_id|>", "<|im_end|>",    "<|end|>", "<end_of_turn>",
+static const char *const eog_texts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
                                         "<|endoftext|>", "<|eom_id|>", "<EOT>"};
 
 static int find_specials(tok *t, const gguf *g, char *err) {
@@ -329,8 +339,9 @@ static int load_merges(bpe *v, const gguf *g, char *err) {
         if (gguf_get_arr_str(g, "tokenizer.ggml.merges", i, &s, err)) goto done;
         const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
         if (!sp) {
-            err_set(err, "%s: tokenizer.ggml.merges[%llu] '%s' is not two tokens separated by "
-                         "a space",
+            err_set(err,
+                    "%s: tokenizer.ggml.merges[%llu] '%s' is not two tokens separated by "
+                    "a space",
                     path, (unsigned long long)i, quote(s.ptr, s.len, q, sizeof q));
             goto done;
         }
@@ -431,8 +442,9 @@ static int bpe_load_gguf(tok *t, const gguf *g, char *err) {
         gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))
         return -1;
     if (t->add_bos && t->bos < 0)
-        return err_set(err, "%s: prompts start with BOS (tokenizer.ggml.add_bos_token) but "
-                            "tokenizer.ggml.bos_token_id is missing",
+        return err_set(err,
+                       "%s: prompts start with BOS (tokenizer.ggml.add_bos_token) but "
+                       "tokenizer.ggml.bos_token_id is missing",
                        path);
     if (find_specials(t, g, err)) return -1;
     for (int b = 0; b < 256; b++) {
@@ -449,16 +461,19 @@ static size_t sanitize(const unsigned char *s, size_t len, char *out) {
     size_t o = 0;
     for (size_t i = 0; i < len;) {
         unsigned char c = s[i];
-        size_t l = (c & 0x80) == 0 ? 1 : (c & 0x40) == 0 ? 0 : (c & 0x20) == 0 ? 2
-                                     : (c & 0x10) == 0   ? 3
-                                     : (c & 0x08) == 0   ? 4
-                                                         : 0;
+        size_t l = (c & 0x80) == 0   ? 1
+                   : (c & 0x40) == 0 ? 0
+                   : (c & 0x20) == 0 ? 2
+                   : (c & 0x10) == 0 ? 3
+                   : (c & 0x08) == 0 ? 4
+                                     : 0;
         for (size_t k = 1; k < l && l; k++)
             if (i + k >= len || (s[i + k] & 0xc0) != 0x80) l = 0;
         uint32_t cp = 0xfffd;
         if (l == 1) cp = c;
         if (l == 2) cp = (uint32_t)(c & 0x1f) << 6 | (s[i + 1] & 0x3f);
-        if (l == 3) cp = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f);
+        if (l == 3)
+            cp = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f);
         if (l == 4)
             cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3f) << 12 |
                  (uint32_t)(s[i + 2] & 0x3f) << 6 | (s[i + 3] & 0x3f);
@@ -526,8 +541,9 @@ typedef struct {
 
 static int emit(int id, int *ids, int *count, size_t cap, char *err) {
     if ((size_t)*count >= cap)
-        return err_set(err, "tok_encode: more than strlen + 3 = %zu tokens (the vocabulary "
-                            "lacks byte tokens?)",
+        return err_set(err,
+                       "tok_encode: more than strlen + 3 = %zu tokens (the vocabulary "
+                       "lacks byte tokens?)",
                        cap);
     ids[(*count)++] = id;
     return 0;
@@ -546,7 +562,8 @@ static int encode_word(const bpe *v, const unsigned char *w, int k, scratch *s, 
         if (id >= 0) return emit(id, ids, count, cap, err);
     }
     symbol *sym = s->sym;
-    for (int i = 0; i < k; i++) sym[i] = (symbol){v->byte_tok[w[i]], i, 1, i - 1, i + 1 < k ? i + 1 : -1};
+    for (int i = 0; i < k; i++)
+        sym[i] = (symbol){v->byte_tok[w[i]], i, 1, i - 1, i + 1 < k ? i + 1 : -1};
     int nheap = 0;
     for (int i = 0; i + 1 < k; i++) try_pair(v, sym, i, s->heap, &nheap);
     while (nheap > 0) {
@@ -614,8 +631,8 @@ static int bpe_encode(const tok *t, const char *text, size_t len, int *ids, int 
         goto done;
     }
     for (size_t i = 0; i < nw; i++)
-        if (encode_word(v, (const unsigned char *)text + words[i].start, (int)words[i].len, &s,
-                        ids, n, cap, err))
+        if (encode_word(v, (const unsigned char *)text + words[i].start, (int)words[i].len, &s, ids,
+                        n, cap, err))
             goto done;
     rc = 0;
 done:

@@ -49,8 +49,7 @@ struct tok {
 };
 
 /* tok_spm.c: a llama2.c tokenizer file mapped at p. */
-int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path,
-                         char *err);
+int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path, char *err);
 
 /* ---- tok_pre.c ---------------------------------------------------------------------- */
 
@@ -62,8 +61,7 @@ typedef struct {
 /* The pre-tokenizer named by a tokenizer.ggml.pre value, compiled. Sets *ignore_merges (a
  * word that is a whole token is taken as is) and, when the row has one, *add_bos (the
  * default before tokenizer.ggml.add_bos_token). Unknown names fail, naming the name. */
-int tok_pre_open(tok_pre **out, const char *name, int *ignore_merges, int *add_bos,
-                 char *err);
+int tok_pre_open(tok_pre **out, const char *name, int *ignore_merges, int *add_bos, char *err);
 void tok_pre_free(tok_pre *p);
 const char *tok_pre_row_name(const tok_pre *p);
 /* Per-call state (PCRE2 match data and JIT stack): one per encoding call, so that calls may

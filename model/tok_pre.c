@@ -7,17 +7,20 @@
  * (so "$" and the look-ahead of \s+(?!\S) stop at the word's end).
  *
  * Regex engine: PCRE2 (Debian libpcre2-8, 10.42) with UTF + UCP for \p{L}, \p{N}, \p{P},
- * \p{S}, \p{M} and JIT compilation. Chosen over ICU's uregex (Debian libicu 72) on these
- * measurements (Release build, this machine, the Llama-3 rule set over 1 MB of mixed English,
- * code and CJK text, best of 5; tests/README.md has the harness):
- *     PCRE2 JIT          ~75 MB/s   (the whole encoder, splitting + merges: ~30 MB/s)
- *     PCRE2 interpreter  ~12 MB/s
- *     ICU uregex (UTF-8 UText)  ~9 MB/s
- * and both engines pass every llama.cpp vector; PCRE2 also needs no UTF-16 conversion and
- * its patterns are the familiar Perl syntax the rules are written in. Neither has llama.cpp's
- * exact Unicode tables (llama.cpp: Unicode 15.1; PCRE2 10.42: 14.0; ICU 72: 15.0): code
- * points assigned after 14.0 (about 4500, mostly CJK extension H/I) are unassigned to PCRE2
- * and split as symbols rather than letters. No vector contains one.
+ * \p{S}, \p{M}, and JIT compilation. Measured against ICU 72's uregex, the alternative, on
+ * 913 KB of Spec-Bench and HumanEval text (English, code, some CJK) with the Llama-3 rule, one
+ * core, best of 5:
+ *     PCRE2 JIT                                  117 MB/s
+ *     PCRE2 interpreter (no JIT)                  29 MB/s
+ *     ICU uregex, UTF-16 (conversion included)    35 MB/s
+ *     ICU uregex, UTF-8 UText                     32 MB/s
+ * With JIT the split is a small part of encoding (the whole encoder runs at 16-49 MB/s by
+ * vocabulary, the merge loop dominating), so ICU would roughly halve Llama-3's throughput.
+ * Both engines pass every llama.cpp vector. Neither has llama.cpp's Unicode tables (15.1):
+ * PCRE2 10.42 has 14.0 and classes about 5100 code points differently (4970 of them letters
+ * added in 15.0/15.1, nearly all CJK extension H and I ideographs), ICU 72 has 15.0 and
+ * differs on 627 (CJK extension I); no vector contains one. PCRE2 also matches UTF-8 in place
+ * and speaks the Perl syntax the rules are written in.
  *
  * Where llama.cpp does not follow its own regex, we follow llama.cpp:
  *   - \s is llama.cpp's whitespace set (Unicode White_Space), written out as WS below: PCRE2's
@@ -41,19 +44,21 @@
 
 /* llama.cpp's whitespace (\s): White_Space, U+0009-000D, space, U+0085, U+00A0, U+1680,
  * U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000. */
-#define WS "\\t-\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+#define WS                                                                                         \
+    "\\t-\\r "                                                                                     \
+    "\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 #define S "[" WS "]"
 #define NS "[^" WS "]"
 /* [\x{800}-\x{4E00}] less the spaces in it (see the header comment). */
 #define NOSPACE_800_4E00                                                                           \
-    "\\x{800}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}\\x{2030}-\\x{205E}" \
+    "\\x{800}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}\\x{2030}-\\x{"    \
+    "205E}"                                                                                        \
     "\\x{2060}-\\x{2FFF}\\x{3001}-\\x{4E00}"
 /* CJK ideographs U+4E00-9FA5, U+0800-4E00 and Hangul U+AC00-D7FF, as DeepSeek's rules. */
 #define DEEPSEEK_CJK "[\\x{4E00}-\\x{9FA5}" NOSPACE_800_4E00 "\\x{AC00}-\\x{D7FF}]+"
 
 /* GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S) */
-#define GPT2                                                                                       \
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|" S "+(?!" NS ")"
+#define GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|" S "+(?!" NS ")"
 /* Llama-3 (digits 1..3) and Qwen2 (single digits). */
 #define LLAMA3_LIKE(digits)                                                                        \
     "'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"         \
@@ -72,12 +77,9 @@ typedef struct {
 } pre_row;
 
 static const pre_row rows[] = {
-    {{"default"},
-     {"[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2, "\\p{N}+", "[0-9][0-9][0-9]"},
-     0,
-     0},
-    {{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es",
-      "jina-v2-de", "jina-v2-code", "roberta-bpe"},
+    {{"default"}, {"[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}, 0, 0},
+    {{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de",
+      "jina-v2-code", "roberta-bpe"},
      {GPT2},
      0,
      0},
@@ -110,10 +112,7 @@ static const pre_row rows[] = {
       S "+$", DEEPSEEK_CJK, "\\p{N}+"},
      0,
      0},
-    {{"deepseek-coder"},
-     {"[\\r\\n]", S "?\\p{L}+", S "?\\p{P}+", DEEPSEEK_CJK, "\\p{N}"},
-     0,
-     0},
+    {{"deepseek-coder"}, {"[\\r\\n]", S "?\\p{L}+", S "?\\p{P}+", DEEPSEEK_CJK, "\\p{N}"}, 0, 0},
     {{"deepseek-v3"},
      {"\\p{N}{1,3}", "[\\x{4E00}-\\x{9FA5}\\x{3040}-\\x{309F}\\x{30A0}-\\x{30FF}]+",
       "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?"
@@ -178,8 +177,8 @@ int tok_pre_open(tok_pre **out, const char *name, int *ignore_merges, int *add_b
             PCRE2_UCHAR msg[120];
             pcre2_get_error_message(code, msg, sizeof msg);
             tok_pre_free(p);
-            return err_set(err, "pre-tokenizer '%s': regex %d does not compile at %zu: %s",
-                           name, i, (size_t)at, (const char *)msg);
+            return err_set(err, "pre-tokenizer '%s': regex %d does not compile at %zu: %s", name, i,
+                           (size_t)at, (const char *)msg);
         }
         p->n_re = i + 1;
         /* Without JIT (another CPU, or a PCRE2 built without it) the interpreter runs the
@@ -253,7 +252,8 @@ int tok_pre_split(const tok_pre *p, tok_pre_scratch *s, const char *text, size_t
                     continue;
                 }
                 if (m + 2 > cap) return err_set(err, "tok_encode: pre-tokenizer overflow");
-                if (ms > prev) tmp[m++] = (tok_span){words[w].start + (uint32_t)prev, (uint32_t)(ms - prev)};
+                if (ms > prev)
+                    tmp[m++] = (tok_span){words[w].start + (uint32_t)prev, (uint32_t)(ms - prev)};
                 tmp[m++] = (tok_span){words[w].start + (uint32_t)ms, (uint32_t)(me - ms)};
                 prev = off = me;
             }

@@ -175,8 +175,7 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
 
 /* ---- llama2.c tokenizer files ---------------------------------------------------------- */
 
-int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path,
-                         char *err) {
+int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path, char *err) {
     if (size < 4) return err_set(err, "%s: truncated: no max_token_length header", path);
     int32_t max_len;
     memcpy(&max_len, p, 4);

@@ -213,7 +213,8 @@ static size_t partition(const tok *t, const char *text, size_t len, int parse_sp
      * user-defined "[PAD...]" tokens: searching the text for each took 90% of the time). */
     const unsigned char *u = (const unsigned char *)text;
     memset(pairs, 0, 65536 / 8);
-    for (size_t i = 0; i + 1 < len; i++) pairs[(u[i] << 8 | u[i + 1]) >> 6] |= 1ull << (u[i + 1] & 63);
+    for (size_t i = 0; i + 1 < len; i++)
+        pairs[(u[i] << 8 | u[i + 1]) >> 6] |= 1ull << (u[i + 1] & 63);
     size_t n = 1;
     frag[0] = (fragment){0, len, -1};
     for (int k = 0; k < t->n_special; k++) {

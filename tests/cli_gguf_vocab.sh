@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # cli_gguf_vocab.sh: `decbench tokenize` reproduces llama.cpp's reference ids for every string
 # of ggml-vocab-llama-spm.gguf.inp, through the GGUF vocabulary and through tok32000.bin (the
-# same vocabulary in llama2.c format); `detokenize` gives each string back; bad vocabularies
-# fail with one line naming the file.
+# same vocabulary in llama2.c format); `detokenize` gives each string back; the same through
+# --model on every byte-level BPE vocabulary file (vocabulary-only GGUFs of the llama, qwen2
+# and gpt2 architectures: only the vocabulary is read), every fifth string (the unit test
+# test_tokenizer_bpe runs them all); bad vocabularies fail with one line naming the file.
 set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_gguf}
 mkdir -p "$T"
 V=$S/tokenizer-vectors/ggml-vocab-llama-spm.gguf
-fails=0 passes=0
+source "$(dirname "$0")/lib_cli.sh"
 
 # Split the .inp file at "\n__ggml_vocab_test__\n" into case files (bash strings cannot hold
 # every case byte for byte, e.g. trailing newlines).
@@ -39,6 +41,43 @@ while IFS= read -r want; do
 done < "$V.out"
 [ $i -eq 46 ] || { echo "FAIL: read $i cases, expected 46"; fails=$((fails+1)); }
 
+# Byte-level BPE vocabularies through --model (no weights in these files).
+for name in llama-bpe qwen2 deepseek-coder deepseek-llm gpt-2; do
+    W=$S/tokenizer-vectors/ggml-vocab-$name.gguf
+    mkdir -p "$T/$name"
+    python3 - "$W.inp" "$T/$name" <<'PY'
+import sys
+cases = open(sys.argv[1], 'rb').read().split(b'\n__ggml_vocab_test__\n')[:-1]
+for i, c in enumerate(cases):
+    open('%s/case%02d.txt' % (sys.argv[2], i), 'wb').write(c)
+PY
+    i=0 ran=0
+    while IFS= read -r want; do
+        if [ $((i % 5)) -eq 0 ]; then
+            f=$(printf '%s/%s/case%02d.txt' "$T" $name $i)
+            text=$(cat "$f"; printf x); text=${text%x}
+            want=$(echo $want)
+            got=$("$B" tokenize --model "$W" --text "$text" 2>&1)
+            expect_eq "$name case $i" "$want" "$got"
+            if [ -n "$want" ]; then
+                "$B" detokenize --model "$W" --ids "$want" > "$T/back.txt" 2>&1
+                { cat "$f"; printf '\n'; } > "$T/expect.txt"
+                if cmp -s "$T/back.txt" "$T/expect.txt"; then passes=$((passes+1))
+                else echo "FAIL $name case $i: detokenize gave '$(cat "$T/back.txt")'"; fails=$((fails+1)); fi
+            fi
+            ran=$((ran+1))
+        fi
+        i=$((i+1))
+    done < "$W.out"
+    expect_eq "$name cases read" 46 $i
+done
+# Control tokens: text by default, tokens with --special; BOS from --bos.
+Q=$S/tokenizer-vectors/ggml-vocab-qwen2.gguf
+expect_eq "qwen2 --special" "151644 872 198 13048 151645" \
+    "$("$B" tokenize --model "$Q" --special --text $'<|im_start|>user\nHi<|im_end|>' 2>&1)"
+expect_eq "llama-bpe --bos" "128000 9906" \
+    "$("$B" tokenize --model "$S/tokenizer-vectors/ggml-vocab-llama-bpe.gguf" --bos --text Hello 2>&1)"
+
 # Bad vocabularies: one line naming the file, non-zero exit, no crash.
 expect_fail() {
     local name=$1 pat=$2; shift 2
@@ -52,6 +91,19 @@ printf 'GGUF\001\000\000\000' > "$T/v1.gguf"
 expect_fail truncated "cut.gguf: .*truncated" "$B" tokenize --tokenizer "$T/cut.gguf" --text hi
 expect_fail version "v1.gguf: GGUF version 1 is not supported" "$B" tokenize --tokenizer "$T/v1.gguf" --text hi
 expect_fail dir "is a directory" "$B" tokenize --tokenizer "$T" --text hi
+# A byte-level vocabulary with an unknown pre-tokenizer, and one whose merge names no token:
+# built from the Qwen2 file by replacing bytes of the same length.
+python3 - "$Q" "$T" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+i = data.index(b'tokenizer.ggml.pre') + len(b'tokenizer.ggml.pre') + 4 + 8  # type, length
+assert data[i:i + 5] == b'qwen2'
+open(sys.argv[2] + '/pre.gguf', 'wb').write(data[:i] + b'qwen9' + data[i + 5:])
+i = data.index(b'i n', data.index(b'tokenizer.ggml.merges'))  # an early merge
+open(sys.argv[2] + '/merge.gguf', 'wb').write(data[:i] + b'i \x01' + data[i + 3:])
+PY
+expect_fail pre "pre.gguf: tokenizer.ggml.pre: pre-tokenizer 'qwen9' is not supported" "$B" tokenize --model "$T/pre.gguf" --text hi
+expect_fail merge "merge.gguf: tokenizer.ggml.merges\[[0-9]+\] names an unknown token '\\\\x01'" "$B" detokenize --model "$T/merge.gguf" --ids 1
 
 echo "cli_gguf_vocab: $passes passed, $fails failed"
 [ $fails -eq 0 ]

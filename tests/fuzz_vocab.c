@@ -1,0 +1,165 @@
+/* fuzz_vocab.c: libFuzzer target for the byte-level BPE vocabulary reader (tok_bpe.c), its
+ * pre-tokenizers (tok_pre.c) and the encoder and decoder on arbitrary text.
+ *
+ * Random bytes almost never make a GGUF file, so each input describes a vocabulary that is
+ * then written as GGUF (model/gguf.h's writer) and loaded with tok_load, as a file on disk:
+ *   byte 0   pre-tokenizer: index into fuzz_vocab_pres (the last entries are unknown names)
+ *   byte 1   flags: 1 the 256 byte stand-ins come first, 2 tokenizer.ggml.add_bos_token,
+ *            4 tokenizer.ggml.bos_token_id = byte 2, 8 no token_type array, 16 parse
+ *            special tokens when encoding, 32 tokenizer.chat_template = the text
+ *   byte 2   BOS id
+ *   then     the vocabulary up to the first "\0\0": lines split at '\n'; "m..." is a merge,
+ *            "0".."9" then text is a token of that type (7..9 are invalid types), any other
+ *            line a normal token
+ *   then     the text to encode (up to its first NUL byte).
+ * Loading may fail (that is the expected outcome for most inputs); a load that succeeds must
+ * encode the text without crashing, every id in range, and decode every id. A crash,
+ * sanitizer report, leak or abort() is a bug.
+ *
+ * Build and run (clang; Debian: libclang-rt-14-dev):
+ *   CC=clang cmake -S . -B build-fuzz -DDECBENCH_FUZZ=ON -DDECBENCH_NATIVE=OFF
+ *   cmake --build build-fuzz --target fuzz_vocab -j2
+ *   ctest --test-dir build -R test_tokenizer_bpe  # writes build/tests/tmp_test_tokenizer_bpe/seeds
+ *   mkdir -p /tmp/vocab-corpus && cp build/tests/tmp_test_tokenizer_bpe/seeds/seed*
+ * /tmp/vocab-corpus/
+ *   ./build-fuzz/tests/fuzz_vocab /tmp/vocab-corpus -max_len=4096 -max_total_time=600
+ * Without libFuzzer the same entry, fuzz_vocab_one(), replays those seeds and a seeded set of
+ * their mutations in test_tokenizer_bpe.c on every test run. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/gguf.h"
+#include "model/tokenizer.h"
+#include "util/err.h"
+
+static const char *const fuzz_vocab_pres[] = {
+    "gpt-2",   "llama-bpe", "qwen2",     "deepseek-llm", "deepseek-coder", "deepseek-v3",
+    "default", "falcon",    "starcoder", "poro-chat",    "viking",         "tekken",
+    "mpt",     "",          "klingon",   "llama3 "};
+#define FUZZ_N_PRES (sizeof fuzz_vocab_pres / sizeof fuzz_vocab_pres[0])
+
+volatile unsigned fuzz_vocab_sink;
+
+/* GGUF writes go to a per-process file (tmpfs when there is one). */
+static const char *fuzz_vocab_path(void) {
+    static char path[64];
+    if (!path[0])
+        snprintf(path, sizeof path, "%s/fuzz_vocab_%d.gguf",
+                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
+    return path;
+}
+
+static void fuzz_vocab_check(const tok *t, const char *text, int flags) {
+    char err[ERR_LEN], piece[TOK_PIECE_MAX];
+    size_t len = strlen(text);
+    int *ids = malloc((len + 3) * sizeof *ids), n = 0;
+    if (!ids) return;
+    if (tok_encode_flags(t, text, flags, ids, &n, err) == 0) {
+        if (n < 0 || (size_t)n > len + 3) abort();
+        for (int i = 0; i < n; i++) {
+            if (ids[i] < 0 || ids[i] >= tok_vocab_size(t)) abort();
+            int k = tok_decode(t, i ? ids[i - 1] : -1, ids[i], piece, sizeof piece);
+            if (k < 0 || k >= TOK_PIECE_MAX) abort();
+            fuzz_vocab_sink += (unsigned)k;
+        }
+    }
+    free(ids);
+}
+
+int fuzz_vocab_one(const uint8_t *data, size_t size) {
+    if (size < 3) return 0;
+    const char *pre = fuzz_vocab_pres[data[0] % FUZZ_N_PRES];
+    int flags = data[1], bos = data[2];
+    const uint8_t *p = data + 3, *end = data + size;
+    const uint8_t *split = NULL;
+    for (const uint8_t *q = p; q + 1 < end && !split; q++)
+        if (q[0] == 0 && q[1] == 0) split = q;
+    const uint8_t *vend = split ? split : end;
+    char *text = malloc(split ? (size_t)(end - split - 2) + 1 : 1);
+    if (!text) return 0;
+    size_t tlen = split ? (size_t)(end - split - 2) : 0;
+    if (tlen) memcpy(text, split + 2, tlen);
+    text[tlen] = 0;
+
+    /* Lines of the vocabulary part (each a NUL-terminated copy). */
+    size_t max_lines = 257 + (size_t)(vend - p) + 1;
+    char **tokens = calloc(max_lines, sizeof *tokens), **merges = calloc(max_lines, sizeof *merges);
+    int32_t *types = calloc(max_lines, sizeof *types);
+    char *copy = malloc((size_t)(vend - p) + 1);
+    static char stand_ins[256][4];
+    uint64_t nt = 0, nm = 0;
+    if (!tokens || !merges || !types || !copy) goto done;
+    if (flags & 1) {
+        for (int b = 0; b < 256; b++) {
+            int keep = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae);
+            int n = 0;
+            for (int c = 0; c < b; c++)
+                n += !((c >= 0x21 && c <= 0x7e) || (c >= 0xa1 && c <= 0xac) || (c >= 0xae));
+            unsigned cp = keep ? (unsigned)b : 256u + (unsigned)n;
+            if (cp < 0x80)
+                stand_ins[b][0] = (char)cp, stand_ins[b][1] = 0;
+            else
+                stand_ins[b][0] = (char)(0xc0 | cp >> 6),
+                stand_ins[b][1] = (char)(0x80 | (cp & 63)), stand_ins[b][2] = 0;
+            tokens[nt] = stand_ins[b];
+            types[nt++] = 1;
+        }
+    }
+    memcpy(copy, p, (size_t)(vend - p));
+    copy[vend - p] = 0;
+    for (char *line = copy, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        if (line[0] == 'm') {
+            merges[nm++] = line + 1;
+        } else if (line[0] >= '0' && line[0] <= '9') {
+            types[nt] = line[0] - '0';
+            tokens[nt++] = line + 1;
+        } else {
+            types[nt] = 1;
+            tokens[nt++] = line;
+        }
+    }
+    char err[ERR_LEN];
+    gguf_writer *w = gguf_writer_new(0);
+    if (!w) goto done;
+    gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2");
+    if (pre[0]) gguf_writer_add_str(w, "tokenizer.ggml.pre", pre);
+    gguf_writer_add_array(w, "tokenizer.ggml.tokens", GGUF_STRING, tokens, NULL, nt);
+    if (!(flags & 8))
+        gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_I32, types, NULL, nt);
+    gguf_writer_add_array(w, "tokenizer.ggml.merges", GGUF_STRING, merges, NULL, nm);
+    if (flags & 2) gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 1);
+    if (flags & 4) gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)bos);
+    if (flags & 32) gguf_writer_add_str(w, "tokenizer.chat_template", text);
+    int written = gguf_writer_write(w, fuzz_vocab_path(), err) == 0;
+    gguf_writer_free(w);
+    tok *t;
+    if (written && tok_load(&t, fuzz_vocab_path(), err) == 0) {
+        fuzz_vocab_check(t, text,
+                         (flags & 2 ? TOK_ADD_BOS : 0) | (flags & 16 ? TOK_PARSE_SPECIAL : 0));
+        for (int id = 0; id < tok_vocab_size(t); id++) {
+            char piece[TOK_PIECE_MAX];
+            fuzz_vocab_sink += (unsigned)tok_decode(t, -1, id, piece, sizeof piece);
+            const char *s = tok_piece(t, id);
+            if (!s) abort();
+        }
+        tok_free(t);
+    }
+    if (written) unlink(fuzz_vocab_path());
+done:
+    free(tokens);
+    free(merges);
+    free(types);
+    free(copy);
+    free(text);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    return fuzz_vocab_one(data, size);
+}
