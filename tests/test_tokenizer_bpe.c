@@ -519,14 +519,20 @@ static const char *const pre_names[] = {"default",      "gpt-2",
                                         "exaone",       "minerva-7b",
                                         "codeshell",    "roberta-bpe"};
 
+/* Seconds to encode text, best of 3 (the machine is shared: one run may be preempted). */
 static double seconds(const tok *t, const char *text, int *n) {
-    int *ids;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    *n = enc(t, text, 0, &ids);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    free(ids);
-    return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        int *ids;
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        *n = enc(t, text, 0, &ids);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        free(ids);
+        double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        if (s < best) best = s;
+    }
+    return best;
 }
 
 /* One unit repeated to len bytes. */
@@ -568,7 +574,8 @@ static void test_pre_tokenizers(void) {
             CHECK_MSG(blen == strlen(big) && memcmp(back, big, blen) == 0, "%s unit %zu round trip",
                       pre_names[r], u);
             free(ids), free(back);
-            CHECK_MSG(tb < 30 * ts + 0.05 && tb < 1.0, "%s unit %zu: 10 KB %.1f ms, 100 KB %.1f ms",
+            /* Linear: 10x the text, ~10x the time; quadratic would be 100x. */
+            CHECK_MSG(tb < 30 * ts + 0.01 && tb < 1.0, "%s unit %zu: 10 KB %.1f ms, 100 KB %.1f ms",
                       pre_names[r], u, 1e3 * ts, 1e3 * tb);
             free(small), free(big);
         }
@@ -595,7 +602,7 @@ static void test_pre_tokenizers(void) {
         double ts = seconds(r, small, &ns), tb = seconds(r, big, &nb);
         fprintf(stderr, "  %s: 100 KB -> %d tokens in %.1f ms (10 KB: %.1f ms)\n", vocabs[v].name,
                 nb, 1e3 * tb, 1e3 * ts);
-        CHECK(nb > 10000 && tb < 30 * ts + 0.05);
+        CHECK(nb > 10000 && tb < 30 * ts + 0.01);
         free(big), free(small);
         tok_free(r);
     }
