@@ -56,7 +56,9 @@ struct ds_set {
     const char *name, *path, *field_key;
     ds_def def; /* a copy: jsonl sets fields[0].key */
     const ds_template_def *tpl;
-    ds_sample *samples; /* the set (subset applied), file order */
+    const ds_chat_row *chat; /* the format wrapping a chat template; NULL for other templates */
+    const char *tpl_label;   /* ds_template(): the name, ":FORMAT" when not the source's own */
+    ds_sample *samples;      /* the set (subset applied), file order */
     int n;
     int *order; /* the selection: indices into samples */
     int nsel;
@@ -359,11 +361,34 @@ static int parse_spec(ds_set *s, const char *spec, const char *template_name, co
 
 /* ---- rendering and the public API ---- */
 
+/* One prompt: the template's text, or a chat template's messages wrapped in s->chat. */
+static int render_one(const ds_set *s, const ds_fields *f, const char *shots, ds_buf *out,
+                      ds_buf *sys, ds_buf *user, char *err) {
+    const ds_template_def *t = s->tpl;
+    const ds_def *d = &s->def;
+    if (t->text) return ds_render(t->text, d, f, shots, out, err);
+    sys->len = user->len = 0;
+    if ((t->system && ds_render(t->system, d, f, shots, sys, err)) ||
+        ds_render(t->user, d, f, shots, user, err))
+        return -1;
+    if (ds_chat_apply(s->chat, t->system ? (sys->p ? sys->p : "") : NULL, sys->len,
+                      user->p ? user->p : "", user->len, out))
+        return err_set(err, "out of memory");
+    return t->reply ? ds_render(t->reply, d, f, shots, out, err) : 0;
+}
+
+static int uses_shots(const ds_template_def *t) {
+    const char *parts[] = {t->text, t->system, t->user, t->reply};
+    for (int i = 0; i < 4; i++)
+        if (parts[i] && strstr(parts[i], "{shots}")) return 1;
+    return 0;
+}
+
 static int render_all(ds_set *s, load_ctx *c, const char *subset, char *err) {
     const ds_def *d = &s->def;
-    ds_buf shots = {0}, out = {0};
+    ds_buf shots = {0}, out = {0}, sys = {0}, user = {0};
     int rc = 0;
-    if (strstr(s->tpl->text, "{shots}") && d->shots) {
+    if (uses_shots(s->tpl) && d->shots) {
         ds_fields *fs = malloc((size_t)c->n * sizeof *fs);
         if (!fs) return err_set(err, "out of memory");
         for (int i = 0; i < c->n; i++) fs[i] = c->recs[i].f;
@@ -380,7 +405,7 @@ static int render_all(ds_set *s, load_ctx *c, const char *subset, char *err) {
             !(r->category && !strcmp(r->category, subset)))
             continue;
         out.len = 0;
-        if (ds_render(s->tpl->text, d, &r->f, shots.p, &out, err)) {
+        if (render_one(s, &r->f, shots.p, &out, &sys, &user, err)) {
             rc = -1;
             break;
         }
@@ -398,17 +423,50 @@ static int render_all(ds_set *s, load_ctx *c, const char *subset, char *err) {
     if (!rc && s->n == 0) rc = err_set(err, "%s: no records in %s", s->path, s->name);
     ds_buf_free(&shots);
     ds_buf_free(&out);
+    ds_buf_free(&sys);
+    ds_buf_free(&user);
     return rc;
+}
+
+/* The chat format of a chat template: chat_name, else the template's own. Other templates
+ * ignore chat_name: they are not chat-wrapped (raw text, base-model prompts) or are a paper's
+ * literal prompt for one model family (HumanEval ouroboros-chat). */
+static int pick_chat(ds_set *s, const char *chat_name, char *err) {
+    s->tpl_label = s->tpl->name;
+    if (chat_name && chat_name[0] && !ds_chat_find(chat_name)) {
+        char names[ERR_LEN];
+        ds_chat_names(names, sizeof names);
+        return err_set(err, "unknown chat template \"%s\"; valid: %s", chat_name, names);
+    }
+    if (s->tpl->text) return 0;
+    s->chat = ds_chat_find(chat_name && chat_name[0] ? chat_name : s->tpl->chat);
+    if (!s->chat)
+        return err_set(err, "template %s: unknown chat format %s", s->tpl->name, s->tpl->chat);
+    if (strcmp(s->chat->name, s->tpl->chat)) {
+        ds_buf b = {0};
+        int bad =
+            ds_buf_adds(&b, s->tpl->name) || ds_buf_adds(&b, ":") || ds_buf_adds(&b, s->chat->name);
+        s->tpl_label = bad ? NULL : arena_dup(&s->arena, b.p, b.len);
+        ds_buf_free(&b);
+        if (!s->tpl_label) return err_set(err, "out of memory");
+    }
+    return 0;
 }
 
 int ds_open(ds_set **out, const char *spec, const char *template_name, const char *data_dir,
             char *err) {
+    return ds_open_chat(out, spec, template_name, NULL, data_dir, err);
+}
+
+int ds_open_chat(ds_set **out, const char *spec, const char *template_name, const char *chat,
+                 const char *data_dir, char *err) {
     *out = NULL;
     ds_set *s = calloc(1, sizeof *s);
     if (!s) return err_set(err, "out of memory");
     const char *subset = NULL;
     load_ctx c = {.s = s};
     int rc = parse_spec(s, spec, template_name, &subset, err);
+    if (!rc) rc = pick_chat(s, chat, err);
     if (!rc && s->def.file) rc = resolve_path(s, data_dir, err);
     if (!rc) {
         c.d = &s->def;
@@ -469,7 +527,13 @@ const char *ds_name(const ds_set *s) {
     return s->name;
 }
 const char *ds_template(const ds_set *s) {
-    return s->tpl->name;
+    return s->tpl_label;
+}
+const char *ds_chat_format(const ds_set *s) {
+    return s->chat ? s->chat->name : NULL;
+}
+int ds_parse_special(const ds_set *s) {
+    return s->chat && s->chat->special;
 }
 const char *ds_template_source(const ds_set *s) {
     return s->tpl->source;
@@ -533,5 +597,13 @@ size_t ds_help(char *buf, size_t n) {
              "Subsets: shuffle (seeded Fisher-Yates) first, then offset, then limit.\n"
              "Data folder: --data-dir DIR, else $DECBENCH_DATASETS, else <shared>/datasets with\n"
              "<shared> = $DECBENCH_SHARED, ../shared, ./shared or the source tree's ../shared.\n");
+    char names[512];
+    ds_chat_names(names, sizeof names);
+    help_add(buf, n, &len,
+             "Chat templates (chat, lookahead, specbench, ouroboros-chat of CNN/DM and WMT) wrap\n"
+             "their messages in the model's chat format (its GGUF chat template as llama.cpp\n"
+             "recognises it, or --chat-template NAME), else in the source's own. Formats:\n"
+             "  %s\n",
+             names);
     return len;
 }

@@ -44,6 +44,21 @@ typedef struct ds_set ds_set;
 int ds_open(ds_set **out, const char *spec, const char *template_name, const char *data_dir,
             char *err);
 
+/* Chat formats (datasets/chat.c: llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, llama3,
+ * chatml, deepseek, vicuna, as llama.cpp names them; aliases llama-2, llama-3, qwen,
+ * deepseek-coder). A chat template (the "chat" templates, Spec-Bench's and LookaheadDecoding's
+ * chat prompts, Ouroboros' CNN/DM and WMT chat prompts) holds a system message, a user turn and
+ * optional text after the assistant's header; ds_open wraps them in the format the source used
+ * (Llama 2 or Vicuna v1.1), ds_open_chat in the format named by chat (NULL or "": the
+ * source's), so that each model gets the prompt the way it was trained. Other templates are
+ * not affected. An unknown name is an error listing the names. */
+int ds_open_chat(ds_set **out, const char *spec, const char *template_name, const char *chat,
+                 const char *data_dir, char *err);
+/* The format of a GGUF tokenizer.chat_template (Jinja text), recognised as llama.cpp's
+ * llm_chat_detect_template does; NULL when it is none of the formats above (Mistral, Phi,
+ * Gemma, ... or unrecognisable). */
+const char *ds_chat_detect(const char *chat_template);
+
 /* Selects a deterministic subset, always starting again from the full set in file order:
  *   1. if shuffle != 0: Fisher-Yates with util/rng.h seeded by seed
  *      (for i = n-1 down to 1: j = rng_below(i + 1); swap order[i], order[j]);
@@ -57,8 +72,14 @@ int ds_count(const ds_set *s);                   /* samples in the current selec
 int ds_total(const ds_set *s);                   /* samples in the set before ds_select */
 const ds_sample *ds_get(const ds_set *s, int i); /* i-th selected sample; NULL if out of range */
 
-const char *ds_name(const ds_set *s);            /* canonical spec (same as ds_sample.dataset) */
-const char *ds_template(const ds_set *s);        /* template name in use */
+const char *ds_name(const ds_set *s);        /* canonical spec (same as ds_sample.dataset) */
+const char *ds_template(const ds_set *s);    /* template in use: NAME, or NAME:FORMAT when
+                                              * a chat template is wrapped in another format
+                                              * than its source's */
+const char *ds_chat_format(const ds_set *s); /* the chat format in use, NULL if none */
+/* 1 if the prompts hold a chat format's control tokens (<|im_start|>, <|eot_id|>, ...): encode
+ * them with TOK_PARSE_SPECIAL. */
+int ds_parse_special(const ds_set *s);
 const char *ds_template_source(const ds_set *s); /* where the template and max_new come from */
 int ds_default_max_new(const ds_set *s);         /* max new tokens the source used with it */
 const char *ds_path(const ds_set *s);            /* the file that was read */

@@ -2,6 +2,8 @@
  *
  *   registry.c   the table of datasets (files, fields, subsets, templates, defaults)
  *   templates.c  the template strings and few-shot exemplars, each with its source
+ *   chat.c       the chat formats (Llama 2, Llama 3, ChatML, DeepSeek-Coder, Vicuna) and their
+ *                recognition from a GGUF's chat template
  *   render.c     growable buffer, {field} substitution, Python list repr
  *   jsonl.c      reading JSONL (one object per line, with line numbers) and JSON arrays
  *   dataset.c    ds_open / ds_select / accessors / ds_help (the public API) */
@@ -39,10 +41,34 @@ typedef struct {
 
 typedef struct {
     const char *name;   /* "raw", "chat", "ouroboros", ... */
-    const char *text;   /* {field} placeholders, {shots} = the dataset's few-shot prefix */
+    const char *text;   /* {field} placeholders, {shots} = the dataset's few-shot prefix;
+                         * NULL for a chat template */
     int max_new;        /* max new tokens the source used with this prompt */
     const char *source; /* one line: where text and max_new come from */
+    /* A chat template: the messages (with placeholders) the source wrapped in a chat format,
+     * so that another model's format can wrap them instead (ds_open_chat). */
+    const char *system; /* system message, NULL if none */
+    const char *user;   /* the user's turn */
+    const char *reply;  /* text the source put after the assistant's header, NULL if none */
+    const char *chat;   /* the format the source used: a name in chat.c */
 } ds_template_def;
+
+/* ---- chat.c ---- */
+/* A chat format: lead, then (with a system message) sys_pre SYSTEM sys_post, then user_pre USER
+ * user_post, then assistant (the header the model's reply follows). */
+typedef struct {
+    const char *name; /* llama.cpp's name */
+    const char *aliases[2];
+    const char *lead, *sys_pre, *sys_post, *user_pre, *user_post, *assistant;
+    int trim;    /* messages are trimmed of surrounding whitespace */
+    int special; /* the format's text holds control tokens (encode with them parsed) */
+} ds_chat_row;
+const ds_chat_row *ds_chat_find(const char *name); /* by name or alias; NULL if unknown */
+/* "llama2, llama2-sys (llama-2), ...": the names for messages; returns the length needed. */
+size_t ds_chat_names(char *buf, size_t n);
+/* Appends the wrapped turn to out; 0, or -1 when out of memory. */
+int ds_chat_apply(const ds_chat_row *c, const char *system, size_t system_len, const char *user,
+                  size_t user_len, ds_buf *out);
 
 /* The values a record contributes to rendering. */
 typedef struct {
@@ -81,10 +107,11 @@ extern const ds_def ds_jsonl_def;
 extern const char ds_tpl_humaneval_ouroboros[], ds_tpl_humaneval_ouroboros_chat[];
 extern const char ds_tpl_mbpp_ouroboros[], ds_tpl_mbpp_ouroboros_0shot[], ds_tpl_mbpp_shot[];
 extern const char ds_tpl_gsm8k_ouroboros[];
-extern const char ds_tpl_cnndm_ouroboros[], ds_tpl_cnndm_ouroboros_chat[];
-extern const char ds_tpl_cnndm_lookahead[], ds_tpl_cnndm_specbench[];
-extern const char ds_tpl_wmt_ouroboros[], ds_tpl_wmt_ouroboros_chat[], ds_tpl_wmt_specbench[];
-extern const char ds_tpl_vicuna_raw[], ds_tpl_llama2_raw[];
+extern const char ds_tpl_cnndm_ouroboros[], ds_msg_cnndm_ouroboros_chat[];
+extern const char ds_sys_cnndm_lookahead[], ds_msg_cnndm_lookahead[], ds_reply_cnndm_lookahead[];
+extern const char ds_msg_cnndm_specbench[];
+extern const char ds_tpl_wmt_ouroboros[], ds_msg_wmt_ouroboros_chat[], ds_msg_wmt_specbench[];
+extern const char ds_sys_vicuna[];
 int ds_shots_gsm8k(const ds_def *d, const ds_fields *recs, int n, ds_buf *out, char *err);
 int ds_shots_mbpp(const ds_def *d, const ds_fields *recs, int n, ds_buf *out, char *err);
 

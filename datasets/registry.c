@@ -8,11 +8,20 @@
 
 #define RAW(max_new)                                                                               \
     { "raw", "{raw}", max_new, "the field as is" }
-#define CHAT(max_new)                                                                              \
+/* Chat templates: the messages and the chat format (datasets/chat.c) the source wrapped them
+ * in; another model's format replaces that one with ds_open_chat. */
+#define CHAT_TPL(name_, max_new_, source_, chat_, system_, user_, reply_)                          \
     {                                                                                              \
-        "chat", ds_tpl_llama2_raw, max_new,                                                        \
-            "Llama-2 chat wrapping of the raw field, no system prompt (FastChat llama-2)"          \
+        .name = name_, .max_new = max_new_, .source = source_, .chat = chat_, .system = system_,   \
+        .user = user_, .reply = reply_                                                             \
     }
+#define CHAT(max_new)                                                                              \
+    CHAT_TPL("chat", max_new,                                                                      \
+             "Llama-2 chat wrapping of the raw field, no system prompt (FastChat llama-2)",        \
+             "llama2-sys", NULL, "{raw}", NULL)
+/* Spec-Bench eval.py: FastChat's template of the model (Vicuna v1.1 for Vicuna-7B-v1.3). */
+#define SPECBENCH(max_new, source, user)                                                           \
+    CHAT_TPL("specbench", max_new, source, "vicuna", ds_sys_vicuna, user, NULL)
 
 /* ---- groups (coarse subsets) ---- */
 
@@ -141,8 +150,11 @@ static const ds_def gsm8k = {
         {
             {"ouroboros", ds_tpl_gsm8k_ouroboros, 256,
              "Ouroboros test_gsm8k.py: 8-shot chain of thought, generate_len 256"},
-            {"specbench", ds_tpl_vicuna_raw, 1024,
-             "Spec-Bench math_reasoning (GSM8K questions), Vicuna template, max_new_tokens 1024"},
+            SPECBENCH(
+                1024,
+                "Spec-Bench math_reasoning (GSM8K questions), Vicuna template, max_new_tokens "
+                "1024",
+                "{raw}"),
             RAW(256),
             CHAT(256),
         },
@@ -163,10 +175,12 @@ static const ds_def mt_bench = {
     .default_template = "lookahead",
     .templates =
         {
-            {"lookahead", ds_tpl_llama2_raw, 1024,
-             "LookaheadDecoding eval_mtbench.py: FastChat llama-2, turn 1, max_new_tokens 1024"},
-            {"specbench", ds_tpl_vicuna_raw, 1024,
-             "Spec-Bench eval.py: Vicuna template, turn 1, max_new_tokens 1024"},
+            CHAT_TPL("lookahead", 1024,
+                     "LookaheadDecoding eval_mtbench.py: FastChat llama-2, turn 1, max_new_tokens "
+                     "1024",
+                     "llama2-sys", NULL, "{raw}", NULL),
+            SPECBENCH(1024, "Spec-Bench eval.py: Vicuna template, turn 1, max_new_tokens 1024",
+                      "{raw}"),
             RAW(1024),
             CHAT(1024),
         },
@@ -185,8 +199,8 @@ static const ds_def spec_bench = {
     .default_template = "specbench",
     .templates =
         {
-            {"specbench", ds_tpl_vicuna_raw, 1024,
-             "Spec-Bench eval.py: Vicuna template, turn 1, max_new_tokens 1024"},
+            SPECBENCH(1024, "Spec-Bench eval.py: Vicuna template, turn 1, max_new_tokens 1024",
+                      "{raw}"),
             RAW(1024),
             CHAT(1024),
         },
@@ -205,12 +219,14 @@ static const ds_def cnn_dm = {
         {
             {"ouroboros", ds_tpl_cnndm_ouroboros, 128,
              "Ouroboros test_cnndm.py prompt, generate_len 128"},
-            {"ouroboros-chat", ds_tpl_cnndm_ouroboros_chat, 128,
-             "Ouroboros test_cnndm.py prompt_chat, generate_len 128"},
-            {"lookahead", ds_tpl_cnndm_lookahead, 1024,
-             "LookaheadDecoding eval_cnndm.py Llama-2 system prompt, max_new_tokens 1024"},
-            {"specbench", ds_tpl_cnndm_specbench, 1024,
-             "Spec-Bench summarization: Vicuna template, max_new_tokens 1024"},
+            CHAT_TPL("ouroboros-chat", 128, "Ouroboros test_cnndm.py prompt_chat, generate_len 128",
+                     "llama2-sys", NULL, ds_msg_cnndm_ouroboros_chat, NULL),
+            CHAT_TPL("lookahead", 1024,
+                     "LookaheadDecoding eval_cnndm.py Llama-2 system prompt, max_new_tokens 1024",
+                     "llama2-sys", ds_sys_cnndm_lookahead, ds_msg_cnndm_lookahead,
+                     ds_reply_cnndm_lookahead),
+            SPECBENCH(1024, "Spec-Bench summarization: Vicuna template, max_new_tokens 1024",
+                      ds_msg_cnndm_specbench),
             RAW(128),
             CHAT(128),
         },
@@ -229,10 +245,11 @@ static const ds_def wmt_de_en = {
         {
             {"ouroboros", ds_tpl_wmt_ouroboros, 64,
              "Ouroboros test_wmt16.py prompt, generate_len 64"},
-            {"ouroboros-chat", ds_tpl_wmt_ouroboros_chat, 64,
-             "Ouroboros test_wmt16.py prompt_chat in [INST] ... [/INST], generate_len 64"},
-            {"specbench", ds_tpl_wmt_specbench, 1024,
-             "Spec-Bench translation: Vicuna template, max_new_tokens 1024"},
+            CHAT_TPL("ouroboros-chat", 64,
+                     "Ouroboros test_wmt16.py prompt_chat in [INST] ... [/INST], generate_len 64",
+                     "llama2-sys", NULL, ds_msg_wmt_ouroboros_chat, NULL),
+            SPECBENCH(1024, "Spec-Bench translation: Vicuna template, max_new_tokens 1024",
+                      ds_msg_wmt_specbench),
             RAW(64),
             CHAT(64),
         },

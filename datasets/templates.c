@@ -17,17 +17,15 @@
 #include "datasets/ds_internal.h"
 #include "util/err.h"
 
-/* [FC] Vicuna v1.1, one user turn, as Spec-Bench runs Vicuna-7B-v1.3. */
-#define VICUNA(user)                                                                               \
-    "A chat between a curious user and an artificial intelligence assistant. The assistant "       \
-    "gives helpful, detailed, and polite answers to the user's questions. USER: " user             \
-    " ASSISTANT:"
-
-const char ds_tpl_vicuna_raw[] = VICUNA("{raw}");
+/* [FC] Vicuna v1.1's system message: Spec-Bench runs Vicuna-7B-v1.3 with it, one user turn,
+ * in the "vicuna" chat format (datasets/chat.c: SYSTEM " USER: " message " ASSISTANT:"). */
+const char ds_sys_vicuna[] =
+    "A chat between a curious user and an artificial intelligence assistant. The assistant "
+    "gives helpful, detailed, and polite answers to the user's questions.";
 /* [FC] Llama-2 chat, one user turn, no system prompt: what LADE eval_mtbench.py produces for
  * Llama-2-chat through get_conversation_template (FastChat's llama-2 system message is
- * empty). The tokenizer adds <s>; it is not part of the text. */
-const char ds_tpl_llama2_raw[] = "[INST] {raw} [/INST]";
+ * empty), i.e. "[INST] {raw} [/INST]" in the "llama2-sys" chat format. The tokenizer adds
+ * <s>; it is not part of the text. */
 
 /* HumanEval. [OURO] test_human_eval.py gen_prompt() prepends this line (generate_len 512). */
 #define HUMANEVAL_INSTR                                                                            \
@@ -124,17 +122,17 @@ int ds_shots_mbpp(const ds_def *d, const ds_fields *recs, int n, ds_buf *out, ch
 }
 
 /* CNN/DailyMail. [OURO] test_cnndm.py prompt / prompt_chat (note the two spaces before
- * "Summary:"), generate_len 128. */
+ * "Summary:"), generate_len 128. prompt_chat is "[INST] " + this message + " [/INST]". */
 const char ds_tpl_cnndm_ouroboros[] =
     "Please summarize the following document within one sentence. Document: {article}  "
     "Summary: ";
-const char ds_tpl_cnndm_ouroboros_chat[] =
-    "[INST] Please summarize the following document within one sentence and do not output "
-    "anything more. Document: {article}  Summary: [/INST]";
+const char ds_msg_cnndm_ouroboros_chat[] =
+    "Please summarize the following document within one sentence and do not output "
+    "anything more. Document: {article}  Summary:";
 /* [LADE] applications/eval_cnndm.py (code index copy at 9d50de4a): a Llama-2 chat prompt with
- * the article in the system prompt; max_new_tokens 1024 (inputs over 2048 tokens skipped). */
-const char ds_tpl_cnndm_lookahead[] =
-    "[INST] <<SYS>>\n"
+ * the article in the system prompt, the user turn, then "\nSummary: " after [/INST];
+ * max_new_tokens 1024 (inputs over 2048 tokens skipped). */
+const char ds_sys_cnndm_lookahead[] =
     "You are an intelligent chatbot. Answer the questions only using the following context:\n"
     "\n"
     "{article}\n"
@@ -147,21 +145,18 @@ const char ds_tpl_cnndm_lookahead[] =
     "- Never say thank you, that you are happy to help, that you are an AI agent, etc. Just "
     "answer directly.\n"
     "- Generate professional language typically used in business documents in North America.\n"
-    "- Never generate offensive or foul language.\n"
-    "\n"
-    "<</SYS>>\n"
-    "\n"
-    "Briefly summarize the given context. [/INST]\n"
-    "Summary: ";
+    "- Never generate offensive or foul language.\n";
+const char ds_msg_cnndm_lookahead[] = "Briefly summarize the given context.";
+const char ds_reply_cnndm_lookahead[] = "\nSummary: ";
 /* [SPEC] the summarization turn is "Summarize: {article}". */
-const char ds_tpl_cnndm_specbench[] = VICUNA("Summarize: {article}");
+const char ds_msg_cnndm_specbench[] = "Summarize: {article}";
 
 /* WMT de-en. [OURO] test_wmt16.py prompt / prompt_chat; for chat models run() adds
  * "[INST] " before and " [/INST]" after (hence two spaces after "English:"). generate_len 64. */
 const char ds_tpl_wmt_ouroboros[] =
     "Translate this German sentence to English. German: {de} English: ";
-const char ds_tpl_wmt_ouroboros_chat[] =
-    "[INST] Translate this German sentence to English and do not output anything more. "
-    "German: {de} English:  [/INST]";
+const char ds_msg_wmt_ouroboros_chat[] =
+    "Translate this German sentence to English and do not output anything more. "
+    "German: {de} English: ";
 /* [SPEC] the translation turn is "Translate German to English: {de}". */
-const char ds_tpl_wmt_specbench[] = VICUNA("Translate German to English: {de}");
+const char ds_msg_wmt_specbench[] = "Translate German to English: {de}";

@@ -49,11 +49,25 @@ int runner_stopped(void) {
 
 /* ---- opening: datasets, then models, then prompts ------------------------------------------ */
 
+/* The chat format for chat templates: --chat-template, else the vocabulary's own
+ * (tokenizer.chat_template of the GGUF, as llama.cpp recognises it), else none (each template
+ * keeps its source's format). */
+static const char *chat_format(const runner_opts *o) {
+    if (o->chat_template) return o->chat_template;
+    char *tpl = NULL, ignored[ERR_LEN];
+    /* A file that cannot be read is reported by the model loader, in its own words. */
+    if (tok_file_chat_template(o->tokenizer ? o->tokenizer : o->model, &tpl, ignored)) return NULL;
+    const char *chat = ds_chat_detect(tpl);
+    free(tpl);
+    return chat;
+}
+
 static int open_datasets(runner *r, char *err) {
     const runner_opts *o = &r->o;
+    const char *chat = chat_format(o);
     for (int i = 0; i < o->n_datasets; i++) {
         ds_set *s;
-        if (ds_open(&s, o->datasets[i], o->template_name, o->data_dir, err)) return -1;
+        if (ds_open_chat(&s, o->datasets[i], o->template_name, chat, o->data_dir, err)) return -1;
         r->sets[r->n_sets++] = s;
         for (int j = 0; j + 1 < r->n_sets; j++)
             if (!strcmp(ds_name(r->sets[j]), ds_name(s)))
@@ -82,7 +96,10 @@ static int encode_prompts(runner *r, char *err) {
             runner_prompt *p = &r->prompts[r->n_prompts];
             p->sample = ds_get(set, j);
             p->max_new = max_new;
-            if (session_encode(&r->s, p->sample->prompt, &p->ids, &p->n_ids, err)) return -1;
+            if (session_encode_flags(&r->s, p->sample->prompt,
+                                     ds_parse_special(set) ? TOK_PARSE_SPECIAL : 0, &p->ids,
+                                     &p->n_ids, err))
+                return -1;
             if (p->n_ids >= seq) {
                 /* Not counted in n_prompts: its ids are freed here, not by runner_close. */
                 free(p->ids);

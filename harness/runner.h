@@ -50,6 +50,7 @@
 /* The options `run` and `sweep` share. Strings point into argv. */
 typedef struct {
     const char *model, *draft, *tokenizer, *kernels, *data_dir, *template_name, *label, *db_path;
+    const char *chat_template; /* --chat-template NAME; NULL: the model's own, if recognised */
     const char *datasets[RUNNER_MAX_DATASETS];
     int n_datasets;
     int limit, offset, shuffle;
@@ -60,7 +61,7 @@ typedef struct {
 } runner_opts;
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 19
+#define RUNNER_N_OPTS 20
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);

@@ -21,6 +21,10 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPT("--dataset", NULL, 1,
         "NAME[,NAME...] (repeatable); see `decbench run --help` for the names"),
     OPT("--template", NULL, 1, "prompt template for every dataset (default: each dataset's own)"),
+    OPT("--chat-template", NULL, 1,
+        "chat format for the chat templates: llama2-sys, llama3, chatml, deepseek, vicuna, ... "
+        "(default: the GGUF's tokenizer.chat_template when recognised, else each template's "
+        "own)"),
     OPT("--limit", NULL, 1, "at most N prompts per dataset (default 0 = all)"),
     OPT("--offset", NULL, 1, "skip the first N prompts of each dataset (after --shuffle)"),
     OPT("--shuffle", NULL, 1,
@@ -60,6 +64,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->kernels = args_str(o, n, "--kernels", "exact");
     ro->data_dir = args_str(o, n, "--data-dir", NULL);
     ro->template_name = args_str(o, n, "--template", NULL);
+    ro->chat_template = args_str(o, n, "--chat-template", NULL);
     ro->label = args_str(o, n, "--label", NULL);
     ro->db_path = args_str(o, n, "--db", DEFAULT_DB);
     ro->trace = args_flag(o, n, "--trace");

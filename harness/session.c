@@ -67,9 +67,15 @@ void session_close(session *s) {
 }
 
 int session_encode(const session *s, const char *text, int **ids, int *n, char *err) {
+    return session_encode_flags(s, text, 0, ids, n, err);
+}
+
+int session_encode_flags(const session *s, const char *text, int flags, int **ids, int *n,
+                         char *err) {
     *ids = malloc(sizeof(int) * (strlen(text) + 3));
     if (!*ids) return err_set(err, "out of memory encoding the prompt");
-    if (tok_encode(s->tokenizer, text, tok_add_bos(s->tokenizer), *ids, n, err)) {
+    if (tok_add_bos(s->tokenizer)) flags |= TOK_ADD_BOS;
+    if (tok_encode_flags(s->tokenizer, text, flags, *ids, n, err)) {
         free(*ids);
         *ids = NULL;
         return -1;

@@ -28,6 +28,9 @@ int session_cores(void);
 
 /* Encodes text with BOS (when the vocabulary wants it) into a malloc'd array. */
 int session_encode(const session *s, const char *text, int **ids, int *n, char *err);
+/* The same with TOK_* flags added (TOK_PARSE_SPECIAL for a chat format's control tokens). */
+int session_encode_flags(const session *s, const char *text, int flags, int **ids, int *n,
+                         char *err);
 
 /* A dec_env for this session. */
 dec_env session_env(const session *s);

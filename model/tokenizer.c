@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,29 @@ static int load_gguf(tok *t, const char *path, char *err) {
     }
     rc = 0;
 done:
+    gguf_close(g);
+    return rc;
+}
+
+int tok_file_chat_template(const char *path, char **out, char *err) {
+    *out = NULL;
+    if (file_check_regular(path, "tokenizer", err)) return -1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char magic[4];
+    int gguf_file = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    fclose(f);
+    if (!gguf_file) return 0;
+    gguf *g;
+    if (gguf_open(&g, path, err)) return -1;
+    const char *tpl;
+    int rc = 0;
+    if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
+        if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err))
+            rc = -1;
+        else if (!(*out = strdup(tpl)))
+            rc = err_set(err, "%s: out of memory", path);
+    }
     gguf_close(g);
     return rc;
 }

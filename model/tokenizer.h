@@ -46,6 +46,9 @@ const char *tok_model_name(const tok *t);
 const char *tok_pre_name(const tok *t);
 /* tokenizer.chat_template of a GGUF file, or NULL. */
 const char *tok_chat_template(const tok *t);
+/* The same read from the file at path without loading the vocabulary (cheap: only the GGUF
+ * header): *out is a malloc'd copy, or NULL when the file has none or is not GGUF. */
+int tok_file_chat_template(const char *path, char **out, char *err);
 
 /* Encoding flags. */
 enum {
