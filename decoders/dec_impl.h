@@ -114,7 +114,7 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
 
 /* Prefills the target (or draft) context with the prompt: resets it, evaluates (in chunks of
  * 64 rows, checking env.cancel before each), leaves the last logits. Counts one step of
- * `which`. */
+ * `which`; its time goes to t_prefill (either model) and t_target or t_draft. */
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
                 char *err);
 

@@ -305,15 +305,18 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
     }
     double dt = clock_now() - t0;
     dec_stats *st = d->st;
+    /* Both models' prompt passes are prefill time: the draft's is not decoding either (spec and
+     * Ouroboros prefill the draft once per prompt, as the reference implementations time it
+     * inside the prompt phase). */
+    st->t_prefill += dt;
     if (which == DEC_TARGET) {
         st->t_target += dt;
-        st->t_prefill += dt;
         st->target_steps++;
-        d->t_step = t0 + dt; /* the first decode step's time starts after the prompt pass */
     } else {
         st->t_draft += dt;
         st->draft_steps++;
     }
+    d->t_step = t0 + dt; /* the first decode step's time starts after the prompt passes */
     return rc;
 }
 

@@ -32,8 +32,8 @@ static void on_tokens(void *user, const int *tokens, int n) {
 }
 
 /* --stats: every framework counter (the list of stats/stats.h, so a counter added there is
- * printed without an edit here), the decoder's own counters, then the figures derived from
- * them for this one sample. */
+ * printed without an edit here), the decoder's own counters, the derived quantities of the
+ * same header, then the figures made from them for this one sample. */
 static void print_stats(const char *name, const char *spec, const dec_stats *st) {
     fprintf(stderr, "decoder                       %s\n", spec);
     for (int k = 0; k < STAT_N_COUNTERS; k++) {
@@ -49,12 +49,14 @@ static void print_stats(const char *name, const char *spec, const dec_stats *st)
         fprintf(stderr, st->counter_defs[i].kind == STAT_INT ? "%-29s %.0f\n" : "%-29s %.6f\n",
                 label, st->counters[i]);
     }
-    double decode = st->t_total - st->t_prefill;
-    long decode_steps = st->target_steps > 0 ? st->target_steps - 1 : 0;
+    for (int k = 0; k < STAT_N_DERIVED; k++)
+        fprintf(stderr, "%-29s %.6g\n", stat_derived[k].name, stat_derived_value(st, k));
+    double decode = stat_derived_value(st, STAT_D_t_decode);
+    double decode_steps = stat_derived_value(st, STAT_D_decode_steps);
     fprintf(stderr, "tokens/step                   %.3f (target passes, prefill included)\n",
             st->target_steps ? (double)st->new_tokens / st->target_steps : 0);
     fprintf(stderr, "rows/step                     %.2f per decode pass\n",
-            decode_steps ? (double)st->target_rows / decode_steps : 0);
+            decode_steps ? st->target_rows / decode_steps : 0);
     fprintf(stderr, "acceptance                    %.1f%% of drafted tokens\n",
             st->drafted ? 100.0 * st->accepted / st->drafted : 0);
     fprintf(stderr, "mean accepted                 %.3f drafted tokens per verification step\n",
@@ -72,7 +74,7 @@ static void print_stats(const char *name, const char *spec, const dec_stats *st)
         st->t_total, st->t_target, st->t_prefill, st->t_draft, st->t_book,
         st->t_total > 0 ? 100 * st->t_book / st->t_total : 0);
     fprintf(stderr, "speed                         %.1f tok/s decode, %.1f tok/s end-to-end\n",
-            decode > 0 ? st->new_tokens / decode : 0,
+            decode > 0 ? stat_derived_value(st, STAT_D_decode_tokens) / decode : 0,
             st->t_total > 0 ? st->new_tokens / st->t_total : 0);
 }
 

@@ -27,7 +27,7 @@ static const command commands[] = {
     {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0)"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
-    {"counters", cmd_counters, "list every counter a sample stores, with its definition"},
+    {"counters", cmd_counters, "define every counter a sample stores and every report figure"},
     {"run", cmd_run, "benchmark decoders on datasets into the results database"},
     {"sweep", cmd_sweep, "run a grid of decoder parameters (one run per point)"},
     {"report", cmd_report, "tables from the results database (md, csv, json)"},

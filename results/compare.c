@@ -22,7 +22,7 @@ typedef struct {
     char hash[17];
     char *hist;     /* accept histogram "k:count k:count", "" if none */
     char *counters; /* the decoder's deterministic counters "name=value name=value", by name */
-    double new_tokens, t_decode;
+    double decode_tokens, t_decode; /* after the prompt passes (stats/stats.h, STAT_DERIVED) */
     double greedy_t; /* greedy's decode time for this prompt in the same run (repeat mean) */
 } rec;
 
@@ -69,7 +69,7 @@ static void fill_greedy(recs *s) {
 /* Samples ordered by the match key; SQLite's BINARY collation orders text like strcmp. The
  * counter columns come from the list, so a counter added there is compared without an edit. */
 static const char LOAD_TAIL[] =
-    ", COALESCE(matched, -1), output_hash, t_total - t_prefill, "
+    ", COALESCE(matched, -1), output_hash, %s, %s, "
     "(SELECT group_concat(k || ':' || count, ' ') FROM (SELECT k, count FROM histograms h "
     "WHERE h.sample_id = samples.id AND h.kind = 'accept' ORDER BY k)), "
     "(SELECT group_concat(name || '=' || value, ' ') FROM (SELECT c.name, c.value FROM counters c "
@@ -78,11 +78,12 @@ static const char LOAD_TAIL[] =
     "FROM samples WHERE run_id = ? ORDER BY dataset, sample_index, spec, repeat";
 
 static int load(db *d, int64_t run, recs *out, char *err) {
-    char sql[sizeof LOAD_TAIL + 128 + STAT_N_COUNTERS * 40];
+    char sql[sizeof LOAD_TAIL + 256 + STAT_N_COUNTERS * 40];
     int len = snprintf(sql, sizeof sql, "SELECT dataset, sample_index, spec, repeat, decoder");
     for (int k = 0; k < STAT_N_COUNTERS; k++)
         len += snprintf(sql + len, sizeof sql - (size_t)len, ", %s", stat_counters[k].name);
-    snprintf(sql + len, sizeof sql - (size_t)len, "%s", LOAD_TAIL);
+    snprintf(sql + len, sizeof sql - (size_t)len, LOAD_TAIL, stat_derived[STAT_D_t_decode].sql,
+             stat_derived[STAT_D_decode_tokens].sql);
     sqlite3_stmt *st;
     out->r = NULL;
     out->n = 0;
@@ -110,9 +111,9 @@ static int load(db *d, int64_t run, recs *out, char *err) {
         const unsigned char *hash = sqlite3_column_text(st, col++);
         snprintf(r->hash, sizeof r->hash, "%s", hash ? (const char *)hash : "");
         r->t_decode = sqlite3_column_double(st, col++);
+        r->decode_tokens = sqlite3_column_double(st, col++);
         r->hist = dup_col(st, col++);
         r->counters = dup_col(st, col++);
-        r->new_tokens = (double)r->det[STAT_new_tokens];
         if (!r->dataset || !r->spec || !r->decoder || !r->hist || !r->counters) {
             rc = err_set(err, "compare: out of memory");
             break;
@@ -310,7 +311,7 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
         sp[k].n++;
         const rec *pair[2] = {a, b};
         for (int s = 0; s < 2; s++) {
-            sp[k].tok[s] += pair[s]->new_tokens;
+            sp[k].tok[s] += pair[s]->decode_tokens;
             sp[k].time[s] += pair[s]->t_decode;
             sp[k].greedy_time[s] += pair[s]->greedy_t;
         }

@@ -297,8 +297,9 @@ int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index,
     return 0;
 }
 
-/* decode-only tokens per second: the prompt pass is excluded (prefill is reported apart). */
-static void bind_rate(sqlite3_stmt *st, int i, int tokens, double seconds) {
+/* tokens / seconds, NULL without time. tps_decode: the tokens and the time after the prompt
+ * passes (stats/stats.h, STAT_DERIVED); tps_e2e: all of them over the whole call. */
+static void bind_rate(sqlite3_stmt *st, int i, double tokens, double seconds) {
     if (seconds > 0)
         sqlite3_bind_double(st, i, tokens / seconds);
     else
@@ -434,7 +435,8 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     bind_text(st, i++, hex);
     for (int k = 0; k < STAT_N_COUNTERS; k++)
         bind_value(st, i++, stat_counters[k].kind, stat_value(t, k));
-    bind_rate(st, i++, t->new_tokens, t->t_total - t->t_prefill);
+    bind_rate(st, i++, stat_derived_value(t, STAT_D_decode_tokens),
+              stat_derived_value(t, STAT_D_t_decode));
     bind_rate(st, i++, t->new_tokens, t->t_total);
     bind_int_or_null(st, i++, s->match, -1);
     if (s->match == 0) {

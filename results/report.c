@@ -127,18 +127,10 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
     int c_spec = rt_col_add(t, "decoder", "spec", RT_TEXT, NULL);
     int c_np = rt_col_add(t, "prompts", "prompts", RT_INT, NULL);
     int c_nr = rt_col_add(t, "repeats", "repeats", RT_INT, NULL);
-    int c_td = rt_col_add(t, "tok/s", "tps_decode", RT_REAL, "%.1f");
-    int c_tds = rt_col_add(t, "sd", "tps_decode_sd", RT_REAL, "%.1f");
-    int c_te = rt_col_add(t, "tok/s e2e", "tps_e2e", RT_REAL, "%.1f");
-    int c_tes = rt_col_add(t, "sd e2e", "tps_e2e_sd", RT_REAL, "%.1f");
-    int c_sd = rt_col_add(t, "speed-up", "speedup_decode", RT_REAL, "%.2fx");
-    int c_se = rt_col_add(t, "speed-up e2e", "speedup_e2e", RT_REAL, "%.2fx");
-    int c_tps = rt_col_add(t, "tokens/step", "tokens_per_step", RT_REAL, "%.2f");
-    int c_acc = rt_col_add(t, "accepted/step", "accepted_per_step", RT_REAL, "%.2f");
-    int c_rows = rt_col_add(t, "rows/step", "rows_per_step", RT_REAL, "%.1f");
-    int c_dr = rt_col_add(t, "draft %", "draft_time_pct", RT_REAL, "%.1f");
-    int c_bk = rt_col_add(t, "book %", "bookkeeping_pct", RT_REAL, "%.1f");
-    int c_ex = rt_col_add(t, "exact %", "exact_pct", RT_REAL, "%.1f");
+    /* one column per figure of the table (report_figures.c), in its order */
+    int c0 = t->n_cols;
+    for (int f = 0; f < rep_n_figures; f++)
+        rt_col_add(t, rep_figures[f].header, rep_figures[f].key, RT_REAL, rep_figures[f].md_fmt);
     for (int i = 0; i < n; i++) {
         int r = rt_row_add(t);
         if (c_run >= 0) rt_set_num(t, r, c_run, (double)s[i].run_id);
@@ -146,26 +138,16 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
         rt_set_text(t, r, c_spec, s[i].spec);
         rt_set_num(t, r, c_np, s[i].n_prompts);
         rt_set_num(t, r, c_nr, s[i].n_repeats);
-        rt_set_num(t, r, c_td, s[i].tps_dec);
-        rt_set_num(t, r, c_tds, s[i].tps_dec_sd);
-        rt_set_num(t, r, c_te, s[i].tps_e2e);
-        rt_set_num(t, r, c_tes, s[i].tps_e2e_sd);
-        rt_set_num(t, r, c_sd, s[i].speedup_dec);
-        rt_set_num(t, r, c_se, s[i].speedup_e2e);
-        rt_set_num(t, r, c_tps, rep_tokens_per_step(&s[i]));
-        rt_set_num(t, r, c_acc, rep_accepted_len(&s[i]));
-        rt_set_num(t, r, c_rows, rep_rows_per_step(&s[i]));
-        rt_set_num(t, r, c_dr, 100 * rep_draft_share(&s[i]));
-        rt_set_num(t, r, c_bk, 100 * rep_book_share(&s[i]));
-        rt_set_num(t, r, c_ex, 100 * rep_exact_share(&s[i]));
+        for (int f = 0; f < rep_n_figures; f++)
+            rt_set_num(t, r, c0 + f, rep_figures[f].value(&s[i]));
     }
-    rt_note(t,
-            "tok/s: decode-only (prefill excluded), mean and sd over repeats of sum tokens / sum "
-            "time; e2e includes prefill. speed-up: sum of greedy's time / sum of the "
-            "decoder's over the same prompts. tokens/step = tokens / target passes; "
-            "accepted/step = accepted drafted tokens / verification steps; rows/step = "
-            "rows / decode passes; draft %% and book %%: shares of end-to-end time in draft-model "
-            "passes and in the decoder's own bookkeeping.");
+    /* The definitions, from the same table. */
+    char note[8192];
+    size_t len = 0;
+    for (int f = 0; f < rep_n_figures && len < sizeof note; f++)
+        len += (size_t)snprintf(note + len, sizeof note - len, "%s%s: %s", f ? "; " : "",
+                                rep_figures[f].header, rep_figures[f].definition);
+    rt_note(t, "%s.", note);
 }
 
 /* ---- Ouroboros Table 2: algorithms x tasks ----------------------------------------------- */
@@ -193,16 +175,17 @@ static int datasets(const rep_stat *s, int n, const char **out, int max) {
     return k;
 }
 
-/* One row per algorithm, then per dataset tok/s and speed-up columns starting at col0.
- * keep(i) selects the stats that become rows. Returns the row of each stat in rows[]. */
+/* Per dataset tok/s and speed-up columns starting at col0, in the rows row_of[] gives (-1: not
+ * shown). End-to-end figures: the papers whose tables these layouts reproduce (Ouroboros,
+ * LADE) and Spec-Bench time the whole generate call, prompt pass included. */
 static void task_columns(rtable *t, const rep_stat *s, int n, const char **ds, int n_ds, int col0,
                          const int *row_of) {
     for (int i = 0; i < n; i++) {
         if (row_of[i] < 0) continue;
         for (int k = 0; k < n_ds; k++) {
             if (strcmp(s[i].dataset, ds[k])) continue;
-            rt_set_num(t, row_of[i], col0 + 2 * k, s[i].tps_dec);
-            rt_set_num(t, row_of[i], col0 + 2 * k + 1, s[i].speedup_dec);
+            rt_set_num(t, row_of[i], col0 + 2 * k, s[i].tps_e2e);
+            rt_set_num(t, row_of[i], col0 + 2 * k + 1, s[i].speedup_e2e);
         }
     }
 }
@@ -267,8 +250,9 @@ static int paper(rtable *t, const rep_stat *s, int n, char *err) {
     if (rc == 0) task_columns(t, s, n, ds, n_ds, c_label + 1, row_of);
     free(keep);
     free(row_of);
-    rt_note(t, "Layout of Ouroboros (Zhao et al., 2024) Table 2: decode-only tok/s (mean over "
-               "repeats) and speed-up over greedy (ratio of total times) per task.");
+    rt_note(t, "Layout of Ouroboros (Zhao et al., 2024) Table 2: end-to-end tok/s (mean over "
+               "repeats; the paper, like LADE and Spec-Bench, times the whole generate call) and "
+               "speed-up over greedy (ratio of total end-to-end times) per task.");
     return rc == 0 ? 0 : err_set(err, "report: out of memory");
 }
 
@@ -361,8 +345,9 @@ static int ablation(rtable *t, const rep_stat *s, int n, const char *name, char 
         off += lk + 1 + lv;
     }
     rt_note(t,
-            "Ablation of '%s' (layout of the Ouroboros ablation table): columns are the "
-            "parameters that differ between variants; fixed: %s. Greedy is the reference.",
+            "Ablation of '%s' (layout of the Ouroboros ablation table, its Table 3): columns are "
+            "the parameters that differ between variants; fixed: %s. Greedy is the reference. "
+            "End-to-end tok/s and speed-up, as in the paper.",
             name, fixed[0] ? fixed : "(none)");
     return 0;
 }

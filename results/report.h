@@ -1,17 +1,10 @@
 /* report.h: tables from a results database, as markdown, CSV or JSON.
  *
- * Every figure is defined once (results/README.md has the formulas):
- *   tok/s          per repeat: sum new_tokens / sum decode time over the run's samples of that
- *                  dataset and decoder; reported as mean and sample standard deviation over the
- *                  repeats. Decode time = t_total - t_prefill; end-to-end uses t_total.
- *   speed-up       ratio of TOTALS over the prompts both have: sum over prompts of greedy's
- *                  time / sum of the decoder's time (each prompt's time averaged over its
- *                  repeats), greedy taken from the same run or else its baseline run.
- *   tokens/step    sum new_tokens / sum target_steps (prefill pass counted: greedy = 1).
- *   accepted/step  mean accepted length: sum accepted / sum verification steps (drafted tokens
- *                  the target confirmed per verification, bonus token excluded).
- *   rows/step      sum target_rows / sum (target_steps - 1): rows per decode pass (greedy = 1).
- *   exact          share of checked samples whose output equals greedy's.
+ * Every figure is defined once: the sums come from the counter list (stats/stats.h), the
+ * figures made from them are the table of results/report_figures.c (report_figure_info), and
+ * results/README.md holds both, generated (`decbench counters`). Layouts: summary (every
+ * figure), paper and ablation (the papers' tables: end-to-end tok/s and speed-up, as the papers
+ * and Spec-Bench time the whole generate call), projected, counters.
  *
  * Library code: writes only to the FILE given, never prints elsewhere; errors go to err with
  * the prefix "report_". */
@@ -48,6 +41,11 @@ typedef struct {
 /* Writes the report to out. -1 with a message if a run does not exist or has no samples, or
  * the cost source cannot be read. */
 int report_write(db *d, const report_opts *o, FILE *out, char *err);
+
+/* The figures of the summary layout (results/report_figures.c: the one place each is defined),
+ * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
+int report_figure_count(void);
+void report_figure_info(int i, const char **header, const char **key, const char **definition);
 
 /* Parses "FILE" or "FILE:RUN_ID" (the suffix is taken as a run id only when it is all digits
  * and FILE is non-empty). *run_id = 0 when absent. */

@@ -264,7 +264,7 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
             rt_set_num(t, r, c_tps, rep_tokens_per_step(&all[i]));
             rt_set_num(t, r, c_rows, rep_rows_per_step(&all[i]));
             if (!p[i].found || !(p[i].cost > 0)) continue;
-            rt_set_num(t, r, c_ms, 1e3 * p[i].cost / all[i].decode_steps);
+            rt_set_num(t, r, c_ms, 1e3 * p[i].cost / all[i].d[STAT_D_decode_steps]);
             rt_set_num(t, r, c_ptps, all[i].c[STAT_new_tokens] / p[i].cost);
             rt_set_num(t, r, c_sp, p[i].greedy_cost / p[i].cost);
             int extra = p[i].lo < c->rows[0] || p[i].hi > c->rows[c->n - 1];

@@ -2,8 +2,11 @@
  *
  * Why ratios of totals: a mean of per-prompt tok/s (or of per-prompt speed-ups) weights a
  * 5-token answer like a 500-token one and is dominated by short, noisy prompts; peers differ on
- * this (Spec-Bench averages per question). Totals answer "how long does the benchmark take".
- * Repeats are kept apart so their spread can be shown (llama-bench style mean +- sd). */
+ * this (Spec-Bench averages tok/s per question: its speed-up is computed beside ours, so the
+ * two can be compared). Totals answer "how long does the benchmark take". Repeats are kept
+ * apart so their spread can be shown (llama-bench style mean +- sd). Every per-sample
+ * quantity comes from the counter list and its derived quantities (stats/stats.h); the
+ * figures made from these sums are defined in report_figures.c. */
 #include "results/report_internal.h"
 
 #include <inttypes.h>
@@ -53,15 +56,16 @@ static const char TOTALS_HEAD[] =
     REP_SAMPLES_CTE ", dorder AS (SELECT ds, MIN(id) AS o FROM s GROUP BY ds) "
                     "SELECT s.ds, s.spec, MIN(s.decoder), COUNT(*), "
                     "COUNT(DISTINCT s.dataset || char(31) || s.sample_index), "
-                    "COUNT(DISTINCT s.repeat), COALESCE(SUM(s.matched), 0), COUNT(s.matched), "
-                    "SUM(MAX(s.target_steps - 1, 0)), SUM(s.t_total - s.t_prefill)";
+                    "COUNT(DISTINCT s.repeat), COALESCE(SUM(s.matched), 0), COUNT(s.matched)";
 static const char TOTALS_TAIL[] = " FROM s JOIN dorder USING (ds) GROUP BY s.ds, s.spec "
                                   "ORDER BY MIN(dorder.o), MIN(s.decoder) <> 'greedy', MIN(s.id)";
 
 static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out, int *n,
                           char *err) {
-    char sql[sizeof TOTALS_HEAD + sizeof TOTALS_TAIL + STAT_N_COUNTERS * 48];
+    char sql[sizeof TOTALS_HEAD + sizeof TOTALS_TAIL + (STAT_N_COUNTERS + STAT_N_DERIVED) * 64];
     int len = snprintf(sql, sizeof sql, "%s", TOTALS_HEAD);
+    for (int k = 0; k < STAT_N_DERIVED; k++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, ", SUM(%s)", stat_derived[k].sql);
     for (int k = 0; k < STAT_N_COUNTERS; k++)
         len += snprintf(sql + len, sizeof sql - (size_t)len, ", %s(s.%s)",
                         stat_agg_sql(stat_counters[k].agg), stat_counters[k].name);
@@ -90,11 +94,10 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
         r->n_repeats = sqlite3_column_int(st, col++);
         r->matched = sqlite3_column_int(st, col++);
         r->checked = sqlite3_column_int(st, col++);
-        r->decode_steps = sqlite3_column_double(st, col++);
-        r->t_decode = sqlite3_column_double(st, col++);
+        for (int k = 0; k < STAT_N_DERIVED; k++) r->d[k] = sqlite3_column_double(st, col++);
         for (int k = 0; k < STAT_N_COUNTERS; k++) r->c[k] = sqlite3_column_double(st, col++);
         r->tps_dec = r->tps_dec_sd = r->tps_e2e = r->tps_e2e_sd = NAN;
-        r->speedup_dec = r->speedup_e2e = NAN;
+        r->speedup_dec = r->speedup_e2e = r->speedup_sb = NAN;
         if (!r->dataset || !r->spec || !r->decoder) {
             sqlite3_finalize(st);
             return err_set(err, "report: out of memory");
@@ -105,14 +108,17 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
     return 0;
 }
 
-/* Query 2: tok/s of each repeat (ratio of totals within the repeat), then mean and sd. */
+/* Query 2: tok/s of each repeat (ratio of totals within the repeat), then mean and sd.
+ * Decode-only: tokens after the prompt pass over the time after it (STAT_DERIVED);
+ * end-to-end: every token over the whole generate call. */
 static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, int n, char *err) {
-    sqlite3_stmt *st;
-    if (prep(h,
-             REP_SAMPLES_CTE "SELECT ds, spec, repeat, SUM(new_tokens), SUM(t_total - t_prefill), "
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             REP_SAMPLES_CTE "SELECT ds, spec, repeat, SUM(%s), SUM(%s), SUM(new_tokens), "
                              "SUM(t_total) FROM s GROUP BY ds, spec, repeat",
-             &st, err) != 0)
-        return -1;
+             stat_derived[STAT_D_decode_tokens].sql, stat_derived[STAT_D_t_decode].sql);
+    sqlite3_stmt *st;
+    if (prep(h, sql, &st, err) != 0) return -1;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, per_ds);
     /* Sum and sum of squares per row: a handful of repeats of well-scaled values. */
@@ -125,10 +131,10 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
         rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
                            (const char *)sqlite3_column_text(st, 1));
         if (!r) continue;
-        double tok = sqlite3_column_double(st, 3), td = sqlite3_column_double(st, 4),
-               te = sqlite3_column_double(st, 5);
+        double tok_d = sqlite3_column_double(st, 3), td = sqlite3_column_double(st, 4),
+               tok_e = sqlite3_column_double(st, 5), te = sqlite3_column_double(st, 6);
         double *a = &acc[(r - s) * 5];
-        double vd = td > 0 ? tok / td : NAN, ve = te > 0 ? tok / te : NAN;
+        double vd = td > 0 ? tok_d / td : NAN, ve = te > 0 ? tok_e / te : NAN;
         a[0] += 1;
         a[1] += vd;
         a[2] += vd * vd;
@@ -152,22 +158,28 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
 }
 
 /* Query 3: speed-up over greedy as a ratio of totals over the prompts both ran; each prompt's
- * time is its mean over repeats, so differing repeat counts do not weigh in. */
+ * time is its mean over repeats, so differing repeat counts do not weigh in. Beside it,
+ * Spec-Bench's (evaluation/speed.py): the mean over those prompts of the decoder's per-prompt
+ * tok/s (new tokens / end-to-end time), divided by the same mean of greedy's. */
 static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run, rep_stat *s,
                             int n, char *err) {
-    sqlite3_stmt *st;
-    if (prep(h,
+    char sql[2048];
+    const char *td = stat_derived[STAT_D_t_decode].sql;
+    snprintf(sql, sizeof sql,
              REP_SAMPLES_CTE
-             ", d AS (SELECT ds, spec, dataset, sample_index, AVG(t_total - t_prefill) AS td, "
-             "AVG(t_total) AS te FROM s GROUP BY ds, spec, dataset, sample_index), "
-             "g AS (SELECT dataset, sample_index, AVG(t_total - t_prefill) AS td, "
-             "AVG(t_total) AS te FROM samples WHERE run_id = ?3 AND decoder = 'greedy' "
+             ", d AS (SELECT ds, spec, dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te, "
+             "AVG(new_tokens) AS nt FROM s GROUP BY ds, spec, dataset, sample_index), "
+             "g AS (SELECT dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te, "
+             "AVG(new_tokens) AS nt FROM samples WHERE run_id = ?3 AND decoder = 'greedy' "
              "GROUP BY dataset, sample_index) "
-             "SELECT d.ds, d.spec, SUM(g.td), SUM(d.td), SUM(g.te), SUM(d.te), COUNT(*) "
+             "SELECT d.ds, d.spec, SUM(g.td), SUM(d.td), SUM(g.te), SUM(d.te), COUNT(*), "
+             "AVG(CASE WHEN d.te > 0 THEN d.nt / d.te END), "
+             "AVG(CASE WHEN g.te > 0 THEN g.nt / g.te END) "
              "FROM d JOIN g ON g.dataset = d.dataset AND g.sample_index = d.sample_index "
              "GROUP BY d.ds, d.spec",
-             &st, err) != 0)
-        return -1;
+             td, td);
+    sqlite3_stmt *st;
+    if (prep(h, sql, &st, err) != 0) return -1;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, per_ds);
     sqlite3_bind_int64(st, 3, g_run);
@@ -177,8 +189,10 @@ static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_ru
         if (!r) continue;
         double gd = sqlite3_column_double(st, 2), dd = sqlite3_column_double(st, 3);
         double ge = sqlite3_column_double(st, 4), de = sqlite3_column_double(st, 5);
+        double dt = sqlite3_column_double(st, 7), gt = sqlite3_column_double(st, 8);
         r->speedup_dec = dd > 0 ? gd / dd : NAN;
         r->speedup_e2e = de > 0 ? ge / de : NAN;
+        r->speedup_sb = sqlite3_column_type(st, 7) != SQLITE_NULL && gt > 0 ? dt / gt : NAN;
         r->n_common = sqlite3_column_int(st, 6);
         r->greedy_run = g_run;
     }
@@ -237,7 +251,7 @@ double rep_accepted_len(const rep_stat *s) {
     return ratio(s->c[STAT_accepted], s->c[STAT_verify_steps]);
 }
 double rep_rows_per_step(const rep_stat *s) {
-    return ratio(s->c[STAT_target_rows], s->decode_steps);
+    return ratio(s->c[STAT_target_rows], s->d[STAT_D_decode_steps]);
 }
 double rep_book_share(const rep_stat *s) {
     return ratio(s->c[STAT_t_book], s->c[STAT_t_total]);

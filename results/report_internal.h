@@ -29,14 +29,17 @@ typedef struct {
     /* Every framework counter (stats/stats.h, index STAT_<name>) aggregated over the samples
      * as its list line says (sum, mean or max). */
     double c[STAT_N_COUNTERS];
-    /* Sums of per-sample derived figures: decode passes (target_steps - 1) and decode time
-     * (t_total - t_prefill). */
-    double decode_steps, t_decode;
+    /* Sums of the per-sample derived quantities (STAT_DERIVED, index STAT_D_<name>): decode
+     * tokens, decode passes, decode time. */
+    double d[STAT_N_DERIVED];
     long matched, checked;
     /* Per-repeat tok/s, mean and sample standard deviation (NAN with one repeat). */
     double tps_dec, tps_dec_sd, tps_e2e, tps_e2e_sd;
     /* Ratio of totals against greedy (NAN: no greedy to compare with). */
     double speedup_dec, speedup_e2e;
+    /* Spec-Bench's speed-up: mean over the common prompts of the decoder's per-prompt
+     * end-to-end tok/s over the same mean of greedy's. */
+    double speedup_sb;
     long n_common; /* prompts the speed-up is computed over */
     int64_t greedy_run;
 } rep_stat;
@@ -47,7 +50,7 @@ typedef struct {
 int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, char *err);
 void rep_stats_free(rep_stat *s, int n);
 
-/* Derived ratios (NAN when the denominator is 0). */
+/* Derived ratios (NAN when the denominator is 0); results/report_figures.c defines them all. */
 double rep_tokens_per_step(const rep_stat *s);
 double rep_accepted_len(const rep_stat *s);
 double rep_rows_per_step(const rep_stat *s);
@@ -112,6 +115,15 @@ void rt_set_num(rtable *t, int row, int col, double v);
  * added as "runs". */
 struct json_t;
 int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, char *err);
+
+/* The figures of the summary layout, one row each (report_figures.c). */
+typedef struct {
+    const char *header, *key, *md_fmt;
+    double (*value)(const rep_stat *s);
+    const char *definition;
+} rep_figure;
+extern const rep_figure rep_figures[];
+extern const int rep_n_figures;
 
 /* The counters layout (report_counters.c): one row per counter of each stat in s. */
 int rep_counters(db *d, const rep_stat *s, int n, int multi_run, rtable *t, char *err);

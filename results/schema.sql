@@ -176,3 +176,12 @@ CREATE TABLE counter_defs (
     definition    TEXT NOT NULL,
     PRIMARY KEY (decoder, name)
 ) WITHOUT ROWID;
+
+-- @version 4
+-- Decode-only tok/s counts the tokens produced after the prompt pass (its one token is no longer
+-- in the numerator: stats/stats.h, STAT_DERIVED decode_tokens), and from this version on
+-- t_prefill holds the draft model's prompt pass too. tps_decode of older samples is recomputed
+-- with the new numerator; their t_prefill cannot be corrected (for draft-model decoders their
+-- decode time still includes the draft's prompt pass).
+UPDATE samples SET tps_decode =
+    CASE WHEN t_total > t_prefill THEN MAX(new_tokens - 1, 0) / (t_total - t_prefill) END;

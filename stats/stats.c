@@ -25,6 +25,23 @@ double stat_value(const dec_stats *s, int i) {
     return 0;
 }
 
+const stat_derived_def stat_derived[STAT_N_DERIVED] = {
+#define STAT_DROW_(name, c, sql, def) {#name, sql, def},
+    STAT_DERIVED(STAT_DROW_)
+#undef STAT_DROW_
+};
+
+double stat_derived_value(const dec_stats *s, int i) {
+    switch (i) {
+#define STAT_DCASE_(name, c, sql, def)                                                             \
+    case STAT_D_##name:                                                                            \
+        return c;
+        STAT_DERIVED(STAT_DCASE_)
+#undef STAT_DCASE_
+    }
+    return 0;
+}
+
 const char *stat_agg_name(stat_agg a) {
     return a == STAT_MEAN ? "mean" : a == STAT_MAX ? "max" : "sum";
 }

@@ -59,7 +59,8 @@ typedef struct {
       "seconds in draft-model forward passes, its prompt pass included")                           \
     X(t_book, double, SUM, VARIES,                                                                 \
       "seconds of the decoder's own work: t_total - t_target - t_draft")                           \
-    X(t_prefill, double, SUM, VARIES, "seconds of the target's prompt pass")                       \
+    X(t_prefill, double, SUM, VARIES,                                                              \
+      "seconds of the prompt passes, the target's and the draft model's")                          \
     X(t_total, double, SUM, VARIES, "seconds of the whole generate call")                          \
     STAT_TEST_COUNTERS(X)
 
@@ -73,6 +74,30 @@ typedef struct {
 #else
 #define STAT_TEST_COUNTERS(X)
 #endif
+
+/* Per-sample quantities derived from the counters, each defined here once, as a C expression
+ * over a dec_stats *s and as the same SQL expression over the samples columns (reports,
+ * compare and the tps_decode column use the SQL form, `generate --stats` the C form):
+ * X(name, C expression, SQL expression, definition). The prompt pass yields exactly one token
+ * (greedy's first), so "decode" counts the tokens, passes and seconds after it. */
+#define STAT_DERIVED(X)                                                                            \
+    X(decode_tokens, (s->new_tokens > 0 ? s->new_tokens - 1.0 : 0.0), "MAX(new_tokens - 1, 0)",    \
+      "tokens produced after the prompt pass (new_tokens minus the prompt pass's one)")            \
+    X(decode_steps, (s->target_steps > 0 ? s->target_steps - 1.0 : 0.0),                           \
+      "MAX(target_steps - 1, 0)", "target decode passes (target_steps minus the prompt pass)")     \
+    X(t_decode, (s->t_total - s->t_prefill), "(t_total - t_prefill)",                              \
+      "seconds after the prompt passes: t_total - t_prefill")
+
+enum {
+#define STAT_DENUM_(name, c, sql, def) STAT_D_##name,
+    STAT_DERIVED(STAT_DENUM_)
+#undef STAT_DENUM_
+        STAT_N_DERIVED
+};
+
+typedef struct {
+    const char *name, *sql, *definition;
+} stat_derived_def;
 
 /* STAT_<name>: the index of each framework counter in stat_counters[]. */
 enum {
@@ -114,6 +139,10 @@ extern const stat_def stat_counters[STAT_N_COUNTERS];
 
 /* Framework counter i of s as a double (exact for every integer counter below 2^53). */
 double stat_value(const dec_stats *s, int i);
+
+/* The derived quantities (STAT_DERIVED, index STAT_D_<name>) and their value for s. */
+extern const stat_derived_def stat_derived[STAT_N_DERIVED];
+double stat_derived_value(const dec_stats *s, int i);
 
 /* "sum", "mean", "max"; "det", "varies"; the SQL aggregate "SUM", "AVG", "MAX". */
 const char *stat_agg_name(stat_agg a);

@@ -8,7 +8,7 @@
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 SRC=${DECBENCH_SOURCE:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_layers}
-rm -rf "$T" && mkdir -p "$T" || exit 1
+rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 
 check() { # ROOT: prints "ok" or one line per violation
     python3 - "$1" <<'PY'

@@ -1,6 +1,7 @@
 /* test_db.c: the results database (results/db.h): creating, writing, reading back, refusing
  * files that are not ours without touching them, version checks, migration, atomic samples,
  * resume support, fingerprints and environment capture. */
+#include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,7 +164,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 3);
+    CHECK(db_schema_version() == 4);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -229,8 +230,9 @@ static void test_create_insert_read(void) {
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE sample_index=7") == 4);
     CHECK(q_int(h, "SELECT matched FROM samples WHERE sample_index=7") == 1);
     CHECK(q_int(h, "SELECT diverge_pos IS NULL FROM samples WHERE sample_index=7") == 1);
-    /* tok/s: decode-only 10 / (2.5 - 0.5) = 5; end-to-end 10 / 2.5 = 4. */
-    CHECK(q_real(h, "SELECT tps_decode FROM samples WHERE sample_index=7") == 5.0);
+    /* tok/s: decode-only = the 9 tokens after the prompt pass / (2.5 - 0.5) = 4.5 (the prompt
+     * pass's token is not decode output: issue 9, 5b); end-to-end 10 / 2.5 = 4. */
+    CHECK(q_real(h, "SELECT tps_decode FROM samples WHERE sample_index=7") == 4.5);
     CHECK(q_real(h, "SELECT tps_e2e FROM samples WHERE sample_index=7") == 4.0);
     CHECK(q_real(h, "SELECT t_target FROM samples WHERE sample_index=7") == 0.8);
     CHECK(q_int(h, "SELECT count(*) FROM histograms WHERE kind='accept'") == 2 * 3);
@@ -376,6 +378,8 @@ static void test_migration(void) {
     sqlite3 *h = db_sqlite(d);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=1") == 7); /* 3+2+2 back-filled */
+    /* step 4: tps_decode from the tokens after the prompt pass, (20 - 1) / (1.5 - 0.2) */
+    CHECK(fabs(q_real(h, "SELECT tps_decode FROM samples WHERE id=1") - 19 / 1.3) < 1e-12);
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
     CHECK(q_int(h, "SELECT count(*) FROM samples") == 2);
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);

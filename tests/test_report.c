@@ -13,7 +13,9 @@
  *     ouroboros variants      repeat 0 only; decode 0.8 / 1.0 / 1.25 s
  *   run 2 'point' (complete): lookahead:W=7,N=5,G=7 on code, decode 1.6 s, greedy from run 1
  *   run 3 (incomplete), run 4 (cost curve: T 1, 8, 32, 64 -> 1, 2, 4, 8 ms)
- *   runs 5..12: a sweep W in {2,4,8,16} x N in {3,5} on code, baseline run 1 */
+ *   runs 5..12: a sweep W in {2,4,8,16} x N in {3,5} on code, baseline run 1
+ *   run 13 (running): greedy and pld on two prompts of unequal length (Spec-Bench's speed-up)
+ * Decode tok/s counts the tokens after the prompt pass (99 of 100). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -207,6 +209,18 @@ static db *build(const char *path) {
             }
             CHECK(db_finish_run(d, r, DB_COMPLETE, err) == 0);
         }
+
+    /* Run 13 (left running, so never the default run): two prompts of unequal length, where
+     * Spec-Bench's mean of per-prompt tok/s and the ratio of totals differ. */
+    int64_t r13 = new_run(d, "uneven", "code", &e1, 0, 0);
+    for (int idx = 0; idx < 2; idx++) {
+        sample_in g = {"code", "greedy", "greedy",        idx, 0,    100,  100,
+                       99,     0,        idx ? 4.0 : 1.0, 1,   NULL, NULL, 0};
+        sample_in p = {"code", "pld", "pld:ngram=3,k=10", idx, 0,    100,  50,
+                       49 * 3, 50,    idx ? 3.5 : 0.5,    1,   NULL, NULL, 0};
+        add(d, r13, &g);
+        add(d, r13, &p);
+    }
     return d;
 }
 
@@ -359,8 +373,11 @@ static int near(double a, double b) {
 /* Hand figures for run 1:
  *   code / LA: per-prompt decode (0.9 + 1.1) / 2 = 1.0 s vs greedy 2.0 s  -> 2.00x
  *              e2e: (1.4 + 1.6) / 2 = 1.5 vs 2.5                          -> 1.67x
- *              tok/s repeat 0: 200 / 1.8 = 111.11, repeat 1: 200 / 2.2 = 90.91,
- *              mean 101.01, sd |111.11 - 90.91| / sqrt 2 = 14.28
+ *              Spec-Bench: mean tok/s 100 / 1.5 over mean 100 / 2.5     -> 1.67x
+ *              decode tok/s counts the 99 tokens after the prompt pass:
+ *              repeat 0: 198 / 1.8 = 110.0, repeat 1: 198 / 2.2 = 90.0,
+ *              mean 100.0, sd |110.0 - 90.0| / sqrt 2 = 14.14
+ *              tau 1 + 75 / 24 = 4.125; acceptance 75 / 150 = 50 %
  *   math / LA: 0.5 s                                                      -> 4.00x
  *   all  / LA: (4 x 2.0) / (2 x 1.0 + 2 x 0.5)                            -> 2.67x
  *   tokens/step 100 / 25 = 4.00; accepted/step 75 / 24 = 3.125 (3.12 or 3.13 printed);
@@ -370,7 +387,7 @@ static void test_summary(db *d) {
     report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
     char *md = render(d, &o);
     if (!md) return;
-    double rep0 = 200 / 1.8, rep1 = 200 / 2.2, mean = (rep0 + rep1) / 2;
+    double rep0 = 198 / 1.8, rep1 = 198 / 2.2, mean = (rep0 + rep1) / 2;
     double sd = fabs(rep0 - rep1) / sqrt(2);
     char want[64];
     CHECK_MSG(!strcmp(md_get(md, "| code", LA, "speed-up"), "2.00x"), "%s", md);
@@ -392,6 +409,9 @@ static void test_summary(db *d) {
     CHECK(!strcmp(md_get(md, "| code", "| greedy", "accepted/step"), "-"));
     CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "sd"), "-")); /* one repeat: no sd */
     CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "speed-up"), "2.50x"));
+    CHECK(!strcmp(md_get(md, "| code", LA, "speed-up SB"), "1.67x"));
+    CHECK(!strcmp(md_get(md, "| code", LA, "accept %"), "50.0"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "speed-up SB"), "1.00x"));
     CHECK(strstr(md, "Run 1 (complete, 'main')") != NULL);
     CHECK(strstr(md, "commit 1111111aaa") != NULL);
     free(md);
@@ -404,6 +424,9 @@ static void test_summary(db *d) {
           near(atof(csv_get(csv, "all", LA, "speedup_decode")), 8.0 / 3.0));
     CHECK(near(atof(csv_get(csv, "code", LA, "tps_decode")), mean));
     CHECK(!strcmp(csv_get(csv, "code", LA, "accepted_per_step"), "3.125"));
+    CHECK(!strcmp(csv_get(csv, "code", LA, "tau"), "4.125"));
+    CHECK(!strcmp(csv_get(csv, "code", LA, "acceptance_pct"), "50"));
+    CHECK(near(atof(csv_get(csv, "code", LA, "speedup_specbench")), 2.5 / 1.5));
     CHECK(!strcmp(csv_get(csv, "math", LA, "exact_pct"), "75"));
     CHECK(!strcmp(csv_get(csv, "code", OURO_ALL, "tps_decode_sd"), "")); /* missing = empty */
     CHECK(strstr(csv, "\"" LA "\"") != NULL);                            /* quoted: commas */
@@ -432,6 +455,23 @@ static void test_summary(db *d) {
                   "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
     json_decref(root);
     free(js);
+}
+
+/* Run 13: greedy decodes 1.0 s and 4.0 s, pld 0.5 s and 3.5 s (100 tokens each, prefill
+ * 0.5 s). Ratios of totals: decode 5.0 / 4.0 = 1.25x, e2e 6.0 / 5.0 = 1.20x. Spec-Bench's:
+ * pld's mean tok/s (100 / 1.0 + 100 / 4.0) / 2 = 62.5 over greedy's (100 / 1.5 + 100 / 4.5) / 2
+ * = 44.44: 1.40625x (the short prompt weighs as much as the long one). */
+static void test_specbench_speedup(db *d) {
+    int64_t run13 = 13;
+    report_opts o = {&run13, 1, REPORT_CSV, REPORT_SUMMARY, NULL, NULL};
+    char *csv = render(d, &o);
+    if (!csv) return;
+    CHECK_MSG(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_decode")), 1.25), "%s",
+              csv);
+    CHECK(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_e2e")), 1.2));
+    CHECK(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_specbench")), 1.40625));
+    CHECK(!strcmp(csv_get(csv, "code", "greedy", "speedup_specbench"), "1"));
+    free(csv);
 }
 
 /* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
@@ -474,16 +514,21 @@ static void test_baseline_and_runs(db *d) {
     fclose(f);
 }
 
-/* Ouroboros Table 2 layout: per task tok/s and speed-up; and the ablation layout. */
+/* Ouroboros Table 2 layout: per task tok/s and speed-up, end-to-end as the papers time them
+ * (issue 9, 5d): code / LA 2.5 / 1.5 = 1.67x, math / LA 2.5 / 1.0 = 2.50x, code / no-refine
+ * 2.5 / 1.75 = 1.43x; and the ablation layout, likewise end-to-end. */
 static void test_paper_and_ablation(db *d) {
     int64_t run1 = 1;
     report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PAPER, NULL, NULL};
     char *md = render(d, &o);
     if (!md) return;
-    CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "2.00x"), "%s", md);
-    CHECK(!strcmp(md_get(md, "| " LA, NULL, "math speed-up"), "4.00x"));
+    CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "1.67x"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| " LA, NULL, "math speed-up"), "2.50x"));
     CHECK(!strcmp(md_get(md, "| greedy", NULL, "math speed-up"), "1.00x"));
-    CHECK(!strcmp(md_get(md, "| " OURO_NOREF, NULL, "code speed-up"), "1.60x"));
+    CHECK(!strcmp(md_get(md, "| " OURO_NOREF, NULL, "code speed-up"), "1.43x"));
+    /* tok/s e2e per repeat: 200 / 2.8 and 200 / 3.2, mean 66.96 */
+    CHECK(!strcmp(md_get(md, "| " LA, NULL, "code tok/s"), "67.0"));
+    CHECK(strstr(md, "end-to-end tok/s") != NULL);
     CHECK(strstr(md, "Ouroboros") != NULL);
     free(md);
     o.format = REPORT_CSV;
@@ -497,7 +542,8 @@ static void test_paper_and_ablation(db *d) {
     o.format = REPORT_JSON;
     char *js = render(d, &o);
     json_t *root = js ? json_loads(js, 0, NULL) : NULL;
-    CHECK(near(jnum(json_row(root, "algorithm", OURO_NOINSP, NULL, NULL), "math_speedup"), 2.0));
+    CHECK(near(jnum(json_row(root, "algorithm", OURO_NOINSP, NULL, NULL), "math_speedup"),
+               2.5 / 1.5));
     json_decref(root);
     free(js);
 
@@ -508,8 +554,8 @@ static void test_paper_and_ablation(db *d) {
     if (!md) return;
     CHECK_MSG(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "inspire"), "0"), "%s", md);
     CHECK(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "refine"), "1"));
-    CHECK(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "code speed-up"), "2.00x"));
-    CHECK(!strcmp(md_get(md, "| " OURO_ALL, NULL, "code tok/s"), "125.0")); /* 100 / 0.8 */
+    CHECK(!strcmp(md_get(md, "| " OURO_NOINSP, NULL, "code speed-up"), "1.67x")); /* 2.5 / 1.5 */
+    CHECK(!strcmp(md_get(md, "| " OURO_ALL, NULL, "code tok/s"), "76.9"));        /* 100 / 1.3 */
     CHECK(strstr(md, "fixed: gamma=4,W=20,suffixes=3") != NULL);
     CHECK(strstr(md, "| gamma") == NULL);
     CHECK(md_line(md, "| " LA, NULL, NULL)[0] == 0); /* other decoders are not variants */
@@ -662,9 +708,9 @@ static void test_plot_data(db *d, const char *dir) {
     CHECK_MSG(report_plot_data(d, REPORT_PLOT_HISTORY, hist_runs, 2, dir, err) == 0, "%s", err);
     snprintf(path, sizeof path, "%s/history.tsv", dir);
     t = slurp(path);
-    CHECK_MSG(strstr(t, "\n1\t1111111\t50\t") != NULL, "%s", t); /* greedy: 100 / 2.0 */
+    CHECK_MSG(strstr(t, "\n1\t1111111\t49.5\t") != NULL, "%s", t); /* greedy: 99 / 2.0 */
     CHECK(strstr(t, "\n2\t2222222+\t?\t?\t") != NULL);
-    CHECK(strstr(t, "\t62.5\n") != NULL); /* run 2's W=7 point: 100 / 1.6, last column */
+    CHECK(strstr(t, "\t61.875\n") != NULL); /* run 2's W=7 point: 99 / 1.6, last column */
     free(t);
 
     /* Errors: a directory that does not exist; a run with no cost points. */
@@ -700,6 +746,7 @@ int main(void) {
     db *d = build(path);
     test_summary(d);
     test_baseline_and_runs(d);
+    test_specbench_speedup(d);
     test_paper_and_ablation(d);
     test_projected(d, path);
     test_parsers();
