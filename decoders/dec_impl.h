@@ -68,6 +68,11 @@ typedef struct dec_vtable {
     int (*state_load)(dec *d, const char *path, char *err);
 } dec_vtable;
 
+/* Whether vt's optional members are consistent (counter table within STAT_MAX_COUNTERS, unique
+ * [a-z0-9_] names with definitions; state hooks complete). A programming error in a decoder:
+ * dec_create() refuses such a decoder with this message rather than storing wrong numbers. */
+int dec_vtable_check(const dec_vtable *vt, char *err);
+
 typedef enum { DEC_TARGET = 0, DEC_DRAFT = 1 } dec_which;
 
 struct dec {

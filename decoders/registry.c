@@ -121,9 +121,7 @@ static int parse_params(dec *d, const char *s, char *err) {
     return 0;
 }
 
-/* The optional members must be consistent: a programming error in a decoder, reported when
- * it is created rather than as a wrong number later. */
-static int check_vtable(const dec_vtable *vt, char *err) {
+int dec_vtable_check(const dec_vtable *vt, char *err) {
     if (vt->n_counters < 0 || vt->n_counters > STAT_MAX_COUNTERS ||
         (vt->n_counters > 0 && !vt->counters))
         return err_set(err, "%s: %d counters declared (0..%d, with a table)", vt->name,
@@ -161,7 +159,7 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
         return err_set(err, "unknown decoder '%.*s'; valid decoders: %s", (int)name_len, spec,
                        names);
     }
-    if (check_vtable(vt, err)) return -1;
+    if (dec_vtable_check(vt, err)) return -1;
     if (vt->needs_draft && !env->draft)
         return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
     if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
