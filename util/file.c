@@ -101,13 +101,11 @@ static int open_locked_tmp(const file_out *o, char *err) {
         close(fd);
         return err_set(err, "%s: exists and is not a regular file: remove it", o->tmp);
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
+    /* The lock is a courtesy: a file system without flock (ENOLCK, EOPNOTSUPP) writes
+     * without it, as every writer did before. */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         close(fd);
-        if (e == EWOULDBLOCK)
-            return err_set(err, "%s: another process is writing it (%s is locked)", o->path,
-                           o->tmp);
-        return err_set(err, "%s: cannot lock: %s", o->tmp, strerror(e));
+        return err_set(err, "%s: another process is writing it (%s is locked)", o->path, o->tmp);
     }
     /* The writer we waited for may have renamed this very file into place meanwhile: then it
      * is PATH now and must not be truncated. */
