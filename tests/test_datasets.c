@@ -2,7 +2,9 @@
  * ../shared/datasets with its documented record count, every template renders exactly what
  * the peers' Python produced (golden hashes + exact strings), subsets are deterministic, and
  * every bad input fails with "path:LINE: what is wrong" before any model work; a byte order
- * mark, a directory or a FIFO gets a message that says so (and never blocks). */
+ * mark, a directory or a FIFO gets a message that says so (and never blocks). Ends by replaying
+ * a seeded corpus of mutations through fuzz_jsonl_one (the libFuzzer entry of
+ * tests/fuzz_jsonl.c) and writes the seed files the fuzzer starts from (issue 15.12). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "datasets/dataset.h"
+#include "tests/fuzz_jsonl.c"
 #include "tests/testutil.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -725,6 +728,188 @@ static void test_help(void) {
     free(buf);
 }
 
+/* ---- 10. mutation corpus through the fuzz entry ---- */
+
+static uint64_t mut_state = 0x853c49e6748fea9bull;
+static uint64_t mut_next(void) {
+    mut_state ^= mut_state << 13;
+    mut_state ^= mut_state >> 7;
+    mut_state ^= mut_state << 17;
+    return mut_state;
+}
+
+enum { N_JSEEDS = 13, JSEED_MAX = 16384 };
+
+/* The first records of a shared file (whole lines, at most JSEED_MAX bytes and max_lines). */
+static size_t head_lines(const char *rel, int max_lines, unsigned char *out) {
+    FILE *f = fopen(test_shared(rel), "rb");
+    size_t n = 0;
+    char line[JSEED_MAX];
+    for (int i = 0; f && i < max_lines && fgets(line, sizeof line, f); i++) {
+        size_t k = strlen(line);
+        if (n + k >= JSEED_MAX) break;
+        memcpy(out + n, line, k);
+        n += k;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* Seeds: the first records of every shared dataset file (MBPP's are task_id 1-3, what its
+ * 3-shot prompt needs), the first records of sanitized MBPP as an array, one record holding
+ * every field any dataset reads (as JSONL, after a byte order mark, and as an array), and an
+ * empty array. Also written to
+ * <tmp>/seeds_jsonl/ as the libFuzzer starting corpus. */
+static int make_jsonl_seeds(unsigned char seeds[N_JSEEDS][JSEED_MAX + 1], size_t sizes[N_JSEEDS]) {
+    int n = 0;
+    for (int i = 0; ds_registry[i]; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "datasets/%s", ds_registry[i]->file);
+        if (ds_registry[i]->json_array) {
+            json_error_t je;
+            json_t *all = json_load_file(test_shared(rel), 0, &je), *head = json_array();
+            for (size_t k = 0; k < 2 && json_is_array(all) && k < json_array_size(all); k++)
+                json_array_append(head, json_array_get(all, k));
+            char *text = json_dumps(head, JSON_COMPACT);
+            sizes[n] = text && strlen(text) < JSEED_MAX ? strlen(text) : 0;
+            if (sizes[n]) memcpy(seeds[n], text, sizes[n]);
+            free(text);
+            json_decref(all), json_decref(head);
+        } else {
+            sizes[n] = head_lines(rel, 3, seeds[n]);
+        }
+        CHECK_MSG(sizes[n] > 0, "no seed from %s", rel);
+        n++;
+    }
+    static const char every[] =
+        "{\"id\": 1, \"task_id\": 1, \"question_id\": 81, \"category\": \"writing\", "
+        "\"prompt\": \"def f():\\n\", \"text\": \"Write f.\", \"code\": \"pass\", "
+        "\"test_list\": [\"assert f() == 'a'\", \"x\\\\y\"], \"question\": \"Q?\", "
+        "\"answer\": \"A\", \"turns\": [\"t1\", \"t2\"], \"reference\": [\"r\"], "
+        "\"article\": \"Art\", \"highlights\": \"H\", \"de\": \"Hallo\", \"en\": \"Hi\", "
+        "\"paragraph\": \"Once\", \"canonical_solution\": \"  return 1\"}\n"
+        "{\"id\": \"b\", \"task_id\": 2, \"question_id\": 82, \"category\": \"qa\", "
+        "\"prompt\": \"p\", \"text\": \"t\", \"code\": \"c\", \"test_list\": [], "
+        "\"question\": \"q\", \"turns\": \"one\", \"article\": \"a\", \"de\": \"d\"}\n";
+    size_t len = strlen(every);
+    memcpy(seeds[n], every, len), sizes[n++] = len;
+    memcpy(seeds[n], "\xef\xbb\xbf", 3), memcpy(seeds[n] + 3, every, len), sizes[n++] = 3 + len;
+    /* the same two records as one JSON array (sanitized MBPP's reader), and an empty array */
+    seeds[n][0] = '[';
+    memcpy(seeds[n] + 1, every, len);
+    char *nl = memchr(seeds[n] + 1, '\n', len);
+    *nl = ',';
+    seeds[n][len] = ']', sizes[n++] = len + 1;
+    memcpy(seeds[n], "[]", 2), sizes[n++] = 2;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/seeds_jsonl", test_tmpdir());
+    mkdir(dir, 0755);
+    /* on disk: each seed once per target (its last byte selects the ds_open call) */
+    CHECK(fuzz_jsonl_setup() == 0);
+    for (int i = 0; i < n; i++) {
+        for (int t = 0; t < fuzz_jsonl_n_targets(); t++) {
+            char name[64];
+            snprintf(name, sizeof name, "seeds_jsonl/seed%d_%d", i, t);
+            FILE *f = fopen(test_tmp(name), "wb");
+            CHECK(f && fwrite(seeds[i], 1, sizes[i], f) == sizes[i] && fputc(t, f) == t);
+            if (f) fclose(f);
+        }
+    }
+    return n;
+}
+
+static void test_jsonl_mutations(void) {
+    static unsigned char seeds[N_JSEEDS][JSEED_MAX + 1], buf[2 * JSEED_MAX + 1];
+    size_t sizes[N_JSEEDS];
+    int nseeds = make_jsonl_seeds(seeds, sizes);
+    CHECK(nseeds <= N_JSEEDS);
+    int targets = fuzz_jsonl_n_targets(), n_ok = 0;
+    static struct {
+        int seed, target;
+    } ok[N_JSEEDS * 256];              /* the pairs that open: mutants start from those */
+    for (int s = 0; s < nseeds; s++) { /* every seed through every reader and template */
+        for (int t = 0; t < targets; t++) {
+            int before = fuzz_jsonl_opened;
+            seeds[s][sizes[s]] = (unsigned char)t;
+            fuzz_jsonl_one(seeds[s], sizes[s] + 1);
+            if (fuzz_jsonl_opened > before) ok[n_ok].seed = s, ok[n_ok++].target = t;
+        }
+    }
+    int seeds_opened = fuzz_jsonl_opened;
+    CHECK(n_ok > 0);
+    static const char *const tokens[] = {"{",
+                                         "}",
+                                         "[",
+                                         "]",
+                                         "\"",
+                                         ",",
+                                         ":",
+                                         "\n",
+                                         "\\",
+                                         "\\u0000",
+                                         "\xef\xbb\xbf",
+                                         "\xff",
+                                         "\xc3",
+                                         "null",
+                                         "-9223372036854775809",
+                                         "1e999",
+                                         "[[[[[[[[",
+                                         "\"\"",
+                                         " "};
+    int runs = 0;
+    for (int round = 0; round < 6000; round++) {
+        int pick = (int)(mut_next() % (uint64_t)(n_ok ? n_ok : 1)), s = ok[pick].seed;
+        size_t n = sizes[s];
+        memcpy(buf, seeds[s], n);
+        int muts = 1 + (int)(mut_next() % 4);
+        for (int k = 0; k < muts && n > 0; k++) {
+            size_t at = (size_t)(mut_next() % n);
+            switch (mut_next() % 5) {
+            case 0:
+                buf[at] ^= (unsigned char)(1u << (mut_next() % 8));
+                break;
+            case 1: { /* insert a token */
+                const char *t = tokens[mut_next() % (sizeof tokens / sizeof tokens[0])];
+                size_t len = strlen(t);
+                if (n + len < sizeof buf) {
+                    memmove(buf + at + len, buf + at, n - at);
+                    memcpy(buf + at, t, len);
+                    n += len;
+                }
+                break;
+            }
+            case 2: { /* delete a chunk */
+                size_t len = (size_t)(mut_next() % 24) % (n - at + 1);
+                memmove(buf + at, buf + at + len, n - at - len);
+                n -= len;
+                break;
+            }
+            case 3: { /* duplicate a chunk (a line, often) */
+                size_t len = (size_t)(mut_next() % 200) % (n - at + 1);
+                if (n + len < sizeof buf) {
+                    memmove(buf + at + len, buf + at, n - at);
+                    n += len;
+                }
+                break;
+            }
+            default:
+                n = at; /* truncate */
+            }
+        }
+        /* the reader and template: the seed's, or now and then another one */
+        buf[n] = (unsigned char)(mut_next() % 8 ? ok[pick].target : (int)(mut_next() % 64));
+        fuzz_jsonl_one(buf, n + 1);
+        runs++;
+    }
+    fprintf(stderr,
+            "  %d seeds x %d targets and %d mutated inputs through fuzz_jsonl_one; ds_open "
+            "succeeded %d + %d times\n",
+            nseeds, targets, runs, seeds_opened, fuzz_jsonl_opened - seeds_opened);
+    /* the seeds open (each dataset finds its fields in its own and the all-fields records) and
+     * mutants still get past the parser */
+    CHECK(seeds_opened > 3 * targets && fuzz_jsonl_opened - seeds_opened > 500);
+}
+
 int main(void) {
     alarm(900); /* a FIFO that blocks open() fails the test instead of hanging it */
     test_counts();
@@ -736,5 +921,6 @@ int main(void) {
     test_errors();
     test_file_kinds();
     test_help();
+    test_jsonl_mutations();
     return test_finish("test_datasets");
 }

@@ -4,7 +4,9 @@
  * inconsistent header, wrong version, directory, FIFO, empty) give one-line errors naming the
  * file; every header field set to INT_MIN, INT_MAX, 0 or -1 is refused naming the field, with no
  * undefined behaviour (run under UBSan); synth_write refuses a runaway size before creating
- * anything and never leaves a partial file at its path (issue 15.2, 15.3, 15.5). */
+ * anything and never leaves a partial file at its path (issue 15.2, 15.3, 15.5). Ends by
+ * replaying a seeded corpus of mutations through fuzz_llama2c_one (the libFuzzer entry of
+ * tests/fuzz_llama2c.c), and writes the seed files the fuzzer starts from (15.12). */
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "model/forward.h"
 #include "model/llama2c.h"
 #include "model/synth.h"
+#include "tests/fuzz_llama2c.c"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -179,6 +182,107 @@ static void test_synth_limits(void) {
     CHECK(!exists(tmp));
 }
 
+/* ---- mutation corpus through the fuzz entry ---------------------------------------------- */
+
+static uint64_t mut_state = 0x2545f4914f6cdd1dull;
+static uint64_t mut_next(void) {
+    mut_state ^= mut_state << 13;
+    mut_state ^= mut_state >> 7;
+    mut_state ^= mut_state << 17;
+    return mut_state;
+}
+
+enum { N_LSEEDS = 4, LSEED_MAX = 32768 };
+
+static size_t read_file(const char *path, unsigned char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap, f) : 0;
+    if (f) fclose(f);
+    return n;
+}
+
+/* Seeds: micro models of every layout the loader knows (legacy tied, legacy with a separate
+ * classifier, version 1, two layers with grouped-query attention), each a few kB. Also written
+ * to <tmp>/seeds_llama2c/ as the libFuzzer starting corpus. */
+static void make_llama2c_seeds(unsigned char seeds[N_LSEEDS][LSEED_MAX], size_t sizes[N_LSEEDS]) {
+    char err[ERR_LEN];
+    model_config c;
+    CHECK(synth_config("8,16,1,2,1,8,4", &c, err) == 0);
+    CHECK_MSG(synth_write(test_tmp("lseed0.bin"), &c, 5, err) == 0, "%s", err);
+    c.shared_classifier = 0;
+    CHECK_MSG(synth_write(test_tmp("lseed1.bin"), &c, 6, err) == 0, "%s", err);
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, test_tmp("lseed0.bin"), err) == 0, "%s", err);
+    if (m) write_v1(m, test_tmp("lseed2.bin"));
+    model_close(m);
+    CHECK(synth_config("16,32,2,4,2,16,8", &c, err) == 0);
+    CHECK_MSG(synth_write(test_tmp("lseed3.bin"), &c, 7, err) == 0, "%s", err);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/seeds_llama2c", test_tmpdir());
+    mkdir(dir, 0755);
+    for (int i = 0; i < N_LSEEDS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "lseed%d.bin", i);
+        sizes[i] = read_file(test_tmp(name), seeds[i], LSEED_MAX);
+        CHECK(sizes[i] > 28 && sizes[i] < LSEED_MAX);
+        snprintf(name, sizeof name, "seeds_llama2c/seed%d.bin", i);
+        write_file(test_tmp(name), seeds[i], sizes[i]);
+    }
+}
+
+static void test_llama2c_mutations(void) {
+    static unsigned char seeds[N_LSEEDS][LSEED_MAX], buf[2 * LSEED_MAX];
+    size_t sizes[N_LSEEDS];
+    make_llama2c_seeds(seeds, sizes);
+    for (int s = 0; s < N_LSEEDS; s++) fuzz_llama2c_one(seeds[s], sizes[s]);
+    static const int32_t vals[] = {
+        INT32_MIN, INT32_MIN + 1, -65536,        -1,      0,       1,        2, 3, 4, 6, 8, 16,
+        64,        1 << 16,       (1 << 16) + 1, 1 << 20, 1 << 22, INT32_MAX};
+    int runs = 0;
+    for (int round = 0; round < 3000; round++) {
+        int s = (int)(mut_next() % N_LSEEDS);
+        size_t n = sizes[s];
+        memcpy(buf, seeds[s], n);
+        size_t hdr = s == 2 ? 8 : 0; /* the 7 fields start at byte 8 in a version-1 header */
+        int muts = 1 + (int)(mut_next() % 3);
+        for (int k = 0; k < muts && n > 0; k++) {
+            size_t at = (size_t)(mut_next() % n);
+            int field = (int)(mut_next() % 7);
+            switch (mut_next() % 6) {
+            case 0:
+                buf[at] ^= (unsigned char)(1u << (mut_next() % 8));
+                break;
+            case 1: /* a hostile header field */
+                memcpy(buf + hdr + 4 * field, &vals[mut_next() % (sizeof vals / sizeof vals[0])],
+                       4);
+                break;
+            case 2: { /* a small header field, the file resized to match (random new bytes) */
+                int32_t v = (int32_t)(mut_next() % 17) - 1;
+                memcpy(buf + hdr + 4 * field, &v, 4);
+                size_t fit = fuzz_llama2c_fit(buf, n, sizeof buf);
+                for (size_t g = n; g < fit; g++) buf[g] = (unsigned char)mut_next();
+                n = fit;
+                break;
+            }
+            case 3:
+                n = at;
+                break; /* truncate */
+            case 4:    /* grow by a few bytes */
+                for (int g = (int)(mut_next() % 8); g >= 0 && n < sizeof buf; g--) buf[n++] = 0;
+                break;
+            default:
+                buf[36] = (unsigned char)mut_next(); /* v1: shared_classifier */
+            }
+        }
+        fuzz_llama2c_one(buf, n);
+        runs++;
+    }
+    fprintf(stderr, "  %d mutated inputs through fuzz_llama2c_one: %d loaded, %d ran a pass\n",
+            runs, fuzz_llama2c_loaded, fuzz_llama2c_ran);
+    /* the corpus must reach the binding and the forward pass, not only the header checks */
+    CHECK(fuzz_llama2c_loaded > 300 && fuzz_llama2c_ran > 300);
+}
+
 int main(void) {
     alarm(600); /* a FIFO that blocks open() fails the test instead of hanging it */
     char err[ERR_LEN];
@@ -234,6 +338,7 @@ int main(void) {
     expect_error("/dev/zero", "(a character device)");
     test_hostile_headers();
     test_synth_limits();
+    test_llama2c_mutations();
     /* synthetic: file == memory */
     model_config c;
     CHECK(synth_config("48,96,2,4,2,256,64", &c, err) == 0);
