@@ -1,5 +1,6 @@
 /* cmd_convert.c: `decbench convert`: a model (llama2.c checkpoint, or GGUF to change its weight
- * type) and its vocabulary to a GGUF file in f32, f16, bf16 or q8_0 (model/convert.h). */
+ * type) and its vocabulary to a GGUF file in f32, f16, bf16, q8_0, q4_0, q4_k or q6_k
+ * (model/convert.h). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,12 +60,13 @@ int cmd_convert(int argc, char **argv) {
                    "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
                    "tok<vocab>.bin in the models folder)"},
         [V_TYPE] = {"--type", NULL, 1,
-                    "weight type: f32, f16, bf16 or q8_0 (required; norms stay f32)"},
+                    "weight type: f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (required; norms stay "
+                    "f32)"},
         [V_OUT] = {"--output", "-o", 1,
                    "output GGUF file (required; written to FILE.tmp, then renamed)"},
         [V_FALLBACK] = {"--fallback", NULL, 1,
-                        "q8_0: type of matrices whose rows are not a multiple of 32 values: f16 "
-                        "(default), f32, or none (refuse)"},
+                        "block types: type of matrices whose rows are not whole blocks (32 values; "
+                        "256 for q4_k, q6_k): f16 (default), f32, or none (refuse)"},
         [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)"},
         [V_HELP] = {"--help", "-h", 0, "this help"},
     };
@@ -74,8 +76,9 @@ int cmd_convert(int argc, char **argv) {
     if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err)) return cmd_fail("convert", err);
     if (args_flag(o, V_COUNT, "--help")) {
         args_usage(
-            "decbench convert --model IN --type f32|f16|bf16|q8_0 -o OUT.gguf [--tokenizer TOK]", o,
-            V_COUNT);
+            "decbench convert --model IN --type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k -o OUT.gguf "
+            "[--tokenizer TOK]",
+            o, V_COUNT);
         return 0;
     }
     const char *in = args_str(o, V_COUNT, "--model", NULL),
@@ -87,7 +90,9 @@ int cmd_convert(int argc, char **argv) {
     base_name(in, name, sizeof name);
     convert_opts opts = {.name = args_str(o, V_COUNT, "--name", name)};
     if (convert_type_parse(type_s, &opts.type)) {
-        snprintf(err, sizeof err, "--type %s: expected f32, f16, bf16 or q8_0", type_s);
+        char types[128];
+        convert_type_list(types, sizeof types, " or ");
+        snprintf(err, sizeof err, "--type %s: expected %s", type_s, types);
         return cmd_fail("convert", err);
     }
     if (parse_fallback(args_str(o, V_COUNT, "--fallback", "f16"), &opts.fallback, err))
@@ -118,10 +123,10 @@ int cmd_convert(int argc, char **argv) {
     if (rep.n_fallback)
         fprintf(stderr,
                 "note: %d of %d matrices (first: %s, rows of %d values) are not whole "
-                "32-value blocks and are stored as %s instead of q8_0 (--fallback f32 or "
+                "%d-value blocks and are stored as %s instead of %s (--fallback f32 or "
                 "none to change)\n",
                 rep.n_fallback, rep.n_matrices, rep.first_fallback, rep.first_fallback_cols,
-                wtype_name(rep.fallback_type));
+                wtype_get(opts.type)->block, wtype_name(rep.fallback_type), wtype_name(opts.type));
     rc = 0;
 done:
     if (rc) cmd_fail("convert", err);

@@ -22,26 +22,27 @@ void convert_row_bf16(const float *x, uint16_t *y, int n) {
 }
 
 void convert_row_q8_0(const float *x, void *y, int n) {
-    unsigned char *out = y;
-    for (int b = 0; b < n / 32; b++, x += 32, out += 34) {
-        float amax = 0.0f;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
-        /* ggml's choice: the scale maps max|x| to 127, values are multiplied by its reciprocal
-         * (the unrounded float, not the stored f16), and rounded: here ties to even (rintf in
-         * the default rounding mode) where ggml's roundf breaks them away from zero. */
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        uint16_t h = kern_f32_to_f16(d);
-        memcpy(out, &h, 2);
-        for (int j = 0; j < 32; j++) {
-            float q = rintf(x[j] * id); /* |q| <= 127 up to rounding; clamp to be safe */
-            q = q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q;
-            out[2 + j] = (unsigned char)(int8_t)q;
-        }
-    }
+    wtype_get(WTYPE_Q8_0)->from_float(x, y, n);
 }
 
 int convert_type_parse(const char *s, wtype *out) {
-    return wtype_parse(s, out);
+    wtype t;
+    if (wtype_parse(s, &t) || !wtype_get(t)->from_float) return -1;
+    *out = t;
+    return 0;
+}
+
+void convert_type_list(char *out, size_t n, const char *last_sep) {
+    int count = 0, done = 0;
+    for (int t = 0; t < WTYPE_COUNT; t++) count += wtype_get((wtype)t)->from_float != NULL;
+    size_t len = 0;
+    out[0] = 0;
+    for (int t = 0; t < WTYPE_COUNT && len < n; t++) {
+        if (!wtype_get((wtype)t)->from_float) continue;
+        const char *sep = done == 0 ? "" : done == count - 1 ? last_sep : ", ";
+        len += (size_t)snprintf(out + len, n - len, "%s%s", sep, wtype_name((wtype)t));
+        done++;
+    }
 }
 
 /* ---- conversion ------------------------------------------------------------------------ */
@@ -52,22 +53,20 @@ typedef struct {
     gguf_writer *w;
     void **bufs; /* converted tensors, owned, freed after the write */
     int n_bufs;
-    float *row; /* one widened row */
+    float *row;  /* one widened row */
+    float *back; /* the same row after narrowing and widening again */
     convert_report rep;
     char *err;
 } job;
 
-/* 1 if an f16 or bf16 value (bits h) is infinite. */
-static int half_inf(wtype t, uint16_t h) {
-    return isinf(t == WTYPE_BF16 ? kern_bf16_to_f32(h) : kern_f16_to_f32(h));
-}
-
-/* Narrows row r of tensor `name` (n values in x) to type t at out, refusing values the type
- * cannot hold: non-finite ones, and in f16 anything that rounds past 65504 (bf16 has f32's
- * range but can round to infinity at its very top; a q8_0 block's scale max|x| / 127 is an
- * f16). */
+/* Narrows row r of tensor `name` (n values in x) to type t at out with the type's from_float,
+ * refusing what the type cannot hold: non-finite values, and anything that comes back
+ * non-finite from the type's own to_float: f16 values past 65504 (bf16 has f32's range but can
+ * round to infinity at its very top), and block scales beyond f16's range (q8_0's
+ * max|x| / 127, q4_0's max|x| / 8, ...). */
 static int narrow(job *J, const char *name, int r, wtype t, const float *x, int n, void *out) {
     const char *src = J->m->path;
+    const wtype_traits *tt = wtype_get(t);
     if (t == WTYPE_F32) {
         memcpy(out, x, sizeof(float) * (size_t)n);
         return 0;
@@ -76,41 +75,35 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
         if (!isfinite(x[k]))
             return err_set(J->err, "%s: tensor '%s' row %d column %d is %g, not a finite number",
                            src, name, r, k, (double)x[k]);
-    if (t == WTYPE_Q8_0) {
-        convert_row_q8_0(x, out, n);
-        for (int b = 0; b < n / 32; b++) {
-            uint16_t d;
-            memcpy(&d, (unsigned char *)out + 34 * (size_t)b, 2);
-            if (half_inf(WTYPE_F16, d))
-                return err_set(J->err,
-                               "%s: tensor '%s' row %d, block %d: max|x| / 127 is beyond "
-                               "f16's range (65504), so q8_0 cannot scale it; bf16 or f32 can",
-                               src, name, r, b);
-        }
-        return 0;
-    }
-    uint16_t *h = out;
-    if (t == WTYPE_F16)
-        convert_row_f16(x, h, n);
-    else
-        convert_row_bf16(x, h, n);
-    for (int k = 0; k < n; k++)
-        if (half_inf(t, h[k]))
+    tt->from_float(x, out, n);
+    tt->to_float(out, J->back, n);
+    for (int k = 0; k < n; k++) {
+        if (isfinite(J->back[k])) continue;
+        if (tt->block == 1)
             return err_set(J->err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s",
-                           src, name, r, k, (double)x[k], wtype_name(t),
+                           src, name, r, k, (double)x[k], tt->name,
                            t == WTYPE_F16 ? " (65504); bf16 or f32 can hold it" : "");
+        float amax = 0.0f;
+        for (int j = k / tt->block * tt->block; j < (k / tt->block + 1) * tt->block; j++)
+            amax = fmaxf(amax, fabsf(x[j]));
+        return err_set(J->err,
+                       "%s: tensor '%s' row %d, block %d: max|x| = %g needs a scale beyond f16's "
+                       "range (65504), so %s cannot hold it; bf16 or f32 can",
+                       src, name, r, k / tt->block, (double)amax, tt->name);
+    }
     return 0;
 }
 
 /* Adds matrix `name` from src in the chosen type (or the fallback). */
 static int put_matrix(job *J, const char *name, const wmat *src) {
     wtype t = J->o->type;
-    if (t == WTYPE_Q8_0 && src->cols % 32) {
+    int block = wtype_get(t)->block;
+    if (src->cols % block) {
         if (J->o->fallback == CONVERT_FALLBACK_NONE)
             return err_set(J->err,
-                           "%s: tensor '%s' has rows of %d values, not a multiple of 32: q8_0 "
+                           "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s "
                            "cannot store it (store such tensors as f16 or f32 instead)",
-                           J->m->path, name, src->cols);
+                           J->m->path, name, src->cols, block, wtype_name(t));
         t = J->o->fallback == CONVERT_FALLBACK_F32 ? WTYPE_F32 : WTYPE_F16;
         if (J->rep.n_fallback++ == 0) {
             snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
@@ -230,8 +223,9 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
     J.w = gguf_writer_new(0);
     J.bufs = calloc(ARCH_T_COUNT * (1 + (size_t)c->n_layers), sizeof *J.bufs);
     J.row = malloc(sizeof(float) * (size_t)widest);
+    J.back = malloc(sizeof(float) * (size_t)widest);
     int rc = -1;
-    if (!J.w || !J.bufs || !J.row) {
+    if (!J.w || !J.bufs || !J.row || !J.back) {
         err_set(err, "out of memory");
         goto done;
     }
@@ -243,6 +237,7 @@ done:
     for (int i = 0; i < J.n_bufs; i++) free(J.bufs[i]);
     free(J.bufs);
     free(J.row);
+    free(J.back);
     gguf_writer_free(J.w);
     return rc;
 }

@@ -10,13 +10,17 @@
  * rotate adjacent pairs in RoPE, which is llama.cpp's convention for this architecture.
  *
  * Weight matrices are stored in the chosen type; the RMSNorm vectors stay F32 (as llama.cpp
- * keeps every 1-D tensor). Narrowing rounds to nearest, ties to even:
- *   f16, bf16  each value on its own (kern_f32_to_f16 / kern_f32_to_bf16);
- *   q8_0       per block of 32 values: d = max|x| / 127, q = x * (1/d) rounded to an integer
- *              (ggml's quantize_row_q8_0_ref, except that ggml's roundf breaks ties away from
- *              zero), stored as {f16(d), 32 x int8}. The block structure needs rows whose length
- *              is a multiple of 32: other matrices are stored in the fallback type instead (or
- *              refused), and the report says which.
+ * keeps every 1-D tensor). Narrowing is each type's from_float (wtype.h), rounding to nearest:
+ *   f16, bf16  each value on its own, ties to even (kern_f32_to_f16 / kern_f32_to_bf16);
+ *   q8_0       per block of 32 values: d = max|x| / 127, q = x * (1/d) rounded (ggml's
+ *              quantize_row_q8_0_ref, except that ggml's roundf breaks ties away from zero and
+ *              this rounds them to even), stored as {f16(d), 32 x int8};
+ *   q4_0       ggml's quantize_row_q4_0_ref exactly (byte-identical to llama-quantize);
+ *   q4_k, q6_k simpler than llama.cpp's (wtype_blocks.c says how): same format, same exact
+ *              dequantization, somewhat larger error.
+ * The block structure needs rows whose length is a multiple of the block (32; 256 for the
+ * k-quants): other matrices are stored in the fallback type instead (or refused), and the
+ * report says which.
  * A matrix whose stored type equals the source's is referenced in place, never copied, so
  * f32 -> f32 is a bit-for-bit copy. Non-finite weights and values beyond f16's range are
  * refused when narrowing, naming the tensor and row.
@@ -47,19 +51,22 @@ const char *convert_vocab_path(const convert_vocab *v); /* the file it was read 
 /* Adds v's tokenizer.ggml.* keys to w, with `eos` as the EOS id (used by convert_gguf). */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos);
 
-/* ---- quantizers (one row of n values; n % 32 == 0 for q8_0) ------------------------------ */
+/* ---- quantizers (one row of n values; n a multiple of the type's block) ------------------ */
 
 void convert_row_f16(const float *x, uint16_t *y, int n);
 void convert_row_bf16(const float *x, uint16_t *y, int n);
-/* y receives n / 32 blocks of 34 bytes. */
+/* y receives n / 32 blocks of 34 bytes (the q8_0 row of the weight-type table). */
 void convert_row_q8_0(const float *x, void *y, int n);
 
-/* "f32", "f16", "bf16", "q8_0" -> type. */
+/* A type convert can write (its wtype row has from_float): "f32", "f16", "bf16", "q8_0",
+ * "q4_0", "q4_k", "q6_k" -> type; -1 otherwise. */
 int convert_type_parse(const char *s, wtype *out);
+/* Those names for messages, ", "-separated with last_sep before the last ("f32, ... or q6_k"). */
+void convert_type_list(char *out, size_t n, const char *last_sep);
 
 /* ---- conversion ------------------------------------------------------------------------ */
 
-/* What to do with a matrix q8_0 cannot hold (rows not a multiple of 32 values). */
+/* What to do with a matrix a block type cannot hold (rows not a multiple of its block). */
 typedef enum {
     CONVERT_FALLBACK_F16 = 0, /* llama.cpp's convert_hf_to_gguf.py does the same */
     CONVERT_FALLBACK_F32,
@@ -68,7 +75,7 @@ typedef enum {
 
 typedef struct {
     wtype type;                /* storage type of the weight matrices */
-    convert_fallback fallback; /* for q8_0 only */
+    convert_fallback fallback; /* for the block types */
     const char *name;          /* general.name; NULL: "llama" */
 } convert_opts;
 

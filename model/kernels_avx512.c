@@ -5,6 +5,7 @@
  * so results equal the scalar reference bit for bit (tests/test_kernels.c). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
+#include "model/wtype_blocks.h"
 
 #if KERN_X86
 #include <immintrin.h>
@@ -80,6 +81,318 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned 
     _mm_prefetch((const char *)((uintptr_t)p + ahead), _MM_HINT_T0);
 }
 
+/* ---- block types ------------------------------------------------------------------------ */
+/* A block of BS values is read as BS/16 chunks of 16 lanes, in value order. For each chunk the
+ * tile forms the 16 weights exactly as the type's to_float does (wtype_blocks.c), then feeds
+ * them to the FMAs like any other 16 weights. Scales are decoded once per block and row
+ * (blk_prep) and, per sub-block of values sharing a scale and min, turned into a table
+ * (sub_prep) holding the exact weight of every quantized value: lut[i] = round(d1 * i - m1)
+ * (one rounding, the product being exact, as in ggml's `d1 * q - m1`). A chunk is then one
+ * permute of that table by its 4-bit values (vpermps reads only an index's low 4 bits, so the
+ * high nibble of a byte needs no masking), the 5th bit (q5, q3_k) selecting a second table. */
+
+static inline int is_block(wtype WT) {
+    return WT != WTYPE_F32 && WT != WTYPE_F16 && WT != WTYPE_BF16 && WT != WTYPE_Q8_0;
+}
+
+static inline int block_size(wtype WT) {
+    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K ||
+                   WT == WTYPE_Q6_K
+               ? 256
+               : 32;
+}
+
+static inline int block_bytes(wtype WT) {
+    switch (WT) {
+    case WTYPE_Q4_0:
+        return 18;
+    case WTYPE_Q4_1:
+        return 20;
+    case WTYPE_Q5_0:
+        return 22;
+    case WTYPE_Q5_1:
+        return 24;
+    case WTYPE_Q2_K:
+        return 84;
+    case WTYPE_Q3_K:
+        return 110;
+    case WTYPE_Q4_K:
+        return 144;
+    case WTYPE_Q5_K:
+        return 176;
+    case WTYPE_Q6_K:
+        return 210;
+    default:
+        return 34;
+    }
+}
+
+/* Chunks sharing one scale (and table): 2 (32 values) or 1 (16). */
+static inline int sub_chunks(wtype WT) {
+    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q6_K ? 1 : 2;
+}
+
+static inline __m512 bcast_half(const unsigned char *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
+}
+
+static inline __m512i bytes16(const unsigned char *p) { /* 16 bytes, zero-extended */
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+
+static inline __m512 lane(__m512 v, int i) { /* lane i in all 16 */
+    return _mm512_permutexvar_ps(_mm512_set1_epi32(i), v);
+}
+
+static inline __m512 iota16(void) {
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/* The scales of one row staged in memory: each use is then a broadcast load, which costs no
+ * shuffle-port work (the port the permutes of the chunks need). For 32-value blocks, the scales
+ * (and mins) of a group of up to 16 blocks, gathered and widened at once; for the k-quants,
+ * those of the sub-blocks of one block. */
+typedef struct {
+    float s[16], m[16];
+} stage;
+
+/* 32-value blocks: d (and m) of blocks 0..nb-1 of a row, from their f16 fields at offset 0
+ * (and 2) of each block, widened exactly (vcvtph2ps). */
+static inline __attribute__((always_inline)) void stage_group(wtype WT, const unsigned char *b,
+                                                              int nb, stage *st) {
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(block_bytes(WT)));
+    __mmask16 k = nb >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nb) - 1);
+    __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, idx, b, 1);
+    _mm512_storeu_ps(st->s, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g)));
+    if (WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1)
+        _mm512_storeu_ps(st->m, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(g, 16))));
+}
+
+/* k-quants: the scales of the sub-blocks of the block at b, computed as to_float computes them
+ * (each a product of an f16 and a small integer: exact). */
+static inline __attribute__((always_inline)) void stage_block(wtype WT, const unsigned char *b,
+                                                              stage *st) {
+    if (WT == WTYPE_Q2_K) { /* dl = d * (sc & 15), ml = dmin * (sc >> 4), sub-block c in lane c */
+        __m512i sc = bytes16(b);
+        _mm512_storeu_ps(
+            st->s, _mm512_mul_ps(bcast_half(b + 80),
+                                 _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15)))));
+        _mm512_storeu_ps(
+            st->m, _mm512_mul_ps(bcast_half(b + 82), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4))));
+    } else if (WT == WTYPE_Q3_K) { /* dl = d * (scale - 32) in lane c (wtype_q3_k_scales) */
+        unsigned char s12[16] = {0};
+        memcpy(s12, b + 96, 12); /* the block ends 2 bytes later: no 16-byte load */
+        __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s12));
+        const __m512i lane_lo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
+        const __m512i shift_lo = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
+        const __m512i lane_hi =
+            _mm512_setr_epi32(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11);
+        const __m512i shift_hi = _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
+        __m512i lo =
+            _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(lane_lo, v), shift_lo),
+                             _mm512_set1_epi32(15));
+        __m512i hi =
+            _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(lane_hi, v), shift_hi),
+                             _mm512_set1_epi32(3));
+        __m512i sc =
+            _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
+        _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 108), _mm512_cvtepi32_ps(sc)));
+    } else if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
+        /* d1 = d * sc in lane s, m1 = dmin * m in lane 8 + s. The 12 scale bytes as words
+         * u0, u1, u2 (wtype_k4_scale_min): sc 0-3 = u0 & 63 (per byte), sc 4-7 = (u2 & 15) |
+         * (u0 >> 2 & 0x30), m 0-3 = u1 & 63, m 4-7 = (u2 >> 4 & 15) | (u1 >> 2 & 0x30), all in
+         * one 16-byte register (the load stays inside the block: qs follows) */
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + 4));
+        __m128i a = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)),
+                                                 _mm_setr_epi32(0, 0, 0, 4)),
+                                  _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+        __m128i h = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)),
+                                                 _mm_setr_epi32(0, 2, 0, 2)),
+                                  _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+        __m512i sm = _mm512_cvtepu8_epi32(_mm_or_si128(a, h)); /* sc 0-7, m 0-7 */
+        uint32_t dm;
+        memcpy(&dm, b, 4);
+        __m512 dd =
+            _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                  _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dm))));
+        _mm512_storeu_ps(st->s, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(sm)));
+    } else if (WT == WTYPE_Q6_K) { /* d * sc in lane c */
+        __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)));
+        _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 208), _mm512_cvtepi32_ps(sc)));
+    }
+}
+
+/* Per sub-block and row: the table(s) of exact weights, or the scale (q6_k). */
+typedef struct {
+    __m512 a, b;
+} sub_state;
+
+/* The state of the sub-block starting at chunk c of block j of the staged group (32-value
+ * blocks) or of the staged block (k-quants, j = 0). */
+static inline __attribute__((always_inline)) sub_state sub_prep(wtype WT, int c, const stage *st,
+                                                                int j) {
+    sub_state r;
+    const __m512 i16 = iota16(), hi16 = _mm512_add_ps(iota16(), _mm512_set1_ps(16.0f));
+    const __m512 q2 = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    switch (WT) {
+    case WTYPE_Q4_0: /* (i - 8) * d */
+        r.a = r.b =
+            _mm512_mul_ps(_mm512_sub_ps(i16, _mm512_set1_ps(8.0f)), _mm512_set1_ps(st->s[j]));
+        break;
+    case WTYPE_Q4_1: /* i * d + m */
+        r.a = r.b = _mm512_fmadd_ps(i16, _mm512_set1_ps(st->s[j]), _mm512_set1_ps(st->m[j]));
+        break;
+    case WTYPE_Q5_0: /* (i - 16) * d: values 0..15 in a, 16..31 in b */
+        r.a = _mm512_mul_ps(_mm512_sub_ps(i16, _mm512_set1_ps(16.0f)), _mm512_set1_ps(st->s[j]));
+        r.b = _mm512_mul_ps(i16, _mm512_set1_ps(st->s[j]));
+        break;
+    case WTYPE_Q5_1: /* i * d + m */
+        r.a = _mm512_fmadd_ps(i16, _mm512_set1_ps(st->s[j]), _mm512_set1_ps(st->m[j]));
+        r.b = _mm512_fmadd_ps(hi16, _mm512_set1_ps(st->s[j]), _mm512_set1_ps(st->m[j]));
+        break;
+    case WTYPE_Q2_K: /* dl * (i & 3) - ml: the index is 4 bits of which the low 2 count */
+        r.a = r.b = _mm512_fmsub_ps(q2, _mm512_set1_ps(st->s[c]), _mm512_set1_ps(st->m[c]));
+        break;
+    case WTYPE_Q3_K: /* dl * ((i & 3) - 4) without the high bit, dl * (i & 3) with it */
+        r.a = _mm512_mul_ps(_mm512_sub_ps(q2, _mm512_set1_ps(4.0f)), _mm512_set1_ps(st->s[c]));
+        r.b = _mm512_mul_ps(q2, _mm512_set1_ps(st->s[c]));
+        break;
+    case WTYPE_Q4_K: /* d1 * i - m1, sub-block c / 2 */
+        r.a = r.b =
+            _mm512_fmsub_ps(i16, _mm512_set1_ps(st->s[c / 2]), _mm512_set1_ps(st->s[8 + c / 2]));
+        break;
+    case WTYPE_Q5_K:
+        r.a = _mm512_fmsub_ps(i16, _mm512_set1_ps(st->s[c / 2]), _mm512_set1_ps(st->s[8 + c / 2]));
+        r.b = _mm512_fmsub_ps(hi16, _mm512_set1_ps(st->s[c / 2]), _mm512_set1_ps(st->s[8 + c / 2]));
+        break;
+    default: /* q6_k: d * sc of sub-block c */
+        r.a = r.b = _mm512_set1_ps(st->s[c]);
+        break;
+    }
+    return r;
+}
+
+/* The 16 exact weights of chunk c (values 16c..16c+15 of the block at b). */
+static inline __attribute__((always_inline)) __m512 chunk(wtype WT, const unsigned char *b, int c,
+                                                          sub_state st) {
+    switch (WT) {
+    case WTYPE_Q4_0:
+    case WTYPE_Q4_1: {
+        __m512i q = bytes16(b + (WT == WTYPE_Q4_0 ? 2 : 4));
+        return _mm512_permutexvar_ps(c ? _mm512_srli_epi32(q, 4) : q, st.a);
+    }
+    case WTYPE_Q5_0:
+    case WTYPE_Q5_1: {
+        const unsigned char *qs = b + (WT == WTYPE_Q5_0 ? 6 : 8), *qhp = qs - 4;
+        uint32_t qh;
+        memcpy(&qh, qhp, 4);
+        __m512i q = bytes16(qs);
+        q = c ? _mm512_srli_epi32(q, 4) : q;
+        __m512 r = _mm512_permutexvar_ps(q, st.a);
+        return _mm512_mask_permutexvar_ps(r, (__mmask16)(qh >> (16 * c)), q, st.b);
+    }
+    case WTYPE_Q2_K: {
+        int h = c / 8, j = (c % 8) / 2, p = c % 2;
+        __m512i q = bytes16(b + 16 + 32 * h + 16 * p);
+        return _mm512_permutexvar_ps(j ? _mm512_srli_epi32(q, 2 * j) : q, st.a);
+    }
+    case WTYPE_Q3_K: {
+        int h = c / 8, j = (c % 8) / 2, p = c % 2;
+        __m512i q = bytes16(b + 32 + 32 * h + 16 * p);
+        q = j ? _mm512_srli_epi32(q, 2 * j) : q;
+        __mmask16 hb = _mm_test_epi8_mask(_mm_loadu_si128((const __m128i *)(b + 16 * p)),
+                                          _mm_set1_epi8((char)(1 << (4 * h + j))));
+        __m512 r = _mm512_permutexvar_ps(q, st.a);
+        return _mm512_mask_permutexvar_ps(r, hb, q, st.b);
+    }
+    case WTYPE_Q4_K:
+    case WTYPE_Q5_K: {
+        int g = c / 4, p = (c % 4) & 1, hi = c % 4 >= 2;
+        __m512i q = bytes16(b + (WT == WTYPE_Q4_K ? 16 : 48) + 32 * g + 16 * p);
+        q = hi ? _mm512_srli_epi32(q, 4) : q;
+        __m512 r = _mm512_permutexvar_ps(q, st.a);
+        if (WT == WTYPE_Q4_K) return r;
+        __mmask16 hb = _mm_test_epi8_mask(_mm_loadu_si128((const __m128i *)(b + 16 + 16 * p)),
+                                          _mm_set1_epi8((char)(1 << (2 * g + hi))));
+        return _mm512_mask_permutexvar_ps(r, hb, q, st.b);
+    }
+    default: { /* q6_k: (d * sc) * (q6 - 32); the 6-bit value is assembled in 16 bytes */
+        int h = c / 8, k = (c % 8) / 2, p = c % 2;
+        __m128i lo = _mm_loadu_si128((const __m128i *)(b + 64 * h + 32 * (k & 1) + 16 * p));
+        __m128i hb = _mm_loadu_si128((const __m128i *)(b + 128 + 32 * h + 16 * p));
+        lo = k < 2 ? lo : _mm_srli_epi16(lo, 4);
+        /* bits 2k, 2k+1 of qh to bits 4, 5 */
+        hb = k < 2 ? _mm_slli_epi16(hb, 4 - 2 * k) : _mm_srli_epi16(hb, 2 * k - 4);
+        __m128i q = _mm_ternarylogic_epi32(lo, hb, _mm_set1_epi8(0x0f), 0xe4); /* m ? lo : hb */
+        q = _mm_sub_epi8(_mm_and_si128(q, _mm_set1_epi8(0x3f)), _mm_set1_epi8(32));
+        return _mm512_mul_ps(st.a, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+    }
+    }
+}
+
+/* After staging: the compiler must read the scales back from memory (as broadcast loads)
+ * instead of keeping the vectors and extracting lanes with permutes, which compete with the
+ * chunks' permutes for the one shuffle port (measured: q4_k 1.3x faster at T = 1). */
+#define STAGED() __asm__ volatile("" ::: "memory")
+
+/* The block-type part of tile(): same accumulators, same order of FMAs. 32-value blocks are
+ * read in groups of up to 16 whose scales are staged together; k-quant blocks one at a time. */
+static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char **wr,
+                                                              int RT, const float *x, size_t ldx,
+                                                              int TT, int K, __m512 acc[16],
+                                                              int pf) {
+    const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
+    const int GROUP = BS == 32 ? 16 : 1; /* blocks per staging */
+    stage st[16];
+    for (int k0 = 0; k0 < K; k0 += GROUP * BS) {
+        int nb = (K - k0) / BS < GROUP ? (K - k0) / BS : GROUP;
+        if (pf) { /* one prefetch per cache line of the group (or block) */
+#pragma GCC unroll 16
+            for (int i = 0; i < RT; i++)
+                for (int o = 0; o < nb * BB; o += 64) prefetch_ahead(wr[i] + o, (size_t)pf);
+        }
+        if (GROUP > 1) {
+#pragma GCC unroll 16
+            for (int i = 0; i < RT; i++) stage_group(WT, wr[i], nb, &st[i]);
+            STAGED();
+        }
+        for (int j = 0; j < nb; j++) {
+            const int k = k0 + j * BS;
+            if (GROUP == 1) {
+#pragma GCC unroll 16
+                for (int i = 0; i < RT; i++) stage_block(WT, wr[i], &st[i]);
+                STAGED();
+            }
+            sub_state ss[16];
+#pragma GCC unroll 16
+            for (int c = 0; c < BS / 16; c++) {
+                __m512 wv[16];
+                if (c % SUB == 0) {
+#pragma GCC unroll 16
+                    for (int i = 0; i < RT; i++) ss[i] = sub_prep(WT, c, &st[i], GROUP > 1 ? j : 0);
+                }
+#pragma GCC unroll 16
+                for (int i = 0; i < RT; i++) wv[i] = chunk(WT, wr[i], c, ss[i]);
+#pragma GCC unroll 16
+                for (int t = 0; t < TT; t++) {
+                    __m512 xv = _mm512_loadu_ps(x + t * ldx + k + 16 * c);
+#pragma GCC unroll 16
+                    for (int i = 0; i < RT; i++) {
+                        int n = ACC_FOR_LANE(t * RT + i);
+                        acc[n] = _mm512_fmadd_ps(wv[i], xv, acc[n]);
+                    }
+                }
+            }
+#pragma GCC unroll 16
+            for (int i = 0; i < RT; i++) wr[i] += BB;
+        }
+    }
+}
+
 /* RT weight rows (ldw bytes apart, storage type WT) x TT tokens, RT * TT <= 16, each product
  * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
  * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
@@ -94,7 +407,9 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps();
 #pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
-    if (WT == WTYPE_Q8_0) {
+    if (is_block(WT)) {
+        tile_blocks(WT, wr, RT, x, ldx, TT, K, acc, pf);
+    } else if (WT == WTYPE_Q8_0) {
         /* K is whole blocks: the scale is widened once per block and row, the two 16-lane
          * halves need no masks, and the row pointers step by block (1.3x faster at T = 1 than
          * the general loop through load_w16). The order of the FMAs is the general loop's. */
@@ -294,7 +609,11 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
      * 1.4x slower on the 110M shape); one that sits in cache uses 16-row tiles, whose single
      * fold serves 16 results (8 rows for q8_0, whose 16 rows' scales and widened weights do
      * not fit in the registers beside the accumulators: 15-20% faster). */
-    int RT = rem == 1 ? (streams ? 2 : WT == WTYPE_Q8_0 ? 8 : 16) : rem == 2 ? 8 : 5;
+    int RT = rem == 1   ? (streams                            ? 2
+                           : WT == WTYPE_Q8_0 || is_block(WT) ? 8
+                                                              : 16)
+             : rem == 2 ? 8
+                        : 5;
     for (int r = 0; r < rows; r += RT) {
         int rt = rows - r < RT ? rows - r : RT;
         const unsigned char *wr = w + r * ldw;
@@ -302,7 +621,7 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
         float *yr = y + t0 * ldy + r;
         if (rem == 1 && streams)
             tile(WT, wr, ldw, 2, rt, xr, ldx, 1, K, yr, ldy, pf);
-        else if (rem == 1 && WT == WTYPE_Q8_0)
+        else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
             tile(WT, wr, ldw, 8, rt, xr, ldx, 1, K, yr, ldy, 0);
         else if (rem == 1)
             tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy, 0);
@@ -323,6 +642,15 @@ TYPED(kern_avx512_f32, WTYPE_F32)
 TYPED(kern_avx512_f16, WTYPE_F16)
 TYPED(kern_avx512_bf16, WTYPE_BF16)
 TYPED(kern_avx512_q8_0, WTYPE_Q8_0)
+TYPED(kern_avx512_q4_0, WTYPE_Q4_0)
+TYPED(kern_avx512_q4_1, WTYPE_Q4_1)
+TYPED(kern_avx512_q5_0, WTYPE_Q5_0)
+TYPED(kern_avx512_q5_1, WTYPE_Q5_1)
+TYPED(kern_avx512_q2_k, WTYPE_Q2_K)
+TYPED(kern_avx512_q3_k, WTYPE_Q3_K)
+TYPED(kern_avx512_q4_k, WTYPE_Q4_K)
+TYPED(kern_avx512_q5_k, WTYPE_Q5_K)
+TYPED(kern_avx512_q6_k, WTYPE_Q6_K)
 
 /* Types without a tile of their own: rows widened exactly into a buffer, then the f32 tiles. */
 static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *w, size_t ldw,

@@ -58,8 +58,19 @@ void kern_avx512_f16(const unsigned char *w, size_t ldw, int rows, int K, const 
                      size_t ldx, int T, float *y, size_t ldy, int streams);
 void kern_avx512_bf16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
                       size_t ldx, int T, float *y, size_t ldy, int streams);
-void kern_avx512_q8_0(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
-                      size_t ldx, int T, float *y, size_t ldy, int streams);
+#define KERN_TILE_DECL(fn)                                                                         \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
+            int T, float *y, size_t ldy, int streams)
+KERN_TILE_DECL(kern_avx512_q8_0);
+KERN_TILE_DECL(kern_avx512_q4_0);
+KERN_TILE_DECL(kern_avx512_q4_1);
+KERN_TILE_DECL(kern_avx512_q5_0);
+KERN_TILE_DECL(kern_avx512_q5_1);
+KERN_TILE_DECL(kern_avx512_q2_k);
+KERN_TILE_DECL(kern_avx512_q3_k);
+KERN_TILE_DECL(kern_avx512_q4_k);
+KERN_TILE_DECL(kern_avx512_q5_k);
+KERN_TILE_DECL(kern_avx512_q6_k);
 #define KERN_X86_FN(f) f
 #else
 #define KERN_X86_FN(f) NULL

@@ -7,6 +7,7 @@
 
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
+#include "model/wtype_blocks.h"
 
 /* ---- to_float: each weight as ggml's dequantize_row_* / ggml_fp16_to_fp32 forms it -------- */
 
@@ -43,23 +44,61 @@ static void q8_0_to_float(const void *src, float *dst, int n) {
     }
 }
 
+static void f32_from_float(const float *src, void *dst, int n) {
+    memcpy(dst, src, sizeof(float) * (size_t)n);
+}
+
+static void f16_from_float(const float *src, void *dst, int n) {
+    unsigned char *p = dst;
+    for (int k = 0; k < n; k++) {
+        uint16_t h = kern_f32_to_f16(src[k]);
+        memcpy(p + 2 * (size_t)k, &h, 2);
+    }
+}
+
+static void bf16_from_float(const float *src, void *dst, int n) {
+    unsigned char *p = dst;
+    for (int k = 0; k < n; k++) {
+        uint16_t h = kern_f32_to_bf16(src[k]);
+        memcpy(p + 2 * (size_t)k, &h, 2);
+    }
+}
+
 /* ---- the table ------------------------------------------------------------------------- */
 
-/* file_type is llama.cpp's enum llama_ftype (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q8_0 7,
- * MOSTLY_BF16 32). */
 /* ggml type ids (ggml.h enum ggml_type). */
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q8_0 = 8, GGML_BF16 = 30 };
+enum {
+    GGML_F32 = 0,
+    GGML_F16 = 1,
+    GGML_Q4_0 = 2,
+    GGML_Q4_1 = 3,
+    GGML_Q5_0 = 6,
+    GGML_Q5_1 = 7,
+    GGML_Q8_0 = 8,
+    GGML_Q2_K = 10,
+    GGML_Q3_K = 11,
+    GGML_Q4_K = 12,
+    GGML_Q5_K = 13,
+    GGML_Q6_K = 14,
+    GGML_BF16 = 30
+};
 
+/* file_type is llama.cpp's enum llama_ftype for a file mostly of the type (ALL_F32 0, MOSTLY_F16
+ * 1, Q4_0 2, Q4_1 3, Q8_0 7, Q5_0 8, Q5_1 9, Q2_K 10, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, Q6_K 18,
+ * BF16 32). The AVX2 path widens every type but f32 (kernels_avx2.c). */
+#define X86 KERN_X86_FN
 static const wtype_traits table[WTYPE_COUNT] = {
-    [WTYPE_F32] = {.name = "f32",
-                   .ggml_type = GGML_F32,
-                   .block = 1,
-                   .block_bytes = 4,
-                   .align = 4,
-                   .file_type = 0,
-                   .to_float = f32_to_float,
-                   .exact.isa = {[KERN_ISA_AVX2] = KERN_X86_FN(kern_avx2_f32),
-                                 [KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_f32)}},
+    [WTYPE_F32] =
+        {.name = "f32",
+         .ggml_type = GGML_F32,
+         .block = 1,
+         .block_bytes = 4,
+         .align = 4,
+         .file_type = 0,
+         .to_float = f32_to_float,
+         .from_float = f32_from_float,
+         .exact.isa =
+             {[KERN_ISA_AVX2] = X86(kern_avx2_f32), [KERN_ISA_AVX512] = X86(kern_avx512_f32)}},
     [WTYPE_F16] = {.name = "f16",
                    .ggml_type = GGML_F16,
                    .block = 1,
@@ -67,7 +106,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
                    .align = 2,
                    .file_type = 1,
                    .to_float = f16_to_float,
-                   .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_f16)}},
+                   .from_float = f16_from_float,
+                   .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_f16)}},
     [WTYPE_BF16] = {.name = "bf16",
                     .ggml_type = GGML_BF16,
                     .block = 1,
@@ -75,7 +115,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .align = 2,
                     .file_type = 32,
                     .to_float = bf16_to_float,
-                    .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_bf16)}},
+                    .from_float = bf16_from_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_bf16)}},
     [WTYPE_Q8_0] = {.name = "q8_0",
                     .ggml_type = GGML_Q8_0,
                     .block = 32,
@@ -83,8 +124,85 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .align = 2,
                     .file_type = 7,
                     .to_float = q8_0_to_float,
-                    .exact.isa = {[KERN_ISA_AVX512] = KERN_X86_FN(kern_avx512_q8_0)}},
+                    .from_float = wtype_q8_0_from_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q8_0)}},
+    [WTYPE_Q4_0] = {.name = "q4_0",
+                    .ggml_type = GGML_Q4_0,
+                    .block = 32,
+                    .block_bytes = 18,
+                    .align = 2,
+                    .file_type = 2,
+                    .to_float = wtype_q4_0_to_float,
+                    .from_float = wtype_q4_0_from_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q4_0)}},
+    [WTYPE_Q4_1] = {.name = "q4_1",
+                    .ggml_type = GGML_Q4_1,
+                    .block = 32,
+                    .block_bytes = 20,
+                    .align = 2,
+                    .file_type = 3,
+                    .to_float = wtype_q4_1_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q4_1)}},
+    [WTYPE_Q5_0] = {.name = "q5_0",
+                    .ggml_type = GGML_Q5_0,
+                    .block = 32,
+                    .block_bytes = 22,
+                    .align = 2,
+                    .file_type = 8,
+                    .to_float = wtype_q5_0_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q5_0)}},
+    [WTYPE_Q5_1] = {.name = "q5_1",
+                    .ggml_type = GGML_Q5_1,
+                    .block = 32,
+                    .block_bytes = 24,
+                    .align = 2,
+                    .file_type = 9,
+                    .to_float = wtype_q5_1_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q5_1)}},
+    [WTYPE_Q2_K] = {.name = "q2_k",
+                    .ggml_type = GGML_Q2_K,
+                    .block = 256,
+                    .block_bytes = 84,
+                    .align = 2,
+                    .file_type = 10,
+                    .to_float = wtype_q2_k_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q2_k)}},
+    [WTYPE_Q3_K] = {.name = "q3_k",
+                    .ggml_type = GGML_Q3_K,
+                    .block = 256,
+                    .block_bytes = 110,
+                    .align = 2,
+                    .file_type = 12,
+                    .to_float = wtype_q3_k_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q3_k)}},
+    [WTYPE_Q4_K] = {.name = "q4_k",
+                    .ggml_type = GGML_Q4_K,
+                    .block = 256,
+                    .block_bytes = 144,
+                    .align = 2,
+                    .file_type = 15,
+                    .to_float = wtype_q4_k_to_float,
+                    .from_float = wtype_q4_k_from_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q4_k)}},
+    [WTYPE_Q5_K] = {.name = "q5_k",
+                    .ggml_type = GGML_Q5_K,
+                    .block = 256,
+                    .block_bytes = 176,
+                    .align = 2,
+                    .file_type = 17,
+                    .to_float = wtype_q5_k_to_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q5_k)}},
+    [WTYPE_Q6_K] = {.name = "q6_k",
+                    .ggml_type = GGML_Q6_K,
+                    .block = 256,
+                    .block_bytes = 210,
+                    .align = 2,
+                    .file_type = 18,
+                    .to_float = wtype_q6_k_to_float,
+                    .from_float = wtype_q6_k_from_float,
+                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_q6_k)}},
 };
+#undef X86
 
 const wtype_traits *wtype_get(wtype t) {
     return &table[t];

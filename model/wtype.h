@@ -20,7 +20,22 @@
 
 /* Storage type of a weight matrix (decbench's numbering, dense; the ggml id is in the row).
  * Kernels read each type in place (no up-conversion of the model). */
-typedef enum { WTYPE_F32 = 0, WTYPE_F16 = 1, WTYPE_BF16 = 2, WTYPE_Q8_0 = 3, WTYPE_COUNT } wtype;
+typedef enum {
+    WTYPE_F32 = 0,
+    WTYPE_F16 = 1,
+    WTYPE_BF16 = 2,
+    WTYPE_Q8_0 = 3,
+    WTYPE_Q4_0,
+    WTYPE_Q4_1,
+    WTYPE_Q5_0,
+    WTYPE_Q5_1,
+    WTYPE_Q2_K,
+    WTYPE_Q3_K,
+    WTYPE_Q4_K,
+    WTYPE_Q5_K,
+    WTYPE_Q6_K,
+    WTYPE_COUNT
+} wtype;
 
 /* The instruction sets a kernel may be written for. Every type runs on every ISA: a row
  * without a tile for an ISA goes through that ISA's generic path (rows widened with to_float,
@@ -53,6 +68,8 @@ typedef struct {
     int file_type;      /* llama.cpp's general.file_type of a file mostly of this type */
     /* n values (a multiple of block) from blocks at src, exactly as ggml dequantizes them */
     void (*to_float)(const void *src, float *dst, int n);
+    /* n values into blocks at dst (`decbench convert`); NULL: decbench does not write it */
+    void (*from_float)(const float *src, void *dst, int n);
     /* the exact kernels (kernels.h's canonical order). A second kernel mode (e.g. int8
      * activations) would be a second member beside this one. */
     wtype_kernels exact;

@@ -1,19 +1,21 @@
 /* fuzz_gguf.c: libFuzzer target for the GGUF reader and its two consumers, the vocabulary
- * loader (tok_load) and the Llama model loader (model_open_gguf).
+ * loader (tok_load) and the Llama model loader (model_open_gguf), whose matrices of every
+ * weight type are then run through the kernels.
  *
  * Each input is written to a memfd and opened by path (/proc/self/fd/N), exactly as a file on
  * disk would be; when it opens, every key, array element and tensor is read through the
  * public getters, tok_load then encodes and decodes through whatever vocabulary it holds, and
- * model_open_gguf binds whatever model it describes (tok_load also parses non-GGUF inputs as
- * llama2.c tokenizer files, so that loader gets fuzzed too).
- * A crash, sanitizer report or leak is a bug; an error return is the expected outcome.
+ * model_open_gguf binds whatever model it describes (and the kernels multiply and dequantize
+ * a few rows of each of its first layer's matrices, in whatever block type they are) (tok_load also
+ * parses non-GGUF inputs as llama2.c tokenizer files, so that loader gets fuzzed too). A crash,
+ * sanitizer report or leak is a bug; an error return is the expected outcome.
  *
  * Build and run (clang; needs the compiler-rt fuzzer runtime, Debian: libclang-rt-14-dev):
  *   CC=clang cmake -S . -B build-fuzz -DDECBENCH_FUZZ=ON -DDECBENCH_NATIVE=OFF
  *   cmake --build build-fuzz --target fuzz_gguf -j
  *   ctest --test-dir build -R test_gguf   # a normal build; writes build/tests/tmp_test_gguf/seeds
  *   mkdir -p /tmp/gguf-corpus && cp build/tests/tmp_test_gguf/seeds/seed* /tmp/gguf-corpus/
- *   ./build-fuzz/tests/fuzz_gguf /tmp/gguf-corpus -max_len=16384 -max_total_time=600
+ *   ./build-fuzz/tests/fuzz_gguf /tmp/gguf-corpus -max_len=32768 -max_total_time=600
  * Crashing inputs are written to ./crash-*; replay one with ./build-fuzz/tests/fuzz_gguf FILE.
  *
  * Without libFuzzer the same entry, fuzz_gguf_one(), is driven by test_gguf.c over a fixed,
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "model/gguf.h"
+#include "model/kernels.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "util/err.h"
@@ -100,8 +103,26 @@ static unsigned fuzz_tokenizer(const char *path) {
     return sum;
 }
 
+/* Runs the kernels over the first rows of w (T = 1 and 5) and dequantizes its last row: a
+ * block type's tiles and to_float read exactly the block bytes the loader validated. */
+static unsigned fuzz_matrix(const wmat *w) {
+    int rows = w->rows < 24 ? w->rows : 24;
+    float *x = calloc((size_t)w->cols * 5, sizeof(float)), *y = calloc(5 * 24, sizeof(float));
+    float *row = malloc(sizeof(float) * (size_t)w->cols);
+    unsigned sum = 0;
+    if (x && y && row) {
+        for (int i = 0; i < w->cols * 5; i++) x[i] = (float)(i % 7) * 0.25f - 0.5f;
+        kern_matmul(w, 0, rows, x, w->cols, 1, y, 24);
+        kern_matmul(w, 0, rows, x, w->cols, 5, y, 24);
+        kern_row_to_f32(w, w->rows - 1, row);
+        sum += (unsigned)(y[0] == y[0]) + (unsigned)(row[w->cols - 1] == row[0]);
+    }
+    free(x), free(y), free(row);
+    return sum;
+}
+
 /* The Llama loader on the same file: shapes were checked against the config, so the first
- * and last byte of every matrix must be readable. */
+ * and last byte of every matrix must be readable, and the kernels must read them safely. */
 static unsigned fuzz_model(const char *path) {
     char err[ERR_LEN];
     model *m;
@@ -112,6 +133,7 @@ static unsigned fuzz_model(const char *path) {
     for (int i = 0; i < 2; i++) {
         size_t n = wtype_row_bytes(mats[i]->type, mats[i]->cols) * (size_t)mats[i]->rows;
         sum += ((const unsigned char *)mats[i]->data)[n - 1];
+        sum += fuzz_matrix(mats[i]);
     }
     for (int l = 0; l < c->n_layers; l++) {
         const model_layer *y = &m->layers[l];
@@ -119,6 +141,7 @@ static unsigned fuzz_model(const char *path) {
         for (int i = 0; i < 7; i++) {
             size_t n = wtype_row_bytes(w[i]->type, w[i]->cols) * (size_t)w[i]->rows;
             sum += ((const unsigned char *)w[i]->data)[n - 1];
+            if (l == 0) sum += fuzz_matrix(w[i]);
         }
         sum += (unsigned)(y->rms_att[c->dim - 1] + y->rms_ffn[c->dim - 1] != 0.0f);
     }

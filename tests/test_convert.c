@@ -8,6 +8,7 @@
  *     tokens ON THAT SAME model, over TinyStories prompts;
  *  4. a q8_0 model computes bit for bit what the f32 model holding its dequantized weights
  *     computes (q8_0 -> f32 conversion, logits memcmp); q8_0 -> f32 -> q8_0 gives the same bytes;
+ *     the same for q4_0, q4_k and q6_k written by convert from a synthetic model;
  *  5. the vocabulary: the GGUF's encodes and decodes as tok512.bin does; tok32000.bin converts
  *     to exactly the pieces, scores and types of llama.cpp's own Llama vocabulary GGUF;
  *  6. errors: q8_0 without fallback names the tensor, vocabulary mismatch, non-finite and
@@ -382,6 +383,21 @@ int main(void) {
     test_decoders(syn_q8, syn_d_q8, all_specs, 7, "synthetic q8_0");
     test_dequantized(syn_q8, WTYPE_Q8_0, "synth");
 
+    /* q4_0, q4_k, q6_k from a synthetic model of 256-multiple widths: each computes what the
+     * f32 model of its dequantized weights computes; q4_0 (ggml's algorithm) re-quantizes to the
+     * same bytes */
+    CHECK(synth_config("256,512,2,4,2,512,64", &c, err) == 0);
+    c.shared_classifier = 0;
+    const char *syn256 = keep_tmp("synth256.bin");
+    CHECK_MSG(synth_write(syn256, &c, 9, err) == 0, "%s", err);
+    const wtype lowbit[] = {WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q6_K};
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "synth256_%s.gguf", wtype_name(lowbit[i]));
+        const char *qp = convert(syn256, tok512, lowbit[i], name, &rep);
+        CHECK(rep.n_fallback == 0 && rep.n_matrices == 2 + 2 * 7);
+        test_dequantized(qp, lowbit[i], name);
+    }
     const char *specs_f16[] = {"lookahead:W=5,N=3,G=5", "spec:gamma=4"};
     const char *f16 = convert(s260, tok512, WTYPE_F16, "s260_f16.gguf", &rep);
     const char *xs_f16 = convert(xs, tok512, WTYPE_F16, "xs_f16.gguf", &rep);

@@ -134,5 +134,18 @@ int main(void) {
     for (int t = 1; t <= 3; t++) test_invariance(syn, "synthetic 96,200,3,6,2,300", t, 10, 7 + t);
     model_close(syn);
     for (int i = 0; i < 2; i++) model_close(real[i]);
+    /* every block type (kq_Q4_K_M holds q4_k and q6_k; Q3_K_M q3_k, q4_k and q5_k) */
+    const char *quant[] = {"models/quantized/xs_Q4_K_M.gguf", "models/quantized/xs_Q4_0.gguf",
+                           "models/quantized/kq_Q4_K_M.gguf", "models/quantized/kq_Q3_K_M.gguf",
+                           "models/quantized/kq_Q2_K.gguf",   "models/quantized/kq_Q5_K_M.gguf",
+                           "models/quantized/kq_Q4_1.gguf",   "models/quantized/kq_Q5_0.gguf",
+                           "models/quantized/kq_Q5_1.gguf",   "models/quantized/kq_Q6_K.gguf"};
+    for (size_t i = 0; i < sizeof quant / sizeof quant[0]; i++) {
+        model *q;
+        CHECK_MSG(model_open(&q, test_shared(quant[i]), err) == 0, "%s", err);
+        if (!q) continue;
+        for (int t = 1; t <= 3; t++) test_invariance(q, quant[i], t, i < 3 ? 8 : 4, 50 + t);
+        model_close(q);
+    }
     return test_finish("test_forward");
 }

@@ -456,6 +456,15 @@ static void test_corruptions(void) {
     CORRUPT(put_u32(&r, L.t_type, 1000), "unknown ggml type 1000");
     CORRUPT(put_u32(&r, L.t_type, GGUF_TENSOR_Q8_0),
             "ne[0] = 4 is not a multiple of the Q8_0 block size 32");
+    /* every block type decbench reads: a row that is not whole blocks is refused by name */
+    for (int wt = 0; wt < WTYPE_COUNT; wt++) {
+        const wtype_traits *tt = wtype_get((wtype)wt);
+        if (tt->block == 1) continue;
+        char needle[96];
+        snprintf(needle, sizeof needle, "ne[0] = 4 is not a multiple of the %s block size %d",
+                 gguf_type_name(tt->ggml_type), tt->block);
+        CORRUPT(put_u32(&r, L.t_type, tt->ggml_type), needle);
+    }
     CORRUPT(put_u64(&r, L.t_ne1, UINT64_MAX), "dimensions overflow");
     CORRUPT((put_u64(&r, L.t_ne0, 1ull << 32), put_u64(&r, L.t_ne1, 1ull << 31)),
             "dimensions overflow");
@@ -550,15 +559,18 @@ static uint64_t next_rand(void) {
 
 static int write_model_gguf(const struct model *m, const char *path, char *err);
 
-/* A micro Llama model (dim 32, one layer, Q8_0 matrices, vocab 8) written through
- * write_model_gguf: about 8 KB, so the fuzzer can reach model_open_gguf's binding code. */
-static void write_micro_model(const char *path) {
-    static unsigned char q8[32 * 34]; /* the largest matrix: 32 rows of one Q8_0 block */
+/* A micro Llama model (dim 32, one layer, vocab 8) written through write_model_gguf: its
+ * matrices in type `small`, ffn_down in `big` (hidden 256 when that is a k-quant, else 32).
+ * 8-20 KB, so the fuzzer can reach model_open_gguf's binding code and the kernels of each block
+ * type. The block bytes are a fixed pattern (any bytes are a valid block). */
+static void write_micro_model(const char *path, wtype small, wtype big) {
+    static unsigned char q[32 * 1024];
     static float norm[32];
-    for (size_t i = 0; i < sizeof q8; i++) q8[i] = (unsigned char)(i % 34 < 2 ? 0 : i);
+    for (size_t i = 0; i < sizeof q; i++) q[i] = (unsigned char)(i * 7 % 251);
     for (int i = 0; i < 32; i++) norm[i] = 1.0f;
+    int hidden = wtype_get(big)->block == 256 ? 256 : 32;
     model_config c = {.dim = 32,
-                      .hidden_dim = 32,
+                      .hidden_dim = hidden,
                       .n_layers = 1,
                       .n_heads = 2,
                       .n_kv_heads = 1,
@@ -573,24 +585,29 @@ static void write_micro_model(const char *path) {
                       .eos_id = 2,
                       .end_id = 2};
     model_layer y = {.rms_att = norm, .rms_ffn = norm};
-    wmat *mats[] = {&y.wq, &y.wk, &y.wv, &y.wo, &y.w1, &y.w2, &y.w3};
-    for (int i = 0; i < 7; i++) *mats[i] = (wmat){WTYPE_Q8_0, q8, i == 1 || i == 2 ? 16 : 32, 32};
+    y.wq = y.wo = (wmat){small, q, 32, 32};
+    y.wk = y.wv = (wmat){small, q, 16, 32};
+    y.w1 = y.w3 = (wmat){small, q, hidden, 32};
+    y.w2 = (wmat){big, q, 32, hidden};
     model m = {.cfg = c, .layers = &y, .rms_final = norm};
-    m.tok_embd = m.wcls = (wmat){WTYPE_Q8_0, q8, 8, 32};
+    m.tok_embd = m.wcls = (wmat){small, q, 8, 32};
     char err[ERR_LEN];
     CHECK_MSG(write_model_gguf(&m, path, err) == 0, "%s", err);
 }
 
 /* Seeds: the small hand-made file, a writer-made file with every type, a tiny vocabulary and
- * a micro model. Also written to <tmp>/seeds/ as the libFuzzer starting corpus. */
-enum { N_SEEDS = 4, SEED_MAX = 16384 };
+ * micro models (q8_0; q4_0 with q4_k; q5_1 with q6_k; q4_1 with q2_k; q5_0 with q3_k and
+ * q5_k's siblings). Also written to <tmp>/seeds/ as the libFuzzer starting corpus. */
+enum { N_SEEDS = 9, SEED_MAX = 32768 };
 static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_SEEDS]) {
     layout L;
     raw r = small_file(&L);
     memcpy(seeds[0], r.b, r.n);
     sizes[0] = r.n;
     test_writer_round_trip(0); /* leaves rt.gguf */
-    const char *files[] = {"rt.gguf", "vocab_seed.gguf", "micro_model.gguf"};
+    const char *files[] = {"rt.gguf",        "vocab_seed.gguf", "micro_model.gguf",
+                           "micro_q4k.gguf", "micro_q6k.gguf",  "micro_q2k.gguf",
+                           "micro_q3k.gguf", "micro_q5k.gguf"};
     gguf_writer *w = gguf_writer_new(0);
     const char *tokens[] = {"<unk>", "<s>", "</s>", "<0x41>", "\xe2\x96\x81", "\xe2\x96\x81H", "e",
                             "l",     "ll",  "o",    "He"};
@@ -604,10 +621,17 @@ static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_
     char err[ERR_LEN];
     CHECK_MSG(gguf_writer_write(w, test_tmp("vocab_seed.gguf"), err) == 0, "%s", err);
     gguf_writer_free(w);
-    write_micro_model(test_tmp("micro_model.gguf"));
-    model *m = NULL;
-    CHECK_MSG(model_open_gguf(&m, test_tmp("micro_model.gguf"), err) == 0, "%s", err);
-    model_close(m);
+    const wtype micro[][2] = {{WTYPE_Q8_0, WTYPE_Q8_0}, {WTYPE_Q4_0, WTYPE_Q4_K},
+                              {WTYPE_Q5_1, WTYPE_Q6_K}, {WTYPE_Q4_1, WTYPE_Q2_K},
+                              {WTYPE_Q5_0, WTYPE_Q3_K}, {WTYPE_Q8_0, WTYPE_Q5_K}};
+    for (int i = 0; i < 6; i++) {
+        const char *path = test_tmp(files[2 + i]);
+        write_micro_model(path, micro[i][0], micro[i][1]);
+        model *m = NULL;
+        CHECK_MSG(model_open_gguf(&m, path, err) == 0, "%s", err);
+        CHECK(m && m->layers[0].w2.type == micro[i][1] && m->layers[0].wq.type == micro[i][0]);
+        model_close(m);
+    }
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/seeds", test_tmpdir());
     mkdir(dir, 0755);
@@ -703,12 +727,8 @@ static int write_model_gguf(const struct model *m, const char *path, char *err) 
     gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", c->norm_eps);
     gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)c->bos_id);
     gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)c->eos_id);
-    const uint32_t gt[] = {[WTYPE_F32] = GGUF_TENSOR_F32,
-                           [WTYPE_F16] = GGUF_TENSOR_F16,
-                           [WTYPE_BF16] = GGUF_TENSOR_BF16,
-                           [WTYPE_Q8_0] = GGUF_TENSOR_Q8_0};
 #define MAT(name, wm)                                                                              \
-    gguf_writer_add_tensor(w, name, gt[(wm).type], 2,                                              \
+    gguf_writer_add_tensor(w, name, wtype_get((wm).type)->ggml_type, 2,                            \
                            (uint64_t[]){(uint64_t)(wm).cols, (uint64_t)(wm).rows}, (wm).data,      \
                            wtype_row_bytes((wm).type, (wm).cols) * (uint64_t)(wm).rows)
 #define VEC(name, v)                                                                               \
@@ -880,9 +900,12 @@ static void expect_model_error(tiny_opts o, const char *needle) {
 
 static void test_model_tiny(void) {
     const char *p = test_tmp("tiny.gguf");
-    const uint32_t types[] = {GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0};
-    const wtype wt[] = {WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0};
-    for (int i = 0; i < 4; i++) {
+    /* every type whose block divides the tiny widths (64, 96): the k-quants' 256 do not */
+    const uint32_t types[] = {GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0,
+                              2 /* Q4_0 */,    3 /* Q4_1 */,    6 /* Q5_0 */,     7 /* Q5_1 */};
+    const wtype wt[] = {WTYPE_F32,  WTYPE_F16,  WTYPE_BF16, WTYPE_Q8_0,
+                        WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1};
+    for (int i = 0; i < 8; i++) {
         write_tiny(p,
                    (tiny_opts){.mat_type = types[i], .tied = i % 2, .n_tokens = i ? 0 : T_VOCAB});
         char err[ERR_LEN];
@@ -910,8 +933,12 @@ static void test_model_tiny(void) {
                        "tensor 'blk.0.attn_k.weight' has ne = [64, 48, 1, 1], expected [64, 32]");
     expect_model_error((tiny_opts){.norm_type = GGUF_TENSOR_F16},
                        "'output_norm.weight' is F16; norm weights must be F32");
-    expect_model_error((tiny_opts){.mat_type = 2 /* Q4_0 */},
-                       "'token_embd.weight' has type Q4_0, which is not supported");
+    /* Q4_0 loads since issue 10; block types ggml has and decbench does not read are named */
+    expect_model_error((tiny_opts){.mat_type = 20 /* IQ4_NL */},
+                       "'token_embd.weight' has type IQ4_NL, which is not supported (F32, F16, "
+                       "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
+    expect_model_error((tiny_opts){.mat_type = 9 /* Q8_1 */},
+                       "'token_embd.weight' has type Q8_1, which is not supported");
     expect_model_error((tiny_opts){.extra_tensor = "rope_freqs.weight"},
                        "tensor 'rope_freqs.weight' is not part of a plain Llama model");
     expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_q.bias"}, "'blk.0.attn_q.bias'");
@@ -963,8 +990,37 @@ static void test_arch_table(void) {
     model_close(m);
 }
 
+/* llama.cpp's quantized files cut short: the tensor whose blocks run past the end is named. */
+static void test_truncated_blocks(void) {
+    const char *files[] = {"models/quantized/kq_Q4_K_M.gguf", "models/quantized/kq_Q2_K.gguf",
+                           "models/quantized/xs_Q5_1.gguf"};
+    for (int f = 0; f < 3; f++) {
+        FILE *in = fopen(test_shared(files[f]), "rb");
+        CHECK(in != NULL);
+        if (!in) continue;
+        fseek(in, 0, SEEK_END);
+        long n = ftell(in);
+        unsigned char *b = malloc((size_t)n);
+        fseek(in, 0, SEEK_SET);
+        CHECK(fread(b, 1, (size_t)n, in) == (size_t)n);
+        fclose(in);
+        char err[ERR_LEN];
+        gguf *g = NULL;
+        CHECK_MSG(gguf_open(&g, test_shared(files[f]), err) == 0, "%s", err);
+        const gguf_tensor *last = g ? gguf_tensor_at(g, gguf_tensor_count(g) - 1) : NULL;
+        for (long cut = 1; last && cut <= (long)last->nbytes + 1; cut += cut < 300 ? 37 : 977) {
+            char needle[128];
+            snprintf(needle, sizeof needle, "('%s'): data", last->name);
+            expect_bytes_error(b, (size_t)(n - cut), needle);
+        }
+        gguf_close(g);
+        free(b);
+    }
+}
+
 int main(void) {
     test_arch_table();
+    test_truncated_blocks();
     test_vocab_file();
     test_type_table();
     test_writer_round_trip(0);

@@ -5,7 +5,10 @@
  *     in thread shares; a new type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
- *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips.
+ *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips;
+ *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
+ *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
+ *     reference (a difference traps).
  * `test_kernels avx2` (CTest: test_kernels_avx2) and `test_kernels scalar` run the same checks
  * with only that instruction set, also selected for the public entry points (kern_matmul,
  * kern_attend, ...), as on a CPU without AVX-512 or without SIMD. */
@@ -18,6 +21,8 @@
 #include "model/kernels.h"
 #include "tests/testutil.h"
 #include "util/rng.h"
+
+#include "tests/fuzz_wtype.c"
 
 static int isa_on[KERN_ISA_COUNT]; /* the instruction sets under test */
 
@@ -215,6 +220,18 @@ static void test_exp_and_halves(void) {
     CHECK_MSG(bad == 0, "%d half values do not round trip", bad);
 }
 
+static void test_fuzz_corpus(rng_state *r) {
+    static uint8_t buf[512];
+    int compared = 0;
+    for (int i = 0; i < 3000; i++) {
+        size_t n = 5 + rng_below(r, sizeof buf - 5);
+        for (size_t k = 0; k < n; k++) buf[k] = (uint8_t)rng_u64(r);
+        buf[3] = i % 300 == 7; /* now and then a streaming matrix */
+        compared += fuzz_wtype_one(buf, n);
+    }
+    fprintf(stderr, "%d random block matrices x instruction sets equal the reference\n", compared);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) { /* one instruction set only, for the public entry points too */
         int found = 0;
@@ -247,6 +264,7 @@ int main(int argc, char **argv) {
     test_matmul_streaming(&r);
     test_attend(&r);
     test_exp_and_halves();
+    test_fuzz_corpus(&r);
     char name[64];
     snprintf(name, sizeof name, "test_kernels%s%s", argc > 1 ? "_" : "", argc > 1 ? argv[1] : "");
     return test_finish(name);
