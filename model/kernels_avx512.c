@@ -142,10 +142,6 @@ static inline __m512i bytes16(const unsigned char *p) { /* 16 bytes, zero-extend
     return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
 }
 
-static inline __m512 lane(__m512 v, int i) { /* lane i in all 16 */
-    return _mm512_permutexvar_ps(_mm512_set1_epi32(i), v);
-}
-
 static inline __m512 iota16(void) {
     return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
