@@ -11,9 +11,10 @@
  * tests check them bit for bit against kern_matmul_ref().
  *
  * Weight types (wtype.h): each weight is formed as the type's exact to_float forms it (F32,
- * F16 and BF16 widen exactly; Q8_0 forms d * q in float, exact: an 11-bit by 8-bit product)
- * and then enters the canonical order, so a quantized model computes exactly what the same
- * model with its weights dequantized to F32 computes.
+ * F16 and BF16 widen exactly; Q8_0 forms d * q in float, exact: an 11-bit by 8-bit product;
+ * the other block types a scale times a small integer, exact, then at most one rounded
+ * addition of a min, as ggml does) and then enters the canonical order, so a quantized model
+ * computes exactly what the same model with its weights dequantized to F32 computes.
  *
  * Instruction sets: the scalar reference, AVX2 and AVX-512 are all compiled in
  * (kernels_avx2.c, kernels_avx512.c); the best one the CPU supports is used unless

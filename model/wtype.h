@@ -6,7 +6,8 @@
  * the kernels (which tile runs), `decbench convert` (which types it writes), the tests (every
  * row is held to its reference). Adding a type is adding an enum value, its row and its
  * to_float; the kernel tests and the GGUF loader pick it up from the table (ARCHITECTURE.md,
- * "A weight type").
+ * "Adding a weight type"). The types are ggml's: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1
+ * and the k-quants q2_k..q6_k (block layouts in wtype_blocks.c).
  *
  * Exactness contract of a row: to_float computes every weight with exactly the float32
  * operations ggml's dequantize_row_* performs for that type, and every kernel of the row forms
