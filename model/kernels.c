@@ -194,7 +194,8 @@ int kern_isa_supported(kern_isa isa) {
 #if KERN_X86
     /* what the instruction-set files are compiled for (CMakeLists.txt) */
     if (isa == KERN_ISA_AVX2)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("f16c");
     if (isa == KERN_ISA_AVX512)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");

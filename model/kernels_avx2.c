@@ -1,15 +1,19 @@
 /* kernels_avx2.c: the AVX2 kernels (compiled with -mavx2 -mfma and without AVX-512, run only
  * on CPUs that have them: kernels.c checks). The 16 lanes of the canonical order (kernels.h)
  * are two 8-lane registers, so tiles are at most 2 rows x 3 tokens. f32 weights are read in
- * place; every other type is widened exactly, 16 rows at a time, into a small buffer (its
- * to_float, wtype.h) and goes through the same tiles. Attention and sums use the scalar
- * reference (the AVX-512 copies exist because this machine has AVX-512). */
+ * place, the block types by tiles of their own (below); f16 and bf16 are widened exactly, 16
+ * rows at a time, into a small buffer (their to_float, wtype.h) and go through the f32 tiles.
+ * Attention and sums use the scalar reference (the AVX-512 copies exist because this machine
+ * has AVX-512). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
 #if KERN_X86
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "model/wtype_blocks.h"
 
 static inline float fold256x2(__m256 lo, __m256 hi) {
     __m256 s8 = _mm256_add_ps(lo, hi);
@@ -111,6 +115,224 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
         matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy);
     }
 }
+
+/* ---- block types ------------------------------------------------------------------------ */
+/* Each block is read as chunks of 16 values (two 8-lane halves). A chunk's integers are unpacked
+ * into 32-bit lanes and its weights formed arithmetically with the operations of the type's
+ * to_float (wtype_blocks.c): a product of an exact integer and a scale, exact, and at most one
+ * rounded addition of a min, here fused (fmadd / fmsub of an exact product rounds once, like
+ * ggml's `d1 * q - m1`). Scales are decoded once per block with scalar code. */
+
+static inline float half_f32(const unsigned char *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+static inline __m256i bytes8(const unsigned char *p) { /* 8 bytes, zero-extended */
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+
+static inline __m256i bits8(__m256i v, int shift, int mask) {
+    return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
+}
+
+/* The scales of one block (per 32-value block: d, m; k-quants: per sub-block). */
+typedef struct {
+    float d[16], m[16];
+} blk_scales;
+
+static inline __attribute__((always_inline)) void scales_of(wtype WT, const unsigned char *b,
+                                                            blk_scales *s) {
+    switch (WT) {
+    case WTYPE_Q8_0:
+    case WTYPE_Q4_0:
+    case WTYPE_Q5_0:
+        s->d[0] = half_f32(b);
+        break;
+    case WTYPE_Q4_1:
+    case WTYPE_Q5_1:
+        s->d[0] = half_f32(b), s->m[0] = half_f32(b + 2);
+        break;
+    case WTYPE_Q2_K: {
+        float d = half_f32(b + 80), dmin = half_f32(b + 82);
+        for (int c = 0; c < 16; c++)
+            s->d[c] = d * (float)(b[c] & 15), s->m[c] = dmin * (float)(b[c] >> 4);
+        break;
+    }
+    case WTYPE_Q3_K: {
+        int sc[16];
+        float d = half_f32(b + 108);
+        wtype_q3_k_scales(b + 96, sc);
+        for (int c = 0; c < 16; c++) s->d[c] = d * (float)sc[c];
+        break;
+    }
+    case WTYPE_Q4_K:
+    case WTYPE_Q5_K: {
+        float d = half_f32(b), dmin = half_f32(b + 2);
+        for (int j = 0; j < 8; j++) {
+            int sc, m;
+            wtype_k4_scale_min(b + 4, j, &sc, &m);
+            s->d[j] = d * (float)sc, s->m[j] = dmin * (float)m;
+        }
+        break;
+    }
+    default: { /* q6_k */
+        float d = half_f32(b + 208);
+        for (int c = 0; c < 16; c++) s->d[c] = d * (float)(int8_t)b[192 + c];
+        break;
+    }
+    }
+}
+
+/* Weights 8h..8h+7 (h = 0, 1) of chunk c of the block at b. */
+static inline __attribute__((always_inline)) __m256 half8(wtype WT, const unsigned char *b, int c,
+                                                          int h, const blk_scales *s) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    switch (WT) {
+    case WTYPE_Q8_0: /* q * d */
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                 _mm_loadl_epi64((const __m128i *)(b + 2 + 16 * c + 8 * h)))),
+                             _mm256_set1_ps(s->d[0]));
+    case WTYPE_Q4_0: /* (q - 8) * d */
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
+                                 bits8(bytes8(b + 2 + 8 * h), 4 * c, 15), _mm256_set1_epi32(8))),
+                             _mm256_set1_ps(s->d[0]));
+    case WTYPE_Q4_1: /* q * d + m */
+        return _mm256_fmadd_ps(_mm256_cvtepi32_ps(bits8(bytes8(b + 4 + 8 * h), 4 * c, 15)),
+                               _mm256_set1_ps(s->d[0]), _mm256_set1_ps(s->m[0]));
+    case WTYPE_Q5_0:
+    case WTYPE_Q5_1: {
+        const unsigned char *qs = b + (WT == WTYPE_Q5_0 ? 6 : 8);
+        uint32_t qh;
+        memcpy(&qh, qs - 4, 4);
+        __m256i hb = _mm256_and_si256(
+            _mm256_srlv_epi32(_mm256_set1_epi32((int)(qh >> (16 * c + 8 * h))), lane),
+            _mm256_set1_epi32(1));
+        __m256i q = _mm256_or_si256(bits8(bytes8(qs + 8 * h), 4 * c, 15), _mm256_slli_epi32(hb, 4));
+        if (WT == WTYPE_Q5_0) /* (q - 16) * d */
+            return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(16))),
+                                 _mm256_set1_ps(s->d[0]));
+        return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s->d[0]),
+                               _mm256_set1_ps(s->m[0]));
+    }
+    case WTYPE_Q2_K: { /* dl * q - ml */
+        int hh = c / 8, j = (c % 8) / 2, p = c % 2;
+        __m256i q = bits8(bytes8(b + 16 + 32 * hh + 16 * p + 8 * h), 2 * j, 3);
+        return _mm256_fmsub_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s->d[c]),
+                               _mm256_set1_ps(s->m[c]));
+    }
+    case WTYPE_Q3_K: { /* dl * (q2 - 4 * !bit) */
+        int hh = c / 8, j = (c % 8) / 2, p = c % 2;
+        __m256i q = bits8(bytes8(b + 32 + 32 * hh + 16 * p + 8 * h), 2 * j, 3);
+        __m256i bit = bits8(bytes8(b + 16 * p + 8 * h), 4 * hh + j, 1);
+        q = _mm256_sub_epi32(_mm256_add_epi32(q, _mm256_slli_epi32(bit, 2)), _mm256_set1_epi32(4));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s->d[c]));
+    }
+    case WTYPE_Q4_K:
+    case WTYPE_Q5_K: { /* d1 * q - m1 */
+        int g = c / 4, p = (c % 4) & 1, hi = c % 4 >= 2, sub = 2 * g + hi;
+        __m256i q =
+            bits8(bytes8(b + (WT == WTYPE_Q4_K ? 16 : 48) + 32 * g + 16 * p + 8 * h), 4 * hi, 15);
+        if (WT == WTYPE_Q5_K)
+            q = _mm256_or_si256(
+                q, _mm256_slli_epi32(bits8(bytes8(b + 16 + 16 * p + 8 * h), sub, 1), 4));
+        return _mm256_fmsub_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s->d[sub]),
+                               _mm256_set1_ps(s->m[sub]));
+    }
+    default: { /* q6_k: (d * sc) * (q6 - 32) */
+        int hh = c / 8, k = (c % 8) / 2, p = c % 2;
+        __m256i lo = bits8(bytes8(b + 64 * hh + 32 * (k & 1) + 16 * p + 8 * h), k < 2 ? 0 : 4, 15);
+        __m256i hb = bits8(bytes8(b + 128 + 32 * hh + 16 * p + 8 * h), 2 * k, 3);
+        __m256i q =
+            _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hb, 4)), _mm256_set1_epi32(32));
+        return _mm256_mul_ps(_mm256_set1_ps(s->d[c]), _mm256_cvtepi32_ps(q));
+    }
+    }
+}
+
+static inline int avx2_block_size(wtype WT) {
+    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K ||
+                   WT == WTYPE_Q6_K
+               ? 256
+               : 32;
+}
+
+/* RT rows (1-2) x TT tokens (1-3) of a block type, each dot product in its own pair of 8-lane
+ * accumulators in the canonical order. */
+static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char *w,
+                                                              size_t ldw, int RT, const float *x,
+                                                              size_t ldx, int TT, int K, float *y,
+                                                              size_t ldy, int bytes) {
+    __m256 lo[2][3], hi[2][3];
+    for (int i = 0; i < RT; i++)
+        for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
+    const int BS = avx2_block_size(WT);
+    for (int k = 0, b = 0; k < K; k += BS, b++) {
+        blk_scales s[2];
+        for (int i = 0; i < RT; i++) scales_of(WT, w + i * ldw + (size_t)b * bytes, &s[i]);
+        for (int c = 0; c < BS / 16; c++) {
+            __m256 wl[2], wh[2];
+            for (int i = 0; i < RT; i++) {
+                const unsigned char *blk = w + i * ldw + (size_t)b * bytes;
+                wl[i] = half8(WT, blk, c, 0, &s[i]);
+                wh[i] = half8(WT, blk, c, 1, &s[i]);
+            }
+            for (int t = 0; t < TT; t++) {
+                __m256 xl = _mm256_loadu_ps(x + t * ldx + k + 16 * c);
+                __m256 xh = _mm256_loadu_ps(x + t * ldx + k + 16 * c + 8);
+                for (int i = 0; i < RT; i++) {
+                    lo[i][t] = _mm256_fmadd_ps(wl[i], xl, lo[i][t]);
+                    hi[i][t] = _mm256_fmadd_ps(wh[i], xh, hi[i][t]);
+                }
+            }
+        }
+    }
+    for (int i = 0; i < RT; i++)
+        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold256x2(lo[i][t], hi[i][t]);
+}
+
+/* Tokens in threes, one row at a time (its weights formed once per three tokens); one or two
+ * tokens left, two rows at a time (the registers hold no more accumulators). */
+static inline __attribute__((always_inline)) void matmul_blocks(wtype WT, const unsigned char *w,
+                                                                size_t ldw, int rows, int K,
+                                                                const float *x, size_t ldx, int T,
+                                                                float *y, size_t ldy, int bytes) {
+    int t3 = T / 3 * 3;
+    for (int r = 0; r < rows; r++)
+        for (int t = 0; t < t3; t += 3)
+            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy,
+                        bytes);
+    int rem = T - t3;
+    for (int r = 0; rem && r < rows; r += 2) {
+        const unsigned char *wr = w + r * ldw;
+        float *yr = y + t3 * ldy + r;
+        const float *xr = x + t3 * ldx;
+        if (rows - r == 1)
+            rem == 1 ? tile_blocks(WT, wr, ldw, 1, xr, ldx, 1, K, yr, ldy, bytes)
+                     : tile_blocks(WT, wr, ldw, 1, xr, ldx, 2, K, yr, ldy, bytes);
+        else
+            rem == 1 ? tile_blocks(WT, wr, ldw, 2, xr, ldx, 1, K, yr, ldy, bytes)
+                     : tile_blocks(WT, wr, ldw, 2, xr, ldx, 2, K, yr, ldy, bytes);
+    }
+}
+
+#define TYPED(fn, WT, BYTES)                                                                       \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
+            int T, float *y, size_t ldy, int streams) {                                            \
+        (void)streams;                                                                             \
+        matmul_blocks(WT, w, ldw, rows, K, x, ldx, T, y, ldy, BYTES);                              \
+    }
+TYPED(kern_avx2_q8_0, WTYPE_Q8_0, 34)
+TYPED(kern_avx2_q4_0, WTYPE_Q4_0, 18)
+TYPED(kern_avx2_q4_1, WTYPE_Q4_1, 20)
+TYPED(kern_avx2_q5_0, WTYPE_Q5_0, 22)
+TYPED(kern_avx2_q5_1, WTYPE_Q5_1, 24)
+TYPED(kern_avx2_q2_k, WTYPE_Q2_K, 84)
+TYPED(kern_avx2_q3_k, WTYPE_Q3_K, 110)
+TYPED(kern_avx2_q4_k, WTYPE_Q4_K, 144)
+TYPED(kern_avx2_q5_k, WTYPE_Q5_K, 176)
+TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
 
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",

@@ -61,6 +61,16 @@ void kern_avx512_bf16(const unsigned char *w, size_t ldw, int rows, int K, const
 #define KERN_TILE_DECL(fn)                                                                         \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
             int T, float *y, size_t ldy, int streams)
+KERN_TILE_DECL(kern_avx2_q8_0);
+KERN_TILE_DECL(kern_avx2_q4_0);
+KERN_TILE_DECL(kern_avx2_q4_1);
+KERN_TILE_DECL(kern_avx2_q5_0);
+KERN_TILE_DECL(kern_avx2_q5_1);
+KERN_TILE_DECL(kern_avx2_q2_k);
+KERN_TILE_DECL(kern_avx2_q3_k);
+KERN_TILE_DECL(kern_avx2_q4_k);
+KERN_TILE_DECL(kern_avx2_q5_k);
+KERN_TILE_DECL(kern_avx2_q6_k);
 KERN_TILE_DECL(kern_avx512_q8_0);
 KERN_TILE_DECL(kern_avx512_q4_0);
 KERN_TILE_DECL(kern_avx512_q4_1);

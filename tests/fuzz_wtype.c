@@ -5,8 +5,8 @@
  *
  * Input: byte 0 picks the type (modulo the table), byte 1 the tokens T (1..9), byte 2 the rows
  * (1..40) and blocks per row (1..4), byte 3 (its low 6 bits all set) a matrix too big for the
- * cache (the streaming tiles: rare, as each costs ~100 ms under the sanitizers); the rest,
- * repeated as needed, are the weight bytes. Any input is valid.
+ * cache (the streaming tiles, T = 1 or 2: rare, as each costs ~100 ms under the sanitizers); the
+ * rest, repeated as needed, are the weight bytes. Any input is valid.
  *
  * Build and run (clang; see tests/fuzz_gguf.c for the build directory):
  *   cmake --build build-fuzz --target fuzz_wtype -j2
@@ -32,9 +32,11 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
     const wtype t = (wtype)(data[0] % WTYPE_COUNT);
     const wtype_traits *tt = wtype_get(t);
     int T = 1 + data[1] % 9, rows = 1 + data[2] % 40, blocks = 1 + (data[2] / 40) % 4;
+    int streams = (data[3] & 0x3f) == 0x3f;
+    if (streams) T = 1 + T % 2; /* the streaming tiles are the T = 1 and 2 ones */
     int K = tt->block == 1 ? 16 * blocks + data[2] % 16 : tt->block * blocks;
     size_t row_bytes = wtype_row_bytes(t, K);
-    if ((data[3] & 0x3f) == 0x3f) rows = (int)((600 << 10) / row_bytes) + 3; /* > 512 KB */
+    if (streams) rows = (int)((600 << 10) / row_bytes) + 3; /* > 512 KB */
     size_t n = row_bytes * (size_t)rows;
     const uint8_t *src = data + 4;
     size_t nsrc = size - 4;
