@@ -10,6 +10,10 @@
 
 #include "model/kernels_isa.h"
 
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+#endif
+
 /* ---- half precision ---------------------------------------------------------------- */
 
 float kern_f16_to_f32(uint16_t h) {
@@ -193,9 +197,11 @@ int kern_isa_supported(kern_isa isa) {
     if (isa < 0 || isa >= KERN_ISA_COUNT || !isa_ops[isa]) return 0;
 #if KERN_X86
     /* what the instruction-set files are compiled for (CMakeLists.txt) */
-    if (isa == KERN_ISA_AVX2)
+    if (isa == KERN_ISA_AVX2) { /* F16C (for the scales) by cpuid: clang lacks its name */
+        unsigned a, b, c = 0, d;
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+               __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    }
     if (isa == KERN_ISA_AVX512)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
