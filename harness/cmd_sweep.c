@@ -286,8 +286,7 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
             " in %s: greedy baseline + %d point(s), %d prompt(s)\n",
             s->sweep_id, s->r.o.db_path, s->n, s->r.n_prompts);
     if (s->r.shard.n)
-        fprintf(stderr,
-                "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
+        fprintf(stderr, "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
                 s->r.shard.i, s->r.shard.n, s->r.shard.samples,
                 (long)s->r.n_prompts * (s->n + 1) * s->r.o.repeats);
     snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);

@@ -295,8 +295,8 @@ int runner_shard_plan(runner *r, char *const *canon, int n, char *err) {
         at += (long long)((i1) - (i0));                                                            \
         if (start >= lo && start < hi)                                                             \
             for (size_t u_ = (i0); u_ < (i1); u_++) {                                              \
-                s->mine[((k) * R + (rep)) * P + u_] = 1;                                           \
-                s->greedy[(rep) * P + u_] = 1;                                                     \
+                s->mine[((k)*R + (rep)) * P + u_] = 1;                                             \
+                s->greedy[(rep)*P + u_] = 1;                                                       \
             }                                                                                      \
     } while (0)
     for (size_t i = 0; i < P; i++)
@@ -321,7 +321,8 @@ static int in_shard(const runner *r, const char *canon, int rep, int prompt) {
     if (!s->n) return 1;
     size_t P = (size_t)s->prompts, R = (size_t)s->repeats;
     for (int k = 0; k < s->n_specs; k++)
-        if (!strcmp(s->specs[k], canon)) return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
+        if (!strcmp(s->specs[k], canon))
+            return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
     return is_greedy_spec(canon) ? s->greedy[(size_t)rep * P + (size_t)prompt] : 0;
 }
 
@@ -452,8 +453,8 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
     int n_specs = 0;
     const char *shard = runner_shard_text(r);
     if (strcmp(run.shard, shard ? shard : "")) {
-        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'",
-                run_id, run.shard, shard ? shard : "");
+        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'", run_id,
+                run.shard, shard ? shard : "");
         goto done;
     }
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
@@ -525,7 +526,6 @@ static dec_env measuring_env(runner *r) {
     if (r->o.trace) env.on_step = on_step;
     return env;
 }
-
 
 /* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages. */
 static void where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n) {
@@ -729,7 +729,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
-                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k])) step_rc = reference(r, p, err);
+                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]))
+                    step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == 0 && !runner_stopped())
                     step_rc =

@@ -93,8 +93,8 @@ typedef struct {
  * deterministic figures must agree). Repeats are units too: --repeats 3 --shard I/3 on three
  * machines is not three repeats per machine. */
 typedef struct {
-    int i, n;              /* shard i of n (1-based); n = 0: the whole work */
-    char **specs;          /* the work's non-greedy canonical specs (owned) */
+    int i, n;     /* shard i of n (1-based); n = 0: the whole work */
+    char **specs; /* the work's non-greedy canonical specs (owned) */
     int n_specs, repeats, prompts;
     unsigned char *mine;   /* [spec][repeat][prompt]: measured by this shard */
     unsigned char *greedy; /* [repeat][prompt]: greedy measured by this shard */
