@@ -22,8 +22,11 @@
 /* llama.cpp's tensor names (llama-arch.cpp, LLM_TENSOR_NAMES) and shapes as [rows x cols] of
  * model.h (GGUF lists them columns first). */
 static const arch_tensor_info tensors[ARCH_T_COUNT] = {
-    [ARCH_T_ROPE_FREQS] = {.name = "rope_freqs.weight", .vector = 1, .rows = ARCH_D_ONE,
-                           .cols = ARCH_D_ROPE_HALF, .offset = offsetof(model, rope_freqs)},
+    [ARCH_T_ROPE_FREQS] = {.name = "rope_freqs.weight",
+                           .vector = 1,
+                           .rows = ARCH_D_ONE,
+                           .cols = ARCH_D_ROPE_HALF,
+                           .offset = offsetof(model, rope_freqs)},
     [ARCH_T_TOKEN_EMBD] = GLOBAL_MAT("token_embd.weight", ARCH_D_VOCAB, ARCH_D_EMBD, tok_embd),
     [ARCH_T_ATTN_NORM] = LAYER_VEC("blk.%d.attn_norm.weight", ARCH_D_EMBD, rms_att),
     [ARCH_T_FFN_NORM] = LAYER_VEC("blk.%d.ffn_norm.weight", ARCH_D_EMBD, rms_ffn),

@@ -50,19 +50,19 @@ typedef enum {
 /* Sizes tensor shapes are given in (arch_dim_value). */
 typedef enum {
     ARCH_D_ONE,
-    ARCH_D_EMBD,   /* dim */
-    ARCH_D_HIDDEN, /* hidden_dim */
-    ARCH_D_VOCAB,  /* vocab_size */
-    ARCH_D_Q,      /* n_heads * head_size (the query width) */
-    ARCH_D_KV,     /* kv_dim */
-    ARCH_D_HEAD,   /* head_size */
+    ARCH_D_EMBD,      /* dim */
+    ARCH_D_HIDDEN,    /* hidden_dim */
+    ARCH_D_VOCAB,     /* vocab_size */
+    ARCH_D_Q,         /* n_heads * head_size (the query width) */
+    ARCH_D_KV,        /* kv_dim */
+    ARCH_D_HEAD,      /* head_size */
     ARCH_D_ROPE_HALF, /* rope_dim / 2 */
 } arch_dim;
 
 typedef struct {
     const char *name; /* llama.cpp's; per-layer names hold one %d (the layer) */
     int per_layer;
-    int vector;          /* 1: F32 vector read as floats (norms, biases); 0: a matrix of any wtype */
+    int vector; /* 1: F32 vector read as floats (norms, biases); 0: a matrix of any wtype */
     arch_dim rows, cols; /* a vector is 1 x cols */
     size_t offset;       /* of its wmat / const float * in model (or model_layer if per layer) */
 } arch_tensor_info;

@@ -123,8 +123,10 @@ static int bind_vector(loader *L, const char *name, int dim, const float **out) 
     if (!t) return -1;
     if (t->type != GGUF_TENSOR_F32) {
         const char *tn = gguf_type_name(t->type);
-        return err_set(L->err, "%s: tensor '%s' is %s; norm weights, biases and RoPE factors "
-                               "must be F32", L->path, name, tn ? tn : "?");
+        return err_set(L->err,
+                       "%s: tensor '%s' is %s; norm weights, biases and RoPE factors "
+                       "must be F32",
+                       L->path, name, tn ? tn : "?");
     }
     if ((uintptr_t)t->data % 4)
         return err_set(L->err, "%s: tensor '%s' data is not 4-byte aligned", L->path, name);

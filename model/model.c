@@ -132,7 +132,7 @@ int model_open(model **out, const char *path, char *err) {
     close(fd);
     if (got == 0) return err_set(err, "%s: empty file, expected a model", path);
     int rc = got == 4 && memcmp(magic, "GGUF", 4) == 0 ? model_open_gguf(out, path, err)
-                                                        : model_open_llama2c(out, path, err);
+                                                       : model_open_llama2c(out, path, err);
     if (rc == 0 && (*out)->cfg.seq_len > MODEL_DEFAULT_CTX) (*out)->cfg.seq_len = MODEL_DEFAULT_CTX;
     return rc;
 }

@@ -40,22 +40,24 @@ typedef struct {
     int kv_dim;     /* n_kv_heads * head_size (Q is n_heads * head_size wide) */
     int rope_dim;   /* dimensions rotated per head (head_size for llama2.c models) */
     float rope_theta;
-    float rope_factor; /* linear RoPE scaling: positions divided by it (DeepSeek-Coder: 4); 1: none */
+    float
+        rope_factor; /* linear RoPE scaling: positions divided by it (DeepSeek-Coder: 4); 1: none */
     rope_style rope;
     float norm_eps;
     int bos_id;     /* 1 for llama2.c / Llama vocabularies */
     int eos_id;     /* 2 */
     int end_id;     /* the token that ends generation: llama2.c models emit BOS (1) */
     int shared_classifier; /* synthetic models: 1 = the classifier is the embedding (tied) */
-    int ctx_train;  /* the context length the file declares */
+    int ctx_train;         /* the context length the file declares */
 } model_config;
 
 typedef struct {
     const float *rms_att, *rms_ffn; /* [dim] */
-    wmat wq, wk, wv, wo;             /* [q x dim], [kv_dim x dim] x2, [dim x q]; q = n_heads x head */
+    wmat wq, wk, wv, wo; /* [q x dim], [kv_dim x dim] x2, [dim x q]; q = n_heads x head */
     wmat w1, w2, w3;                 /* [hidden x dim], [dim x hidden], [hidden x dim] */
     const float *bq, *bk, *bv;       /* Q/K/V biases [q], [kv_dim] x2 (Qwen2), or NULL */
-    const float *q_norm, *k_norm;    /* RMSNorm weights of each Q/K head [head_size] (Qwen3), or NULL */
+    const float *q_norm,
+        *k_norm; /* RMSNorm weights of each Q/K head [head_size] (Qwen3), or NULL */
 } model_layer;
 
 typedef struct model {
@@ -64,8 +66,9 @@ typedef struct model {
     model_layer *layers;      /* [n_layers], owned */
     const float *rms_final;   /* [dim] */
     wmat wcls;                /* [vocab x dim]; aliases tok_embd when shared */
-    const float *rope_freqs;  /* [rope_dim / 2] divisors of the RoPE frequencies (Llama 3.1+), or NULL */
-    int logits_width;         /* floats per logits row fwd_eval writes; 0: vocab_size (model_pad_logits) */
+    const float
+        *rope_freqs;  /* [rope_dim / 2] divisors of the RoPE frequencies (Llama 3.1+), or NULL */
+    int logits_width; /* floats per logits row fwd_eval writes; 0: vocab_size (model_pad_logits) */
     const char *format;       /* "llama2c", "llama2c-v1", "gguf", "synthetic" */
     const struct model_arch *arch; /* its row of the architecture table (arch.h); NULL: llama */
     wtype main_type;          /* storage type of the big matrices */
@@ -120,8 +123,8 @@ size_t model_param_count(const model *m);
  * hostile ones read from a file (INT_MIN, INT_MAX): the message names the first bad field. */
 int model_config_check(const model_config *c, const char *what, char *err);
 
-/* Fills derived fields (head_size, kv_dim, rope_dim, RoPE, ids) for a llama2.c-style config. Safe on
- * unchecked fields (a derived field that would not fit an int is set to 0, which
+/* Fills derived fields (head_size, kv_dim, rope_dim, RoPE, ids) for a llama2.c-style config. Safe
+ * on unchecked fields (a derived field that would not fit an int is set to 0, which
  * model_config_check then refuses); call model_config_check before using the result. */
 void model_config_derive(model_config *c);
 

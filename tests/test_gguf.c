@@ -940,7 +940,8 @@ static void test_model_tiny(void) {
                        "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
     expect_model_error((tiny_opts){.mat_type = 9 /* Q8_1 */},
                        "'token_embd.weight' has type Q8_1, which is not supported");
-    /* Llama 3.1's RoPE factors load (rope_dim / 2 of them); biases llama.cpp does not load do not */
+    /* Llama 3.1's RoPE factors load (rope_dim / 2 of them); biases llama.cpp does not load do not
+     */
     expect_model_error((tiny_opts){.extra_tensor = "rope_freqs.weight"},
                        "tensor 'rope_freqs.weight' has ne = [64, 1, 1, 1], expected [8, 1]");
     expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_output.bias"},
