@@ -262,7 +262,10 @@ static void test_long_prompt(void) {
         }
         fprintf(stderr, "  %s: 20 KB -> %d tokens in %.1f ms, 200 KB -> %d tokens in %.1f ms\n",
                 pass ? "repeated 'a'" : "prose", n_small, 1e3 * small, n_big, 1e3 * big);
-        CHECK(n_big > 1000 && big < 30 * small + 0.05);
+        /* Either bound passes: the ratio catches a quadratic rescan on a quiet machine; the
+         * absolute one (a quadratic rescan of 50,000 tokens takes seconds) on a loaded one,
+         * where cache misses and preemption made 200 KB cost 40-60x 20 KB (177 ms, load 10). */
+        CHECK(n_big > 1000 && (big < 30 * small + 0.05 || big < 0.5));
     }
     free(text);
     free(ids);
