@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 /* How long a writer waits for another process's transaction before giving up. */
 #define DB_BUSY_MS 10000
@@ -25,8 +26,9 @@ enum { HDR_EMPTY, HDR_OURS };
 
 /* Step 1: 0-length file (HDR_EMPTY), decbench header (HDR_OURS), or an error. */
 static int check_header(const char *path, int *kind, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "db_open: %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "database", e); /* a FIFO would block fopen() */
+    if (!f) return err_set(err, "db_open: %s", e);
     unsigned char h[100];
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
@@ -204,7 +206,11 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (!exists && errno != ENOENT) return err_set(err, "db_open: %s: %s", path, strerror(errno));
-    if (exists && S_ISDIR(st.st_mode)) return err_set(err, "db_open: %s is a directory", path);
+    /* A directory, FIFO (fopen would block) or device (`--db /dev/null`: SQLite would create
+     * /dev/null-journal) is refused before SQLite is involved. */
+    char e[ERR_LEN];
+    if (exists && !S_ISREG(st.st_mode) && file_check_output(path, "database", e))
+        return err_set(err, "db_open: %s", e);
     if (!exists && mode != DB_WRITE) return err_set(err, "db_open: %s: no such file", path);
     if (exists && must_be_new && st.st_size > 0)
         return err_set(err, "db_open: %s already exists", path);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s) {
@@ -60,8 +61,9 @@ void db_hash_hex(uint64_t h, char out[17]) {
 
 int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *err) {
     enum { MIB = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "db_file_fingerprint: %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "model", e); /* a FIFO would block fopen() */
+    if (!f) return err_set(err, "db_file_fingerprint: %s", e);
     if (fseeko(f, 0, SEEK_END) != 0) {
         fclose(f);
         return err_set(err, "db_file_fingerprint: %s: cannot seek", path);

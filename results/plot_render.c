@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 extern char **environ;
 
@@ -130,8 +131,11 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
     if (path_fmt(script, sizeof script, "%s%s%s/%s", base, sep, plots_dir, name) ||
         path_fmt(common, sizeof common, "%s%s%s/common.gp", base, sep, plots_dir))
         return err_set(err, "plot: the plots folder's path is too long");
-    if (file_size(script) < 0) return err_set(err, "plot: no script %s", script);
-    if (file_size(common) < 0) return err_set(err, "plot: no script %s", common);
+    /* gnuplot opens them: a FIFO there would block it forever */
+    char e[ERR_LEN];
+    if (file_check_regular(script, "gnuplot script", e) ||
+        file_check_regular(common, "gnuplot script", e))
+        return err_set(err, "plot: %s", e);
 
     char work[4400], src[4400], dst[4400];
     if (path_fmt(work, sizeof work, "%s/.decbench-plot-XXXXXX", out_dir) ||
