@@ -78,7 +78,14 @@ int cmd_report(int argc, char **argv) {
     const char *out_path = args_str(o, P_COUNT, "--out", NULL);
     file_out fo;
     int rc = out_path && file_out_open(&fo, out_path, "report", err) ? 1 : 0;
-    if (rc == 0 && report_write(d, &ro, out_path ? fo.f : stdout, err) != 0) rc = 1;
+    if (rc == 0 && report_write(d, &ro, out_path ? fo.f : stdout, err) != 0) {
+        rc = 1;
+        if (out_path && ferror(fo.f)) { /* name the file the write failed on */
+            char e[ERR_LEN];
+            snprintf(e, sizeof e, "%s", err);
+            err_set(err, "--out %s: %s", out_path, e);
+        }
+    }
     if (out_path && rc == 0 && file_out_commit(&fo, err) != 0) rc = 1;
     if (out_path && rc) file_out_abort(&fo);
     if (!out_path && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)

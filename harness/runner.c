@@ -380,6 +380,20 @@ int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, c
     return db_resume_run(d, run_id, err);
 }
 
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err) {
+    char why[ERR_LEN + 64] = "";
+    *status = DB_COMPLETE;
+    if (m < 0 || m == RUNNER_INTERRUPTED) {
+        *status = DB_INCOMPLETE;
+        snprintf(why, sizeof why, "%s", m < 0 ? error : "interrupted (SIGINT or SIGTERM)");
+    } else if (res->mismatches && !allow_mismatch) {
+        *status = DB_FAILED;
+        snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+    }
+    return db_stop_run(d, run_id, *status, why[0] ? why : NULL, err);
+}
+
 /* ---- one sample --------------------------------------------------------------------------- */
 
 static void on_tokens(void *user, const int *tokens, int n) {
