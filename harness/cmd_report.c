@@ -18,6 +18,7 @@
 #include "harness/report_runs.h"
 #include "results/report.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_OUT, P_HELP, P_COUNT };
 
@@ -72,17 +73,24 @@ int cmd_report(int argc, char **argv) {
     if (opened) return cmd_fail("report", err) + (opened == -2); /* usage errors exit 2 */
     ro.run_ids = runs.ids;
     ro.n_runs = runs.n;
+    /* --out FILE is written through FILE.tmp and a rename (util/file.h): a failure (full disk)
+     * leaves FILE as it was, never empty or cut short. */
     const char *out_path = args_str(o, P_COUNT, "--out", NULL);
-    FILE *out = out_path ? fopen(out_path, "w") : stdout;
-    int rc = 1;
-    if (!out)
-        err_set(err, "--out %s: cannot write", out_path);
-    else if (report_write(d, &ro, out, err) == 0)
-        rc = 0;
-    if (out && out != stdout && fclose(out) != 0 && rc == 0)
-        rc = 1, err_set(err, "--out %s: write failed", out_path);
+    file_out fo;
+    int rc = out_path && file_out_open(&fo, out_path, "report", err) ? 1 : 0;
+    if (rc == 0 && report_write(d, &ro, out_path ? fo.f : stdout, err) != 0) {
+        rc = 1;
+        if (out_path && ferror(fo.f)) { /* name the file the write failed on */
+            char e[ERR_LEN];
+            snprintf(e, sizeof e, "%s", err);
+            err_set(err, "--out %s: %s", out_path, e);
+        }
+    }
+    if (out_path && rc == 0 && file_out_commit(&fo, err) != 0) rc = 1;
+    if (out_path && rc) file_out_abort(&fo);
+    if (!out_path && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
+        rc = 1, err_set(err, "cannot write the report to stdout");
     if (rc) cmd_fail("report", err);
-    fflush(stdout);
     run_list_free(&runs);
     db_close(d);
     return rc;

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "model/convert.h"
 #include "model/gguf.h"
 #include "util/err.h"
+#include "util/file.h"
 
 /* SentencePiece piece types with GGUF's ids (tokenizer.ggml.token_type). */
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_BYTE = 6 };
@@ -188,11 +188,8 @@ done:
 
 int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return err_set(err, "%s: is a directory, expected a tokenizer file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "%s: cannot open tokenizer: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "tokenizer", err); /* a directory or FIFO is refused */
+    if (!f) return -1;
     unsigned char head[4] = {0};
     size_t got = fread(head, 1, 4, f);
     if (got == 4 && memcmp(head, "GGUF", 4) == 0) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -441,18 +442,11 @@ int gguf_open(gguf **out, const char *path, char *err) {
         free(g);
         return err_set(err, "%s: out of memory", path);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = file_open_regular(path, "GGUF", err); /* a FIFO or directory is refused here */
     struct stat st;
-    if (fd < 0) {
-        err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        goto fail;
-    }
+    if (fd < 0) goto fail;
     if (fstat(fd, &st) != 0) {
         err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        err_set(err, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
         goto fail;
     }
     if (st.st_size == 0) {

@@ -185,3 +185,9 @@ CREATE TABLE counter_defs (
 -- decode time still includes the draft's prompt pass).
 UPDATE samples SET tps_decode =
     CASE WHEN t_total > t_prefill THEN MAX(new_tokens - 1, 0) / (t_total - t_prefill) END;
+
+-- @version 5
+-- Why a run stopped short: the error or signal that left it 'incomplete' (resumable: every stored
+-- sample is whole) or what made it 'failed' (outputs that differ from greedy's). NULL while it
+-- runs and once complete; a --resume clears it.
+ALTER TABLE runs ADD COLUMN reason TEXT;
