@@ -234,7 +234,7 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
         goto done;
     }
     convert_write_config(J.w, c, m->arch ? m->arch : arch_default(), o);
-    convert_vocab_write(v, J.w, c->end_id);
+    convert_vocab_write(v, J.w, c->end_id, c->vocab_size);
     if (put_weights(&J) || gguf_writer_write(J.w, path, err)) goto done;
     if (report) *report = J.rep;
     rc = 0;

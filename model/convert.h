@@ -43,14 +43,18 @@ typedef struct convert_vocab convert_vocab;
 
 /* Loads a llama2.c tokenizer file (its BOS/EOS pieces "\n<s>\n" / "\n</s>\n" become "<s>" /
  * "</s>" as in Llama's own vocabulary, id 0 is unknown, <0xXX> pieces are bytes, empty pieces
- * control, the rest normal) or a GGUF file's vocabulary (copied as is). Detected by content. */
+ * control, the rest normal) or a GGUF file's vocabulary of any type (SentencePiece, byte-level
+ * BPE, ...: its tokenizer.* pairs are copied as they are). Detected by content. */
 int convert_vocab_load(convert_vocab **out, const char *path, char *err);
 void convert_vocab_free(convert_vocab *v);
 int convert_vocab_size(const convert_vocab *v);
+int convert_vocab_eos(const convert_vocab *v);
 const char *convert_vocab_path(const convert_vocab *v); /* the file it was read from */
 
-/* Adds v's tokenizer.ggml.* keys to w, with `eos` as the EOS id (used by convert_gguf). */
-int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos);
+/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id and n >= its size tokens: the rows
+ * past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads vocabularies
+ * to the embedding's rows. */
+int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n);
 
 /* ---- quantizers (one row of n values; n a multiple of the type's block) ------------------ */
 
