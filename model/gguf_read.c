@@ -522,6 +522,27 @@ int gguf_kv_array(const gguf *g, int i, gguf_vtype *elem_type, uint64_t *n) {
     return 0;
 }
 
+int gguf_kv_raw(const gguf *g, int i, const void **data, uint64_t *nbytes) {
+    if (i < 0 || i >= g->n_kv) return -1;
+    const gguf_kv *kv = &g->kv[i];
+    *data = kv->val;
+    if (kv->type == GGUF_STRING) {
+        uint64_t len;
+        memcpy(&len, kv->val, 8);
+        *nbytes = 8 + len;
+    } else if (kv->type != GGUF_ARRAY) {
+        *nbytes = (uint64_t)gguf_vtype_size(kv->type);
+    } else if (kv->elem != GGUF_STRING) {
+        *nbytes = kv->n * (uint64_t)gguf_vtype_size(kv->elem);
+    } else if (kv->n == 0) {
+        *nbytes = 0;
+    } else { /* the strings lie back to back: from the first length to the last byte */
+        const gguf_str *last = &g->strs[kv->first_str + kv->n - 1];
+        *nbytes = (uint64_t)((const unsigned char *)last->ptr + last->len - kv->val);
+    }
+    return 0;
+}
+
 const gguf_tensor *gguf_tensor_at(const gguf *g, int i) {
     return i >= 0 && i < g->n_tensors ? &g->tensors[i] : NULL;
 }
