@@ -18,6 +18,7 @@
 #include "harness/session.h"
 #include "results/db.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_HELP, C_COUNT };
 
@@ -86,7 +87,8 @@ int cmd_cost(int argc, char **argv) {
     tpool *pool = NULL;
     fwd_ctx *f = NULL;
     db *d = NULL;
-    FILE *csv = NULL;
+    file_out csv_out = {0};
+    FILE *csv = NULL; /* csv_out.f: written through PATH.tmp, renamed when every point is in */
     int rc = 1;
     if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) ||
         fwd_new(&f, m, pool, max_rows, km, err))
@@ -97,9 +99,9 @@ int cmd_cost(int argc, char **argv) {
         goto done;
     }
     const char *csv_path = args_str(o, C_COUNT, "--csv", NULL), *db_path = args_str(o, C_COUNT, "--db", NULL);
-    if (csv_path && !(csv = fopen(csv_path, "w"))) {
-        err_set(err, "%s: cannot create", csv_path);
-        goto done;
+    if (csv_path) {
+        if (file_out_open(&csv_out, csv_path, "CSV", err)) goto done;
+        csv = csv_out.f;
     }
     int64_t run_id = 0;
     if (db_path) {
@@ -136,12 +138,13 @@ int cmd_cost(int argc, char **argv) {
             if (db_insert_cost(d, run_id, &dc, err)) goto done;
         }
     }
+    if (csv && file_out_commit(&csv_out, err)) goto done;
     if (d && db_finish_run(d, run_id, DB_COMPLETE, err)) goto done;
     if (d) fprintf(stderr, "stored as run %lld in %s\n", (long long)run_id, db_path);
     rc = 0;
 done:
     if (rc) cmd_fail("cost", err);
-    if (csv && fclose(csv) != 0 && rc == 0) rc = cmd_fail("cost", "cannot write the CSV file");
+    file_out_abort(&csv_out); /* after a commit: nothing; after an error: removes PATH.tmp */
     db_close(d);
     fwd_free(f);
     model_close(m);

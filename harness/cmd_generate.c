@@ -8,6 +8,7 @@
 #include "harness/commands.h"
 #include "harness/session.h"
 #include "util/err.h"
+#include "util/file.h"
 
 typedef struct {
     const tok *t;
@@ -183,9 +184,10 @@ static int open_tokenizer(args_opt *o, tok **t, char *err) {
     if (tp) return tok_load(t, tp, err);
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
     char magic[4] = {0};
-    FILE *f = fopen(mp, "rb");
-    size_t got = f ? fread(magic, 1, 4, f) : 0;
-    if (f) fclose(f);
+    FILE *f = file_fopen_regular(mp, "model", err); /* a FIFO would block fopen() */
+    if (!f) return -1;
+    size_t got = fread(magic, 1, 4, f);
+    fclose(f);
     if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return tok_load(t, mp, err);
     session s;
     if (session_open(&s, mp, NULL, NULL, "exact", 1, err)) return -1;

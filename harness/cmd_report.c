@@ -104,17 +104,23 @@ int cmd_report(int argc, char **argv) {
     if (opened) return opened == -2 ? cmd_usage("report", err) : cmd_fail("report", err);
     ro.run_ids = runs.ids;
     ro.n_runs = runs.n;
+    /* --out FILE is written through FILE.tmp and a rename (util/file.h): a failure (full disk)
+     * leaves FILE as it was, never empty or cut short. */
     file_out fo;
-    int rc = 1;
-    if (out_path && file_out_open(&fo, out_path, "report", err)) {
-        /* err says why */
-    } else if (report_write(d, &ro, out_path ? fo.f : stdout, err) == 0) {
-        rc = out_path ? (file_out_commit(&fo, err) != 0) : 0;
-    } else if (out_path) {
-        file_out_abort(&fo);
+    int rc = out_path && file_out_open(&fo, out_path, "report", err) ? 1 : 0;
+    if (rc == 0 && report_write(d, &ro, out_path ? fo.f : stdout, err) != 0) {
+        rc = 1;
+        if (out_path && ferror(fo.f)) { /* name the file the write failed on */
+            char e[ERR_LEN];
+            snprintf(e, sizeof e, "%s", err);
+            err_set(err, "--out %s: %s", out_path, e);
+        }
     }
+    if (out_path && rc == 0 && file_out_commit(&fo, err) != 0) rc = 1;
+    if (out_path && rc) file_out_abort(&fo);
+    if (!out_path && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
+        rc = 1, err_set(err, "cannot write the report to stdout");
     if (rc) cmd_fail("report", err);
-    fflush(stdout);
     run_list_free(&runs);
     db_close(d);
     return rc;

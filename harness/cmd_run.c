@@ -14,6 +14,13 @@
  *   - A run whose decoder differs from greedy is marked 'failed' and exits 1: it must not
  *     become the "latest complete run" that reports, plots and `compare` pick by default.
  *     --allow-mismatch keeps it 'complete' (the report's exact % column shows the damage).
+ *   - Any other fault stops the run as 'incomplete' with the message stored as its reason and
+ *     printed with the --resume command, exit 1: a full disk, a failed --state-save, a model
+ *     file changed under the run, non-finite logits. Stored samples are whole, so nothing is
+ *     lost; 'failed' means only "its outputs are wrong" (runner_finish).
+ *   - One process measures a run at a time: the run is claimed (a kernel lock dropped when the
+ *     process ends, results/db.h), so a second --resume of a run being measured refuses at
+ *     once, and one of a run whose process died (kill -9, power loss) goes ahead.
  *   - Warm starts across runs (Ouroboros' paper, section 3.4, and any decoder that keeps
  *     state through the decoder interface's state hooks): --state-save writes the state of the
  *     run's one decoder with state after the last sample, --state-load starts every repeat's
@@ -164,25 +171,22 @@ int cmd_run(int argc, char **argv) {
                 r.shard.i, r.shard.n, r.shard.samples, (long)r.n_prompts * n * ro.repeats);
     runner_result res;
     int m = runner_measure(&r, d, run_id, canon, shown, n, title, &res, err);
-    if (m < 0) {
-        cmd_fail("run", err);
-        if (db_finish_run(d, run_id, DB_FAILED, err)) cmd_fail("run", err);
-        goto out;
-    }
-    if (m == RUNNER_INTERRUPTED) {
-        if (db_finish_run(d, run_id, DB_INCOMPLETE, err)) cmd_fail("run", err);
+    if (m < 0) cmd_fail("run", err);
+    db_status fin;
+    char e2[ERR_LEN];
+    int stored = runner_finish(d, run_id, m, &res, ro.allow_mismatch, err, &fin, e2) == 0;
+    if (!stored) cmd_fail("run", e2); /* the run stays 'running': resumable all the same */
+    if (fin == DB_INCOMPLETE) {
         fprintf(stderr,
-                "decbench run: interrupted: run %" PRId64 " is incomplete (%ld sample(s) "
+                "decbench run: %s: run %" PRId64 " is incomplete (%ld sample(s) "
                 "stored by this command); continue it with:\n  %s --resume %" PRId64 "\n",
-                run_id, res.measured, cmd ? cmd : "decbench run ...", run_id);
-        rc = 130;
+                m < 0 ? "stopped by the error above" : "interrupted", run_id, res.measured,
+                cmd ? cmd : "decbench run ...", run_id);
+        rc = m < 0 ? 1 : 130;
         goto out;
     }
-    int failed = res.mismatches && !ro.allow_mismatch;
-    if (db_finish_run(d, run_id, failed ? DB_FAILED : DB_COMPLETE, err)) {
-        cmd_fail("run", err);
-        goto out;
-    }
+    if (!stored) goto out;
+    int failed = fin == DB_FAILED;
     summary(d, run_id);
     if (res.mismatches)
         fprintf(stderr, "decbench run: %ld sample(s) DIFFER from greedy (see MISMATCH above)%s\n",

@@ -141,16 +141,18 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
     runner_result res;
     int m = runner_measure(&s->r, s->d, *run_id, canon, shown, 1, title, &res, err);
     char e2[ERR_LEN];
-    if (m < 0) {
-        if (db_finish_run(s->d, *run_id, DB_FAILED, e2)) cmd_fail("sweep", e2);
+    db_status fin;
+    /* an error leaves the run 'incomplete' with the message as its reason (runner_finish) */
+    if (runner_finish(s->d, *run_id, m, &res, s->r.o.allow_mismatch, err, &fin, e2)) {
+        if (m < 0)
+            cmd_fail("sweep", e2);
+        else
+            snprintf(err, ERR_LEN, "%s", e2);
         return -1;
     }
-    db_status fin = m == RUNNER_INTERRUPTED                    ? DB_INCOMPLETE
-                    : res.mismatches && !s->r.o.allow_mismatch ? DB_FAILED
-                                                               : DB_COMPLETE;
+    if (m < 0) return -1;
     s->mismatches += res.mismatches;
     *status = fin == DB_COMPLETE ? 'c' : fin == DB_FAILED ? 'f' : 'r';
-    if (db_finish_run(s->d, *run_id, fin, err)) return -1;
     return m;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 /* ---- signals -------------------------------------------------------------------------------
  * A signal handler can only talk to the loop through a global flag: this is the one piece of
@@ -342,12 +343,14 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
     const char *with = *only ? "" : " with state";
     dec_env env = session_env(&r->s);
     int n_state = 0, rc = 0;
+    const char *what = "state"; /* the state's name, a string of the decoder's vtable */
     for (int k = 0; k < n && rc == 0; k++) {
         dec *d;
         if (dec_create(&d, canon[k], &env, err)) return -1;
         if (has_state(r, d)) {
             char e[ERR_LEN];
             n_state++;
+            what = dec_state_name(d);
             if (dec_state_check(d, e) || (r->state_load && dec_state_load(d, r->state_load, e)))
                 rc = err_set(err, "%s: %s", opt, e);
         }
@@ -359,12 +362,11 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
         return err_set(err, "%s: the run has %d %s%sdecoders%s; give it one", r->save_opt, n_state,
                        only, sp, with);
     if (r->state_save) { /* can the file be created? (written through a .tmp and a rename) */
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", r->state_save);
-        FILE *f = fopen(tmp, "wb");
-        if (!f) return err_set(err, "%s: %s: cannot create: %s", r->save_opt, tmp, strerror(errno));
-        fclose(f);
-        remove(tmp);
+        file_out probe;
+        char e[ERR_LEN];
+        if (file_out_open(&probe, r->state_save, what, e))
+            return err_set(err, "%s: %s", r->save_opt, e);
+        file_out_abort(&probe);
     }
     return 0;
 }
@@ -496,6 +498,20 @@ done:
 int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
     if (runner_check_run(r, d, run_id, canon, n, err)) return -1;
     return db_resume_run(d, run_id, err);
+}
+
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err) {
+    char why[ERR_LEN + 64] = "";
+    *status = DB_COMPLETE;
+    if (m < 0 || m == RUNNER_INTERRUPTED) {
+        *status = DB_INCOMPLETE;
+        snprintf(why, sizeof why, "%s", m < 0 ? error : "interrupted (SIGINT or SIGTERM)");
+    } else if (res->mismatches && !allow_mismatch) {
+        *status = DB_FAILED;
+        snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+    }
+    return db_stop_run(d, run_id, *status, why[0] ? why : NULL, err);
 }
 
 /* ---- one sample --------------------------------------------------------------------------- */

@@ -182,6 +182,19 @@ int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, c
 int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
                    const char *title, runner_result *res, char *err);
 
+/* Stores how a run measured by runner_measure ended (m: its return value; error: its message
+ * when m < 0) and sets *status to what it chose:
+ *   - an error (a full disk, a failed --state-save, a file that changed, another process's
+ *     sample in the way) or a signal: 'incomplete', the message as the run's reason. Every
+ *     stored sample is whole (one transaction each), so --resume continues it;
+ *   - outputs that differ from greedy's (without --allow-mismatch): 'failed', the count as
+ *     reason: its numbers must not become "the latest complete run";
+ *   - otherwise 'complete'.
+ * Returns -1 (err) when the status could not be stored (the disk that failed the run may
+ * refuse this write too): the run then stays 'running', which --resume accepts as well. */
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err);
+
 /* SIGINT/SIGTERM handling for runner_measure; runner_stopped() says whether one came. */
 void runner_catch_signals(void);
 int runner_stopped(void);

@@ -151,6 +151,10 @@ void runner_help(void) {
         "    command with --resume RUN_ID (the same model, datasets, templates, max-new,\n"
         "    repeats, kernels and seed are required; stored samples are skipped). Decoders\n"
         "    with state across prompts (ouroboros warm=1) restart cold at the resume point.\n"
+        "  - any other fault (a full disk, a failed --state-save, a model file changed while\n"
+        "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
+        "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
+        "    a run at a time: a --resume of a run another process is measuring is refused\n"
         "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
         "    `decbench report`, CI gate: `decbench compare`\n");
     char buf[8192];

@@ -109,11 +109,14 @@ typedef struct {
     const char *decoders; /* the canonical specs asked for, one per line; may be NULL */
 } db_run;
 
-/* Inserts a run with status 'running' and the current time as started. */
+/* Inserts a run with status 'running' and the current time as started, claimed by d (below). */
 int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err);
 
 /* Sets the final status (not DB_RUNNING) and the finished time. */
 int db_finish_run(db *d, int64_t run_id, db_status status, char *err);
+/* The same with the reason a run stopped short (runs.reason; NULL for none, ignored for
+ * DB_COMPLETE): the error or signal that left it DB_INCOMPLETE, what made it DB_FAILED. */
+int db_stop_run(db *d, int64_t run_id, db_status status, const char *reason, char *err);
 
 /* Starts a sweep; its runs pass the id in db_run.sweep_id. dataset may be NULL. */
 int db_begin_sweep(db *d, const char *spec, const char *dataset, int64_t *sweep_id, char *err);
@@ -123,7 +126,14 @@ int db_begin_sweep(db *d, const char *spec, const char *dataset, int64_t *sweep_
 int db_latest_run(db *d, unsigned mask, int need_samples, int need_cost, int64_t *run_id,
                   char *err);
 
-/* --resume: puts an 'incomplete' or 'running' run back to 'running' (error otherwise). */
+/* --resume: puts an 'incomplete' or 'running' run back to 'running' (error otherwise) and
+ * clears its reason.
+ *
+ * Claims: a run being measured is claimed by the db handle that began or resumed it (a lock
+ * the kernel holds for the process, dropped when it ends, even by kill -9), so db_resume_run
+ * of a run another live process measures fails ("run N of PATH is being measured by another
+ * process") before anything changes, and two `--resume` of one run cannot both measure it.
+ * A dead process's 'running' run is resumable at once. */
 int db_resume_run(db *d, int64_t run_id, char *err);
 
 /* Whether run_id already holds (dataset, sample_index, spec, repeat): *done = 1 or 0. */
@@ -181,7 +191,7 @@ typedef struct {
      * had already ended) and greedy's top-1 minus top-2 logit at that position. */
     int diverge_pos, greedy_token, decoder_token;
     double greedy_margin;
-    int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 5 */
+    int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 6 */
 } db_sample;
 
 /* Inserts the sample, its non-zero histogram entries and trace[0..n_trace) (trace may be NULL)

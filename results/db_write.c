@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s) {
@@ -60,8 +61,9 @@ void db_hash_hex(uint64_t h, char out[17]) {
 
 int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *err) {
     enum { MIB = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "db_file_fingerprint: %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "model", e); /* a FIFO would block fopen() */
+    if (!f) return err_set(err, "db_file_fingerprint: %s", e);
     if (fseeko(f, 0, SEEK_END) != 0) {
         fclose(f);
         return err_set(err, "db_file_fingerprint: %s: cannot seek", path);
@@ -198,6 +200,8 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     sqlite3_finalize(st);
     st = NULL;
     *run_id = sqlite3_last_insert_rowid(d->h);
+    /* claimed before anyone can see it: no --resume of it can start while this one runs */
+    if (db_claim_run(d, *run_id, err) != 0) goto fail;
     if (db_exec(d->h, "COMMIT", "db_begin_run: commit", err) != 0) goto fail;
     return 0;
 fail:
@@ -207,17 +211,22 @@ fail:
 }
 
 int db_finish_run(db *d, int64_t run_id, db_status status, char *err) {
+    return db_stop_run(d, run_id, status, NULL, err);
+}
+
+int db_stop_run(db *d, int64_t run_id, db_status status, const char *reason, char *err) {
     if (need_write(d, "db_finish_run", err) != 0) return -1;
     if (status == DB_RUNNING)
         return err_set(err, "db_finish_run: the final status cannot be 'running'");
     sqlite3_stmt *st;
     if (prepare(d, &st,
-                "UPDATE runs SET status = ?, finished = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ?",
+                "UPDATE runs SET status = ?, reason = ?, "
+                "finished = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
                 "db_finish_run", err) != 0)
         return -1;
     bind_text(st, 1, db_status_name(status));
-    sqlite3_bind_int64(st, 2, run_id);
+    bind_text(st, 2, status == DB_COMPLETE ? NULL : reason);
+    sqlite3_bind_int64(st, 3, run_id);
     int rc = step_done(d, st, "db_finish_run", "update", err);
     sqlite3_finalize(st);
     if (rc == 0 && sqlite3_changes(d->h) == 0)
@@ -227,9 +236,12 @@ int db_finish_run(db *d, int64_t run_id, db_status status, char *err) {
 
 int db_resume_run(db *d, int64_t run_id, char *err) {
     if (need_write(d, "db_resume_run", err) != 0) return -1;
+    /* A 'running' run may be a live one (its process holds the claim) or a dead one (the
+     * kernel dropped its claim): only the lock tells them apart. */
+    if (db_claim_run(d, run_id, err) != 0) return -1;
     sqlite3_stmt *st;
     if (prepare(d, &st,
-                "UPDATE runs SET status = 'running', finished = NULL "
+                "UPDATE runs SET status = 'running', finished = NULL, reason = NULL "
                 "WHERE id = ? AND status IN ('running', 'incomplete')",
                 "db_resume_run", err) != 0)
         return -1;

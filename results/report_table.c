@@ -5,6 +5,7 @@
  * digits, machine keys, missing values empty / null rather than "-"). */
 #include "results/report_internal.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -401,6 +402,6 @@ int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, 
     } else {
         write_md(t, out);
     }
-    if (ferror(out)) return err_set(err, "report: write error");
+    if (ferror(out)) return err_set(err, "report: write error: %s", strerror(errno));
     return 0;
 }

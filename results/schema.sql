@@ -187,6 +187,12 @@ UPDATE samples SET tps_decode =
     CASE WHEN t_total > t_prefill THEN MAX(new_tokens - 1, 0) / (t_total - t_prefill) END;
 
 -- @version 5
+-- Why a run stopped short: the error or signal that left it 'incomplete' (resumable: every stored
+-- sample is whole) or what made it 'failed' (outputs that differ from greedy's). NULL while it
+-- runs and once complete; a --resume clears it.
+ALTER TABLE runs ADD COLUMN reason TEXT;
+
+-- @version 6
 -- Model fingerprints checkable against published checksums: SHA-256 of the whole file (64 hex,
 -- as sha256sum prints), beside the cheap model_hash. file_sha256 caches each file's digest by
 -- its identity (size, modification time, inode, device), so a 13 GB model is read once, not at
