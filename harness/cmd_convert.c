@@ -55,26 +55,30 @@ static int same_file(const char *a, const char *b) {
 int cmd_convert(int argc, char **argv) {
     args_opt o[V_COUNT] = {
         [V_MODEL] = {"--model", "-m", 1,
-                     "input: llama2.c checkpoint (legacy or v1) or GGUF (required)"},
+                     "input: llama2.c checkpoint (legacy or v1) or GGUF (required)", "FILE"},
         [V_TOK] = {"--tokenizer", "-z", 1,
                    "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
-                   "tok<vocab>.bin in the models folder)"},
+                   "tok<vocab>.bin in the models folder)",
+                   "FILE"},
         [V_TYPE] = {"--type", NULL, 1,
                     "weight type of every matrix: f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q6_k; "
                     "or llama-quantize's per-tensor mix: Q4_0, Q4_K_M, Q6_K, Q8_0 (required; "
-                    "vectors stay f32)"},
+                    "vectors stay f32)",
+                    "TYPE"},
         [V_OUT] = {"--output", "-o", 1,
-                   "output GGUF file (required; written to FILE.tmp, then renamed)"},
+                   "output GGUF file (required; written to FILE.tmp, then renamed)", "FILE"},
         [V_FALLBACK] = {"--fallback", NULL, 1,
                         "block types: type of matrices whose rows are not whole blocks (32 values; "
-                        "256 for q4_k, q6_k): f16 (default), f32, or none (refuse)"},
-        [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)"},
+                        "256 for q4_k, q6_k): f16 (default), f32, or none (refuse)",
+                        "TYPE"},
+        [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)", "TEXT"},
         [V_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err)) return cmd_fail("convert", err);
+    if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err))
+        return cmd_usage("convert", err);
     if (args_flag(o, V_COUNT, "--help")) {
         args_usage("decbench convert --model IN --type TYPE|MIX -o OUT.gguf [--tokenizer TOK]", o,
                    V_COUNT);
@@ -84,7 +88,7 @@ int cmd_convert(int argc, char **argv) {
                *out = args_str(o, V_COUNT, "--output", NULL);
     const char *type_s = args_str(o, V_COUNT, "--type", NULL);
     if (!in || !out || !type_s)
-        return cmd_fail("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
+        return cmd_usage("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
     char name[256];
     base_name(in, name, sizeof name);
     convert_opts opts = {.name = args_str(o, V_COUNT, "--name", name)};
@@ -92,10 +96,10 @@ int cmd_convert(int argc, char **argv) {
         char types[200];
         convert_scheme_list(types, sizeof types);
         snprintf(err, sizeof err, "--type %s: expected %s", type_s, types);
-        return cmd_fail("convert", err);
+        return cmd_usage("convert", err);
     }
     if (parse_fallback(args_str(o, V_COUNT, "--fallback", "f16"), &opts.fallback, err))
-        return cmd_fail("convert", err);
+        return cmd_usage("convert", err);
     if (same_file(in, out))
         return cmd_fail("convert", "-o names the input file; choose another output");
     model *m = NULL;

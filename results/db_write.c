@@ -153,14 +153,22 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
         if (!dbytes) dbytes = fb;
     }
     if (db_exec(d->h, "BEGIN IMMEDIATE", "db_begin_run: begin", err) != 0) return -1;
+    /* SHA-256 inside the transaction, so the cache row and the run land together. */
+    char msha[65], dsha[65];
+    const char *model_sha = r->model_sha256, *draft_sha = r->draft_sha256;
+    if (!model_sha && r->model_path && db_file_sha256(d, r->model_path, msha, NULL) == 0)
+        model_sha = msha;
+    if (!draft_sha && r->draft_path && db_file_sha256(d, r->draft_path, dsha, NULL) == 0)
+        draft_sha = dsha;
     int64_t env = 0;
     sqlite3_stmt *st = NULL;
     if (r->env && env_id(d, r->env, &env, err) != 0) goto fail;
     if (prepare(d, &st,
                 "INSERT INTO runs (command, label, model_path, model_bytes, model_hash, "
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
-                "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
+                "model_sha256, draft_sha256, shard, decoders) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -184,6 +192,10 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     bind_int_or_null(st, i++, env, 0);
     bind_int_or_null(st, i++, r->sweep_id, 0);
     bind_int_or_null(st, i++, r->baseline_run_id, 0);
+    bind_text(st, i++, model_sha);
+    bind_text(st, i++, draft_sha);
+    bind_text(st, i++, r->shard);
+    bind_text(st, i++, r->decoders);
     if (step_done(d, st, "db_begin_run", "run", err) != 0) goto fail;
     sqlite3_finalize(st);
     st = NULL;
@@ -338,9 +350,9 @@ static int insert_hist(db *d, int64_t sid, const char *kind, const long *v, int 
 static const char *const SAMPLE_HEAD[] = {"run_id",     "dataset",  "sample_index",
                                           "sample_key", "category", "decoder",
                                           "spec",       "repeat",   "output_hash"};
-static const char *const SAMPLE_TAIL[] = {"tps_decode",   "tps_e2e",      "matched",
-                                          "diverge_pos",  "greedy_token", "decoder_token",
-                                          "greedy_margin"};
+static const char *const SAMPLE_TAIL[] = {"tps_decode",    "tps_e2e",      "matched",
+                                          "diverge_pos",   "greedy_token", "decoder_token",
+                                          "greedy_margin", "turn"};
 #define N_HEAD (int)(sizeof SAMPLE_HEAD / sizeof SAMPLE_HEAD[0])
 #define N_TAIL (int)(sizeof SAMPLE_TAIL / sizeof SAMPLE_TAIL[0])
 
@@ -459,6 +471,7 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     } else {
         for (int k = 0; k < 4; k++) sqlite3_bind_null(st, i++);
     }
+    sqlite3_bind_int(st, i++, s->turn > 0 ? s->turn : 1);
     if (step_done(d, st, where, "sample", err) != 0) goto fail;
     int64_t sid = sqlite3_last_insert_rowid(d->h);
 

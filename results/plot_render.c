@@ -28,6 +28,7 @@
 
 #include "util/err.h"
 #include "util/file.h"
+#include "util/paths.h"
 
 extern char **environ;
 
@@ -137,10 +138,15 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
                        const char *out_dir, char *err) {
     if ((unsigned)kind >= REPORT_PLOT_KINDS)
         return err_set(err, "plot: unknown plot kind %d", (int)kind);
-#ifdef DECBENCH_SOURCE_DIR
-    if (!plots_dir) plots_dir = DECBENCH_SOURCE_DIR "/plots";
-#endif
-    if (!plots_dir) return err_set(err, "plot: no plots directory given");
+    char found[4096];
+    if (!plots_dir) {
+        if (paths_data_dir("plots", found, sizeof found) != 0)
+            return err_set(err,
+                           "plot: no folder of gnuplot scripts found (last tried %s); give "
+                           "--plots-dir DIR or set DECBENCH_HOME",
+                           found);
+        plots_dir = found;
+    }
     const char *name = report_plot_script(kind);
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", (int)strcspn(name, "."), name);
