@@ -14,10 +14,10 @@ enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COU
 
 int cmd_synth(int argc, char **argv) {
     args_opt o[S_COUNT] = {
-        [S_CONFIG] =
-            {"--config", "-c", 1,
-             "preset (see below) or [ARCH:]dim,hidden,layers,heads,kv_heads,vocab,seq[,head_size]",
-             "SHAPE"},
+        [S_CONFIG] = {"--config", "-c", 1,
+                      "preset (see below) or [ARCH:]dim,hidden,layers,heads,kv_heads,vocab,seq[,"
+                      "head_size]",
+                      "SHAPE"},
         [S_SEED] = {"--seed", "-s", 1, "random seed (default 1)", "N"},
         [S_OUT] = {"--output", "-o", 1, "output file (required)", "FILE"},
         [S_VOCAB] = {"--vocab", NULL, 1,
@@ -64,11 +64,11 @@ int cmd_synth(int argc, char **argv) {
         return cmd_usage("synth", err);
     model_config *c = &s.cfg;
     if (vocab > 0) c->vocab_size = (int)vocab;
-    if (model_config_check(c, cfg_s, err)) return cmd_usage("synth", err);
+    if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);
     if (!type_s && !synth_needs_gguf(&s)) {
         if (tok_s)
             return cmd_usage("synth", "--tokenizer: a llama2.c checkpoint holds no vocabulary (add "
-                                      "--type to write GGUF)");
+                                     "--type to write GGUF)");
         if (synth_write(out, c, (uint64_t)seed, err)) return cmd_fail("synth", err);
         fprintf(stderr,
                 "wrote %s: dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d, "

@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "util/err.h"
-#include "util/paths.h"
 #include "util/file.h"
+#include "util/paths.h"
 
 extern char **environ;
 

@@ -56,8 +56,8 @@ expect_fail project_cost_fifo "--project-cost fifo: is not a regular file \(a FI
     $B report --db r.db --layout projected --project-cost fifo
 expect_fail project_cost_dir "--project-cost adir: is a directory, expected a cost file" \
     $B report --db r.db --layout projected --project-cost adir
-expect_fail report_out_dir "adir: is a directory, expected a report file" $B report --db r.db -o adir
-expect_fail report_out_fifo "fifo: is not a regular file \(a FIFO\), expected a report file" $B report --db r.db -o fifo
+expect_fail report_out_dir "adir: is a directory, expected a report file" $B report --db r.db --format md -o adir
+expect_fail report_out_fifo "fifo: is not a regular file \(a FIFO\), expected a report file" $B report --db r.db --format md -o fifo
 expect_fail cost_csv_dir "adir: is a directory, expected a CSV file" \
     $B cost --model "$M" --rows 1 --context 4 --seconds 1 --no-bandwidth --csv adir
 # gnuplot opens the scripts itself: a FIFO among them would block it forever

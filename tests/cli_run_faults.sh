@@ -35,7 +35,7 @@ $B "${ARGS[@]}" --db ref.db >/dev/null 2>ref.err
 expect_eq reference_run 0 $?
 limited 400 $B "${ARGS[@]}" --db full.db >/dev/null 2>full.err
 expect_eq full_exit 1 $?
-expect_grep full_error "repeat 0: (disk I/O error|disk is full)" full.err
+expect_grep full_error "(disk I/O error|disk is full)" full.err
 expect_grep full_resume_hint "stopped by the error above: run 1 is incomplete .*continue it with:" full.err
 expect_grep full_resume_command "--trace --db full.db --resume 1$" full.err
 expect_eq full_incomplete_with_reason "incomplete|1" \
