@@ -100,6 +100,7 @@ int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o
             rep_positions_free(all, n);
             return -1;
         }
+        if (m == 0) continue; /* a run that drafted nothing (greedy's, a sweep's baseline) */
         rep_pos *g = realloc(all, sizeof *g * (size_t)(n + m));
         if (!g) {
             rep_positions_free(p, m);
