@@ -90,9 +90,13 @@ int cmd_cost(int argc, char **argv) {
     file_out csv_out = {0};
     FILE *csv = NULL; /* csv_out.f: written through PATH.tmp, renamed when every point is in */
     int rc = 1;
-    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) ||
-        fwd_new(&f, m, pool, max_rows, km, err))
+    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
+    /* the context the measurement needs, within what the model was trained for (its default is
+     * capped at MODEL_DEFAULT_CTX) */
+    if (context + max_rows > m->cfg.seq_len && context + max_rows <= m->cfg.ctx_train &&
+        model_set_context(m, (int)context + max_rows, err))
         goto done;
+    if (fwd_new(&f, m, pool, max_rows, km, err)) goto done;
     if (context + max_rows > m->cfg.seq_len) {
         err_set(err, "--context %ld + %d rows exceed %s's context length %d", context, max_rows,
                 model_path, m->cfg.seq_len);

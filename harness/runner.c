@@ -154,7 +154,7 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     /* Datasets first: a malformed record must fail before a model is even loaded. */
     if (open_datasets(r, err) ||
         session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
-        encode_prompts(r, err))
+        session_set_ctx(&r->s, o->ctx, err) || encode_prompts(r, err))
         return -1;
     r->out = malloc(sizeof(int) * (size_t)r->max_out);
     /* Every verification step emits at least one token; the margin of 16 covers decoders that

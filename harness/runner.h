@@ -59,10 +59,11 @@ typedef struct {
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
     int shard_i, shard_n; /* --shard I/N; shard_n = 0: the whole work */
+    int ctx; /* --ctx; 0: the model's default (MODEL_DEFAULT_CTX) */
 } runner_opts;
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 21
+#define RUNNER_N_OPTS 22
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);

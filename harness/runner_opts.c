@@ -54,6 +54,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--shard", NULL, "I/N",
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
+    OPTV("--ctx", NULL, "N",
+        "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
+        "allocated for all of it)"),
 };
 
 void runner_options(args_opt *o) {
@@ -81,14 +84,16 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     if (strcmp(ro->kernels, "exact") && strcmp(ro->kernels, "blas"))
         return err_set(err, "--kernels %s: expected exact or blas", ro->kernels);
     if (!*ro->db_path) return err_set(err, "--db: empty path");
-    long v[7];
+    long v[8];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||
         args_int(o, n, "--offset", 0, 0, 1 << 30, &v[1], err) ||
         args_int(o, n, "--max-new", 0, 1, 1 << 24, &v[2], err) ||
         args_int(o, n, "--repeats", 1, 1, 10000, &v[3], err) ||
         args_int(o, n, "--warmup", 1, 0, 1000, &v[4], err) ||
-        args_int(o, n, "--threads", 0, 0, 1024, &v[5], err))
+        args_int(o, n, "--threads", 0, 0, 1024, &v[5], err) ||
+        args_int(o, n, "--ctx", 0, 1, 1 << 20, &v[6], err))
         return -1;
+    ro->ctx = (int)v[6];
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
     const char *shard = args_str(o, n, "--shard", NULL);

@@ -32,6 +32,10 @@ int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
 
+/* Sets the context of the target to n tokens (1..its trained context), and the draft's to n or
+ * its own trained context if shorter: --ctx. n = 0 keeps MODEL_DEFAULT_CTX (model.h). */
+int session_set_ctx(session *s, int n, char *err);
+
 /* The number of online cores. */
 int session_cores(void);
 

@@ -48,12 +48,12 @@ typedef struct convert_vocab convert_vocab;
 int convert_vocab_load(convert_vocab **out, const char *path, char *err);
 void convert_vocab_free(convert_vocab *v);
 int convert_vocab_size(const convert_vocab *v);
-int convert_vocab_eos(const convert_vocab *v);
+int convert_vocab_eos(const convert_vocab *v); /* -1: a GGUF vocabulary without one */
 const char *convert_vocab_path(const convert_vocab *v); /* the file it was read from */
 
-/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id and n >= its size tokens: the rows
- * past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads vocabularies
- * to the embedding's rows. */
+/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id (none if < 0) and n >= its size
+ * tokens: the rows past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads
+ * vocabularies to the embedding's rows. -1 (nothing added) if n is smaller than its size. */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n);
 
 /* ---- quantizers (one row of n values; n a multiple of the type's block) ------------------ */
