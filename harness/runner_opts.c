@@ -51,6 +51,12 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--label", NULL, "TEXT", "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
+    OPTV("--turns", NULL, "N",
+         "turns of multi-turn records (MT-bench, Spec-Bench's mt_bench: 2) to measure, each after "
+         "greedy's answer to the one before, in the model's chat format (default 1: the first)"),
+    OPTV("--order", NULL, "ORDER",
+         "grouped (default: dataset after dataset), interleave[:C] (C consecutive prompts of each "
+         "dataset in turn; C = 1) or shuffle[:SEED] (a seeded random order over all datasets)"),
     OPTV("--shard", NULL, "I/N",
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
@@ -96,6 +102,27 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->ctx = (int)v[6];
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
+    long turns;
+    if (args_int(o, n, "--turns", 1, 1, 16, &turns, err)) return -1;
+    ro->turns = (int)turns;
+    const char *order = args_str(o, n, "--order", "grouped");
+    const char *colon = strchr(order, ':');
+    size_t len = colon ? (size_t)(colon - order) : strlen(order);
+    if (len == 7 && !strncmp(order, "grouped", len) && !colon) {
+        ro->order = RUNNER_ORDER_GROUPED;
+    } else if (len == 10 && !strncmp(order, "interleave", len)) {
+        long long c = 1;
+        if (colon && num_parse(colon + 1, 1, 1 << 30, &c, "--order interleave:C", err)) return -1;
+        ro->order = RUNNER_ORDER_INTERLEAVE, ro->order_n = (int)c;
+    } else if (len == 7 && !strncmp(order, "shuffle", len)) {
+        long long sd = 0;
+        if (colon && num_parse(colon + 1, 0, INT64_MAX, &sd, "--order shuffle:SEED", err))
+            return -1;
+        ro->order = RUNNER_ORDER_SHUFFLE, ro->order_seed = (uint64_t)sd;
+    } else {
+        return err_set(err, "--order %.40s: expected grouped, interleave[:C] or shuffle[:SEED]",
+                       order);
+    }
     const char *shard = args_str(o, n, "--shard", NULL);
     if (shard) {
         long long si, sn;
