@@ -1,4 +1,5 @@
 /* registry.c: the decoder table, spec parsing and the shared framework of dec_impl.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,12 +104,14 @@ static int parse_params(dec *d, const char *s, char *err) {
         const param_def *p = &vt->params[idx];
         if (p->kind == PARAM_INT) {
             char *end;
+            errno = 0;
             long v = strtol(val, &end, 10);
             if (!*val || *end)
                 return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
-            if (v < p->min || v > p->max)
-                return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min,
-                               p->max);
+            /* the value as typed: strtol saturates what overflows (issue 15.11) */
+            if (errno == ERANGE || v < p->min || v > p->max)
+                return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val,
+                               p->min, p->max);
             d->param[idx] = (int)v;
         } else {
             int found = -1;

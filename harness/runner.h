@@ -234,5 +234,7 @@ char *runner_command_line(int argc, char **argv);
 
 /* Creates the parent folders of a database path (mkdir -p), so --db out/x.db works. */
 int runner_make_parent(const char *path, char *err);
+/* mkdir -p path; what names it in messages ("the plots folder results/plots"). */
+int runner_make_dir(const char *path, const char *what, char *err);
 
 #endif

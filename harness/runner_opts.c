@@ -240,6 +240,15 @@ int runner_make_parent(const char *path, char *err) {
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return 0; /* the current folder or / */
     *slash = '\0';
+    char what[4200];
+    snprintf(what, sizeof what, "the database %s", path);
+    return runner_make_dir(dir, what, err);
+}
+
+int runner_make_dir(const char *path, const char *what, char *err) {
+    char dir[4096];
+    if (strlen(path) >= sizeof dir) return err_set(err, "%s: path too long", path);
+    snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1;; p++) {
         if (*p != '/' && *p != '\0') continue;
         char c = *p;
@@ -247,10 +256,10 @@ int runner_make_parent(const char *path, char *err) {
         struct stat st;
         if (stat(dir, &st) != 0) {
             if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-                return err_set(err, "cannot create folder %s for the database %s: %s", dir, path,
+                return err_set(err, "cannot create folder %s for %s: %s", dir, what,
                                strerror(errno));
         } else if (!S_ISDIR(st.st_mode)) {
-            return err_set(err, "cannot create the database %s: %s is not a folder", path, dir);
+            return err_set(err, "cannot create %s: %s is not a folder", what, dir);
         }
         *p = c;
         if (!c) break;
