@@ -19,7 +19,7 @@
 #include "results/db.h"
 #include "util/err.h"
 
-enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_HELP, C_COUNT };
+enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_LOGITS, C_HELP, C_COUNT };
 
 static int parse_rows(const char *s, int *rows, int max, int *n, char *err) {
     *n = 0;
@@ -48,6 +48,9 @@ int cmd_cost(int argc, char **argv) {
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
         [C_LABEL] = {"--label", NULL, 1, "label of the stored run"},
+        [C_LOGITS] = {"--logits", NULL, 1,
+                      "all (default: every row's logits, as verification needs) or last (the last "
+                      "row's only, as a prompt pass and llama-bench's pp)"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -67,6 +70,10 @@ int cmd_cost(int argc, char **argv) {
         return cmd_fail("cost", err);
     const char *model_path = args_str(o, C_COUNT, "--model", NULL);
     if (!model_path) return cmd_fail("cost", "--model FILE is required");
+    const char *logits = args_str(o, C_COUNT, "--logits", "all");
+    if (strcmp(logits, "all") != 0 && strcmp(logits, "last") != 0)
+        return cmd_fail("cost", "--logits: expected all or last");
+    int last_only = strcmp(logits, "last") == 0;
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
@@ -110,14 +117,16 @@ int cmd_cost(int argc, char **argv) {
     printf("# model %s: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, %s weights, %.1f MB\n",
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            wtype_name(m->main_type), model_weight_bytes(m) / 1e6);
-    printf("# %d threads, %s kernels, context %ld; memory read bandwidth %.1f GB/s", nt,
-           kern_mode_name(km), context, bw);
+    printf("# %d threads, %s kernels, context %ld, logits of %s; memory read bandwidth %.1f GB/s", nt,
+           kern_mode_name(km), context, last_only ? "the last row" : "every row", bw);
     if (bw > 0) printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (bw * 1e9) * 1e3);
     printf("\n%6s %12s %12s %10s %10s %8s\n", "rows", "ms/pass", "ms/row", "GFLOP/s", "GB/s", "passes");
     if (csv) fprintf(csv, "rows,seconds\n");
     for (int i = 0; i < n_rows; i++) {
         measure_point p;
-        if (measure_forward(f, rows[i], (int)context, ms / 1000.0, &p, err)) goto done;
+        if (measure_forward_logits(f, rows[i], last_only ? 1 : rows[i], (int)context, ms / 1000.0,
+                                   &p, err))
+            goto done;
         printf("%6d %12.4f %12.4f %10.2f %10.2f %8d\n", p.rows, p.seconds * 1e3, p.seconds * 1e3 / p.rows,
                p.gflops, p.weight_gbps, p.repeats);
         fflush(stdout);

@@ -39,6 +39,35 @@ typedef struct {
 
 extern const kern_isa_ops kern_isa_scalar_ops;
 
+/* The int8 mode's quantized activation row (kern_act_quantize, kernels.h): groups of 64 values
+ * (two blocks of 32, the 16 lanes of one AVX-512 register), then a float per block for the
+ * mins. In a group, q: the 64 int8 values; c: per 4 values (one 32-bit lane), -128 times their
+ * sum (the start of a vpdpbusd sum that cancels a +128 offset of the weights: arithmetic shifts
+ * by 4 and 2 make it -8 and -32 times, for q4_0's and q6_k's offsets); d: the lane's d_b (8
+ * lanes per block). Past K everything is 0. After the groups: ds[2 * groups], d_b times the sum
+ * of block b's q (rounded), for the mins. */
+typedef struct {
+    int8_t q[64];
+    int32_t c[16];
+    float d[16];
+} kern_a8_group;
+
+static inline int kern_a8_groups(int K) {
+    return (K + 63) / 64;
+}
+
+static inline const float *kern_a8_ds(const void *row, int K) {
+    return (const float *)((const kern_a8_group *)row + kern_a8_groups(K));
+}
+
+/* Whether a matrix of that many bytes streams from memory (a tile's `streams`). The whole
+ * matrix, not one thread's share of its rows, decides: the 110M shape's rows split 8 ways fit
+ * in the cache, the matrix does not (deciding by the share made q8_0 110M 1.5-2x slower at
+ * T = 1). */
+static inline int kern_streams(size_t matrix_bytes) {
+    return matrix_bytes > ((size_t)512 << 10);
+}
+
 /* Rows widened at a time by the generic paths: up to 16, fewer for long rows so the buffer
  * (on the stack) stays within 256 KB. */
 static inline int kern_widen_rows(int K) {
@@ -81,6 +110,18 @@ KERN_TILE_DECL(kern_avx512_q3_k);
 KERN_TILE_DECL(kern_avx512_q4_k);
 KERN_TILE_DECL(kern_avx512_q5_k);
 KERN_TILE_DECL(kern_avx512_q6_k);
+/* The int8 mode's tiles (kernels_avx2_int8.c; kernels_avx512_vnni.c, which needs VNNI). */
+#define KERN_INT8_DECL(fn)                                                                         \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
+            int T, float *y, size_t ldy, int streams)
+KERN_INT8_DECL(kern_avx2_int8_q8_0);
+KERN_INT8_DECL(kern_avx2_int8_q4_0);
+KERN_INT8_DECL(kern_avx2_int8_q4_k);
+KERN_INT8_DECL(kern_avx2_int8_q6_k);
+KERN_INT8_DECL(kern_vnni_q8_0);
+KERN_INT8_DECL(kern_vnni_q4_0);
+KERN_INT8_DECL(kern_vnni_q4_k);
+KERN_INT8_DECL(kern_vnni_q6_k);
 #define KERN_X86_FN(f) f
 #else
 #define KERN_X86_FN(f) NULL
