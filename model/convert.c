@@ -133,7 +133,7 @@ static int put_matrix(job *J, const char *name, const wmat *src) {
     return 0;
 }
 
-static int put_norm(job *J, const char *name, const float *x, int n) {
+static int put_vector(job *J, const char *name, const float *x, int n) {
     uint64_t ne[1] = {(uint64_t)n};
     J->rep.weight_bytes += sizeof(float) * (size_t)n;
     gguf_writer_add_tensor(J->w, name, GGUF_TENSOR_F32, 1, ne, x, sizeof(float) * (uint64_t)n);
@@ -149,15 +149,23 @@ static void put_config(job *J, const convert_vocab *v) {
     gguf_writer_add_str(w, "general.name", J->o->name ? J->o->name : a->name);
     gguf_writer_add_u32(w, "general.file_type", (uint32_t)wtype_get(J->o->type)->file_type);
     if (wtype_get(J->o->type)->block > 1) gguf_writer_add_u32(w, "general.quantization_version", 2);
-    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), (uint32_t)c->seq_len);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), (uint32_t)c->ctx_train);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_EMBEDDING_LENGTH, k), (uint32_t)c->dim);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_BLOCK_COUNT, k), (uint32_t)c->n_layers);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_FEED_FORWARD_LENGTH, k), (uint32_t)c->hidden_dim);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT, k), (uint32_t)c->n_heads);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT_KV, k), (uint32_t)c->n_kv_heads);
     gguf_writer_add_f32(w, arch_key(a, ARCH_KV_RMS_EPS, k), c->norm_eps);
+    if (c->head_size * c->n_heads != c->dim) { /* as llama.cpp's converter: head_dim given */
+        gguf_writer_add_u32(w, arch_key(a, ARCH_KV_KEY_LENGTH, k), (uint32_t)c->head_size);
+        gguf_writer_add_u32(w, arch_key(a, ARCH_KV_VALUE_LENGTH, k), (uint32_t)c->head_size);
+    }
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_ROPE_DIMENSION_COUNT, k), (uint32_t)c->rope_dim);
     gguf_writer_add_f32(w, arch_key(a, ARCH_KV_ROPE_FREQ_BASE, k), c->rope_theta);
+    if (c->rope_factor != 1.0f) {
+        gguf_writer_add_str(w, arch_key(a, ARCH_KV_ROPE_SCALING_TYPE, k), "linear");
+        gguf_writer_add_f32(w, arch_key(a, ARCH_KV_ROPE_SCALING_FACTOR, k), c->rope_factor);
+    }
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_VOCAB_SIZE, k), (uint32_t)c->vocab_size);
     convert_vocab_write(v, w, c->end_id);
 }
@@ -172,7 +180,7 @@ static int put_tensor(job *J, arch_tensor t, int l) {
     arch_tensor_name(t, l, name, sizeof name);
     if (arch_tensor_get(t)->vector) {
         const float *v = *arch_vector(m, t, l);
-        return v ? put_norm(J, name, v, arch_dim_value(&m->cfg, arch_tensor_get(t)->cols)) : 0;
+        return v ? put_vector(J, name, v, arch_dim_value(&m->cfg, arch_tensor_get(t)->cols)) : 0;
     }
     const wmat *w = arch_matrix(m, t, l);
     if (!w->data) return 0;
