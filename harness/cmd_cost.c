@@ -42,7 +42,7 @@ int cmd_cost(int argc, char **argv) {
         [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default 1,2,4,8,16,32,64,128,256)"},
         [C_CONTEXT] = {"--context", NULL, 1, "committed tokens before the measured pass (default 128)"},
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas"},
         [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, ms (default 300)"},
         [C_CSV] = {"--csv", NULL, 1, "also write rows,seconds to this file (for report --project-cost)"},
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database"},
@@ -77,7 +77,7 @@ int cmd_cost(int argc, char **argv) {
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_fail("cost", "--kernels: expected exact or blas");
+        return cmd_fail("cost", "--kernels: expected " KERN_MODE_NAMES);
     int nt = threads > 0 ? (int)threads : session_cores();
     int max_rows = 0;
     for (int i = 0; i < n_rows; i++) max_rows = rows[i] > max_rows ? rows[i] : max_rows;

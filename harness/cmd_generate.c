@@ -92,7 +92,8 @@ int cmd_generate(int argc, char **argv) {
         [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
         [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)"},
+                    "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
+                    "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
     };

@@ -38,7 +38,8 @@ static const args_opt common[RUNNER_N_OPTS] = {
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPT("--threads", "-t", 1, "threads (default: one per core)"),
     OPT("--kernels", NULL, 1,
-        "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
+        "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
+        "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
     OPT("--db", NULL, 1, "results database (default results/decbench.db; folders are created)"),
     OPT("--data-dir", NULL, 1, "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
