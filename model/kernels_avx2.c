@@ -31,7 +31,7 @@ static inline __m256 maskload8(const float *p, int n) { /* first n (0..8) floats
 /* AVX2 holds the 16 lanes in two registers, so tiles are at most 2 rows x 3 tokens. */
 static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
                                                        const float *x, size_t ldx, int TT, int K,
-                                                       float *y, size_t ldy) {
+                                                       float *y, size_t ldy, size_t ys) {
     __m256 lo[4][4], hi[4][4];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
@@ -56,22 +56,23 @@ static inline __attribute__((always_inline)) void tile(const float *w, size_t ld
         }
     }
     for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold256x2(lo[i][t], hi[i][t]);
+        for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
 }
 
 static float avx2_dot(const float *a, const float *b, int n) {
     float y;
-    tile(a, 0, 1, b, 0, 1, n, &y, 0);
+    tile(a, 0, 1, b, 0, 1, n, &y, 0, 1);
     return y;
 }
 
 #define TILE_R 2
 #define TILE_T 3
 
-/* A block of rt <= TILE_R rows against all T tokens in tiles of TILE_T. */
-#define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy)
+/* A block of rt <= TILE_R rows (ldw floats apart, results ys apart) against all T tokens in
+ * tiles of TILE_T. */
+#define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy, ys)
 static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_t ldx, int T, int K,
-                       float *y, size_t ldy) {
+                       float *y, size_t ldy, size_t ys) {
     int t = 0;
     for (; t + TILE_T <= T; t += TILE_T) {
         if (rt == 1)
@@ -87,18 +88,16 @@ static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_
     }
 }
 
+/* Rows in pairs (far apart when the matrix streams: kern_rowgroup). */
 static void matmul_f32(const float *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
-                       int T, float *y, size_t ldy) {
-    for (int r = 0; r < rows; r += TILE_R) {
-        int rt = rows - r < TILE_R ? rows - r : TILE_R;
-        rows_block(w + (size_t)r * ldw, ldw, rt, x, ldx, T, K, y + r, ldy);
-    }
+                       int T, float *y, size_t ldy, int streams) {
+    KERN_ROWS_LOOP(TILE_R, rows, streams, (const unsigned char *)w, 4 * ldw,
+                   rows_block((const float *)wr, ws / 4, valid, x, ldx, T, K, y + row, ldy, step));
 }
 
 void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
                    int T, float *y, size_t ldy, int streams) {
-    (void)streams;
-    matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy);
+    matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy, streams);
 }
 
 /* Other types: widen a few rows at a time into a small buffer (exact), then the same tiles;
@@ -112,7 +111,7 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
     for (int r = 0; r < rows; r += n) {
         int rt = rows - r < n ? rows - r : n;
         for (int i = 0; i < rt; i++) to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K);
-        matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy);
+        matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy, 0);
     }
 }
 
@@ -263,7 +262,7 @@ static inline int avx2_block_size(wtype WT) {
 static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char *w,
                                                               size_t ldw, int RT, const float *x,
                                                               size_t ldx, int TT, int K, float *y,
-                                                              size_t ldy, int bytes) {
+                                                              size_t ldy, size_t ys, int bytes) {
     __m256 lo[2][3], hi[2][3];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
@@ -289,39 +288,38 @@ static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const un
         }
     }
     for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold256x2(lo[i][t], hi[i][t]);
+        for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
 }
 
 /* Tokens in threes, one row at a time (its weights formed once per three tokens); one or two
- * tokens left, two rows at a time (the registers hold no more accumulators). */
-static inline __attribute__((always_inline)) void matmul_blocks(wtype WT, const unsigned char *w,
-                                                                size_t ldw, int rows, int K,
-                                                                const float *x, size_t ldx, int T,
-                                                                float *y, size_t ldy, int bytes) {
+ * tokens left, two rows at a time (the registers hold no more accumulators), far apart when the
+ * matrix streams (kern_rowgroup). */
+static inline __attribute__((always_inline)) void
+matmul_blocks(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+              size_t ldx, int T, float *y, size_t ldy, int bytes, int streams) {
     int t3 = T / 3 * 3;
     for (int r = 0; r < rows; r++)
         for (int t = 0; t < t3; t += 3)
-            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy,
+            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy, 1,
                         bytes);
     int rem = T - t3;
-    for (int r = 0; rem && r < rows; r += 2) {
-        const unsigned char *wr = w + r * ldw;
-        float *yr = y + t3 * ldy + r;
-        const float *xr = x + t3 * ldx;
-        if (rows - r == 1)
-            rem == 1 ? tile_blocks(WT, wr, ldw, 1, xr, ldx, 1, K, yr, ldy, bytes)
-                     : tile_blocks(WT, wr, ldw, 1, xr, ldx, 2, K, yr, ldy, bytes);
-        else
-            rem == 1 ? tile_blocks(WT, wr, ldw, 2, xr, ldx, 1, K, yr, ldy, bytes)
-                     : tile_blocks(WT, wr, ldw, 2, xr, ldx, 2, K, yr, ldy, bytes);
-    }
+    const float *xr = x + t3 * ldx;
+    float *yr = y + t3 * ldy;
+    if (rem)
+        KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
+            if (valid == 1)
+                rem == 1 ? tile_blocks(WT, wr, ws, 1, xr, ldx, 1, K, yr + row, ldy, step, bytes)
+                         : tile_blocks(WT, wr, ws, 1, xr, ldx, 2, K, yr + row, ldy, step, bytes);
+            else
+                rem == 1 ? tile_blocks(WT, wr, ws, 2, xr, ldx, 1, K, yr + row, ldy, step, bytes)
+                         : tile_blocks(WT, wr, ws, 2, xr, ldx, 2, K, yr + row, ldy, step, bytes);
+        });
 }
 
 #define TYPED(fn, WT, BYTES)                                                                       \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
             int T, float *y, size_t ldy, int streams) {                                            \
-        (void)streams;                                                                             \
-        matmul_blocks(WT, w, ldw, rows, K, x, ldx, T, y, ldy, BYTES);                              \
+        matmul_blocks(WT, w, ldw, rows, K, x, ldx, T, y, ldy, BYTES, streams);                     \
     }
 TYPED(kern_avx2_q8_0, WTYPE_Q8_0, 34)
 TYPED(kern_avx2_q4_0, WTYPE_Q4_0, 18)
@@ -393,10 +391,9 @@ static inline __attribute__((always_inline)) __m256 int8_scales(wtype WT, int b,
 
 /* RT rows x TT tokens (RT * TT <= 4), each product in two 8-lane accumulators (and q4_k's mins
  * in an 8-lane one). */
-static inline __attribute__((always_inline)) void int8_tile(wtype WT, const unsigned char *w,
-                                                            size_t ldw, int RT,
-                                                            const unsigned char *xa, size_t lda,
-                                                            int TT, int K, float *y, size_t ldy) {
+static inline __attribute__((always_inline)) void
+int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned char *xa, size_t lda,
+          int TT, int K, float *y, size_t ldy, size_t ys) {
     __m256 lo[2][2], hi[2][2], mn[2][2];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = mn[i][t] = _mm256_setzero_ps();
@@ -442,35 +439,35 @@ static inline __attribute__((always_inline)) void int8_tile(wtype WT, const unsi
                 __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
                 v -= _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
             }
-            y[t * ldy + i] = v;
+            y[t * ldy + i * ys] = v;
         }
 }
 
-/* Rows in pairs against tokens in pairs; the odd row or token alone. */
-static inline __attribute__((always_inline)) void int8_matmul(wtype WT, const unsigned char *w,
-                                                              size_t ldw, int rows, int K,
-                                                              const unsigned char *xa, size_t lda,
-                                                              int T, float *y, size_t ldy) {
-    for (int r = 0; r < rows; r += 2) {
-        const unsigned char *wr = w + r * ldw;
+/* Rows in pairs (far apart when the matrix streams: kern_rowgroup) against tokens in pairs;
+ * the odd row or token alone. */
+static inline __attribute__((always_inline)) void
+int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
+            size_t lda, int T, float *y, size_t ldy, int streams) {
+    KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
         int t = 0;
-        if (rows - r >= 2) {
+        if (valid == 2) {
             for (; t + 2 <= T; t += 2)
-                int8_tile(WT, wr, ldw, 2, xa + t * lda, lda, 2, K, y + t * ldy + r, ldy);
-            if (t < T) int8_tile(WT, wr, ldw, 2, xa + t * lda, lda, 1, K, y + t * ldy + r, ldy);
+                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
+            if (t < T)
+                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
         } else {
             for (; t + 2 <= T; t += 2)
-                int8_tile(WT, wr, ldw, 1, xa + t * lda, lda, 2, K, y + t * ldy + r, ldy);
-            if (t < T) int8_tile(WT, wr, ldw, 1, xa + t * lda, lda, 1, K, y + t * ldy + r, ldy);
+                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
+            if (t < T)
+                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
         }
-    }
+    });
 }
 
 #define INT8(fn, WT)                                                                               \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
             int T, float *y, size_t ldy, int streams) {                                            \
-        (void)streams;                                                                             \
-        int8_matmul(WT, w, ldw, rows, K, xa, lda, T, y, ldy);                                      \
+        int8_matmul(WT, w, ldw, rows, K, xa, lda, T, y, ldy, streams);                             \
     }
 INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
 INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)

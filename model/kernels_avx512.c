@@ -221,18 +221,12 @@ static inline __attribute__((always_inline)) __m512 chunk(wtype WT, const unsign
  * read in groups of up to 16 whose scales are staged together; k-quant blocks one at a time. */
 static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char **wr,
                                                               int RT, const float *x, size_t ldx,
-                                                              int TT, int K, __m512 acc[16],
-                                                              int pf) {
+                                                              int TT, int K, __m512 acc[16]) {
     const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
     const int GROUP = BS == 32 ? 16 : 1; /* blocks per staging */
     stage st[16];
     for (int k0 = 0; k0 < K; k0 += GROUP * BS) {
         int nb = (K - k0) / BS < GROUP ? (K - k0) / BS : GROUP;
-        if (pf) { /* one prefetch per cache line of the group (or block) */
-#pragma GCC unroll 16
-            for (int i = 0; i < RT; i++)
-                for (int o = 0; o < nb * BB; o += 64) prefetch_ahead(wr[i] + o, (size_t)pf);
-        }
         if (GROUP > 1) {
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) stage_group(WT, wr[i], nb, &st[i]);
@@ -274,11 +268,11 @@ static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const un
 /* RT weight rows (ldw bytes apart, storage type WT) x TT tokens, RT * TT <= 16, each product
  * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
  * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
- * not stored. pf > 0 prefetches each row pf bytes ahead of where it is read. */
+ * not stored; results of consecutive rows are ys apart in y (kern_rowgroup). */
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
                                                        int RT, int rows, const float *x, size_t ldx,
                                                        int TT, int K, float *y, size_t ldy,
-                                                       int pf) {
+                                                       size_t ys) {
     __m512 acc[16];
     const unsigned char *wr[16];
 #pragma GCC unroll 16
@@ -286,17 +280,13 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 #pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
     if (is_block(WT)) {
-        tile_blocks(WT, wr, RT, x, ldx, TT, K, acc, pf);
+        tile_blocks(WT, wr, RT, x, ldx, TT, K, acc);
     } else if (WT == WTYPE_Q8_0) {
         /* K is whole blocks: the scale is widened once per block and row, the two 16-lane
          * halves need no masks, and the row pointers step by block (1.3x faster at T = 1 than
          * the general loop through load_w16). The order of the FMAs is the general loop's. */
         for (int k = 0; k < K; k += 32) {
             __m512 d[16];
-            if (pf) {
-#pragma GCC unroll 16
-                for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf);
-            }
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) {
                 uint16_t h;
@@ -329,11 +319,6 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             __mmask16 m =
                 K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
             __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
-            if (pf) {
-#pragma GCC unroll 16
-                for (int i = 0; i < RT; i++)
-                    prefetch_ahead(wr[i], pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k);
-            }
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
 #pragma GCC unroll 16
@@ -351,14 +336,14 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 #pragma GCC unroll 16
         for (int t = 0; t < TT; t++)
             for (int i = 0; i < rows && i < RT; i++)
-                y[t * ldy + i] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
+                y[t * ldy + i * ys] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
         return;
     }
     float out[16];
     _mm512_storeu_ps(out, fold16x16(acc));
 #pragma GCC unroll 16
     for (int t = 0; t < TT; t++)
-        for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = out[t * RT + i];
+        for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i * ys] = out[t * RT + i];
 }
 
 static float avx512_dot(const float *a, const float *b, int n) {
@@ -465,49 +450,33 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
     }
 }
 
-/* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 16x1, 8x2 or 5x3 tiles so
- * each fold still serves 15-16 results (T = 1, plain decoding, is the 16-row case). A matrix
- * too big for the cache (`streams`, decided by kern_matmul) is prefetched on its first read. */
+/* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 4x1 (streaming), 16x1 or 8x1
+ * (in the cache), 8x2 or 5x3 tiles, so that each fold serves many results (T = 1, plain decoding,
+ * is the 1-token case). Rows are grouped by kern_rowgroup: far apart when the matrix streams
+ * from memory (`streams`, decided by kern_matmul). */
+#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
+
 static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const unsigned char *w,
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
     int t0 = T / 4 * 4;
-    for (int r = 0; r < rows; r += 4) {
-        int rt = rows - r < 4 ? rows - r : 4;
-        for (int t = 0; t < t0; t += 4)
-            tile(WT, w + r * ldw, ldw, 4, rt, x + t * ldx, ldx, 4, K, y + t * ldy + r, ldy,
-                 streams && t == 0 ? KERN_STREAM_PREFETCH : 0);
-    }
+    if (t0)
+        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4,
+                                                          K, y + t * ldy + row, ldy, step));
     int rem = T - t0;
-    if (rem == 0) return;
-    int pf = streams && t0 == 0 ? KERN_STREAM_PREFETCH : 0; /* else the 4x4 tiles read it first */
-    /* One token left (plain decoding): a matrix that streams from memory is read 2 rows at a
-     * time (few concurrent streams keep the prefetchers at full bandwidth: 16-row tiles were
-     * 1.4x slower on the 110M shape); one that sits in cache uses 16-row tiles, whose single
-     * fold serves 16 results (8 rows for q8_0, whose 16 rows' scales and widened weights do
-     * not fit in the registers beside the accumulators: 15-20% faster). */
-    int RT = rem == 1   ? (streams                            ? 2
-                           : WT == WTYPE_Q8_0 || is_block(WT) ? 8
-                                                              : 16)
-             : rem == 2 ? 8
-                        : 5;
-    for (int r = 0; r < rows; r += RT) {
-        int rt = rows - r < RT ? rows - r : RT;
-        const unsigned char *wr = w + r * ldw;
-        const float *xr = x + t0 * ldx;
-        float *yr = y + t0 * ldy + r;
-        if (rem == 1 && streams)
-            tile(WT, wr, ldw, 2, rt, xr, ldx, 1, K, yr, ldy, pf);
-        else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
-            tile(WT, wr, ldw, 8, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 1)
-            tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 2)
-            tile(WT, wr, ldw, 8, rt, xr, ldx, 2, K, yr, ldy, pf);
-        else
-            tile(WT, wr, ldw, 5, rt, xr, ldx, 3, K, yr, ldy, pf);
-    }
+    const float *xr = x + t0 * ldx;
+    float *yr = y + t0 * ldy;
+    if (rem == 1 && streams)
+        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 1)
+        ROWS_LOOP(16, tile(WT, wr, ws, 16, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 2)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 2, K, yr + row, ldy, step));
+    else if (rem == 3)
+        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, ldx, 3, K, yr + row, ldy, step));
 }
 
 /* The tiles of the weight-type table (wtype.c). */

@@ -1,7 +1,7 @@
 /* kernels_avx512.h: what the AVX-512 files (kernels_avx512.c, kernels_avx512_vnni.c) share:
- * the folds of 16-lane accumulators in the canonical order (kernels.h), the software prefetch of
- * streaming matrices, f16 broadcasts. Internal to model/; include only from files compiled with
- * the AVX-512 flags (CMakeLists.txt). */
+ * the folds of 16-lane accumulators in the canonical order (kernels.h), the row groups of
+ * streaming matrices, f16 broadcasts, the k-quants' scales. Internal to model/; include only from
+ * files compiled with the AVX-512 flags (CMakeLists.txt). */
 #ifndef MODEL_KERNELS_AVX512_H
 #define MODEL_KERNELS_AVX512_H
 
@@ -10,12 +10,6 @@
 #include <string.h>
 
 #include "model/wtype.h"
-
-/* Software prefetch distance, in bytes ahead of each weight row pointer, for matrices that
- * stream from memory. The hardware prefetchers alone left one core at ~6 GB/s on q8_0 (its
- * 2 KB rows are short streams) and ~8 GB/s on f32; 16 KB ahead brings a 2-core pass close to
- * the machine's read bandwidth (bench/gguf_speed.sh; 8-64 KB all help, 16 KB was best on f16). */
-#define KERN_STREAM_PREFETCH 16384
 
 static inline float fold512(__m512 a) {
     __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -47,16 +41,6 @@ static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]
 
 /* The accumulator whose fold lands in lane L of fold16x16 (the map is its own inverse). */
 #define ACC_FOR_LANE(L) (4 * ((L) % 4) + (L) / 4)
-
-/* Prefetches the cache line `ahead` bytes past p. The address is formed as an integer: it may
- * lie past the matrix (a prefetch never faults), where pointer arithmetic would be undefined.
- * always_inline matters: GCC 12 judges a function holding only a prefetch free of side effects
- * and deletes the calls it has not inlined (without the prefetches a q8_0 1.1B pass is ~30%
- * slower). */
-static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned char *p,
-                                                                 size_t ahead) {
-    _mm_prefetch((const char *)((uintptr_t)p + ahead), _MM_HINT_T0);
-}
 
 static inline __m512 bcast_half(const unsigned char *p) {
     uint16_t h;

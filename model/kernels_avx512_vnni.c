@@ -11,8 +11,8 @@
  * kernels.h, exact, so its conversion, times the scale vector A * d (the lane's two scales),
  * fused into the lane's accumulator is the reference's order. Lanes 0-7 hold block 2p and 8-15
  * block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want. The tile shapes are the
- * exact kernels' (kernels_avx512.c): 4 rows x 4 tokens, 16 rows at one token in the cache, 2
- * streaming. */
+ * exact kernels' (kernels_avx512.c): 4 rows x 4 tokens; at one token 8 rows in the cache, 4 far
+ * apart when the matrix streams (kern_rowgroup). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -28,11 +28,6 @@ static inline int kq(wtype WT) { /* a k-quant: 256-value super-blocks, 4 groups 
 
 static inline int bytes_of(wtype WT) {
     return WT == WTYPE_Q8_0 ? 34 : WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_K ? 144 : 210;
-}
-
-/* Bytes of a row that hold group p (prefetch distance is counted from there). */
-static inline size_t group_offset(wtype WT, int p) {
-    return kq(WT) ? (size_t)(p / 4) * bytes_of(WT) : (size_t)(2 * p) * bytes_of(WT);
 }
 
 /* Two f16 scales (block 2p and 2p + 1, or 0 for a missing second block) in lanes 0-7, 8-15. */
@@ -122,7 +117,7 @@ static inline float fold256(__m256 a) {
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
                                                        int RT, int rows, const unsigned char *xa,
                                                        size_t lda, int TT, int K, float *y,
-                                                       size_t ldy, int pf) {
+                                                       size_t ldy, size_t ys) {
     __m512 acc[16];
     __m256 accm[16]; /* q4_k's mins, per (row, token) */
     const unsigned char *wr[16];
@@ -151,11 +146,6 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 #pragma GCC unroll 4
         for (int p = p0; p < p0 + per; p++) {
             const int one = 2 * p + 1 == nb;
-            if (pf) {
-#pragma GCC unroll 16
-                for (int i = 0; i < RT; i++)
-                    prefetch_ahead(wr[i] + group_offset(WT, p), (size_t)pf);
-            }
             wgroup g[16];
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) g[i] = load_group(WT, wr[i], p, one, &st[i]);
@@ -187,40 +177,33 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         for (int i = 0; i < rows && i < RT; i++) {
             float v = out[t * RT + i];
             if (WT == WTYPE_Q4_K) v -= fold256(accm[t * RT + i]);
-            y[t * ldy + i] = v;
+            y[t * ldy + i * ys] = v;
         }
 }
 
 /* Tiles as the exact kernels pick them (kernels_avx512.c, matmul_typed): tokens in fours with
- * 4-row tiles; one token left: 2 rows streaming, 16 rows (8 for k-quants' staged scales) in
- * the cache; two or three tokens left: 8x2, 5x3. */
+ * 4-row tiles; one token left: 4 rows streaming, 8 in the cache; two or three left: 8x2, 5x3;
+ * rows far apart when the matrix streams (kern_rowgroup). */
+#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
+
 static inline __attribute__((always_inline)) void
 matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
             size_t lda, int T, float *y, size_t ldy, int streams) {
     int t0 = T / 4 * 4;
-    for (int r = 0; r < rows; r += 4) {
-        int rt = rows - r < 4 ? rows - r : 4;
-        for (int t = 0; t < t0; t += 4)
-            tile(WT, w + r * ldw, ldw, 4, rt, xa + t * lda, lda, 4, K, y + t * ldy + r, ldy,
-                 streams && t == 0 ? KERN_STREAM_PREFETCH : 0);
-    }
+    if (t0)
+        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, xa + t * lda, lda,
+                                                          4, K, y + t * ldy + row, ldy, step));
     int rem = T - t0;
-    if (rem == 0) return;
-    int pf = streams && t0 == 0 ? KERN_STREAM_PREFETCH : 0;
-    int RT = rem == 1 ? (streams ? 2 : 8) : rem == 2 ? 8 : 5;
-    for (int r = 0; r < rows; r += RT) {
-        int rt = rows - r < RT ? rows - r : RT;
-        const unsigned char *wr = w + r * ldw, *xr = xa + t0 * lda;
-        float *yr = y + t0 * ldy + r;
-        if (rem == 1 && streams)
-            tile(WT, wr, ldw, 2, rt, xr, lda, 1, K, yr, ldy, pf);
-        else if (rem == 1)
-            tile(WT, wr, ldw, 8, rt, xr, lda, 1, K, yr, ldy, 0);
-        else if (rem == 2)
-            tile(WT, wr, ldw, 8, rt, xr, lda, 2, K, yr, ldy, pf);
-        else
-            tile(WT, wr, ldw, 5, rt, xr, lda, 3, K, yr, ldy, pf);
-    }
+    const unsigned char *xr = xa + t0 * lda;
+    float *yr = y + t0 * ldy;
+    if (rem == 1 && streams)
+        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step));
+    else if (rem == 1)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 1, K, yr + row, ldy, step));
+    else if (rem == 2)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 2, K, yr + row, ldy, step));
+    else if (rem == 3)
+        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, lda, 3, K, yr + row, ldy, step));
 }
 
 #define INT8(fn, WT)                                                                               \
