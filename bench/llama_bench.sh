@@ -79,10 +79,10 @@ for preset in $PRESETS; do
                     d_tg=$($B generate --model "$g" -n "$N" --threads "$th" --kernels "$km" --stats 2>&1 >/dev/null |
                         awk '/^speed/ { print $2 }')
                     cost=$($B cost --model "$g" --rows 8,64 --context 0 --logits last --threads "$th" \
-                        --kernels "$km" --no-bandwidth --seconds 500)
+                        --kernels "$km" --no-bandwidth --seconds 500ms)
                     d_p8=$(awk '$1 == 8 { print 8000 / $2 }' <<<"$cost")
                     d_p64=$(awk '$1 == 64 { print 64000 / $2 }' <<<"$cost")
-                    one=$($B cost --model "$g" --rows 1 --context 0 --threads "$th" --kernels "$km" --seconds 500)
+                    one=$($B cost --model "$g" --rows 1 --context 0 --threads "$th" --kernels "$km" --seconds 500ms)
                     bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$one")
                     g1=$(awk '$1 == 1 { print $5 }' <<<"$one")
                     csv=$OUT/${preset}_${t}_t${th}_pair$i.csv

@@ -67,6 +67,19 @@ int dec_param(const dec *d, const char *key) {
     abort(); /* a decoder asked for a parameter it did not declare: a programming error */
 }
 
+/* The canonical spec: every parameter, in table order. */
+static void canonical(const dec_vtable *vt, const int *param, char *out, size_t n) {
+    snprintf(out, n, "%s", vt->name);
+    for (int i = 0; i < vt->n_params; i++) {
+        const param_def *p = &vt->params[i];
+        size_t len = strlen(out);
+        if (p->kind == PARAM_INT)
+            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, param[i]);
+        else
+            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->choices[param[i]]);
+    }
+}
+
 static int parse_params(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
     for (int i = 0; i < vt->n_params; i++) d->param[i] = vt->params[i].def;
@@ -106,18 +119,15 @@ static int parse_params(dec *d, const char *s, char *err) {
             d->param[idx] = found;
         }
     }
-    /* canonical spec: every parameter, in table order */
-    snprintf(d->spec, sizeof d->spec, "%s", vt->name);
-    for (int i = 0; i < vt->n_params; i++) {
-        const param_def *p = &vt->params[i];
-        size_t len = strlen(d->spec);
-        if (p->kind == PARAM_INT)
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key,
-                     d->param[i]);
-        else
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", i ? ',' : ':', p->key,
-                     p->choices[d->param[i]]);
-    }
+    canonical(vt, d->param, d->spec, sizeof d->spec);
+    return 0;
+}
+
+int dec_registry_default_spec(int i, char *buf, size_t n) {
+    if (i < 0 || i >= N_DECODERS) return -1;
+    int param[DEC_MAX_PARAMS];
+    for (int k = 0; k < registry[i]->n_params; k++) param[k] = registry[i]->params[k].def;
+    canonical(registry[i], param, buf, n);
     return 0;
 }
 
@@ -162,7 +172,9 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     if (dec_vtable_check(vt, err)) return -1;
     if (vt->needs_draft && !env->draft)
         return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
-    if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
+    /* a draft whose vocabulary differs by padding rows writes the target's width
+     * (model_pad_logits, set by the harness after checking the vocabularies) */
+    if (env->draft && model_logits_width(env->draft) != env->target->cfg.vocab_size)
         return err_set(err,
                        "draft model %s has a vocabulary of %d tokens but the target %s has %d: "
                        "they must share one vocabulary",

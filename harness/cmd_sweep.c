@@ -28,6 +28,7 @@
 
 #include "harness/commands.h"
 #include "harness/grid.h"
+#include "harness/report_runs.h"
 #include "harness/runner.h"
 #include "results/report.h"
 #include "util/err.h"
@@ -44,6 +45,7 @@ typedef struct {
     char *status_of; /* 'c' complete, 'f' failed, 'r' resumable, 0 none */
     char *cmd;
     long mismatches;
+    char noise[4096]; /* the best settings' noise warnings, printed under their table */
 } sweep;
 
 /* ---- the grid --------------------------------------------------------------------------- */
@@ -135,22 +137,24 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
         runner_fill_run(&s->r, &run, &env, s->cmd);
         run.sweep_id = s->sweep_id;
         run.baseline_run_id = baseline;
+        run.decoders = canon[0];
         if (db_begin_run(s->d, &run, run_id, err)) return -1;
     }
     runner_result res;
     int m = runner_measure(&s->r, s->d, *run_id, canon, shown, 1, title, &res, err);
     char e2[ERR_LEN];
-    if (m < 0) {
-        if (db_finish_run(s->d, *run_id, DB_FAILED, e2))
-            fprintf(stderr, "decbench sweep: %s\n", e2);
+    db_status fin;
+    /* an error leaves the run 'incomplete' with the message as its reason (runner_finish) */
+    if (runner_finish(s->d, *run_id, m, &res, s->r.o.allow_mismatch, err, &fin, e2)) {
+        if (m < 0)
+            cmd_fail("sweep", e2);
+        else
+            snprintf(err, ERR_LEN, "%s", e2);
         return -1;
     }
-    db_status fin = m == RUNNER_INTERRUPTED                    ? DB_INCOMPLETE
-                    : res.mismatches && !s->r.o.allow_mismatch ? DB_FAILED
-                                                               : DB_COMPLETE;
+    if (m < 0) return -1;
     s->mismatches += res.mismatches;
     *status = fin == DB_COMPLETE ? 'c' : fin == DB_FAILED ? 'f' : 'r';
-    if (db_finish_run(s->d, *run_id, fin, err)) return -1;
     return m;
 }
 
@@ -168,22 +172,58 @@ static const char *shown_of(const sweep *s, int64_t run) {
     return "?";
 }
 
-/* Best point per dataset by e2e speed-up and by tokens/step among runs ids (one decoder's
- * complete points), from the report's own figures (JSON of the summary layout), so the
- * numbers are the ones reports show. */
+/* "0.89x ± 0.06" (just "0.89x" with one repeat). */
+static const char *pm(json_t *row, const char *key, const char *sd_key, char *buf, size_t n) {
+    double v = num(row, key), sd = num(row, sd_key);
+    if (isnan(sd))
+        snprintf(buf, n, "%.2fx", v);
+    else
+        snprintf(buf, n, "%.2fx ± %.2f", v, sd);
+    return buf;
+}
+
+/* Whether the best wall-clock point stands out of the noise: the runner-up's speed-up must be
+ * more than their combined standard deviation (over repeats) below it. Adds a line to
+ * s->noise when it does not, or when one repeat gave no sd to judge by. */
+static void noise_check(sweep *s, const char *ds, json_t *best, json_t *second) {
+    size_t len = strlen(s->noise);
+    const char *key = "speedup_e2e", *sd = "speedup_e2e_sd";
+    char a[64], b[64];
+    if (isnan(num(best, sd))) {
+        if (!strstr(s->noise, "one repeat"))
+            snprintf(s->noise + len, sizeof s->noise - len,
+                     "- with one repeat there is no standard deviation to tell the best setting "
+                     "from noise: use --repeats 3 or more\n");
+        return;
+    }
+    if (!second) return;
+    double gap = num(best, key) - num(second, key);
+    double noise = sqrt(pow(num(best, sd), 2) + pow(num(second, sd), 2));
+    if (gap >= noise) return;
+    snprintf(s->noise + len, sizeof s->noise - len,
+             "- %s: the best, %s (%s), is within the noise of %s (%s): the gap %.2f is below "
+             "their combined sd %.2f; more --repeats or prompts would tell them apart\n",
+             ds, json_string_value(json_object_get(best, "label")), pm(best, key, sd, a, sizeof a),
+             json_string_value(json_object_get(second, "label")), pm(second, key, sd, b, sizeof b),
+             gap, noise);
+}
+
+/* Best point per dataset by e2e speed-up (mean ± sd over repeats) and by tokens/step among
+ * runs ids (one decoder's complete points), from the report's own figures (JSON of the
+ * summary layout), so the numbers are the ones reports show. */
 static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
     char *buf = NULL, err[ERR_LEN];
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     report_opts ro = {.run_ids = ids, .n_runs = n, .format = REPORT_JSON, .layout = REPORT_SUMMARY};
+    ro.default_specs = decoder_default_specs(&ro.n_default_specs);
     int rc = m ? report_write(s->d, &ro, m, err) : err_set(err, "out of memory");
     if (m) fclose(m);
     json_t *root = rc == 0 ? json_loads(buf, 0, NULL) : NULL;
     free(buf);
     json_t *rows = json_object_get(root, "rows");
     if (!json_is_array(rows)) {
-        fprintf(stderr, "decbench sweep: best %s settings: %s\n", name,
-                rc ? err : "unreadable report");
+        cmd_fail("sweep", rc ? err : "best settings: unreadable report");
         json_decref(root);
         return;
     }
@@ -198,20 +238,29 @@ static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
         if (seen) continue; /* one pair of lines per dataset, at its first row */
         for (int by = 0; by < 2; by++) {
             const char *key = by ? "tokens_per_step" : "speedup_e2e";
-            json_t *best = NULL;
+            json_t *best = NULL, *second = NULL;
             for (size_t j = 0; j < n_rows; j++) {
                 json_t *row = json_array_get(rows, j);
                 const char *d2 = json_string_value(json_object_get(row, "dataset"));
                 if (!d2 || strcmp(d2, ds) || isnan(num(row, key))) continue;
-                if (!best || num(row, key) > num(best, key)) best = row;
+                if (!best || num(row, key) > num(best, key)) {
+                    second = best;
+                    best = row;
+                } else if (!second || num(row, key) > num(second, key)) {
+                    second = row;
+                }
             }
             if (!best) continue;
             json_t *run = json_object_get(best, "run");
             int64_t id = json_is_integer(run) ? json_integer_value(run) : ids[0];
-            printf("| %s | %s | %s | %s | %" PRId64 " | %.2fx | %.2fx | %.2f |\n", ds, name,
+            char e2e[64], dec[64];
+            printf("| %s | %s | %s | %s | %" PRId64 " | %s | %s | %.2f |\n", ds, name,
                    by ? "tokens/step" : "wall-clock speed-up", shown_of(s, id), id,
-                   num(best, "speedup_e2e"), num(best, "speedup_decode"),
+                   pm(best, "speedup_e2e", "speedup_e2e_sd", e2e, sizeof e2e),
+                   pm(best, "speedup_decode", "speedup_decode_sd", dec, sizeof dec),
                    num(best, "tokens_per_step"));
+            /* tokens/step is deterministic: only the wall-clock winner can be noise */
+            if (!by) noise_check(s, ds, best, second);
         }
     }
     json_decref(root);
@@ -246,9 +295,9 @@ static void summary(sweep *s) {
                           .format = REPORT_MARKDOWN,
                           .layout = REPORT_ABLATION,
                           .ablation_decoder = names[n_names++]};
+        ro.default_specs = decoder_default_specs(&ro.n_default_specs);
         char err[ERR_LEN];
-        if (report_write(s->d, &ro, stdout, err))
-            fprintf(stderr, "decbench sweep: ablation: %s\n", err);
+        if (report_write(s->d, &ro, stdout, err)) cmd_fail("sweep", err);
     }
     if (n_names == 0) {
         fprintf(stderr, "decbench sweep: no point completed without a mismatch: no best setting\n");
@@ -263,6 +312,11 @@ static void summary(sweep *s) {
            "tokens/step |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n_names; i++) print_best(s, names[i], ids, runs_of(s, names[i], ids));
+    if (s->noise[0]) {
+        printf("\nNoise (speed-up ± sample sd over repeats):\n\n%s", s->noise);
+        fprintf(stderr, "decbench sweep: warning: a best setting is not clear of the noise (see "
+                        "\"Noise\" under the best settings)\n");
+    }
     fflush(stdout);
     free(ids);
 }
@@ -287,6 +341,10 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
             "decbench sweep: sweep %" PRId64
             " in %s: greedy baseline + %d point(s), %d prompt(s)\n",
             s->sweep_id, s->r.o.db_path, s->n, s->r.n_prompts);
+    if (s->r.shard.n)
+        fprintf(stderr, "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
+                s->r.shard.i, s->r.shard.n, s->r.shard.samples,
+                (long)s->r.n_prompts * (s->n + 1) * s->r.o.repeats);
     snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);
     int m = one_run(s, gcanon, gshown, &s->base_id, &gstatus, 0, title, err);
     for (int k = 0; m == RUNNER_DONE && k < s->n; k++) {
@@ -307,23 +365,23 @@ int cmd_sweep(int argc, char **argv) {
         (args_opt){.name = "--grid",
                    .alias = "-g",
                    .takes_value = 1,
+                   .metavar = "SPEC",
                    .help = "decoder grid NAME:KEY=VALUES;KEY=VALUES, repeatable (see below)"};
     o[S_RESUME] = (args_opt){.name = "--resume",
                              .alias = NULL,
                              .takes_value = 1,
+                             .metavar = "SWEEP_ID",
                              .help = "continue sweep SWEEP_ID (same options and grid)"};
     o[S_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN], spec[4096];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("sweep", err) + 1;
+    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err)) return cmd_usage("sweep", err);
     if (args_flag(o, S_COUNT, "--help")) {
         args_usage(
             "decbench sweep --model FILE --dataset NAME --grid SPEC [--grid SPEC ...] [options]", o,
             S_COUNT);
-        fprintf(
-            stderr,
+        printf(
             "grid SPEC: NAME:KEY=VALUES;KEY=VALUES...  VALUES: 1,2,4 | 1..8 | a word | another "
             "KEY\n"
             "  (a tie), e.g. 'lookahead:W=1,2,4,8,16;N=2,3,5,7;G=W'  'spec:gamma=1..8'\n"
@@ -333,7 +391,7 @@ int cmd_sweep(int argc, char **argv) {
             "sweep id). At the end: ablation tables and the best point per dataset by wall-clock\n"
             "(end-to-end) speed-up and by tokens per step.\n");
         runner_help();
-        fprintf(stderr, "decoders:\n%s", dec_help());
+        printf("decoders:\n%s", dec_help());
         return 0;
     }
     sweep s;
@@ -350,8 +408,10 @@ int cmd_sweep(int argc, char **argv) {
         return 2;
     }
     s.cmd = runner_command_line(argc, argv);
-    if (runner_open(&s.r, &ro, err) || runner_specs(&s.r, (const char *const *)points, n_points, 0,
-                                                    &s.canon, &s.shown, &s.n, err)) {
+    if (runner_open(&s.r, &ro, err) ||
+        runner_specs(&s.r, (const char *const *)points, n_points, 0, &s.canon, &s.shown, &s.n,
+                     err) ||
+        runner_shard_plan(&s.r, s.canon, s.n, err)) {
         cmd_fail("sweep", err);
         goto out;
     }

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/rng.h"
+#include "util/file.h"
 
 /* ---- signals -------------------------------------------------------------------------------
  * A signal handler can only talk to the loop through a global flag: this is the one piece of
@@ -47,6 +49,10 @@ int runner_stopped(void) {
     return g_signals > 0;
 }
 
+static int is_greedy_spec(const char *canon) {
+    return !strcmp(canon, "greedy");
+}
+
 /* ---- opening: datasets, then models, then prompts ------------------------------------------ */
 
 /* The chat format for chat templates: --chat-template, else the vocabulary's own
@@ -54,9 +60,10 @@ int runner_stopped(void) {
  * keeps its source's format). */
 static const char *chat_format(const runner_opts *o) {
     if (o->chat_template) return o->chat_template;
-    char *tpl = NULL, ignored[ERR_LEN];
+    char *tpl = NULL, ignored[ERR_LEN], path[4096];
+    session_find_model(o->tokenizer ? o->tokenizer : o->model, path, sizeof path);
     /* A file that cannot be read is reported by the model loader, in its own words. */
-    if (tok_file_chat_template(o->tokenizer ? o->tokenizer : o->model, &tpl, ignored)) return NULL;
+    if (tok_file_chat_template(path, &tpl, ignored)) return NULL;
     const char *chat = ds_chat_detect(tpl);
     free(tpl);
     return chat;
@@ -77,29 +84,103 @@ static int open_datasets(runner *r, char *err) {
         snprintf(r->datasets + a, sizeof r->datasets - a, "%s%s", i ? "," : "", ds_name(s));
         snprintf(r->templates + b, sizeof r->templates - b, "%s%s", i ? "," : "", ds_template(s));
     }
+    /* --turns beyond the first need a chat template: refused here, before any model work. */
+    for (int i = 0; o->turns > 1 && i < r->n_sets; i++)
+        for (int j = 0; j < ds_count(r->sets[i]); j++) {
+            const ds_sample *x = ds_get(r->sets[i], j);
+            if (x->n_turns < 2) continue;
+            char *probe;
+            const char *none[] = {""};
+            if (ds_turn_prompt(r->sets[i], x, 2, none, &probe, err)) return -1;
+            free(probe);
+            break;
+        }
+    /* The workload's order and turns, recorded with the datasets and templates (--resume
+     * compares both): nothing is added for the defaults, so older runs still match. */
+    size_t a = strlen(r->datasets), b = strlen(r->templates);
+    if (o->order == RUNNER_ORDER_INTERLEAVE)
+        snprintf(r->datasets + a, sizeof r->datasets - a, ";order=interleave:%d", o->order_n);
+    else if (o->order == RUNNER_ORDER_SHUFFLE)
+        snprintf(r->datasets + a, sizeof r->datasets - a, ";order=shuffle:%llu",
+                 (unsigned long long)o->order_seed);
+    if (o->turns > 1) snprintf(r->templates + b, sizeof r->templates - b, ";turns=%d", o->turns);
     return 0;
 }
 
-/* Encodes every selected prompt; refuses (or with --skip-long drops) prompts that leave no
- * room in the context for a single new token. */
-static int encode_prompts(runner *r, char *err) {
-    int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0;
+/* The (dataset, sample) entries in --order (runner.h); *out malloc'd, pairs of ints. */
+static int order_entries(const runner *r, int **out, int *n_out, char *err) {
+    int total = 0;
     for (int i = 0; i < r->n_sets; i++) total += ds_count(r->sets[i]);
+    int *e = malloc(sizeof *e * 2 * (size_t)(total ? total : 1)), n = 0;
+    if (!e) return err_set(err, "out of memory");
+    if (r->o.order == RUNNER_ORDER_INTERLEAVE) {
+        int *next = calloc((size_t)r->n_sets, sizeof *next);
+        if (!next) {
+            free(e);
+            return err_set(err, "out of memory");
+        }
+        while (n < total)
+            for (int i = 0; i < r->n_sets; i++)
+                for (int c = 0; c < r->o.order_n && next[i] < ds_count(r->sets[i]); c++)
+                    e[2 * n] = i, e[2 * n + 1] = next[i]++, n++;
+        free(next);
+    } else {
+        for (int i = 0; i < r->n_sets; i++)
+            for (int j = 0; j < ds_count(r->sets[i]); j++) e[2 * n] = i, e[2 * n + 1] = j, n++;
+    }
+    if (r->o.order == RUNNER_ORDER_SHUFFLE) { /* Fisher-Yates, as ds_select does */
+        rng_state g;
+        rng_seed(&g, r->o.order_seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)rng_below(&g, (uint32_t)(i + 1));
+            int a = e[2 * i], b = e[2 * i + 1];
+            e[2 * i] = e[2 * j], e[2 * i + 1] = e[2 * j + 1];
+            e[2 * j] = a, e[2 * j + 1] = b;
+        }
+    }
+    *out = e;
+    *n_out = n;
+    return 0;
+}
+
+/* Encodes every selected prompt in --order; refuses (or with --skip-long drops) prompts that
+ * leave no room in the context for a single new token. Later turns (--turns) get their entry
+ * now and their text when first measured (runner_prepare). */
+static int encode_prompts(runner *r, char *err) {
+    int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0, *order = NULL, n_order = 0;
+    if (order_entries(r, &order, &n_order, err)) return -1;
+    for (int k = 0; k < n_order; k++) {
+        const ds_sample *x = ds_get(r->sets[order[2 * k]], order[2 * k + 1]);
+        total += x->n_turns < r->o.turns ? x->n_turns : r->o.turns;
+    }
     r->prompts = calloc((size_t)(total ? total : 1), sizeof *r->prompts);
-    if (!r->prompts) return err_set(err, "out of memory");
+    if (!r->prompts) {
+        free(order);
+        return err_set(err, "out of memory");
+    }
     r->run_max_new = -1;
     for (int i = 0; i < r->n_sets; i++) {
-        ds_set *set = r->sets[i];
-        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(set);
+        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(r->sets[i]);
         r->run_max_new = r->run_max_new < 0 || r->run_max_new == max_new ? max_new : 0;
-        for (int j = 0; j < ds_count(set); j++) {
+    }
+    for (int k = 0; k < n_order; k++) {
+        ds_set *set = r->sets[order[2 * k]];
+        int j = order[2 * k + 1];
+        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(set);
+        {
             runner_prompt *p = &r->prompts[r->n_prompts];
             p->sample = ds_get(set, j);
+            p->set = set;
+            p->turn = 1;
+            p->first = r->n_prompts;
+            p->key_index = p->sample->index;
             p->max_new = max_new;
             if (session_encode_flags(&r->s, p->sample->prompt,
-                                     ds_parse_special(set) ? TOK_PARSE_SPECIAL : 0, &p->ids,
-                                     &p->n_ids, err))
+                                     ds_turn_parse_special(set, 1) ? TOK_PARSE_SPECIAL : 0, &p->ids,
+                                     &p->n_ids, err)) {
+                free(order);
                 return -1;
+            }
             if (p->n_ids >= seq) {
                 /* Not counted in n_prompts: its ids are freed here, not by runner_close. */
                 free(p->ids);
@@ -108,6 +189,7 @@ static int encode_prompts(runner *r, char *err) {
                     dropped++;
                     continue;
                 }
+                free(order);
                 return err_set(err,
                                "%s[%d] (id %s): the prompt is %d tokens but the context length "
                                "of %s is %d: leave such prompts out with --skip-long",
@@ -117,8 +199,20 @@ static int encode_prompts(runner *r, char *err) {
             if (p->n_ids + max_new > seq) cut++;
             if (max_new > r->max_out) r->max_out = max_new;
             r->n_prompts++;
+            /* the record's later turns, prepared when measured */
+            int first = r->n_prompts - 1;
+            for (int t = 2; t <= p->sample->n_turns && t <= r->o.turns; t++) {
+                runner_prompt *q = &r->prompts[r->n_prompts++];
+                *q = (runner_prompt){.sample = p->sample,
+                                     .set = set,
+                                     .turn = t,
+                                     .first = first,
+                                     .key_index = p->sample->index + (t - 1) * RUNNER_TURN_STRIDE,
+                                     .max_new = max_new};
+            }
         }
     }
+    free(order);
     if (dropped)
         progress_note(&r->prog,
                       "note: %d prompt(s) longer than the context (%d) left out (--skip-long)",
@@ -148,7 +242,7 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     /* Datasets first: a malformed record must fail before a model is even loaded. */
     if (open_datasets(r, err) ||
         session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
-        encode_prompts(r, err))
+        session_set_ctx(&r->s, o->ctx, err) || encode_prompts(r, err))
         return -1;
     r->out = malloc(sizeof(int) * (size_t)r->max_out);
     /* Every verification step emits at least one token; the margin of 16 covers decoders that
@@ -161,6 +255,9 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
 }
 
 void runner_close(runner *r) {
+    runner_free_specs(r->shard.specs, NULL, r->shard.n_specs);
+    free(r->shard.mine);
+    free(r->shard.greedy);
     for (int i = 0; i < r->n_prompts; i++) {
         free(r->prompts[i].ids);
         free(r->prompts[i].ref);
@@ -222,6 +319,102 @@ fail:
     return -1;
 }
 
+/* ---- --shard I/N (design in runner.h) ------------------------------------------------------ */
+
+const char *runner_shard_text(const runner *r) {
+    static char text[32];
+    if (!r->shard.n) return NULL;
+    snprintf(text, sizeof text, "%d/%d", r->shard.i, r->shard.n);
+    return text;
+}
+
+/* Whether a decoder carries state from prompt to prompt (its units must stay whole). */
+static int keeps_state(runner *r, const char *canon, int *out, char *err) {
+    dec_env env = session_env(&r->s);
+    dec *d;
+    char ignored[ERR_LEN];
+    if (dec_create(&d, canon, &env, err)) return -1;
+    *out = dec_state_name(d) && dec_state_check(d, ignored) == 0;
+    dec_free(d);
+    return 0;
+}
+
+int runner_shard_plan(runner *r, char *const *canon, int n, char *err) {
+    runner_shard *s = &r->shard;
+    if (!r->o.shard_n) return 0;
+    s->i = r->o.shard_i, s->n = r->o.shard_n;
+    s->repeats = r->o.repeats, s->prompts = r->n_prompts;
+    s->specs = calloc((size_t)n + 1, sizeof *s->specs);
+    int *stateful = calloc((size_t)n + 1, sizeof *stateful);
+    if (!s->specs || !stateful) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        if (is_greedy_spec(canon[k])) continue;
+        if (keeps_state(r, canon[k], &stateful[s->n_specs], err)) {
+            free(stateful);
+            return -1;
+        }
+        if (!(s->specs[s->n_specs++] = strdup(canon[k]))) {
+            free(stateful);
+            return err_set(err, "out of memory");
+        }
+    }
+    /* A run of greedy alone: greedy's samples are the units. */
+    int greedy_units = s->n_specs == 0;
+    if (greedy_units && !(s->specs[s->n_specs++] = strdup("greedy"))) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    size_t P = (size_t)s->prompts, R = (size_t)s->repeats, S = (size_t)s->n_specs;
+    s->mine = calloc(S * R * P + 1, 1);
+    s->greedy = calloc(R * P + 1, 1);
+    if (!s->mine || !s->greedy) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    long long total = 0;
+    for (size_t k = 0; k < S; k++) total += (long long)(R * P);
+    /* The units in their one order; each unit starting in this shard's interval is mine. */
+    long long lo = total * (s->i - 1), hi = total * s->i, at = 0; /* all x N */
+#define UNIT(k, rep, i0, i1)                                                                       \
+    do {                                                                                           \
+        long long start = at * s->n;                                                               \
+        at += (long long)((i1) - (i0));                                                            \
+        if (start >= lo && start < hi)                                                             \
+            for (size_t u_ = (i0); u_ < (i1); u_++) {                                              \
+                s->mine[((k)*R + (rep)) * P + u_] = 1;                                             \
+                s->greedy[(rep)*P + u_] = 1;                                                       \
+            }                                                                                      \
+    } while (0)
+    for (size_t i = 0; i < P; i++)
+        for (size_t rep = 0; rep < R; rep++)
+            for (size_t k = 0; k < S; k++)
+                if (!stateful[k]) UNIT(k, rep, i, i + 1);
+    for (size_t rep = 0; rep < R; rep++)
+        for (size_t k = 0; k < S; k++)
+            if (stateful[k]) UNIT(k, rep, (size_t)0, P);
+#undef UNIT
+    free(stateful);
+    s->samples = 0;
+    for (size_t u = 0; u < S * R * P; u++) s->samples += s->mine[u];
+    if (!greedy_units)
+        for (size_t u = 0; u < R * P; u++) s->samples += s->greedy[u];
+    return 0;
+}
+
+/* Whether this process measures (spec, repeat, prompt). */
+static int in_shard(const runner *r, const char *canon, int rep, int prompt) {
+    const runner_shard *s = &r->shard;
+    if (!s->n) return 1;
+    size_t P = (size_t)s->prompts, R = (size_t)s->repeats;
+    for (int k = 0; k < s->n_specs; k++)
+        if (!strcmp(s->specs[k], canon))
+            return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
+    return is_greedy_spec(canon) ? s->greedy[(size_t)rep * P + (size_t)prompt] : 0;
+}
+
 /* ---- decoder state files (--state-load / --state-save) ---------------------------------- */
 
 /* Whether decoder d takes part in --state-load/--state-save: it keeps state and, with
@@ -238,12 +431,14 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
     const char *with = *only ? "" : " with state";
     dec_env env = session_env(&r->s);
     int n_state = 0, rc = 0;
+    const char *what = "state"; /* the state's name, a string of the decoder's vtable */
     for (int k = 0; k < n && rc == 0; k++) {
         dec *d;
         if (dec_create(&d, canon[k], &env, err)) return -1;
         if (has_state(r, d)) {
             char e[ERR_LEN];
             n_state++;
+            what = dec_state_name(d);
             if (dec_state_check(d, e) || (r->state_load && dec_state_load(d, r->state_load, e)))
                 rc = err_set(err, "%s: %s", opt, e);
         }
@@ -255,12 +450,11 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
         return err_set(err, "%s: the run has %d %s%sdecoders%s; give it one", r->save_opt, n_state,
                        only, sp, with);
     if (r->state_save) { /* can the file be created? (written through a .tmp and a rename) */
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", r->state_save);
-        FILE *f = fopen(tmp, "wb");
-        if (!f) return err_set(err, "%s: %s: cannot create: %s", r->save_opt, tmp, strerror(errno));
-        fclose(f);
-        remove(tmp);
+        file_out probe;
+        char e[ERR_LEN];
+        if (file_out_open(&probe, r->state_save, what, e))
+            return err_set(err, "%s: %s", r->save_opt, e);
+        file_out_abort(&probe);
     }
     return 0;
 }
@@ -296,8 +490,8 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     db_env_capture(env);
     run->command = command;
     run->label = r->o.label;
-    run->model_path = r->o.model;
-    run->draft_path = r->o.draft;
+    run->model_path = r->s.model_path;
+    run->draft_path = r->o.draft ? r->s.draft_path : NULL;
     run->tokenizer = r->s.tokenizer_path;
     run->datasets = r->datasets;
     run->prompt_template = r->templates;
@@ -308,6 +502,16 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->kernels = kern_mode_name(r->s.kernels);
     run->seed = r->o.seed;
     run->env = env;
+    run->shard = runner_shard_text(r);
+}
+
+char *runner_join_specs(char *const *canon, int n) {
+    size_t len = 1;
+    for (int i = 0; i < n; i++) len += strlen(canon[i]) + 1;
+    char *s = malloc(len), *p = s;
+    for (int i = 0; s && i < n; i++) p += sprintf(p, "%s%s", i ? "\n" : "", canon[i]);
+    if (s) *p = '\0';
+    return s;
 }
 
 int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
@@ -320,8 +524,8 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
     int rc = -1;
     char mhash[17] = "", dhash[17] = "";
     int64_t bytes;
-    db_file_fingerprint(r->o.model, &bytes, mhash, NULL);
-    if (r->o.draft) db_file_fingerprint(r->o.draft, &bytes, dhash, NULL);
+    db_file_fingerprint(r->s.model_path, &bytes, mhash, NULL);
+    if (r->o.draft) db_file_fingerprint(r->s.draft_path, &bytes, dhash, NULL);
     struct {
         const char *what, *stored, *now;
     } text[] = {{"model", run.model_hash, mhash},
@@ -337,6 +541,12 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                {"--shuffle seed", (int64_t)run.seed, (int64_t)r->o.seed}};
     char **specs = NULL;
     int n_specs = 0;
+    const char *shard = runner_shard_text(r);
+    if (strcmp(run.shard, shard ? shard : "")) {
+        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'", run_id,
+                run.shard, shard ? shard : "");
+        goto done;
+    }
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (strcmp(text[i].stored, text[i].now)) {
             err_set(err,
@@ -378,6 +588,20 @@ int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, c
     return db_resume_run(d, run_id, err);
 }
 
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err) {
+    char why[ERR_LEN + 64] = "";
+    *status = DB_COMPLETE;
+    if (m < 0 || m == RUNNER_INTERRUPTED) {
+        *status = DB_INCOMPLETE;
+        snprintf(why, sizeof why, "%s", m < 0 ? error : "interrupted (SIGINT or SIGTERM)");
+    } else if (res->mismatches && !allow_mismatch) {
+        *status = DB_FAILED;
+        snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+    }
+    return db_stop_run(d, run_id, *status, why[0] ? why : NULL, err);
+}
+
 /* ---- one sample --------------------------------------------------------------------------- */
 
 static void on_tokens(void *user, const int *tokens, int n) {
@@ -407,14 +631,12 @@ static dec_env measuring_env(runner *r) {
     return env;
 }
 
-static int is_greedy(const char *canon) {
-    return !strcmp(canon, "greedy");
-}
-
-/* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages. */
+/* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages ("turn 2" for later turns). */
 static void where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n) {
-    snprintf(buf, n, "%s[%d] (id %s) %s repeat %d", p->sample->dataset, p->sample->index,
-             p->sample->id, spec, rep);
+    char turn[24] = "";
+    if (p->turn > 1) snprintf(turn, sizeof turn, " turn %d", p->turn);
+    snprintf(buf, n, "%s[%d] (id %s)%s %s repeat %d", p->sample->dataset, p->sample->index,
+             p->sample->id, turn, spec, rep);
 }
 
 /* Greedy's top-1 minus top-2 logit before output position pos: a fresh forward pass over the
@@ -490,7 +712,8 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         return err_set(err, "%s: %s", w, e);
     }
     db_sample s = {.dataset = x->dataset,
-                   .sample_index = x->index,
+                   .sample_index = p->key_index,
+                   .turn = p->turn,
                    .sample_key = x->id,
                    .category = x->category,
                    .decoder = dec_name(dc),
@@ -504,7 +727,7 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         p->n_ref = n;
         s.match = 1;
     } else {
-        if (r->test_flip >= 0 && r->test_flip < n && !is_greedy(canon)) {
+        if (r->test_flip >= 0 && r->test_flip < n && !is_greedy_spec(canon)) {
             r->out[r->test_flip] = (r->out[r->test_flip] + 1) % r->s.target->cfg.vocab_size;
             s.output_hash = db_output_hash(r->out, n);
         }
@@ -547,6 +770,81 @@ static int reference(runner *r, runner_prompt *p, char *err) {
     return 0;
 }
 
+/* ---- later turns (--turns) ---------------------------------------------------------------- */
+
+/* Greedy's answer to prompt p as text, the way FastChat puts it back into the conversation:
+ * the output up to (not including) the end token, decoded, stripped of surrounding space. */
+static char *answer_text(const runner *r, const runner_prompt *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return NULL;
+    int prev = p->ids[p->n_ids - 1];
+    for (int i = 0; i < p->n_ref && p->ref[i] != r->s.target->cfg.end_id; i++) {
+        char piece[TOK_PIECE_MAX];
+        int k = tok_decode(r->s.tokenizer, prev, p->ref[i], piece, sizeof piece);
+        if (k > 0) fwrite(piece, 1, (size_t)k, m);
+        prev = p->ref[i];
+    }
+    fclose(m);
+    char *a = buf, *z = buf + len;
+    while (a < z && (*a == ' ' || *a == '\n' || *a == '\t' || *a == '\r')) a++;
+    while (z > a && (z[-1] == ' ' || z[-1] == '\n' || z[-1] == '\t' || z[-1] == '\r')) z--;
+    memmove(buf, a, (size_t)(z - a));
+    buf[z - a] = '\0';
+    return buf;
+}
+
+int runner_prepare(runner *r, int i, char *err) {
+    runner_prompt *p = &r->prompts[i];
+    if (p->ids || p->skip) return 0;
+    /* greedy's answers to the turns before this one: measured earlier in this process, or an
+     * unstored greedy pass (a shard or a resumed run that did not measure them) */
+    const char *answers[16];
+    char *owned[16] = {0};
+    int rc = 0;
+    for (int t = 1; t < p->turn && rc == 0; t++) {
+        int k = p->first + t - 1;
+        rc = runner_prepare(r, k, err);
+        if (rc == 0 && r->prompts[k].skip) {
+            p->skip = 1; /* an earlier turn did not fit: neither does this one */
+            break;
+        }
+        if (rc == 0 && !r->prompts[k].ref) rc = reference(r, &r->prompts[k], err);
+        if (rc == 0 && !(owned[t - 1] = answer_text(r, &r->prompts[k])))
+            rc = err_set(err, "out of memory");
+        answers[t - 1] = owned[t - 1];
+    }
+    char *text = NULL;
+    if (rc == 0 && !p->skip && ds_turn_prompt(p->set, p->sample, p->turn, answers, &text, err))
+        rc = -1;
+    if (rc == 0 && !p->skip &&
+        session_encode_flags(&r->s, text,
+                             ds_turn_parse_special(p->set, p->turn) ? TOK_PARSE_SPECIAL : 0,
+                             &p->ids, &p->n_ids, err))
+        rc = -1;
+    free(text);
+    for (int t = 0; t < 16; t++) free(owned[t]);
+    if (rc || p->skip) return rc;
+    int seq = r->s.target->cfg.seq_len;
+    if (p->n_ids >= seq) {
+        char w[512];
+        where(p, "", 0, w, sizeof w);
+        free(p->ids);
+        p->ids = NULL;
+        if (!r->o.skip_long)
+            return err_set(err,
+                           "%s: the prompt (greedy's earlier answers included) is %d tokens but "
+                           "the context length of %s is %d: leave such prompts out with "
+                           "--skip-long",
+                           w, p->n_ids, r->s.target->path, seq);
+        p->skip = 1;
+        progress_note(&r->prog, "note: %s left out: %d tokens, longer than the context (%d)", w,
+                      p->n_ids, seq);
+    }
+    return 0;
+}
+
 /* Unstored passes on the first prompt with a throw-away instance (see runner.h). */
 static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
     if (r->o.warmup == 0) return 0;
@@ -578,7 +876,11 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         goto done;
     }
     dec_env env = measuring_env(r);
-    progress_begin(&r->prog, title, (long)r->n_prompts * n * r->o.repeats);
+    long total = 0; /* the samples of this shard (all of them without --shard) */
+    for (int rep = 0; rep < r->o.repeats; rep++)
+        for (int i = 0; i < r->n_prompts; i++)
+            for (int k = 0; k < n; k++) total += in_shard(r, canon[k], rep, i);
+    progress_begin(&r->prog, title, total);
     for (int rep = 0; rep < r->o.repeats; rep++) {
         /* Fresh instances per repeat: no state carries from one repeat into the next. */
         for (int k = 0; k < n; k++) {
@@ -589,17 +891,27 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         if (load_states(r, decs, n, err)) goto done;
         for (int i = 0; i < r->n_prompts; i++) {
             runner_prompt *p = &r->prompts[i];
-            int n_todo = 0;
+            int n_todo = 0, n_mine = 0;
             for (int k = 0; k < n; k++) {
-                int done;
-                if (db_sample_done(d, run_id, p->sample->dataset, p->sample->index, canon[k], rep,
-                                   &done, err))
+                int done = 0, mine = in_shard(r, canon[k], rep, i);
+                if (mine && db_sample_done(d, run_id, p->sample->dataset, p->key_index, canon[k],
+                                           rep, &done, err))
                     goto done;
-                todo[k] = !done;
-                n_todo += !done;
+                todo[k] = mine && !done;
+                n_todo += todo[k];
+                n_mine += mine;
             }
-            progress_skip(&r->prog, n - n_todo);
-            res->skipped += n - n_todo;
+            /* a later turn is built from greedy's earlier answers when first needed */
+            int prep = n_todo ? runner_prepare(r, i, err) : 0;
+            if (prep < 0) goto done;
+            if (prep == RUNNER_CANCELLED) {
+                rc = RUNNER_INTERRUPTED;
+                goto done;
+            }
+            if (p->skip) n_todo = 0; /* longer than the context: left out (--skip-long) */
+            for (int k = 0; p->skip && k < n; k++) todo[k] = 0;
+            progress_skip(&r->prog, n_mine - n_todo);
+            res->skipped += n_mine - n_todo;
             for (int k = 0; k < n; k++) {
                 if (!todo[k]) continue;
                 /* each step returns -1 on error, RUNNER_CANCELLED when Ctrl-C stopped it */
@@ -608,7 +920,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
-                if (step_rc == 0 && !p->ref && !is_greedy(canon[k])) step_rc = reference(r, p, err);
+                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]))
+                    step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == 0 && !runner_stopped())
                     step_rc =

@@ -16,7 +16,7 @@ void model_config_derive(model_config *c) {
     /* The fields may come straight from a file header (INT_MIN, INT_MAX): the product is
      * formed in 64 bits, and a value an int cannot hold becomes 0 (model_config_check then
      * names the field at fault). */
-    c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
+    if (c->head_size <= 0) c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
     int64_t kv_dim = (int64_t)c->n_kv_heads * c->head_size;
     c->kv_dim = kv_dim >= 0 && kv_dim <= INT_MAX ? (int)kv_dim : 0;
     if (c->rope_dim <= 0) c->rope_dim = c->head_size;

@@ -27,6 +27,7 @@ void wtype_q6_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
 
 void wtype_q8_0_from_float(const float *x, void *dst, int n);
 void wtype_q4_0_from_float(const float *x, void *dst, int n);
+void wtype_q5_0_from_float(const float *x, void *dst, int n);
 void wtype_q4_k_from_float(const float *x, void *dst, int n);
 void wtype_q6_k_from_float(const float *x, void *dst, int n);
 
