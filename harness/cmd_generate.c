@@ -97,8 +97,9 @@ int cmd_generate(int argc, char **argv) {
         [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros", "FILE"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)",
-                    "exact|blas"},
+                    "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
+                    "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)",
+                    "exact|exact-int8|blas"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
@@ -120,8 +121,9 @@ int cmd_generate(int argc, char **argv) {
         args_int(o, G_COUNT, "--ctx", 0, 1, 1 << 20, &ctx, err))
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_COUNT, "--kernels", "exact");
-    if (strcmp(kernels, "exact") && strcmp(kernels, "blas")) {
-        snprintf(err, sizeof err, "--kernels %.64s: expected exact or blas", kernels);
+    kern_mode km;
+    if (kern_mode_parse(kernels, &km)) {
+        snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
         return cmd_usage("generate", err);
     }
     if (!args_str(o, G_COUNT, "--model", NULL))

@@ -41,8 +41,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per core)"),
-    OPTV("--kernels", NULL, "exact|blas",
-        "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
+    OPTV("--kernels", NULL, "exact|exact-int8|blas",
+        "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
+        "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
     OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
@@ -87,8 +88,9 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
-    if (strcmp(ro->kernels, "exact") && strcmp(ro->kernels, "blas"))
-        return err_set(err, "--kernels %s: expected exact or blas", ro->kernels);
+    kern_mode km;
+    if (kern_mode_parse(ro->kernels, &km))
+        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||

@@ -42,14 +42,19 @@ struct fwd_ctx {
     int *slots;                           /* per-thread key slots, [n_threads][cap] */
     float *rope_cos, *rope_sin;           /* [seq_len][rope_dim / 2] */
     int *parent, *depth, *pos, *anc;      /* last batch; anc: [max_batch][max_batch] */
+    unsigned char *xa;                    /* int8 mode: a product's quantized input rows */
+    size_t lda;                           /* bytes per row of xa */
     long passes, rows;
 };
 
-const char *kern_mode_name(kern_mode k) { return k == KERN_BLAS ? "blas" : "exact"; }
+const char *kern_mode_name(kern_mode k) {
+    return k == KERN_BLAS ? "blas" : k == KERN_EXACT_INT8 ? "exact-int8" : "exact";
+}
 
 int kern_mode_parse(const char *s, kern_mode *out) {
     if (strcmp(s, "exact") == 0) *out = KERN_EXACT;
     else if (strcmp(s, "blas") == 0) *out = KERN_BLAS;
+    else if (strcmp(s, "exact-int8") == 0) *out = KERN_EXACT_INT8;
     else return -1;
     return 0;
 }
@@ -71,7 +76,7 @@ void fwd_free(fwd_ctx *c) {
     if (!c) return;
     free(c->kc), free(c->vc), free(c->x), free(c->xb), free(c->xb2), free(c->q);
     free(c->hb), free(c->hb2), free(c->att), free(c->slots), free(c->rope_cos), free(c->rope_sin);
-    free(c->parent), free(c->depth), free(c->pos), free(c->anc);
+    free(c->parent), free(c->depth), free(c->pos), free(c->anc), free(c->xa);
     free(c);
 }
 
@@ -104,8 +109,15 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->depth = calloc(B, sizeof(int));
     c->pos = calloc(B, sizeof(int));
     c->anc = calloc(B * B, sizeof(int));
+    if (mode == KERN_EXACT_INT8) { /* rows as wide as the widest product input */
+        int width = cfg->dim > cfg->hidden_dim ? cfg->dim : cfg->hidden_dim;
+        width = c->q_dim > width ? c->q_dim : width;
+        c->lda = kern_act_bytes(width);
+        c->xa = aligned_alloc(64, B * c->lda);
+    }
     if (!c->kc || !c->vc || !c->x || !c->xb || !c->xb2 || !c->q || !c->hb || !c->hb2 ||
-        !c->att || !c->slots || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc) {
+        !c->att || !c->slots || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc ||
+        (mode == KERN_EXACT_INT8 && !c->xa)) {
         fwd_free(c);
         return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
                        2 * kv * sizeof(float) >> 20);
@@ -144,8 +156,9 @@ typedef struct {
     int ldx, T, n_jobs;
     mm_job jobs[3];
     post_op post;
-    float *resid; /* POST_RESIDUAL: resid[t][r] += y[t][r] */
-    int pieces;   /* row ranges per job (set by mm_run) */
+    float *resid;             /* POST_RESIDUAL: resid[t][r] += y[t][r] */
+    int pieces;               /* row ranges per job (set by mm_run) */
+    const unsigned char *xa;  /* int8 mode: x quantized (set by mm_run), or NULL */
 } mm_task;
 
 static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T) {
@@ -231,7 +244,9 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
         const mm_job *job = &task->jobs[j];
         tpool_split(job->w->rows, 16, chunk % pieces, pieces, &lo, &hi);
         if (lo >= hi) continue;
-        if (task->c->mode == KERN_EXACT || job->w->type != WTYPE_F32)
+        if (task->xa && kern_int8_supported(job->w->type))
+            kern_matmul_int8(job->w, lo, hi, task->xa, task->c->lda, T, job->y + lo, job->ldy);
+        else if (task->c->mode != KERN_BLAS || job->w->type != WTYPE_F32)
             kern_matmul(job->w, lo, hi, task->x, task->ldx, T, job->y + lo, job->ldy);
         if (task->post == POST_ROPE && j < 2) rope_rows(task->c, job->y, job->ldy, lo, hi, T);
         if (task->post == POST_RESIDUAL)
@@ -268,6 +283,15 @@ static void mm_run(fwd_ctx *c, mm_task *task) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, task->T, job->w->rows,
                         job->w->cols, 1.0f, task->x, task->ldx, (const float *)job->w->data,
                         job->w->cols, 0.0f, job->y, job->ldy);
+        }
+    }
+    task->xa = NULL;
+    if (c->mode == KERN_EXACT_INT8) { /* the input rows quantized once for every job */
+        int any = 0;
+        for (int j = 0; j < task->n_jobs; j++) any |= kern_int8_supported(task->jobs[j].w->type);
+        if (any) {
+            kern_act_quantize(task->x, task->ldx, task->T, task->jobs[0].w->cols, c->xa, c->lda);
+            task->xa = c->xa;
         }
     }
     int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
@@ -362,8 +386,9 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         float *kslot = c->kc + ((size_t)l * c->cap + c->n_past) * kvd;
         float *vslot = c->vc + ((size_t)l * c->cap + c->n_past) * kvd;
         int whole = needs_whole_heads(m, L);
-        mm_task qkv = {c, c->xb, dim, n, 3, {{&L->wq, c->q, c->q_dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
-                       whole ? POST_NONE : POST_ROPE, NULL, 0};
+        mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
+                       .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
+                       .post = whole ? POST_NONE : POST_ROPE};
         mm_run(c, &qkv);
         if (whole) qkv_finish(c, L, kslot, vslot, n);
         att_task at = {c, l, n};
@@ -371,14 +396,16 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         int att_chunks = att_macs < PARALLEL_MIN_MACS ? 1 : 4 * tpool_size(c->pool);
         if (att_chunks > n * cfg->n_heads) att_chunks = n * cfg->n_heads;
         tpool_run(c->pool, att_worker, &at, att_chunks);
-        mm_task wo = {c, c->xb2, c->q_dim, n, 1, {{&L->wo, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
+        mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
+                      .jobs = {{&L->wo, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
         mm_run(c, &wo);
         for (int r = 0; r < n; r++)
             rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim, cfg->norm_eps);
-        mm_task w13 = {c, c->xb, dim, n, 2, {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}},
-                       POST_SILU_MUL, NULL, 0};
+        mm_task w13 = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 2,
+                       .jobs = {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}}, .post = POST_SILU_MUL};
         mm_run(c, &w13);
-        mm_task w2 = {c, c->hb, hid, n, 1, {{&L->w2, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
+        mm_task w2 = {.c = c, .x = c->hb, .ldx = hid, .T = n, .n_jobs = 1,
+                      .jobs = {{&L->w2, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
         mm_run(c, &w2);
     }
 
@@ -395,7 +422,8 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         int width = model_logits_width(m);
         wmat cls_w = m->wcls;
         if (cls_w.rows > width) cls_w.rows = width;
-        mm_task cls = {c, c->xb, dim, n_logits, 1, {{&cls_w, logits, width}}, POST_NONE, NULL, 0};
+        mm_task cls = {.c = c, .x = c->xb, .ldx = dim, .T = n_logits, .n_jobs = 1,
+                       .jobs = {{&cls_w, logits, width}}, .post = POST_NONE};
         mm_run(c, &cls);
         for (int i = 0; i < n_logits; i++)
             for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
