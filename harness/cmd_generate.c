@@ -89,7 +89,9 @@ int cmd_generate(int argc, char **argv) {
         [G_PROMPT] = {"--prompt", "-i", 1, "prompt text (default: empty, i.e. just BOS)"},
         [G_N] = {"--max-new", "-n", 1, "new tokens to generate (default 256)"},
         [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`"},
-        [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros"},
+        [G_DRAFT] = {"--draft", NULL, 1,
+                     "draft model for spec / tree / ouroboros, or self:TYPE (the target "
+                     "requantized in memory: self:q8_0, self:q4_0, ...)"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
         [G_KERN] = {"--kernels", NULL, 1,
                     "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)"},
@@ -117,6 +119,7 @@ int cmd_generate(int argc, char **argv) {
                      args_str(o, G_COUNT, "--tokenizer", NULL),
                      args_str(o, G_COUNT, "--kernels", "exact"), (int)threads, err))
         return cmd_fail("generate", err);
+    if (s.draft_note[0]) fprintf(stderr, "decbench generate: %s\n", s.draft_note);
     int rc = 1, *prompt = NULL, n_prompt = 0, *out = NULL, n_out = 0;
     dec *d = NULL;
     stream st = {s.tokenizer, -1};

@@ -15,7 +15,8 @@
 
 static const args_opt common[RUNNER_N_OPTS] = {
     OPT("--model", "-m", 1, "target model (llama2.c .bin or GGUF), required"),
-    OPT("--draft", NULL, 1, "draft model for spec / ouroboros (same vocabulary)"),
+    OPT("--draft", NULL, 1, "draft model for spec / tree / ouroboros (same vocabulary), or "
+                            "self:TYPE: the target requantized in memory (self:q8_0, self:q4_0, ...)"),
     OPT("--tokenizer", "-z", 1,
         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
     OPT("--dataset", NULL, 1,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/requant.h"
 #include "util/err.h"
 #include "util/paths.h"
 
@@ -27,6 +28,33 @@ static int default_tokenizer(const model *m, char *out, size_t n, char *err) {
                         "(%s); pass --tokenizer FILE", m->path, m->cfg.vocab_size, dir);
 }
 
+const char *session_self_type(const char *draft_path) {
+    return draft_path && strncmp(draft_path, "self:", 5) == 0 ? draft_path + 5 : NULL;
+}
+
+/* --draft self:TYPE: the target requantized in memory (model/requant.h), rows TYPE cannot
+ * hold in f16 as `decbench convert` stores them; s->draft_note says what was built. */
+static int open_self_draft(session *s, const char *type, char *err) {
+    wtype t;
+    if (convert_type_parse(type, &t)) {
+        char list[160];
+        convert_type_list(list, sizeof list, " or ");
+        return err_set(err, "--draft self:%s: unknown weight type '%s'; self:TYPE takes %s", type,
+                       type, list);
+    }
+    convert_report rep;
+    if (model_requantize(&s->draft, s->target, t, CONVERT_FALLBACK_F16, &rep, err)) return -1;
+    int n = snprintf(s->draft_note, sizeof s->draft_note,
+                     "draft self:%s: the target's %d weight matrices requantized in memory, %.2f MB",
+                     type, rep.n_matrices, (double)rep.weight_bytes / 1e6);
+    if (rep.n_fallback && n > 0 && (size_t)n < sizeof s->draft_note)
+        snprintf(s->draft_note + n, sizeof s->draft_note - (size_t)n,
+                 "; %d stored as %s (rows of %d values, not a multiple of %s's block, e.g. %s)",
+                 rep.n_fallback, wtype_name(rep.fallback_type), rep.first_fallback_cols, type,
+                 rep.first_fallback);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
@@ -36,7 +64,10 @@ int session_open(session *s, const char *model_path, const char *draft_path,
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (model_open(&s->target, model_path, err)) goto fail;
-    if (draft_path && model_open(&s->draft, draft_path, err)) goto fail;
+    if (session_self_type(draft_path)) {
+        if (open_self_draft(s, session_self_type(draft_path), err)) goto fail;
+    } else if (draft_path && model_open(&s->draft, draft_path, err))
+        goto fail;
     if (s->draft && s->draft->cfg.vocab_size != s->target->cfg.vocab_size) {
         err_set(err, "draft %s has a vocabulary of %d tokens, the target %s has %d: they must "
                      "share one", draft_path, s->draft->cfg.vocab_size, model_path,

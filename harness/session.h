@@ -13,15 +13,21 @@ typedef struct {
     kern_mode kernels;
     int threads;
     char tokenizer_path[4096];
+    char draft_note[512]; /* --draft self:TYPE: what was built (for the user), else "" */
 } session;
 
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), kernels ("exact"/"blas"),
  * threads (0: one per core). Refuses a tokenizer whose vocabulary size differs from the
- * model's, and a draft whose vocabulary differs from the target's. */
+ * model's, and a draft whose vocabulary differs from the target's. A draft "self:TYPE"
+ * (self:q8_0, self:q4_0, ...: a type `decbench convert` writes) is no file but the target
+ * requantized in memory (model/requant.h; a draft FILE named so is given as ./self:...). */
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
+
+/* The TYPE of a draft given as "self:TYPE", else NULL. */
+const char *session_self_type(const char *draft_path);
 
 /* The number of online cores. */
 int session_cores(void);

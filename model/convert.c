@@ -59,13 +59,8 @@ typedef struct {
     char *err;
 } job;
 
-/* Narrows row r of tensor `name` (n values in x) to type t at out with the type's from_float,
- * refusing what the type cannot hold: non-finite values, and anything that comes back
- * non-finite from the type's own to_float: f16 values past 65504 (bf16 has f32's range but can
- * round to infinity at its very top), and block scales beyond f16's range (q8_0's
- * max|x| / 127, q4_0's max|x| / 8, ...). */
-static int narrow(job *J, const char *name, int r, wtype t, const float *x, int n, void *out) {
-    const char *src = J->m->path;
+int convert_narrow_row(const char *src, const char *name, int r, wtype t, const float *x, int n,
+                       void *out, float *back, char *err) {
     const wtype_traits *tt = wtype_get(t);
     if (t == WTYPE_F32) {
         memcpy(out, x, sizeof(float) * (size_t)n);
@@ -73,20 +68,20 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
     }
     for (int k = 0; k < n; k++)
         if (!isfinite(x[k]))
-            return err_set(J->err, "%s: tensor '%s' row %d column %d is %g, not a finite number",
-                           src, name, r, k, (double)x[k]);
+            return err_set(err, "%s: tensor '%s' row %d column %d is %g, not a finite number", src,
+                           name, r, k, (double)x[k]);
     tt->from_float(x, out, n);
-    tt->to_float(out, J->back, n);
+    tt->to_float(out, back, n);
     for (int k = 0; k < n; k++) {
-        if (isfinite(J->back[k])) continue;
+        if (isfinite(back[k])) continue;
         if (tt->block == 1)
-            return err_set(J->err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s",
-                           src, name, r, k, (double)x[k], tt->name,
+            return err_set(err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s", src,
+                           name, r, k, (double)x[k], tt->name,
                            t == WTYPE_F16 ? " (65504); bf16 or f32 can hold it" : "");
         float amax = 0.0f;
         for (int j = k / tt->block * tt->block; j < (k / tt->block + 1) * tt->block; j++)
             amax = fmaxf(amax, fabsf(x[j]));
-        return err_set(J->err,
+        return err_set(err,
                        "%s: tensor '%s' row %d, block %d: max|x| = %g needs a scale beyond f16's "
                        "range (65504), so %s cannot hold it; bf16 or f32 can",
                        src, name, r, k / tt->block, (double)amax, tt->name);
@@ -94,17 +89,21 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
     return 0;
 }
 
+wtype convert_matrix_type(wtype t, int cols, convert_fallback fb) {
+    if (cols % wtype_get(t)->block == 0 || fb == CONVERT_FALLBACK_NONE) return t;
+    return fb == CONVERT_FALLBACK_F32 ? WTYPE_F32 : WTYPE_F16;
+}
+
 /* Adds matrix `name` from src in the chosen type (or the fallback). */
 static int put_matrix(job *J, const char *name, const wmat *src) {
-    wtype t = J->o->type;
-    int block = wtype_get(t)->block;
+    wtype t = convert_matrix_type(J->o->type, src->cols, J->o->fallback);
+    int block = wtype_get(J->o->type)->block;
     if (src->cols % block) {
         if (J->o->fallback == CONVERT_FALLBACK_NONE)
             return err_set(J->err,
                            "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s "
                            "cannot store it (store such tensors as f16 or f32 instead)",
                            J->m->path, name, src->cols, block, wtype_name(t));
-        t = J->o->fallback == CONVERT_FALLBACK_F32 ? WTYPE_F32 : WTYPE_F16;
         if (J->rep.n_fallback++ == 0) {
             snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
             J->rep.first_fallback_cols = src->cols;
@@ -121,7 +120,9 @@ static int put_matrix(job *J, const char *name, const wmat *src) {
         J->bufs[J->n_bufs++] = buf;
         for (int r = 0; r < src->rows; r++) {
             kern_row_to_f32(src, r, J->row);
-            if (narrow(J, name, r, t, J->row, src->cols, buf + row_bytes * (size_t)r)) return -1;
+            if (convert_narrow_row(J->m->path, name, r, t, J->row, src->cols,
+                                   buf + row_bytes * (size_t)r, J->back, J->err))
+                return -1;
         }
         data = buf;
     }

@@ -64,14 +64,27 @@ int convert_type_parse(const char *s, wtype *out);
 /* Those names for messages, ", "-separated with last_sep before the last ("f32, ... or q6_k"). */
 void convert_type_list(char *out, size_t n, const char *last_sep);
 
-/* ---- conversion ------------------------------------------------------------------------ */
-
 /* What to do with a matrix a block type cannot hold (rows not a multiple of its block). */
 typedef enum {
     CONVERT_FALLBACK_F16 = 0, /* llama.cpp's convert_hf_to_gguf.py does the same */
     CONVERT_FALLBACK_F32,
     CONVERT_FALLBACK_NONE, /* refuse: the error names the first such tensor */
 } convert_fallback;
+
+/* The type a matrix with rows of cols values is stored in when t is asked for: t, or the
+ * fallback when t's block does not divide cols (CONVERT_FALLBACK_NONE: t, which the caller
+ * then refuses). */
+wtype convert_matrix_type(wtype t, int cols, convert_fallback fb);
+
+/* Narrows row r of tensor `name` (n values at x) to type t at out with the type's from_float,
+ * refusing what the type cannot hold: non-finite values, and anything that comes back
+ * non-finite from the type's own to_float (f16 values past 65504, block scales beyond f16's
+ * range: q8_0's max|x| / 127, q4_0's max|x| / 8, ...). back: n floats of scratch; src names
+ * the model in messages. Used by convert_gguf and model_requantize (model/requant.h). */
+int convert_narrow_row(const char *src, const char *name, int r, wtype t, const float *x, int n,
+                       void *out, float *back, char *err);
+
+/* ---- conversion ------------------------------------------------------------------------ */
 
 typedef struct {
     wtype type;                /* storage type of the weight matrices */
