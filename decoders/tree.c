@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/token_tree.h"
 #include "util/err.h"
 
 enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT };
@@ -117,6 +118,7 @@ typedef struct {
     int n_seq;
     float *tlog, *dlog, *rootlog; /* target pass; latest draft pass; the root's draft logits */
     int *ttok, *tpar, *top;       /* target pass: tokens, parents, the target's token per row */
+    int *rnode;                   /* the node of each target row but the root */
     int *dtok, *dpar, *eval;      /* a draft pass: tokens, parents (scratch rows), its nodes */
     int *order, *path, *dpath, *em;
     int *ctok; /* top_tokens output */
@@ -211,7 +213,7 @@ static int tree_create(dec *d, char *err) {
     t->dlog = malloc(sizeof(float) * P * V);
     t->rootlog = malloc(sizeof(float) * V);
     t->ttok = malloc(sizeof(int) * TR), t->tpar = malloc(sizeof(int) * TR);
-    t->top = malloc(sizeof(int) * TR);
+    t->top = malloc(sizeof(int) * TR), t->rnode = malloc(sizeof(int) * TR);
     t->dtok = malloc(sizeof(int) * P), t->dpar = malloc(sizeof(int) * P);
     t->eval = malloc(sizeof(int) * P);
     t->order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
@@ -220,8 +222,8 @@ static int tree_create(dec *d, char *err) {
     t->clogp = malloc(sizeof(double) * (size_t)widest_k);
     t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
     if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
-        !t->top || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path || !t->dpath ||
-        !t->em || !t->ctok || !t->clogp || !t->seq)
+        !t->top || !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
+        !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq)
         return err_set(err, "tree: out of memory");
     /* the draft's scratch holds every node evaluated in one step */
     if (dec_fwd_new(d, d->env.target, t->max_trows, &t->ft, err) ||
@@ -415,6 +417,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             tnode *x = &t->node[i];
             if (t->mode == MODE_DYNAMIC && x->trow < 0) continue; /* not among the best */
             x->trow = rows;
+            t->rnode[rows] = i;
             t->ttok[rows] = x->token;
             t->tpar[rows] = x->parent < 0 ? 0 : t->node[x->parent].trow;
             rows++, n_tree++;
@@ -424,26 +427,17 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             return -1;
         target_tokens(t->tlog, rows, V, t->top);
         /* 4. the longest path of target tokens, then the bonus token */
-        int a = 0, cur = -1, cur_row = 0, ended = 0, branched = 0, np = 0, nd = 0;
-        t->path[np++] = 0;
-        while (!ended) {
-            int next = -1;
-            for (int i = cur + 1; i < t->n_node && next < 0; i++)
-                if (t->node[i].parent == cur && t->node[i].trow > 0 &&
-                    t->node[i].token == t->top[cur_row])
-                    next = i;
-            if (next < 0) break;
-            tnode *x = &t->node[next];
-            t->em[a++] = x->token;
-            t->path[np++] = x->trow;
-            if (x->drow >= 0) t->dpath[nd++] = x->drow;
+        int np, nd = 0, branched = 0;
+        int n_emit =
+            token_tree_accept(rows, t->ttok, t->tpar, t->top, d->end_id, t->path, &np, t->em);
+        const int a = np - 1;
+        for (int i = 1; i < np; i++) {
+            const tnode *x = &t->node[t->rnode[t->path[i]]];
+            if (x->drow >= 0) t->dpath[nd++] = x->drow; /* a prefix of the path (see above) */
             if (x->rank) branched = 1;
             dec_count(d, TC_RANK0 + imin(x->rank, 3), 1);
-            ended = x->token == d->end_id;
-            cur = next, cur_row = x->trow;
         }
-        if (!ended) t->em[a] = t->top[cur_row];
-        int emitted = dec_emit(d, t->em, ended ? a : a + 1);
+        int emitted = dec_emit(d, t->em, n_emit);
         dec_step_done(d, rows, max_depth, a, emitted);
         publish(d, t, n_tree, a, branched);
         if (d->done) break;
@@ -461,7 +455,8 @@ static void tree_destroy(dec *d) {
     if (!t) return;
     fwd_free(t->ft), fwd_free(t->fd);
     free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
-    free(t->ttok), free(t->tpar), free(t->top), free(t->dtok), free(t->dpar), free(t->eval);
+    free(t->ttok), free(t->tpar), free(t->top), free(t->rnode), free(t->dtok), free(t->dpar),
+        free(t->eval);
     free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->ctok), free(t->clogp);
     free(t->seq);
     free(t);
