@@ -31,8 +31,8 @@ typedef struct {
     wtype type;
     convert_fallback fb;
     convert_report rep;
-    size_t size;           /* pass 1: bytes of the heap block */
-    unsigned char *heap;   /* pass 2: the block, filled from offset 0 on */
+    size_t size;         /* pass 1: bytes of the heap block */
+    unsigned char *heap; /* pass 2: the block, filled from offset 0 on */
     float *row, *back;
     char *err;
 } job;
@@ -123,8 +123,8 @@ int model_requantize(model **out, const model *src, wtype t, convert_fallback fb
     each_matrix(m, measure, &J);
     m->heap = aligned_alloc(ALIGN, J.size ? J.size : ALIGN);
     if (!m->heap) {
-        err_set(err, "%s: out of memory requantizing to %s (%zu bytes)", src->path,
-                wtype_name(t), J.size);
+        err_set(err, "%s: out of memory requantizing to %s (%zu bytes)", src->path, wtype_name(t),
+                J.size);
         goto fail;
     }
     J.heap = m->heap, J.size = 0;

@@ -23,7 +23,7 @@
 #define N_PROMPTS 6
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
-static const wtype types[] = {WTYPE_F32, WTYPE_F16,  WTYPE_BF16, WTYPE_Q8_0,
+static const wtype types[] = {WTYPE_F32,  WTYPE_F16,  WTYPE_BF16, WTYPE_Q8_0,
                               WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q6_K};
 #define N_TYPES (int)(sizeof types / sizeof types[0])
 
@@ -80,7 +80,8 @@ static void test_as_convert(const model *src, const char *tok, const char *what)
         const char *path = test_tmp("requant.gguf");
         CHECK_MSG(model_requantize(&q, src, t, CONVERT_FALLBACK_F16, &rq, err) == 0, "%s: %s",
                   label, err);
-        CHECK_MSG(convert_gguf(src, v, &o, path, &rc, err) == 0 && model_open(&file, path, err) == 0,
+        CHECK_MSG(convert_gguf(src, v, &o, path, &rc, err) == 0 &&
+                      model_open(&file, path, err) == 0,
                   "%s: %s", label, err);
         if (!q || !file) continue;
         int n = same_matrices(q, file, label);
