@@ -98,7 +98,7 @@ static void test_chain_equivalence(const model *tm, const model *dm) {
     dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
     const char *chains[] = {"tree:shape=1-1-1-1", "tree:mode=dynamic,k=1,depth=4",
                             "tree:mode=split,branches=1,nodes=4"};
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 4; i++) {
         dec_stats ref, st;
         CHECK(
             dec_check_exact(&env, "spec:gamma=4", ids[i], lens[i], 200, NULL, &ref, NULL, "chain"));
@@ -301,7 +301,7 @@ int main(void) {
     test_synthetic();
     test_end_inside(s260);
     test_real(s260, xs, "stories260K target, llama2xs draft", N_PROMPTS);
-    test_real(xs, s260, "llama2xs target, stories260K draft", 6);
+    test_real(xs, s260, "llama2xs target, stories260K draft", 4);
     model_close(s260), model_close(xs);
     return test_finish("test_tree");
 }
