@@ -28,8 +28,8 @@ static int each_matrix(const model *m, int (*fn)(void *, arch_tensor, int, wmat 
 typedef struct {
     const model *src;
     model *dst;
-    wtype type;
-    convert_fallback fb;
+    const convert_opts *o;
+    int tied; /* src has no classifier of its own */
     convert_report rep;
     size_t size;         /* pass 1: bytes of the heap block */
     unsigned char *heap; /* pass 2: the block, filled from offset 0 on */
@@ -43,12 +43,27 @@ static int tied(const job *J, arch_tensor t, const wmat *w) {
            w->type == J->src->tok_embd.type;
 }
 
+/* The type matrix t of layer l (rows of cols values) is stored in; -1 (err set) when it cannot
+ * be (no fallback). */
+static int type_of(job *J, arch_tensor t, int l, int cols, wtype *to, int *fallback) {
+    if (convert_matrix_type(J->o, t, l, J->src->cfg.n_layers, J->tied, cols, to, fallback) == 0)
+        return 0;
+    char name[64];
+    arch_tensor_name(t, l, name, sizeof name);
+    return err_set(J->err,
+                   "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s cannot "
+                   "store it",
+                   J->src->path, name, cols, wtype_get(J->o->type)->block, wtype_name(J->o->type));
+}
+
 /* Pass 1: the size of the block. */
 static int measure(void *arg, arch_tensor t, int l, wmat *w) {
     job *J = arg;
-    (void)l;
-    wtype to = convert_matrix_type(J->type, w->cols, J->fb);
-    if (tied(J, t, w) || to == w->type) return 0; /* aliased / referenced in place */
+    wtype to;
+    int fallback;
+    if (tied(J, t, w)) return 0; /* aliases the embedding */
+    if (type_of(J, t, l, w->cols, &to, &fallback)) return -1;
+    if (to == w->type) return 0; /* referenced in place */
     J->size += (wtype_row_bytes(to, w->cols) * (size_t)w->rows + ALIGN - 1) / ALIGN * ALIGN;
     return 0;
 }
@@ -60,20 +75,14 @@ static int narrow(void *arg, arch_tensor t, int l, wmat *w) {
         *w = J->dst->tok_embd; /* narrowed already: the embedding comes first */
         return 0;
     }
-    wtype to = convert_matrix_type(J->type, w->cols, J->fb);
+    wtype to;
+    int fallback;
     char name[64];
     arch_tensor_name(t, l, name, sizeof name);
-    if (w->cols % wtype_get(J->type)->block) {
-        if (J->fb == CONVERT_FALLBACK_NONE)
-            return err_set(J->err,
-                           "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s "
-                           "cannot store it",
-                           J->src->path, name, w->cols, wtype_get(J->type)->block,
-                           wtype_name(J->type));
-        if (J->rep.n_fallback++ == 0) {
-            snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
-            J->rep.first_fallback_cols = w->cols;
-        }
+    if (type_of(J, t, l, w->cols, &to, &fallback)) return -1;
+    if (fallback && J->rep.n_fallback++ == 0) {
+        snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
+        J->rep.first_fallback_cols = w->cols;
         J->rep.fallback_type = to;
     }
     J->rep.n_matrices++;
@@ -91,21 +100,20 @@ static int narrow(void *arg, arch_tensor t, int l, wmat *w) {
     return 0;
 }
 
-int model_requantize(model **out, const model *src, wtype t, convert_fallback fb,
-                     convert_report *rep, char *err) {
+int model_requantize(model **out, const model *src, const convert_opts *o, convert_report *rep,
+                     char *err) {
     *out = NULL;
-    if (!wtype_get(t)->from_float && t != WTYPE_F32)
-        return err_set(err, "%s: weights cannot be requantized to %s (no quantizer for it)",
-                       src->path, wtype_name(t));
+    const char *scheme = convert_scheme_name(o);
     const model_config *c = &src->cfg;
     model *m = calloc(1, sizeof *m);
     int widest = c->dim > c->hidden_dim ? c->dim : c->hidden_dim;
-    job J = {.src = src, .dst = m, .type = t, .fb = fb, .err = err};
+    job J = {.src = src, .dst = m, .o = o, .err = err};
+    J.tied = src->wcls.data == src->tok_embd.data;
     if (m) m->layers = malloc(sizeof *m->layers * (size_t)c->n_layers);
     J.row = malloc(sizeof(float) * (size_t)widest);
     J.back = malloc(sizeof(float) * (size_t)widest);
     if (!m || !m->layers || !J.row || !J.back) {
-        err_set(err, "%s: out of memory requantizing to %s", src->path, wtype_name(t));
+        err_set(err, "%s: out of memory requantizing to %s", src->path, scheme);
         goto fail;
     }
     /* the copy: src's configuration, layer table and pointers, then its own matrices */
@@ -115,16 +123,15 @@ int model_requantize(model **out, const model *src, wtype t, convert_fallback fb
     memcpy(m->layers, src->layers, sizeof *m->layers * (size_t)c->n_layers);
     m->map = NULL, m->map_size = 0, m->heap = NULL, m->release = NULL, m->release_arg = NULL;
     m->format = "requantized";
-    m->main_type = convert_matrix_type(t, c->dim, fb);
-    /* "self:TYPE of PATH", the path cut to fit (it only names the model in messages) */
-    int head = snprintf(m->path, sizeof m->path, "self:%s of ", wtype_name(t));
+    m->main_type = o->type;
+    /* "self:NAME of PATH", the path cut to fit (it only names the model in messages) */
+    int head = snprintf(m->path, sizeof m->path, "self:%s of ", scheme);
     snprintf(m->path + head, sizeof m->path - (size_t)head, "%.*s", (int)sizeof m->path - head - 1,
              src->path);
-    each_matrix(m, measure, &J);
+    if (each_matrix(m, measure, &J)) goto fail;
     m->heap = aligned_alloc(ALIGN, J.size ? J.size : ALIGN);
     if (!m->heap) {
-        err_set(err, "%s: out of memory requantizing to %s (%zu bytes)", src->path, wtype_name(t),
-                J.size);
+        err_set(err, "%s: out of memory requantizing to %s (%zu bytes)", src->path, scheme, J.size);
         goto fail;
     }
     J.heap = m->heap, J.size = 0;

@@ -5,13 +5,14 @@
  * the quantized copy streams fewer bytes, and its tokens agree with the target's most of the
  * time (the target verifies every one of them, so the output stays exactly greedy's).
  *
- * Every matrix is narrowed as `decbench convert --type TYPE` would write it (convert.h): each
- * row widened to f32 and passed through the type's from_float (convert_narrow_row), a matrix
- * whose rows the type's block does not divide stored in the fallback type (f16 by default, as
- * convert and llama.cpp's converter do), a matrix already of the type referenced in place, a
- * tied classifier kept tied. So a self:TYPE draft computes bit for bit what the GGUF file
- * `decbench convert --type TYPE` writes computes (tests/test_requant.c). Vectors (norms,
- * biases) are referenced, never copied.
+ * Every matrix is narrowed as `decbench convert --type TYPE` would write it (convert.h): in the
+ * type convert_matrix_type picks (TYPE, or a llama-quantize mix's type for that tensor: self:
+ * Q4_K_M), each row widened to f32 and passed through the type's from_float
+ * (convert_narrow_row), a matrix whose rows the type's block does not divide stored in the
+ * fallback type (f16 by default, as convert and llama.cpp's converter do), a matrix already of
+ * its type referenced in place, a tied classifier kept tied. So a self:TYPE draft computes bit
+ * for bit what the GGUF file `decbench convert --type TYPE` writes computes
+ * (tests/test_requant.c). Vectors (norms, biases) are referenced, never copied.
  *
  * Library code: nothing is printed; failures return -1 with one line in err (ERR_LEN). */
 #ifndef MODEL_REQUANT_H
@@ -19,12 +20,13 @@
 
 #include "model/convert.h"
 
-/* A copy of src whose weight matrices are stored in type t (one that convert writes: its row
- * has from_float), rows t cannot hold in fallback fb. The copy owns its matrices (one heap
- * block) and its layer table, and points into src for everything else: src must outlive it;
- * close it with model_close. Its format is "requantized", its path "self:TYPE of SRC_PATH".
- * rep (may be NULL) receives what was done: matrices, how many fell back and the first. */
-int model_requantize(model **out, const model *src, wtype t, convert_fallback fb,
-                     convert_report *rep, char *err);
+/* A copy of src whose weight matrices are stored as o says (o->type, o->mix and o->fallback,
+ * as convert_scheme_parse sets them: a type convert writes, or a llama-quantize mix). The copy
+ * owns its matrices (one heap block) and its layer table, and points into src for everything
+ * else: src must outlive it; close it with model_close. Its format is "requantized", its path
+ * "self:NAME of SRC_PATH". rep (may be NULL) receives what was done: matrices, how many fell
+ * back and the first. */
+int model_requantize(model **out, const model *src, const convert_opts *o, convert_report *rep,
+                     char *err);
 
 #endif

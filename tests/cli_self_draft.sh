@@ -22,7 +22,7 @@ expect_eq run_exit 0 $?
 expect_eq exact "8|8" "$(q a.db "SELECT COUNT(*), SUM(matched) FROM samples")"
 expect_eq draft_path "self:q8_0" "$(q a.db "SELECT draft_path FROM runs")"
 expect_eq draft_recorded yes "$(q a.db "SELECT CASE WHEN length(draft_hash) = 16 AND draft_bytes > 0 AND draft_hash != model_hash THEN 'yes' END FROM runs")"
-expect_grep note "draft self:q8_0: the target's 36 weight matrices requantized in memory, 0.33 MB; 5 stored as f16 \(rows of 172 values, not a multiple of q8_0's block, e.g. blk.0.ffn_down.weight\)" a.err
+expect_grep note "draft self:q8_0: the target's 36 weight matrices requantized in memory, 0.33 MB; 5 stored as f16 \(rows of 172 values, not whole blocks of q8_0, e.g. blk.0.ffn_down.weight\)" a.err
 expect_eq drafts_accepted yes "$(q a.db "SELECT CASE WHEN SUM(accepted) > 0.9 * SUM(drafted) THEN 'yes' END FROM samples WHERE decoder = 'spec'")"
 
 # 2. --resume (of the run marked interrupted): the same TYPE continues (nothing left to
@@ -43,7 +43,7 @@ expect_grep resume_other "--resume 1: the run used draft model '[0-9a-f]{16}', t
 # 3. an unknown type: one line, exit 1, no database
 run bad.db self:q5_1 >/dev/null 2>bad.err
 expect_eq bad_exit 1 $?
-expect_grep bad_msg "^decbench run: --draft self:q5_1: unknown weight type 'q5_1'; self:TYPE takes f32, f16, bf16, q8_0, q4_0, q4_k or q6_k$" bad.err
+expect_grep bad_msg "^decbench run: --draft self:q5_1: unknown weight type 'q5_1'; self:TYPE takes a type \(f32, f16, bf16, q8_0, q4_0, [a-z0-9_, ]*\) or a llama-quantize mix \([A-Z0-9_, ]*Q4_K_M[A-Z0-9_, ]*\)$" bad.err
 expect_eq bad_no_db "" "$(ls bad.db 2>/dev/null)"
 
 # 4. generate: the note, and an exact output

@@ -1,5 +1,6 @@
 /* test_requant.c: model/requant (a model's weights requantized in memory, `--draft self:TYPE`).
- *  1. as convert does: for every type convert writes, on stories260K, llama2xs and a synthetic
+ *  1. as convert does: for every type convert writes and llama-quantize's mixes (Q4_0,
+ *     Q4_K_M, Q6_K, Q8_0: a type per tensor), on stories260K, llama2xs and a synthetic
  *     model whose widths every block divides (tied classifier), each matrix of the requantized
  *     model has the type and the very bytes of the GGUF file `convert --type` writes from the
  *     same model, and the same fallbacks (stories260K's rows of 64 and 172 values); the tied
@@ -8,8 +9,9 @@
  *  2. exact drafts: spec, tree and Ouroboros with self:q8_0 / self:q4_0 drafts emit greedy's
  *     tokens on TinyStories prompts, self:f32 of an f32 model is accepted in full, and a
  *     4-bit draft is accepted less often than an 8-bit one;
- *  3. errors: a type without a quantizer, rows the type cannot hold without a fallback, a
- *     non-finite weight (named by tensor and row); nothing leaks (ASan). */
+ *  3. errors: rows the type cannot hold without a fallback, a non-finite weight (named by
+ *     tensor and row); nothing leaks (ASan). (A type without a quantizer cannot be asked
+ *     for: convert_scheme_parse refuses it, see tests/cli_self_draft.sh.) */
 #include <math.h>
 #include <string.h>
 
@@ -23,9 +25,18 @@
 #define N_PROMPTS 6
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
-static const wtype types[] = {WTYPE_F32,  WTYPE_F16,  WTYPE_BF16, WTYPE_Q8_0,
-                              WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q6_K};
-#define N_TYPES (int)(sizeof types / sizeof types[0])
+/* every type convert writes, and llama-quantize's mixes */
+static const char *const schemes[] = {"f32",  "f16",  "bf16",   "q8_0", "q4_0", "q4_k",
+                                      "q6_k", "Q4_0", "Q4_K_M", "Q6_K", "Q8_0"};
+#define N_SCHEMES (int)(sizeof schemes / sizeof schemes[0])
+
+/* model_requantize with scheme (a type or a mix) and fallback fb. */
+static int requant(model **q, const model *src, const char *scheme, convert_fallback fb,
+                   convert_report *rep, char *err) {
+    convert_opts o = {.fallback = fb};
+    CHECK_MSG(convert_scheme_parse(scheme, &o) == 0, "%s", scheme);
+    return model_requantize(q, src, &o, rep, err);
+}
 
 /* Every matrix of a and b: same type, same bytes. Returns the number compared. */
 static int same_matrices(const model *a, const model *b, const char *what) {
@@ -71,15 +82,14 @@ static void test_as_convert(const model *src, const char *tok, const char *what)
     char err[ERR_LEN], label[160];
     convert_vocab *v;
     CHECK_MSG(convert_vocab_load(&v, tok, err) == 0, "%s", err);
-    for (int i = 0; i < N_TYPES; i++) {
-        wtype t = types[i];
-        snprintf(label, sizeof label, "%s self:%s", what, wtype_name(t));
+    for (int i = 0; i < N_SCHEMES; i++) {
+        snprintf(label, sizeof label, "%s self:%s", what, schemes[i]);
         convert_report rq, rc;
         model *q = NULL, *file = NULL;
-        convert_opts o = {.type = t};
+        convert_opts o = {.fallback = CONVERT_FALLBACK_F16};
+        CHECK(convert_scheme_parse(schemes[i], &o) == 0);
         const char *path = test_tmp("requant.gguf");
-        CHECK_MSG(model_requantize(&q, src, t, CONVERT_FALLBACK_F16, &rq, err) == 0, "%s: %s",
-                  label, err);
+        CHECK_MSG(model_requantize(&q, src, &o, &rq, err) == 0, "%s: %s", label, err);
         CHECK_MSG(convert_gguf(src, v, &o, path, &rc, err) == 0 &&
                       model_open(&file, path, err) == 0,
                   "%s: %s", label, err);
@@ -93,7 +103,7 @@ static void test_as_convert(const model *src, const char *tok, const char *what)
                   rq.n_matrices, rq.n_fallback, rq.first_fallback, rc.n_matrices, rc.n_fallback,
                   rc.first_fallback);
         CHECK((src->wcls.data == src->tok_embd.data) == (q->wcls.data == q->tok_embd.data));
-        if (t == src->tok_embd.type) CHECK(q->tok_embd.data == src->tok_embd.data);
+        if (q->tok_embd.type == src->tok_embd.type) CHECK(q->tok_embd.data == src->tok_embd.data);
         CHECK(strstr(q->path, src->path) && !strcmp(q->format, "requantized"));
         fprintf(stderr, "%s: %d matrices equal to convert's, %d stored as %s, %.0f KB\n", label, n,
                 rq.n_fallback, rq.n_fallback ? wtype_name(rq.fallback_type) : "-",
@@ -104,15 +114,15 @@ static void test_as_convert(const model *src, const char *tok, const char *what)
 }
 
 /* Draft-model decoders with a self draft: exact, and how often its tokens are accepted. */
-static double accept_rate(const model *target, wtype t, const char *spec) {
+static double accept_rate(const model *target, const char *scheme, const char *spec) {
     char err[ERR_LEN];
     model *q = NULL;
-    CHECK_MSG(model_requantize(&q, target, t, CONVERT_FALLBACK_F16, NULL, err) == 0, "%s", err);
+    CHECK_MSG(requant(&q, target, scheme, CONVERT_FALLBACK_F16, NULL, err) == 0, "%s", err);
     if (!q) return 0;
     dec_env env = {.target = target, .draft = q, .kernels = KERN_EXACT};
     long drafted = 0, accepted = 0, steps = 0, tokens = 0;
     char label[96];
-    snprintf(label, sizeof label, "self:%s", wtype_name(t));
+    snprintf(label, sizeof label, "self:%s", scheme);
     for (int i = 0; i < N_PROMPTS; i++) {
         dec_stats st;
         CHECK(dec_check_exact(&env, spec, ids[i], lens[i], 128, NULL, &st, NULL, label));
@@ -121,7 +131,7 @@ static double accept_rate(const model *target, wtype t, const char *spec) {
     }
     double rate = (double)accepted / (drafted ? drafted : 1);
     fprintf(stderr, "%s draft self:%s: %.1f%% of drafted tokens accepted, %.2f tokens per step\n",
-            spec, wtype_name(t), 100 * rate, (double)tokens / steps);
+            spec, scheme, 100 * rate, (double)tokens / steps);
     model_close(q);
     return rate;
 }
@@ -129,19 +139,18 @@ static double accept_rate(const model *target, wtype t, const char *spec) {
 static void test_drafts(const model *m) {
     const char *specs[] = {"spec:gamma=4", "tree:shape=2-2-1", "ouroboros:W=4,beta=4,K=2"};
     for (int s = 0; s < 3; s++) {
-        double q8 = accept_rate(m, WTYPE_Q8_0, specs[s]), q4 = accept_rate(m, WTYPE_Q4_0, specs[s]);
+        double q8 = accept_rate(m, "q8_0", specs[s]), q4 = accept_rate(m, "q4_0", specs[s]);
         CHECK_MSG(q4 < q8, "%s: self:q4_0 accepted %.3f, self:q8_0 %.3f", specs[s], q4, q8);
     }
-    CHECK(accept_rate(m, WTYPE_F32, "spec:gamma=4") == 1.0); /* the target itself */
+    CHECK(accept_rate(m, "f32", "spec:gamma=4") == 1.0); /* the target itself */
+    accept_rate(m, "Q4_K_M", "spec:gamma=4");
 }
 
 static void test_errors(const model *m) {
     char err[ERR_LEN];
     model *q = (model *)1;
-    CHECK(model_requantize(&q, m, WTYPE_Q5_1, CONVERT_FALLBACK_F16, NULL, err) == -1 && !q);
-    CHECK_MSG(strstr(err, "cannot be requantized to q5_1") != NULL, "%s", err);
     /* stories260K's ffn_down rows hold 172 values: q8_0 without a fallback refuses them */
-    CHECK(model_requantize(&q, m, WTYPE_Q8_0, CONVERT_FALLBACK_NONE, NULL, err) == -1 && !q);
+    CHECK(requant(&q, m, "q8_0", CONVERT_FALLBACK_NONE, NULL, err) == -1 && !q);
     CHECK_MSG(strstr(err, "tensor 'blk.0.ffn_down.weight' has rows of 172 values, not a multiple "
                           "of 32: q8_0 cannot store it") != NULL,
               "%s", err);
@@ -150,7 +159,7 @@ static void test_errors(const model *m) {
     model *s = NULL;
     CHECK(synth_config("64,128,2,4,2,512,64", &c, err) == 0 && synth_model(&s, &c, 3, err) == 0);
     ((float *)s->layers[1].wv.data)[2 * 64 + 5] = NAN;
-    CHECK(model_requantize(&q, s, WTYPE_Q4_0, CONVERT_FALLBACK_F16, NULL, err) == -1 && !q);
+    CHECK(requant(&q, s, "q4_0", CONVERT_FALLBACK_F16, NULL, err) == -1 && !q);
     CHECK_MSG(strstr(err, "tensor 'blk.1.attn_v.weight' row 2 column 5 is nan") != NULL, "%s", err);
     model_close(s);
 }
