@@ -40,8 +40,16 @@
  *     percent (alpha=100 is the reference's max_spec_factor 1.0, min_prob=10 its 0.1).
  *   - tree=1 grows trees as the paper's evaluation; ArcticInference's default is a single path
  *     (tree=0).
- * Measured on stories260K, TinyStories and the code/summarisation/chat sets: see the README
- * ("Decoders" and the SuffixDecoding comparison). */
+ * Measured (stories260K, the first 20 TinyStories prompts x 256 new tokens, one decoder warm
+ * across them; tokens per target step, target rows per decode pass): the defaults 2.49 (4.1);
+ * cold (warm=0) 1.44 (2.2), prompt lookup pld:ngram=3,k=10 1.59 (6.3); depth 64 2.51 (4.2),
+ * depth 12 2.38 (3.8); budget 8 2.43 (3.9), 32 2.49 (4.1: alpha x pattern rarely allows more
+ * than 16); a single path (tree=0) 2.48 (4.1); min_prob 5 2.49; alpha 200 2.80 (6.1). Per row,
+ * alpha 100 and depth 24 are the best of these; alpha 200 buys 0.3 tokens per step for 2 more
+ * rows, worth it where a pass of 6 rows costs little more than one (large targets). The same
+ * prompt decoded twice by one warm decoder: 163 then 21 target steps. Bookkeeping (both trees'
+ * lookups and speculation) is 4-6% of wall time against stories260K's ~0.1 ms passes. The
+ * README compares it with PLD and lookahead on HumanEval, MBPP, CNN/DM and MT-Bench. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
