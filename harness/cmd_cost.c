@@ -20,7 +20,7 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_HELP, C_COUNT };
+enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_LOGITS, C_HELP, C_COUNT };
 
 static int parse_rows(const char *s, int *rows, int max, int *n, char *err) {
     *n = 0;
@@ -43,12 +43,16 @@ int cmd_cost(int argc, char **argv) {
         [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default 1,2,4,8,16,32,64,128,256)", "LIST"},
         [C_CONTEXT] = {"--context", NULL, 1, "committed tokens before the measured pass (default 128)", "N"},
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas", "exact|blas"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas", "exact|exact-int8|blas"},
         [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, in seconds (default 0.3; units: 300ms, 0.3s, 1m)", "S"},
         [C_CSV] = {"--csv", NULL, 1, "also write rows,seconds to this file (for report --project-cost)", "FILE"},
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
         [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
+        [C_LOGITS] = {"--logits", NULL, 1,
+                      "all (default: every row's logits, as verification needs) or last (the last "
+                      "row's only, as a prompt pass and llama-bench's pp)",
+                      "all|last"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -74,12 +78,16 @@ int cmd_cost(int argc, char **argv) {
                         "milliseconds)\n", sec_s, sec_s, sec_s);
     const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
     if (!model_arg) return cmd_usage("cost", "--model FILE is required");
+    const char *logits = args_str(o, C_COUNT, "--logits", "all");
+    if (strcmp(logits, "all") != 0 && strcmp(logits, "last") != 0)
+        return cmd_usage("cost", "--logits: expected all or last");
+    int last_only = strcmp(logits, "last") == 0;
     char model_path[4096];
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_usage("cost", "--kernels: expected exact or blas");
+        return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
     int nt = threads > 0 ? (int)threads : session_cores();
     int max_rows = 0;
     for (int i = 0; i < n_rows; i++) max_rows = rows[i] > max_rows ? rows[i] : max_rows;
@@ -90,9 +98,13 @@ int cmd_cost(int argc, char **argv) {
     file_out csv_out = {0};
     FILE *csv = NULL; /* csv_out.f: written through PATH.tmp, renamed when every point is in */
     int rc = 1;
-    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) ||
-        fwd_new(&f, m, pool, max_rows, km, err))
+    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
+    /* the context the measurement needs, within what the model was trained for (its default is
+     * capped at MODEL_DEFAULT_CTX) */
+    if (context + max_rows > m->cfg.seq_len && context + max_rows <= m->cfg.ctx_train &&
+        model_set_context(m, (int)context + max_rows, err))
         goto done;
+    if (fwd_new(&f, m, pool, max_rows, km, err)) goto done;
     if (context + max_rows > m->cfg.seq_len) {
         err_set(err, "--context %ld + %d rows exceed %s's context length %d", context, max_rows,
                 model_path, m->cfg.seq_len);
@@ -120,14 +132,16 @@ int cmd_cost(int argc, char **argv) {
     printf("# model %s: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, %s weights, %.1f MB\n",
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            wtype_name(m->main_type), model_weight_bytes(m) / 1e6);
-    printf("# %d threads, %s kernels, context %ld; memory read bandwidth %.1f GB/s", nt,
-           kern_mode_name(km), context, bw);
+    printf("# %d threads, %s kernels, context %ld, logits of %s; memory read bandwidth %.1f GB/s", nt,
+           kern_mode_name(km), context, last_only ? "the last row" : "every row", bw);
     if (bw > 0) printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (bw * 1e9) * 1e3);
     printf("\n%6s %12s %12s %10s %10s %8s\n", "rows", "ms/pass", "ms/row", "GFLOP/s", "GB/s", "passes");
     if (csv) fprintf(csv, "rows,seconds\n");
     for (int i = 0; i < n_rows; i++) {
         measure_point p;
-        if (measure_forward(f, rows[i], (int)context, seconds, &p, err)) goto done;
+        if (measure_forward_logits(f, rows[i], last_only ? 1 : rows[i], (int)context, seconds, &p,
+                                   err))
+            goto done;
         printf("%6d %12.4f %12.4f %10.2f %10.2f %8d\n", p.rows, p.seconds * 1e3, p.seconds * 1e3 / p.rows,
                p.gflops, p.weight_gbps, p.repeats);
         fflush(stdout);

@@ -75,7 +75,7 @@ static void print_stats(const char *name, const char *spec, const dec_stats *st)
             st->t_total > 0 ? st->new_tokens / st->t_total : 0);
 }
 
-enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS, G_HELP, G_COUNT };
+enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS, G_CTX, G_HELP, G_COUNT };
 
 int cmd_generate(int argc, char **argv) {
     args_opt o[G_COUNT] = {
@@ -94,12 +94,17 @@ int cmd_generate(int argc, char **argv) {
                  "N"},
         [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`",
                    "SPEC"},
-        [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros", "FILE"},
+        [G_DRAFT] = {"--draft", NULL, 1,
+                     "draft model for spec / tree / ouroboros, or self:TYPE (the target "
+                     "requantized in memory: self:q8_0, self:q4_0, self:Q4_K_M, ...)",
+                     "FILE"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)",
-                    "exact|blas"},
+                    "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
+                    "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)",
+                    "exact|exact-int8|blas"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
+        [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -113,13 +118,15 @@ int cmd_generate(int argc, char **argv) {
         printf("decoders:\n%s", dec_help());
         return 0;
     }
-    long max_new, threads;
+    long max_new, threads, ctx;
     if (args_int(o, G_COUNT, "--max-new", 256, 0, 1 << 24, &max_new, err) ||
-        args_int(o, G_COUNT, "--threads", 0, 0, 1024, &threads, err))
+        args_int(o, G_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
+        args_int(o, G_COUNT, "--ctx", 0, 1, 1 << 20, &ctx, err))
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_COUNT, "--kernels", "exact");
-    if (strcmp(kernels, "exact") && strcmp(kernels, "blas")) {
-        snprintf(err, sizeof err, "--kernels %.64s: expected exact or blas", kernels);
+    kern_mode km;
+    if (kern_mode_parse(kernels, &km)) {
+        snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
         return cmd_usage("generate", err);
     }
     if (!args_str(o, G_COUNT, "--model", NULL))
@@ -130,6 +137,11 @@ int cmd_generate(int argc, char **argv) {
                      args_str(o, G_COUNT, "--tokenizer", NULL),
                      args_str(o, G_COUNT, "--kernels", "exact"), (int)threads, err))
         return cmd_fail("generate", err);
+    if (session_set_ctx(&s, (int)ctx, err)) {
+        session_close(&s);
+        return cmd_fail("generate", err);
+    }
+    if (s.draft_note[0]) fprintf(stderr, "decbench generate: %s\n", s.draft_note);
     int rc = 1, *prompt = NULL, n_prompt = 0, *out = NULL, n_out = 0;
     dec *d = NULL;
     stream st = {s.tokenizer, -1};

@@ -26,7 +26,7 @@ int cmd_synth(int argc, char **argv) {
         [S_TYPE] = {"--type", NULL, 1,
                     "write GGUF with this weight type or llama-quantize mix (f32, f16, bf16, q8_0, "
                     "q4_0, q5_0, q4_k, q6_k, Q4_0, Q4_K_M, Q6_K, Q8_0); default: a llama2.c "
-                    "checkpoint when the shape is one, else GGUF f32",
+                    "checkpoint when the shape is one and no --tokenizer is given, else GGUF f32",
                     "TYPE"},
         [S_TOK] = {"--tokenizer", "-z", 1,
                    "GGUF: the vocabulary to include (a GGUF or llama2.c tokenizer file with at "
@@ -52,7 +52,8 @@ int cmd_synth(int argc, char **argv) {
         printf("%d\n", SYNTH_VERSION);
         return 0;
     }
-    const char *cfg_s = args_str(o, S_COUNT, "--config", NULL), *out = args_str(o, S_COUNT, "--output", NULL);
+    const char *cfg_s = args_str(o, S_COUNT, "--config", NULL),
+               *out = args_str(o, S_COUNT, "--output", NULL);
     const char *type_s = args_str(o, S_COUNT, "--type", NULL),
                *tok_s = args_str(o, S_COUNT, "--tokenizer", NULL);
     if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
@@ -65,10 +66,7 @@ int cmd_synth(int argc, char **argv) {
     model_config *c = &s.cfg;
     if (vocab > 0) c->vocab_size = (int)vocab;
     if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);
-    if (!type_s && !synth_needs_gguf(&s)) {
-        if (tok_s)
-            return cmd_usage("synth", "--tokenizer: a llama2.c checkpoint holds no vocabulary (add "
-                                     "--type to write GGUF)");
+    if (!type_s && !tok_s && !synth_needs_gguf(&s)) { /* a vocabulary needs GGUF */
         if (synth_write(out, c, (uint64_t)seed, err)) return cmd_fail("synth", err);
         fprintf(stderr,
                 "wrote %s: dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d, "

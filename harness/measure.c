@@ -70,38 +70,48 @@ static int cmp_double(const void *a, const void *b) {
 
 int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
                     char *err) {
+    return measure_forward_logits(f, rows, rows, context, min_seconds, out, err);
+}
+
+int measure_forward_logits(fwd_ctx *f, int rows, int n_logits, int context, double min_seconds,
+                           measure_point *out, char *err) {
     const model *m = fwd_model(f);
     const model_config *c = &m->cfg;
     if (rows > fwd_max_batch(f)) return err_set(err, "rows %d exceed the batch capacity %d", rows, fwd_max_batch(f));
     if (context + rows > c->seq_len)
         return err_set(err, "context %d + rows %d exceed the model's context length %d", context, rows, c->seq_len);
+    if (n_logits < 1 || n_logits > rows)
+        return err_set(err, "logits of %d rows requested from a pass of %d", n_logits, rows);
     int n = context > rows ? context : rows;
-    int *tokens = malloc(sizeof(int) * (size_t)n);
+    int *tokens = malloc(sizeof(int) * (size_t)n), *out_rows = malloc(sizeof(int) * (size_t)rows);
     float *logits = malloc(sizeof(float) * (size_t)rows * c->vocab_size);
     enum { MAX_REPS = 4096 };
     double *times = malloc(sizeof(double) * MAX_REPS);
-    if (!tokens || !logits || !times) {
-        free(tokens), free(logits), free(times);
+    if (!tokens || !out_rows || !logits || !times) {
+        free(tokens), free(out_rows), free(logits), free(times);
         return err_set(err, "out of memory");
     }
+    for (int i = 0; i < n_logits; i++) out_rows[i] = rows - n_logits + i;
     for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
     int rc = fwd_truncate(f, 0, err);
     if (!rc && context > 0) rc = fwd_prefill(f, tokens, context, logits, err);
     /* one pass to warm caches and page in the weights, then the measured ones */
-    if (!rc) rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
+    if (!rc) rc = fwd_eval(f, rows, tokens, NULL, NULL, out_rows, n_logits, logits, err);
     int reps = 0;
     double start = clock_now();
     while (!rc && reps < MAX_REPS && (reps < 3 || clock_now() - start < min_seconds)) {
         double t0 = clock_now();
-        rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
+        rc = fwd_eval(f, rows, tokens, NULL, NULL, out_rows, n_logits, logits, err);
         times[reps++] = clock_now() - t0;
     }
     if (!rc) {
         qsort(times, (size_t)reps, sizeof(double), cmp_double);
         double med = times[reps / 2];
-        *out = (measure_point){rows, med, reps, 2.0 * measure_row_macs(c) * rows / med / 1e9,
+        double cls = (double)c->vocab_size * c->dim; /* the classifier runs on n_logits rows */
+        double macs = (measure_row_macs(c) - cls) * rows + cls * n_logits;
+        *out = (measure_point){rows, med, reps, 2.0 * macs / med / 1e9,
                                (double)model_weight_bytes(m) / med / 1e9};
     }
-    free(tokens), free(logits), free(times);
+    free(tokens), free(out_rows), free(logits), free(times);
     return rc;
 }

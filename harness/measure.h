@@ -28,4 +28,9 @@ typedef struct {
 int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
                     char *err);
 
+/* measure_forward with the logits of the last `n_logits` rows only (1: what a prompt pass
+ * needs, as llama-bench's pp measures it; rows: every row, as verification needs). */
+int measure_forward_logits(fwd_ctx *f, int rows, int n_logits, int context, double min_seconds,
+                           measure_point *out, char *err);
+
 #endif

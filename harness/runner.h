@@ -59,6 +59,7 @@ typedef struct {
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
     int shard_i, shard_n; /* --shard I/N; shard_n = 0: the whole work */
+    int ctx; /* --ctx; 0: the model's default (MODEL_DEFAULT_CTX) */
     int turns;            /* --turns N: the turns of multi-turn records to measure (1: first) */
     /* --order: how the prompts of several datasets follow each other (runner_order). */
     int order, order_n;
@@ -78,7 +79,7 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 #define RUNNER_TURN_STRIDE 1000000
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 23
+#define RUNNER_N_OPTS 24
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -153,6 +154,8 @@ typedef struct {
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
+    char self_hash[17]; /* --draft self:TYPE: the draft's fingerprint (runner.c) */
+    int64_t self_bytes;
 } runner;
 
 typedef struct {

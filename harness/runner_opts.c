@@ -19,7 +19,9 @@
 
 static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--model", "-m", "FILE", "target model (llama2.c .bin or GGUF), required"),
-    OPTV("--draft", NULL, "FILE", "draft model for spec / ouroboros (same vocabulary)"),
+    OPTV("--draft", NULL, "FILE",
+         "draft model for spec / tree / ouroboros (same vocabulary), or self:TYPE: the target "
+         "requantized in memory (self:q8_0, self:q4_0, self:Q4_K_M, ...)"),
     OPTV("--tokenizer", "-z", "FILE",
         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
     OPTV("--dataset", NULL, "NAME",
@@ -41,8 +43,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per core)"),
-    OPTV("--kernels", NULL, "exact|blas",
-        "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
+    OPTV("--kernels", NULL, "exact|exact-int8|blas",
+        "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
+        "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
     OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
@@ -60,6 +63,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--shard", NULL, "I/N",
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
+    OPTV("--ctx", NULL, "N",
+        "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
+        "allocated for all of it)"),
 };
 
 void runner_options(args_opt *o) {
@@ -84,17 +90,20 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
-    if (strcmp(ro->kernels, "exact") && strcmp(ro->kernels, "blas"))
-        return err_set(err, "--kernels %s: expected exact or blas", ro->kernels);
+    kern_mode km;
+    if (kern_mode_parse(ro->kernels, &km))
+        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
     if (!*ro->db_path) return err_set(err, "--db: empty path");
-    long v[7];
+    long v[8];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||
         args_int(o, n, "--offset", 0, 0, 1 << 30, &v[1], err) ||
         args_int(o, n, "--max-new", 0, 1, 1 << 24, &v[2], err) ||
         args_int(o, n, "--repeats", 1, 1, 10000, &v[3], err) ||
         args_int(o, n, "--warmup", 1, 0, 1000, &v[4], err) ||
-        args_int(o, n, "--threads", 0, 0, 1024, &v[5], err))
+        args_int(o, n, "--threads", 0, 0, 1024, &v[5], err) ||
+        args_int(o, n, "--ctx", 0, 1, 1 << 20, &v[6], err))
         return -1;
+    ro->ctx = (int)v[6];
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
     long turns;

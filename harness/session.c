@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/gguf.h"
+#include "model/requant.h"
 #include "util/err.h"
 #include "util/paths.h"
 
@@ -51,24 +53,78 @@ static int open_model(model **m, const char *name, char *path, size_t n, char *e
     return -1;
 }
 
+/* 1 if path is a GGUF file holding a vocabulary (tokenizer.ggml.tokens). */
+static int has_gguf_vocab(const char *path) {
+    char err[ERR_LEN];
+    gguf *g;
+    if (gguf_open(&g, path, err)) return 0;
+    int has = gguf_find_key(g, "tokenizer.ggml.tokens") >= 0;
+    gguf_close(g);
+    return has;
+}
+
+/* A draft must share the target's vocabulary. When both vocabularies are GGUF's, they are
+ * compared as llama.cpp compares them (tok_compatible: sizes may differ by up to 128 padding
+ * tokens, and the draft's logits are then padded to the target's width); otherwise the draft
+ * runs on the session's tokenizer and must have its size. */
+static int check_draft(session *s, const char *draft_path, char *err) {
+    int tv = s->target->cfg.vocab_size, dv = s->draft->cfg.vocab_size;
+    if (has_gguf_vocab(s->tokenizer_path) && has_gguf_vocab(draft_path)) {
+        tok *dt = NULL;
+        int rc = tok_load(&dt, draft_path, err) || tok_compatible(s->tokenizer, dt, draft_path, err);
+        tok_free(dt);
+        if (rc) return -1;
+    } else if (dv != tv) {
+        return err_set(err, "draft %s has a vocabulary of %d tokens, the target %s has %d: they "
+                            "must share one", draft_path, dv, s->target->path, tv);
+    }
+    if (dv != tv) model_pad_logits(s->draft, tv);
+    return 0;
+}
+
+const char *session_self_type(const char *draft_path) {
+    return draft_path && strncmp(draft_path, "self:", 5) == 0 ? draft_path + 5 : NULL;
+}
+
+/* --draft self:TYPE: the target requantized in memory (model/requant.h) as `decbench convert
+ * --type TYPE` would store it (a type, or a llama-quantize mix; rows TYPE cannot hold in f16);
+ * s->draft_note says what was built. */
+static int open_self_draft(session *s, const char *type, char *err) {
+    convert_opts o = {.fallback = CONVERT_FALLBACK_F16};
+    if (convert_scheme_parse(type, &o)) {
+        char list[256];
+        convert_scheme_list(list, sizeof list);
+        return err_set(err, "--draft self:%s: unknown weight type '%s'; self:TYPE takes %s", type,
+                       type, list);
+    }
+    convert_report rep;
+    if (model_requantize(&s->draft, s->target, &o, &rep, err)) return -1;
+    int n = snprintf(s->draft_note, sizeof s->draft_note,
+                     "draft self:%s: the target's %d weight matrices requantized in memory, %.2f MB",
+                     type, rep.n_matrices, (double)rep.weight_bytes / 1e6);
+    if (rep.n_fallback && n > 0 && (size_t)n < sizeof s->draft_note)
+        snprintf(s->draft_note + n, sizeof s->draft_note - (size_t)n,
+                 "; %d stored as %s (rows of %d values, not whole blocks of %s, e.g. %s)",
+                 rep.n_fallback, wtype_name(rep.fallback_type), rep.first_fallback_cols, type,
+                 rep.first_fallback);
+    snprintf(s->draft_path, sizeof s->draft_path, "self:%s", type);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
     if (!model_path) return err_set(err, "--model FILE is required");
     if (kern_mode_parse(kernels ? kernels : "exact", &s->kernels))
-        return err_set(err, "--kernels %s: expected exact or blas", kernels);
+        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, kernels);
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;
-    if (draft_path &&
-        open_model(&s->draft, draft_path, s->draft_path, sizeof s->draft_path, err))
+    if (session_self_type(draft_path)) {
+        if (open_self_draft(s, session_self_type(draft_path), err)) goto fail;
+    } else if (draft_path &&
+               open_model(&s->draft, draft_path, s->draft_path, sizeof s->draft_path, err))
         goto fail;
-    if (s->draft && s->draft->cfg.vocab_size != s->target->cfg.vocab_size) {
-        err_set(err, "draft %s has a vocabulary of %d tokens, the target %s has %d: they must "
-                     "share one", draft_path, s->draft->cfg.vocab_size, model_path,
-                s->target->cfg.vocab_size);
-        goto fail;
-    }
     if (tokenizer_path)
         session_find_model(tokenizer_path, s->tokenizer_path, sizeof s->tokenizer_path);
     else if (default_tokenizer(s->target, s->tokenizer_path, sizeof s->tokenizer_path, err)) goto fail;
@@ -79,10 +135,19 @@ int session_open(session *s, const char *model_path, const char *draft_path,
                 s->target->cfg.vocab_size);
         goto fail;
     }
+    if (s->draft && !session_self_type(draft_path) && check_draft(s, draft_path, err)) goto fail;
     return 0;
 fail:
     session_close(s);
     return -1;
+}
+
+int session_set_ctx(session *s, int n, char *err) {
+    if (n == 0) return 0;
+    if (model_set_context(s->target, n, err)) return -1;
+    if (!s->draft) return 0;
+    int dn = n < s->draft->cfg.ctx_train ? n : s->draft->cfg.ctx_train;
+    return model_set_context(s->draft, dn, err);
 }
 
 void session_close(session *s) {

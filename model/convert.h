@@ -48,12 +48,12 @@ typedef struct convert_vocab convert_vocab;
 int convert_vocab_load(convert_vocab **out, const char *path, char *err);
 void convert_vocab_free(convert_vocab *v);
 int convert_vocab_size(const convert_vocab *v);
-int convert_vocab_eos(const convert_vocab *v);
+int convert_vocab_eos(const convert_vocab *v); /* -1: a GGUF vocabulary without one */
 const char *convert_vocab_path(const convert_vocab *v); /* the file it was read from */
 
-/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id and n >= its size tokens: the rows
- * past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads vocabularies
- * to the embedding's rows. */
+/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id (none if < 0) and n >= its size
+ * tokens: the rows past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads
+ * vocabularies to the embedding's rows. -1 (nothing added) if n is smaller than its size. */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n);
 
 /* ---- quantizers (one row of n values; n a multiple of the type's block) ------------------ */
@@ -102,6 +102,14 @@ int convert_file_type(const convert_opts *o);
  * are not whole blocks. tied: the model has no output.weight. */
 int convert_matrix_type(const convert_opts *o, arch_tensor t, int layer, int n_layers, int tied,
                         int cols, wtype *out, int *fallback);
+
+/* Narrows row r of tensor `name` (n values at x) to type t at out with the type's from_float,
+ * refusing what the type cannot hold: non-finite values, and anything that comes back
+ * non-finite from the type's own to_float (f16 values past 65504, block scales beyond f16's
+ * range: q8_0's max|x| / 127, q4_0's max|x| / 8, ...). back: n floats of scratch; src names
+ * the model in messages. Used by convert_gguf and model_requantize (model/requant.h). */
+int convert_narrow_row(const char *src, const char *name, int r, wtype t, const float *x, int n,
+                       void *out, float *back, char *err);
 
 /* What was written. */
 typedef struct {

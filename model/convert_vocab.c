@@ -160,6 +160,7 @@ static int load_gguf(convert_vocab **out, const char *path, char *err) {
         err_set(err, "%s: out of memory", path);
         goto done;
     }
+    v->eos = -1; /* written only if the source has one (a GGUF source keeps its own keys) */
     char *a = v->arena;
     for (uint64_t i = 0; i < n; i++) {
         gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &s, err);
@@ -264,8 +265,8 @@ static int write_tokens(const convert_vocab *v, gguf_writer *w, int n) {
 /* For convert.c and synth: the vocabulary's keys, written into a GGUF writer, with `eos` as
  * the EOS id and n >= its size rows. */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) {
-    if (write_tokens(v, w, n)) return -1;
-    gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)eos);
+    if (n < v->n || write_tokens(v, w, n)) return -1;
+    if (eos >= 0) gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)eos);
     if (v->g) { /* every other tokenizer.* pair as the source holds it */
         for (int i = 0; i < gguf_kv_count(v->g); i++) {
             const char *key = gguf_kv_key(v->g, i);
@@ -274,12 +275,7 @@ int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) 
                 strcmp(key, "tokenizer.ggml.token_type") == 0 ||
                 strcmp(key, "tokenizer.ggml.eos_token_id") == 0)
                 continue;
-            gguf_vtype et = GGUF_U8;
-            uint64_t count = 0, nbytes;
-            const void *data;
-            gguf_kv_array(v->g, i, &et, &count);
-            gguf_kv_raw(v->g, i, &data, &nbytes);
-            gguf_writer_add_raw(w, key, gguf_kv_type(v->g, i), et, count, data, nbytes);
+            gguf_writer_copy_kv(w, v->g, i);
         }
         return 0;
     }

@@ -9,7 +9,13 @@
  *  3. llama-quantize's mixes of each shape compute bit for bit what the f32 model of their
  *     dequantized weights computes;
  *  4. every decoder emits exactly greedy's tokens on each architecture (target and draft of the
- *     same shape, separate classifiers), over TinyStories prompts. */
+ *     same shape, separate classifiers), over TinyStories prompts;
+ *  5. drafts: vocabularies compared as llama.cpp compares them (tok_compatible) on the real
+ *     vocabulary GGUFs of ../shared/tokenizer-vectors, padded as llama.cpp's converter pads them
+ *     (Qwen2.5-0.5B's 151936 rows against Qwen2.5-7B's 152064); a draft with 128 rows fewer or
+ *     more than its target writes logits of the target's width, and every decoder still emits
+ *     greedy's tokens. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 #include "model/convert.h"
 #include "model/forward.h"
 #include "model/synth.h"
+#include "model/tokenizer.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -195,13 +202,7 @@ static const char *edited(const char *src, edit e) {
     gguf_writer *w = gguf_writer_new(0);
     for (int i = 0; i < gguf_kv_count(g); i++) {
         const char *k = gguf_kv_key(g, i);
-        if (e.key && strcmp(k, e.key) == 0) continue;
-        gguf_vtype et = GGUF_U8;
-        uint64_t n = 0, nb;
-        const void *d;
-        gguf_kv_array(g, i, &et, &n);
-        gguf_kv_raw(g, i, &d, &nb);
-        gguf_writer_add_raw(w, k, gguf_kv_type(g, i), et, n, d, nb);
+        if (!e.key || strcmp(k, e.key) != 0) gguf_writer_copy_kv(w, g, i);
     }
     if (e.key && e.str) gguf_writer_add_str(w, e.key, e.str);
     if (e.key && !e.str) gguf_writer_add_u32(w, e.key, e.u32);
@@ -320,6 +321,147 @@ done:
     model_close(t), model_close(d);
 }
 
+/* ---- 5. drafts ----------------------------------------------------------------------------- */
+
+/* A vocabulary-only GGUF: `src`'s vocabulary padded to n tokens, with token `poke` (if >= 0)
+ * renamed. */
+static const char *vocab_file(const char *src, int n, int poke, const char *out) {
+    char err[ERR_LEN];
+    gguf *g = NULL;
+    const char *path = keep_tmp(out);
+    convert_vocab *v = NULL;
+    CHECK_MSG(convert_vocab_load(&v, src, err) == 0, "%s", err);
+    if (!v) return path;
+    gguf_writer *w = gguf_writer_new(0);
+    gguf_writer_add_str(w, "general.architecture", "llama");
+    CHECK(convert_vocab_write(v, w, convert_vocab_eos(v), n) == 0);
+    CHECK_MSG(gguf_writer_write(w, path, err) == 0, "%s", err);
+    gguf_writer_free(w);
+    convert_vocab_free(v);
+    if (poke < 0) return path;
+    /* rename token poke to "<poked>": rewrite the tokens array */
+    CHECK_MSG(gguf_open(&g, path, err) == 0, "%s", err);
+    uint64_t count = 0;
+    gguf_get_arr_len(g, "tokenizer.ggml.tokens", GGUF_STRING, &count, err);
+    const char **tok = malloc(sizeof *tok * count);
+    uint64_t *len = malloc(sizeof *len * count);
+    for (uint64_t i = 0; i < count; i++) {
+        gguf_str str;
+        gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &str, err);
+        tok[i] = (uint64_t)poke == i ? "<poked>" : str.ptr;
+        len[i] = (uint64_t)poke == i ? 7 : str.len;
+    }
+    w = gguf_writer_new(0);
+    for (int i = 0; i < gguf_kv_count(g); i++) {
+        const char *k = gguf_kv_key(g, i);
+        if (strcmp(k, "tokenizer.ggml.tokens") == 0)
+            gguf_writer_add_array(w, k, GGUF_STRING, tok, len, count);
+        else
+            gguf_writer_copy_kv(w, g, i);
+    }
+    const char *poked = keep_tmp("poked.gguf");
+    CHECK_MSG(gguf_writer_write(w, poked, err) == 0, "%s", err);
+    gguf_writer_free(w);
+    gguf_close(g);
+    free(tok), free(len);
+    return poked;
+}
+
+static void expect_compat(const char *target, const char *draft, const char *needle) {
+    char err[ERR_LEN] = "";
+    tok *a = NULL, *b = NULL;
+    CHECK_MSG(tok_load(&a, target, err) == 0 && tok_load(&b, draft, err) == 0, "%s", err);
+    int rc = a && b ? tok_compatible(a, b, draft, err) : -1;
+    if (!needle)
+        CHECK_MSG(rc == 0, "%s as a draft for %s: %s", draft, target, err);
+    else
+        CHECK_MSG(rc == -1 && strstr(err, needle) && strstr(err, draft) && !strchr(err, '\n'),
+                  "%s as a draft for %s: '%s' lacks '%s'", draft, target, err, needle);
+    tok_free(a), tok_free(b);
+}
+
+static void test_vocab_compat(void) {
+    char qwen2[4096], bpe[4096], spm[4096], gpt2[4096], dsc[4096], dsl[4096];
+    strcpy(qwen2, test_shared("tokenizer-vectors/ggml-vocab-qwen2.gguf"));
+    strcpy(bpe, test_shared("tokenizer-vectors/ggml-vocab-llama-bpe.gguf"));
+    strcpy(spm, test_shared("tokenizer-vectors/ggml-vocab-llama-spm.gguf"));
+    strcpy(gpt2, test_shared("tokenizer-vectors/ggml-vocab-gpt-2.gguf"));
+    strcpy(dsc, test_shared("tokenizer-vectors/ggml-vocab-deepseek-coder.gguf"));
+    strcpy(dsl, test_shared("tokenizer-vectors/ggml-vocab-deepseek-llm.gguf"));
+    /* Qwen2.5-0.5B's and -7B's vocabularies: the same 151669 tokens padded to their rows */
+    const char *q05 = vocab_file(qwen2, 151936, -1, "v_q05.gguf");
+    const char *q7 = vocab_file(qwen2, 152064, -1, "v_q7.gguf");
+    expect_compat(q7, q05, NULL);
+    expect_compat(q05, q7, NULL);
+    expect_compat(qwen2, q7, "against the target's 151669: they differ by 395");
+    expect_compat(q7, vocab_file(qwen2, 151935, -1, "v_q05m.gguf"), "differ by 129");
+    /* an added token (no merge makes it) renamed */
+    expect_compat(q7, vocab_file(qwen2, 151936, 151650, "v_poke.gguf"),
+                  "token 151650 is '<poked>' in the draft");
+    expect_compat(q05, bpe, "special tokens differ"); /* Llama-3 drafting for Qwen */
+    expect_compat(spm, gpt2, "byte-level BPE");
+    expect_compat(dsc, dsl, "special tokens differ");
+    expect_compat(dsc, dsc, NULL);
+    /* the TinyStories vocabulary: stories260K and llama2xs converted with it share it */
+    const char *s260 = keep_tmp("c_s260.gguf"), *xs = keep_tmp("c_xs.gguf");
+    char err[ERR_LEN];
+    model *a = NULL, *b = NULL;
+    convert_vocab *v = NULL;
+    convert_opts o = {.type = WTYPE_F32};
+    CHECK_MSG(model_open(&a, test_shared("models/stories260K.bin"), err) == 0 &&
+                  model_open(&b, test_shared("models/llama2xs.bin"), err) == 0 &&
+                  convert_vocab_load(&v, test_shared("models/tok512.bin"), err) == 0 &&
+                  convert_gguf(a, v, &o, s260, NULL, err) == 0 &&
+                  convert_gguf(b, v, &o, xs, NULL, err) == 0,
+              "%s", err);
+    convert_vocab_free(v);
+    model_close(a), model_close(b);
+    expect_compat(s260, xs, NULL);
+    expect_compat(s260, vocab_file(s260, 512, 300, "v_s260_poke.gguf"), "token 300");
+    expect_compat(spm, s260, "special tokens differ"); /* decbench writes EOS 1 for them */
+}
+
+/* Synthetic target and draft whose vocabularies differ by padding rows: target_v rows for the
+ * target (rows past 512 get zero classifier rows: padding, never predicted, as in trained
+ * models), draft_v for the draft (padded to the target's width, or cut to it). */
+static void test_padded_draft(int target_v, int draft_v) {
+    char err[ERR_LEN], cfg[64];
+    model *td = NULL, *dd = NULL;
+    snprintf(cfg, sizeof cfg, "64,128,2,4,2,%d,256", target_v);
+    model *t = dec_check_synth_untied(cfg, 21, &td);
+    snprintf(cfg, sizeof cfg, "64,128,2,4,2,%d,256", draft_v);
+    model *d = dec_check_synth_untied(cfg, 22, &dd);
+    if (!t || !d) goto done;
+    float *cls = (float *)t->wcls.data; /* the donor's heap embedding: writable */
+    memset(cls + (size_t)512 * 64, 0, sizeof(float) * 64 * (size_t)(target_v - 512));
+    model_pad_logits(d, target_v);
+    fwd_ctx *f = NULL;
+    float *l = malloc(sizeof(float) * (size_t)target_v);
+    int one = 1;
+    CHECK_MSG(fwd_new(&f, d, NULL, 4, KERN_EXACT, err) == 0 &&
+                  fwd_eval(f, 1, &one, NULL, NULL, NULL, 1, l, err) == 0,
+              "%s", err);
+    for (int i = draft_v; i < target_v; i++) CHECK(l[i] == -FLT_MAX);
+    fwd_free(f), free(l);
+    dec_env env = {.target = t, .draft = d, .kernels = KERN_EXACT};
+    static int want[DEC_CHECK_MAX_OUT];
+    int runs = 0;
+    for (int i = 0; i < N_PROMPTS; i++) {
+        int n = dec_check_greedy(&env, ids[i], lens[i], MAX_NEW, want);
+        for (size_t s = 0; s < sizeof all_specs / sizeof all_specs[0]; s++) {
+            char label[128];
+            snprintf(label, sizeof label, "target %d, draft %d rows, prompt %d", target_v, draft_v,
+                     i);
+            runs += dec_check_vs(&env, all_specs[s], ids[i], lens[i], MAX_NEW, want, n, NULL, NULL,
+                                 NULL, label);
+        }
+    }
+    fprintf(stderr, "draft of %d rows for a target of %d: %d decoder runs equal greedy\n", draft_v,
+            target_v, runs);
+done:
+    model_close(t), model_close(td), model_close(d), model_close(dd);
+}
+
 int main(void) {
     test_llama_cpp_reference();
     test_binding();
@@ -332,5 +474,8 @@ int main(void) {
     test_mix_exact("tiny-mistral", "Q4_K_M"); /* 384-wide rows: q5_0 and q8_0 fallbacks */
     if (dec_check_tinystories(N_PROMPTS, ids, lens)) return test_finish("test_arch");
     for (int i = 0; i < 5; i++) test_decoders(presets[i], i == 1 ? "Q4_K_M" : "f32");
+    test_vocab_compat();
+    test_padded_draft(640, 512);
+    test_padded_draft(512, 640);
     return test_finish("test_arch");
 }

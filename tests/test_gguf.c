@@ -13,6 +13,7 @@
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
+#include "model/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -206,6 +207,56 @@ static uint16_t f16_of(float f) { /* exact for the small integers used below */
     return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((m * 2 - 1) * 1024));
 }
 
+static int fill_copy(void *ctx, void *buf, char *err) {
+    const gguf_tensor *t = ctx;
+    (void)err;
+    memcpy(buf, t->data, (size_t)t->nbytes);
+    return 0;
+}
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (f) fclose(f);
+    return n;
+}
+
+/* Every pair copied with gguf_writer_copy_kv and every tensor re-added (half by reference, half
+ * filled at write time), into a stream: the same bytes as the original, and gguf_writer_size
+ * said so beforehand. */
+static void test_copy(const gguf *g, const char *orig) {
+    char err[ERR_LEN];
+    const char *path = test_tmp("copy.gguf");
+    gguf_writer *w =
+        gguf_writer_new(gguf_alignment(g) == GGUF_DEFAULT_ALIGNMENT ? 0 : gguf_alignment(g));
+    for (int i = 0; i < gguf_kv_count(g); i++)
+        if (strcmp(gguf_kv_key(g, i), "general.alignment") != 0)
+            CHECK(gguf_writer_copy_kv(w, g, i) == 0);
+    for (int i = 0; i < gguf_tensor_count(g); i++) {
+        const gguf_tensor *t = gguf_tensor_at(g, i);
+        if (i % 2)
+            gguf_writer_add_tensor_fill(w, t->name, t->type, t->n_dims, t->ne, t->nbytes, fill_copy,
+                                        (void *)t);
+        else
+            gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->nbytes);
+    }
+    uint64_t size = gguf_writer_size(w);
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f && gguf_writer_write_stream(w, f, err) == 0, "%s", err);
+    if (f) fclose(f);
+    gguf_writer_free(w);
+    long n = file_size(orig);
+    CHECK_MSG(n > 0 && size == (uint64_t)n && file_size(path) == n, "sizes %llu, %ld, %ld",
+              (unsigned long long)size, file_size(path), n);
+    FILE *a = fopen(orig, "rb"), *b = fopen(path, "rb");
+    int same = a && b;
+    for (int ca = 0, cb = 0; same && ca != EOF; same = ca == cb) ca = fgetc(a), cb = fgetc(b);
+    CHECK_MSG(same, "%s: the copy differs", orig);
+    if (a) fclose(a);
+    if (b) fclose(b);
+}
+
 static void test_writer_round_trip(uint32_t alignment) {
     const char *path = test_tmp("rt.gguf");
     gguf_writer *w = gguf_writer_new(alignment);
@@ -324,6 +375,7 @@ static void test_writer_round_trip(uint32_t alignment) {
         CHECK((uintptr_t)t->data % want_align == 0 && t->offset % want_align == 0);
     }
     CHECK(strcmp(gguf_tensor_at(g, 2)->name, "t.q8") == 0);
+    test_copy(g, path);
     gguf_close(g);
 }
 
@@ -598,16 +650,17 @@ static void write_micro_model(const char *path, wtype small, wtype big) {
 /* Seeds: the small hand-made file, a writer-made file with every type, a tiny vocabulary and
  * micro models (q8_0; q4_0 with q4_k; q5_1 with q6_k; q4_1 with q2_k; q5_0 with q3_k and
  * q5_k's siblings). Also written to <tmp>/seeds/ as the libFuzzer starting corpus. */
-enum { N_SEEDS = 9, SEED_MAX = 32768 };
+enum { N_SEEDS = 12, SEED_MAX = 32768 };
 static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_SEEDS]) {
     layout L;
     raw r = small_file(&L);
     memcpy(seeds[0], r.b, r.n);
     sizes[0] = r.n;
     test_writer_round_trip(0); /* leaves rt.gguf */
-    const char *files[] = {"rt.gguf",        "vocab_seed.gguf", "micro_model.gguf",
-                           "micro_q4k.gguf", "micro_q6k.gguf",  "micro_q2k.gguf",
-                           "micro_q3k.gguf", "micro_q5k.gguf"};
+    const char *files[] = {"rt.gguf",          "vocab_seed.gguf",  "micro_model.gguf",
+                           "micro_q4k.gguf",   "micro_q6k.gguf",   "micro_q2k.gguf",
+                           "micro_q3k.gguf",   "micro_q5k.gguf",   "micro_qwen2.gguf",
+                           "micro_qwen3.gguf", "micro_llama3.gguf"};
     gguf_writer *w = gguf_writer_new(0);
     const char *tokens[] = {"<unk>", "<s>", "</s>", "<0x41>", "\xe2\x96\x81", "\xe2\x96\x81H", "e",
                             "l",     "ll",  "o",    "He"};
@@ -630,6 +683,25 @@ static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_
         model *m = NULL;
         CHECK_MSG(model_open_gguf(&m, path, err) == 0, "%s", err);
         CHECK(m && m->layers[0].w2.type == micro[i][1] && m->layers[0].wq.type == micro[i][0]);
+        model_close(m);
+    }
+    /* one small file of each architecture's features (synth.h), q8_0 / q4_0 with vectors in f32 */
+    const char *shapes[][2] = {{"qwen2:32,64,1,2,1,16,32", "q8_0"},
+                               {"qwen3:32,64,1,2,1,16,32,32", "Q4_0"},
+                               {"llama:32,64,1,4,2,16,32,16", "q8_0"}};
+    for (int i = 0; i < 3; i++) {
+        synth_shape sh;
+        convert_opts o = {.name = "seed"};
+        CHECK_MSG(synth_shape_parse(shapes[i][0], &sh, err) == 0 &&
+                      convert_scheme_parse(shapes[i][1], &o) == 0,
+                  "%s", err);
+        if (i == 2) sh.llama3_factor = 8.0f, sh.cfg.rope_theta = 5e5f; /* rope_freqs */
+        const char *path = test_tmp(files[8 + i]);
+        model *m = NULL;
+        CHECK_MSG(synth_write_gguf(path, &sh, &o, NULL, 1, err) == 0 &&
+                      model_open_gguf(&m, path, err) == 0,
+                  "%s: %s", shapes[i][0], err);
+        CHECK(m && (i == 2 ? m->rope_freqs != NULL : m->cfg.rope == ROPE_NEOX));
         model_close(m);
     }
     char dir[4200];
