@@ -105,8 +105,9 @@ int cmd_run(int argc, char **argv) {
     o[R_STATE_LOAD] = (args_opt){.name = "--state-load",
                                  .takes_value = 1,
                                  .metavar = "FILE",
-                                 .help = "decoders with state (ouroboros: its phrase pool) start "
-                                         "every repeat from this file (--state-save writes it)"};
+                                 .help = "decoders with state (ouroboros: its phrase pool; "
+                                         "suffix: its tree of outputs) start every repeat from "
+                                         "this file (--state-save writes it)"};
     o[R_STATE_SAVE] = (args_opt){.name = "--state-save",
                                  .takes_value = 1,
                                  .metavar = "FILE",
