@@ -107,13 +107,13 @@ int cmd_plot(int argc, char **argv) {
                            : !strcmp(errors_s, "none")    ? REPORT_ERRORS_NONE
                                                           : (report_errors)-1;
     if ((int)errors < 0) return cmd_usage("plot", "--errors: expected repeats, prompts or none");
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/x", out); /* make_parent creates every folder above x */
+    char what[4200];
+    snprintf(what, sizeof what, "the plots folder %s", out);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, L_COUNT, &runs, &d, err);
     if (opened) return opened == -2 ? cmd_usage("plot", err) : cmd_fail("plot", err);
-    if (runner_make_parent(probe, err)) {
+    if (runner_make_dir(out, what, err)) {
         run_list_free(&runs);
         db_close(d);
         return cmd_fail("plot", err);

@@ -154,6 +154,8 @@ typedef struct {
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
+    char self_hash[17]; /* --draft self:TYPE: the draft's fingerprint (runner.c) */
+    int64_t self_bytes;
 } runner;
 
 typedef struct {
@@ -234,5 +236,7 @@ char *runner_command_line(int argc, char **argv);
 
 /* Creates the parent folders of a database path (mkdir -p), so --db out/x.db works. */
 int runner_make_parent(const char *path, char *err);
+/* mkdir -p path; what names it in messages ("the plots folder results/plots"). */
+int runner_make_dir(const char *path, const char *what, char *err);
 
 #endif

@@ -19,7 +19,9 @@
 
 static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--model", "-m", "FILE", "target model (llama2.c .bin or GGUF), required"),
-    OPTV("--draft", NULL, "FILE", "draft model for spec / ouroboros (same vocabulary)"),
+    OPTV("--draft", NULL, "FILE",
+         "draft model for spec / tree / ouroboros (same vocabulary), or self:TYPE: the target "
+         "requantized in memory (self:q8_0, self:q4_0, self:Q4_K_M, ...)"),
     OPTV("--tokenizer", "-z", "FILE",
         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
     OPTV("--dataset", NULL, "NAME",
@@ -242,6 +244,15 @@ int runner_make_parent(const char *path, char *err) {
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return 0; /* the current folder or / */
     *slash = '\0';
+    char what[4200];
+    snprintf(what, sizeof what, "the database %s", path);
+    return runner_make_dir(dir, what, err);
+}
+
+int runner_make_dir(const char *path, const char *what, char *err) {
+    char dir[4096];
+    if (strlen(path) >= sizeof dir) return err_set(err, "%s: path too long", path);
+    snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1;; p++) {
         if (*p != '/' && *p != '\0') continue;
         char c = *p;
@@ -249,10 +260,10 @@ int runner_make_parent(const char *path, char *err) {
         struct stat st;
         if (stat(dir, &st) != 0) {
             if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-                return err_set(err, "cannot create folder %s for the database %s: %s", dir, path,
+                return err_set(err, "cannot create folder %s for %s: %s", dir, what,
                                strerror(errno));
         } else if (!S_ISDIR(st.st_mode)) {
-            return err_set(err, "cannot create the database %s: %s is not a folder", path, dir);
+            return err_set(err, "cannot create %s: %s is not a folder", what, dir);
         }
         *p = c;
         if (!c) break;

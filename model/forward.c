@@ -34,7 +34,8 @@ struct fwd_ctx {
     int max_batch;
     int cap;    /* cache slots: seq_len committed + max_batch scratch */
     int n_past; /* committed positions */
-    int last_n; /* rows of the last batch still in scratch (0 after a commit) */
+    int last_n; /* rows of the last batch(es) still in scratch (0 after a commit) */
+    int first;  /* the scratch row the batch being evaluated starts at (fwd_eval_more) */
     float *kc, *vc;                       /* [n_layers][n_kv_heads][cap][head_size] */
     float *kb, *vb;                       /* the batch's K and V rows, [max_batch][kv_dim] */
     float *x, *xb, *xb2, *q, *hb, *hb2;   /* activations, [max_batch][width] */
@@ -67,6 +68,7 @@ int fwd_n_past(const fwd_ctx *c) { return c->n_past; }
 const model *fwd_model(const fwd_ctx *c) { return c->m; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
 long fwd_rows(const fwd_ctx *c) { return c->rows; }
+int fwd_scratch_rows(const fwd_ctx *c) { return c->last_n; }
 
 int fwd_argmax(const float *logits, int n) {
     int best = 0;
@@ -175,8 +177,8 @@ static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size, half = cfg->rope_dim / 2;
     for (int t = 0; t < T; t++) {
-        const float *fc = c->rope_cos + (size_t)c->pos[t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[t] * half;
+        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
+        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
         float *v = y + (size_t)t * ldy;
         for (int i = lo; i < hi; i += 2) {
             int j = (i % hs) / 2;
@@ -228,8 +230,8 @@ static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *k, float *
         if (L->bq) add_bias(qr, L->bq, c->q_dim);
         if (L->bk) add_bias(kr, L->bk, kvd);
         if (L->bv) add_bias(v + (size_t)t * kvd, L->bv, kvd);
-        const float *fc = c->rope_cos + (size_t)c->pos[t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[t] * half;
+        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
+        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
         for (int h = 0; h < cfg->n_heads; h++) {
             if (L->q_norm) rmsnorm(qr + h * hs, qr + h * hs, L->q_norm, hs, cfg->norm_eps);
             rope_head(qr + h * hs, fc, fs, half, cfg->rope);
@@ -352,13 +354,13 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
     int n_tail[64], n = (r1 - r0) * group;
     for (int q0 = 0; q0 < n; q0 += c->att_q) {
         int nq = n - q0 < c->att_q ? n - q0 : c->att_q;
-        for (int t = 0; t < nq; t++) { /* query t: row r, head h */
-            int r = r0 + (q0 + t) / group, h = g * group + (q0 + t) % group;
+        for (int t = 0; t < nq; t++) { /* query t: row r (scratch row first + r), head h */
+            int r = r0 + (q0 + t) / group, h = g * group + (q0 + t) % group, sr = c->first + r;
             memcpy(qin + t * hs, c->q + (size_t)r * c->q_dim + h * hs, sizeof(float) * hs);
             int *tl = tails + (size_t)t * c->max_batch;
-            const int *anc = c->anc + (size_t)r * c->max_batch;
-            for (int j = 0; j <= c->depth[r]; j++) tl[j] = c->n_past + anc[j];
-            tail[t] = tl, n_tail[t] = c->depth[r] + 1;
+            const int *anc = c->anc + (size_t)sr * c->max_batch;
+            for (int j = 0; j <= c->depth[sr]; j++) tl[j] = c->n_past + anc[j];
+            tail[t] = tl, n_tail[t] = c->depth[sr] + 1;
         }
         kern_attend_shared(qin, hs, nq, hs, k, v, c->n_past, tail, n_tail, scratch, c->cap, qout,
                            hs);
@@ -369,7 +371,8 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
     }
 }
 
-/* The batch's K and V rows (c->kb, c->vb) into the cache slots after the committed prefix. */
+/* The batch's K and V rows (c->kb, c->vb) into their scratch slots after the committed prefix
+ * (rows first.. of the scratch). */
 static void kv_store(fwd_ctx *c, int layer, int T) {
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size;
@@ -377,37 +380,44 @@ static void kv_store(fwd_ctx *c, int layer, int T) {
         float *k = kv_head(c, c->kc, layer, g), *v = kv_head(c, c->vc, layer, g);
         for (int r = 0; r < T; r++) {
             size_t from = (size_t)r * cfg->kv_dim + (size_t)g * hs;
-            memcpy(k + (size_t)(c->n_past + r) * hs, c->kb + from, sizeof(float) * hs);
-            memcpy(v + (size_t)(c->n_past + r) * hs, c->vb + from, sizeof(float) * hs);
+            size_t slot = (size_t)(c->n_past + c->first + r);
+            memcpy(k + slot * hs, c->kb + from, sizeof(float) * hs);
+            memcpy(v + slot * hs, c->vb + from, sizeof(float) * hs);
         }
     }
 }
 
 /* ---- the pass --------------------------------------------------------------------------- */
 
-static int check_batch(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
-                       const int *out_rows, int n_out, char *err) {
+/* Checks rows first..first+n-1 of the scratch (tokens, parent and pos indexed from 0 for this
+ * call; parent values are scratch rows) and records their parents, depths, positions and
+ * ancestor lists. */
+static int check_batch(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
+                       const int *pos, const int *out_rows, int n_out, char *err) {
     const model_config *cfg = &c->m->cfg;
-    if (n < 1 || n > c->max_batch)
-        return err_set(err, "forward: batch of %d rows, expected 1..%d", n, c->max_batch);
+    if (n < 1 || first + n > c->max_batch)
+        return first ? err_set(err, "forward: %d more rows after the %d in scratch exceed the %d "
+                                    "a batch holds", n, first, c->max_batch)
+                     : err_set(err, "forward: batch of %d rows, expected 1..%d", n, c->max_batch);
     if (n_out < 0 || (out_rows == NULL && n_out != 0 && n_out != n))
         return err_set(err, "forward: %d logits rows requested for a batch of %d", n_out, n);
     for (int r = 0; r < n; r++) {
+        const int g = first + r;
         if (tokens[r] < 0 || tokens[r] >= cfg->vocab_size)
-            return err_set(err, "forward: row %d: token %d outside the vocabulary 0..%d", r,
+            return err_set(err, "forward: row %d: token %d outside the vocabulary 0..%d", g,
                            tokens[r], cfg->vocab_size - 1);
-        int p = parent ? parent[r] : r - 1;
-        if (p < -1 || p >= r)
-            return err_set(err, "forward: row %d: parent %d, expected -1..%d", r, p, r - 1);
+        int p = parent ? parent[r] : g - 1;
+        if (p < -1 || p >= g)
+            return err_set(err, "forward: row %d: parent %d, expected -1..%d", g, p, g - 1);
         int depth = p < 0 ? 0 : c->depth[p] + 1;
         int position = pos ? pos[r] : c->n_past + depth;
         if (position < 0 || position >= cfg->seq_len)
-            return err_set(err, "forward: row %d: position %d outside the context 0..%d", r,
+            return err_set(err, "forward: row %d: position %d outside the context 0..%d", g,
                            position, cfg->seq_len - 1);
-        c->parent[r] = p, c->depth[r] = depth, c->pos[r] = position;
-        int *anc = c->anc + (size_t)r * c->max_batch;
+        c->parent[g] = p, c->depth[g] = depth, c->pos[g] = position;
+        int *anc = c->anc + (size_t)g * c->max_batch;
         if (p >= 0) memcpy(anc, c->anc + (size_t)p * c->max_batch, sizeof(int) * depth);
-        anc[depth] = r;
+        anc[depth] = g;
     }
     for (int i = 0; out_rows && i < n_out; i++)
         if (out_rows[i] < 0 || out_rows[i] >= n)
@@ -415,10 +425,12 @@ static int check_batch(fwd_ctx *c, int n, const int *tokens, const int *parent, 
     return 0;
 }
 
-int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
-             const int *out_rows, int n_out, float *logits, char *err) {
-    c->last_n = 0;
-    if (check_batch(c, n, tokens, parent, pos, out_rows, n_out, err)) return -1;
+/* Evaluates rows first..first+n-1 of the scratch (fwd_eval: first = 0). */
+static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
+                     const int *pos, const int *out_rows, int n_out, float *logits, char *err) {
+    c->last_n = 0; /* on error the scratch holds nothing usable */
+    if (check_batch(c, first, n, tokens, parent, pos, out_rows, n_out, err)) return -1;
+    c->first = first;
     const model *m = c->m;
     const model_config *cfg = &m->cfg;
     int dim = cfg->dim, kvd = cfg->kv_dim, hid = cfg->hidden_dim;
@@ -441,7 +453,7 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
         per = per < 1 ? 1 : per;
         att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per, .blocks = (n + per - 1) / per};
-        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + n) * cfg->head_size;
+        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
         tpool_run(att_macs < PARALLEL_MIN_MACS ? NULL : c->pool, att_worker, &at,
                   cfg->n_kv_heads * at.blocks);
         mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
@@ -476,10 +488,20 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         for (int i = 0; i < n_logits; i++)
             for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
     }
-    c->last_n = n;
+    c->last_n = first + n;
     c->passes++;
     c->rows += n;
     return 0;
+}
+
+int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
+             const int *out_rows, int n_out, float *logits, char *err) {
+    return eval_rows(c, 0, n, tokens, parent, pos, out_rows, n_out, logits, err);
+}
+
+int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
+                  int n_out, float *logits, char *err) {
+    return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
 }
 
 int fwd_commit(fwd_ctx *c, const int *path, int n, char *err) {

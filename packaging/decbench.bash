@@ -15,7 +15,7 @@ _decbench() {
     fi
     [ "$cmd" = help ] && { COMPREPLY=($(compgen -W "$("$b" --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')" -- "$cur")); return; }
     # The option before the cursor takes a value: its placeholder in --help says which kind (a
-    # long placeholder ends its line, the help text wrapping to the next).
+    # long placeholder may end the line, its help text wrapped to the next).
     local meta
     meta=$("$b" "$cmd" --help 2>/dev/null | sed -n "s/^ *\(-[a-zA-Z], \)\?$prev \([^ ]\+\)\( .*\)\?$/\2/p" | head -1)
     if [ -n "$meta" ] && [[ "$prev" == -* ]]; then

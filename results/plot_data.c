@@ -60,6 +60,20 @@ void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out
         short_label(specs, n, i, out, len);
 }
 
+void plot_header(FILE *f, const report_plot_opts *o, char **specs, int n, const char *extra) {
+    for (int j = 0; j < n; j++) {
+        char lab[512];
+        plot_label(o, specs, n, j, lab, sizeof lab);
+        fprintf(f, "\t%s%s", lab, extra);
+    }
+    fputc('\n', f);
+}
+
+const char *plot_errors_what(const report_plot_opts *o) {
+    static const char *const what[] = {"sample sd over repeats", "sample sd over prompts", "none"};
+    return what[o && (unsigned)o->errors <= REPORT_ERRORS_NONE ? o->errors : 0];
+}
+
 double plot_error(const report_plot_opts *o, const rep_stat *s, int e2e) {
     double v = NAN;
     if (o && o->errors == REPORT_ERRORS_REPEATS)
@@ -198,18 +212,11 @@ static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, i
     else if (n_specs == 0)
         rc = err_set(err, "report_plot_data: no non-greedy decoder to plot");
     if (rc == 0) {
-        static const char *const what[] = {"sample sd over repeats", "sample sd over prompts",
-                                           "none"};
         fprintf(f,
                 "# speed-up over greedy (decode-only, ratio of total times); rows: datasets, "
                 "columns: per decoder the speed-up and its error bar (%s; 0 = none)\ndataset",
-                what[o->errors <= REPORT_ERRORS_NONE ? o->errors : 0]);
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            plot_label(o, specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s\terror", lab);
-        }
-        fputc('\n', f);
+                plot_errors_what(o));
+        plot_header(f, o, specs, n_specs, "\terror");
         for (int k = 0; k < n_ds; k++) {
             fputs(ds[k], f);
             for (int j = 0; j < n_specs; j++) {
@@ -420,12 +427,7 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
     if (rc == 0) {
         fprintf(f, "# share of verification steps (%%) that accepted k drafted tokens (bonus "
                    "token not counted)\nk");
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            plot_label(o, specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        plot_header(f, o, specs, n_specs, "");
         for (int k = 0; k <= max_k; k++) {
             fprintf(f, "%d", k);
             for (int j = 0; j < n_specs; j++) {
@@ -548,12 +550,7 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
     if (rc == 0) {
         fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; x label = "
                    "commit ('+' = uncommitted changes)\nrun\tcommit");
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            plot_label(o, specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        plot_header(f, o, specs, n_specs, "");
         for (int r = 0; r < n_ids; r++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, ids[r]);

@@ -13,6 +13,13 @@ void plot_num(FILE *f, double v);
  * plus the parameters that differ between the plotted specs of that decoder. */
 void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out, size_t len);
 
+/* The legends of a header row: "\tLABEL" per spec, each followed by extra ("\terror" for a
+ * column of error bars; "" for none), then the newline. */
+void plot_header(FILE *f, const report_plot_opts *o, char **specs, int n, const char *extra);
+
+/* What the error bars of o are, for the data files' comment lines. */
+const char *plot_errors_what(const report_plot_opts *o);
+
 /* Figures of the runs, one row per (run, spec): the run's all-datasets row when it has
  * several datasets, else its only dataset's row. *out malloc'd (rep_stats_free). */
 int plot_per_spec(db *d, const int64_t *ids, int n_ids, rep_stat **out, int *n, char *err);

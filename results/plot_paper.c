@@ -80,12 +80,7 @@ int plot_write_position(db *d, const report_plot_opts *o, const int64_t *ids, in
         fprintf(f, "# acceptance rate (%%) by draft position, over every sample of the runs: the "
                    "drafted tokens the target confirmed at position k / the drafted tokens at "
                    "k\nposition");
-        for (int j = 0; j < n; j++) {
-            char lab[512];
-            plot_label(o, specs, n, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        plot_header(f, o, specs, n, "");
         for (int k = 0; k < max_k; k++) {
             fprintf(f, "%d", k + 1);
             for (int j = 0; j < n; j++) plot_num(f, 100 * rep_position_rate(&all[j], k));
@@ -262,12 +257,10 @@ int plot_write_ablation(db *d, const report_plot_opts *o, const int64_t *ids, in
                      name[0] ? name : "one decoder",
                      name[0] ? "" : " (--grid or several --decoder of the same name)");
     if (rc == 0) {
-        static const char *const what[] = {"sample sd over repeats", "sample sd over prompts",
-                                           "none"};
         fprintf(f,
                 "# variants of %s: end-to-end speed-up over greedy with its error bar (%s; 0 = "
                 "none) and tokens per target step\nvariant\tspeedup_e2e\terror\ttokens_per_step\n",
-                name, what[o->errors <= REPORT_ERRORS_NONE ? o->errors : 0]);
+                name, plot_errors_what(o));
         for (int j = 0; j < k; j++) {
             char lab[512];
             plot_label(o, specs, k, j, lab, sizeof lab);

@@ -23,6 +23,16 @@ static int prep(sqlite3 *h, const char *sql, sqlite3_stmt **st, char *err) {
     return 0;
 }
 
+/* A query over REP_SAMPLES_CTE, bound: ?1 the run, ?2 per dataset, ?3 greedy's run. */
+static int prep_run(sqlite3 *h, const char *sql, int64_t run_id, int per_ds, int64_t g_run,
+                    sqlite3_stmt **st, char *err) {
+    if (prep(h, sql, st, err) != 0) return -1;
+    sqlite3_bind_int64(*st, 1, run_id);
+    sqlite3_bind_int(*st, 2, per_ds);
+    if (sqlite3_bind_parameter_count(*st) >= 3) sqlite3_bind_int64(*st, 3, g_run);
+    return 0;
+}
+
 static char *col_dup(sqlite3_stmt *st, int i) {
     const unsigned char *t = sqlite3_column_text(st, i);
     return strdup(t ? (const char *)t : "");
@@ -77,9 +87,7 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
                         stat_agg_sql(stat_counters[k].agg), stat_counters[k].name);
     snprintf(sql + len, sizeof sql - (size_t)len, "%s", TOTALS_TAIL);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
+    if (prep_run(h, sql, run_id, per_ds, 0, &st, err) != 0) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         rep_stat *grown = realloc(*out, (size_t)(*n + 1) * sizeof **out);
@@ -126,9 +134,7 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
                              "SUM(t_total) FROM s GROUP BY ds, spec, repeat",
              stat_derived[STAT_D_decode_tokens].sql, stat_derived[STAT_D_t_decode].sql);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
+    if (prep_run(h, sql, run_id, per_ds, 0, &st, err) != 0) return -1;
     /* Sum and sum of squares per row: a handful of repeats of well-scaled values. */
     double *acc = calloc((size_t)n * 5, sizeof *acc); /* count, sum_d, sq_d, sum_e, sq_e */
     if (!acc) {
@@ -184,10 +190,7 @@ static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_ru
              "GROUP BY d.ds, d.spec",
              td, td);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
-    sqlite3_bind_int64(st, 3, g_run);
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
                            (const char *)sqlite3_column_text(st, 1));
@@ -223,13 +226,10 @@ static int collect_spread(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run,
     sqlite3_stmt *st;
     double *acc = calloc((size_t)n * 5, sizeof *acc); /* count, sum/sq decode, sum/sq e2e */
     if (!acc) return err_set(err, "report: out of memory");
-    if (prep(h, sql, &st, err) != 0) {
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) {
         free(acc);
         return -1;
     }
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
-    sqlite3_bind_int64(st, 3, g_run);
     while (sqlite3_step(st) == SQLITE_ROW) {
         rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
                            (const char *)sqlite3_column_text(st, 1));
@@ -255,13 +255,10 @@ static int collect_spread(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run,
              "SELECT d.ds, d.spec, g.te / d.te, CASE WHEN d.td > 0 THEN g.td / d.td END FROM d "
              "JOIN g ON g.dataset = d.dataset AND g.sample_index = d.sample_index WHERE d.te > 0",
              td, td);
-    if (prep(h, sql, &st, err) != 0) {
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) {
         free(acc);
         return -1;
     }
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
-    sqlite3_bind_int64(st, 3, g_run);
     while (sqlite3_step(st) == SQLITE_ROW) {
         rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
                            (const char *)sqlite3_column_text(st, 1));
