@@ -104,6 +104,20 @@ void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const voi
 void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t lda, int T,
                           float *y, int ldy);
 
+/* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
+ * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at
+ * q + t * ldq) sees slots 0..n_shared-1, then tail[t][0..n_tail[t]). Its scores and softmax
+ * weights go to scratch + t * lds, its result to out + t * ldo. The shared keys are read once
+ * for all queries: the scores as one matrix product of the queries by the keys (kern_matmul's
+ * canonical dot per score, as kern_attend's), the weighted values in blocks of queries (the
+ * same four fused multiply-add chains per column, each in slot order). */
+void kern_attend_shared(const float *q, size_t ldq, int nq, int hs, const float *k, const float *v,
+                        int n_shared, const int *const *tail, const int *n_tail, float *scratch,
+                        size_t lds, float *out, size_t ldo);
+void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, int hs,
+                            const float *k, const float *v, int n_shared, const int *const *tail,
+                            const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo);
+
 /* Row `row` of w widened to float (embedding lookup). */
 void kern_row_to_f32(const wmat *w, int row, float *out);
 

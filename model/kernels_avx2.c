@@ -479,6 +479,8 @@ const kern_isa_ops kern_isa_avx2_ops = {
     .dot = avx2_dot,
     .sum = kern_sum_ref,
     .attend = kern_attend_ref,
+    .softmax = kern_isa_scalar_softmax,
+    .values = kern_isa_scalar_values,
     .matmul_widen = avx2_matmul_widen,
 };
 #endif

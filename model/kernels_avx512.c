@@ -386,6 +386,21 @@ static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation fo
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
+/* kern_attend's softmax in 16 lanes: max (exact in any order), exp16, the canonical sum. */
+static float avx512_softmax(float *s, int n) {
+    __m512 vmx = _mm512_set1_ps(-INFINITY);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, s + i));
+    }
+    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(s + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + i), vmx)));
+    }
+    return avx512_sum(s, n);
+}
+
 static void avx512_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
                           const int *slots, int n, float *scratch, float *out) {
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
@@ -411,18 +426,7 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
         __m512 sc = _mm512_div_ps(fold16x16(acc), div);
         _mm512_mask_storeu_ps(scratch + s0, (__mmask16)((1u << nb) - 1), sc);
     }
-    __m512 vmx = _mm512_set1_ps(-INFINITY); /* max is exact in any order */
-    for (int s = 0; s < n; s += 16) {
-        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
-        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, scratch + s));
-    }
-    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
-    for (int s = 0; s < n; s += 16) {
-        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, scratch + s), vmx));
-        _mm512_mask_storeu_ps(scratch + s, m, e);
-    }
-    const __m512 vsum = _mm512_set1_ps(avx512_sum(scratch, n));
+    const __m512 vsum = _mm512_set1_ps(avx512_softmax(scratch, n));
     /* values: four FMA chains per column (keys 0, 1, 2, 3 mod 4), as the reference */
     for (int c = 0; c < hs; c += KERN_LANES) {
         __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
@@ -447,6 +451,74 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
         }
         __m512 r = _mm512_add_ps(_mm512_add_ps(o[0], o[1]), _mm512_add_ps(o[2], o[3]));
         _mm512_mask_storeu_ps(out + c, m, _mm512_div_ps(r, vsum));
+    }
+}
+
+/* acc[j] += w * v for the chain j = s mod 4 known only at run time (the remainder and tails). */
+static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j, __m512 w,
+                                                            __m512 v) {
+    switch (j) {
+    case 0:
+        acc[0] = _mm512_fmadd_ps(w, v, acc[0]);
+        break;
+    case 1:
+        acc[1] = _mm512_fmadd_ps(w, v, acc[1]);
+        break;
+    case 2:
+        acc[2] = _mm512_fmadd_ps(w, v, acc[2]);
+        break;
+    default:
+        acc[3] = _mm512_fmadd_ps(w, v, acc[3]);
+        break;
+    }
+}
+
+/* kern_attend's value sums for up to 4 queries at a time: each 16 columns of a shared value row
+ * are loaded once and fed to every query's chain s mod 4 (the reference's order per query). */
+static void avx512_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                          const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                          float *out, size_t ldo) {
+    for (int q0 = 0; q0 < nq; q0 += 4) {
+        int QB = nq - q0 < 4 ? nq - q0 : 4;
+        const float *eq[4];
+        for (int i = 0; i < 4; i++) eq[i] = e + (size_t)(q0 + (i < QB ? i : 0)) * lde;
+        for (int c = 0; c < hs; c += 16) {
+            __mmask16 m = hs - c >= 16 ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+            __m512 a[4][4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm512_setzero_ps();
+            int s = 0;
+            for (; s + 4 <= n_shared; s += 4) {
+#pragma GCC unroll 4
+                for (int j = 0; j < 4; j++) {
+                    __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)(s + j) * hs + c);
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; i++)
+                        if (i < QB)
+                            a[i][j] = _mm512_fmadd_ps(_mm512_set1_ps(eq[i][s + j]), vs, a[i][j]);
+                }
+            }
+            for (; s < n_shared; s++) {
+                __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)s * hs + c);
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++)
+                    if (i < QB) chain_fma(a[i], s % 4, _mm512_set1_ps(eq[i][s]), vs);
+            }
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) {
+                if (i >= QB) continue;
+                const int t = q0 + i;
+                for (int j = 0; j < n_tail[t]; j++) {
+                    int st = n_shared + j;
+                    chain_fma(a[i], st % 4, _mm512_set1_ps(eq[i][st]),
+                              _mm512_maskz_loadu_ps(m, v + (size_t)tail[t][j] * hs + c));
+                }
+                __m512 r =
+                    _mm512_add_ps(_mm512_add_ps(a[i][0], a[i][1]), _mm512_add_ps(a[i][2], a[i][3]));
+                _mm512_mask_storeu_ps(out + (size_t)t * ldo + c, m,
+                                      _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+            }
+        }
     }
 }
 
@@ -519,6 +591,8 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .dot = avx512_dot,
     .sum = avx512_sum,
     .attend = avx512_attend,
+    .softmax = avx512_softmax,
+    .values = avx512_values,
     .matmul_widen = avx512_matmul_widen,
 };
 #endif

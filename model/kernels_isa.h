@@ -30,6 +30,12 @@ typedef struct {
     float (*sum)(const float *a, int n);
     void (*attend)(const float *q, int hs, const float *k, const float *v, size_t stride,
                    const int *slots, int n, float *scratch, float *out);
+    /* kern_attend_shared's parts: the softmax of n scores in place (kern_attend's max, exp
+     * and sum: returns the sum), and the weighted values of nq queries (weights e + t * lde,
+     * sums sum[t]) over shared rows 0..n_shared-1 of v (hs floats apart) then their tails. */
+    float (*softmax)(float *s, int n);
+    void (*values)(const float *e, size_t lde, const float *sum, int nq, int hs, const float *v,
+                   int n_shared, const int *const *tail, const int *n_tail, float *out, size_t ldo);
     /* The generic path of a type without a tile on this ISA: rows widened with to_float into
      * a small buffer, then the ISA's f32 tiles (same bits as a typed tile, only slower). */
     void (*matmul_widen)(kern_to_float_fn to_float, const unsigned char *w, size_t ldw, int rows,
@@ -38,6 +44,11 @@ typedef struct {
 } kern_isa_ops;
 
 extern const kern_isa_ops kern_isa_scalar_ops;
+/* The scalar softmax and value sums (kern_isa_ops), which the AVX2 ISA uses too. */
+float kern_isa_scalar_softmax(float *s, int n);
+void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                            const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                            float *out, size_t ldo);
 
 /* The int8 mode's quantized activation row (kern_act_quantize, kernels.h): groups of 64 values
  * (two blocks of 32, the 16 lanes of one AVX-512 register), then a float per block for the

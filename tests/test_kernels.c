@@ -341,6 +341,47 @@ static void test_attend(rng_state *r) {
     }
 }
 
+/* kern_attend_shared: queries sharing a head's keys (rows hs apart) equal kern_attend over their
+ * own slot lists, on every ISA: no shared keys, few, many; tails of 0..5 keys; 1..9 queries. */
+static void test_attend_shared(rng_state *r) {
+    const int hss[] = {16, 48, 64, 80}, shared[] = {0, 1, 3, 50, 301};
+    for (int hi = 0; hi < 4; hi++)
+        for (int si = 0; si < 5; si++) {
+            int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9), cap = ns + 40;
+            float *k = malloc(sizeof(float) * cap * hs), *v = malloc(sizeof(float) * cap * hs);
+            float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
+            float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
+            float *sc2 = malloc(sizeof(float) * cap);
+            int tails[9][6], n_tail[9], slots[400];
+            const int *tp[9];
+            for (int i = 0; i < cap * hs; i++)
+                k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
+            for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
+            for (int t = 0; t < nq; t++) {
+                n_tail[t] = (int)rng_below(r, 6) + (ns == 0);
+                for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (int)rng_below(r, 40);
+                tp[t] = tails[t];
+            }
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                kern_attend_shared_isa((kern_isa)isa, q, hs, nq, hs, k, v, ns, tp, n_tail, sc, cap,
+                                       o1, hs);
+                int bad = 0;
+                for (int t = 0; t < nq; t++) {
+                    int n = 0;
+                    for (int s = 0; s < ns; s++) slots[n++] = s;
+                    for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
+                    kern_attend_ref(q + t * hs, hs, k, v, hs, slots, n, sc2, o2);
+                    bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
+                }
+                CHECK_MSG(bad == 0,
+                          "%s kern_attend_shared hs=%d shared=%d: %d of %d queries differ",
+                          kern_isa_name((kern_isa)isa), hs, ns, bad, nq);
+            }
+            free(k), free(v), free(q), free(o1), free(o2), free(sc), free(sc2);
+        }
+}
+
 static void test_exp_and_halves(void) {
     double worst = 0;
     for (float x = -80.0f; x <= 0.0f; x += 0.001f) {
@@ -404,6 +445,7 @@ int main(int argc, char **argv) {
     test_int8_quantize();
     test_int8_matmul(&r);
     test_attend(&r);
+    test_attend_shared(&r);
     test_exp_and_halves();
     test_fuzz_corpus(&r);
     char name[64];
