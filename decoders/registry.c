@@ -272,9 +272,15 @@ static int cancel_now(dec *d, char *err) {
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
     if (cancel_now(d, err)) return -1;
+    int context = fwd_n_past(f);
     double t0 = clock_now();
     int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
     double dt = clock_now() - t0;
+    if (d->env.on_pass) {
+        dec_pass p = {which == DEC_DRAFT, is_prefill, n, out_rows || n_out == 0 ? n_out : n,
+                      context, dt};
+        d->env.on_pass(d->env.user, &p);
+    }
     dec_stats *st = d->st;
     if (which == DEC_TARGET) {
         st->t_target += dt;
@@ -298,7 +304,12 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
     int rc = 0;
     for (int done = 0; done < n_prompt && rc == 0;) {
         int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
+        double c0 = clock_now();
         rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+        if (rc == 0 && d->env.on_pass) { /* one pass per chunk: its last row's logits */
+            dec_pass p = {which == DEC_DRAFT, 1, chunk, 1, done, clock_now() - c0};
+            d->env.on_pass(d->env.user, &p);
+        }
         done += chunk;
     }
     double dt = clock_now() - t0;

@@ -2,7 +2,7 @@
  *
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
  *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
- *                   [--project-cost FILE[:RUN]] [--out FILE]
+ *                   [--project-cost FILE[:RUN]] [--project-draft-cost FILE[:RUN]] [--out FILE]
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
  * --sweep ID (its greedy baseline included); none given: the latest complete run with
@@ -19,7 +19,7 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_OUT, P_HELP, P_COUNT };
+enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_DCOST, P_OUT, P_HELP, P_COUNT };
 
 int cmd_report(int argc, char **argv) {
     args_opt o[P_COUNT] = {
@@ -32,7 +32,10 @@ int cmd_report(int argc, char **argv) {
         [P_DECODER] = {"--decoder", NULL, 1,
                        "ablation: the decoder whose variants to compare (default ouroboros)"},
         [P_COST] = {"--project-cost", NULL, 1,
-                    "projected: cost curve, CSV rows,seconds or a database FILE[:RUN]"},
+                    "projected: the target's cost curve, a CSV of decbench cost or a database "
+                    "FILE[:RUN]"},
+        [P_DCOST] = {"--project-draft-cost", NULL, 1,
+                     "projected: the draft model's cost curve (spec, ouroboros), as above"},
         [P_OUT] = {"--out", "-o", 1, "write to FILE instead of stdout"},
         [P_HELP] = {"--help", "-h", 0, "this help"},
     };
@@ -60,9 +63,10 @@ int cmd_report(int argc, char **argv) {
                1;
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
+    ro.draft_cost_source = args_str(o, P_COUNT, "--project-draft-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)
         return cmd_fail("report",
-                        "--layout projected needs --project-cost FILE (a CSV of rows,seconds "
+                        "--layout projected needs --project-cost FILE (a CSV of decbench cost "
                         "or a database with a cost run)") +
                1;
 

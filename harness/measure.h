@@ -11,21 +11,60 @@
  * it reads every weight once. Returns < 0 if the buffer cannot be allocated. */
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
 
-/* Multiply-add count of the matrix products one row of a forward pass costs (classifier
- * included): 2 x this = FLOPs per row. */
+/* Multiply-add count of the matrix products one row of a forward pass costs, without the
+ * classifier (2 x this = FLOPs per row), and of the classifier per row whose logits are
+ * computed. */
 double measure_row_macs(const model_config *c);
+double measure_logit_macs(const model_config *c);
 
 typedef struct {
-    int rows;
+    int rows, context, logit_rows;
     double seconds; /* median seconds per pass */
     int repeats;
     double gflops, weight_gbps;
 } measure_point;
 
-/* Median latency of a forward pass of `rows` rows (a chain whose logits are all requested)
- * after a committed context of `context` tokens, repeated for at least min_seconds (and at
- * least 3 passes). */
-int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
-                    char *err);
+/* Median latency of a forward pass of `rows` rows (a chain) after a committed context of
+ * `context` tokens, computing the logits of its last `logit_rows` rows, repeated for at least
+ * min_seconds (and at least 3 passes). */
+int measure_forward(fwd_ctx *f, int rows, int context, int logit_rows, double min_seconds,
+                    measure_point *out, char *err);
+
+/* The grid of a cost curve t(rows, context, logit rows) (results/cost.h says how it is
+ * interpolated): for every context, every rows value with the logits of one row (the body of
+ * the pass); at the first context also every rows value with the logits of all its rows (the
+ * classifier's share is the difference). (r, c0, 1) and (r, c0, r) are measured back to back,
+ * so that their difference sees the same machine load. */
+#define MEASURE_MAX_ROWS 64
+#define MEASURE_MAX_CONTEXTS 16
+typedef struct {
+    int rows[MEASURE_MAX_ROWS], n_rows;             /* ascending */
+    int contexts[MEASURE_MAX_CONTEXTS], n_contexts; /* ascending */
+    double min_seconds;                             /* per point */
+} measure_grid;
+
+/* The default rows (dense where decoders work: 1..16 step by step in powers of 2 and their
+ * midpoints, up to 128) and contexts (32 and 512). */
+#define MEASURE_DEFAULT_ROWS "1,2,3,4,6,8,12,16,24,32,48,64,96,128"
+#define MEASURE_DEFAULT_CONTEXTS "32,512"
+
+/* Parses a comma list of counts lo..hi into out[0..*n) (at most max), sorted ascending,
+ * duplicates dropped. what names the option in messages. */
+int measure_parse_list(const char *s, const char *what, int lo, int hi, int *out, int max, int *n,
+                       char *err);
+
+/* Fits g to a model whose context length is seq_len: a context that leaves no room for the
+ * largest rows value is lowered to seq_len - max rows (dropped when that is not above the
+ * context before it). Writes what it changed into note (may be empty). -1 if nothing fits. */
+int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, char *err);
+
+/* Number of points measure_cost_grid measures for g. */
+int measure_grid_points(const measure_grid *g);
+
+/* Measures every point of g (in the order above), calling fn after each; fn returning non-zero
+ * stops (its err is returned). */
+typedef int (*measure_point_fn)(void *user, const measure_point *p, char *err);
+int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
+                      char *err);
 
 #endif

@@ -41,7 +41,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
         "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
     OPT("--db", NULL, 1, "results database (default results/decbench.db; folders are created)"),
     OPT("--data-dir", NULL, 1, "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
-    OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
+    OPT("--trace", NULL, 0,
+        "store a per-step trace (rows, drafted, accepted, emitted, seconds) and every forward "
+        "pass (model, rows, logit rows, context, seconds: what report --project-cost prices)"),
     OPT("--allow-mismatch", NULL, 0,
         "a decoder differing from greedy is reported but the run succeeds"),
     OPT("--label", NULL, 1, "free text stored with the run"),

@@ -187,7 +187,7 @@ static db *build(const char *path) {
     for (int i = 0; i < 4; i++) {
         /* 1 MB of weights at a measured 2 GB/s: the bandwidth bound is 0.5 ms. */
         db_cost c = {rows[i], ms[i] / 1e3, 20, 10.0 * rows[i], 1e6 / (ms[i] / 1e3) / 1e9,
-                     1000000, 2.0};
+                     1000000, 2.0, -1, rows[i]};
         CHECK_MSG(db_insert_cost(d, r4, &c, err) == 0, "%s", err);
     }
     CHECK(db_finish_run(d, r4, DB_COMPLETE, err) == 0);
@@ -384,7 +384,7 @@ static int near(double a, double b) {
  *   rows/step: code 30.0, math 64.0; exact: code 100%, math 3 / 4 = 75.0%. */
 static void test_summary(db *d) {
     int64_t run1 = 1;
-    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL, NULL};
     char *md = render(d, &o);
     if (!md) return;
     double rep0 = 198 / 1.8, rep1 = 198 / 2.2, mean = (rep0 + rep1) / 2;
@@ -463,7 +463,7 @@ static void test_summary(db *d) {
  * = 44.44: 1.40625x (the short prompt weighs as much as the long one). */
 static void test_specbench_speedup(db *d) {
     int64_t run13 = 13;
-    report_opts o = {&run13, 1, REPORT_CSV, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {&run13, 1, REPORT_CSV, REPORT_SUMMARY, NULL, NULL, NULL};
     char *csv = render(d, &o);
     if (!csv) return;
     CHECK_MSG(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_decode")), 1.25), "%s",
@@ -477,7 +477,7 @@ static void test_specbench_speedup(db *d) {
 /* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
 static void test_baseline_and_runs(db *d) {
     int64_t run2 = 2;
-    report_opts o = {&run2, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {&run2, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL, NULL};
     char *md = render(d, &o);
     if (!md) return;
     CHECK_MSG(!strcmp(md_get(md, "| code", "W=7", "speed-up"), "1.25x"), "%s", md);
@@ -519,7 +519,7 @@ static void test_baseline_and_runs(db *d) {
  * 2.5 / 1.75 = 1.43x; and the ablation layout, likewise end-to-end. */
 static void test_paper_and_ablation(db *d) {
     int64_t run1 = 1;
-    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PAPER, NULL, NULL};
+    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PAPER, NULL, NULL, NULL};
     char *md = render(d, &o);
     if (!md) return;
     CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "1.67x"), "%s", md);
@@ -586,19 +586,19 @@ static void test_projected(db *d, const char *db_path_) {
     snprintf(src, sizeof src, "%s:4", db_path_);
     const char *sources[3] = {csv_path, src, db_path_};
     for (int s = 0; s < 3; s++) {
-        report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PROJECTED, NULL, sources[s]};
+        report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PROJECTED, NULL, sources[s], NULL};
         char *md = render(d, &o);
         if (!md) continue;
         CHECK_MSG(!strcmp(md_get(md, "| code", LA, "projected speed-up"), "1.08x"), "%s", md);
         CHECK(!strcmp(md_get(md, "| math", LA, "projected speed-up"), "0.49x"));
         CHECK(!strcmp(md_get(md, "| code", "| greedy", "projected speed-up"), "1.00x"));
         CHECK(!strcmp(md_get(md, "| code", LA, "basis"), "mean rows"));
-        CHECK(!strcmp(md_get(md, "| math", LA, "basis"), "trace, extrapolated"));
+        CHECK(!strcmp(md_get(md, "| math", LA, "basis"), "steps, extrapolated"));
         CHECK(!strcmp(md_get(md, "| code", LA, "measured speed-up"), "2.00x"));
         CHECK(strstr(md, "PROJECTED") != NULL);
         free(md);
     }
-    report_opts o = {&run1, 1, REPORT_JSON, REPORT_PROJECTED, NULL, csv_path};
+    report_opts o = {&run1, 1, REPORT_JSON, REPORT_PROJECTED, NULL, csv_path, NULL};
     char *js = render(d, &o);
     json_t *root = js ? json_loads(js, 0, NULL) : NULL;
     CHECK(near(jnum(json_row(root, "dataset", "code", "spec", LA), "projected_speedup"),
