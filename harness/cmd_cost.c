@@ -7,7 +7,7 @@
  * weights; lookahead and Ouroboros read only some rows' logits). So the curve is a grid
  * (harness/measure.h): for each context of --context, every rows value of --rows with the
  * logits of one row, and at the first context also with the logits of every row; results/cost.h
- * interpolates it. Each point is the median latency of one pass (a chain after `context`
+ * interpolates it. Each point is the mean latency of one pass (a chain after `context`
  * committed tokens), with the achieved GFLOP/s (matrix products only) and the weight traffic in
  * GB/s (weight bytes / latency: at T=1 a pass reads every weight once, so this is the
  * bandwidth the pass achieves). It also measures the machine's streaming-read bandwidth, the
@@ -51,8 +51,9 @@ typedef struct {
 
 static int on_point(void *user, const measure_point *p, char *err) {
     cost_out *o = user;
-    printf("%6d %8d %7d %12.4f %12.4f %10.2f %10.2f %8d\n", p->rows, p->context, p->logit_rows,
-           p->seconds * 1e3, p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats);
+    printf("%6d %8d %7d %12.4f %12.4f %12.4f %10.2f %10.2f %8d\n", p->rows, p->context,
+           p->logit_rows, p->seconds * 1e3, p->median * 1e3, p->seconds * 1e3 / p->rows, p->gflops,
+           p->weight_gbps, p->repeats);
     fflush(stdout);
     if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
     if (!o->d) return 0;
@@ -157,8 +158,8 @@ int cmd_cost(int argc, char **argv) {
            kern_mode_name(km), measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
-    printf("\n%6s %8s %7s %12s %12s %10s %10s %8s\n", "rows", "context", "logits", "ms/pass",
-           "ms/row", "GFLOP/s", "GB/s", "passes");
+    printf("\n%6s %8s %7s %12s %12s %12s %10s %10s %8s\n", "rows", "context", "logits", "ms/pass",
+           "median ms", "ms/row", "GFLOP/s", "GB/s", "passes");
     if (out.csv)
         fprintf(out.csv,
                 "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "

@@ -15,6 +15,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_counters(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* Prints "decbench <cmd>: <msg>" and returns 1 (or 2 for usage errors). */
 int cmd_fail(const char *cmd, const char *msg);

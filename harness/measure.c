@@ -75,56 +75,6 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int measure_forward(fwd_ctx *f, int rows, int context, int logit_rows, double min_seconds,
-                    measure_point *out, char *err) {
-    const model *m = fwd_model(f);
-    const model_config *c = &m->cfg;
-    if (rows > fwd_max_batch(f))
-        return err_set(err, "rows %d exceed the batch capacity %d", rows, fwd_max_batch(f));
-    if (context + rows > c->seq_len)
-        return err_set(err, "context %d + rows %d exceed the model's context length %d", context,
-                       rows, c->seq_len);
-    if (logit_rows < 0 || logit_rows > rows)
-        return err_set(err, "logit rows %d outside 0..%d", logit_rows, rows);
-    int n = context > rows ? context : rows;
-    int *tokens = malloc(sizeof(int) * (size_t)n);
-    int *out_rows = malloc(sizeof(int) * (size_t)rows);
-    float *logits = malloc(sizeof(float) * (size_t)rows * c->vocab_size);
-    enum { MAX_REPS = 4096 };
-    double *times = malloc(sizeof(double) * MAX_REPS);
-    if (!tokens || !out_rows || !logits || !times) {
-        free(tokens), free(out_rows), free(logits), free(times);
-        return err_set(err, "out of memory");
-    }
-    for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
-    for (int i = 0; i < logit_rows; i++) out_rows[i] = rows - logit_rows + i; /* the last ones */
-    int rc = fwd_truncate(f, 0, err);
-    if (!rc && context > 0) rc = fwd_prefill(f, tokens, context, logits, err);
-    /* one pass to warm caches and page in the weights, then the measured ones */
-    if (!rc) rc = fwd_eval(f, rows, tokens, NULL, NULL, out_rows, logit_rows, logits, err);
-    int reps = 0;
-    double start = clock_now();
-    while (!rc && reps < MAX_REPS && (reps < 3 || clock_now() - start < min_seconds)) {
-        double t0 = clock_now();
-        rc = fwd_eval(f, rows, tokens, NULL, NULL, out_rows, logit_rows, logits, err);
-        times[reps++] = clock_now() - t0;
-    }
-    if (!rc) {
-        qsort(times, (size_t)reps, sizeof(double), cmp_double);
-        double med = times[reps / 2];
-        double macs = measure_row_macs(c) * rows + measure_logit_macs(c) * logit_rows;
-        *out = (measure_point){rows,
-                               context,
-                               logit_rows,
-                               med,
-                               reps,
-                               2.0 * macs / med / 1e9,
-                               (double)model_weight_bytes(m) / med / 1e9};
-    }
-    free(tokens), free(out_rows), free(logits), free(times);
-    return rc;
-}
-
 static int cmp_int(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
     return x < y ? -1 : x > y;
@@ -218,10 +168,11 @@ static int grid_pass(fwd_ctx *f, const grid_point *p, const int *tokens, int *ou
  * the next, so each round prefills the largest context once). Measuring point by point would
  * let the machine's load, which changes by the second on a shared machine, bend the curve's
  * shape (measured: t(1) 16.5 ms and t(2) 32 ms one minute, 49 and 48 ms the next); in rounds
- * every point samples the whole measuring period alike and the medians keep their ratios.
+ * every point samples the whole measuring period alike and the curve keeps its shape.
  * Round 0 is a warm-up pass per point (pages the weights in, estimates each point's time);
  * then each round gives each point k passes, k = enough for a fifth of min_seconds, until
- * every point has min_seconds of passes and at least 3 rounds. */
+ * every point has min_seconds of passes and at least 3 rounds, or the deadline passed (after
+ * one measured round at least). */
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err) {
     const model *m = fwd_model(f);
@@ -264,19 +215,21 @@ int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, vo
             }
             more |= round < 3 || q->total < g->min_seconds;
         }
+        if (round >= 1 && g->deadline > 0 && clock_now() > g->deadline) more = 0;
     }
     for (int p = 0; rc == 0 && p < n_pts; p++) {
         grid_point *q = &pts[p];
         qsort(q->times, (size_t)q->n, sizeof(double), cmp_double);
-        double med = q->times[q->n / 2];
+        double mean = q->total / q->n;
         double macs = measure_row_macs(c) * q->rows + measure_logit_macs(c) * q->logit_rows;
         measure_point mp = {q->rows,
                             q->context,
                             q->logit_rows,
-                            med,
+                            mean,
+                            q->times[q->n / 2],
                             q->n,
-                            2.0 * macs / med / 1e9,
-                            (double)model_weight_bytes(m) / med / 1e9};
+                            2.0 * macs / mean / 1e9,
+                            (double)model_weight_bytes(m) / mean / 1e9};
         rc = fn(user, &mp, err);
     }
 done:

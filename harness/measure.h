@@ -17,18 +17,18 @@ double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
 double measure_row_macs(const model_config *c);
 double measure_logit_macs(const model_config *c);
 
+/* One point of a cost curve. seconds is the MEAN of the measured passes, not the median: a
+ * projection prices a run's total time, a sum, whose expectation is the mean; the median leaves
+ * out the passes a loaded machine stretches (measured on stories260K with other jobs running:
+ * each pass's median ratio to the curve was 0.94-1.05 for greedy, PLD, Jacobi and lookahead,
+ * yet their sums 2.5-4.8x the projection, multi-row passes stretched most, because their
+ * worker threads wait on each other). */
 typedef struct {
     int rows, context, logit_rows;
-    double seconds; /* median seconds per pass */
+    double seconds, median; /* per pass: the mean and the median */
     int repeats;
-    double gflops, weight_gbps;
+    double gflops, weight_gbps; /* from the mean */
 } measure_point;
-
-/* Median latency of a forward pass of `rows` rows (a chain) after a committed context of
- * `context` tokens, computing the logits of its last `logit_rows` rows, repeated for at least
- * min_seconds (and at least 3 passes). */
-int measure_forward(fwd_ctx *f, int rows, int context, int logit_rows, double min_seconds,
-                    measure_point *out, char *err);
 
 /* The grid of a cost curve t(rows, context, logit rows) (results/cost.h says how it is
  * interpolated): for every context, every rows value with the logits of one row (the body of
@@ -41,6 +41,7 @@ typedef struct {
     int rows[MEASURE_MAX_ROWS], n_rows;             /* ascending */
     int contexts[MEASURE_MAX_CONTEXTS], n_contexts; /* ascending */
     double min_seconds;                             /* per point */
+    double deadline; /* clock_now() after which no new round starts (0: none; see below) */
 } measure_grid;
 
 /* The default rows (dense where decoders work: 1..16 step by step in powers of 2 and their

@@ -338,3 +338,82 @@ int cost_curve_load(cost_curve **out, const char *arg, char *err) {
     db_close(d);
     return rc;
 }
+
+int cost_find_run(db *d, const char *model_path, int threads, const char *kernels, int max_rows,
+                  int64_t *run, char *err) {
+    *run = 0;
+    char hash[17];
+    int64_t bytes;
+    db_env e;
+    if (db_file_fingerprint(model_path, &bytes, hash, err)) return -1;
+    db_env_capture(&e);
+    if (e.git_dirty != 0 || !e.git_commit[0]) return 0; /* the build is not pinned down */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(d),
+                           "SELECT r.id FROM runs r JOIN environments e ON e.id = r.env_id "
+                           "WHERE r.status = 'complete' AND r.model_hash = ?1 AND r.threads = ?2 "
+                           "AND r.kernels = ?3 AND e.git_commit = ?4 AND e.git_dirty = 0 "
+                           "AND e.hostname IS ?5 AND e.cpu_model IS ?6 AND e.compiler IS ?7 "
+                           "AND e.cflags IS ?8 AND (SELECT MAX(rows) FROM cost c WHERE c.run_id "
+                           "= r.id AND c.context IS NOT NULL AND c.logit_rows = 1) >= ?9 "
+                           "ORDER BY r.id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return err_set(err, "cost: %s", sqlite3_errmsg(db_sqlite(d)));
+    const char *text[] = {hash,        kernels,    e.git_commit, e.hostname,
+                          e.cpu_model, e.compiler, e.cflags};
+    const int at[] = {1, 3, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 7; i++)
+        if (text[i][0] || at[i] < 5)
+            sqlite3_bind_text(st, at[i], text[i], -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(st, at[i]);
+    sqlite3_bind_int(st, 2, threads);
+    sqlite3_bind_int(st, 9, max_rows);
+    if (sqlite3_step(st) == SQLITE_ROW) *run = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int cost_usage_of(db *d, const int64_t *runs, int n, int draft, cost_usage *u, char *err) {
+    memset(u, 0, sizeof *u);
+    u->min_context = -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(d),
+                           "SELECT p.rows, AVG(p.seconds), COUNT(*), MIN(p.context), "
+                           "MAX(p.context) FROM passes p JOIN samples s ON s.id = p.sample_id "
+                           "WHERE s.run_id = ?1 AND p.model = ?2 GROUP BY p.rows ORDER BY p.rows",
+                           -1, &st, NULL) != SQLITE_OK)
+        return err_set(err, "cost: %s", sqlite3_errmsg(db_sqlite(d)));
+    /* per rows value: the passes' total seconds and count, over all runs */
+    double tot[COST_USAGE_ROWS];
+    for (int i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, runs[i]);
+        sqlite3_bind_text(st, 2, draft ? "draft" : "target", -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int rows = sqlite3_column_int(st, 0), cnt = sqlite3_column_int(st, 2);
+            int lo = sqlite3_column_int(st, 3), hi = sqlite3_column_int(st, 4);
+            double mean = sqlite3_column_double(st, 1);
+            u->passes += cnt;
+            u->max_rows = rows > u->max_rows ? rows : u->max_rows;
+            u->min_context = u->min_context < 0 || lo < u->min_context ? lo : u->min_context;
+            u->max_context = hi > u->max_context ? hi : u->max_context;
+            int k = 0;
+            while (k < u->n && u->rows[k] < rows) k++;
+            if (k < u->n && u->rows[k] == rows) {
+                tot[k] += mean * cnt;
+                u->secs[k] += cnt; /* a count until the division below */
+                continue;
+            }
+            if (u->n == COST_USAGE_ROWS) continue; /* only the timing estimate loses it */
+            memmove(u->rows + k + 1, u->rows + k, sizeof(double) * (size_t)(u->n - k));
+            memmove(u->secs + k + 1, u->secs + k, sizeof(double) * (size_t)(u->n - k));
+            memmove(tot + k + 1, tot + k, sizeof(double) * (size_t)(u->n - k));
+            u->rows[k] = rows, u->secs[k] = cnt, tot[k] = mean * cnt, u->n++;
+        }
+    }
+    sqlite3_finalize(st);
+    for (int k = 0; k < u->n; k++) u->secs[k] = tot[k] / u->secs[k];
+    if (u->min_context < 0) u->min_context = 0;
+    return 0;
+}

@@ -109,5 +109,9 @@ int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n
  * dir>/plots. -1 (message names gnuplot's first error line) if gnuplot is missing or fails. */
 int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
                        const char *out_dir, char *err);
+/* The same for any script: plots/<stem>.gp reads <stem>.tsv and writes <stem>.png and .svg
+ * (`decbench tune` writes its figures' data itself). */
+int report_plot_render_named(const char *stem, const char *plots_dir, const char *data_dir,
+                             const char *out_dir, char *err);
 
 #endif

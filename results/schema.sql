@@ -211,7 +211,7 @@ CREATE TABLE cost_v5 (
     rows         INTEGER NOT NULL CHECK (rows > 0),
     context      INTEGER CHECK (context >= 0),    -- committed tokens before the pass; NULL: unknown
     logit_rows   INTEGER NOT NULL CHECK (logit_rows >= 0 AND logit_rows <= rows),
-    seconds      REAL NOT NULL CHECK (seconds > 0),  -- per forward pass (median of repeats)
+    seconds      REAL NOT NULL CHECK (seconds > 0),  -- per forward pass: mean of repeats (median before v5)
     repeats      INTEGER NOT NULL,
     gflops       REAL,                               -- achieved GFLOP/s
     gbps         REAL,                               -- weight bytes read / seconds, GB/s
