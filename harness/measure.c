@@ -171,8 +171,8 @@ static int grid_pass(fwd_ctx *f, const grid_point *p, const int *tokens, int *ou
  * every point samples the whole measuring period alike and the curve keeps its shape.
  * Round 0 is a warm-up pass per point (pages the weights in, estimates each point's time);
  * then each round gives each point k passes, k = enough for a fifth of min_seconds, until
- * every point has min_seconds of passes and at least 3 rounds, or the deadline passed (after
- * one measured round at least). */
+ * every point has min_seconds of passes and at least 3 rounds, or the deadline passed (when it
+ * passes during the warm-up round, the warm-up passes are the measurement). */
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err) {
     const model *m = fwd_model(f);
@@ -215,7 +215,12 @@ int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, vo
             }
             more |= round < 3 || q->total < g->min_seconds;
         }
-        if (round >= 1 && g->deadline > 0 && clock_now() > g->deadline) more = 0;
+        if (g->deadline > 0 && clock_now() > g->deadline) {
+            /* out of time: the warm-up passes are the measurement if nothing else is */
+            for (int p = 0; round == 0 && rc == 0 && p < n_pts; p++)
+                if (point_add(&pts[p], pts[p].est)) rc = err_set(err, "out of memory");
+            more = 0;
+        }
     }
     for (int p = 0; rc == 0 && p < n_pts; p++) {
         grid_point *q = &pts[p];

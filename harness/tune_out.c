@@ -87,7 +87,7 @@ void tune_print(const tune *t) {
      * overall answer compares their measurements: the final run's, else the probes'. */
     const tune_cand *best = NULL;
     double best_v = NAN;
-    int best_final = 0;
+    int best_final = 0, best_ok = 0;
     for (int i = 0; i < t->n; i++) {
         const tune_cand *c = &t->c[i];
         if (!c->p.run_id) continue;
@@ -102,15 +102,23 @@ void tune_print(const tune *t) {
         figures(pick, fig, sizeof fig);
         printf("recommended: %s: %s (%s)\n", name_of(pick->canon, name, sizeof name), pick->shown,
                fig);
-        int fin = pick->finalist && !isnan(pick->measured);
+        /* the best measurement, the final run's before the probes', and one its projection
+         * agrees is faster than greedy before any other */
+        int fin = pick->finalist && !isnan(pick->measured), ok = tune_pred(pick) > 1;
         double v = fin ? pick->measured : pick->p.measured_e2e;
-        if (!isnan(v) && (!best || fin > best_final || (fin == best_final && v > best_v)))
-            best = pick, best_v = v, best_final = fin;
+        if (!isnan(v) && (!best || fin > best_final ||
+                          (fin == best_final && (ok > best_ok || (ok == best_ok && v > best_v)))))
+            best = pick, best_v = v, best_final = fin, best_ok = ok;
     }
     char a[16], b[16];
     const char *where = best_final ? "in the final run" : "on the probe prompts";
     if (!best) {
         printf("recommended: overall: greedy (no setting was measured within the budget)\n");
+    } else if (best_v > 1 + TUNE_MARGIN && !(tune_pred(best) > 1)) {
+        printf("recommended: overall: greedy. The setting measured fastest, %s (%s %s), "
+               "projects at %s from its passes: a measurement this far from its projection says "
+               "the machine was busy while it ran; run tune again with a larger --budget\n",
+               best->shown, fx(best_v, a), where, fx(tune_pred(best), b));
     } else if (best_v > 1 + TUNE_MARGIN) {
         printf("recommended: overall: %s: measured %s over greedy end-to-end %s, predicted %s\n",
                best->shown, fx(best_v, a), where, fx(tune_pred(best), b));
@@ -133,27 +141,23 @@ static void put(FILE *f, double v) {
         fprintf(f, "\t%.6g", v);
 }
 
-/* tune_predicted.tsv: block 0 the probes (predicted, the probe's measurement), block 1 the
- * final run (predicted, measured there). */
+/* tune_predicted.tsv: block 0 the probes (predicted, the probe's measurement), block 1 (when
+ * there was a final run) the final run (predicted, measured there). */
 static int write_predicted(const tune *t, FILE *f) {
     fprintf(f, "# decbench tune sweep %" PRId64 ": projected versus measured end-to-end speed-up\n",
             t->sweep_id);
     const char *titles[2] = {"probes (few prompts)", "final run (held-out prompts)"};
     int n[2] = {0, 0};
-    for (int blk = 0; blk < 2; blk++) {
-        if (blk) fprintf(f, "\n\n");
-        fprintf(f, "predicted\t%s\tdecoder\n", titles[blk]);
+    for (int blk = 0; blk < 2; blk++)
         for (int i = 0; i < t->n; i++) {
             const tune_cand *c = &t->c[i];
             double y = blk ? c->measured : c->p.measured_e2e;
             if (!c->p.run_id || isnan(tune_pred(c)) || isnan(y)) continue;
+            if (!n[blk]++) fprintf(f, "%spredicted\t%s\tdecoder\n", blk ? "\n\n" : "", titles[blk]);
             fprintf(f, "%.6g", tune_pred(c));
             put(f, y);
             fprintf(f, "\t%s\n", c->shown);
-            n[blk]++;
         }
-        if (!n[blk]) fprintf(f, "?\t?\t-\n"); /* gnuplot needs the block */
-    }
     return n[0] ? 0 : -1;
 }
 
@@ -215,17 +219,20 @@ int tune_plots(const tune *t, const char *out_dir, int render, char *err) {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
         return err_set(err, "%s: cannot create: %s", out_dir, strerror(errno));
     static const char *const stems[2] = {"tune_predicted", "tune_frontier"};
-    for (int k = 0; k < 2; k++) {
+    int rc = 0;
+    char e[ERR_LEN];
+    for (int k = 0; k < 2; k++) { /* both figures are tried; the first failure is reported */
         char path[FILE_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s.tsv", out_dir, stems[k]);
         file_out o;
-        if (file_out_open(&o, path, "plot data", err)) return -1;
-        if ((k ? write_frontier(t, o.f) : write_predicted(t, o.f)) != 0) {
+        int bad = file_out_open(&o, path, "plot data", e);
+        if (!bad && (k ? write_frontier(t, o.f) : write_predicted(t, o.f)) != 0) {
             file_out_abort(&o);
-            return err_set(err, "no probe has a prediction: nothing to draw");
+            bad = err_set(e, "no probe has a prediction: nothing to draw");
         }
-        if (file_out_commit(&o, err)) return -1;
-        if (render && report_plot_render_named(stems[k], NULL, out_dir, out_dir, err)) return -1;
+        if (!bad) bad = file_out_commit(&o, e);
+        if (!bad && render) bad = report_plot_render_named(stems[k], NULL, out_dir, out_dir, e);
+        if (bad && rc == 0) rc = err_set(err, "%s", e);
     }
-    return 0;
+    return rc;
 }
