@@ -200,8 +200,10 @@ static int cost_curve_for(tune *t, int draft, double share, char *err) {
         g.rows[g.n_rows++] = all[i];
     if (g.rows[g.n_rows - 1] < u.max_rows) g.rows[g.n_rows++] = u.max_rows;
     int64_t reuse;
+    db_env here;
+    db_env_capture(&here);
     if (cost_find_run(t->d, path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
-                      g.rows[g.n_rows - 1], &reuse, err))
+                      g.rows[g.n_rows - 1], &here, &reuse, err))
         return -1;
     if (reuse) {
         t->cost_run[draft] = reuse;

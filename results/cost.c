@@ -340,14 +340,12 @@ int cost_curve_load(cost_curve **out, const char *arg, char *err) {
 }
 
 int cost_find_run(db *d, const char *model_path, int threads, const char *kernels, int max_rows,
-                  int64_t *run, char *err) {
+                  const db_env *env, int64_t *run, char *err) {
     *run = 0;
     char hash[17];
     int64_t bytes;
-    db_env e;
     if (db_file_fingerprint(model_path, &bytes, hash, err)) return -1;
-    db_env_capture(&e);
-    if (e.git_dirty != 0 || !e.git_commit[0]) return 0; /* the build is not pinned down */
+    if (env->git_dirty != 0 || !env->git_commit[0]) return 0; /* the build is not pinned down */
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT r.id FROM runs r JOIN environments e ON e.id = r.env_id "
@@ -359,8 +357,8 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
                            "ORDER BY r.id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "cost: %s", sqlite3_errmsg(db_sqlite(d)));
-    const char *text[] = {hash,        kernels,    e.git_commit, e.hostname,
-                          e.cpu_model, e.compiler, e.cflags};
+    const char *text[] = {hash,           kernels,       env->git_commit, env->hostname,
+                          env->cpu_model, env->compiler, env->cflags};
     const int at[] = {1, 3, 4, 5, 6, 7, 8};
     for (int i = 0; i < 7; i++)
         if (text[i][0] || at[i] < 5)

@@ -56,12 +56,13 @@ int cost_curve_points(const cost_curve *c);
 
 /* ---- for `decbench tune` -------------------------------------------------------------------- */
 
-/* The newest complete cost run whose curve can stand for a new measurement: a version 2 curve of
- * the same model file (content fingerprint), threads and kernels, measured on the same machine
- * (host, CPU) with the same build (commit, compiler, flags) from a clean tree (an uncommitted
- * change could be a kernel change), whose body reaches max_rows. *run = 0 when there is none. */
+/* The newest complete cost run whose curve can stand for a new measurement in environment env
+ * (db_env_capture): a version 2 curve of the same model file (content fingerprint), threads and
+ * kernels, measured on the same machine (host, CPU) with the same build (commit, compiler,
+ * flags), both from a clean tree (an uncommitted change could be a kernel change), whose body
+ * reaches max_rows. *run = 0 when there is none. */
 int cost_find_run(db *d, const char *model_path, int threads, const char *kernels, int max_rows,
-                  int64_t *run, char *err);
+                  const db_env *env, int64_t *run, char *err);
 
 /* What the pass traces of runs[0..n) used of one model (draft: 0 target, 1 draft model): the
  * largest rows and the contexts, and the mean seconds of a pass by rows (up to COST_USAGE_ROWS

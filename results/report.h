@@ -46,10 +46,11 @@ typedef struct {
 int report_write(db *d, const report_opts *o, FILE *out, char *err);
 
 /* The projection of the projected layout (results/report_cost.c) as data, one row per run x
- * dataset x decoder spec (dataset "all" over several datasets), for `decbench tune`. NAN where
- * a figure is not available (no greedy to measure against; no pass trace for e2e). */
+ * dataset x decoder spec (dataset "all" over several datasets), then, over several runs, one
+ * row per dataset x spec for the runs added up (run_id 0), for `decbench tune`. NAN where a
+ * figure is not available (no greedy to measure against; no pass trace for e2e). */
 typedef struct {
-    int64_t run_id;
+    int64_t run_id; /* 0: the runs added up */
     char dataset[64], spec[512];
     double measured_decode, measured_e2e; /* speed-up over greedy, as the summary layout's */
     double tokens_per_step, rows_per_step;

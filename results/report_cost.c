@@ -126,6 +126,7 @@ typedef struct {
     double greedy, target, draft, prompt_t, prompt_d, book, draft_steps, tmax, dmax, tmin;
     long n, with_passes, with_trace;
     int found;
+    double gbook; /* greedy's bookkeeping seconds for these samples' tokens */
 } sums;
 
 static int project_run(db *d, int64_t run, const curves *cv, const rep_stat *s, int n, sums *out,
@@ -180,8 +181,8 @@ static int project_run(db *d, int64_t run, const curves *cv, const rep_stat *s, 
 }
 
 /* The figures of one row from its sums (report_projection's fields). */
-static void figures(const rep_stat *s, const sums *p, double g_book, int has_draft_curve,
-                    const cost_curve *tc, const cost_curve *dc, report_projection *r) {
+static void figures(const rep_stat *s, const sums *p, int has_draft_curve, const cost_curve *tc,
+                    const cost_curve *dc, report_projection *r) {
     memset(r, 0, sizeof *r);
     r->run_id = s->run_id;
     snprintf(r->dataset, sizeof r->dataset, "%s", s->dataset);
@@ -193,7 +194,7 @@ static void figures(const rep_stat *s, const sums *p, double g_book, int has_dra
     r->n_samples = s->n_samples;
     r->projected_decode = r->projected_e2e = r->projected_tps = r->ms_per_pass = NAN;
     if (!p->found) return;
-    double greedy = p->greedy + g_book * s->d[STAT_D_decode_tokens];
+    double greedy = p->greedy + p->gbook;
     double dec = p->target + p->draft + p->book;
     r->draft_priced = !(p->draft_steps > 0) || has_draft_curve;
     if (dec > 0) {
@@ -210,13 +211,68 @@ static void figures(const rep_stat *s, const sums *p, double g_book, int has_dra
         cost_curve_range(dc, &lo, &hi, &clo, &chi);
         r->extrapolated |= p->dmax > hi;
     }
-    snprintf(r->basis, sizeof r->basis, "%s%s%s",
-             p->with_passes == p->n  ? "passes"
-             : p->with_passes        ? "passes+steps"
-             : p->with_trace == p->n ? "steps"
-             : p->with_trace         ? "steps+mean rows"
-                                     : "mean rows",
+    /* which samples were priced how: "passes", "steps", "mean rows", joined by '+' */
+    long rest = p->n - p->with_passes - p->with_trace;
+    snprintf(r->basis, sizeof r->basis, "%s%s%s%s%s%s%s", p->with_passes ? "passes" : "",
+             p->with_passes && (p->with_trace || rest) ? "+" : "", p->with_trace ? "steps" : "",
+             p->with_trace && rest ? "+" : "", rest ? "mean rows" : "",
              r->draft_priced ? "" : ", draft not priced", r->extrapolated ? ", extrapolated" : "");
+}
+
+/* Over several runs (a benchmark split into runs, e.g. one per prompt so that a cost curve can be
+ * measured between them): one more row per dataset x spec found in two runs or more, run_id 0,
+ * every sum added up; its measured speed-ups are the ratio of greedy's total time in the same
+ * runs to the decoder's (NAN where greedy ran in another run, a sweep's baseline). */
+static int aggregate(const rep_stat *all, const sums *p, int n, int has_draft_curve,
+                     const cost_curve *tc, const cost_curve *dc, report_projection **r, int *n_r,
+                     char *err) {
+    for (int i = 0; i < n; i++) {
+        int first = 1, count = 0;
+        for (int j = 0; j < n; j++) {
+            int same = !strcmp(all[j].dataset, all[i].dataset) && !strcmp(all[j].spec, all[i].spec);
+            if (same && j < i) first = 0;
+            count += same;
+        }
+        if (!first || count < 2) continue;
+        rep_stat a = all[i];
+        sums q = p[i];
+        double gd = 0, ge = 0;
+        int greedy_here = 1;
+        a.run_id = 0;
+        memset(a.c, 0, sizeof a.c), memset(a.d, 0, sizeof a.d);
+        a.n_samples = 0;
+        q.tmax = q.dmax = 0, q.tmin = INFINITY;
+        q.greedy = q.target = q.draft = q.prompt_t = q.prompt_d = q.book = q.draft_steps = 0;
+        q.gbook = 0, q.n = q.with_passes = q.with_trace = 0, q.found = 0;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(all[j].dataset, a.dataset) || strcmp(all[j].spec, a.spec)) continue;
+            for (int k = 0; k < STAT_N_COUNTERS; k++) a.c[k] += all[j].c[k];
+            for (int k = 0; k < STAT_N_DERIVED; k++) a.d[k] += all[j].d[k];
+            a.n_samples += all[j].n_samples;
+            const sums *o = &p[j];
+            q.greedy += o->greedy, q.target += o->target, q.draft += o->draft;
+            q.prompt_t += o->prompt_t, q.prompt_d += o->prompt_d, q.book += o->book;
+            q.draft_steps += o->draft_steps, q.gbook += o->gbook;
+            q.n += o->n, q.with_passes += o->with_passes, q.with_trace += o->with_trace;
+            q.found |= o->found;
+            q.tmax = fmax(q.tmax, o->tmax), q.dmax = fmax(q.dmax, o->dmax);
+            q.tmin = fmin(q.tmin, o->tmin);
+            const rep_stat *g = NULL; /* greedy of the same run and dataset */
+            for (int k = 0; k < n && !g; k++)
+                if (all[k].run_id == all[j].run_id && !strcmp(all[k].dataset, a.dataset) &&
+                    !strcmp(all[k].spec, "greedy"))
+                    g = &all[k];
+            if (!g) greedy_here = 0;
+            if (g) gd += g->d[STAT_D_t_decode], ge += g->c[STAT_t_total];
+        }
+        a.speedup_dec = greedy_here && a.d[STAT_D_t_decode] > 0 ? gd / a.d[STAT_D_t_decode] : NAN;
+        a.speedup_e2e = greedy_here && a.c[STAT_t_total] > 0 ? ge / a.c[STAT_t_total] : NAN;
+        report_projection *grown = realloc(*r, sizeof **r * (size_t)(*n_r + 1));
+        if (!grown) return err_set(err, "report: out of memory");
+        *r = grown;
+        figures(&a, &q, has_draft_curve, tc, dc, &(*r)[(*n_r)++]);
+    }
+    return 0;
 }
 
 int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source,
@@ -253,8 +309,11 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
     for (int i = 0; rc == 0 && i < n_ids; i++) rc = project_run(d, ids[i], &cv, all, n_all, p, err);
     for (int i = 0; rc == 0 && i < n_all; i++) {
         int64_t g = all[i].greedy_run ? all[i].greedy_run : all[i].run_id;
-        figures(&all[i], &p[i], greedy_book(db_sqlite(d), g), dc != NULL, tc, dc, &r[i]);
+        p[i].gbook = greedy_book(db_sqlite(d), g) * all[i].d[STAT_D_decode_tokens];
+        figures(&all[i], &p[i], dc != NULL, tc, dc, &r[i]);
     }
+    int n_r = n_all;
+    if (rc == 0 && n_ids > 1) rc = aggregate(all, p, n_all, dc != NULL, tc, dc, &r, &n_r, err);
     free(p);
     rep_stats_free(all, n_all);
     cost_curve_free(tc);
@@ -264,7 +323,7 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
         return -1;
     }
     *out = r;
-    *n_out = n_all;
+    *n_out = n_r;
     return 0;
 }
 
@@ -293,7 +352,7 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rt
     report_projection *r;
     int n;
     if (report_project(d, ids, n_ids, o->cost_source, o->draft_cost_source, &r, &n, err)) return -1;
-    int c_run = n_ids > 1 ? rt_col_add(t, "run", "run", RT_INT, NULL) : -1;
+    int c_run = n_ids > 1 ? rt_col_add(t, "run", "run", RT_TEXT, NULL) : -1;
     int c_ds = rt_col_add(t, "dataset", "dataset", RT_TEXT, NULL);
     int c_spec = rt_col_add(t, "decoder", "spec", RT_TEXT, NULL);
     int c_meas = rt_col_add(t, "measured speed-up", "measured_speedup", RT_REAL, "%.2fx");
@@ -308,7 +367,11 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rt
     int any_extra = 0, unpriced = 0;
     for (int i = 0; i < n; i++) {
         int row = rt_row_add(t);
-        if (c_run >= 0) rt_set_num(t, row, c_run, (double)r[i].run_id);
+        if (c_run >= 0) {
+            char id[32];
+            snprintf(id, sizeof id, "%lld", (long long)r[i].run_id);
+            rt_set_text(t, row, c_run, r[i].run_id ? id : "all");
+        }
         rt_set_text(t, row, c_ds, r[i].dataset);
         rt_set_text(t, row, c_spec, r[i].spec);
         rt_set_num(t, row, c_meas, r[i].measured_decode);
@@ -340,5 +403,8 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rt
     if (any_extra)
         rt_note(t, "'extrapolated': some passes had more (or fewer) rows than the curve "
                    "measured; t was extended linearly from the end segment.");
+    if (n_ids > 1)
+        rt_note(t, "Run 'all': the runs added up (every sum; measured = greedy's total time over "
+                   "the decoder's, in the same runs).");
     return 0;
 }
