@@ -2,7 +2,7 @@
 # bench/projection.sh: how close the projected speed-up comes to the measured one, per decoder.
 #
 #   bash bench/projection.sh [BUILD_DIR]
-#        (TYPE=q8_0 or f32, UNITS=6 prompts, MAX_NEW=64, THREADS=nproc, SECONDS_MS=150)
+#        (TYPE=q8_0 or f32, UNITS=8 prompts, MAX_NEW=64, THREADS=nproc, SECONDS_MS=300)
 #
 # The target is the synthetic 110M model, the draft the synthetic 15M one (both TYPE, GGUF via
 # `decbench convert`, cached by bench/cache.sh). The machine's load moves by tens of percent
@@ -21,8 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/decbench
-TYPE=${TYPE:-q8_0} UNITS=${UNITS:-6} MAX_NEW=${MAX_NEW:-64}
-THREADS=${THREADS:-$(nproc)} SECONDS_MS=${SECONDS_MS:-150}
+TYPE=${TYPE:-q8_0} UNITS=${UNITS:-8} MAX_NEW=${MAX_NEW:-64}
+THREADS=${THREADS:-$(nproc)} SECONDS_MS=${SECONDS_MS:-300}
 ROWS=${ROWS:-1,2,3,4,6,8,12,16,24,32,48,64} CONTEXTS=${CONTEXTS:-16,128}
 [ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
 shared=${DECBENCH_SHARED:-../shared}

@@ -11,18 +11,20 @@
  *     point against one greedy run, as `decbench sweep` stores it. Points go round-robin
  *     across decoders; a point whose estimated time (its decoder's slowest probe so far, else
  *     three times greedy's) would overrun the share is skipped and listed.
- *  2. cost curves (20%): t(rows, context, logit rows) of the target (and the draft) over the
- *     rows and contexts the probes' passes used (results/cost.h), reused from the database when
- *     a curve of the same model file, threads and kernels was measured on this machine with
- *     this build from a clean tree (cost_find_run), else measured with a time per point that
- *     fits the share (harness/measure.h) and stored as a cost run.
+ *  2. cost curves (20%, measured between the probes): t(rows, context, logit rows) of the target
+ *     (and the draft) over the default rows and the contexts the prompts reach (results/cost.h),
+ *     reused from the database when a curve of the same model file, threads and kernels was
+ *     measured on this machine with this build from a clean tree (cost_find_run), else measured
+ *     a round at a time between the probes, so that the curve sees the machine as the probes
+ *     did (the rounds and the grid sized from greedy's passes to fit the share), and stored as
+ *     a cost run.
  *  3. prediction: each probe's passes priced on the curves: its projected end-to-end speed-up
  *     (results/report_cost.c), which, unlike the probe's own few timings, does not move with
  *     the machine's load while it ran.
  *  4. finals (the rest): greedy and the best predicted point of each decoder (the --top best),
  *     measured in one run on the prompts after the probe prompts (held out: the best of many
  *     probes on the same prompts is flattered by their noise); as many of them as the rest of
- *     the budget allows, estimated from the probes' measured times (at least one).
+ *     the budget allows, estimated from the probes' measured times (none if not even one fits).
  *  5. the table ranked by prediction (predicted and measured speed-up, tokens and rows per
  *     step), one "recommended:" line per decoder and one overall, and two figures in --out:
  *     predicted versus measured speed-up, and speed-up versus rows per step (the frontier).
@@ -55,9 +57,9 @@ static double elapsed(const tune *t) {
 /* ---- phase 1: probes ------------------------------------------------------------------------ */
 
 /* One run of specs (canon/shown, n) over the current prompts; status 'c' or 'f'. */
-static int measure_run(tune *t, char *const *canon, char *const *shown, int n, int64_t sweep,
-                       int64_t baseline, const char *title, int64_t *run_id, char *status,
-                       char *err) {
+static int measure_specs(tune *t, char *const *canon, char *const *shown, int n, int64_t sweep,
+                         int64_t baseline, const char *title, int64_t *run_id, char *status,
+                         char *err) {
     db_run run;
     db_env env;
     runner_fill_run(&t->r, &run, &env, t->cmd);
@@ -125,37 +127,23 @@ static int same_decoder(const char *a, const char *b) {
     return n == strcspn(b, ":") && !strncmp(a, b, n);
 }
 
-static int probes(tune *t, char *err) {
-    double share = 0.5 * t->budget;
-    char title[96], status;
-    int saved = t->r.n_prompts, warm = t->r.o.warmup, rc = 0;
-    t->r.n_prompts = t->n_probe;
-    t->r.o.warmup = 0; /* the probes' timings only rank; the finals warm up */
-    char *g[] = {"greedy"};
-    snprintf(title, sizeof title, "tune %" PRId64 " greedy", t->sweep_id);
-    double s0 = clock_now();
-    int m = measure_run(t, g, g, 1, t->sweep_id, 0, title, &t->base_id, &status, err);
-    t->greedy_secs = clock_now() - s0;
-    if (m) rc = m;
-    for (int i = 0; rc == 0 && i < t->n; i++) {
-        tune_cand *c = &t->c[i];
-        double est = 3 * t->greedy_secs;
-        for (int j = 0; j < i; j++)
-            if (t->c[j].run && same_decoder(t->c[j].canon, c->canon) && t->c[j].secs > est)
-                est = t->c[j].secs;
-        if (elapsed(t) + est > share) continue; /* stays 's' */
-        snprintf(title, sizeof title, "tune %" PRId64 " probe %d/%d", t->sweep_id, i + 1, t->n);
-        s0 = clock_now();
-        rc = measure_run(t, &c->canon, &c->shown, 1, t->sweep_id, t->base_id, title, &c->run,
-                         &c->status, err);
-        c->secs = clock_now() - s0;
-    }
-    t->r.n_prompts = saved;
-    t->r.o.warmup = warm;
-    return rc;
-}
+/* ---- cost curves, measured between the probes ---------------------------------------------
+ * A curve measured after the probes sees the machine as it is then; on a shared machine that
+ * is another machine (bench/projection.sh: curves minutes away from the runs they priced missed
+ * by -29% to +172%). So each grid is measured a round at a time (harness/measure.h), the rounds
+ * spread over the probes. */
 
-/* ---- phase 2: cost curves ---------------------------------------------------------------- */
+typedef struct tune_curve {
+    int draft;
+    const char *path;
+    measure_grid g;
+    fwd_ctx *f;
+    measure_run *m;
+    int rounds, planned; /* rounds done (the warm-up included) and wanted */
+    double round_secs;   /* estimated, then the mean of those done */
+    double spent;
+    char note[512];
+} tune_curve;
 
 typedef struct {
     db *d;
@@ -170,40 +158,58 @@ static int store_point(void *user, const measure_point *p, char *err) {
     return db_insert_cost(s->d, s->run, &c, err);
 }
 
-/* Seconds of one pass of `rows` rows, estimated from the probes' passes (nearest measured). */
+/* Seconds of one pass of `rows` rows, estimated from greedy's passes (one-row passes and the
+ * prompt's chunks): linear between the rows measured, proportional beyond them. */
 static double est_pass(const cost_usage *u, int rows) {
     if (u->n == 0) return 0.01;
     int k = 0;
     while (k < u->n - 1 && u->rows[k] < rows) k++;
-    return u->secs[k] * (rows > u->rows[k] ? rows / u->rows[k] : 1.0);
+    if (rows >= u->rows[k]) return u->secs[k] * rows / u->rows[k];
+    if (k == 0) return u->secs[0];
+    double f = (rows - u->rows[k - 1]) / (u->rows[k] - u->rows[k - 1]);
+    return u->secs[k - 1] + f * (u->secs[k] - u->secs[k - 1]);
 }
 
-/* The curve of one model (draft: the draft model): reused or measured (phase 2 above). */
-static int cost_curve_for(tune *t, int draft, double share, char *err) {
+/* One round over grid g: every point once, and the prompt up to the largest context. */
+static double est_round(const cost_usage *u, const measure_grid *g) {
+    double s = est_pass(u, 64) * g->contexts[g->n_contexts - 1] / 64.0;
+    for (int i = 0; i < g->n_rows; i++)
+        s += est_pass(u, g->rows[i]) * (g->n_contexts + (g->rows[i] > 1));
+    return s;
+}
+
+/* The plan of one model's curve, after greedy's probe (whose passes time it): reused from the
+ * database, or a grid of the default rows up to 128 at context 0 and the largest context the
+ * prompts reach, with as many rounds (2 to 6) as `share` seconds allow; when two rounds (the
+ * warm-up and one measured round) do not fit, the rows between powers of two go, then the
+ * largest, one by one. */
+static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err) {
+    memset(c, 0, sizeof *c);
+    c->draft = draft;
     const model *m = draft ? t->r.s.draft : t->r.s.target;
-    const char *path = draft ? t->r.o.draft : t->r.o.model;
-    int64_t ids[512];
-    int n_ids = 0;
-    ids[n_ids++] = t->base_id;
-    for (int i = 0; i < t->n && n_ids < 512; i++)
-        if (t->c[i].run) ids[n_ids++] = t->c[i].run;
+    c->path = draft ? t->r.o.draft : t->r.o.model;
+    if (!m) return 0;
     cost_usage u;
-    if (cost_usage_of(t->d, ids, n_ids, draft, &u, err)) return -1;
-    if (u.passes == 0) return 0; /* no probe used this model */
-    measure_grid g = {.n_rows = 0};
-    int all[MEASURE_MAX_ROWS], n_all;
-    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, all, MEASURE_MAX_ROWS, &n_all,
-                           err))
+    if (cost_usage_of(t->d, &t->base_id, 1, 0, &u, err)) return -1;
+    if (draft) /* greedy never runs the draft: the target's passes scaled by the weights */
+        for (int i = 0; i < u.n; i++)
+            u.secs[i] *= (double)model_weight_bytes(m) / (double)model_weight_bytes(t->r.s.target);
+    measure_grid *g = &c->g;
+    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
+                           &g->n_rows, err))
         return -1;
-    /* the default rows up to the first one covering the largest pass, and beyond if needed */
-    for (int i = 0; i < n_all && (g.n_rows == 0 || g.rows[g.n_rows - 1] < u.max_rows); i++)
-        g.rows[g.n_rows++] = all[i];
-    if (g.rows[g.n_rows - 1] < u.max_rows) g.rows[g.n_rows++] = u.max_rows;
+    int ctx = 0;
+    for (int i = 0; i < t->r.n_prompts; i++) {
+        int n = t->r.prompts[i].n_ids + t->r.prompts[i].max_new;
+        ctx = n > ctx ? n : ctx;
+    }
+    g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
+    if (measure_grid_fit(g, m->cfg.seq_len, c->note, sizeof c->note, err)) return -1;
     int64_t reuse;
     db_env here;
     db_env_capture(&here);
-    if (cost_find_run(t->d, path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
-                      g.rows[g.n_rows - 1], &here, &reuse, err))
+    if (cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+                      g->rows[g->n_rows - 1], &here, &reuse, err))
         return -1;
     if (reuse) {
         t->cost_run[draft] = reuse;
@@ -213,54 +219,130 @@ static int cost_curve_for(tune *t, int draft, double share, char *err) {
                 draft ? "draft" : "target", reuse, t->r.o.db_path);
         return 0;
     }
-    g.contexts[0] = u.min_context;
-    g.contexts[1] = u.max_context;
-    g.n_contexts = u.max_context > u.min_context ? 2 : 1;
-    char note[512];
-    if (measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err)) return -1;
-    /* Time: the grid is measured in rounds until the share is spent (measure_cost_grid's
-     * deadline), at least a warm-up round and a measured one: when those two alone (estimated
-     * from the probes' passes) would not fit, the rows values between powers of two go. */
-    double one_round = 0;
-    for (int thin = 0; thin < 2; thin++) {
-        one_round = est_pass(&u, g.rows[g.n_rows - 1]) * (g.contexts[g.n_contexts - 1] / 64.0 + 1);
-        for (int i = 0; i < g.n_rows; i++)
-            one_round += est_pass(&u, g.rows[i]) * (g.n_contexts + (g.rows[i] > 1));
-        if (2 * one_round <= share || thin) break;
+    for (int step = 0; (c->round_secs = est_round(&u, g)) * 2 > share && g->n_rows > 2; step++) {
         int k = 0;
-        for (int i = 0; i < g.n_rows; i++)
-            if ((g.rows[i] & (g.rows[i] - 1)) == 0 || i == g.n_rows - 1) g.rows[k++] = g.rows[i];
-        g.n_rows = k;
+        for (int i = 0; i < g->n_rows; i++)
+            if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
+                g->rows[k++] = g->rows[i];
+        g->n_rows = k;
     }
-    g.min_seconds = 0.5 * share / measure_grid_points(&g);
-    g.min_seconds = g.min_seconds > 0.3 ? 0.3 : g.min_seconds;
-    g.deadline = clock_now() + share - one_round;
-    fwd_ctx *f;
-    if (fwd_new(&f, m, t->r.s.pool, g.rows[g.n_rows - 1], t->r.s.kernels, err)) return -1;
+    c->planned = (int)(share / c->round_secs);
+    c->planned = c->planned > 6 ? 6 : c->planned < 2 ? 2 : c->planned;
+    /* each point's passes per round: its part of a planned round (measure.c gives a fifth of
+     * min_seconds per round) */
+    g->min_seconds = 5 * share / c->planned / measure_grid_points(g);
+    if (fwd_new(&c->f, m, t->r.s.pool, g->rows[g->n_rows - 1], t->r.s.kernels, err) ||
+        measure_run_new(&c->m, c->f, g, err))
+        return -1;
+    fprintf(stderr,
+            "decbench tune: %s cost curve: %d points (rows 1..%d, contexts %d..%d), %d rounds "
+            "of about %.1f s between the probes%s%s\n",
+            draft ? "draft" : "target", measure_grid_points(g), g->rows[g->n_rows - 1],
+            g->contexts[0], g->contexts[g->n_contexts - 1], c->planned, c->round_secs,
+            c->note[0] ? "; " : "", c->note);
+    return 0;
+}
+
+static int curve_round(tune_curve *c, char *err) {
+    double t0 = clock_now();
+    if (measure_run_round(c->m, err)) return -1;
+    c->spent += clock_now() - t0;
+    c->rounds++;
+    c->round_secs = c->spent / c->rounds;
+    return 0;
+}
+
+/* Seconds the curves' remaining planned rounds will take. */
+static double curves_left(const tune_curve *c) {
+    double s = 0;
+    for (int k = 0; k < 2; k++)
+        if (c[k].m && c[k].rounds < c[k].planned)
+            s += (c[k].planned - c[k].rounds) * c[k].round_secs;
+    return s;
+}
+
+/* A round of each curve that is due: the rounds spread evenly from `from` to `until` (clock
+ * values). */
+static int curves_due(tune_curve *c, double from, double until, char *err) {
+    for (int k = 0; k < 2; k++) {
+        if (!c[k].m || c[k].rounds >= c[k].planned) continue;
+        double due = from + (until - from) * c[k].rounds / c[k].planned;
+        if (clock_now() >= due && curve_round(&c[k], err)) return -1;
+    }
+    return 0;
+}
+
+/* The rounds still owed (at least the warm-up and one measured round, the rest as time
+ * allows), then the points stored as a cost run. */
+static int curve_finish(tune *t, tune_curve *c, double until, char *err) {
+    if (!c->m) return 0;
+    int rc = 0;
+    while (rc == 0 &&
+           (c->rounds < 2 || (c->rounds < c->planned && clock_now() + c->round_secs <= until)))
+        rc = curve_round(c, err);
+    const model *m = c->draft ? t->r.s.draft : t->r.s.target;
     db_run run;
     db_env env;
     runner_fill_run(&t->r, &run, &env, t->cmd);
-    run.model_path = path;
+    run.model_path = c->path;
     run.draft_path = NULL;
     run.datasets = NULL, run.prompt_template = NULL;
-    run.label = draft ? "tune: draft cost curve" : "tune: target cost curve";
+    run.label = c->draft ? "tune: draft cost curve" : "tune: target cost curve";
     store_ctx s = {t->d, 0, (int64_t)model_weight_bytes(m)};
-    double c0 = clock_now();
-    fprintf(stderr,
-            "decbench tune: measuring the %s's cost curve: %d points (rows 1..%d, contexts "
-            "%d..%d), at most %.0f s%s%s\n",
-            draft ? "draft" : "target", measure_grid_points(&g), g.rows[g.n_rows - 1],
-            g.contexts[0], g.contexts[g.n_contexts - 1], share, note[0] ? "; " : "", note);
-    int rc =
-        db_begin_run(t->d, &run, &s.run, err) || measure_cost_grid(f, &g, store_point, &s, err);
-    fwd_free(f);
+    if (rc == 0)
+        rc =
+            db_begin_run(t->d, &run, &s.run, err) || measure_run_finish(c->m, store_point, &s, err);
     char e2[ERR_LEN];
     if (s.run && db_finish_run(t->d, s.run, rc ? DB_FAILED : DB_COMPLETE, rc ? e2 : err)) rc = -1;
-    if (rc) return -1;
-    fprintf(stderr, "decbench tune: %s cost curve: run %" PRId64 ", %.1f s\n",
-            draft ? "draft" : "target", s.run, clock_now() - c0);
-    t->cost_run[draft] = s.run;
-    return 0;
+    if (rc == 0) {
+        t->cost_run[c->draft] = s.run;
+        fprintf(stderr, "decbench tune: %s cost curve: run %" PRId64 ", %d rounds, %.1f s\n",
+                c->draft ? "draft" : "target", s.run, c->rounds, c->spent);
+    }
+    return rc;
+}
+
+static void curve_free(tune_curve *c) {
+    measure_run_free(c->m);
+    fwd_free(c->f);
+    c->m = NULL, c->f = NULL;
+}
+
+/* ---- phase 1: probes, with the curves' rounds between them -------------------------------- */
+
+static int probes(tune *t, tune_curve *cv, char *err) {
+    char title[96], status;
+    int saved = t->r.n_prompts, warm = t->r.o.warmup, rc = 0;
+    t->r.n_prompts = t->n_probe;
+    t->r.o.warmup = 0; /* the probes' timings only rank; the finals warm up */
+    char *g[] = {"greedy"};
+    snprintf(title, sizeof title, "tune %" PRId64 " greedy", t->sweep_id);
+    double s0 = clock_now();
+    int m = measure_specs(t, g, g, 1, t->sweep_id, 0, title, &t->base_id, &status, err);
+    t->greedy_secs = clock_now() - s0;
+    if (m) rc = m;
+    /* probes and curves share 70% of the budget, the curves 20% of it */
+    double share = 0.2 * t->budget / (t->r.s.draft ? 2 : 1);
+    for (int k = 0; rc == 0 && k < 2; k++) rc = curve_plan(t, &cv[k], k, share, err);
+    double from = clock_now(), until = t->t0 + 0.7 * t->budget;
+    for (int i = 0; rc == 0 && i < t->n; i++) {
+        tune_cand *c = &t->c[i];
+        if ((rc = curves_due(cv, from, until, err)) != 0) break;
+        double est = 3 * t->greedy_secs;
+        for (int j = 0; j < i; j++)
+            if (t->c[j].run && same_decoder(t->c[j].canon, c->canon) && t->c[j].secs > est)
+                est = t->c[j].secs;
+        if (clock_now() + est + curves_left(cv) > until) continue; /* stays 's' */
+        snprintf(title, sizeof title, "tune %" PRId64 " probe %d/%d", t->sweep_id, i + 1, t->n);
+        s0 = clock_now();
+        rc = measure_specs(t, &c->canon, &c->shown, 1, t->sweep_id, t->base_id, title, &c->run,
+                           &c->status, err);
+        c->secs = clock_now() - s0;
+    }
+    for (int k = 0; rc == 0 && k < 2; k++) rc = curve_finish(t, &cv[k], until, err);
+    t->r.n_prompts = saved;
+    t->r.o.warmup = warm;
+    return rc;
 }
 
 /* ---- phases 3 and 4: prediction and finals ------------------------------------------------- */
@@ -344,7 +426,7 @@ static int finals(tune *t, int top, char *err) {
     t->held_out = held_out;
     char status, title[64];
     snprintf(title, sizeof title, "tune %" PRId64 " final", t->sweep_id);
-    int m = measure_run(t, canon, shown, n, 0, 0, title, &t->final_id, &status, err);
+    int m = measure_specs(t, canon, shown, n, 0, 0, title, &t->final_id, &status, err);
     t->r.prompts = saved;
     t->r.n_prompts = saved_n;
     if (m) return m;
@@ -455,6 +537,8 @@ int cmd_tune(int argc, char **argv) {
     t.budget = 60 * budget;
     t.cmd = runner_command_line(argc, argv);
     char spec[4096];
+    tune_curve cv[2];
+    memset(cv, 0, sizeof cv);
     int rc = 1, m = 0;
     if (runner_open(&t.r, &ro, err) || plan(&t, err) || runner_make_parent(ro.db_path, err) ||
         db_open(&t.d, ro.db_path, DB_WRITE, err))
@@ -468,16 +552,14 @@ int cmd_tune(int argc, char **argv) {
             "decbench tune: sweep %" PRId64 " in %s: %d grid point(s) on %d probe prompt(s), "
             "budget %.1f min\n",
             t.sweep_id, ro.db_path, t.n, t.n_probe, budget);
-    m = probes(&t, err);
+    m = probes(&t, cv, err);
+    curve_free(&cv[0]), curve_free(&cv[1]);
     if (m == 0) {
         int probed = 0, skipped = 0;
         for (int i = 0; i < t.n; i++) probed += t.c[i].run != 0, skipped += t.c[i].status == 's';
         fprintf(stderr, "decbench tune: probes: %d run, %d skipped for the budget, %.0f s so far\n",
                 probed, skipped, elapsed(&t));
-        double share = 0.2 * t.budget / (t.r.s.draft ? 2 : 1);
-        if (cost_curve_for(&t, 0, share, err) || cost_curve_for(&t, 1, share, err) ||
-            predict(&t, err))
-            goto out;
+        if (predict(&t, err)) goto out;
         qsort(t.c, (size_t)t.n, sizeof *t.c, by_prediction);
         m = finals(&t, (int)top, err);
     }
@@ -502,6 +584,7 @@ int cmd_tune(int argc, char **argv) {
     rc = 0;
 out:
     if (rc == 1) cmd_fail("tune", err);
+    curve_free(&cv[0]), curve_free(&cv[1]);
     tune_free(&t);
     return rc;
 }

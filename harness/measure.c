@@ -164,69 +164,106 @@ static int grid_pass(fwd_ctx *f, const grid_point *p, const int *tokens, int *ou
     return rc;
 }
 
+struct measure_run {
+    fwd_ctx *f;
+    measure_grid g;
+    grid_point *pts;
+    int n_pts, round, more;
+    int *tokens, *out_rows;
+    float *logits;
+};
+
+void measure_run_free(measure_run *m) {
+    if (!m) return;
+    for (int p = 0; m->pts && p < m->n_pts; p++) free(m->pts[p].times);
+    free(m->pts), free(m->tokens), free(m->out_rows), free(m->logits);
+    free(m);
+}
+
+int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err) {
+    const model_config *c = &fwd_model(f)->cfg;
+    int max_rows = g->rows[g->n_rows - 1], max_ctx = g->contexts[g->n_contexts - 1];
+    int n_tok = max_ctx > max_rows ? max_ctx : max_rows;
+    measure_run *m = calloc(1, sizeof *m);
+    if (m) {
+        m->f = f, m->g = *g, m->more = 1, m->n_pts = measure_grid_points(g);
+        m->pts = calloc((size_t)m->n_pts, sizeof *m->pts);
+        m->tokens = malloc(sizeof(int) * (size_t)n_tok);
+        m->out_rows = malloc(sizeof(int) * (size_t)max_rows);
+        m->logits = malloc(sizeof(float) * (size_t)max_rows * c->vocab_size);
+    }
+    if (!m || !m->pts || !m->tokens || !m->out_rows || !m->logits) {
+        measure_run_free(m);
+        return err_set(err, "out of memory");
+    }
+    for (int i = 0; i < n_tok; i++)
+        m->tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
+    int k = 0;
+    for (int j = 0; j < g->n_contexts; j++)
+        for (int i = 0; i < g->n_rows; i++)
+            for (int all = 0; all <= (j == 0 && g->rows[i] > 1); all++)
+                m->pts[k++] = (grid_point){
+                    g->rows[i], g->contexts[j], all ? g->rows[i] : 1, 0, NULL, 0, 0, 0};
+    *out = m;
+    return 0;
+}
+
 /* Rounds over the whole grid (contexts ascending: the prompt is extended from one context to
  * the next, so each round prefills the largest context once). Measuring point by point would
  * let the machine's load, which changes by the second on a shared machine, bend the curve's
  * shape (measured: t(1) 16.5 ms and t(2) 32 ms one minute, 49 and 48 ms the next); in rounds
  * every point samples the whole measuring period alike and the curve keeps its shape.
  * Round 0 is a warm-up pass per point (pages the weights in, estimates each point's time);
- * then each round gives each point k passes, k = enough for a fifth of min_seconds, until
+ * then each round gives each point passes until a fifth of min_seconds is spent on it, until
  * every point has min_seconds of passes and at least 3 rounds, or the deadline passed (when it
  * passes during the warm-up round, the warm-up passes are the measurement). */
-int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
-                      char *err) {
-    const model *m = fwd_model(f);
-    const model_config *c = &m->cfg;
-    int n_pts = measure_grid_points(g), max_rows = g->rows[g->n_rows - 1];
-    int max_ctx = g->contexts[g->n_contexts - 1];
-    int n_tok = max_ctx > max_rows ? max_ctx : max_rows;
-    grid_point *pts = calloc((size_t)n_pts, sizeof *pts);
-    int *tokens = malloc(sizeof(int) * (size_t)n_tok),
-        *out_rows = malloc(sizeof(int) * (size_t)max_rows);
-    float *logits = malloc(sizeof(float) * (size_t)max_rows * c->vocab_size);
+int measure_run_round(measure_run *m, char *err) {
+    if (!m->more) return 0;
+    const measure_grid *g = &m->g;
+    int round = m->round++, rc = fwd_truncate(m->f, 0, err);
+    m->more = 0;
+    for (int p = 0; rc == 0 && p < m->n_pts; p++) {
+        grid_point *q = &m->pts[p];
+        if (round > 3 && q->total >= g->min_seconds) continue;
+        if (fwd_n_past(m->f) < q->context)
+            rc = fwd_prefill(m->f, m->tokens, q->context - fwd_n_past(m->f), m->logits, err);
+        /* passes until a fifth of min_seconds is spent on the point in this round (one in the
+         * warm-up round; at most 1000) */
+        double spent = 0;
+        for (int r = 0;
+             rc == 0 && r < 1000 && (r == 0 || (round > 0 && spent < 0.2 * g->min_seconds)); r++) {
+            double t;
+            rc = grid_pass(m->f, q, m->tokens, m->out_rows, m->logits, &t, err);
+            spent += t;
+            if (rc == 0 && round == 0) q->est = t > 1e-7 ? t : 1e-7;
+            if (rc == 0 && round > 0 && point_add(q, t)) rc = err_set(err, "out of memory");
+        }
+        m->more |= round < 3 || q->total < g->min_seconds;
+    }
+    return rc;
+}
+
+int measure_run_more(const measure_run *m) {
+    return m->more;
+}
+
+int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err) {
+    const model *md = fwd_model(m->f);
     int rc = 0;
-    if (!pts || !tokens || !out_rows || !logits) {
-        rc = err_set(err, "out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n_tok; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
-    int k = 0;
-    for (int j = 0; j < g->n_contexts; j++)
-        for (int i = 0; i < g->n_rows; i++)
-            for (int all = 0; all <= (j == 0 && g->rows[i] > 1); all++)
-                pts[k++] = (grid_point){
-                    g->rows[i], g->contexts[j], all ? g->rows[i] : 1, 0, NULL, 0, 0, 0};
-    for (int round = 0, more = 1; rc == 0 && more; round++) {
-        more = 0;
-        rc = fwd_truncate(f, 0, err);
-        for (int p = 0; rc == 0 && p < n_pts; p++) {
-            grid_point *q = &pts[p];
-            int need = round == 0 || round < 4 || q->total < g->min_seconds;
-            if (!need) continue;
-            if (fwd_n_past(f) < q->context)
-                rc = fwd_prefill(f, tokens, q->context - fwd_n_past(f), logits, err);
-            int reps = round == 0 ? 1 : (int)(0.2 * g->min_seconds / q->est) + 1;
-            if (reps > 1000) reps = 1000;
-            for (int r = 0; rc == 0 && r < reps; r++) {
-                double t;
-                rc = grid_pass(f, q, tokens, out_rows, logits, &t, err);
-                if (rc == 0 && round == 0) q->est = t > 1e-7 ? t : 1e-7;
-                if (rc == 0 && round > 0 && point_add(q, t)) rc = err_set(err, "out of memory");
-            }
-            more |= round < 3 || q->total < g->min_seconds;
+    /* out of time after the warm-up: the warm-up passes are the measurement */
+    for (int p = 0; m->round == 1 && rc == 0 && p < m->n_pts; p++)
+        if (point_add(&m->pts[p], m->pts[p].est)) rc = err_set(err, "out of memory");
+    if (rc == 0 && m->round == 0) rc = err_set(err, "the cost grid was not measured");
+    for (int p = 0; rc == 0 && p < m->n_pts; p++) {
+        grid_point *q = &m->pts[p];
+        if (q->n == 0) {
+            rc = err_set(err, "cost grid: rows %d, context %d not measured", q->rows, q->context);
+            break;
         }
-        if (g->deadline > 0 && clock_now() > g->deadline) {
-            /* out of time: the warm-up passes are the measurement if nothing else is */
-            for (int p = 0; round == 0 && rc == 0 && p < n_pts; p++)
-                if (point_add(&pts[p], pts[p].est)) rc = err_set(err, "out of memory");
-            more = 0;
-        }
-    }
-    for (int p = 0; rc == 0 && p < n_pts; p++) {
-        grid_point *q = &pts[p];
         qsort(q->times, (size_t)q->n, sizeof(double), cmp_double);
         double mean = q->total / q->n;
-        double macs = measure_row_macs(c) * q->rows + measure_logit_macs(c) * q->logit_rows;
+        double macs =
+            measure_row_macs(&md->cfg) * q->rows + measure_logit_macs(&md->cfg) * q->logit_rows;
         measure_point mp = {q->rows,
                             q->context,
                             q->logit_rows,
@@ -234,11 +271,21 @@ int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, vo
                             q->times[q->n / 2],
                             q->n,
                             2.0 * macs / mean / 1e9,
-                            (double)model_weight_bytes(m) / mean / 1e9};
+                            (double)model_weight_bytes(md) / mean / 1e9};
         rc = fn(user, &mp, err);
     }
-done:
-    for (int p = 0; pts && p < n_pts; p++) free(pts[p].times);
-    free(pts), free(tokens), free(out_rows), free(logits);
+    return rc;
+}
+
+int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
+                      char *err) {
+    measure_run *m;
+    if (measure_run_new(&m, f, g, err)) return -1;
+    int rc = 0;
+    while (rc == 0 && measure_run_more(m) &&
+           !(g->deadline > 0 && m->round > 0 && clock_now() > g->deadline))
+        rc = measure_run_round(m, err);
+    if (rc == 0) rc = measure_run_finish(m, fn, user, err);
+    measure_run_free(m);
     return rc;
 }

@@ -62,10 +62,21 @@ int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, ch
 /* Number of points measure_cost_grid measures for g. */
 int measure_grid_points(const measure_grid *g);
 
-/* Measures every point of g (in the order above), calling fn after each; fn returning non-zero
- * stops (its err is returned). */
+/* Measures every point of g in rounds (measure.c says why), then calls fn for each point; fn
+ * returning non-zero stops (its err is returned). */
 typedef int (*measure_point_fn)(void *user, const measure_point *p, char *err);
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err);
+
+/* The same a round at a time, so that rounds can be spread between other measurements (tune
+ * measures a round between its probes, so that the curve sees the machine as they did): new;
+ * round (the first is the warm-up) while more says rounds are still wanted and time allows;
+ * finish (at least the warm-up round must have run); free. f must outlive the measure_run. */
+typedef struct measure_run measure_run;
+int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err);
+int measure_run_round(measure_run *m, char *err);
+int measure_run_more(const measure_run *m);
+int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err);
+void measure_run_free(measure_run *m);
 
 #endif
