@@ -47,7 +47,7 @@ curves() { # K: both cost curves, as CSV files
         local f=$target
         [ $m = draft ] && f=$draft
         "$B" cost --model "$f" --rows "$ROWS" --context "$CONTEXTS" --threads "$THREADS" \
-            --seconds "$SECONDS_MS" --no-bandwidth --csv "$W/$m$1.csv" >"$W/$m$1.txt"
+            --seconds "${SECONDS_MS}ms" --no-bandwidth --csv "$W/$m$1.csv" >"$W/$m$1.txt"
     done
 }
 # the mean of curves measured on the same grid (same points, same order)

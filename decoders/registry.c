@@ -162,7 +162,9 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     if (dec_vtable_check(vt, err)) return -1;
     if (vt->needs_draft && !env->draft)
         return err_set(err, "%s needs a draft model (--draft FILE)", vt->name);
-    if (env->draft && env->draft->cfg.vocab_size != env->target->cfg.vocab_size)
+    /* a draft whose vocabulary differs by padding rows writes the target's width
+     * (model_pad_logits, set by the harness after checking the vocabularies) */
+    if (env->draft && model_logits_width(env->draft) != env->target->cfg.vocab_size)
         return err_set(err,
                        "draft model %s has a vocabulary of %d tokens but the target %s has %d: "
                        "they must share one vocabulary",

@@ -13,7 +13,8 @@
  * bandwidth the pass achieves). It also measures the machine's streaming-read bandwidth, the
  * bound a T=1 pass cannot beat.
  * --csv writes the grid (format: results/cost.h) for `report --project-cost`; --db stores it in
- * a run (the model and machine are the run's). */
+ * a run (the model and machine are the run's). The model's context is raised to what the grid
+ * needs, up to the length it was trained for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,53 +66,67 @@ static int on_point(void *user, const measure_point *p, char *err) {
 
 int cmd_cost(int argc, char **argv) {
     args_opt o[C_COUNT] = {
-        [C_MODEL] = {"--model", "-m", 1, "model file (real or synthetic weights)"},
-        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default " MEASURE_DEFAULT_ROWS ")"},
+        [C_MODEL] = {"--model", "-m", 1,
+                     "model file (real or synthetic weights; a bare name is looked up in the "
+                     "models folder)",
+                     "FILE"},
+        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default " MEASURE_DEFAULT_ROWS ")", "LIST"},
         [C_CONTEXT] =
             {"--context", NULL, 1,
              "committed tokens before the measured pass, a list (default " MEASURE_DEFAULT_CONTEXTS
-             "; lowered to fit the model)"},
-        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas"},
-        [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, ms (default 300)"},
-        [C_CSV] = {"--csv", NULL, 1,
-                   "also write the grid to this file (for report --project-cost)"},
-        [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database"},
+             "; lowered to fit the model)",
+             "LIST"},
+        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas", "exact|blas"},
+        [C_SECONDS] = {"--seconds", NULL, 1,
+                       "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
+                       "0.3s, 1m)",
+                       "S"},
+        [C_CSV] = {"--csv", NULL, 1, "also write the grid to this file (for report --project-cost)",
+                   "FILE"},
+        [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
-        [C_LABEL] = {"--label", NULL, 1, "label of the stored run"},
+        [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN], note[512];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, C_COUNT, pos, 0, &n_pos, err)) return cmd_fail("cost", err);
+    if (args_parse(argc, argv, 2, o, C_COUNT, pos, 0, &n_pos, err)) return cmd_usage("cost", err);
     if (args_flag(o, C_COUNT, "--help")) {
         args_usage("decbench cost --model FILE [--rows 1,2,4,...] [--context 32,512] [--csv FILE] "
                    "[--db FILE]",
                    o, C_COUNT);
-        fprintf(
-            stderr,
+        printf(
             "measures, per context, t(rows) with the logits of one row, and at the first context\n"
             "also with the logits of every row (the classifier's share); report --project-cost\n"
             "interpolates t(rows, context, logit rows) from these points.\n");
         return 0;
     }
     measure_grid g = {.n_rows = 0};
-    long threads, ms;
+    long threads;
     if (measure_parse_list(args_str(o, C_COUNT, "--rows", MEASURE_DEFAULT_ROWS), "--rows", 1, 4096,
                            g.rows, MEASURE_MAX_ROWS, &g.n_rows, err) ||
         measure_parse_list(args_str(o, C_COUNT, "--context", MEASURE_DEFAULT_CONTEXTS), "--context",
                            0, 1 << 20, g.contexts, MEASURE_MAX_CONTEXTS, &g.n_contexts, err) ||
         args_int(o, C_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
-        args_int(o, C_COUNT, "--seconds", 300, 1, 600000, &ms, err))
-        return cmd_fail("cost", err);
-    g.min_seconds = ms / 1000.0;
-    const char *model_path = args_str(o, C_COUNT, "--model", NULL);
-    if (!model_path) return cmd_fail("cost", "--model FILE is required");
+        args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &g.min_seconds, err))
+        return cmd_usage("cost", err);
+    /* Before 0.2 the value was milliseconds: a bare 300 now means 5 minutes per point. */
+    const char *sec_s = args_str(o, C_COUNT, "--seconds", "");
+    if (g.min_seconds >= 30 && strspn(sec_s, "0123456789.") == strlen(sec_s))
+        fprintf(stderr,
+                "decbench cost: note: --seconds %s is %s seconds per point (write %sms for "
+                "milliseconds)\n",
+                sec_s, sec_s, sec_s);
+    const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
+    if (!model_arg) return cmd_usage("cost", "--model FILE is required");
+    char model_path[4096];
+    session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_fail("cost", "--kernels: expected exact or blas");
+        return cmd_usage("cost", "--kernels: expected exact or blas");
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
     tpool *pool = NULL;
@@ -119,8 +134,14 @@ int cmd_cost(int argc, char **argv) {
     cost_out out = {.bw = -1};
     file_out csv;
     int rc = 1, csv_open = 0;
-    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) ||
-        measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err) ||
+    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
+    /* the context the grid needs, within what the model was trained for (its default is capped
+     * at MODEL_DEFAULT_CTX); beyond that, measure_grid_fit lowers the contexts */
+    int need = g.contexts[g.n_contexts - 1] + g.rows[g.n_rows - 1];
+    if (need > m->cfg.seq_len &&
+        model_set_context(m, need < m->cfg.ctx_train ? need : m->cfg.ctx_train, err))
+        goto done;
+    if (measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err) ||
         fwd_new(&f, m, pool, g.rows[g.n_rows - 1], km, err))
         goto done;
     out.m = m;
@@ -128,7 +149,7 @@ int cmd_cost(int argc, char **argv) {
     const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
                *db_path = args_str(o, C_COUNT, "--db", NULL);
     if (csv_path) {
-        if (file_out_open(&csv, csv_path, "cost curve", err)) goto done;
+        if (file_out_open(&csv, csv_path, "CSV", err)) goto done;
         csv_open = 1;
         out.csv = csv.f;
     }

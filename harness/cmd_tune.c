@@ -449,18 +449,15 @@ static void usage(const args_opt *o) {
     args_usage("decbench tune --model FILE [--draft FILE] --dataset NAME [--budget MINUTES] "
                "[options]",
                o, T_COUNT);
-    fprintf(stderr,
-            "Probes a coarse grid of every decoder's settings (harness/tune_grid.c) on a few "
-            "prompts,\n"
-            "prices each probe's forward passes on the models' cost curves (measured, or reused "
-            "from\n"
-            "the database), runs greedy and the best predicted setting of each decoder on "
-            "held-out\n"
-            "prompts, and prints them ranked, with a 'recommended:' line per decoder and one "
-            "overall.\n"
-            "Budget shares: probes 50%%, cost curves 20%%, the final run the rest. Speed-ups "
-            "are\n"
-            "end-to-end. Defaults here: --max-new 128, --limit = --probe-prompts + 5.\n");
+    printf("Probes a coarse grid of every decoder's settings (harness/tune_grid.c) on a few "
+           "prompts,\n"
+           "prices each probe's forward passes on the models' cost curves (measured between the\n"
+           "probes, or reused from the database), runs greedy and the best predicted setting of\n"
+           "each decoder on held-out prompts, and prints them ranked, with a 'recommended:' line\n"
+           "per decoder and one overall. Budget: probes 50%%, cost curves 20%%, the final run "
+           "the\n"
+           "rest. Speed-ups are end-to-end. Defaults here: --max-new 128, --limit = "
+           "--probe-prompts + 5.\n");
     runner_help();
 }
 
@@ -491,24 +488,28 @@ int cmd_tune(int argc, char **argv) {
     runner_options(o);
     o[T_BUDGET] = (args_opt){.name = "--budget",
                              .takes_value = 1,
+                             .metavar = "MINUTES",
                              .help = "minutes the whole command may take (default 10; a decimal "
                                      "number)"};
     o[T_PROBES] = (args_opt){.name = "--probe-prompts",
                              .takes_value = 1,
+                             .metavar = "N",
                              .help = "prompts each grid point is probed on (default 3)"};
     o[T_TOP] = (args_opt){.name = "--top",
                           .takes_value = 1,
+                          .metavar = "K",
                           .help = "decoders whose best setting runs in the final run (default 6)"};
-    o[T_OUT] = (args_opt){
-        .name = "--out", .takes_value = 1, .help = "folder for the figures (default results/tune)"};
+    o[T_OUT] = (args_opt){.name = "--out",
+                          .takes_value = 1,
+                          .metavar = "DIR",
+                          .help = "folder for the figures (default results/tune)"};
     o[T_NOPLOT] =
         (args_opt){.name = "--no-plot", .help = "write the figures' data only (no gnuplot)"};
     o[T_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("tune", err) + 1;
+    if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err)) return cmd_usage("tune", err);
     if (args_flag(o, T_COUNT, "--help")) {
         usage(o);
         return 0;
@@ -521,13 +522,15 @@ int cmd_tune(int argc, char **argv) {
         char *end;
         budget = strtod(b, &end);
         if (!*b || *end || !(budget > 0) || budget > 1e5)
-            return cmd_fail("tune", "--budget: expected minutes, a number above 0") + 1;
+            return cmd_usage("tune", "--budget: expected minutes, a number above 0");
     }
     if (runner_opts_get(o, T_COUNT, &ro, err) ||
         args_int(o, T_COUNT, "--probe-prompts", 3, 1, 1000, &probes_n, err) ||
         args_int(o, T_COUNT, "--top", 6, 1, RUNNER_MAX_SPECS - 1, &top, err))
-        return cmd_fail("tune", err) + 1;
-    if (ro.n_datasets != 1) return cmd_fail("tune", "--dataset: tune takes one dataset") + 1;
+        return cmd_usage("tune", err);
+    if (ro.n_datasets != 1) return cmd_usage("tune", "--dataset: tune takes one dataset");
+    if (ro.shard_n)
+        return cmd_usage("tune", "--shard: tune measures its whole work in one process");
     if (!args_get(o, T_COUNT, "--limit")->count) ro.limit = (int)probes_n + 5;
     if (!args_get(o, T_COUNT, "--max-new")->count) ro.max_new = 128;
     ro.trace = 1; /* the pass trace is what the projection prices */

@@ -38,6 +38,7 @@ struct tok {
     const tok_kind *kind;
     int n;
     int bos, eos, eot, pad, add_bos; /* ids -1 = none */
+    int add_eos;                     /* tokenizer.ggml.add_eos_token (0 when absent) */
     uint8_t *type;                   /* TT_* per id (owned here, filled by the loader) */
     const char *pre;                 /* pre-tokenizer name ("" for SentencePiece) */
     char *chat_template;             /* tokenizer.chat_template, or NULL */

@@ -43,6 +43,9 @@ int tok_pad(const tok *t) {
 int tok_add_bos(const tok *t) {
     return t->add_bos;
 }
+int tok_add_eos(const tok *t) {
+    return t->add_eos;
+}
 const char *tok_model_name(const tok *t) {
     return t->kind->model;
 }
@@ -135,6 +138,9 @@ static int load_gguf(tok *t, const char *path, char *err) {
         goto done;
     }
     if (t->kind->load_gguf(t, g, err)) goto done;
+    if (gguf_find_key(g, "tokenizer.ggml.add_eos_token") >= 0 &&
+        gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))
+        goto done;
     if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
         const char *tpl;
         if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err)) goto done;
@@ -151,9 +157,8 @@ done:
 
 int tok_file_chat_template(const char *path, char **out, char *err) {
     *out = NULL;
-    if (file_check_regular(path, "tokenizer", err)) return -1;
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "tokenizer", err); /* a FIFO would block fopen() */
+    if (!f) return -1;
     char magic[4];
     int gguf_file = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
     fclose(f);
@@ -174,18 +179,12 @@ int tok_file_chat_template(const char *path, char **out, char *err) {
 
 int tok_load(tok **out, const char *path, char *err) {
     *out = NULL;
-    if (file_check_regular(path, "tokenizer", err)) return -1; /* a FIFO would block open() */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "tokenizer", err); /* a FIFO would block open() */
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
         return err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(err, "%s: %s", path,
-                       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
     }
     if (st.st_size == 0) {
         close(fd);
@@ -215,6 +214,57 @@ int tok_load(tok **out, const char *path, char *err) {
         return -1;
     }
     *out = t;
+    return 0;
+}
+
+/* ---- drafts ----------------------------------------------------------------------------- */
+
+/* llama.cpp's common_speculative_are_compatible (common/speculative.cpp): the limits it uses. */
+#define COMPAT_MAX_SIZE_DIFF 128 /* SPEC_VOCAB_MAX_SIZE_DIFFERENCE */
+#define COMPAT_FIRST_ID 5        /* SPEC_VOCAB_CHECK_START_TOKEN_ID */
+
+/* At most n - 1 bytes of s for a message, control bytes as '?'. */
+static void shown(char *out, size_t n, const char *s) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) out[i] = (unsigned char)s[i] < 32 ? '?' : s[i];
+    out[i] = 0;
+}
+
+int tok_compatible(const tok *target, const tok *draft, const char *draft_path, char *err) {
+    /* llama.cpp compares llama_vocab_type through a bool, so SentencePiece against byte-level
+     * BPE slips through there; here the types themselves must match. */
+    if (target->kind != draft->kind)
+        return err_set(err,
+                       "draft %s: its vocabulary is %s (tokenizer.ggml.model '%s'), the target's "
+                       "%s ('%s'): a draft must share the target's vocabulary",
+                       draft_path, draft->kind->what, draft->kind->model, target->kind->what,
+                       target->kind->model);
+    if (target->add_bos != draft->add_bos || target->add_eos != draft->add_eos ||
+        target->bos != draft->bos || target->eos != draft->eos)
+        return err_set(err,
+                       "draft %s: special tokens differ from the target's: BOS %d (add %d), EOS "
+                       "%d (add %d) against the target's BOS %d (add %d), EOS %d (add %d)",
+                       draft_path, draft->bos, draft->add_bos, draft->eos, draft->add_eos,
+                       target->bos, target->add_bos, target->eos, target->add_eos);
+    int diff = target->n > draft->n ? target->n - draft->n : draft->n - target->n;
+    if (diff > COMPAT_MAX_SIZE_DIFF)
+        return err_set(err,
+                       "draft %s: %d tokens against the target's %d: they differ by %d, more "
+                       "than the %d padding tokens allowed",
+                       draft_path, draft->n, target->n, diff, COMPAT_MAX_SIZE_DIFF);
+    int n = target->n < draft->n ? target->n : draft->n;
+    for (int i = COMPAT_FIRST_ID; i < n; i++) {
+        const char *a = tok_piece(target, i), *b = tok_piece(draft, i);
+        if (strcmp(a, b) != 0) {
+            char ta[64], tb[64];
+            shown(ta, sizeof ta, a);
+            shown(tb, sizeof tb, b);
+            return err_set(err,
+                           "draft %s: token %d is '%s' in the draft and '%s' in the target: a "
+                           "draft must share the target's vocabulary",
+                           draft_path, i, tb, ta);
+        }
+    }
     return 0;
 }
 

@@ -40,6 +40,9 @@ int tok_pad(const tok *t);
 /* 1 if prompts should start with BOS (GGUF's tokenizer.ggml.add_bos_token, else the
  * vocabulary type's default as in llama.cpp; 1 for llama2.c files). */
 int tok_add_bos(const tok *t);
+/* tokenizer.ggml.add_eos_token: 1 if inputs end with EOS (0 for every vocabulary decbench's
+ * datasets use; compared for drafts). */
+int tok_add_eos(const tok *t);
 /* The vocabulary type ("llama" or "gpt2", the tokenizer.ggml.model value) and the
  * pre-tokenizer ("" for SentencePiece): drafts must share both with their target. */
 const char *tok_model_name(const tok *t);
@@ -49,6 +52,13 @@ const char *tok_chat_template(const tok *t);
 /* The same read from the file at path without loading the vocabulary (cheap: only the GGUF
  * header): *out is a malloc'd copy, or NULL when the file has none or is not GGUF. */
 int tok_file_chat_template(const char *path, char **out, char *err);
+
+/* Whether draft can draft for target, as llama.cpp's speculative decoding checks it: the same
+ * vocabulary type, the same BOS and EOS ids and add-BOS/EOS flags, sizes within 128 tokens
+ * (Qwen2.5-0.5B's 151936 against Qwen2.5-7B's 152064: padding) and identical token texts over
+ * the ids both have (from id 5, as llama.cpp). One line naming the draft and the first
+ * difference otherwise. */
+int tok_compatible(const tok *target, const tok *draft, const char *draft_path, char *err);
 
 /* Encoding flags. */
 enum {

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "results/db_internal.h"
 #include "results/report.h"
@@ -203,14 +202,10 @@ static int add(point *p, int *n, point x, const char *where, char *err) {
 
 /* CSV version 1 or 2 (cost.h): version 2 iff its header says so; otherwise, as older decbench
  * read it, the first two numbers of each line (a first line that is not numbers is a header). */
-static int load_csv(point *p, int *n, const char *path, char *err) {
-    int fd = file_open_regular(path, "cost curve", err);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return err_set(err, "report: cost file %s: %s", path, strerror(errno));
-    }
+static int load_csv(point *p, int *n, const char *path, const char *opt, char *err) {
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "cost", e);
+    if (!f) return err_set(err, "report: %s %s", opt, e);
     char line[1024], where[4200];
     int lineno = 0, rc = 0, v2 = 0, content = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
@@ -291,26 +286,19 @@ int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err) {
     return finish(out, c, p, n, rc, err);
 }
 
-int cost_curve_load(cost_curve **out, const char *arg, char *err) {
+int cost_curve_load(cost_curve **out, const char *arg, const char *opt, char *err) {
     *out = NULL;
     if (!arg) return err_set(err, "report: the projected layout needs a cost source");
     char path[4096];
     int64_t run;
     if (report_split_source(arg, path, sizeof path, &run, err) != 0) return -1;
     /* By content, not by name: an SQLite header means a decbench database. */
-    char magic[16] = {0};
-    int fd = file_open_regular(path, "cost curve", err);
-    if (fd < 0) {
-        char e[ERR_LEN];
-        snprintf(e, sizeof e, "%s", err);
-        return err_set(err, "report: cost source %s", e);
-    }
-    FILE *f = fdopen(fd, "rb");
-    size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
-    if (f)
-        fclose(f);
-    else
-        close(fd);
+    if (!opt) opt = "cost source";
+    char magic[16] = {0}, e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "cost", e); /* a directory or FIFO is refused here */
+    if (!f) return err_set(err, "report: %s %s", opt, e);
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
     if (!(got == 16 && memcmp(magic, "SQLite format 3", 16) == 0)) {
         if (run)
             return err_set(err,
@@ -322,7 +310,7 @@ int cost_curve_load(cost_curve **out, const char *arg, char *err) {
             free(c), free(p);
             return err_set(err, "report: out of memory");
         }
-        int n = 0, rc = load_csv(p, &n, path, err);
+        int n = 0, rc = load_csv(p, &n, path, opt, err);
         snprintf(c->source, sizeof c->source, "%s", path);
         return finish(out, c, p, n, rc, err);
     }
@@ -332,7 +320,7 @@ int cost_curve_load(cost_curve **out, const char *arg, char *err) {
     if (!run) {
         char inner[ERR_LEN];
         if (db_latest_run(d, DB_STATUS_MASK(DB_COMPLETE), 0, 1, &run, inner) != 0)
-            rc = err_set(err, "report: cost source: %s", inner);
+            rc = err_set(err, "report: %s %s: %s", opt, path, inner);
     }
     if (rc == 0) rc = cost_curve_from_db(out, d, run, err);
     db_close(d);

@@ -31,6 +31,7 @@
 
 #include "results/cost.h"
 #include "util/err.h"
+#include "util/file.h"
 
 /* The curves the SQL functions price passes on (sqlite3_user_data). */
 typedef struct {
@@ -280,8 +281,8 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
     *out = NULL;
     *n_out = 0;
     cost_curve *tc = NULL, *dc = NULL;
-    if (cost_curve_load(&tc, cost_source, err) ||
-        (draft_source && cost_curve_load(&dc, draft_source, err))) {
+    if (cost_curve_load(&tc, cost_source, "--project-cost", err) ||
+        (draft_source && cost_curve_load(&dc, draft_source, "--project-draft-cost", err))) {
         cost_curve_free(tc);
         return -1;
     }
@@ -329,7 +330,7 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
 
 static void curve_note(rtable *t, const char *what, const char *source, char *err) {
     cost_curve *c;
-    if (cost_curve_load(&c, source, err)) return;
+    if (cost_curve_load(&c, source, NULL, err)) return;
     double lo, hi, clo, chi;
     cost_curve_range(c, &lo, &hi, &clo, &chi);
     if (cost_curve_is_grid(c))

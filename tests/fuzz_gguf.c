@@ -5,8 +5,10 @@
  * Each input is written to a memfd and opened by path (/proc/self/fd/N), exactly as a file on
  * disk would be; when it opens, every key, array element and tensor is read through the
  * public getters, tok_load then encodes and decodes through whatever vocabulary it holds, and
- * model_open_gguf binds whatever model it describes (and the kernels multiply and dequantize
- * a few rows of each of its first layer's matrices, in whatever block type they are) (tok_load also
+ * model_open_gguf binds whatever model it describes, of any architecture (and the kernels
+ * multiply and dequantize a few rows of each of its first layer's matrices, in whatever block
+ * type they are; every bound vector is read to its end: norms, Q/K/V biases, per-head norms,
+ * RoPE factors; then a forward pass of two tokens runs on a context of at most 64) (tok_load also
  * parses non-GGUF inputs as llama2.c tokenizer files, so that loader gets fuzzed too). A crash,
  * sanitizer report or leak is a bug; an error return is the expected outcome.
  *
@@ -27,6 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "model/forward.h"
 #include "model/gguf.h"
 #include "model/kernels.h"
 #include "model/model.h"
@@ -144,8 +147,26 @@ static unsigned fuzz_model(const char *path) {
             if (l == 0) sum += fuzz_matrix(w[i]);
         }
         sum += (unsigned)(y->rms_att[c->dim - 1] + y->rms_ffn[c->dim - 1] != 0.0f);
+        int q = c->n_heads * c->head_size;
+        if (y->bq)
+            sum += (unsigned)(y->bq[q - 1] + y->bk[c->kv_dim - 1] + y->bv[c->kv_dim - 1] != 0);
+        if (y->q_norm)
+            sum += (unsigned)(y->q_norm[c->head_size - 1] + y->k_norm[c->head_size - 1] != 0);
     }
     sum += (unsigned)(m->rms_final[c->dim - 1] != 0.0f);
+    if (m->rope_freqs) sum += (unsigned)(m->rope_freqs[c->rope_dim / 2 - 1] != 0.0f);
+    /* a pass over two tokens through every per-architecture step (the weights may be NaN:
+     * nothing is checked but that it runs) */
+    fwd_ctx *f = NULL;
+    float *logits = malloc(sizeof(float) * 2 * (size_t)c->vocab_size);
+    int toks[2] = {0, c->vocab_size - 1};
+    if (logits && model_set_context(m, c->seq_len < 64 ? c->seq_len : 64, err) == 0 &&
+        fwd_new(&f, m, NULL, 2, KERN_EXACT, err) == 0 &&
+        fwd_eval(f, c->seq_len >= 2 ? 2 : 1, toks, NULL, NULL, NULL, c->seq_len >= 2 ? 2 : 1,
+                 logits, err) == 0)
+        sum += (unsigned)(logits[0] == logits[0]);
+    fwd_free(f);
+    free(logits);
     model_close(m);
     return sum;
 }

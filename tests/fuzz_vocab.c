@@ -1,20 +1,26 @@
 /* fuzz_vocab.c: libFuzzer target for the byte-level BPE vocabulary reader (tok_bpe.c), its
- * pre-tokenizers (tok_pre.c) and the encoder and decoder on arbitrary text.
+ * pre-tokenizers (tok_pre.c) and the encoder and decoder on arbitrary text; and, on every
+ * vocabulary that loads, the vocabulary copy of convert/synth (convert_vocab: pairs copied
+ * verbatim, padding tokens appended) and the draft check (tok_compatible).
  *
  * Random bytes almost never make a GGUF file, so each input describes a vocabulary that is
  * then written as GGUF (model/gguf.h's writer) and loaded with tok_load, as a file on disk:
  *   byte 0   pre-tokenizer: index into fuzz_vocab_pres (the last entries are unknown names)
  *   byte 1   flags: 1 the 256 byte stand-ins come first, 2 tokenizer.ggml.add_bos_token,
  *            4 tokenizer.ggml.bos_token_id = byte 2, 8 no token_type array, 16 parse
- *            special tokens when encoding, 32 tokenizer.chat_template = the text
+ *            special tokens when encoding, 32 tokenizer.chat_template = the text, 64
+ *            tokenizer.ggml.add_eos_token, 128 pad the copy by 128 tokens (else by 1)
  *   byte 2   BOS id
  *   then     the vocabulary up to the first "\0\0": lines split at '\n'; "m..." is a merge,
  *            "0".."9" then text is a token of that type (7..9 are invalid types), any other
  *            line a normal token
  *   then     the text to encode (up to its first NUL byte).
  * Loading may fail (that is the expected outcome for most inputs); a load that succeeds must
- * encode the text without crashing, every id in range, and decode every id. A crash,
- * sanitizer report, leak or abort() is a bug.
+ * encode the text without crashing, every id in range, and decode every id; it must be
+ * compatible with itself, and its copy padded by 1 or 128 unused tokens must load, be compatible
+ * with it both ways, and encode the text to the same ids (unless the text or vocabulary holds
+ * "[PAD", which the padding tokens could match). A crash, sanitizer report, leak or abort() is a
+ * bug.
  *
  * Build and run (clang; Debian: libclang-rt-14-dev):
  *   CC=clang cmake -S . -B build-fuzz -DDECBENCH_FUZZ=ON -DDECBENCH_NATIVE=OFF
@@ -31,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/convert.h"
 #include "model/gguf.h"
 #include "model/tokenizer.h"
 #include "util/err.h"
@@ -50,6 +57,44 @@ static const char *fuzz_vocab_path(void) {
         snprintf(path, sizeof path, "%s/fuzz_vocab_%d.gguf",
                  access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
     return path;
+}
+
+/* The ids of text under t, or -1 if it does not encode; ids holds strlen(text) + 3. */
+static int fuzz_vocab_ids(const tok *t, const char *text, int flags, int *ids) {
+    char err[ERR_LEN];
+    int n = 0;
+    return tok_encode_flags(t, text, flags, ids, &n, err) == 0 ? n : -1;
+}
+
+/* t's copy through convert_vocab, padded by `pad` tokens: compatible both ways, same ids. */
+static void fuzz_vocab_copy(const tok *t, const char *text, int flags, int pad) {
+    char err[ERR_LEN], copy[80];
+    convert_vocab *v = NULL;
+    snprintf(copy, sizeof copy, "%s.copy", fuzz_vocab_path());
+    if (convert_vocab_load(&v, fuzz_vocab_path(), err)) return; /* < 3 tokens: not a model's */
+    gguf_writer *w = gguf_writer_new(0);
+    int ok = w && convert_vocab_write(v, w, convert_vocab_eos(v), tok_vocab_size(t) + pad) == 0 &&
+             gguf_writer_write(w, copy, err) == 0;
+    gguf_writer_free(w);
+    convert_vocab_free(v);
+    if (!ok) abort();
+    tok *u;
+    if (tok_load(&u, copy, err)) abort(); /* the copy of a vocabulary that loads must load */
+    unlink(copy);
+    if (tok_vocab_size(u) != tok_vocab_size(t) + pad || tok_compatible(t, u, copy, err) ||
+        tok_compatible(u, t, copy, err))
+        abort();
+    int padded = strstr(text, "[PAD") != NULL;
+    for (int id = 0; id < tok_vocab_size(t) && !padded; id++)
+        padded = strstr(tok_piece(t, id), "[PAD") != NULL;
+    size_t len = strlen(text);
+    int *a = malloc((len + 3) * sizeof *a), *b = malloc((len + 3) * sizeof *b);
+    if (a && b && !padded) {
+        int na = fuzz_vocab_ids(t, text, flags, a), nb = fuzz_vocab_ids(u, text, flags, b);
+        if (na != nb || (na > 0 && memcmp(a, b, sizeof *a * (size_t)na) != 0)) abort();
+    }
+    free(a), free(b);
+    tok_free(u);
 }
 
 static void fuzz_vocab_check(const tok *t, const char *text, int flags) {
@@ -135,12 +180,15 @@ int fuzz_vocab_one(const uint8_t *data, size_t size) {
     if (flags & 2) gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 1);
     if (flags & 4) gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)bos);
     if (flags & 32) gguf_writer_add_str(w, "tokenizer.chat_template", text);
+    if (flags & 64) gguf_writer_add_bool(w, "tokenizer.ggml.add_eos_token", 1);
     int written = gguf_writer_write(w, fuzz_vocab_path(), err) == 0;
     gguf_writer_free(w);
     tok *t;
     if (written && tok_load(&t, fuzz_vocab_path(), err) == 0) {
-        fuzz_vocab_check(t, text,
-                         (flags & 2 ? TOK_ADD_BOS : 0) | (flags & 16 ? TOK_PARSE_SPECIAL : 0));
+        int enc = (flags & 2 ? TOK_ADD_BOS : 0) | (flags & 16 ? TOK_PARSE_SPECIAL : 0);
+        fuzz_vocab_check(t, text, enc);
+        if (tok_compatible(t, t, fuzz_vocab_path(), err)) abort();
+        fuzz_vocab_copy(t, text, enc, flags & 128 ? 128 : 1);
         for (int id = 0; id < tok_vocab_size(t); id++) {
             char piece[TOK_PIECE_MAX];
             fuzz_vocab_sink += (unsigned)tok_decode(t, -1, id, piece, sizeof piece);

@@ -63,7 +63,7 @@ static const char *v2_csv(void) {
 
 static void test_grid_curve(void) {
     cost_curve *c;
-    CHECK_MSG(cost_curve_load(&c, v2_csv(), err) == 0, "%s", err);
+    CHECK_MSG(cost_curve_load(&c, v2_csv(), NULL, err) == 0, "%s", err);
     if (!c) return;
     CHECK(cost_curve_is_grid(c) && cost_curve_points(c) == 11);
     double rl, rh, cl, ch;
@@ -87,7 +87,7 @@ static void test_v1_curve(void) {
     cost_curve *c;
     /* the older format: header, rows,seconds; context and logit rows do not matter */
     const char *p = write_file("v1.csv", "rows,seconds\n1,0.001\n4,0.0012\n16,0.002\n");
-    CHECK_MSG(cost_curve_load(&c, p, err) == 0, "%s", err);
+    CHECK_MSG(cost_curve_load(&c, p, NULL, err) == 0, "%s", err);
     if (c) {
         CHECK(!cost_curve_is_grid(c));
         CHECK(near(cost_curve_t(c, 10, 5000, 1), 0.0016));
@@ -97,7 +97,7 @@ static void test_v1_curve(void) {
     }
     /* no header, a third column ignored (as older decbench read it) */
     p = write_file("v1b.csv", "# by hand\n2,0.5,x\n4,1\n");
-    CHECK_MSG(cost_curve_load(&c, p, err) == 0, "%s", err);
+    CHECK_MSG(cost_curve_load(&c, p, NULL, err) == 0, "%s", err);
     if (c) CHECK(near(cost_curve_t(c, 3, 0, 0), 0.75));
     cost_curve_free(c);
 }
@@ -105,7 +105,7 @@ static void test_v1_curve(void) {
 static void expect_fail(const char *name, const char *text, const char *want) {
     cost_curve *c = NULL;
     const char *p = write_file(name, text);
-    CHECK_MSG(cost_curve_load(&c, p, err) == -1 && strstr(err, want), "%s: %s", name, err);
+    CHECK_MSG(cost_curve_load(&c, p, NULL, err) == -1 && strstr(err, want), "%s: %s", name, err);
     CHECK(c == NULL);
 }
 
@@ -123,12 +123,13 @@ static void test_bad_sources(void) {
     expect_fail("empty.csv", "# nothing\n", "has no points");
     expect_fail("text.csv", "rows,seconds\n1,1\nabc\n", "text.csv:3");
     cost_curve *c = NULL;
-    CHECK(cost_curve_load(&c, test_tmpdir(), err) == -1 && strstr(err, "directory"));
-    CHECK(cost_curve_load(&c, "/nonexistent/x.csv", err) == -1 && strstr(err, "cost source"));
+    CHECK(cost_curve_load(&c, test_tmpdir(), NULL, err) == -1 && strstr(err, "directory"));
+    CHECK(cost_curve_load(&c, "/nonexistent/x.csv", "--project-cost", err) == -1 &&
+          strstr(err, "--project-cost /nonexistent/x.csv: cannot open cost"));
     const char *v2 = v2_csv();
     char withrun[4200];
     snprintf(withrun, sizeof withrun, "%s:3", v2);
-    CHECK(cost_curve_load(&c, withrun, err) == -1 && strstr(err, "not a database"));
+    CHECK(cost_curve_load(&c, withrun, NULL, err) == -1 && strstr(err, "not a database"));
 }
 
 /* ---- a database: cost runs and a run with the pass trace ----------------------------------- */
@@ -314,11 +315,11 @@ static void test_projection(void) {
 
     /* a database curve by FILE (the latest cost run) and FILE:RUN */
     cost_curve *c;
-    CHECK_MSG(cost_curve_load(&c, dsrc, err) == 0, "%s", err);
+    CHECK_MSG(cost_curve_load(&c, dsrc, NULL, err) == 0, "%s", err);
     if (c) CHECK(near(cost_curve_t(c, 2, 50, 1), 0.1 * B(2, 50)));
     cost_curve_free(c);
     db_close(d);
-    CHECK_MSG(cost_curve_load(&c, path, err) == 0, "%s", err);
+    CHECK_MSG(cost_curve_load(&c, path, NULL, err) == 0, "%s", err);
     if (c)
         CHECK(near(cost_curve_t(c, 2, 50, 2), B(2, 50) + K(2)) &&
               strstr(cost_curve_source(c), "run"));

@@ -13,6 +13,7 @@
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
+#include "model/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -598,7 +599,7 @@ static void write_micro_model(const char *path, wtype small, wtype big) {
 /* Seeds: the small hand-made file, a writer-made file with every type, a tiny vocabulary and
  * micro models (q8_0; q4_0 with q4_k; q5_1 with q6_k; q4_1 with q2_k; q5_0 with q3_k and
  * q5_k's siblings). Also written to <tmp>/seeds/ as the libFuzzer starting corpus. */
-enum { N_SEEDS = 9, SEED_MAX = 32768 };
+enum { N_SEEDS = 12, SEED_MAX = 32768 };
 static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_SEEDS]) {
     layout L;
     raw r = small_file(&L);
@@ -607,7 +608,8 @@ static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_
     test_writer_round_trip(0); /* leaves rt.gguf */
     const char *files[] = {"rt.gguf",        "vocab_seed.gguf", "micro_model.gguf",
                            "micro_q4k.gguf", "micro_q6k.gguf",  "micro_q2k.gguf",
-                           "micro_q3k.gguf", "micro_q5k.gguf"};
+                           "micro_q3k.gguf", "micro_q5k.gguf",  "micro_qwen2.gguf",
+                           "micro_qwen3.gguf", "micro_llama3.gguf"};
     gguf_writer *w = gguf_writer_new(0);
     const char *tokens[] = {"<unk>", "<s>", "</s>", "<0x41>", "\xe2\x96\x81", "\xe2\x96\x81H", "e",
                             "l",     "ll",  "o",    "He"};
@@ -630,6 +632,25 @@ static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_
         model *m = NULL;
         CHECK_MSG(model_open_gguf(&m, path, err) == 0, "%s", err);
         CHECK(m && m->layers[0].w2.type == micro[i][1] && m->layers[0].wq.type == micro[i][0]);
+        model_close(m);
+    }
+    /* one small file of each architecture's features (synth.h), q8_0 / q4_0 with vectors in f32 */
+    const char *shapes[][2] = {{"qwen2:32,64,1,2,1,16,32", "q8_0"},
+                               {"qwen3:32,64,1,2,1,16,32,32", "Q4_0"},
+                               {"llama:32,64,1,4,2,16,32,16", "q8_0"}};
+    for (int i = 0; i < 3; i++) {
+        synth_shape sh;
+        convert_opts o = {.name = "seed"};
+        CHECK_MSG(synth_shape_parse(shapes[i][0], &sh, err) == 0 &&
+                      convert_scheme_parse(shapes[i][1], &o) == 0,
+                  "%s", err);
+        if (i == 2) sh.llama3_factor = 8.0f, sh.cfg.rope_theta = 5e5f; /* rope_freqs */
+        const char *path = test_tmp(files[8 + i]);
+        model *m = NULL;
+        CHECK_MSG(synth_write_gguf(path, &sh, &o, NULL, 1, err) == 0 &&
+                      model_open_gguf(&m, path, err) == 0,
+                  "%s: %s", shapes[i][0], err);
+        CHECK(m && (i == 2 ? m->rope_freqs != NULL : m->cfg.rope == ROPE_NEOX));
         model_close(m);
     }
     char dir[4200];
@@ -932,18 +953,22 @@ static void test_model_tiny(void) {
     expect_model_error((tiny_opts){.k_rows = 48},
                        "tensor 'blk.0.attn_k.weight' has ne = [64, 48, 1, 1], expected [64, 32]");
     expect_model_error((tiny_opts){.norm_type = GGUF_TENSOR_F16},
-                       "'output_norm.weight' is F16; norm weights must be F32");
+                       "'output_norm.weight' is F16; norm weights, biases and RoPE factors must be "
+                       "F32");
     /* Q4_0 loads since issue 10; block types ggml has and decbench does not read are named */
     expect_model_error((tiny_opts){.mat_type = 20 /* IQ4_NL */},
                        "'token_embd.weight' has type IQ4_NL, which is not supported (F32, F16, "
                        "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
     expect_model_error((tiny_opts){.mat_type = 9 /* Q8_1 */},
                        "'token_embd.weight' has type Q8_1, which is not supported");
+    /* Llama 3.1's RoPE factors load (rope_dim / 2 of them); biases llama.cpp does not load do not
+     */
     expect_model_error((tiny_opts){.extra_tensor = "rope_freqs.weight"},
-                       "tensor 'rope_freqs.weight' is not part of a plain Llama model");
-    expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_q.bias"}, "'blk.0.attn_q.bias'");
-    expect_model_error((tiny_opts){.rope_scaling = "linear"},
-                       "llama.rope.scaling.type = 'linear' is not supported");
+                       "tensor 'rope_freqs.weight' has ne = [64, 1, 1, 1], expected [8, 1]");
+    expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_output.bias"},
+                       "tensor 'blk.0.attn_output.bias' is not part of a plain Llama model");
+    expect_model_error((tiny_opts){.rope_scaling = "yarn"},
+                       "llama.rope.scaling.type = 'yarn' is not supported (only none and linear");
     expect_model_error((tiny_opts){.experts = 8}, "mixture-of-experts");
     expect_model_error((tiny_opts){.n_tokens = T_VOCAB + 1},
                        "tokenizer.ggml.tokens has 41 tokens but token_embd.weight has 40 rows");

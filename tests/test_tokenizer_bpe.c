@@ -575,8 +575,10 @@ static void test_pre_tokenizers(void) {
                       pre_names[r], u);
             free(ids), free(back);
             /* Linear: 10x the text, ~10x the time. A quadratic splitter would take seconds on
-             * 100 KB (10^10 steps); the slack absorbs a loaded machine (7x seen under -j2). */
-            CHECK_MSG(tb < 30 * ts + 0.1 && tb < 1.0, "%s unit %zu: 10 KB %.1f ms, 100 KB %.1f ms",
+             * 100 KB (10^10 steps); the slack absorbs a loaded machine (7x seen under -j2).
+             * Either bound passes: at load 15 (CI's tests plus other jobs on 2 cores) a linear
+             * run once missed the ratio; a quadratic one takes far more than 2 s on 100 KB. */
+            CHECK_MSG(tb < 30 * ts + 0.1 || tb < 2.0, "%s unit %zu: 10 KB %.1f ms, 100 KB %.1f ms",
                       pre_names[r], u, 1e3 * ts, 1e3 * tb);
             free(small), free(big);
         }
@@ -603,7 +605,7 @@ static void test_pre_tokenizers(void) {
         double ts = seconds(r, small, &ns), tb = seconds(r, big, &nb);
         fprintf(stderr, "  %s: 100 KB -> %d tokens in %.1f ms (10 KB: %.1f ms)\n", vocabs[v].name,
                 nb, 1e3 * tb, 1e3 * ts);
-        CHECK(nb > 10000 && tb < 30 * ts + 0.1 && tb < 1.0);
+        CHECK(nb > 10000 && (tb < 30 * ts + 0.1 || tb < 2.0));
         free(big), free(small);
         tok_free(r);
     }
