@@ -63,7 +63,7 @@ echo "# $(uptime)"
     --max-new "$MAX_NEW" --threads "$THREADS" --trace --db "$DB" "${args[@]}" >/dev/null 2>"$W/run.log"
 
 curve() { # MODEL CSV: the grid over the rows and contexts the pair's passes used
-    "$B" cost --model "$1" --rows 1,2,3,4,6,8,12,16,24,32,48,64,96,128 --context 32,288 \
+    "$B" cost --model "$1" --rows 1,2,4,8,16,32,64,128 --context 32,288 \
         --threads "$THREADS" --seconds "${SECONDS_MS}ms" --no-bandwidth --csv "$2" >"$2.txt"
 }
 curve "$t11" "$W/1.1B.csv"
@@ -91,7 +91,7 @@ project "... onto an 8B target (Llama-3-8B shape, 1 and 4 layers measured, 32 ex
 if [ "$CHECK8B" = 1 ]; then
     # the whole 8B model at a few points, beside the curve extended from 1 and 4 layers
     t8=$(cached llama-3.1-8b llama-3.1-8b)
-    "$B" cost --model "$t8" --rows 1,8,32 --context 32 --threads "$THREADS" --seconds 1ms \
+    "$B" cost --model "$t8" --rows 1,8,16 --context 32 --threads "$THREADS" --seconds 1ms \
         --no-bandwidth --csv "$W/8B-whole.csv" >"$W/8B-whole.csv.txt"
     echo
     echo "8B, whole model against the curve extended from 1 and 4 layers (ms per pass, context 32):"

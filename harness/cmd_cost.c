@@ -58,9 +58,7 @@ static int on_point(void *user, const measure_point *p, char *err) {
     fflush(stdout);
     if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
     if (!o->d) return 0;
-    db_cost dc = {p->rows,   p->seconds,     p->repeats,
-                  p->gflops, p->weight_gbps, (int64_t)model_weight_bytes(o->m),
-                  o->bw,     p->context,     p->logit_rows};
+    db_cost dc = measure_cost_row(p, (int64_t)model_weight_bytes(o->m), o->bw);
     return db_insert_cost(o->d, o->run_id, &dc, err);
 }
 

@@ -153,8 +153,7 @@ typedef struct {
 
 static int store_point(void *user, const measure_point *p, char *err) {
     store_ctx *s = user;
-    db_cost c = {p->rows,         p->seconds, p->repeats, p->gflops,    p->weight_gbps,
-                 s->weight_bytes, -1,         p->context, p->logit_rows};
+    db_cost c = measure_cost_row(p, s->weight_bytes, -1);
     return db_insert_cost(s->d, s->run, &c, err);
 }
 

@@ -60,19 +60,26 @@ double measure_read_bandwidth(tpool *pool, size_t bytes, int reps) {
     return (double)n * sizeof(float) / best / 1e9;
 }
 
-double measure_row_macs(const model_config *c) {
+/* Multiply-adds of the matrix products one row of a pass costs, without the classifier, and of
+ * the classifier per row whose logits are computed (2 x these = FLOPs). */
+static double measure_row_macs(const model_config *c) {
     double per_layer =
         2.0 * c->dim * c->dim + 2.0 * c->dim * c->kv_dim + 3.0 * c->dim * c->hidden_dim;
     return per_layer * c->n_layers;
 }
 
-double measure_logit_macs(const model_config *c) {
+static double measure_logit_macs(const model_config *c) {
     return (double)c->vocab_size * c->dim;
 }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps) {
+    return (db_cost){p->rows,      p->seconds, p->repeats, p->gflops,    p->weight_gbps,
+                     weight_bytes, mem_gbps,   p->context, p->logit_rows};
 }
 
 static int cmp_int(const void *a, const void *b) {
@@ -243,7 +250,7 @@ int measure_run_round(measure_run *m, char *err) {
     return rc;
 }
 
-int measure_run_more(const measure_run *m) {
+static int measure_run_more(const measure_run *m) {
     return m->more;
 }
 

@@ -5,17 +5,12 @@
 #include <stddef.h>
 
 #include "model/forward.h"
+#include "results/db.h"
 
 /* Streaming-read bandwidth in GB/s (1e9 bytes/s): every thread of pool sums its share of a
  * `bytes` buffer, best of `reps` passes. This is the bound a T=1 forward pass cannot beat:
  * it reads every weight once. Returns < 0 if the buffer cannot be allocated. */
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
-
-/* Multiply-add count of the matrix products one row of a forward pass costs, without the
- * classifier (2 x this = FLOPs per row), and of the classifier per row whose logits are
- * computed. */
-double measure_row_macs(const model_config *c);
-double measure_logit_macs(const model_config *c);
 
 /* One point of a cost curve. seconds is the MEAN of the measured passes, not the median: a
  * projection prices a run's total time, a sum, whose expectation is the mean; the median leaves
@@ -29,6 +24,10 @@ typedef struct {
     int repeats;
     double gflops, weight_gbps; /* from the mean */
 } measure_point;
+
+/* The cost table's row for a point of a model of weight_bytes bytes (mem_gbps: the measured
+ * read bandwidth, < 0 unknown). */
+db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps);
 
 /* The grid of a cost curve t(rows, context, logit rows) (results/cost.h says how it is
  * interpolated): for every context, every rows value with the logits of one row (the body of
@@ -70,12 +69,12 @@ int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, vo
 
 /* The same a round at a time, so that rounds can be spread between other measurements (tune
  * measures a round between its probes, so that the curve sees the machine as they did): new;
- * round (the first is the warm-up) while more says rounds are still wanted and time allows;
- * finish (at least the warm-up round must have run); free. f must outlive the measure_run. */
+ * round (the first is the warm-up; once every point has min_seconds of passes and 3 measured
+ * rounds a round does nothing); finish (at least the warm-up round must have run); free. f must
+ * outlive the measure_run. */
 typedef struct measure_run measure_run;
 int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err);
 int measure_run_round(measure_run *m, char *err);
-int measure_run_more(const measure_run *m);
 int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err);
 void measure_run_free(measure_run *m);
 

@@ -273,7 +273,8 @@ static int finish(cost_curve **out, cost_curve *c, point *p, int n, int rc, char
     return 0;
 }
 
-int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err) {
+/* The cost points of run_id in an open database. */
+static int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err) {
     *out = NULL;
     cost_curve *c = calloc(1, sizeof *c);
     point *p = malloc(sizeof *p * MAX_POINTS);

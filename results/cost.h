@@ -39,8 +39,6 @@ typedef struct cost_curve cost_curve;
 /* Loads a curve from a CSV file or a database (above). Errors name the file and line or run;
  * opt names the source in them ("--project-cost"; NULL: "cost source"). */
 int cost_curve_load(cost_curve **out, const char *source, const char *opt, char *err);
-/* The cost points of run_id in an open database. */
-int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err);
 void cost_curve_free(cost_curve *c);
 
 /* Seconds of one pass (never below a thousandth of the smallest measured point: only a wild
