@@ -66,6 +66,9 @@ const char *dec_help(void);
 int dec_registry_size(void);
 const char *dec_registry_name(int i);
 const stat_def *dec_registry_counters(int i, int *n);
+/* Decoder i's canonical spec with every parameter at its default, into buf: what reports
+ * shorten labels against ("lookahead:W=5" = the parameters that differ from these). */
+int dec_registry_default_spec(int i, char *buf, size_t n);
 
 /* ---- state kept across generate calls (warm starts across runs) ---------------------------
  * Decoders that keep state (Ouroboros' phrase pool) can write it to a file and start from

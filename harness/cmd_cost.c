@@ -38,6 +38,7 @@ enum {
     C_DB,
     C_NOBW,
     C_LABEL,
+    C_LOGITS,
     C_HELP,
     C_COUNT
 };
@@ -52,9 +53,9 @@ typedef struct {
 
 static int on_point(void *user, const measure_point *p, char *err) {
     cost_out *o = user;
-    printf("%6d %8d %7d %12.4f %12.4f %12.4f %10.2f %10.2f %8d\n", p->rows, p->context,
-           p->logit_rows, p->seconds * 1e3, p->median * 1e3, p->seconds * 1e3 / p->rows, p->gflops,
-           p->weight_gbps, p->repeats);
+    printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f\n", p->rows, p->seconds * 1e3,
+           p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats, p->context,
+           p->logit_rows, p->median * 1e3);
     fflush(stdout);
     if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
     if (!o->d) return 0;
@@ -75,7 +76,8 @@ int cmd_cost(int argc, char **argv) {
              "; lowered to fit the model)",
              "LIST"},
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas", "exact|blas"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas",
+                    "exact|exact-int8|blas"},
         [C_SECONDS] = {"--seconds", NULL, 1,
                        "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
                        "0.3s, 1m)",
@@ -85,6 +87,11 @@ int cmd_cost(int argc, char **argv) {
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
         [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
+        [C_LOGITS] = {"--logits", NULL, 1,
+                      "both (default: one row's logits at every context, every row's at the "
+                      "first: the classifier's share), last (the last row's only, as a prompt "
+                      "pass and llama-bench's pp) or all (every row's, as verification needs)",
+                      "both|last|all"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN], note[512];
@@ -117,6 +124,13 @@ int cmd_cost(int argc, char **argv) {
                 "decbench cost: note: --seconds %s is %s seconds per point (write %sms for "
                 "milliseconds)\n",
                 sec_s, sec_s, sec_s);
+    static const char *const logit_modes[] = {"both", "last", "all"};
+    const char *lm = args_str(o, C_COUNT, "--logits", "both");
+    int mode = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(lm, logit_modes[i])) mode = i;
+    if (mode < 0) return cmd_usage("cost", "--logits: expected both, last or all");
+    g.logits = (measure_logits)mode;
     const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
     if (!model_arg) return cmd_usage("cost", "--model FILE is required");
     char model_path[4096];
@@ -124,7 +138,7 @@ int cmd_cost(int argc, char **argv) {
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_usage("cost", "--kernels: expected exact or blas");
+        return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
     tpool *pool = NULL;
@@ -177,8 +191,8 @@ int cmd_cost(int argc, char **argv) {
            kern_mode_name(km), measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
-    printf("\n%6s %8s %7s %12s %12s %12s %10s %10s %8s\n", "rows", "context", "logits", "ms/pass",
-           "median ms", "ms/row", "GFLOP/s", "GB/s", "passes");
+    printf("\n%6s %12s %12s %10s %10s %8s %8s %7s %12s\n", "rows", "ms/pass", "ms/row", "GFLOP/s",
+           "GB/s", "passes", "context", "logits", "median ms");
     if (out.csv)
         fprintf(out.csv,
                 "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "

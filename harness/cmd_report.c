@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/args.h"
 #include "harness/commands.h"
@@ -27,6 +28,9 @@ enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_DCOST, P_O
 static int output_format(const char *path, const char *format_opt, report_format *fmt, char *err) {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     report_format by_name, by_ext;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0; /* a directory, a FIFO...: the output check says what it is (util/file.h) */
     int named = report_format_parse(base, &by_name) == 0,
         has_ext = report_format_for_path(path, &by_ext) == 0;
     if (named && !format_opt)
@@ -56,9 +60,13 @@ int cmd_report(int argc, char **argv) {
                       "extension decides when this is absent",
                       "FORMAT"},
         [P_LAYOUT] = {"--layout", "-l", 1,
-                      "summary (default), paper, ablation, projected or counters", "LAYOUT"},
+                      "summary (default), paper, ablation, projected, counters, accept "
+                      "(acceptance rate by draft position) or samples (one row per sample; with "
+                      "--format jsonl: Spec-Bench answer-file records)",
+                      "LAYOUT"},
         [P_DECODER] = {"--decoder", NULL, 1,
-                       "ablation: the decoder whose variants to compare (default ouroboros)",
+                       "ablation: the decoder whose variants to compare (default ouroboros); "
+                       "samples: only this decoder (name or label)",
                        "NAME"},
         [P_COST] = {"--project-cost", NULL, 1,
                     "projected: the target's cost curve, a CSV of decbench cost or a database "
@@ -80,13 +88,18 @@ int cmd_report(int argc, char **argv) {
         args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format FORMAT] "
                    "[--layout LAYOUT] [-o FILE]",
                    o, P_COUNT);
-        printf("\nDefault run: the latest complete run with samples. Figures: results/README.md.\n"
+        printf("\nlayouts: summary, paper, ablation, projected, counters, accept, samples\n"
+               "Default run: the latest complete run with samples. Figures: results/README.md.\n"
+               "Decoders are labelled by name and the parameters that differ from the defaults\n"
+               "(lookahead:W=5,G=5); CSV and JSON also give the full spec and one column per\n"
+               "parameter (param_W, ...). Markdown and LaTeX print mean ± sd in one cell.\n"
                "Format: --format, else the extension of --out, else markdown on stdout. A name "
                "such as\n`-o csv` (a format's name, no extension) or an extension that disagrees "
                "with --format\nis refused rather than guessed.\n");
         return 0;
     }
     report_opts ro = {.format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
+    ro.default_specs = decoder_default_specs(&ro.n_default_specs);
     const char *f = args_str(o, P_COUNT, "--format", NULL),
                *l = args_str(o, P_COUNT, "--layout", "summary"),
                *out_path = args_str(o, P_COUNT, "--out", NULL);
@@ -94,8 +107,8 @@ int cmd_report(int argc, char **argv) {
         return cmd_usage("report", "--format: expected md, csv, json, latex or jsonl");
     if (out_path && output_format(out_path, f, &ro.format, err)) return cmd_usage("report", err);
     if (report_layout_parse(l, &ro.layout))
-        return cmd_usage("report",
-                         "--layout: expected summary, paper, ablation, projected or counters");
+        return cmd_usage("report", "--layout: expected summary, paper, ablation, projected, "
+                                   "counters, accept or samples");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
     ro.draft_cost_source = args_str(o, P_COUNT, "--project-draft-cost", NULL);

@@ -141,7 +141,7 @@ typedef struct tune_curve {
     measure_run *m;
     int rounds, planned; /* rounds done (the warm-up included) and wanted */
     double round_secs;   /* estimated, then the mean of those done */
-    double spent;
+    double spent, share; /* seconds spent, and allowed */
     char note[512];
 } tune_curve;
 
@@ -225,6 +225,7 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
                 g->rows[k++] = g->rows[i];
         g->n_rows = k;
     }
+    c->share = share;
     c->planned = (int)(share / c->round_secs);
     c->planned = c->planned > 6 ? 6 : c->planned < 2 ? 2 : c->planned;
     /* each point's passes per round: its part of a planned round (measure.c gives a fifth of
@@ -248,6 +249,9 @@ static int curve_round(tune_curve *c, char *err) {
     c->spent += clock_now() - t0;
     c->rounds++;
     c->round_secs = c->spent / c->rounds;
+    /* rounds take what the machine gives them (a loaded one: 3x the estimate): fewer of them */
+    int fit = c->rounds + (int)((c->share - c->spent) / c->round_secs);
+    if (fit < c->planned) c->planned = fit < 2 ? 2 : fit;
     return 0;
 }
 

@@ -135,7 +135,8 @@ int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, ch
 
 int measure_grid_points(const measure_grid *g) {
     int classifier = 0;
-    for (int i = 0; i < g->n_rows; i++) classifier += g->rows[i] > 1;
+    for (int i = 0; g->logits == MEASURE_LOGITS_BOTH && i < g->n_rows; i++)
+        classifier += g->rows[i] > 1;
     return g->n_rows * g->n_contexts + classifier;
 }
 
@@ -207,10 +208,13 @@ int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *
         m->tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
     int k = 0;
     for (int j = 0; j < g->n_contexts; j++)
-        for (int i = 0; i < g->n_rows; i++)
-            for (int all = 0; all <= (j == 0 && g->rows[i] > 1); all++)
+        for (int i = 0; i < g->n_rows; i++) {
+            int both = g->logits == MEASURE_LOGITS_BOTH && j == 0 && g->rows[i] > 1;
+            for (int all = g->logits == MEASURE_LOGITS_ALL;
+                 all <= (both || g->logits == MEASURE_LOGITS_ALL); all++)
                 m->pts[k++] = (grid_point){
                     g->rows[i], g->contexts[j], all ? g->rows[i] : 1, 0, NULL, 0, 0, 0};
+        }
     *out = m;
     return 0;
 }

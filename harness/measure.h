@@ -36,7 +36,16 @@ db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double me
  * so that their difference sees the same machine load. */
 #define MEASURE_MAX_ROWS 64
 #define MEASURE_MAX_CONTEXTS 16
+/* Which logits a grid's passes compute: both (the grid above), only the last row's (what a
+ * prompt pass needs, as llama-bench's pp measures it), or every row's (as verification needs). */
+typedef enum {
+    MEASURE_LOGITS_BOTH = 0,
+    MEASURE_LOGITS_LAST = 1,
+    MEASURE_LOGITS_ALL = 2
+} measure_logits;
+
 typedef struct {
+    measure_logits logits;
     int rows[MEASURE_MAX_ROWS], n_rows;             /* ascending */
     int contexts[MEASURE_MAX_CONTEXTS], n_contexts; /* ascending */
     double min_seconds;                             /* per point */

@@ -14,9 +14,13 @@
  * the bandwidth-bound range (README, "Cost at scale"), so wide windows and long drafts rarely
  * pay; the papers' GPU defaults (lookahead W=15,N=5,G=15; Ouroboros W=20) sit at the top. */
 static const char *const table[] = {
-    "pld:ngram=2,3,4;k=4,10",          "jacobi:window=2,4,8",
-    "lookahead:W=2,4,8;N=2,3,5;G=W",   "spec:gamma=1,2,3,4,6,8",
+    "pld:ngram=2,3,4;k=4,10",
+    "jacobi:window=2,4,8",
+    "lookahead:W=2,4,8;N=2,3,5;G=W",
+    "spec:gamma=1,2,3,4,6,8",
     "ouroboros:gamma=2,4;W=4,8;K=1,3",
+    "tree:mode=static,dynamic;nodes=4,8,16",
+    "suffix:budget=4,8,16",
 };
 #define N_TABLE (int)(sizeof table / sizeof table[0])
 

@@ -45,10 +45,14 @@ void tune_print(const tune *t) {
     printf("## decbench tune: %s%s%s on %s (%d threads, %s kernels)\n\n", t->r.o.model,
            t->r.o.draft ? " with draft " : "", t->r.o.draft ? t->r.o.draft : "", t->r.datasets,
            t->r.s.threads, kern_mode_name(t->r.s.kernels));
-    printf("Target: %d layers, dim %d, vocabulary %d. Probes: sweep %" PRId64 ", %d prompt(s); "
-           "final: run %" PRId64 ", %d %s prompt(s); cost curves: target run %" PRId64,
-           mc->n_layers, mc->dim, mc->vocab_size, t->sweep_id, t->n_probe, t->final_id, t->n_final,
-           t->held_out ? "held-out" : "probe", t->cost_run[0]);
+    printf("Target: %d layers, dim %d, vocabulary %d. Probes: sweep %" PRId64 ", %d prompt(s); ",
+           mc->n_layers, mc->dim, mc->vocab_size, t->sweep_id, t->n_probe);
+    if (t->final_id)
+        printf("final: run %" PRId64 ", %d %s prompt(s)", t->final_id, t->n_final,
+               t->held_out ? "held-out" : "probe");
+    else
+        printf("no final run (the budget)");
+    printf("; cost curves: target run %" PRId64, t->cost_run[0]);
     if (t->cost_run[1]) printf(", draft run %" PRId64, t->cost_run[1]);
     printf(" (%s).\n\n", t->r.o.db_path);
     printf("predicted = the probe's forward passes priced on the cost curves, end-to-end "

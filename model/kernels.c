@@ -247,10 +247,7 @@ void kern_matmul_isa(kern_isa isa, const wmat *w, int r0, int r1, const float *x
     const int K = w->cols;
     size_t ldw = wtype_row_bytes(w->type, K);
     const unsigned char *base = (const unsigned char *)w->data + (size_t)r0 * ldw;
-    /* Whether the matrix, not this call's share of its rows, fits in the cache decides whether
-     * the share streams from memory: the 110M shape's rows split 8 ways fit, the matrix does
-     * not (deciding by the share made q8_0 110M 1.5-2x slower at T = 1). */
-    int streams = (size_t)w->rows * ldw > ((size_t)512 << 10);
+    int streams = kern_streams((size_t)w->rows * ldw);
     wtype_matmul_fn f = tt->exact.isa[isa];
     if (f)
         f(base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy, streams);

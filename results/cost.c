@@ -144,8 +144,12 @@ static int build(cost_curve *c, point *p, int n, const char *where, char *err) {
     c->k_logits = malloc(sizeof(double) * (size_t)(n + 1));
     c->k_secs = malloc(sizeof(double) * (size_t)(n + 1));
     if (!c->lv || !c->k_logits || !c->k_secs) return err_set(err, "report: out of memory");
+    /* a grid of every row's logits only (`cost --logits all`): the body is every point, and
+     * the logit rows are not modelled */
+    int every_row = 1;
+    for (int i = 0; i < n; i++) every_row &= p[i].logit_rows == p[i].rows;
     for (int i = 0; i < n; i++) {
-        if (c->grid && p[i].logit_rows != 1) continue;
+        if (c->grid && !every_row && p[i].logit_rows != 1) continue;
         level *l = c->n_lv ? &c->lv[c->n_lv - 1] : NULL;
         if (!l || (c->grid && l->context != p[i].context)) {
             l = &c->lv[c->n_lv++];
@@ -162,7 +166,7 @@ static int build(cost_curve *c, point *p, int n, const char *where, char *err) {
                        "report: cost source %s has no point with one row's logits (logit_rows 1), "
                        "which the curve's body is read from",
                        where);
-    if (!c->grid) return 0;
+    if (!c->grid || every_row) return 0;
     /* K(L): the mean over points with L logit rows of their excess over the body there. */
     c->k_logits[0] = 1, c->k_secs[0] = 0, c->n_k = 1;
     for (int i = 0; i < n; i++) {

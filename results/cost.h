@@ -20,6 +20,9 @@
  *    "rows,seconds,context,logit_rows", then one point per line. seconds stays the second
  *    column so that a decbench reading only "rows,seconds" refuses the file (its rows repeat)
  *    instead of misreading it.
+ *    A grid measured with every row's logits only (`cost --logits all`) reads as B(r, c) with
+ *    K = 0 (the logit rows are not modelled); one with the last row's only (`--logits last`)
+ *    as B(r, c) with K = 0 too, which underprices passes that read more rows' logits.
  *  - CSV, version 1 (older `decbench cost`, or by hand): "rows,seconds" per line (header
  *    optional): a one-dimensional curve measured at one context with every row's logits, so
  *    t(r, c, L) = t(r) whatever c and L (as older decbench priced passes).

@@ -219,6 +219,23 @@ int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *er
  * handle, cached). hex gets 64 hex digits. */
 int db_file_sha256(db *d, const char *path, char hex[65], char *err);
 
+/* ---- merging (results/db_merge.c, `decbench merge`) --------------------------------------- */
+
+typedef struct {
+    int runs_added;     /* runs new in the output */
+    int shards_added;   /* shards added to a run already there */
+    long samples_added; /* samples copied */
+    long samples_same;  /* samples already there with equal deterministic figures */
+    char note[512];     /* a warning worth printing (shards on different machines), or "" */
+} db_merge_result;
+
+/* Adds every run and sweep of the database in_path to d (opened DB_WRITE) in one transaction;
+ * shards of one work (run/sweep --shard) join OUT's run of that work. Refused (d unchanged):
+ * shards of one work from another commit or other models, a sample already in d with other
+ * deterministic figures, a shard still running or interrupted. Merging a file twice changes
+ * nothing. res is added to (zero it first). The rules are db_merge.c's header comment. */
+int db_merge(db *d, const char *in_path, db_merge_result *res, char *err);
+
 /* ---- cost -------------------------------------------------------------------------------- */
 
 /* One point of the forward-latency curve measured by `decbench cost` (model in the run):

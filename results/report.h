@@ -32,20 +32,32 @@ typedef enum {
     REPORT_PAPER = 1,     /* Ouroboros Table 2: rows algorithms, per task tok/s and speed-up */
     REPORT_ABLATION = 2,  /* variants of one decoder: the parameters that differ, tok/s, speed-up */
     REPORT_PROJECTED = 3, /* speed-up projected from a forward-cost curve (--project-cost) */
-    REPORT_COUNTERS = 4   /* every counter (framework and the decoder's own), raw, defined */
+    REPORT_COUNTERS = 4,  /* every counter (framework and the decoder's own), raw, defined */
+    REPORT_ACCEPT = 5,    /* acceptance rate by draft position, per dataset x decoder */
+    REPORT_SAMPLES = 6    /* one row per sample; JSONL: Spec-Bench's answer-file records */
 } report_layout;
+#define REPORT_LAYOUTS 7
 
 typedef struct {
     const int64_t *run_ids; /* runs to report; NULL or n_runs 0: latest complete run */
     int n_runs;
     report_format format;
     report_layout layout;
-    const char *ablation_decoder; /* REPORT_ABLATION: decoder name; NULL = "ouroboros" */
+    /* REPORT_ABLATION: decoder name; NULL = "ouroboros". REPORT_SAMPLES: only the samples of
+     * this decoder name or label (Spec-Bench's files hold one method each); NULL = all. */
+    const char *ablation_decoder;
     /* REPORT_PROJECTED: the target's cost curve, a CSV file (`decbench cost --csv`; the older
      * "rows,seconds" too) or a decbench database FILE or FILE:RUN_ID whose cost table is used
-     * (latest cost run): results/cost.h. draft_cost_source: the draft model's, for decoders
-     * with a draft (NULL: their draft passes are not priced, the figure is an upper bound). */
+     * (latest cost run): results/cost.h. */
     const char *cost_source;
+    /* Each decoder's canonical spec with every parameter at its default (the harness passes
+     * the registry's, dec_registry_default_spec). Labels are a decoder's name plus the
+     * parameters that differ from these ("lookahead:W=5,G=5"); a decoder without one here
+     * keeps its full spec. NULL: full specs everywhere. */
+    const char *const *default_specs;
+    int n_default_specs;
+    /* REPORT_PROJECTED: the draft model's cost curve, for decoders with a draft (NULL: their
+     * draft passes are not priced, the figure is an upper bound). */
     const char *draft_cost_source;
 } report_opts;
 
@@ -84,7 +96,9 @@ void report_figure_info(int i, const char **header, const char **key, const char
 int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err);
 
 /* Names for command-line flags: "md"/"markdown", "csv", "json", "latex"/"tex", "jsonl";
- * "summary", "paper", "ablation", "projected", "counters". -1 if unknown. */
+ * "summary", "paper", "ablation", "projected", "counters", "accept", "samples". -1 if
+ * unknown. report_layout_name gives the name of a layout. */
+const char *report_layout_name(report_layout l);
 int report_format_parse(const char *s, report_format *out);
 /* The format an output file's extension names: .md/.markdown/.txt, .csv, .json, .tex, .jsonl;
  * -1 for any other (or no) extension. */
@@ -94,26 +108,49 @@ int report_layout_parse(const char *s, report_layout *out);
 /* ---- plot data (results/plot_data.c; scripts in plots/) ---------------------------------- */
 
 typedef enum {
-    REPORT_PLOT_SPEEDUP = 0, /* speedup.tsv: dataset x decoder speed-up bars */
-    REPORT_PLOT_SCALING = 1, /* scaling.tsv: lookahead target steps vs W, one block per N */
-    REPORT_PLOT_ACCEPT = 2,  /* accept.tsv: accepted-length histogram shares per decoder */
-    REPORT_PLOT_COST = 3,    /* cost.tsv: forward latency vs rows, bandwidth-bound line */
-    REPORT_PLOT_HISTORY = 4  /* history.tsv: tok/s per decoder over the runs' commits */
+    REPORT_PLOT_SPEEDUP = 0,  /* speedup.tsv: dataset x decoder speed-up bars, error bars */
+    REPORT_PLOT_SCALING = 1,  /* scaling.tsv: lookahead target steps vs W, one block per N */
+    REPORT_PLOT_ACCEPT = 2,   /* accept.tsv: accepted-length histogram shares per decoder */
+    REPORT_PLOT_COST = 3,     /* cost.tsv: forward latency vs rows, bandwidth-bound line */
+    REPORT_PLOT_HISTORY = 4,  /* history.tsv: tok/s per decoder over the runs' commits */
+    REPORT_PLOT_POSITION = 5, /* position.tsv: acceptance rate by draft position, per decoder */
+    REPORT_PLOT_TRADEOFF = 6, /* tradeoff.tsv: tokens/step against rows/step, per decoder */
+    REPORT_PLOT_HEATMAP = 7,  /* heatmap.tsv: lookahead W x N: tokens/step and speed-up */
+    REPORT_PLOT_ABLATION = 8  /* ablation.tsv: one decoder's variants: speed-up and tokens/step */
 } report_plot_kind;
-#define REPORT_PLOT_KINDS 5
+#define REPORT_PLOT_KINDS 9
 
-/* The data file's name for kind ("speedup.tsv", ...) and the gnuplot script that reads it
- * ("speedup.gp", in plots/). */
+/* What the error bars of the speed-up and ablation bars show: the sample sd over repeats of
+ * each repeat's speed-up (the measurement's noise), the sd over prompts of each prompt's (how
+ * much the speed-up depends on the prompt), or nothing. */
+typedef enum {
+    REPORT_ERRORS_REPEATS = 0,
+    REPORT_ERRORS_PROMPTS = 1,
+    REPORT_ERRORS_NONE = 2
+} report_errors;
+
+typedef struct {
+    const int64_t *run_ids; /* NULL or n_runs 0: the defaults of report_plot_data */
+    int n_runs;
+    const char *const *default_specs; /* legends as report labels (report_opts); NULL: the */
+    int n_default_specs;              /* parameters that differ between the plotted specs */
+    report_errors errors;
+    const char *decoder; /* ABLATION: whose variants (NULL: the decoder with the most specs) */
+} report_plot_opts;
+
+/* The kind's name ("speedup", ...), its data file ("speedup.tsv") and the gnuplot script that
+ * reads it ("speedup.gp", in plots/). */
+const char *report_plot_name(report_plot_kind kind);
 const char *report_plot_file(report_plot_kind kind);
 const char *report_plot_script(report_plot_kind kind);
 
-/* Writes the data file for kind into out_dir (which must exist). Runs: run_ids, or by default
- * the latest complete run with samples (all complete runs of its sweep if it belongs to one);
- * for COST the latest complete run with cost points (with run_ids: the first one only); for
- * HISTORY all complete runs with the same model, datasets and max_new as the latest, in run
- * order. plots/README.md describes each file's columns. */
-int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
-                     const char *out_dir, char *err);
+/* Writes the data file for kind into out_dir (which must exist). Runs: o->run_ids, or by
+ * default the latest complete run with samples (all complete runs of its sweep if it belongs
+ * to one); for COST the latest complete run with cost points (with run_ids: the first one
+ * only); for HISTORY all complete runs with the same model, datasets and max_new as the
+ * latest, in run order. plots/README.md describes each file's columns. */
+int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, const char *out_dir,
+                     char *err);
 
 /* Runs gnuplot on plots/common.gp + plots/<script> with data_dir/<name>.tsv, writing
  * <name>.png and <name>.svg into out_dir (each replaced whole, never left half-written).

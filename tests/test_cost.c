@@ -278,7 +278,12 @@ static void test_projection(void) {
     free(p);
 
     /* the report layout shows both */
-    report_opts o = {&run, 1, REPORT_CSV, REPORT_PROJECTED, NULL, tsrc, dsrc};
+    report_opts o = {.run_ids = &run,
+                     .n_runs = 1,
+                     .format = REPORT_CSV,
+                     .layout = REPORT_PROJECTED,
+                     .cost_source = tsrc,
+                     .draft_cost_source = dsrc};
     FILE *out = fopen(test_tmp("proj.csv"), "w");
     CHECK_MSG(report_write(d, &o, out, err) == 0, "%s", err);
     fclose(out);
