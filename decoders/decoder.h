@@ -31,6 +31,9 @@ typedef struct {
      * is not run and dec_generate returns DEC_CANCELLED. A long sample (a 7B model, 1024
      * tokens) then stops within one pass instead of running to its end. */
     const volatile sig_atomic_t *cancel;
+    /* Optional (may be NULL): one call per forward pass of either model, prompt chunks
+     * included (the pass trace: stats/stats.h, dec_pass). */
+    void (*on_pass)(void *user, const dec_pass *p);
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */

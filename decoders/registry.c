@@ -359,21 +359,39 @@ static void count_pass(dec *d, dec_which which, int n, double dt, int is_prefill
     }
 }
 
+/* The pass trace (env.on_pass): what the pass's cost depends on. A pass of n rows asks for
+ * n_out logits rows (out_rows NULL: all n, or none when n_out is 0) after `context` committed
+ * tokens (a level of a tree evaluated with fwd_eval_more also attends to its few ancestors in
+ * scratch, as a chain's rows do to theirs). */
+static void trace_pass(dec *d, dec_which which, int n, const int *out_rows, int n_out, int context,
+                       int is_prefill, double dt) {
+    if (!d->env.on_pass) return;
+    dec_pass p = {
+        which == DEC_DRAFT, is_prefill, n, out_rows || n_out == 0 ? n_out : n, context, dt};
+    d->env.on_pass(d->env.user, &p);
+}
+
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
     if (cancel_now(d, err)) return -1;
+    int context = fwd_n_past(f);
     double t0 = clock_now();
     int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
-    count_pass(d, which, n, clock_now() - t0, is_prefill);
+    double dt = clock_now() - t0;
+    count_pass(d, which, n, dt, is_prefill);
+    trace_pass(d, which, n, out_rows, n_out, context, is_prefill, dt);
     return rc;
 }
 
 int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
                   const int *out_rows, int n_out, float *logits, char *err) {
     if (cancel_now(d, err)) return -1;
+    int context = fwd_n_past(f);
     double t0 = clock_now();
     int rc = fwd_eval_more(f, n, tokens, parent, out_rows, n_out, logits, err);
-    count_pass(d, which, n, clock_now() - t0, 0);
+    double dt = clock_now() - t0;
+    count_pass(d, which, n, dt, 0);
+    trace_pass(d, which, n, out_rows, n_out, context, 0, dt);
     return rc;
 }
 
@@ -387,7 +405,10 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
     int rc = 0;
     for (int done = 0; done < n_prompt && rc == 0;) {
         int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
+        double c0 = clock_now();
         rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+        int last = chunk - 1; /* one pass per chunk: its last row's logits */
+        if (rc == 0) trace_pass(d, which, chunk, &last, 1, done, 1, clock_now() - c0);
         done += chunk;
     }
     double dt = clock_now() - t0;

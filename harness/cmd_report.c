@@ -2,7 +2,7 @@
  *
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
  *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
- *                   [--project-cost FILE[:RUN]] [--out FILE]
+ *                   [--project-cost FILE[:RUN]] [--project-draft-cost FILE[:RUN]] [--out FILE]
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
  * --sweep ID (its greedy baseline included); none given: the latest complete run with
@@ -21,7 +21,7 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_OUT, P_HELP, P_COUNT };
+enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_DCOST, P_OUT, P_HELP, P_COUNT };
 
 /* The format of --out FILE: its extension's, which must agree with --format when both are
  * given; a file named like a format ("csv") or without a known extension needs --format. */
@@ -69,7 +69,11 @@ int cmd_report(int argc, char **argv) {
                        "samples: only this decoder (name or label)",
                        "NAME"},
         [P_COST] = {"--project-cost", NULL, 1,
-                    "projected: cost curve, CSV rows,seconds or a database FILE[:RUN]", "FILE"},
+                    "projected: the target's cost curve, a CSV of decbench cost or a database "
+                    "FILE[:RUN]",
+                    "FILE"},
+        [P_DCOST] = {"--project-draft-cost", NULL, 1,
+                     "projected: the draft model's cost curve (spec, ouroboros), as above", "FILE"},
         [P_OUT] = {"--out", "-o", 1,
                    "write to FILE (through FILE.tmp and a rename) instead of stdout; its "
                    "extension (.md, .txt, .csv, .json, .tex, .jsonl) gives the format",
@@ -107,9 +111,10 @@ int cmd_report(int argc, char **argv) {
                                    "counters, accept or samples");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
+    ro.draft_cost_source = args_str(o, P_COUNT, "--project-draft-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)
         return cmd_usage("report", "--layout projected needs --project-cost FILE (a CSV of "
-                                   "rows,seconds or a database with a cost run)");
+                                   "decbench cost or a database with a cost run)");
 
     run_list runs;
     db *d = NULL;

@@ -273,6 +273,7 @@ void runner_close(runner *r) {
     fwd_free(r->margin_ctx);
     free(r->out);
     free(r->trace);
+    free(r->passes);
     free(r->logits);
     session_close(&r->s);
     memset(r, 0, sizeof *r);
@@ -641,6 +642,21 @@ static void on_step(void *user, const dec_step *s) {
     if (r->n_trace < r->cap_trace) r->trace[1 + r->n_trace++] = *s;
 }
 
+/* The pass trace grows by doubling; a failed allocation drops the sample's pass trace (counted,
+ * reported when the sample is stored) rather than the measurement. */
+static void on_pass(void *user, const dec_pass *p) {
+    runner *r = user;
+    if (r->n_passes == r->cap_passes && !r->passes_lost) {
+        int cap = r->cap_passes ? 2 * r->cap_passes : 1024;
+        dec_pass *grown = realloc(r->passes, sizeof *grown * (size_t)cap);
+        if (grown) r->passes = grown, r->cap_passes = cap;
+    }
+    if (r->n_passes < r->cap_passes)
+        r->passes[r->n_passes++] = *p;
+    else
+        r->passes_lost = 1;
+}
+
 /* The session's environment with Ctrl-C wired in: a signal stops a sample within one pass. */
 static dec_env cancellable_env(runner *r) {
     dec_env env = session_env(&r->s);
@@ -653,7 +669,7 @@ static dec_env measuring_env(runner *r) {
     env.user = r;
     /* No callback at all unless needed: nothing but the decoder runs inside its timing. */
     if (r->prog.live) env.on_tokens = on_tokens;
-    if (r->o.trace) env.on_step = on_step;
+    if (r->o.trace) env.on_step = on_step, env.on_pass = on_pass;
     return env;
 }
 
@@ -729,6 +745,8 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     char w[512];
     where(p, shown, rep, w, sizeof w);
     r->n_trace = 0;
+    r->n_passes = 0;
+    r->passes_lost = 0;
     progress_sample_start(&r->prog, shown);
     int g = dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
     if (g == DEC_CANCELLED) return RUNNER_CANCELLED;
@@ -766,6 +784,11 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         for (int i = 1; i <= r->n_trace; i++) emitted += r->trace[i].emitted;
         r->trace[0] = (dec_step){0, st.prompt_tokens, 0, 0, st.new_tokens - emitted, st.t_prefill};
         n_trace = 1 + r->n_trace;
+        if (r->passes_lost)
+            progress_note(&r->prog, "decbench: %s: out of memory for the pass trace: stored "
+                          "without it", w);
+        else
+            s.passes = r->passes, s.n_passes = r->n_passes;
     }
     if (db_insert_sample(d, run_id, &s, &st, r->o.trace ? r->trace : NULL, n_trace, NULL, err))
         return -1;

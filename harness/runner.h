@@ -142,6 +142,8 @@ typedef struct {
     int *out;
     dec_step *trace;
     int n_trace, cap_trace, trace_on;
+    dec_pass *passes; /* the sample's pass trace (--trace), grown as needed */
+    int n_passes, cap_passes, passes_lost;
     fwd_ctx *margin_ctx; /* for the mismatch margin, created on first use */
     float *logits;
     progress prog;

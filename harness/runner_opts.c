@@ -48,7 +48,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
         "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
     OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
-    OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
+    OPT("--trace", NULL, 0,
+        "store a per-step trace (rows, drafted, accepted, emitted, seconds) and every forward "
+        "pass (model, rows, logit rows, context, seconds: what report --project-cost prices)"),
     OPT("--allow-mismatch", NULL, 0,
         "a decoder differing from greedy is reported but the run succeeds"),
     OPTV("--label", NULL, "TEXT", "free text stored with the run"),

@@ -192,10 +192,15 @@ typedef struct {
     int diverge_pos, greedy_token, decoder_token;
     double greedy_margin;
     int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 6 */
+    /* The optional pass trace (run --trace): every forward pass of the sample, in order
+     * (stored in the passes table with the sample, in its transaction). NULL: none. */
+    const dec_pass *passes;
+    int n_passes;
 } db_sample;
 
-/* Inserts the sample, its non-zero histogram entries and trace[0..n_trace) (trace may be NULL)
- * in ONE transaction: on failure nothing of it is stored. *sample_id may be NULL. */
+/* Inserts the sample, its non-zero histogram entries, trace[0..n_trace) (trace may be NULL) and
+ * its passes (s->passes) in ONE transaction: on failure nothing of it is stored. *sample_id may
+ * be NULL. */
 int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats *st,
                      const dec_step *trace, int n_trace, int64_t *sample_id, char *err);
 
@@ -233,7 +238,8 @@ int db_merge(db *d, const char *in_path, db_merge_result *res, char *err);
 
 /* ---- cost -------------------------------------------------------------------------------- */
 
-/* One point of the forward-latency curve measured by `decbench cost` (model in the run). */
+/* One point of the forward-latency curve measured by `decbench cost` (model in the run):
+ * t(rows, context, logit rows). */
 typedef struct {
     int rows;             /* rows per forward pass, T */
     double seconds;       /* per pass */
@@ -242,6 +248,8 @@ typedef struct {
     double gbps;          /* weight bytes / seconds, GB/s (<0: unknown) */
     int64_t weight_bytes; /* bytes of weights a pass reads (0: unknown) */
     double mem_gbps;      /* measured memory bandwidth, GB/s (<0: unknown) */
+    int context;          /* committed tokens before the pass; < 0: not recorded (NULL) */
+    int logit_rows;       /* rows whose logits the pass computed (0..rows) */
 } db_cost;
 
 int db_insert_cost(db *d, int64_t run_id, const db_cost *c, char *err);

@@ -445,7 +445,8 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
 }
 
 /* ---- (d) cost curve ------------------------------------------------------------------------
- * Columns: rows T, ms per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory
+ * A grid curve (results/cost.h) is drawn at its first context with every row's logits (what a
+ * curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory
  * bandwidth: no pass can be faster, and at T = 1 a pass should be close to it) and T x t(1)
  * (what T separate one-row passes would cost: the gap to it is the batching gain). The
  * bandwidth is the measured memory bandwidth when stored, else the best GB/s any pass reached
@@ -457,11 +458,14 @@ static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int 
     sqlite3 *h = db_sqlite(d);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h,
+                           "WITH c AS (SELECT * FROM cost WHERE run_id = ?1 AND logit_rows = "
+                           "rows AND (context IS NULL OR context = (SELECT MIN(context) FROM "
+                           "cost WHERE run_id = ?1))) "
                            "SELECT rows, seconds, gflops, gbps, weight_bytes, mem_gbps, "
-                           "(SELECT MAX(gbps) FROM cost WHERE run_id = ?1), "
-                           "(SELECT seconds FROM cost WHERE run_id = ?1 ORDER BY rows LIMIT 1), "
-                           "(SELECT MIN(rows) FROM cost WHERE run_id = ?1) "
-                           "FROM cost WHERE run_id = ?1 ORDER BY rows",
+                           "(SELECT MAX(gbps) FROM c), "
+                           "(SELECT seconds FROM c ORDER BY rows LIMIT 1), "
+                           "(SELECT MIN(rows) FROM c) "
+                           "FROM c ORDER BY rows",
                            -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
     sqlite3_bind_int64(st, 1, ids[0]);

@@ -46,8 +46,9 @@ typedef struct {
     /* REPORT_ABLATION: decoder name; NULL = "ouroboros". REPORT_SAMPLES: only the samples of
      * this decoder name or label (Spec-Bench's files hold one method each); NULL = all. */
     const char *ablation_decoder;
-    /* REPORT_PROJECTED: a CSV file "rows,seconds" (header line optional, # comments), or a
-     * decbench database FILE or FILE:RUN_ID whose cost table is used (latest cost run). */
+    /* REPORT_PROJECTED: the target's cost curve, a CSV file (`decbench cost --csv`; the older
+     * "rows,seconds" too) or a decbench database FILE or FILE:RUN_ID whose cost table is used
+     * (latest cost run): results/cost.h. */
     const char *cost_source;
     /* Each decoder's canonical spec with every parameter at its default (the harness passes
      * the registry's, dec_registry_default_spec). Labels are a decoder's name plus the
@@ -55,11 +56,35 @@ typedef struct {
      * keeps its full spec. NULL: full specs everywhere. */
     const char *const *default_specs;
     int n_default_specs;
+    /* REPORT_PROJECTED: the draft model's cost curve, for decoders with a draft (NULL: their
+     * draft passes are not priced, the figure is an upper bound). */
+    const char *draft_cost_source;
 } report_opts;
 
 /* Writes the report to out. -1 with a message if a run does not exist or has no samples, or
  * the cost source cannot be read. */
 int report_write(db *d, const report_opts *o, FILE *out, char *err);
+
+/* The projection of the projected layout (results/report_cost.c) as data, one row per run x
+ * dataset x decoder spec (dataset "all" over several datasets), then, over several runs, one
+ * row per dataset x spec for the runs added up (run_id 0), for `decbench tune`. NAN where a
+ * figure is not available (no greedy to measure against; no pass trace for e2e). */
+typedef struct {
+    int64_t run_id; /* 0: the runs added up */
+    char dataset[64], spec[512];
+    double measured_decode, measured_e2e; /* speed-up over greedy, as the summary layout's */
+    double tokens_per_step, rows_per_step;
+    double projected_decode, projected_e2e, projected_tps, ms_per_pass;
+    int draft_priced; /* 0: draft passes ran but no draft curve was given (upper bound) */
+    int extrapolated; /* some pass had more rows than its curve measured */
+    long n_samples;
+    char basis[64]; /* "passes", "steps", "mean rows", ... (report_cost.c) */
+} report_projection;
+
+/* Projects runs ids[0..n_ids) onto the target curve cost_source and the draft curve
+ * draft_source (may be NULL). *out is malloc'd (free()). */
+int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source,
+                   const char *draft_source, report_projection **out, int *n, char *err);
 
 /* The figures of the summary layout (results/report_figures.c: the one place each is defined),
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
@@ -133,5 +158,9 @@ int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, co
  * dir>/plots. -1 (message names gnuplot's first error line) if gnuplot is missing or fails. */
 int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
                        const char *out_dir, char *err);
+/* The same for any script: plots/<stem>.gp reads <stem>.tsv and writes <stem>.png and .svg
+ * (`decbench tune` writes its figures' data itself). */
+int report_plot_render_named(const char *stem, const char *plots_dir, const char *data_dir,
+                             const char *out_dir, char *err);
 
 #endif
