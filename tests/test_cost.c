@@ -116,10 +116,17 @@ static void test_bad_sources(void) {
     expect_fail("neg.csv", "rows,seconds,context,logit_rows\n1,1,-5,1\n", "neg.csv:2: context");
     expect_fail("zero.csv", "rows,seconds\n1,0\n", "seconds > 0");
     expect_fail("logits.csv", "rows,seconds,context,logit_rows\n2,1,0,3\n", "logit rows <= rows");
-    expect_fail("nobody.csv", "rows,seconds,context,logit_rows\n4,1,0,4\n",
+    /* a grid of every row's logits (`cost --logits all`) is a body of its own; a grid that mixes
+     * logit rows needs its one-logit-row points */
+    expect_fail("nobody.csv", "rows,seconds,context,logit_rows\n4,1,0,2\n",
                 "no point with one row's logits");
-    expect_fail("orphan.csv", "rows,seconds,context,logit_rows\n1,1,0,1\n4,2,0,4\n",
-                "rows 4, context 0, logit rows 4 has no point with logit rows 1");
+    expect_fail("orphan.csv", "rows,seconds,context,logit_rows\n1,1,0,1\n4,2,0,2\n",
+                "rows 4, context 0, logit rows 2 has no point with logit rows 1");
+    cost_curve *all = NULL;
+    const char *pa = write_file("all.csv", "rows,seconds,context,logit_rows\n1,1,0,1\n4,2,0,4\n");
+    CHECK_MSG(cost_curve_load(&all, pa, NULL, err) == 0, "%s", err);
+    if (all) CHECK(near(cost_curve_t(all, 4, 0, 4), 2));
+    cost_curve_free(all);
     expect_fail("empty.csv", "# nothing\n", "has no points");
     expect_fail("text.csv", "rows,seconds\n1,1\nabc\n", "text.csv:3");
     cost_curve *c = NULL;
