@@ -8,8 +8,9 @@
 # built (e.g. cmake -DGGML_NATIVE=ON, OpenMP on). Without it the script says so and exits 2.
 #
 # For each preset in $PRESETS (default "110M 1.1B": random weights of the real shapes, written
-# once to $CACHE by bench/cache.sh), each weight type in $TYPES (default "f32 f16 q8_0 q4_k
-# q6_k", each file made by `decbench convert`), each thread count in $THREADS_LIST (default
+# once to $CACHE by bench/cache.sh), each weight type in $TYPES (default "f32 f16 q8_0 Q4_K_M
+# Q6_K": `decbench convert --type`, the last two llama-quantize's mixes), each thread count in
+# $THREADS_LIST (default
 # "1 $(nproc)") and each decbench kernel mode in $KERNELS (default "exact"), $PAIRS pairs
 # (default 3), each pair run back to back:
 #   decbench: greedy decode tok/s (`generate -n $N --stats`, decode only, N=128 after BOS:
@@ -34,7 +35,7 @@ if [ -z "${LLAMA_BENCH:-}" ] || [ ! -x "$LLAMA_BENCH" ]; then
     exit 2
 fi
 PRESETS=${PRESETS:-110M 1.1B}
-TYPES=${TYPES:-f32 f16 q8_0 q4_k q6_k}
+TYPES=${TYPES:-f32 f16 q8_0 Q4_K_M Q6_K}
 THREADS_LIST=${THREADS_LIST:-1 $(nproc)}
 KERNELS=${KERNELS:-exact}
 PAIRS=${PAIRS:-3}

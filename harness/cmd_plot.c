@@ -21,7 +21,7 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_ERRORS, L_DECODER, L_HELP, L_COUNT };
+enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_ERRORS, L_DECODER, L_LLAMA, L_HELP, L_COUNT };
 
 /* "speedup, scaling, ... or all" for messages and --help. */
 static const char *kind_list(void) {
@@ -82,6 +82,10 @@ int cmd_plot(int argc, char **argv) {
                        "ablation: the decoder whose variants to draw (default: the one with the "
                        "most specs)",
                        "NAME"},
+        [L_LLAMA] = {"--llama-csv", NULL, 1,
+                     "cost: draw llama.cpp's speeds from this `llama-bench -o csv` file beside the "
+                     "curve (pp T as one pass of T rows, tg as passes of one)",
+                     "FILE"},
         [L_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -121,7 +125,8 @@ int cmd_plot(int argc, char **argv) {
     report_plot_opts po = {.run_ids = runs.ids,
                            .n_runs = runs.n,
                            .errors = errors,
-                           .decoder = args_str(o, L_COUNT, "--decoder", NULL)};
+                           .decoder = args_str(o, L_COUNT, "--decoder", NULL),
+                           .llama_csv = args_str(o, L_COUNT, "--llama-csv", NULL)};
     po.default_specs = decoder_default_specs(&po.n_default_specs);
     int made = 0, failed = 0;
     for (int k = 0; k < REPORT_PLOT_KINDS; k++) {

@@ -25,8 +25,8 @@
 #include "model/model.h"
 
 /* y[t * ldy + (r - r0)] = dot(row r of w, x + t * ldx) for r in [r0, r1), t in [0, T).
- * [r0, r1) may be one thread's share: the tiling (and software prefetch) is chosen by the size
- * of the whole matrix, which decides whether the share comes from memory or from the cache. */
+ * [r0, r1) may be one thread's share: the tiling is chosen by the size of the whole matrix,
+ * which decides whether the share comes from memory or from the cache. */
 void kern_matmul(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y, int ldy);
 
 /* kern_matmul on a given instruction set (which must be supported: kern_isa_supported). */

@@ -51,7 +51,7 @@ typedef enum {
 /* A matrix kernel for one type: y[t * ldy + r] = dot(row r of w, x + t * ldx) for r in
  * [0, rows), t in [0, T); rows are ldw bytes apart and K values long. `streams` says whether
  * the whole matrix (not just these rows) is too big for the cache, which decides the tiling
- * and software prefetch (kernels.c). */
+ * (kern_rowgroup, kernels_isa.h). */
 typedef void (*wtype_matmul_fn)(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
                                 size_t ldx, int T, float *y, size_t ldy, int streams);
 

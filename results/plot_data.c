@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results/llama_csv.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -453,8 +454,9 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
  * (then the bound is optimistic only by the measurement's own error). */
 static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
                       char *err) {
-    (void)o;
     (void)n_ids;
+    llama_points ll = {0};
+    if (o && o->llama_csv && llama_csv_read(o->llama_csv, &ll, err)) return -1;
     sqlite3 *h = db_sqlite(d);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h,
@@ -474,9 +476,10 @@ static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int 
         sqlite3_finalize(st);
         return -1;
     }
-    fprintf(f, "# forward-pass latency versus rows per pass. %s\n", note);
-    fprintf(f, "rows\tms_per_pass\tgflops\tgbps\tbandwidth_bound_ms\tlinear_ms\n");
-    int n = 0;
+    fprintf(f, "# forward-pass latency versus rows per pass. %s%s%s\n", note,
+            ll.n ? " llama_ms: llama-bench, " : "", ll.n ? o->llama_csv : "");
+    fprintf(f, "rows\tms_per_pass\tgflops\tgbps\tbandwidth_bound_ms\tlinear_ms\tllama_ms\n");
+    int n = 0, li = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         double rows = sqlite3_column_double(st, 0), secs = sqlite3_column_double(st, 1);
         double wb = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
@@ -484,16 +487,27 @@ static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int 
                     : sqlite3_column_type(st, 6) != SQLITE_NULL ? sqlite3_column_double(st, 6)
                                                                 : NAN;
         double t1 = sqlite3_column_double(st, 7), r0 = sqlite3_column_double(st, 8);
+        for (; li < ll.n && ll.rows[li] < rows; li++) { /* llama-bench sizes the run lacks */
+            fprintf(f, "%d\t?\t?\t?\t?\t?", ll.rows[li]);
+            put_num(f, ll.ms[li]);
+            fputc('\n', f);
+        }
         fprintf(f, "%g", rows);
         put_num(f, 1e3 * secs);
         put_num(f, sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2));
         put_num(f, sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3));
         put_num(f, bw > 0 ? 1e3 * wb / (bw * 1e9) : NAN);
         put_num(f, r0 == 1 ? 1e3 * t1 * rows : NAN);
+        put_num(f, li < ll.n && ll.rows[li] == rows ? ll.ms[li++] : NAN);
         fputc('\n', f);
         n++;
     }
     sqlite3_finalize(st);
+    for (; n && li < ll.n; li++) {
+        fprintf(f, "%d\t?\t?\t?\t?\t?", ll.rows[li]);
+        put_num(f, ll.ms[li]);
+        fputc('\n', f);
+    }
     return n ? 0 : err_set(err, "report_plot_data: run %" PRId64 " has no cost points", ids[0]);
 }
 

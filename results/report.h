@@ -136,6 +136,8 @@ typedef struct {
     int n_default_specs;              /* parameters that differ between the plotted specs */
     report_errors errors;
     const char *decoder; /* ABLATION: whose variants (NULL: the decoder with the most specs) */
+    const char *llama_csv; /* COST: a `llama-bench -o csv` file drawn beside (llama_csv.h), or
+                            * NULL */
 } report_plot_opts;
 
 /* The kind's name ("speedup", ...), its data file ("speedup.tsv") and the gnuplot script that

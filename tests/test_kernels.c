@@ -1,7 +1,7 @@
 /* test_kernels.c: every instruction set's kernels equal the scalar reference bit for bit.
  *  1. matrix products for every row of the weight-type table (wtype.h) on every instruction
  *     set this CPU runs (scalar, AVX2, AVX-512): odd K (tails), every tile edge, T = 1..9,
- *     row offsets; a matrix too big for the cache (the streaming tiles and prefetch) whole and
+ *     row offsets; a matrix too big for the cache (the streaming row groups) whole and
  *     in thread shares; a new type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
@@ -101,9 +101,9 @@ static void test_matmul_small(rng_state *r) {
     }
 }
 
-/* Every type, a matrix too big for the cache (> 512 KB): the streaming 2-row tile at T = 1,
- * prefetched on its first read at every T; whole and in shares of rows as the thread pool
- * calls it (each share fits in the cache, the matrix does not). */
+/* Every type, a matrix too big for the cache (> 512 KB): the streaming tiles, rows taken far
+ * apart (kern_rowgroup; an odd row count leaves the last part short); whole and in shares of
+ * rows as the thread pool calls it (each share fits in the cache, the matrix does not). */
 static void test_matmul_streaming(rng_state *r) {
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);

@@ -757,9 +757,30 @@ static void test_plot_data(db *d, const char *dir) {
     CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, NULL, dir, err) == 0, "%s", err);
     snprintf(path, sizeof path, "%s/cost.tsv", dir);
     t = slurp(path);
-    CHECK_MSG(strstr(t, "\n8\t2\t80\t0.5\t0.5\t8\n") != NULL, "%s", t);
-    CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\n") != NULL);
+    CHECK_MSG(strstr(t, "\n8\t2\t80\t0.5\t0.5\t8\t?\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\t?\n") != NULL);
     free(t);
+    /* with llama-bench's CSV (pp 4 and 64, tg 128 at 100 ms per token): its column 7, and a row
+     * of its own at T = 4, which the run lacks */
+    char csv[4400];
+    snprintf(csv, sizeof csv, "%s/llama.csv", dir);
+    FILE *cf = fopen(csv, "w");
+    fputs("build_commit,n_prompt,n_gen,avg_ns,avg_ts\n\"c392e5094\",\"64\",\"0\",\"320000000\","
+          "\"200\"\n\"c392e5094\",\"4\",\"0\",\"40000000\",\"100\"\n\"c392e5094\",\"0\",\"128\","
+          "\"12800000000\",\"10\"\n",
+          cf);
+    fclose(cf);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir,
+                               err) == 0,
+              "%s", err);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n4\t?\t?\t?\t?\t?\t40\n8\t2\t80\t0.5\t0.5\t8\t?\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\t320\n") != NULL);
+    CHECK(strstr(t, "\n1\t1\t10\t1\t0.5\t1\t100\n") != NULL); /* tg: 1 row, 100 ms */
+    free(t);
+    snprintf(csv, sizeof csv, "%s/missing.csv", dir);
+    CHECK(report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir, err) ==
+          -1);
 
     /* (e) history over explicit runs 1 and 2: commits and tok/s per decoder. Run 1 has two
      * datasets, so its figures are over all of them (400 / (2 x 1.8 + ...) etc.). */
