@@ -75,12 +75,12 @@ int paths_data_dir(const char *sub, char *out, size_t n) {
             if (try_dir(dir, out, n)) return 0;
         }
     }
-#ifdef DECBENCH_INSTALL_DATADIR
-    snprintf(dir, sizeof dir, "%s/%s", DECBENCH_INSTALL_DATADIR, sub);
-    if (try_dir(dir, out, n)) return 0;
-#endif
 #ifdef DECBENCH_SOURCE_DIR
     snprintf(dir, sizeof dir, "%s/%s", DECBENCH_SOURCE_DIR, sub);
+    if (try_dir(dir, out, n)) return 0;
+#endif
+#ifdef DECBENCH_INSTALL_DATADIR
+    snprintf(dir, sizeof dir, "%s/%s", DECBENCH_INSTALL_DATADIR, sub);
     if (try_dir(dir, out, n)) return 0;
 #endif
     return -1;
