@@ -18,56 +18,103 @@
 
 #include "datasets/ds_internal.h"
 
+/* Later turns (multi-turn MT-bench): the history a conversation carries into its next turn,
+ * as the models were trained and the papers prompted them. Llama 2 (Meta's template and
+ * FastChat's llama-2, which LookaheadDecoding used): "[/INST] ANSWER </s><s>[INST] USER
+ * [/INST]"; Vicuna v1.1 (FastChat, Spec-Bench): "ASSISTANT: ANSWER</s>USER: ...";
+ * ChatML, Llama 3, DeepSeek-Coder: the end-of-turn token of their templates as llama.cpp
+ * renders them. The first turn's BOS is the tokenizer's; the "<s>" of later turns is text. */
+#define LLAMA2_HISTORY                                                                             \
+    .reply_pre = " ", .reply_post = " </s>", .next_lead = "<s>[INST] ", .history_special = 1
 static const ds_chat_row rows[] = {
     /* Llama 2 without system-message support: the system text opens the turn bare. */
-    {"llama2", {NULL}, "[INST] ", "", "\n", "", " [/INST]", "", 0, 0},
+    {.name = "llama2",
+     .lead = "[INST] ",
+     .sys_pre = "",
+     .sys_post = "\n",
+     .user_pre = "",
+     .user_post = " [/INST]",
+     .assistant = "",
+     LLAMA2_HISTORY},
     /* Llama 2 chat (<<SYS>> block): the Llama-2-chat, FastChat and the papers' prompts. */
-    {"llama2-sys", {"llama-2"}, "[INST] ", "<<SYS>>\n", "\n<</SYS>>\n\n", "", " [/INST]", "", 0, 0},
-    /* Differs from llama2-sys only in later turns (BOS inside the history). */
-    {"llama2-sys-bos", {NULL}, "[INST] ", "<<SYS>>\n", "\n<</SYS>>\n\n", "", " [/INST]", "", 0, 0},
+    {.name = "llama2-sys",
+     .aliases = {"llama-2"},
+     .lead = "[INST] ",
+     .sys_pre = "<<SYS>>\n",
+     .sys_post = "\n<</SYS>>\n\n",
+     .user_pre = "",
+     .user_post = " [/INST]",
+     .assistant = "",
+     LLAMA2_HISTORY},
+    /* Differs from llama2-sys only in later turns (BOS inside the history), which is where
+     * llama2-sys follows Meta's template too. */
+    {.name = "llama2-sys-bos",
+     .lead = "[INST] ",
+     .sys_pre = "<<SYS>>\n",
+     .sys_post = "\n<</SYS>>\n\n",
+     .user_pre = "",
+     .user_post = " [/INST]",
+     .assistant = "",
+     LLAMA2_HISTORY},
     /* Meta's own Llama-2-chat template: messages stripped (content.strip()). */
-    {"llama2-sys-strip",
-     {NULL},
-     "[INST] ",
-     "<<SYS>>\n",
-     "\n<</SYS>>\n\n",
-     "",
-     " [/INST]",
-     "",
-     1,
-     0},
-    {"llama3",
-     {"llama-3"},
-     "",
-     "<|start_header_id|>system<|end_header_id|>\n\n",
-     "<|eot_id|>",
-     "<|start_header_id|>user<|end_header_id|>\n\n",
-     "<|eot_id|>",
-     "<|start_header_id|>assistant<|end_header_id|>\n\n",
-     1,
-     1},
-    {"chatml",
-     {"qwen"},
-     "",
-     "<|im_start|>system\n",
-     "<|im_end|>\n",
-     "<|im_start|>user\n",
-     "<|im_end|>\n",
-     "<|im_start|>assistant\n",
-     0,
-     1},
+    {.name = "llama2-sys-strip",
+     .lead = "[INST] ",
+     .sys_pre = "<<SYS>>\n",
+     .sys_post = "\n<</SYS>>\n\n",
+     .user_pre = "",
+     .user_post = " [/INST]",
+     .assistant = "",
+     .trim = 1,
+     LLAMA2_HISTORY},
+    {.name = "llama3",
+     .aliases = {"llama-3"},
+     .lead = "",
+     .sys_pre = "<|start_header_id|>system<|end_header_id|>\n\n",
+     .sys_post = "<|eot_id|>",
+     .user_pre = "<|start_header_id|>user<|end_header_id|>\n\n",
+     .user_post = "<|eot_id|>",
+     .assistant = "<|start_header_id|>assistant<|end_header_id|>\n\n",
+     .trim = 1,
+     .special = 1,
+     .reply_pre = "",
+     .reply_post = "<|eot_id|>",
+     .next_lead = ""},
+    {.name = "chatml",
+     .aliases = {"qwen"},
+     .lead = "",
+     .sys_pre = "<|im_start|>system\n",
+     .sys_post = "<|im_end|>\n",
+     .user_pre = "<|im_start|>user\n",
+     .user_post = "<|im_end|>\n",
+     .assistant = "<|im_start|>assistant\n",
+     .special = 1,
+     .reply_pre = "",
+     .reply_post = "<|im_end|>\n",
+     .next_lead = ""},
     /* DeepSeek-Coder instruct. */
-    {"deepseek",
-     {"deepseek-coder"},
-     "",
-     "",
-     "",
-     "### Instruction:\n",
-     "\n",
-     "### Response:\n",
-     0,
-     0},
-    {"vicuna", {NULL}, "", "", " ", "USER: ", " ", "ASSISTANT:", 0, 0},
+    {.name = "deepseek",
+     .aliases = {"deepseek-coder"},
+     .lead = "",
+     .sys_pre = "",
+     .sys_post = "",
+     .user_pre = "### Instruction:\n",
+     .user_post = "\n",
+     .assistant = "### Response:\n",
+     .reply_pre = "",
+     .reply_post = "\n<|EOT|>\n",
+     .next_lead = "",
+     .history_special = 1},
+    {.name = "vicuna",
+     .lead = "",
+     .sys_pre = "",
+     .sys_post = " ",
+     .user_pre = "USER: ",
+     .user_post = " ",
+     .assistant = "ASSISTANT:",
+     .reply_pre = " ",
+     .reply_post = "</s>",
+     .next_lead = "",
+     .history_special = 1},
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -133,6 +180,13 @@ static int add_message(ds_buf *out, const char *s, size_t n, int trim) {
         while (n && isspace((unsigned char)s[n - 1])) n--;
     }
     return ds_buf_add(out, s, n);
+}
+
+int ds_chat_next_turn(const ds_chat_row *c, const char *answer, const char *user, ds_buf *out) {
+    return ds_buf_adds(out, c->reply_pre) || add_message(out, answer, strlen(answer), c->trim) ||
+           ds_buf_adds(out, c->reply_post) || ds_buf_adds(out, c->next_lead) ||
+           ds_buf_adds(out, c->user_pre) || add_message(out, user, strlen(user), c->trim) ||
+           ds_buf_adds(out, c->user_post) || ds_buf_adds(out, c->assistant);
 }
 
 int ds_chat_apply(const ds_chat_row *c, const char *system, size_t system_len, const char *user,

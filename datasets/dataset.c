@@ -39,6 +39,25 @@ static char *arena_dup(ds_block **a, const char *s, size_t n) {
     return p;
 }
 
+/* n bytes aligned for pointers (the turns of a record). */
+static void *arena_alloc(ds_block **a, size_t n) {
+    ds_block *b = *a;
+    size_t pad = b ? (8 - (b->used & 7)) & 7 : 0;
+    if (b && b->cap - b->used >= n + pad) {
+        b->used += pad;
+    } else {
+        size_t cap = n > (1u << 20) ? n : (1u << 20);
+        if (!(b = malloc(sizeof *b + cap))) return NULL;
+        b->next = *a;
+        b->used = 0;
+        b->cap = cap;
+        *a = b;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
 static char *arena_str(ds_block **a, const char *s) {
     return arena_dup(a, s, strlen(s));
 }
@@ -145,6 +164,23 @@ static int take_field(load_ctx *c, json_t *rec, ds_rec *r, int i, char *err) {
         } else if (json_is_array(v) && json_array_size(v) > 0 &&
                    json_is_string(json_array_get(v, 0))) {
             str = json_array_get(v, 0);
+            /* every turn, for ds_turn_prompt (a later one that is not a string is an error) */
+            size_t n = json_array_size(v);
+            r->f.turns = arena_alloc(&c->s->arena, n * sizeof *r->f.turns);
+            if (!r->f.turns) return err_set(err, "out of memory");
+            for (size_t k = 0; k < n; k++) {
+                json_t *e = json_array_get(v, k);
+                if (!json_is_string(e)) {
+                    char where[4096];
+                    ds_where(where, sizeof where, c->s->path, r->line, r->index);
+                    return err_set(err, "%s: field \"%s\" turn %zu is %s, expected a string", where,
+                                   fd->key, k + 1, ds_json_type_name(e));
+                }
+                r->f.turns[k] =
+                    arena_dup(&c->s->arena, json_string_value(e), json_string_length(e));
+                if (!r->f.turns[k]) return err_set(err, "out of memory");
+            }
+            r->f.n_turns = (int)n;
         } else if (json_is_array(v)) {
             char where[4096];
             ds_where(where, sizeof where, c->s->path, r->line, r->index);
@@ -417,6 +453,8 @@ static int render_all(ds_set *s, load_ctx *c, const char *subset, char *err) {
         sm->category = r->category;
         sm->group = group;
         sm->reference = r->reference;
+        sm->turns = r->f.turns;
+        sm->n_turns = r->f.n_turns > 1 ? r->f.n_turns : 1;
         sm->prompt = arena_dup(&s->arena, out.p ? out.p : "", out.len);
         if (!sm->prompt) rc = err_set(err, "out of memory");
     }
@@ -487,6 +525,34 @@ int ds_open_chat(ds_set **out, const char *spec, const char *template_name, cons
     s->nsel = s->n;
     *out = s;
     return 0;
+}
+
+int ds_turn_prompt(const ds_set *set, const ds_sample *s, int turn, const char *const *answers,
+                   char **out, char *err) {
+    *out = NULL;
+    if (turn < 2 || turn > s->n_turns || !s->turns)
+        return err_set(err, "%s[%d] (id %s): no turn %d (the record has %d)", s->dataset, s->index,
+                       s->id, turn, s->n_turns);
+    if (!set->chat || set->tpl->reply)
+        return err_set(err,
+                       "%s: template %s is not a chat template ending at the assistant's header: "
+                       "turns after the first need one (the dataset's chat templates continue a "
+                       "conversation)",
+                       set->name, set->tpl->name);
+    ds_buf b = {0};
+    int bad = ds_buf_adds(&b, s->prompt);
+    for (int k = 1; k < turn && !bad; k++)
+        bad = ds_chat_next_turn(set->chat, answers[k - 1], s->turns[k], &b);
+    if (bad) {
+        ds_buf_free(&b);
+        return err_set(err, "out of memory");
+    }
+    *out = b.p;
+    return 0;
+}
+
+int ds_turn_parse_special(const ds_set *set, int turn) {
+    return set->chat && (set->chat->special || (turn > 1 && set->chat->history_special));
 }
 
 int ds_select(ds_set *s, int offset, int limit, int shuffle, uint64_t seed, char *err) {

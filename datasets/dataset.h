@@ -32,6 +32,11 @@ typedef struct {
                             * the dataset has none */
     const char *prompt;    /* the rendered prompt text (UTF-8) */
     const char *reference; /* reference answer/solution when the file has one, else NULL */
+    /* The record's user turns (MT-bench and Spec-Bench keep two for some questions): turn[0]
+     * is the one the prompt holds; later ones are asked after the model's answer
+     * (ds_turn_prompt). n_turns is 1 for single-turn records. */
+    const char *const *turns;
+    int n_turns;
 } ds_sample;
 
 typedef struct ds_set ds_set;
@@ -58,6 +63,20 @@ int ds_open_chat(ds_set **out, const char *spec, const char *template_name, cons
  * llm_chat_detect_template does; NULL when it is none of the formats above (Mistral, Phi,
  * Gemma, ... or unrecognisable). */
 const char *ds_chat_detect(const char *chat_template);
+
+/* The prompt of turn `turn` (2 .. s->n_turns) of a multi-turn record, as the papers built it
+ * (FastChat's conversation in Spec-Bench's eval.py and LookaheadDecoding's eval_mtbench.py):
+ * the conversation so far in the set's chat format, the model's answers answers[0..turn-2] as
+ * the assistant's replies (the caller passes the decoded answer, stripped of surrounding
+ * whitespace, as FastChat does), then the next user turn and the assistant's header. Only a
+ * set rendered with a chat template has turns beyond the first (error otherwise). *out is
+ * malloc'd. Turn 1 is s->prompt. */
+int ds_turn_prompt(const ds_set *set, const ds_sample *s, int turn, const char *const *answers,
+                   char **out, char *err);
+/* 1 when turn `turn`'s prompt holds control tokens to encode as such (a chat format's own,
+ * or the end-of-turn tokens the history of a Llama-2 or Vicuna conversation writes as text,
+ * "</s><s>", which the models' tokenizers read as EOS and BOS). */
+int ds_turn_parse_special(const ds_set *set, int turn);
 
 /* Selects a deterministic subset, always starting again from the full set in file order:
  *   1. if shuffle != 0: Fisher-Yates with util/rng.h seeded by seed

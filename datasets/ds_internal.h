@@ -29,7 +29,8 @@ void ds_buf_free(ds_buf *b);
 /* ---- how a record field is read (registry.c describes, dataset.c extracts) ---- */
 typedef enum {
     DS_STRING,     /* a JSON string */
-    DS_FIRST_TURN, /* a string, or a non-empty array whose first element is a string */
+    DS_FIRST_TURN, /* a string, or a non-empty array whose first element is a string (the
+                    * record's later elements are its later turns) */
     DS_PY_LIST,    /* an array of strings, rendered as Python's str(list) (MBPP test_list) */
 } ds_field_kind;
 
@@ -62,6 +63,11 @@ typedef struct {
     const char *lead, *sys_pre, *sys_post, *user_pre, *user_post, *assistant;
     int trim;    /* messages are trimmed of surrounding whitespace */
     int special; /* the format's text holds control tokens (encode with them parsed) */
+    /* Later turns: after the assistant's header comes reply_pre ANSWER reply_post, then
+     * next_lead and the next user turn (user_pre USER user_post assistant). history_special:
+     * that history writes end-of-turn tokens as text ("</s><s>") to encode as tokens. */
+    const char *reply_pre, *reply_post, *next_lead;
+    int history_special;
 } ds_chat_row;
 const ds_chat_row *ds_chat_find(const char *name); /* by name or alias; NULL if unknown */
 /* "llama2, llama2-sys (llama-2), ...": the names for messages; returns the length needed. */
@@ -69,11 +75,16 @@ size_t ds_chat_names(char *buf, size_t n);
 /* Appends the wrapped turn to out; 0, or -1 when out of memory. */
 int ds_chat_apply(const ds_chat_row *c, const char *system, size_t system_len, const char *user,
                   size_t user_len, ds_buf *out);
+/* Appends to a conversation ending with the assistant's header: the answer, and the next user
+ * turn up to the assistant's header again. 0, or -1 when out of memory. */
+int ds_chat_next_turn(const ds_chat_row *c, const char *answer, const char *user, ds_buf *out);
 
 /* The values a record contributes to rendering. */
 typedef struct {
     const char *val[DS_MAX_FIELDS]; /* in the order of ds_def.fields */
     long long num_id;               /* integer id when the file has one, else the index */
+    const char **turns;             /* the DS_FIRST_TURN field's turns (arena), NULL if none */
+    int n_turns;
 } ds_fields;
 
 typedef struct ds_def ds_def;

@@ -160,12 +160,12 @@ static const ds_def gsm8k = {
         },
 };
 
-/* First turn only: the second turn is asked after the model's own first answer, which the
- * harness would have to feed back; decbench measures single prompts. */
+/* Two turns per question: the prompt is the first; the second is asked after greedy's answer to
+ * it (run --turns 2, ds_turn_prompt), in the chat template's format, as the papers did. */
 static const ds_def mt_bench = {
     .name = "mt_bench",
     .file = "mt_bench/question.jsonl",
-    .blurb = "MT-bench, 80 questions, first turn only (lm-sys/FastChat)",
+    .blurb = "MT-bench, 80 questions of 2 turns (--turns 2 measures both) (lm-sys/FastChat)",
     .fields = {{"turn", "turns", DS_FIRST_TURN}},
     .id_key = "question_id",
     .category_key = "category",
@@ -189,7 +189,8 @@ static const ds_def mt_bench = {
 static const ds_def spec_bench = {
     .name = "spec_bench",
     .file = "spec_bench/question.jsonl",
-    .blurb = "Spec-Bench, 480 questions in 6 tasks, first turn only (hemingkx/Spec-Bench)",
+    .blurb = "Spec-Bench, 480 questions in 6 tasks, mt_bench's 80 of 2 turns (--turns 2) "
+             "(hemingkx/Spec-Bench)",
     .fields = {{"turn", "turns", DS_FIRST_TURN}},
     .id_key = "question_id",
     .category_key = "category",

@@ -31,6 +31,9 @@ typedef struct {
      * is not run and dec_generate returns DEC_CANCELLED. A long sample (a 7B model, 1024
      * tokens) then stops within one pass instead of running to its end. */
     const volatile sig_atomic_t *cancel;
+    /* Optional (may be NULL): one call per forward pass of either model, prompt chunks
+     * included (the pass trace: stats/stats.h, dec_pass). */
+    void (*on_pass)(void *user, const dec_pass *p);
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */
@@ -63,6 +66,9 @@ const char *dec_help(void);
 int dec_registry_size(void);
 const char *dec_registry_name(int i);
 const stat_def *dec_registry_counters(int i, int *n);
+/* Decoder i's canonical spec with every parameter at its default, into buf: what reports
+ * shorten labels against ("lookahead:W=5" = the parameters that differ from these). */
+int dec_registry_default_spec(int i, char *buf, size_t n);
 
 /* ---- state kept across generate calls (warm starts across runs) ---------------------------
  * Decoders that keep state (Ouroboros' phrase pool) can write it to a file and start from

@@ -1,4 +1,5 @@
 /* registry.c: the decoder table, spec parsing and the shared framework of dec_impl.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,28 @@ static int parse_list(dec *d, int idx, const char *val, char *err) {
     }
 }
 
+/* The canonical spec: every parameter, in table order; list parameters joined by '-'. list:
+ * the parsed lists (NULL: the defaults, given as text in the table). */
+static void canonical(const dec_vtable *vt, const int *param, const int (*list)[DEC_MAX_LIST],
+                      char *out, size_t n) {
+    snprintf(out, n, "%s", vt->name);
+    for (int i = 0; i < vt->n_params; i++) {
+        const param_def *p = &vt->params[i];
+        size_t len = strlen(out);
+        if (p->kind == PARAM_INT)
+            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, param[i]);
+        else if (p->kind == PARAM_LIST && !list)
+            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->def_list);
+        else if (p->kind == PARAM_LIST) {
+            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, list[i][0]);
+            for (int k = 1; k < param[i]; k++)
+                snprintf(out + strlen(out), n - strlen(out), "-%d", list[i][k]);
+        }
+        else
+            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->choices[param[i]]);
+    }
+}
+
 static int parse_params(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
     for (int i = 0; i < vt->n_params; i++) {
@@ -142,12 +165,14 @@ static int parse_params(dec *d, const char *s, char *err) {
             list_open = idx;
         } else if (p->kind == PARAM_INT) {
             char *end;
+            errno = 0;
             long v = strtol(val, &end, 10);
             if (!*val || *end)
                 return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
-            if (v < p->min || v > p->max)
-                return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min,
-                               p->max);
+            /* the value as typed: strtol saturates what overflows (issue 15.11) */
+            if (errno == ERANGE || v < p->min || v > p->max)
+                return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val,
+                               p->min, p->max);
             d->param[idx] = (int)v;
         } else {
             int found = -1;
@@ -158,24 +183,15 @@ static int parse_params(dec *d, const char *s, char *err) {
             d->param[idx] = found;
         }
     }
-    /* canonical spec: every parameter, in table order */
-    snprintf(d->spec, sizeof d->spec, "%s", vt->name);
-    for (int i = 0; i < vt->n_params; i++) {
-        const param_def *p = &vt->params[i];
-        size_t len = strlen(d->spec);
-        if (p->kind == PARAM_INT)
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key,
-                     d->param[i]);
-        else if (p->kind == PARAM_LIST) {
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key,
-                     d->list[i][0]);
-            for (int k = 1; k < d->param[i]; k++)
-                snprintf(d->spec + strlen(d->spec), sizeof d->spec - strlen(d->spec), "-%d",
-                         d->list[i][k]);
-        } else
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", i ? ',' : ':', p->key,
-                     p->choices[d->param[i]]);
-    }
+    canonical(vt, d->param, (const int(*)[DEC_MAX_LIST])d->list, d->spec, sizeof d->spec);
+    return 0;
+}
+
+int dec_registry_default_spec(int i, char *buf, size_t n) {
+    if (i < 0 || i >= N_DECODERS) return -1;
+    int param[DEC_MAX_PARAMS];
+    for (int k = 0; k < registry[i]->n_params; k++) param[k] = registry[i]->params[k].def;
+    canonical(registry[i], param, NULL, buf, n);
     return 0;
 }
 
@@ -343,21 +359,39 @@ static void count_pass(dec *d, dec_which which, int n, double dt, int is_prefill
     }
 }
 
+/* The pass trace (env.on_pass): what the pass's cost depends on. A pass of n rows asks for
+ * n_out logits rows (out_rows NULL: all n, or none when n_out is 0) after `context` committed
+ * tokens (a level of a tree evaluated with fwd_eval_more also attends to its few ancestors in
+ * scratch, as a chain's rows do to theirs). */
+static void trace_pass(dec *d, dec_which which, int n, const int *out_rows, int n_out, int context,
+                       int is_prefill, double dt) {
+    if (!d->env.on_pass) return;
+    dec_pass p = {
+        which == DEC_DRAFT, is_prefill, n, out_rows || n_out == 0 ? n_out : n, context, dt};
+    d->env.on_pass(d->env.user, &p);
+}
+
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
     if (cancel_now(d, err)) return -1;
+    int context = fwd_n_past(f);
     double t0 = clock_now();
     int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
-    count_pass(d, which, n, clock_now() - t0, is_prefill);
+    double dt = clock_now() - t0;
+    count_pass(d, which, n, dt, is_prefill);
+    trace_pass(d, which, n, out_rows, n_out, context, is_prefill, dt);
     return rc;
 }
 
 int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
                   const int *out_rows, int n_out, float *logits, char *err) {
     if (cancel_now(d, err)) return -1;
+    int context = fwd_n_past(f);
     double t0 = clock_now();
     int rc = fwd_eval_more(f, n, tokens, parent, out_rows, n_out, logits, err);
-    count_pass(d, which, n, clock_now() - t0, 0);
+    double dt = clock_now() - t0;
+    count_pass(d, which, n, dt, 0);
+    trace_pass(d, which, n, out_rows, n_out, context, 0, dt);
     return rc;
 }
 
@@ -371,7 +405,10 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
     int rc = 0;
     for (int done = 0; done < n_prompt && rc == 0;) {
         int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
+        double c0 = clock_now();
         rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+        int last = chunk - 1; /* one pass per chunk: its last row's logits */
+        if (rc == 0) trace_pass(d, which, chunk, &last, 1, done, 1, clock_now() - c0);
         done += chunk;
     }
     double dt = clock_now() - t0;

@@ -9,6 +9,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/session.h"
 #include "model/convert.h"
 #include "util/err.h"
 #include "util/paths.h"
@@ -100,6 +101,8 @@ int cmd_convert(int argc, char **argv) {
     }
     if (parse_fallback(args_str(o, V_COUNT, "--fallback", "f16"), &opts.fallback, err))
         return cmd_usage("convert", err);
+    char in_path[4096]; /* a bare file name is looked up in the models folder */
+    in = session_find_model(in, in_path, sizeof in_path);
     if (same_file(in, out))
         return cmd_fail("convert", "-o names the input file; choose another output");
     model *m = NULL;
@@ -112,7 +115,7 @@ int cmd_convert(int argc, char **argv) {
     int rc = 1;
     if (model_open(&m, in, err)) goto done;
     if (tp)
-        snprintf(tok_path, sizeof tok_path, "%s", tp);
+        session_find_model(tp, tok_path, sizeof tok_path);
     else if (default_tokenizer(m, tok_path, sizeof tok_path, err))
         goto done;
     if (convert_vocab_load(&v, tok_path, err) || convert_gguf(m, v, &opts, out, &rep, err))

@@ -1,13 +1,20 @@
-/* cmd_cost.c: `decbench cost`: forward-pass latency versus rows per pass on this machine.
+/* cmd_cost.c: `decbench cost`: forward-pass latency on this machine, the cost curve
+ * t(rows, context, logit rows) every decoder's speed-up depends on.
  *
- * This is the cost curve every decoder's speed-up depends on: a decoder that feeds R rows per
- * step and gains A tokens per step beats greedy only if t(R) / A < t(1). For each T in --rows
- * it prints the median latency of one pass of T rows (a chain after --context committed
- * tokens, logits of every row computed, as verification needs), the achieved GFLOP/s (matrix
- * products only: 2 x weights x T) and the weight traffic in GB/s (weight bytes / latency: at
- * T=1 a pass reads every weight once, so this is the bandwidth the pass achieves). It also
- * measures the machine's streaming-read bandwidth, the bound a T=1 pass cannot beat.
- * --csv writes "rows,seconds" for `report --project-cost`; --db stores the curve in a run. */
+ * A decoder that feeds R rows per step and gains A tokens per step beats greedy only if
+ * t(R) / A < t(1). A pass's latency also grows with the committed context its rows attend to,
+ * and with the rows whose logits it computes (the classifier is a fifth of a 110M model's
+ * weights; lookahead and Ouroboros read only some rows' logits). So the curve is a grid
+ * (harness/measure.h): for each context of --context, every rows value of --rows with the
+ * logits of one row, and at the first context also with the logits of every row; results/cost.h
+ * interpolates it. Each point is the mean latency of one pass (a chain after `context`
+ * committed tokens), with the achieved GFLOP/s (matrix products only) and the weight traffic in
+ * GB/s (weight bytes / latency: at T=1 a pass reads every weight once, so this is the
+ * bandwidth the pass achieves). It also measures the machine's streaming-read bandwidth, the
+ * bound a T=1 pass cannot beat.
+ * --csv writes the grid (format: results/cost.h) for `report --project-cost`; --db stores it in
+ * a run (the model and machine are the run's). The model's context is raised to what the grid
+ * needs, up to the length it was trained for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,58 +27,110 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_HELP, C_COUNT };
+enum {
+    C_MODEL,
+    C_ROWS,
+    C_CONTEXT,
+    C_THREADS,
+    C_KERN,
+    C_SECONDS,
+    C_CSV,
+    C_DB,
+    C_NOBW,
+    C_LABEL,
+    C_LOGITS,
+    C_HELP,
+    C_COUNT
+};
 
-static int parse_rows(const char *s, int *rows, int max, int *n, char *err) {
-    *n = 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (*end || v < 1 || v > 4096) return err_set(err, "--rows: '%s' is not a count 1..4096", p);
-        if (*n >= max) return err_set(err, "--rows: more than %d values", max);
-        rows[(*n)++] = (int)v;
-    }
-    return *n ? 0 : err_set(err, "--rows: empty list");
+typedef struct {
+    const model *m;
+    FILE *csv;
+    db *d;
+    int64_t run_id;
+    double bw;
+} cost_out;
+
+static int on_point(void *user, const measure_point *p, char *err) {
+    cost_out *o = user;
+    printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f\n", p->rows, p->seconds * 1e3,
+           p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats, p->context,
+           p->logit_rows, p->median * 1e3);
+    fflush(stdout);
+    if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
+    if (!o->d) return 0;
+    db_cost dc = measure_cost_row(p, (int64_t)model_weight_bytes(o->m), o->bw);
+    return db_insert_cost(o->d, o->run_id, &dc, err);
 }
 
 int cmd_cost(int argc, char **argv) {
     args_opt o[C_COUNT] = {
-        [C_MODEL] = {"--model", "-m", 1, "model file (real or synthetic weights; a bare name is looked up in the models folder)", "FILE"},
-        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default 1,2,4,8,16,32,64,128,256)", "LIST"},
-        [C_CONTEXT] = {"--context", NULL, 1, "committed tokens before the measured pass (default 128)", "N"},
+        [C_MODEL] = {"--model", "-m", 1,
+                     "model file (real or synthetic weights; a bare name is looked up in the "
+                     "models folder)",
+                     "FILE"},
+        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default " MEASURE_DEFAULT_ROWS ")", "LIST"},
+        [C_CONTEXT] =
+            {"--context", NULL, 1,
+             "committed tokens before the measured pass, a list (default " MEASURE_DEFAULT_CONTEXTS
+             "; lowered to fit the model)",
+             "LIST"},
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas", "exact|blas"},
-        [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, in seconds (default 0.3; units: 300ms, 0.3s, 1m)", "S"},
-        [C_CSV] = {"--csv", NULL, 1, "also write rows,seconds to this file (for report --project-cost)", "FILE"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas",
+                    "exact|exact-int8|blas"},
+        [C_SECONDS] = {"--seconds", NULL, 1,
+                       "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
+                       "0.3s, 1m)",
+                       "S"},
+        [C_CSV] = {"--csv", NULL, 1, "also write the grid to this file (for report --project-cost)",
+                   "FILE"},
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
         [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
+        [C_LOGITS] = {"--logits", NULL, 1,
+                      "both (default: one row's logits at every context, every row's at the "
+                      "first: the classifier's share), last (the last row's only, as a prompt "
+                      "pass and llama-bench's pp) or all (every row's, as verification needs)",
+                      "both|last|all"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
-    char err[ERR_LEN];
+    char err[ERR_LEN], note[512];
     const char *pos[1];
     int n_pos;
     if (args_parse(argc, argv, 2, o, C_COUNT, pos, 0, &n_pos, err)) return cmd_usage("cost", err);
     if (args_flag(o, C_COUNT, "--help")) {
-        args_usage("decbench cost --model FILE [--rows 1,2,4,...] [--csv FILE] [--db FILE]", o, C_COUNT);
+        args_usage("decbench cost --model FILE [--rows 1,2,4,...] [--context 32,512] [--csv FILE] "
+                   "[--db FILE]",
+                   o, C_COUNT);
+        printf(
+            "measures, per context, t(rows) with the logits of one row, and at the first context\n"
+            "also with the logits of every row (the classifier's share); report --project-cost\n"
+            "interpolates t(rows, context, logit rows) from these points.\n");
         return 0;
     }
-    int rows[64], n_rows;
-    long context, threads;
-    double seconds;
-    if (parse_rows(args_str(o, C_COUNT, "--rows", "1,2,4,8,16,32,64,128,256"), rows, 64, &n_rows, err) ||
-        args_int(o, C_COUNT, "--context", 128, 0, 1 << 20, &context, err) ||
+    measure_grid g = {.n_rows = 0};
+    long threads;
+    if (measure_parse_list(args_str(o, C_COUNT, "--rows", MEASURE_DEFAULT_ROWS), "--rows", 1, 4096,
+                           g.rows, MEASURE_MAX_ROWS, &g.n_rows, err) ||
+        measure_parse_list(args_str(o, C_COUNT, "--context", MEASURE_DEFAULT_CONTEXTS), "--context",
+                           0, 1 << 20, g.contexts, MEASURE_MAX_CONTEXTS, &g.n_contexts, err) ||
         args_int(o, C_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
-        args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &seconds, err))
+        args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &g.min_seconds, err))
         return cmd_usage("cost", err);
     /* Before 0.2 the value was milliseconds: a bare 300 now means 5 minutes per point. */
     const char *sec_s = args_str(o, C_COUNT, "--seconds", "");
-    if (seconds >= 30 && strspn(sec_s, "0123456789.") == strlen(sec_s))
-        fprintf(stderr, "decbench cost: note: --seconds %s is %s seconds per point (write %sms for "
-                        "milliseconds)\n", sec_s, sec_s, sec_s);
+    if (g.min_seconds >= 30 && strspn(sec_s, "0123456789.") == strlen(sec_s))
+        fprintf(stderr,
+                "decbench cost: note: --seconds %s is %s seconds per point (write %sms for "
+                "milliseconds)\n",
+                sec_s, sec_s, sec_s);
+    static const char *const logit_modes[] = {"both", "last", "all"};
+    const char *lm = args_str(o, C_COUNT, "--logits", "both");
+    int mode = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(lm, logit_modes[i])) mode = i;
+    if (mode < 0) return cmd_usage("cost", "--logits: expected both, last or all");
+    g.logits = (measure_logits)mode;
     const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
     if (!model_arg) return cmd_usage("cost", "--model FILE is required");
     char model_path[4096];
@@ -79,77 +138,81 @@ int cmd_cost(int argc, char **argv) {
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_usage("cost", "--kernels: expected exact or blas");
+        return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
     int nt = threads > 0 ? (int)threads : session_cores();
-    int max_rows = 0;
-    for (int i = 0; i < n_rows; i++) max_rows = rows[i] > max_rows ? rows[i] : max_rows;
     model *m = NULL;
     tpool *pool = NULL;
     fwd_ctx *f = NULL;
-    db *d = NULL;
-    file_out csv_out = {0};
-    FILE *csv = NULL; /* csv_out.f: written through PATH.tmp, renamed when every point is in */
-    int rc = 1;
+    cost_out out = {.bw = -1};
+    file_out csv;
+    int rc = 1, csv_open = 0;
     if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
-    /* the context the measurement needs, within what the model was trained for (its default is
-     * capped at MODEL_DEFAULT_CTX) */
-    if (context + max_rows > m->cfg.seq_len && context + max_rows <= m->cfg.ctx_train &&
-        model_set_context(m, (int)context + max_rows, err))
+    /* the context the grid needs, within what the model was trained for (its default is capped
+     * at MODEL_DEFAULT_CTX); beyond that, measure_grid_fit lowers the contexts */
+    int need = g.contexts[g.n_contexts - 1] + g.rows[g.n_rows - 1];
+    if (need > m->cfg.seq_len &&
+        model_set_context(m, need < m->cfg.ctx_train ? need : m->cfg.ctx_train, err))
         goto done;
-    if (fwd_new(&f, m, pool, max_rows, km, err)) goto done;
-    if (context + max_rows > m->cfg.seq_len) {
-        err_set(err, "--context %ld + %d rows exceed %s's context length %d", context, max_rows,
-                model_path, m->cfg.seq_len);
+    if (measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err) ||
+        fwd_new(&f, m, pool, g.rows[g.n_rows - 1], km, err))
         goto done;
-    }
-    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL), *db_path = args_str(o, C_COUNT, "--db", NULL);
+    out.m = m;
+    if (note[0]) fprintf(stderr, "decbench cost: %s\n", note);
+    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
+               *db_path = args_str(o, C_COUNT, "--db", NULL);
     if (csv_path) {
-        if (file_out_open(&csv_out, csv_path, "CSV", err)) goto done;
-        csv = csv_out.f;
+        if (file_out_open(&csv, csv_path, "CSV", err)) goto done;
+        csv_open = 1;
+        out.csv = csv.f;
     }
-    int64_t run_id = 0;
     if (db_path) {
         db_env env;
         db_env_capture(&env);
         char cmdline[2048] = "";
         for (int i = 0; i < argc; i++)
-            snprintf(cmdline + strlen(cmdline), sizeof cmdline - strlen(cmdline), "%s%s", i ? " " : "", argv[i]);
-        db_run r = {.command = cmdline, .label = args_str(o, C_COUNT, "--label", NULL), .model_path = model_path,
-                    .threads = nt, .kernels = kern_mode_name(km), .env = &env};
-        if (db_open(&d, db_path, DB_WRITE, err) || db_begin_run(d, &r, &run_id, err)) goto done;
+            snprintf(cmdline + strlen(cmdline), sizeof cmdline - strlen(cmdline), "%s%s",
+                     i ? " " : "", argv[i]);
+        db_run r = {.command = cmdline,
+                    .label = args_str(o, C_COUNT, "--label", NULL),
+                    .model_path = model_path,
+                    .threads = nt,
+                    .kernels = kern_mode_name(km),
+                    .env = &env};
+        if (db_open(&out.d, db_path, DB_WRITE, err) || db_begin_run(out.d, &r, &out.run_id, err))
+            goto done;
     }
-    double bw = -1;
-    if (!args_flag(o, C_COUNT, "--no-bandwidth")) bw = measure_read_bandwidth(pool, (size_t)1 << 30, 5);
+    if (!args_flag(o, C_COUNT, "--no-bandwidth"))
+        out.bw = measure_read_bandwidth(pool, (size_t)1 << 30, 5);
     const model_config *c = &m->cfg;
     printf("# model %s: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, %s weights, %.1f MB\n",
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            wtype_name(m->main_type), model_weight_bytes(m) / 1e6);
-    printf("# %d threads, %s kernels, context %ld; memory read bandwidth %.1f GB/s", nt,
-           kern_mode_name(km), context, bw);
-    if (bw > 0) printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (bw * 1e9) * 1e3);
-    printf("\n%6s %12s %12s %10s %10s %8s\n", "rows", "ms/pass", "ms/row", "GFLOP/s", "GB/s", "passes");
-    if (csv) fprintf(csv, "rows,seconds\n");
-    for (int i = 0; i < n_rows; i++) {
-        measure_point p;
-        if (measure_forward(f, rows[i], (int)context, seconds, &p, err)) goto done;
-        printf("%6d %12.4f %12.4f %10.2f %10.2f %8d\n", p.rows, p.seconds * 1e3, p.seconds * 1e3 / p.rows,
-               p.gflops, p.weight_gbps, p.repeats);
-        fflush(stdout);
-        if (csv) fprintf(csv, "%d,%.9g\n", p.rows, p.seconds);
-        if (d) {
-            db_cost dc = {p.rows, p.seconds, p.repeats, p.gflops, p.weight_gbps,
-                          (int64_t)model_weight_bytes(m), bw};
-            if (db_insert_cost(d, run_id, &dc, err)) goto done;
-        }
+    printf("# %d threads, %s kernels, %d points; memory read bandwidth %.1f GB/s", nt,
+           kern_mode_name(km), measure_grid_points(&g), out.bw);
+    if (out.bw > 0)
+        printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
+    printf("\n%6s %12s %12s %10s %10s %8s %8s %7s %12s\n", "rows", "ms/pass", "ms/row", "GFLOP/s",
+           "GB/s", "passes", "context", "logits", "median ms");
+    if (out.csv)
+        fprintf(out.csv,
+                "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "
+                "committed "
+                "tokens, computing `logit_rows` rows' logits\n# model %s, %d threads, %s kernels\n"
+                "rows,seconds,context,logit_rows\n",
+                model_path, nt, kern_mode_name(km));
+    if (measure_cost_grid(f, &g, on_point, &out, err)) goto done;
+    if (out.d && db_finish_run(out.d, out.run_id, DB_COMPLETE, err)) goto done;
+    if (csv_open) {
+        csv_open = 0;
+        if (file_out_commit(&csv, err)) goto done;
     }
-    if (csv && file_out_commit(&csv_out, err)) goto done;
-    if (d && db_finish_run(d, run_id, DB_COMPLETE, err)) goto done;
-    if (d) fprintf(stderr, "stored as run %lld in %s\n", (long long)run_id, db_path);
+    if (out.d) fprintf(stderr, "stored as run %lld in %s\n", (long long)out.run_id, db_path);
     rc = 0;
 done:
+    if (csv_open) file_out_abort(&csv);
     if (rc) cmd_fail("cost", err);
-    file_out_abort(&csv_out); /* after a commit: nothing; after an error: removes PATH.tmp */
-    db_close(d);
+    if (rc && out.d && out.run_id) db_finish_run(out.d, out.run_id, DB_FAILED, note);
+    db_close(out.d);
     fwd_free(f);
     model_close(m);
     tpool_free(pool);

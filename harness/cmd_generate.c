@@ -1,5 +1,6 @@
 /* cmd_generate.c: `decbench generate` (one prompt through one decoder, text streamed to stdout)
  * and `decbench tokenize` / `detokenize` (the tokenizer from the shell). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +100,9 @@ int cmd_generate(int argc, char **argv) {
                      "FILE"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)",
-                    "exact|blas"},
+                    "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
+                    "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)",
+                    "exact|exact-int8|blas"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
@@ -122,8 +124,9 @@ int cmd_generate(int argc, char **argv) {
         args_int(o, G_COUNT, "--ctx", 0, 1, 1 << 20, &ctx, err))
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_COUNT, "--kernels", "exact");
-    if (strcmp(kernels, "exact") && strcmp(kernels, "blas")) {
-        snprintf(err, sizeof err, "--kernels %.64s: expected exact or blas", kernels);
+    kern_mode km;
+    if (kern_mode_parse(kernels, &km)) {
+        snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
         return cmd_usage("generate", err);
     }
     if (!args_str(o, G_COUNT, "--model", NULL))
@@ -191,8 +194,10 @@ enum { T_TOK, T_MODEL, T_TEXT, T_BOS, T_SPECIAL, T_HELP, T_COUNT };
 static int open_tokenizer(args_opt *o, tok **t, char *err) {
     const char *tp = args_str(o, T_COUNT, "--tokenizer", NULL),
                *mp = args_str(o, T_COUNT, "--model", NULL);
-    if (tp) return tok_load(t, tp, err);
+    char found[4096]; /* a bare file name is looked up in the models folder */
+    if (tp) return tok_load(t, session_find_model(tp, found, sizeof found), err);
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
+    mp = session_find_model(mp, found, sizeof found);
     char magic[4] = {0};
     FILE *f = file_fopen_regular(mp, "model", err); /* a FIFO would block fopen() */
     if (!f) return -1;
@@ -290,6 +295,7 @@ int cmd_detokenize(int argc, char **argv) {
         while (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t') p++;
         if (!*p) break;
         char *end;
+        errno = 0;
         long id = strtol(p, &end, 10);
         if (end == p || (*end && *end != ' ' && *end != ',' && *end != '\n' && *end != '\t')) {
             snprintf(err, sizeof err, "id %d: '%.20s' is not an integer", index, p);
@@ -297,10 +303,11 @@ int cmd_detokenize(int argc, char **argv) {
             break;
         }
         char piece[TOK_PIECE_MAX];
-        int n = id < 0 || id > 1 << 30 ? -1 : tok_decode(t, prev, (int)id, piece, sizeof piece);
-        if (n < 0) {
-            snprintf(err, sizeof err, "id %d: %ld is outside the vocabulary 0..%d", index, id,
-                     tok_vocab_size(t) - 1);
+        int n = errno || id < 0 || id > 1 << 30 ? -1
+                                                : tok_decode(t, prev, (int)id, piece, sizeof piece);
+        if (n < 0) { /* the id as typed: strtol saturates what overflows */
+            snprintf(err, sizeof err, "id %d: %.*s is outside the vocabulary 0..%d", index,
+                     (int)(end - p < 40 ? end - p : 40), p, tok_vocab_size(t) - 1);
             rc = 1;
             break;
         }

@@ -21,10 +21,17 @@
 #include "results/report.h"
 #include "util/err.h"
 
-enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_HELP, L_COUNT };
+enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_ERRORS, L_DECODER, L_HELP, L_COUNT };
 
-static const char *kind_names[REPORT_PLOT_KINDS] = {"speedup", "scaling", "accept", "cost",
-                                                    "history"};
+/* "speedup, scaling, ... or all" for messages and --help. */
+static const char *kind_list(void) {
+    static char buf[512];
+    size_t len = 0;
+    for (int i = 0; i < REPORT_PLOT_KINDS; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? ", " : "",
+                                report_plot_name((report_plot_kind)i));
+    return buf;
+}
 
 /* "--kind a,b" into want[]; returns the number chosen, -1 on an unknown name. */
 static int parse_kinds(const char *s, int want[REPORT_PLOT_KINDS], int *all, char *err) {
@@ -36,15 +43,13 @@ static int parse_kinds(const char *s, int want[REPORT_PLOT_KINDS], int *all, cha
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int k = -1;
         for (int i = 0; i < REPORT_PLOT_KINDS; i++)
-            if (!strcmp(t, kind_names[i])) k = i;
+            if (!strcmp(t, report_plot_name((report_plot_kind)i))) k = i;
         if (!strcmp(t, "all")) {
             *all = 1;
             for (int i = 0; i < REPORT_PLOT_KINDS; i++) want[i] = 1;
             continue;
         }
-        if (k < 0)
-            return err_set(err,
-                           "--kind %s: expected speedup, scaling, accept, cost, history or all", t);
+        if (k < 0) return err_set(err, "--kind %s: expected %s or all", t, kind_list());
         want[k] = 1;
     }
     for (int i = 0; i < REPORT_PLOT_KINDS; i++) n += want[i];
@@ -54,7 +59,8 @@ static int parse_kinds(const char *s, int want[REPORT_PLOT_KINDS], int *all, cha
 int cmd_plot(int argc, char **argv) {
     args_opt o[L_COUNT] = {
         [L_KIND] = {"--kind", "-k", 1,
-                    "speedup, scaling, accept, cost, history or all (default; comma list ok)",
+                    "the figure(s), a comma list (kinds below; default all: every figure the "
+                    "runs have data for)",
                     "KIND"},
         [L_DB] = {"--db", NULL, 1, "database FILE or FILE:RUN_ID (default results/decbench.db)",
                   "FILE"},
@@ -68,6 +74,14 @@ int cmd_plot(int argc, char **argv) {
                      "beside the binary, else the source tree's plots/)",
                      "DIR"},
         [L_DATA] = {"--data-only", NULL, 0, "write the data files only (no gnuplot)"},
+        [L_ERRORS] = {"--errors", NULL, 1,
+                      "error bars of the speedup and ablation bars: repeats (default: sd over "
+                      "repeats), prompts (sd over prompts) or none",
+                      "repeats|prompts|none"},
+        [L_DECODER] = {"--decoder", NULL, 1,
+                       "ablation: the decoder whose variants to draw (default: the one with the "
+                       "most specs)",
+                       "NAME"},
         [L_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -77,40 +91,55 @@ int cmd_plot(int argc, char **argv) {
     if (args_flag(o, L_COUNT, "--help")) {
         args_usage("decbench plot [--kind KIND] [--db FILE[:RUN]] [--run ID ...] [--out DIR]", o,
                    L_COUNT);
-        printf("Figures and their data files: plots/README.md.\n");
+        printf("\nkinds: %s\n"
+               "Figures and their data files: plots/README.md. Legends label decoders by name\n"
+               "and the parameters that differ from the defaults (lookahead:W=5,G=5).\n",
+               kind_list());
         return 0;
     }
     int want[REPORT_PLOT_KINDS], all;
     if (parse_kinds(args_str(o, L_COUNT, "--kind", "all"), want, &all, err) < 0)
         return cmd_usage("plot", err);
-    const char *out = args_str(o, L_COUNT, "--out", "results/plots");
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/x", out); /* make_parent creates every folder above x */
+    const char *out = args_str(o, L_COUNT, "--out", "results/plots"),
+               *errors_s = args_str(o, L_COUNT, "--errors", "repeats");
+    report_errors errors = !strcmp(errors_s, "repeats")   ? REPORT_ERRORS_REPEATS
+                           : !strcmp(errors_s, "prompts") ? REPORT_ERRORS_PROMPTS
+                           : !strcmp(errors_s, "none")    ? REPORT_ERRORS_NONE
+                                                          : (report_errors)-1;
+    if ((int)errors < 0) return cmd_usage("plot", "--errors: expected repeats, prompts or none");
+    char what[4200];
+    snprintf(what, sizeof what, "the plots folder %s", out);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, L_COUNT, &runs, &d, err);
-    if (opened) return cmd_fail("plot", err) + (opened == -2); /* usage errors exit 2 */
-    if (runner_make_parent(probe, err)) {
+    if (opened) return opened == -2 ? cmd_usage("plot", err) : cmd_fail("plot", err);
+    if (runner_make_dir(out, what, err)) {
         run_list_free(&runs);
         db_close(d);
         return cmd_fail("plot", err);
     }
+    report_plot_opts po = {.run_ids = runs.ids,
+                           .n_runs = runs.n,
+                           .errors = errors,
+                           .decoder = args_str(o, L_COUNT, "--decoder", NULL)};
+    po.default_specs = decoder_default_specs(&po.n_default_specs);
     int made = 0, failed = 0;
     for (int k = 0; k < REPORT_PLOT_KINDS; k++) {
         if (!want[k]) continue;
-        int rc = report_plot_data(d, (report_plot_kind)k, runs.ids, runs.n, out, err);
+        int rc = report_plot_data(d, (report_plot_kind)k, &po, out, err);
         if (rc == 0 && !args_flag(o, L_COUNT, "--data-only"))
             rc = report_plot_render((report_plot_kind)k, args_str(o, L_COUNT, "--plots-dir", NULL),
                                     out, out, err);
         if (rc == 0) {
             made++;
-            fprintf(stderr, "decbench plot: %s: %s/%s%s\n", kind_names[k], out,
-                    report_plot_file((report_plot_kind)k),
+            fprintf(stderr, "decbench plot: %s: %s/%s%s\n", report_plot_name((report_plot_kind)k),
+                    out, report_plot_file((report_plot_kind)k),
                     args_flag(o, L_COUNT, "--data-only") ? "" : " (+ .png, .svg)");
         } else if (all) {
             char clean[2 * ERR_LEN];
             cmd_clean_message(err, clean, sizeof clean);
-            fprintf(stderr, "decbench plot: %s skipped: %s\n", kind_names[k], clean);
+            fprintf(stderr, "decbench plot: %s skipped: %s\n",
+                    report_plot_name((report_plot_kind)k), clean);
         } else {
             cmd_fail("plot", err);
             failed++;

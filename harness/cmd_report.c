@@ -2,7 +2,7 @@
  *
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
  *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
- *                   [--project-cost FILE[:RUN]] [--out FILE]
+ *                   [--project-cost FILE[:RUN]] [--project-draft-cost FILE[:RUN]] [--out FILE]
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
  * --sweep ID (its greedy baseline included); none given: the latest complete run with
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/args.h"
 #include "harness/commands.h"
@@ -20,13 +21,16 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_OUT, P_HELP, P_COUNT };
+enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_DCOST, P_OUT, P_HELP, P_COUNT };
 
 /* The format of --out FILE: its extension's, which must agree with --format when both are
  * given; a file named like a format ("csv") or without a known extension needs --format. */
 static int output_format(const char *path, const char *format_opt, report_format *fmt, char *err) {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     report_format by_name, by_ext;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0; /* a directory, a FIFO...: the output check says what it is (util/file.h) */
     int named = report_format_parse(base, &by_name) == 0,
         has_ext = report_format_for_path(path, &by_ext) == 0;
     if (named && !format_opt)
@@ -56,12 +60,20 @@ int cmd_report(int argc, char **argv) {
                       "extension decides when this is absent",
                       "FORMAT"},
         [P_LAYOUT] = {"--layout", "-l", 1,
-                      "summary (default), paper, ablation, projected or counters", "LAYOUT"},
+                      "summary (default), paper, ablation, projected, counters, accept "
+                      "(acceptance rate by draft position) or samples (one row per sample; with "
+                      "--format jsonl: Spec-Bench answer-file records)",
+                      "LAYOUT"},
         [P_DECODER] = {"--decoder", NULL, 1,
-                       "ablation: the decoder whose variants to compare (default ouroboros)",
+                       "ablation: the decoder whose variants to compare (default ouroboros); "
+                       "samples: only this decoder (name or label)",
                        "NAME"},
         [P_COST] = {"--project-cost", NULL, 1,
-                    "projected: cost curve, CSV rows,seconds or a database FILE[:RUN]", "FILE"},
+                    "projected: the target's cost curve, a CSV of decbench cost or a database "
+                    "FILE[:RUN]",
+                    "FILE"},
+        [P_DCOST] = {"--project-draft-cost", NULL, 1,
+                     "projected: the draft model's cost curve (spec, ouroboros), as above", "FILE"},
         [P_OUT] = {"--out", "-o", 1,
                    "write to FILE (through FILE.tmp and a rename) instead of stdout; its "
                    "extension (.md, .txt, .csv, .json, .tex, .jsonl) gives the format",
@@ -76,13 +88,18 @@ int cmd_report(int argc, char **argv) {
         args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format FORMAT] "
                    "[--layout LAYOUT] [-o FILE]",
                    o, P_COUNT);
-        printf("\nDefault run: the latest complete run with samples. Figures: results/README.md.\n"
+        printf("\nlayouts: summary, paper, ablation, projected, counters, accept, samples\n"
+               "Default run: the latest complete run with samples. Figures: results/README.md.\n"
+               "Decoders are labelled by name and the parameters that differ from the defaults\n"
+               "(lookahead:W=5,G=5); CSV and JSON also give the full spec and one column per\n"
+               "parameter (param_W, ...). Markdown and LaTeX print mean ± sd in one cell.\n"
                "Format: --format, else the extension of --out, else markdown on stdout. A name "
                "such as\n`-o csv` (a format's name, no extension) or an extension that disagrees "
                "with --format\nis refused rather than guessed.\n");
         return 0;
     }
     report_opts ro = {.format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
+    ro.default_specs = decoder_default_specs(&ro.n_default_specs);
     const char *f = args_str(o, P_COUNT, "--format", NULL),
                *l = args_str(o, P_COUNT, "--layout", "summary"),
                *out_path = args_str(o, P_COUNT, "--out", NULL);
@@ -90,13 +107,14 @@ int cmd_report(int argc, char **argv) {
         return cmd_usage("report", "--format: expected md, csv, json, latex or jsonl");
     if (out_path && output_format(out_path, f, &ro.format, err)) return cmd_usage("report", err);
     if (report_layout_parse(l, &ro.layout))
-        return cmd_usage("report",
-                         "--layout: expected summary, paper, ablation, projected or counters");
+        return cmd_usage("report", "--layout: expected summary, paper, ablation, projected, "
+                                   "counters, accept or samples");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
+    ro.draft_cost_source = args_str(o, P_COUNT, "--project-draft-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)
         return cmd_usage("report", "--layout projected needs --project-cost FILE (a CSV of "
-                                   "rows,seconds or a database with a cost run)");
+                                   "decbench cost or a database with a cost run)");
 
     run_list runs;
     db *d = NULL;

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "harness/commands.h"
+#include "harness/report_runs.h"
 #include "harness/runner.h"
 #include "results/report.h"
 #include "util/err.h"
@@ -81,6 +82,7 @@ static int begin(runner *r, db **d, int64_t resume_id, char *const *canon, int n
 static void summary(db *d, int64_t run_id) {
     report_opts ro = {
         .run_ids = &run_id, .n_runs = 1, .format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
+    ro.default_specs = decoder_default_specs(&ro.n_default_specs);
     char err[ERR_LEN];
     if (report_write(d, &ro, stdout, err)) cmd_fail("run", err);
     fflush(stdout);

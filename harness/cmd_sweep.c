@@ -28,6 +28,7 @@
 
 #include "harness/commands.h"
 #include "harness/grid.h"
+#include "harness/report_runs.h"
 #include "harness/runner.h"
 #include "results/report.h"
 #include "util/err.h"
@@ -44,6 +45,7 @@ typedef struct {
     char *status_of; /* 'c' complete, 'f' failed, 'r' resumable, 0 none */
     char *cmd;
     long mismatches;
+    char noise[4096]; /* the best settings' noise warnings, printed under their table */
 } sweep;
 
 /* ---- the grid --------------------------------------------------------------------------- */
@@ -145,7 +147,7 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
     /* an error leaves the run 'incomplete' with the message as its reason (runner_finish) */
     if (runner_finish(s->d, *run_id, m, &res, s->r.o.allow_mismatch, err, &fin, e2)) {
         if (m < 0)
-            fprintf(stderr, "decbench sweep: %s\n", e2);
+            cmd_fail("sweep", e2);
         else
             snprintf(err, ERR_LEN, "%s", e2);
         return -1;
@@ -170,14 +172,51 @@ static const char *shown_of(const sweep *s, int64_t run) {
     return "?";
 }
 
-/* Best point per dataset by e2e speed-up and by tokens/step among runs ids (one decoder's
- * complete points), from the report's own figures (JSON of the summary layout), so the
- * numbers are the ones reports show. */
+/* "0.89x ± 0.06" (just "0.89x" with one repeat). */
+static const char *pm(json_t *row, const char *key, const char *sd_key, char *buf, size_t n) {
+    double v = num(row, key), sd = num(row, sd_key);
+    if (isnan(sd))
+        snprintf(buf, n, "%.2fx", v);
+    else
+        snprintf(buf, n, "%.2fx ± %.2f", v, sd);
+    return buf;
+}
+
+/* Whether the best wall-clock point stands out of the noise: the runner-up's speed-up must be
+ * more than their combined standard deviation (over repeats) below it. Adds a line to
+ * s->noise when it does not, or when one repeat gave no sd to judge by. */
+static void noise_check(sweep *s, const char *ds, json_t *best, json_t *second) {
+    size_t len = strlen(s->noise);
+    const char *key = "speedup_e2e", *sd = "speedup_e2e_sd";
+    char a[64], b[64];
+    if (isnan(num(best, sd))) {
+        if (!strstr(s->noise, "one repeat"))
+            snprintf(s->noise + len, sizeof s->noise - len,
+                     "- with one repeat there is no standard deviation to tell the best setting "
+                     "from noise: use --repeats 3 or more\n");
+        return;
+    }
+    if (!second) return;
+    double gap = num(best, key) - num(second, key);
+    double noise = sqrt(pow(num(best, sd), 2) + pow(num(second, sd), 2));
+    if (gap >= noise) return;
+    snprintf(s->noise + len, sizeof s->noise - len,
+             "- %s: the best, %s (%s), is within the noise of %s (%s): the gap %.2f is below "
+             "their combined sd %.2f; more --repeats or prompts would tell them apart\n",
+             ds, json_string_value(json_object_get(best, "label")), pm(best, key, sd, a, sizeof a),
+             json_string_value(json_object_get(second, "label")), pm(second, key, sd, b, sizeof b),
+             gap, noise);
+}
+
+/* Best point per dataset by e2e speed-up (mean ± sd over repeats) and by tokens/step among
+ * runs ids (one decoder's complete points), from the report's own figures (JSON of the
+ * summary layout), so the numbers are the ones reports show. */
 static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
     char *buf = NULL, err[ERR_LEN];
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     report_opts ro = {.run_ids = ids, .n_runs = n, .format = REPORT_JSON, .layout = REPORT_SUMMARY};
+    ro.default_specs = decoder_default_specs(&ro.n_default_specs);
     int rc = m ? report_write(s->d, &ro, m, err) : err_set(err, "out of memory");
     if (m) fclose(m);
     json_t *root = rc == 0 ? json_loads(buf, 0, NULL) : NULL;
@@ -199,20 +238,29 @@ static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
         if (seen) continue; /* one pair of lines per dataset, at its first row */
         for (int by = 0; by < 2; by++) {
             const char *key = by ? "tokens_per_step" : "speedup_e2e";
-            json_t *best = NULL;
+            json_t *best = NULL, *second = NULL;
             for (size_t j = 0; j < n_rows; j++) {
                 json_t *row = json_array_get(rows, j);
                 const char *d2 = json_string_value(json_object_get(row, "dataset"));
                 if (!d2 || strcmp(d2, ds) || isnan(num(row, key))) continue;
-                if (!best || num(row, key) > num(best, key)) best = row;
+                if (!best || num(row, key) > num(best, key)) {
+                    second = best;
+                    best = row;
+                } else if (!second || num(row, key) > num(second, key)) {
+                    second = row;
+                }
             }
             if (!best) continue;
             json_t *run = json_object_get(best, "run");
             int64_t id = json_is_integer(run) ? json_integer_value(run) : ids[0];
-            printf("| %s | %s | %s | %s | %" PRId64 " | %.2fx | %.2fx | %.2f |\n", ds, name,
+            char e2e[64], dec[64];
+            printf("| %s | %s | %s | %s | %" PRId64 " | %s | %s | %.2f |\n", ds, name,
                    by ? "tokens/step" : "wall-clock speed-up", shown_of(s, id), id,
-                   num(best, "speedup_e2e"), num(best, "speedup_decode"),
+                   pm(best, "speedup_e2e", "speedup_e2e_sd", e2e, sizeof e2e),
+                   pm(best, "speedup_decode", "speedup_decode_sd", dec, sizeof dec),
                    num(best, "tokens_per_step"));
+            /* tokens/step is deterministic: only the wall-clock winner can be noise */
+            if (!by) noise_check(s, ds, best, second);
         }
     }
     json_decref(root);
@@ -247,6 +295,7 @@ static void summary(sweep *s) {
                           .format = REPORT_MARKDOWN,
                           .layout = REPORT_ABLATION,
                           .ablation_decoder = names[n_names++]};
+        ro.default_specs = decoder_default_specs(&ro.n_default_specs);
         char err[ERR_LEN];
         if (report_write(s->d, &ro, stdout, err)) cmd_fail("sweep", err);
     }
@@ -263,6 +312,11 @@ static void summary(sweep *s) {
            "tokens/step |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n_names; i++) print_best(s, names[i], ids, runs_of(s, names[i], ids));
+    if (s->noise[0]) {
+        printf("\nNoise (speed-up ± sample sd over repeats):\n\n%s", s->noise);
+        fprintf(stderr, "decbench sweep: warning: a best setting is not clear of the noise (see "
+                        "\"Noise\" under the best settings)\n");
+    }
     fflush(stdout);
     free(ids);
 }
@@ -288,8 +342,7 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
             " in %s: greedy baseline + %d point(s), %d prompt(s)\n",
             s->sweep_id, s->r.o.db_path, s->n, s->r.n_prompts);
     if (s->r.shard.n)
-        fprintf(stderr,
-                "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
+        fprintf(stderr, "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
                 s->r.shard.i, s->r.shard.n, s->r.shard.samples,
                 (long)s->r.n_prompts * (s->n + 1) * s->r.o.repeats);
     snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);

@@ -41,9 +41,11 @@ static const command commands[] = {
     {"counters", cmd_counters, "define every counter a sample stores and every report figure"},
     {"run", cmd_run, "benchmark decoders on datasets into the results database"},
     {"sweep", cmd_sweep, "run a grid of decoder parameters (one run per point)"},
+    {"tune", cmd_tune, "the best decoder and settings for a model on this machine, in a budget"},
     {"report", cmd_report, "tables from the results database (md, csv, json)"},
     {"plot", cmd_plot, "figures from the results database (gnuplot: PNG + SVG)"},
     {"compare", cmd_compare, "CI regression gate: compare two runs, exit 1 on regression"},
+    {"merge", cmd_merge, "put databases together: the shards of a run or sweep (--shard I/N)"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

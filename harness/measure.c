@@ -4,6 +4,7 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 #endif
+#include <stdio.h>
 #include <string.h>
 
 #include "util/clock.h"
@@ -17,7 +18,8 @@ typedef struct {
 
 static void bw_worker(void *arg, int chunk, int n_chunks, int thread) {
     bw_task *t = arg;
-    size_t per = t->n / (size_t)n_chunks, lo = per * chunk, hi = chunk == n_chunks - 1 ? t->n : lo + per;
+    size_t per = t->n / (size_t)n_chunks, lo = per * chunk,
+           hi = chunk == n_chunks - 1 ? t->n : lo + per;
     float sum = 0;
     size_t i = lo;
 #ifdef __AVX512F__ /* wide loads, four independent sums: the loop is bound by memory only */
@@ -58,9 +60,16 @@ double measure_read_bandwidth(tpool *pool, size_t bytes, int reps) {
     return (double)n * sizeof(float) / best / 1e9;
 }
 
-double measure_row_macs(const model_config *c) {
-    double per_layer = 2.0 * c->dim * c->dim + 2.0 * c->dim * c->kv_dim + 3.0 * c->dim * c->hidden_dim;
-    return per_layer * c->n_layers + (double)c->vocab_size * c->dim;
+/* Multiply-adds of the matrix products one row of a pass costs, without the classifier, and of
+ * the classifier per row whose logits are computed (2 x these = FLOPs). */
+static double measure_row_macs(const model_config *c) {
+    double per_layer =
+        2.0 * c->dim * c->dim + 2.0 * c->dim * c->kv_dim + 3.0 * c->dim * c->hidden_dim;
+    return per_layer * c->n_layers;
+}
+
+static double measure_logit_macs(const model_config *c) {
+    return (double)c->vocab_size * c->dim;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -68,40 +77,226 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
-                    char *err) {
-    const model *m = fwd_model(f);
-    const model_config *c = &m->cfg;
-    if (rows > fwd_max_batch(f)) return err_set(err, "rows %d exceed the batch capacity %d", rows, fwd_max_batch(f));
-    if (context + rows > c->seq_len)
-        return err_set(err, "context %d + rows %d exceed the model's context length %d", context, rows, c->seq_len);
-    int n = context > rows ? context : rows;
-    int *tokens = malloc(sizeof(int) * (size_t)n);
-    float *logits = malloc(sizeof(float) * (size_t)rows * c->vocab_size);
-    enum { MAX_REPS = 4096 };
-    double *times = malloc(sizeof(double) * MAX_REPS);
-    if (!tokens || !logits || !times) {
-        free(tokens), free(logits), free(times);
+db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps) {
+    return (db_cost){p->rows,      p->seconds, p->repeats, p->gflops,    p->weight_gbps,
+                     weight_bytes, mem_gbps,   p->context, p->logit_rows};
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+int measure_parse_list(const char *s, const char *what, int lo, int hi, int *out, int max, int *n,
+                       char *err) {
+    *n = 0;
+    char buf[1024];
+    if (strlen(s) >= sizeof buf) return err_set(err, "%s: list too long", what);
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (!*p || *end || v < lo || v > hi)
+            return err_set(err, "%s: '%s' is not a count %d..%d", what, p, lo, hi);
+        if (*n >= max) return err_set(err, "%s: more than %d values", what, max);
+        out[(*n)++] = (int)v;
+    }
+    if (!*n) return err_set(err, "%s: empty list", what);
+    qsort(out, (size_t)*n, sizeof *out, cmp_int);
+    int k = 1;
+    for (int i = 1; i < *n; i++)
+        if (out[i] != out[k - 1]) out[k++] = out[i];
+    *n = k;
+    return 0;
+}
+
+int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, char *err) {
+    note[0] = '\0';
+    int max_rows = g->rows[g->n_rows - 1];
+    if (max_rows >= seq_len)
+        return err_set(err, "%d rows leave no room in the model's context length %d", max_rows,
+                       seq_len);
+    int k = 0, room = seq_len - max_rows;
+    for (int i = 0; i < g->n_contexts; i++) {
+        int c = g->contexts[i];
+        if (c > room) {
+            size_t len = strlen(note);
+            snprintf(note + len, n_note - len,
+                     "%scontext %d + %d rows exceed the context length %d: measured at %d",
+                     len ? "; " : "", c, max_rows, seq_len, room);
+            c = room;
+        }
+        if (k == 0 || c > g->contexts[k - 1]) g->contexts[k++] = c;
+    }
+    g->n_contexts = k;
+    return 0;
+}
+
+int measure_grid_points(const measure_grid *g) {
+    int classifier = 0;
+    for (int i = 0; g->logits == MEASURE_LOGITS_BOTH && i < g->n_rows; i++)
+        classifier += g->rows[i] > 1;
+    return g->n_rows * g->n_contexts + classifier;
+}
+
+/* One point of the grid while it is measured. */
+typedef struct {
+    int rows, context, logit_rows;
+    double est;    /* seconds of its warm-up pass */
+    double *times; /* its measured passes */
+    int n, cap;
+    double total; /* seconds measured */
+} grid_point;
+
+static int point_add(grid_point *p, double t) {
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 16;
+        double *grown = realloc(p->times, sizeof *grown * (size_t)cap);
+        if (!grown) return -1;
+        p->times = grown, p->cap = cap;
+    }
+    p->times[p->n++] = t;
+    p->total += t;
+    return 0;
+}
+
+/* One pass of point p after the context is in place (the batch is left in scratch, n_past does
+ * not move). */
+static int grid_pass(fwd_ctx *f, const grid_point *p, const int *tokens, int *out_rows,
+                     float *logits, double *secs, char *err) {
+    for (int i = 0; i < p->logit_rows; i++) out_rows[i] = p->rows - p->logit_rows + i;
+    double t0 = clock_now();
+    int rc = fwd_eval(f, p->rows, tokens, NULL, NULL, out_rows, p->logit_rows, logits, err);
+    *secs = clock_now() - t0;
+    return rc;
+}
+
+struct measure_run {
+    fwd_ctx *f;
+    measure_grid g;
+    grid_point *pts;
+    int n_pts, round, more;
+    int *tokens, *out_rows;
+    float *logits;
+};
+
+void measure_run_free(measure_run *m) {
+    if (!m) return;
+    for (int p = 0; m->pts && p < m->n_pts; p++) free(m->pts[p].times);
+    free(m->pts), free(m->tokens), free(m->out_rows), free(m->logits);
+    free(m);
+}
+
+int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err) {
+    const model_config *c = &fwd_model(f)->cfg;
+    int max_rows = g->rows[g->n_rows - 1], max_ctx = g->contexts[g->n_contexts - 1];
+    int n_tok = max_ctx > max_rows ? max_ctx : max_rows;
+    measure_run *m = calloc(1, sizeof *m);
+    if (m) {
+        m->f = f, m->g = *g, m->more = 1, m->n_pts = measure_grid_points(g);
+        m->pts = calloc((size_t)m->n_pts, sizeof *m->pts);
+        m->tokens = malloc(sizeof(int) * (size_t)n_tok);
+        m->out_rows = malloc(sizeof(int) * (size_t)max_rows);
+        m->logits = malloc(sizeof(float) * (size_t)max_rows * c->vocab_size);
+    }
+    if (!m || !m->pts || !m->tokens || !m->out_rows || !m->logits) {
+        measure_run_free(m);
         return err_set(err, "out of memory");
     }
-    for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
-    int rc = fwd_truncate(f, 0, err);
-    if (!rc && context > 0) rc = fwd_prefill(f, tokens, context, logits, err);
-    /* one pass to warm caches and page in the weights, then the measured ones */
-    if (!rc) rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
-    int reps = 0;
-    double start = clock_now();
-    while (!rc && reps < MAX_REPS && (reps < 3 || clock_now() - start < min_seconds)) {
-        double t0 = clock_now();
-        rc = fwd_eval(f, rows, tokens, NULL, NULL, NULL, rows, logits, err);
-        times[reps++] = clock_now() - t0;
+    for (int i = 0; i < n_tok; i++)
+        m->tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
+    int k = 0;
+    for (int j = 0; j < g->n_contexts; j++)
+        for (int i = 0; i < g->n_rows; i++) {
+            int both = g->logits == MEASURE_LOGITS_BOTH && j == 0 && g->rows[i] > 1;
+            for (int all = g->logits == MEASURE_LOGITS_ALL;
+                 all <= (both || g->logits == MEASURE_LOGITS_ALL); all++)
+                m->pts[k++] = (grid_point){
+                    g->rows[i], g->contexts[j], all ? g->rows[i] : 1, 0, NULL, 0, 0, 0};
+        }
+    *out = m;
+    return 0;
+}
+
+/* Rounds over the whole grid (contexts ascending: the prompt is extended from one context to
+ * the next, so each round prefills the largest context once). Measuring point by point would
+ * let the machine's load, which changes by the second on a shared machine, bend the curve's
+ * shape (measured: t(1) 16.5 ms and t(2) 32 ms one minute, 49 and 48 ms the next); in rounds
+ * every point samples the whole measuring period alike and the curve keeps its shape.
+ * Round 0 is a warm-up pass per point (pages the weights in, estimates each point's time);
+ * then each round gives each point passes until a fifth of min_seconds is spent on it, until
+ * every point has min_seconds of passes and at least 3 rounds, or the deadline passed (when it
+ * passes during the warm-up round, the warm-up passes are the measurement). */
+int measure_run_round(measure_run *m, char *err) {
+    if (!m->more) return 0;
+    const measure_grid *g = &m->g;
+    int round = m->round++, rc = fwd_truncate(m->f, 0, err);
+    m->more = 0;
+    for (int p = 0; rc == 0 && p < m->n_pts; p++) {
+        grid_point *q = &m->pts[p];
+        if (round > 3 && q->total >= g->min_seconds) continue;
+        if (fwd_n_past(m->f) < q->context)
+            rc = fwd_prefill(m->f, m->tokens, q->context - fwd_n_past(m->f), m->logits, err);
+        /* passes until a fifth of min_seconds is spent on the point in this round (one in the
+         * warm-up round; at most 1000) */
+        double spent = 0;
+        for (int r = 0;
+             rc == 0 && r < 1000 && (r == 0 || (round > 0 && spent < 0.2 * g->min_seconds)); r++) {
+            double t;
+            rc = grid_pass(m->f, q, m->tokens, m->out_rows, m->logits, &t, err);
+            spent += t;
+            if (rc == 0 && round == 0) q->est = t > 1e-7 ? t : 1e-7;
+            if (rc == 0 && round > 0 && point_add(q, t)) rc = err_set(err, "out of memory");
+        }
+        m->more |= round < 3 || q->total < g->min_seconds;
     }
-    if (!rc) {
-        qsort(times, (size_t)reps, sizeof(double), cmp_double);
-        double med = times[reps / 2];
-        *out = (measure_point){rows, med, reps, 2.0 * measure_row_macs(c) * rows / med / 1e9,
-                               (double)model_weight_bytes(m) / med / 1e9};
+    return rc;
+}
+
+static int measure_run_more(const measure_run *m) {
+    return m->more;
+}
+
+int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err) {
+    const model *md = fwd_model(m->f);
+    int rc = 0;
+    /* out of time after the warm-up: the warm-up passes are the measurement */
+    for (int p = 0; m->round == 1 && rc == 0 && p < m->n_pts; p++)
+        if (point_add(&m->pts[p], m->pts[p].est)) rc = err_set(err, "out of memory");
+    if (rc == 0 && m->round == 0) rc = err_set(err, "the cost grid was not measured");
+    for (int p = 0; rc == 0 && p < m->n_pts; p++) {
+        grid_point *q = &m->pts[p];
+        if (q->n == 0) {
+            rc = err_set(err, "cost grid: rows %d, context %d not measured", q->rows, q->context);
+            break;
+        }
+        qsort(q->times, (size_t)q->n, sizeof(double), cmp_double);
+        double mean = q->total / q->n;
+        double macs =
+            measure_row_macs(&md->cfg) * q->rows + measure_logit_macs(&md->cfg) * q->logit_rows;
+        measure_point mp = {q->rows,
+                            q->context,
+                            q->logit_rows,
+                            mean,
+                            q->times[q->n / 2],
+                            q->n,
+                            2.0 * macs / mean / 1e9,
+                            (double)model_weight_bytes(md) / mean / 1e9};
+        rc = fn(user, &mp, err);
     }
-    free(tokens), free(logits), free(times);
+    return rc;
+}
+
+int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
+                      char *err) {
+    measure_run *m;
+    if (measure_run_new(&m, f, g, err)) return -1;
+    int rc = 0;
+    while (rc == 0 && measure_run_more(m) &&
+           !(g->deadline > 0 && m->round > 0 && clock_now() > g->deadline))
+        rc = measure_run_round(m, err);
+    if (rc == 0) rc = measure_run_finish(m, fn, user, err);
+    measure_run_free(m);
     return rc;
 }

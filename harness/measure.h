@@ -5,27 +5,86 @@
 #include <stddef.h>
 
 #include "model/forward.h"
+#include "results/db.h"
 
 /* Streaming-read bandwidth in GB/s (1e9 bytes/s): every thread of pool sums its share of a
  * `bytes` buffer, best of `reps` passes. This is the bound a T=1 forward pass cannot beat:
  * it reads every weight once. Returns < 0 if the buffer cannot be allocated. */
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
 
-/* Multiply-add count of the matrix products one row of a forward pass costs (classifier
- * included): 2 x this = FLOPs per row. */
-double measure_row_macs(const model_config *c);
-
+/* One point of a cost curve. seconds is the MEAN of the measured passes, not the median: a
+ * projection prices a run's total time, a sum, whose expectation is the mean; the median leaves
+ * out the passes a loaded machine stretches (measured on stories260K with other jobs running:
+ * each pass's median ratio to the curve was 0.94-1.05 for greedy, PLD, Jacobi and lookahead,
+ * yet their sums 2.5-4.8x the projection, multi-row passes stretched most, because their
+ * worker threads wait on each other). */
 typedef struct {
-    int rows;
-    double seconds; /* median seconds per pass */
+    int rows, context, logit_rows;
+    double seconds, median; /* per pass: the mean and the median */
     int repeats;
-    double gflops, weight_gbps;
+    double gflops, weight_gbps; /* from the mean */
 } measure_point;
 
-/* Median latency of a forward pass of `rows` rows (a chain whose logits are all requested)
- * after a committed context of `context` tokens, repeated for at least min_seconds (and at
- * least 3 passes). */
-int measure_forward(fwd_ctx *f, int rows, int context, double min_seconds, measure_point *out,
-                    char *err);
+/* The cost table's row for a point of a model of weight_bytes bytes (mem_gbps: the measured
+ * read bandwidth, < 0 unknown). */
+db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps);
+
+/* The grid of a cost curve t(rows, context, logit rows) (results/cost.h says how it is
+ * interpolated): for every context, every rows value with the logits of one row (the body of
+ * the pass); at the first context also every rows value with the logits of all its rows (the
+ * classifier's share is the difference). (r, c0, 1) and (r, c0, r) are measured back to back,
+ * so that their difference sees the same machine load. */
+#define MEASURE_MAX_ROWS 64
+#define MEASURE_MAX_CONTEXTS 16
+/* Which logits a grid's passes compute: both (the grid above), only the last row's (what a
+ * prompt pass needs, as llama-bench's pp measures it), or every row's (as verification needs). */
+typedef enum {
+    MEASURE_LOGITS_BOTH = 0,
+    MEASURE_LOGITS_LAST = 1,
+    MEASURE_LOGITS_ALL = 2
+} measure_logits;
+
+typedef struct {
+    measure_logits logits;
+    int rows[MEASURE_MAX_ROWS], n_rows;             /* ascending */
+    int contexts[MEASURE_MAX_CONTEXTS], n_contexts; /* ascending */
+    double min_seconds;                             /* per point */
+    double deadline; /* clock_now() after which no new round starts (0: none; see below) */
+} measure_grid;
+
+/* The default rows (dense where decoders work: 1..16 step by step in powers of 2 and their
+ * midpoints, up to 128) and contexts (32 and 512). */
+#define MEASURE_DEFAULT_ROWS "1,2,3,4,6,8,12,16,24,32,48,64,96,128"
+#define MEASURE_DEFAULT_CONTEXTS "32,512"
+
+/* Parses a comma list of counts lo..hi into out[0..*n) (at most max), sorted ascending,
+ * duplicates dropped. what names the option in messages. */
+int measure_parse_list(const char *s, const char *what, int lo, int hi, int *out, int max, int *n,
+                       char *err);
+
+/* Fits g to a model whose context length is seq_len: a context that leaves no room for the
+ * largest rows value is lowered to seq_len - max rows (dropped when that is not above the
+ * context before it). Writes what it changed into note (may be empty). -1 if nothing fits. */
+int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, char *err);
+
+/* Number of points measure_cost_grid measures for g. */
+int measure_grid_points(const measure_grid *g);
+
+/* Measures every point of g in rounds (measure.c says why), then calls fn for each point; fn
+ * returning non-zero stops (its err is returned). */
+typedef int (*measure_point_fn)(void *user, const measure_point *p, char *err);
+int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
+                      char *err);
+
+/* The same a round at a time, so that rounds can be spread between other measurements (tune
+ * measures a round between its probes, so that the curve sees the machine as they did): new;
+ * round (the first is the warm-up; once every point has min_seconds of passes and 3 measured
+ * rounds a round does nothing); finish (at least the warm-up round must have run); free. f must
+ * outlive the measure_run. */
+typedef struct measure_run measure_run;
+int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err);
+int measure_run_round(measure_run *m, char *err);
+int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err);
+void measure_run_free(measure_run *m);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/decoder.h"
 #include "results/report.h"
 #include "util/err.h"
 
@@ -70,6 +71,20 @@ fail:
     db_close(*d);
     *d = NULL;
     return -1;
+}
+
+const char *const *decoder_default_specs(int *n) {
+    enum { MAX = 64 };
+    static char specs[MAX][512];
+    static const char *ptrs[MAX];
+    int k = 0;
+    for (int i = 0; i < dec_registry_size() && k < MAX; i++)
+        if (dec_registry_default_spec(i, specs[k], sizeof specs[k]) == 0) {
+            ptrs[k] = specs[k];
+            k++;
+        }
+    *n = k;
+    return ptrs;
 }
 
 void run_list_free(run_list *runs) {

@@ -19,4 +19,9 @@ typedef struct {
 int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *err);
 void run_list_free(run_list *runs);
 
+/* Every decoder's canonical spec at its defaults (dec_registry_default_spec), for
+ * report_opts.default_specs: reports label a decoder by the parameters that differ. The
+ * array is static (the process runs one command); *n gets its length. */
+const char *const *decoder_default_specs(int *n);
+
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/rng.h"
 #include "util/file.h"
 #include "util/hash.h"
 
@@ -84,29 +85,103 @@ static int open_datasets(runner *r, char *err) {
         snprintf(r->datasets + a, sizeof r->datasets - a, "%s%s", i ? "," : "", ds_name(s));
         snprintf(r->templates + b, sizeof r->templates - b, "%s%s", i ? "," : "", ds_template(s));
     }
+    /* --turns beyond the first need a chat template: refused here, before any model work. */
+    for (int i = 0; o->turns > 1 && i < r->n_sets; i++)
+        for (int j = 0; j < ds_count(r->sets[i]); j++) {
+            const ds_sample *x = ds_get(r->sets[i], j);
+            if (x->n_turns < 2) continue;
+            char *probe;
+            const char *none[] = {""};
+            if (ds_turn_prompt(r->sets[i], x, 2, none, &probe, err)) return -1;
+            free(probe);
+            break;
+        }
+    /* The workload's order and turns, recorded with the datasets and templates (--resume
+     * compares both): nothing is added for the defaults, so older runs still match. */
+    size_t a = strlen(r->datasets), b = strlen(r->templates);
+    if (o->order == RUNNER_ORDER_INTERLEAVE)
+        snprintf(r->datasets + a, sizeof r->datasets - a, ";order=interleave:%d", o->order_n);
+    else if (o->order == RUNNER_ORDER_SHUFFLE)
+        snprintf(r->datasets + a, sizeof r->datasets - a, ";order=shuffle:%llu",
+                 (unsigned long long)o->order_seed);
+    if (o->turns > 1) snprintf(r->templates + b, sizeof r->templates - b, ";turns=%d", o->turns);
     return 0;
 }
 
-/* Encodes every selected prompt; refuses (or with --skip-long drops) prompts that leave no
- * room in the context for a single new token. */
-static int encode_prompts(runner *r, char *err) {
-    int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0;
+/* The (dataset, sample) entries in --order (runner.h); *out malloc'd, pairs of ints. */
+static int order_entries(const runner *r, int **out, int *n_out, char *err) {
+    int total = 0;
     for (int i = 0; i < r->n_sets; i++) total += ds_count(r->sets[i]);
+    int *e = malloc(sizeof *e * 2 * (size_t)(total ? total : 1)), n = 0;
+    if (!e) return err_set(err, "out of memory");
+    if (r->o.order == RUNNER_ORDER_INTERLEAVE) {
+        int *next = calloc((size_t)r->n_sets, sizeof *next);
+        if (!next) {
+            free(e);
+            return err_set(err, "out of memory");
+        }
+        while (n < total)
+            for (int i = 0; i < r->n_sets; i++)
+                for (int c = 0; c < r->o.order_n && next[i] < ds_count(r->sets[i]); c++)
+                    e[2 * n] = i, e[2 * n + 1] = next[i]++, n++;
+        free(next);
+    } else {
+        for (int i = 0; i < r->n_sets; i++)
+            for (int j = 0; j < ds_count(r->sets[i]); j++) e[2 * n] = i, e[2 * n + 1] = j, n++;
+    }
+    if (r->o.order == RUNNER_ORDER_SHUFFLE) { /* Fisher-Yates, as ds_select does */
+        rng_state g;
+        rng_seed(&g, r->o.order_seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)rng_below(&g, (uint32_t)(i + 1));
+            int a = e[2 * i], b = e[2 * i + 1];
+            e[2 * i] = e[2 * j], e[2 * i + 1] = e[2 * j + 1];
+            e[2 * j] = a, e[2 * j + 1] = b;
+        }
+    }
+    *out = e;
+    *n_out = n;
+    return 0;
+}
+
+/* Encodes every selected prompt in --order; refuses (or with --skip-long drops) prompts that
+ * leave no room in the context for a single new token. Later turns (--turns) get their entry
+ * now and their text when first measured (runner_prepare). */
+static int encode_prompts(runner *r, char *err) {
+    int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0, *order = NULL, n_order = 0;
+    if (order_entries(r, &order, &n_order, err)) return -1;
+    for (int k = 0; k < n_order; k++) {
+        const ds_sample *x = ds_get(r->sets[order[2 * k]], order[2 * k + 1]);
+        total += x->n_turns < r->o.turns ? x->n_turns : r->o.turns;
+    }
     r->prompts = calloc((size_t)(total ? total : 1), sizeof *r->prompts);
-    if (!r->prompts) return err_set(err, "out of memory");
+    if (!r->prompts) {
+        free(order);
+        return err_set(err, "out of memory");
+    }
     r->run_max_new = -1;
     for (int i = 0; i < r->n_sets; i++) {
-        ds_set *set = r->sets[i];
-        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(set);
+        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(r->sets[i]);
         r->run_max_new = r->run_max_new < 0 || r->run_max_new == max_new ? max_new : 0;
-        for (int j = 0; j < ds_count(set); j++) {
+    }
+    for (int k = 0; k < n_order; k++) {
+        ds_set *set = r->sets[order[2 * k]];
+        int j = order[2 * k + 1];
+        int max_new = r->o.max_new ? r->o.max_new : ds_default_max_new(set);
+        {
             runner_prompt *p = &r->prompts[r->n_prompts];
             p->sample = ds_get(set, j);
+            p->set = set;
+            p->turn = 1;
+            p->first = r->n_prompts;
+            p->key_index = p->sample->index;
             p->max_new = max_new;
             if (session_encode_flags(&r->s, p->sample->prompt,
-                                     ds_parse_special(set) ? TOK_PARSE_SPECIAL : 0, &p->ids,
-                                     &p->n_ids, err))
+                                     ds_turn_parse_special(set, 1) ? TOK_PARSE_SPECIAL : 0, &p->ids,
+                                     &p->n_ids, err)) {
+                free(order);
                 return -1;
+            }
             if (p->n_ids >= seq) {
                 /* Not counted in n_prompts: its ids are freed here, not by runner_close. */
                 free(p->ids);
@@ -115,6 +190,7 @@ static int encode_prompts(runner *r, char *err) {
                     dropped++;
                     continue;
                 }
+                free(order);
                 return err_set(err,
                                "%s[%d] (id %s): the prompt is %d tokens but the context length "
                                "of %s is %d: leave such prompts out with --skip-long",
@@ -124,8 +200,20 @@ static int encode_prompts(runner *r, char *err) {
             if (p->n_ids + max_new > seq) cut++;
             if (max_new > r->max_out) r->max_out = max_new;
             r->n_prompts++;
+            /* the record's later turns, prepared when measured */
+            int first = r->n_prompts - 1;
+            for (int t = 2; t <= p->sample->n_turns && t <= r->o.turns; t++) {
+                runner_prompt *q = &r->prompts[r->n_prompts++];
+                *q = (runner_prompt){.sample = p->sample,
+                                     .set = set,
+                                     .turn = t,
+                                     .first = first,
+                                     .key_index = p->sample->index + (t - 1) * RUNNER_TURN_STRIDE,
+                                     .max_new = max_new};
+            }
         }
     }
+    free(order);
     if (dropped)
         progress_note(&r->prog,
                       "note: %d prompt(s) longer than the context (%d) left out (--skip-long)",
@@ -185,6 +273,7 @@ void runner_close(runner *r) {
     fwd_free(r->margin_ctx);
     free(r->out);
     free(r->trace);
+    free(r->passes);
     free(r->logits);
     session_close(&r->s);
     memset(r, 0, sizeof *r);
@@ -301,8 +390,8 @@ int runner_shard_plan(runner *r, char *const *canon, int n, char *err) {
         at += (long long)((i1) - (i0));                                                            \
         if (start >= lo && start < hi)                                                             \
             for (size_t u_ = (i0); u_ < (i1); u_++) {                                              \
-                s->mine[((k) * R + (rep)) * P + u_] = 1;                                           \
-                s->greedy[(rep) * P + u_] = 1;                                                     \
+                s->mine[((k)*R + (rep)) * P + u_] = 1;                                             \
+                s->greedy[(rep)*P + u_] = 1;                                                       \
             }                                                                                      \
     } while (0)
     for (size_t i = 0; i < P; i++)
@@ -327,7 +416,8 @@ static int in_shard(const runner *r, const char *canon, int rep, int prompt) {
     if (!s->n) return 1;
     size_t P = (size_t)s->prompts, R = (size_t)s->repeats;
     for (int k = 0; k < s->n_specs; k++)
-        if (!strcmp(s->specs[k], canon)) return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
+        if (!strcmp(s->specs[k], canon))
+            return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
     return is_greedy_spec(canon) ? s->greedy[(size_t)rep * P + (size_t)prompt] : 0;
 }
 
@@ -480,8 +570,8 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
     int n_specs = 0;
     const char *shard = runner_shard_text(r);
     if (strcmp(run.shard, shard ? shard : "")) {
-        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'",
-                run_id, run.shard, shard ? shard : "");
+        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'", run_id,
+                run.shard, shard ? shard : "");
         goto done;
     }
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
@@ -552,6 +642,21 @@ static void on_step(void *user, const dec_step *s) {
     if (r->n_trace < r->cap_trace) r->trace[1 + r->n_trace++] = *s;
 }
 
+/* The pass trace grows by doubling; a failed allocation drops the sample's pass trace (counted,
+ * reported when the sample is stored) rather than the measurement. */
+static void on_pass(void *user, const dec_pass *p) {
+    runner *r = user;
+    if (r->n_passes == r->cap_passes && !r->passes_lost) {
+        int cap = r->cap_passes ? 2 * r->cap_passes : 1024;
+        dec_pass *grown = realloc(r->passes, sizeof *grown * (size_t)cap);
+        if (grown) r->passes = grown, r->cap_passes = cap;
+    }
+    if (r->n_passes < r->cap_passes)
+        r->passes[r->n_passes++] = *p;
+    else
+        r->passes_lost = 1;
+}
+
 /* The session's environment with Ctrl-C wired in: a signal stops a sample within one pass. */
 static dec_env cancellable_env(runner *r) {
     dec_env env = session_env(&r->s);
@@ -564,15 +669,16 @@ static dec_env measuring_env(runner *r) {
     env.user = r;
     /* No callback at all unless needed: nothing but the decoder runs inside its timing. */
     if (r->prog.live) env.on_tokens = on_tokens;
-    if (r->o.trace) env.on_step = on_step;
+    if (r->o.trace) env.on_step = on_step, env.on_pass = on_pass;
     return env;
 }
 
-
-/* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages. */
+/* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages ("turn 2" for later turns). */
 static void where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n) {
-    snprintf(buf, n, "%s[%d] (id %s) %s repeat %d", p->sample->dataset, p->sample->index,
-             p->sample->id, spec, rep);
+    char turn[24] = "";
+    if (p->turn > 1) snprintf(turn, sizeof turn, " turn %d", p->turn);
+    snprintf(buf, n, "%s[%d] (id %s)%s %s repeat %d", p->sample->dataset, p->sample->index,
+             p->sample->id, turn, spec, rep);
 }
 
 /* Greedy's top-1 minus top-2 logit before output position pos: a fresh forward pass over the
@@ -639,6 +745,8 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     char w[512];
     where(p, shown, rep, w, sizeof w);
     r->n_trace = 0;
+    r->n_passes = 0;
+    r->passes_lost = 0;
     progress_sample_start(&r->prog, shown);
     int g = dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
     if (g == DEC_CANCELLED) return RUNNER_CANCELLED;
@@ -648,7 +756,8 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         return err_set(err, "%s: %s", w, e);
     }
     db_sample s = {.dataset = x->dataset,
-                   .sample_index = x->index,
+                   .sample_index = p->key_index,
+                   .turn = p->turn,
                    .sample_key = x->id,
                    .category = x->category,
                    .decoder = dec_name(dc),
@@ -675,6 +784,11 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         for (int i = 1; i <= r->n_trace; i++) emitted += r->trace[i].emitted;
         r->trace[0] = (dec_step){0, st.prompt_tokens, 0, 0, st.new_tokens - emitted, st.t_prefill};
         n_trace = 1 + r->n_trace;
+        if (r->passes_lost)
+            progress_note(&r->prog, "decbench: %s: out of memory for the pass trace: stored "
+                          "without it", w);
+        else
+            s.passes = r->passes, s.n_passes = r->n_passes;
     }
     if (db_insert_sample(d, run_id, &s, &st, r->o.trace ? r->trace : NULL, n_trace, NULL, err))
         return -1;
@@ -702,6 +816,81 @@ static int reference(runner *r, runner_prompt *p, char *err) {
     if (!p->ref) return err_set(err, "out of memory");
     memcpy(p->ref, r->out, sizeof(int) * (size_t)n);
     p->n_ref = n;
+    return 0;
+}
+
+/* ---- later turns (--turns) ---------------------------------------------------------------- */
+
+/* Greedy's answer to prompt p as text, the way FastChat puts it back into the conversation:
+ * the output up to (not including) the end token, decoded, stripped of surrounding space. */
+static char *answer_text(const runner *r, const runner_prompt *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return NULL;
+    int prev = p->ids[p->n_ids - 1];
+    for (int i = 0; i < p->n_ref && p->ref[i] != r->s.target->cfg.end_id; i++) {
+        char piece[TOK_PIECE_MAX];
+        int k = tok_decode(r->s.tokenizer, prev, p->ref[i], piece, sizeof piece);
+        if (k > 0) fwrite(piece, 1, (size_t)k, m);
+        prev = p->ref[i];
+    }
+    fclose(m);
+    char *a = buf, *z = buf + len;
+    while (a < z && (*a == ' ' || *a == '\n' || *a == '\t' || *a == '\r')) a++;
+    while (z > a && (z[-1] == ' ' || z[-1] == '\n' || z[-1] == '\t' || z[-1] == '\r')) z--;
+    memmove(buf, a, (size_t)(z - a));
+    buf[z - a] = '\0';
+    return buf;
+}
+
+int runner_prepare(runner *r, int i, char *err) {
+    runner_prompt *p = &r->prompts[i];
+    if (p->ids || p->skip) return 0;
+    /* greedy's answers to the turns before this one: measured earlier in this process, or an
+     * unstored greedy pass (a shard or a resumed run that did not measure them) */
+    const char *answers[16];
+    char *owned[16] = {0};
+    int rc = 0;
+    for (int t = 1; t < p->turn && rc == 0; t++) {
+        int k = p->first + t - 1;
+        rc = runner_prepare(r, k, err);
+        if (rc == 0 && r->prompts[k].skip) {
+            p->skip = 1; /* an earlier turn did not fit: neither does this one */
+            break;
+        }
+        if (rc == 0 && !r->prompts[k].ref) rc = reference(r, &r->prompts[k], err);
+        if (rc == 0 && !(owned[t - 1] = answer_text(r, &r->prompts[k])))
+            rc = err_set(err, "out of memory");
+        answers[t - 1] = owned[t - 1];
+    }
+    char *text = NULL;
+    if (rc == 0 && !p->skip && ds_turn_prompt(p->set, p->sample, p->turn, answers, &text, err))
+        rc = -1;
+    if (rc == 0 && !p->skip &&
+        session_encode_flags(&r->s, text,
+                             ds_turn_parse_special(p->set, p->turn) ? TOK_PARSE_SPECIAL : 0,
+                             &p->ids, &p->n_ids, err))
+        rc = -1;
+    free(text);
+    for (int t = 0; t < 16; t++) free(owned[t]);
+    if (rc || p->skip) return rc;
+    int seq = r->s.target->cfg.seq_len;
+    if (p->n_ids >= seq) {
+        char w[512];
+        where(p, "", 0, w, sizeof w);
+        free(p->ids);
+        p->ids = NULL;
+        if (!r->o.skip_long)
+            return err_set(err,
+                           "%s: the prompt (greedy's earlier answers included) is %d tokens but "
+                           "the context length of %s is %d: leave such prompts out with "
+                           "--skip-long",
+                           w, p->n_ids, r->s.target->path, seq);
+        p->skip = 1;
+        progress_note(&r->prog, "note: %s left out: %d tokens, longer than the context (%d)", w,
+                      p->n_ids, seq);
+    }
     return 0;
 }
 
@@ -754,13 +943,22 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             int n_todo = 0, n_mine = 0;
             for (int k = 0; k < n; k++) {
                 int done = 0, mine = in_shard(r, canon[k], rep, i);
-                if (mine && db_sample_done(d, run_id, p->sample->dataset, p->sample->index,
-                                           canon[k], rep, &done, err))
+                if (mine && db_sample_done(d, run_id, p->sample->dataset, p->key_index, canon[k],
+                                           rep, &done, err))
                     goto done;
                 todo[k] = mine && !done;
                 n_todo += todo[k];
                 n_mine += mine;
             }
+            /* a later turn is built from greedy's earlier answers when first needed */
+            int prep = n_todo ? runner_prepare(r, i, err) : 0;
+            if (prep < 0) goto done;
+            if (prep == RUNNER_CANCELLED) {
+                rc = RUNNER_INTERRUPTED;
+                goto done;
+            }
+            if (p->skip) n_todo = 0; /* longer than the context: left out (--skip-long) */
+            for (int k = 0; p->skip && k < n; k++) todo[k] = 0;
             progress_skip(&r->prog, n_mine - n_todo);
             res->skipped += n_mine - n_todo;
             for (int k = 0; k < n; k++) {
@@ -771,7 +969,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
-                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k])) step_rc = reference(r, p, err);
+                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]))
+                    step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == 0 && !runner_stopped())
                     step_rc =

@@ -60,19 +60,43 @@ typedef struct {
     int trace, allow_mismatch, skip_long;
     int shard_i, shard_n; /* --shard I/N; shard_n = 0: the whole work */
     int ctx; /* --ctx; 0: the model's default (MODEL_DEFAULT_CTX) */
+    int turns;            /* --turns N: the turns of multi-turn records to measure (1: first) */
+    /* --order: how the prompts of several datasets follow each other (runner_order). */
+    int order, order_n;
+    uint64_t order_seed;
 } runner_opts;
 
+/* --order grouped (default: every prompt of the first dataset, then the next dataset's),
+ * interleave[:C] (C consecutive prompts of each dataset in turn, C = 1 by default: the
+ * Ouroboros paper's context-locality experiment, Table 4, measures C = 20, 10, 4, 1) or
+ * shuffle[:SEED] (all prompts in a seeded random order, Fisher-Yates with util/rng.h, seed 0 by
+ * default). A multi-turn record's turns stay together, in order: they are one entry. The order
+ * is part of the workload (a decoder that keeps state across prompts sees another sequence):
+ * it is recorded after the datasets (";order=interleave:4") and --resume requires it. */
+enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFFLE = 2 };
+
+/* Turn t of the record at position i is stored as sample_index i + (t - 1) x this. */
+#define RUNNER_TURN_STRIDE 1000000
+
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 22
+#define RUNNER_N_OPTS 24
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
 /* Shared --help text: the measurement decisions above in a few lines. */
 void runner_help(void);
 
+/* One prompt: a record's turn. Turn t > 1 of a multi-turn record (--turns) is built from greedy's
+ * answers to the turns before it (ds_turn_prompt), so it is encoded only when first measured
+ * (runner_prepare); its samples are stored with sample_index = record index + (t - 1) x 10^6
+ * and turn = t (results/schema.sql, step 6). */
 typedef struct {
     const ds_sample *sample;
-    int *ids, n_ids; /* encoded prompt, BOS included */
+    const ds_set *set;
+    int turn, first; /* turn (1-based); first: index of the record's turn-1 prompt */
+    int key_index;   /* samples.sample_index */
+    int *ids, n_ids; /* encoded prompt, BOS included; NULL until prepared (later turns) */
+    int skip;        /* a later turn longer than the context, left out (--skip-long) */
     int max_new;
     int *ref, n_ref; /* greedy's output (the reference), NULL until computed */
 } runner_prompt;
@@ -94,8 +118,8 @@ typedef struct {
  * deterministic figures must agree). Repeats are units too: --repeats 3 --shard I/3 on three
  * machines is not three repeats per machine. */
 typedef struct {
-    int i, n;              /* shard i of n (1-based); n = 0: the whole work */
-    char **specs;          /* the work's non-greedy canonical specs (owned) */
+    int i, n;     /* shard i of n (1-based); n = 0: the whole work */
+    char **specs; /* the work's non-greedy canonical specs (owned) */
     int n_specs, repeats, prompts;
     unsigned char *mine;   /* [spec][repeat][prompt]: measured by this shard */
     unsigned char *greedy; /* [repeat][prompt]: greedy measured by this shard */
@@ -118,6 +142,8 @@ typedef struct {
     int *out;
     dec_step *trace;
     int n_trace, cap_trace, trace_on;
+    dec_pass *passes; /* the sample's pass trace (--trace), grown as needed */
+    int n_passes, cap_passes, passes_lost;
     fwd_ctx *margin_ctx; /* for the mismatch margin, created on first use */
     float *logits;
     progress prog;
@@ -198,6 +224,11 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
 int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
                   const char *error, db_status *status, char *err);
 
+/* Encodes prompt i when it is a later turn (runner_prompt), computing greedy's answers to the
+ * turns before it if this process has not; no-op otherwise. 0, -1 with a message, or
+ * RUNNER_CANCELLED (Ctrl-C during a greedy pass). */
+int runner_prepare(runner *r, int i, char *err);
+
 /* SIGINT/SIGTERM handling for runner_measure; runner_stopped() says whether one came. */
 void runner_catch_signals(void);
 int runner_stopped(void);
@@ -207,5 +238,7 @@ char *runner_command_line(int argc, char **argv);
 
 /* Creates the parent folders of a database path (mkdir -p), so --db out/x.db works. */
 int runner_make_parent(const char *path, char *err);
+/* mkdir -p path; what names it in messages ("the plots folder results/plots"). */
+int runner_make_dir(const char *path, const char *what, char *err);
 
 #endif

@@ -43,16 +43,25 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per core)"),
-    OPTV("--kernels", NULL, "exact|blas",
-        "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
+    OPTV("--kernels", NULL, "exact|exact-int8|blas",
+        "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
+        "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
     OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
-    OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
+    OPT("--trace", NULL, 0,
+        "store a per-step trace (rows, drafted, accepted, emitted, seconds) and every forward "
+        "pass (model, rows, logit rows, context, seconds: what report --project-cost prices)"),
     OPT("--allow-mismatch", NULL, 0,
         "a decoder differing from greedy is reported but the run succeeds"),
     OPTV("--label", NULL, "TEXT", "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
+    OPTV("--turns", NULL, "N",
+         "turns of multi-turn records (MT-bench, Spec-Bench's mt_bench: 2) to measure, each after "
+         "greedy's answer to the one before, in the model's chat format (default 1: the first)"),
+    OPTV("--order", NULL, "ORDER",
+         "grouped (default: dataset after dataset), interleave[:C] (C consecutive prompts of each "
+         "dataset in turn; C = 1) or shuffle[:SEED] (a seeded random order over all datasets)"),
     OPTV("--shard", NULL, "I/N",
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
@@ -83,8 +92,9 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
-    if (strcmp(ro->kernels, "exact") && strcmp(ro->kernels, "blas"))
-        return err_set(err, "--kernels %s: expected exact or blas", ro->kernels);
+    kern_mode km;
+    if (kern_mode_parse(ro->kernels, &km))
+        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||
@@ -98,6 +108,27 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->ctx = (int)v[6];
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
+    long turns;
+    if (args_int(o, n, "--turns", 1, 1, 16, &turns, err)) return -1;
+    ro->turns = (int)turns;
+    const char *order = args_str(o, n, "--order", "grouped");
+    const char *colon = strchr(order, ':');
+    size_t len = colon ? (size_t)(colon - order) : strlen(order);
+    if (len == 7 && !strncmp(order, "grouped", len) && !colon) {
+        ro->order = RUNNER_ORDER_GROUPED;
+    } else if (len == 10 && !strncmp(order, "interleave", len)) {
+        long long c = 1;
+        if (colon && num_parse(colon + 1, 1, 1 << 30, &c, "--order interleave:C", err)) return -1;
+        ro->order = RUNNER_ORDER_INTERLEAVE, ro->order_n = (int)c;
+    } else if (len == 7 && !strncmp(order, "shuffle", len)) {
+        long long sd = 0;
+        if (colon && num_parse(colon + 1, 0, INT64_MAX, &sd, "--order shuffle:SEED", err))
+            return -1;
+        ro->order = RUNNER_ORDER_SHUFFLE, ro->order_seed = (uint64_t)sd;
+    } else {
+        return err_set(err, "--order %.40s: expected grouped, interleave[:C] or shuffle[:SEED]",
+                       order);
+    }
     const char *shard = args_str(o, n, "--shard", NULL);
     if (shard) {
         long long si, sn;
@@ -215,6 +246,15 @@ int runner_make_parent(const char *path, char *err) {
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return 0; /* the current folder or / */
     *slash = '\0';
+    char what[4200];
+    snprintf(what, sizeof what, "the database %s", path);
+    return runner_make_dir(dir, what, err);
+}
+
+int runner_make_dir(const char *path, const char *what, char *err) {
+    char dir[4096];
+    if (strlen(path) >= sizeof dir) return err_set(err, "%s: path too long", path);
+    snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1;; p++) {
         if (*p != '/' && *p != '\0') continue;
         char c = *p;
@@ -222,10 +262,10 @@ int runner_make_parent(const char *path, char *err) {
         struct stat st;
         if (stat(dir, &st) != 0) {
             if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-                return err_set(err, "cannot create folder %s for the database %s: %s", dir, path,
+                return err_set(err, "cannot create folder %s for %s: %s", dir, what,
                                strerror(errno));
         } else if (!S_ISDIR(st.st_mode)) {
-            return err_set(err, "cannot create the database %s: %s is not a folder", path, dir);
+            return err_set(err, "cannot create %s: %s is not a folder", what, dir);
         }
         *p = c;
         if (!c) break;

@@ -116,7 +116,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
     memset(s, 0, sizeof *s);
     if (!model_path) return err_set(err, "--model FILE is required");
     if (kern_mode_parse(kernels ? kernels : "exact", &s->kernels))
-        return err_set(err, "--kernels %s: expected exact or blas", kernels);
+        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, kernels);
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;

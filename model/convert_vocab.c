@@ -275,12 +275,7 @@ int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) 
                 strcmp(key, "tokenizer.ggml.token_type") == 0 ||
                 strcmp(key, "tokenizer.ggml.eos_token_id") == 0)
                 continue;
-            gguf_vtype et = GGUF_U8;
-            uint64_t count = 0, nbytes;
-            const void *data;
-            gguf_kv_array(v->g, i, &et, &count);
-            gguf_kv_raw(v->g, i, &data, &nbytes);
-            gguf_writer_add_raw(w, key, gguf_kv_type(v->g, i), et, count, data, nbytes);
+            gguf_writer_copy_kv(w, v->g, i);
         }
         return 0;
     }

@@ -23,9 +23,17 @@
 #include "model/model.h"
 #include "model/tpool.h"
 
-typedef enum { KERN_EXACT = 0, KERN_BLAS = 1 } kern_mode;
+/* KERN_EXACT_INT8 ("exact-int8"): batch-invariant like KERN_EXACT, with the int8 mode's
+ * kernels (kernels.h) for the weight types that have one (q8_0, q4_0, q4_k, q6_k): each input
+ * row of a product is quantized to 8-bit blocks by itself, then multiplied in integers. Other
+ * types run their exact kernels, so an f32/f16/bf16 model computes the exact mode's bits; a
+ * quantized one computes other bits (close to the exact mode's, not equal), its own greedy. */
+typedef enum { KERN_EXACT = 0, KERN_BLAS = 1, KERN_EXACT_INT8 = 2 } kern_mode;
 const char *kern_mode_name(kern_mode k);
+/* "exact", "blas" or "exact-int8"; -1 otherwise. */
 int kern_mode_parse(const char *s, kern_mode *out);
+/* The accepted names, for messages: "exact, exact-int8 or blas". */
+#define KERN_MODE_NAMES "exact, exact-int8 or blas"
 
 typedef struct fwd_ctx fwd_ctx;
 

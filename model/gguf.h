@@ -162,6 +162,8 @@ int gguf_writer_add_str(gguf_writer *w, const char *key, const char *v);
 /* A pair copied from a reader (gguf_kv_raw): type, and for arrays elem_type and n. */
 int gguf_writer_add_raw(gguf_writer *w, const char *key, gguf_vtype type, gguf_vtype elem_type,
                         uint64_t n, const void *data, uint64_t nbytes);
+/* Pair i of reader g, copied as it is. */
+int gguf_writer_copy_kv(gguf_writer *w, const gguf *g, int i);
 
 /* A tensor of ggml type `type` with n_dims dims ne[] (ne[0] fastest); nbytes must equal
  * the size the type and dims imply. */

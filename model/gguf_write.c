@@ -137,6 +137,15 @@ int gguf_writer_add_raw(gguf_writer *w, const char *key, gguf_vtype type, gguf_v
     return w_bytes(w, data, (size_t)nbytes);
 }
 
+int gguf_writer_copy_kv(gguf_writer *w, const gguf *g, int i) {
+    gguf_vtype et = GGUF_U8;
+    uint64_t n = 0, nbytes;
+    const void *data;
+    if (gguf_kv_raw(g, i, &data, &nbytes)) return w_fail(w, "no metadata pair %s", "to copy");
+    gguf_kv_array(g, i, &et, &n);
+    return gguf_writer_add_raw(w, gguf_kv_key(g, i), gguf_kv_type(g, i), et, n, data, nbytes);
+}
+
 int gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v) {
     return gguf_writer_add(w, key, GGUF_U32, &v);
 }

@@ -125,6 +125,15 @@ float kern_exp_ref(float x) {
     return p * scale;
 }
 
+/* kern_attend's softmax: the scores' maximum (exact in any order), exp of each score minus it,
+ * and their canonical sum, returned. */
+float kern_isa_scalar_softmax(float *s, int n) {
+    float mx = s[0];
+    for (int i = 1; i < n; i++) mx = s[i] > mx ? s[i] : mx;
+    for (int i = 0; i < n; i++) s[i] = kern_exp_ref(s[i] - mx);
+    return kern_sum_ref(s, n);
+}
+
 void kern_attend_ref(const float *q, int hs, const float *k, const float *v, size_t stride,
                      const int *slots, int n, float *scratch, float *out) {
     float div = sqrtf((float)hs);
@@ -132,10 +141,7 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
         size_t slot = slots ? (size_t)slots[s] : (size_t)s;
         scratch[s] = kern_dot_ref(q, k + slot * stride, hs) / div;
     }
-    float mx = scratch[0];
-    for (int s = 1; s < n; s++) mx = scratch[s] > mx ? scratch[s] : mx;
-    for (int s = 0; s < n; s++) scratch[s] = kern_exp_ref(scratch[s] - mx);
-    float sum = kern_sum_ref(scratch, n);
+    float sum = kern_isa_scalar_softmax(scratch, n);
     /* values: four fused multiply-add chains (keys s = 0, 1, 2, 3 mod 4, in slot order) per
      * column, combined as (c0 + c1) + (c2 + c3): independent chains keep the FMA units busy */
     for (int i = 0; i < hs; i++) {
@@ -145,6 +151,24 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
             c4[s % 4] = fmaf(scratch[s], v[slot * stride + i], c4[s % 4]);
         }
         out[i] = ((c4[0] + c4[1]) + (c4[2] + c4[3])) / sum;
+    }
+}
+
+/* kern_attend_ref's value sums for each query of kern_attend_shared. */
+void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                            const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                            float *out, size_t ldo) {
+    for (int t = 0; t < nq; t++) {
+        const float *et = e + (size_t)t * lde;
+        int n = n_shared + n_tail[t];
+        for (int i = 0; i < hs; i++) {
+            float c4[4] = {0, 0, 0, 0};
+            for (int s = 0; s < n; s++) {
+                size_t slot = s < n_shared ? (size_t)s : (size_t)tail[t][s - n_shared];
+                c4[s % 4] = fmaf(et[s], v[slot * hs + i], c4[s % 4]);
+            }
+            out[(size_t)t * ldo + i] = ((c4[0] + c4[1]) + (c4[2] + c4[3])) / sum[t];
+        }
     }
 }
 
@@ -182,6 +206,8 @@ const kern_isa_ops kern_isa_scalar_ops = {
     .dot = kern_dot_ref,
     .sum = kern_sum_ref,
     .attend = kern_attend_ref,
+    .softmax = kern_isa_scalar_softmax,
+    .values = kern_isa_scalar_values,
     .matmul_widen = scalar_matmul_widen,
 };
 
@@ -247,10 +273,7 @@ void kern_matmul_isa(kern_isa isa, const wmat *w, int r0, int r1, const float *x
     const int K = w->cols;
     size_t ldw = wtype_row_bytes(w->type, K);
     const unsigned char *base = (const unsigned char *)w->data + (size_t)r0 * ldw;
-    /* Whether the matrix, not this call's share of its rows, fits in the cache decides whether
-     * the share streams from memory: the 110M shape's rows split 8 ways fit, the matrix does
-     * not (deciding by the share made q8_0 110M 1.5-2x slower at T = 1). */
-    int streams = (size_t)w->rows * ldw > ((size_t)512 << 10);
+    int streams = kern_streams((size_t)w->rows * ldw);
     wtype_matmul_fn f = tt->exact.isa[isa];
     if (f)
         f(base, ldw, r1 - r0, K, x, (size_t)ldx, T, y, (size_t)ldy, streams);
@@ -287,4 +310,30 @@ float kern_sum_isa(kern_isa isa, const float *a, int n) {
 void kern_attend_isa(kern_isa isa, const float *q, int hs, const float *k, const float *v,
                      size_t stride, const int *slots, int n, float *scratch, float *out) {
     isa_ops[isa]->attend(q, hs, k, v, stride, slots, n, scratch, out);
+}
+
+void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, int hs,
+                            const float *k, const float *v, int n_shared, const int *const *tail,
+                            const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo) {
+    const kern_isa_ops *ops = isa_ops[isa];
+    if (n_shared > 0) { /* the shared keys as the rows of an f32 matrix */
+        wmat keys = {WTYPE_F32, k, n_shared, hs};
+        kern_matmul_isa(isa, &keys, 0, n_shared, q, (int)ldq, nq, scratch, (int)lds);
+    }
+    float div = sqrtf((float)hs), sum[nq];
+    for (int t = 0; t < nq; t++) {
+        float *st = scratch + (size_t)t * lds;
+        for (int s = 0; s < n_shared; s++) st[s] = st[s] / div;
+        for (int j = 0; j < n_tail[t]; j++)
+            st[n_shared + j] = ops->dot(q + (size_t)t * ldq, k + (size_t)tail[t][j] * hs, hs) / div;
+        sum[t] = ops->softmax(st, n_shared + n_tail[t]);
+    }
+    ops->values(scratch, lds, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
+}
+
+void kern_attend_shared(const float *q, size_t ldq, int nq, int hs, const float *k, const float *v,
+                        int n_shared, const int *const *tail, const int *n_tail, float *scratch,
+                        size_t lds, float *out, size_t ldo) {
+    kern_attend_shared_isa(kern_isa_active(), q, ldq, nq, hs, k, v, n_shared, tail, n_tail, scratch,
+                           lds, out, ldo);
 }

@@ -62,6 +62,62 @@ void kern_attend(const float *q, int hs, const float *k, const float *v, size_t 
 void kern_attend_ref(const float *q, int hs, const float *k, const float *v, size_t stride,
                      const int *slots, int n, float *scratch, float *out);
 
+/* ---- the int8 mode (forward.h's KERN_EXACT_INT8) -------------------------------------------
+ * For the weight types with an int8 row in their table (wtype.h: q8_0, q4_0, q4_k, q6_k), a
+ * matrix product first quantizes each input row by itself (kern_act_quantize), as llama.cpp
+ * does before its integer dot products, then multiplies integers. Its own canonical order,
+ * again a function of K alone (not of T, the tile, the ISA or the thread):
+ *   activations: blocks b of 32 values, amax_b = the largest |x| (NaN ignored), d_b = amax_b /
+ *     127, q = x * (1 / d_b) rounded to the nearest int8 (ties to even, limited to +-127; 0
+ *     when d_b = 0 or the product is NaN);
+ *   weights: integers w with a float scale A per 4 consecutive values and, for types with mins
+ *     (q4_k), a float M per block of 32: q8_0 w = q, A = d; q4_0 w = q - 8, A = d; q4_k w = q
+ *     (0..15), A = d * sc, M = dmin * m (of the value's sub-block); q6_k w = q6 - 32, A = d * sc;
+ *   per block b and lane m = 0..7, P = the sum of w * q over values 32b + 4m .. +3 (an exact
+ *     integer); 16 float lanes from +0, lane 8 (b mod 2) + m taking fma(A * d_b, (float)P, lane)
+ *     for b = 0, 1, 2, ...; a missing last odd block counts as zero terms; the pairwise fold of
+ *     the canonical order (a[j] + a[j+8], then +4, +2, +1);
+ *   for types with mins, minus: 8 lanes, lane j taking fma(M, d * s, lane) for block 8u + j of
+ *     super-block u = 0, 1, ... (s = the sum of that block's q, d its d_b, d * s rounded), folded
+ *     pairwise (j + j+4, + j+2, + j+1).
+ * The integer sums are exact in any order, so every ISA (AVX-512 VNNI vpdpbusd, AVX2
+ * vpmaddubsw) reproduces the scalar reference bit for bit; a row's result depends on that row's
+ * activations only, so the mode is batch-invariant like the exact one, with other bits (the
+ * activations are rounded to 8 bits: results are close to, not equal to, the exact mode's). */
+
+/* Whether type t has an int8 row (else the int8 mode runs its exact kernels). */
+int kern_int8_supported(wtype t);
+
+/* Bytes of one quantized activation row of K values (K a multiple of 32), a multiple of 64. */
+size_t kern_act_bytes(int K);
+
+/* Quantizes T rows of K values (x[t * ldx + k]) into T activation rows lda bytes apart at xa
+ * (64-byte aligned, lda >= kern_act_bytes(K)). One implementation for every ISA. */
+void kern_act_quantize(const float *x, int ldx, int T, int K, void *xa, size_t lda);
+
+/* y[t * ldy + (r - r0)] = the int8-mode dot product of row r of w (kern_int8_supported) with
+ * activation row t, for r in [r0, r1), t in [0, T). */
+void kern_matmul_int8(const wmat *w, int r0, int r1, const void *xa, size_t lda, int T, float *y,
+                      int ldy);
+void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, size_t lda,
+                          int T, float *y, int ldy);
+void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t lda, int T,
+                          float *y, int ldy);
+
+/* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
+ * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at
+ * q + t * ldq) sees slots 0..n_shared-1, then tail[t][0..n_tail[t]). Its scores and softmax
+ * weights go to scratch + t * lds, its result to out + t * ldo. The shared keys are read once
+ * for all queries: the scores as one matrix product of the queries by the keys (kern_matmul's
+ * canonical dot per score, as kern_attend's), the weighted values in blocks of queries (the
+ * same four fused multiply-add chains per column, each in slot order). */
+void kern_attend_shared(const float *q, size_t ldq, int nq, int hs, const float *k, const float *v,
+                        int n_shared, const int *const *tail, const int *n_tail, float *scratch,
+                        size_t lds, float *out, size_t ldo);
+void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, int hs,
+                            const float *k, const float *v, int n_shared, const int *const *tail,
+                            const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo);
+
 /* Row `row` of w widened to float (embedding lookup). */
 void kern_row_to_f32(const wmat *w, int row, float *out);
 

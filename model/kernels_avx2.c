@@ -31,7 +31,7 @@ static inline __m256 maskload8(const float *p, int n) { /* first n (0..8) floats
 /* AVX2 holds the 16 lanes in two registers, so tiles are at most 2 rows x 3 tokens. */
 static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
                                                        const float *x, size_t ldx, int TT, int K,
-                                                       float *y, size_t ldy) {
+                                                       float *y, size_t ldy, size_t ys) {
     __m256 lo[4][4], hi[4][4];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
@@ -56,22 +56,23 @@ static inline __attribute__((always_inline)) void tile(const float *w, size_t ld
         }
     }
     for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold256x2(lo[i][t], hi[i][t]);
+        for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
 }
 
 static float avx2_dot(const float *a, const float *b, int n) {
     float y;
-    tile(a, 0, 1, b, 0, 1, n, &y, 0);
+    tile(a, 0, 1, b, 0, 1, n, &y, 0, 1);
     return y;
 }
 
 #define TILE_R 2
 #define TILE_T 3
 
-/* A block of rt <= TILE_R rows against all T tokens in tiles of TILE_T. */
-#define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy)
+/* A block of rt <= TILE_R rows (ldw floats apart, results ys apart) against all T tokens in
+ * tiles of TILE_T. */
+#define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy, ys)
 static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_t ldx, int T, int K,
-                       float *y, size_t ldy) {
+                       float *y, size_t ldy, size_t ys) {
     int t = 0;
     for (; t + TILE_T <= T; t += TILE_T) {
         if (rt == 1)
@@ -87,18 +88,16 @@ static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_
     }
 }
 
+/* Rows in pairs (far apart when the matrix streams: kern_rowgroup). */
 static void matmul_f32(const float *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
-                       int T, float *y, size_t ldy) {
-    for (int r = 0; r < rows; r += TILE_R) {
-        int rt = rows - r < TILE_R ? rows - r : TILE_R;
-        rows_block(w + (size_t)r * ldw, ldw, rt, x, ldx, T, K, y + r, ldy);
-    }
+                       int T, float *y, size_t ldy, int streams) {
+    KERN_ROWS_LOOP(TILE_R, rows, streams, (const unsigned char *)w, 4 * ldw,
+                   rows_block((const float *)wr, ws / 4, valid, x, ldx, T, K, y + row, ldy, step));
 }
 
 void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
                    int T, float *y, size_t ldy, int streams) {
-    (void)streams;
-    matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy);
+    matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy, streams);
 }
 
 /* Other types: widen a few rows at a time into a small buffer (exact), then the same tiles;
@@ -112,7 +111,7 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
     for (int r = 0; r < rows; r += n) {
         int rt = rows - r < n ? rows - r : n;
         for (int i = 0; i < rt; i++) to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K);
-        matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy);
+        matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy, 0);
     }
 }
 
@@ -263,7 +262,7 @@ static inline int avx2_block_size(wtype WT) {
 static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char *w,
                                                               size_t ldw, int RT, const float *x,
                                                               size_t ldx, int TT, int K, float *y,
-                                                              size_t ldy, int bytes) {
+                                                              size_t ldy, size_t ys, int bytes) {
     __m256 lo[2][3], hi[2][3];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
@@ -289,39 +288,38 @@ static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const un
         }
     }
     for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) y[t * ldy + i] = fold256x2(lo[i][t], hi[i][t]);
+        for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
 }
 
 /* Tokens in threes, one row at a time (its weights formed once per three tokens); one or two
- * tokens left, two rows at a time (the registers hold no more accumulators). */
-static inline __attribute__((always_inline)) void matmul_blocks(wtype WT, const unsigned char *w,
-                                                                size_t ldw, int rows, int K,
-                                                                const float *x, size_t ldx, int T,
-                                                                float *y, size_t ldy, int bytes) {
+ * tokens left, two rows at a time (the registers hold no more accumulators), far apart when the
+ * matrix streams (kern_rowgroup). */
+static inline __attribute__((always_inline)) void
+matmul_blocks(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+              size_t ldx, int T, float *y, size_t ldy, int bytes, int streams) {
     int t3 = T / 3 * 3;
     for (int r = 0; r < rows; r++)
         for (int t = 0; t < t3; t += 3)
-            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy,
+            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy, 1,
                         bytes);
     int rem = T - t3;
-    for (int r = 0; rem && r < rows; r += 2) {
-        const unsigned char *wr = w + r * ldw;
-        float *yr = y + t3 * ldy + r;
-        const float *xr = x + t3 * ldx;
-        if (rows - r == 1)
-            rem == 1 ? tile_blocks(WT, wr, ldw, 1, xr, ldx, 1, K, yr, ldy, bytes)
-                     : tile_blocks(WT, wr, ldw, 1, xr, ldx, 2, K, yr, ldy, bytes);
-        else
-            rem == 1 ? tile_blocks(WT, wr, ldw, 2, xr, ldx, 1, K, yr, ldy, bytes)
-                     : tile_blocks(WT, wr, ldw, 2, xr, ldx, 2, K, yr, ldy, bytes);
-    }
+    const float *xr = x + t3 * ldx;
+    float *yr = y + t3 * ldy;
+    if (rem)
+        KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
+            if (valid == 1)
+                rem == 1 ? tile_blocks(WT, wr, ws, 1, xr, ldx, 1, K, yr + row, ldy, step, bytes)
+                         : tile_blocks(WT, wr, ws, 1, xr, ldx, 2, K, yr + row, ldy, step, bytes);
+            else
+                rem == 1 ? tile_blocks(WT, wr, ws, 2, xr, ldx, 1, K, yr + row, ldy, step, bytes)
+                         : tile_blocks(WT, wr, ws, 2, xr, ldx, 2, K, yr + row, ldy, step, bytes);
+        });
 }
 
 #define TYPED(fn, WT, BYTES)                                                                       \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,       \
             int T, float *y, size_t ldy, int streams) {                                            \
-        (void)streams;                                                                             \
-        matmul_blocks(WT, w, ldw, rows, K, x, ldx, T, y, ldy, BYTES);                              \
+        matmul_blocks(WT, w, ldw, rows, K, x, ldx, T, y, ldy, BYTES, streams);                     \
     }
 TYPED(kern_avx2_q8_0, WTYPE_Q8_0, 34)
 TYPED(kern_avx2_q4_0, WTYPE_Q4_0, 18)
@@ -334,11 +332,155 @@ TYPED(kern_avx2_q4_k, WTYPE_Q4_K, 144)
 TYPED(kern_avx2_q5_k, WTYPE_Q5_K, 176)
 TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
 
+/* ---- the int8 mode (kernels.h) ---------------------------------------------------------- */
+/* A block of 32 values is one register of bytes; vpmaddubsw multiplies unsigned weight bytes by
+ * signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2, or 128 * 127
+ * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
+ * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
+ * shifted to the type's offset, takes q4_0's 8 and q6_k's 32 back out (kernels_avx512_vnni.c
+ * says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
+ * of the canonical 16, whose fold starts by adding the two (fold256x2). */
+
+static inline int int8_bytes(wtype WT) {
+    return WT == WTYPE_Q8_0 ? 34 : WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_K ? 144 : 210;
+}
+
+static inline int int8_kq(wtype WT) {
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q6_K;
+}
+
+/* Block b's 8 lanes of P against the activation bytes xq (32) and their c (8 lanes). */
+static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const unsigned char *r,
+                                                                int b, __m256i xq, __m256i c) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i u, x = xq, s0 = _mm256_setzero_si256();
+    if (WT == WTYPE_Q8_0) {
+        __m256i wv = _mm256_loadu_si256((const __m256i *)(r + (size_t)b * 34 + 2));
+        u = _mm256_sign_epi8(wv, wv); /* |w| (0x80 read unsigned: 128) */
+        x = _mm256_sign_epi8(xq, wv);
+    } else if (WT == WTYPE_Q4_0) {
+        __m128i q = _mm_loadu_si128((const __m128i *)(r + (size_t)b * 18 + 2));
+        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
+        s0 = _mm256_srai_epi32(c, 4);
+    } else if (WT == WTYPE_Q4_K) {
+        int j = b % 8;
+        __m256i q =
+            _mm256_loadu_si256((const __m256i *)(r + (size_t)(b / 8) * 144 + 16 + 32 * (j / 2)));
+        u = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
+    } else { /* q6_k: values 128h + 32k + 0..31 */
+        int j = b % 8, h = j / 4, k = j % 4;
+        const unsigned char *sb = r + (size_t)(b / 8) * 210;
+        __m256i ql = _mm256_loadu_si256((const __m256i *)(sb + 64 * h + 32 * (k & 1)));
+        __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 128 + 32 * h));
+        ql = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(15));
+        qh = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), _mm256_set1_epi8(3));
+        u = _mm256_or_si256(ql, _mm256_slli_epi16(qh, 4));
+        s0 = _mm256_srai_epi32(c, 2);
+    }
+    return _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
+}
+
+/* Block b's lane scales A (8 lanes) from the row's decoded scales. */
+static inline __attribute__((always_inline)) __m256 int8_scales(wtype WT, int b,
+                                                                const blk_scales *s) {
+    if (WT == WTYPE_Q4_K) return _mm256_set1_ps(s->d[b % 8]);
+    if (WT == WTYPE_Q6_K) /* sub-blocks 2j, 2j + 1 of 16 values */
+        return _mm256_set_m128(_mm_set1_ps(s->d[2 * (b % 8) + 1]), _mm_set1_ps(s->d[2 * (b % 8)]));
+    return _mm256_set1_ps(s->d[0]);
+}
+
+/* RT rows x TT tokens (RT * TT <= 4), each product in two 8-lane accumulators (and q4_k's mins
+ * in an 8-lane one). */
+static inline __attribute__((always_inline)) void
+int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned char *xa, size_t lda,
+          int TT, int K, float *y, size_t ldy, size_t ys) {
+    __m256 lo[2][2], hi[2][2], mn[2][2];
+    for (int i = 0; i < RT; i++)
+        for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = mn[i][t] = _mm256_setzero_ps();
+    const int nb = K / 32, BB = int8_bytes(WT);
+    blk_scales s[2];
+    for (int b = 0; b < nb; b++) {
+        if (!int8_kq(WT) || b % 8 == 0) {
+            const unsigned char *blk = w + (size_t)(int8_kq(WT) ? b / 8 : b) * BB;
+            for (int i = 0; i < RT; i++) scales_of(WT, blk + i * ldw, &s[i]);
+            if (WT == WTYPE_Q4_K)
+                for (int t = 0; t < TT; t++) {
+                    __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + b);
+                    for (int i = 0; i < RT; i++)
+                        mn[i][t] = _mm256_fmadd_ps(_mm256_loadu_ps(s[i].m), ds, mn[i][t]);
+                }
+        }
+        int half = b % 2;
+        for (int t = 0; t < TT; t++) {
+            const kern_a8_group *g = (const kern_a8_group *)(xa + t * lda) + b / 2;
+            __m256i xq = _mm256_loadu_si256((const __m256i *)(g->q + 32 * half));
+            __m256i c = _mm256_loadu_si256((const __m256i *)(g->c + 8 * half));
+            __m256 dv = _mm256_loadu_ps(g->d + 8 * half);
+            for (int i = 0; i < RT; i++) {
+                __m256 p = _mm256_cvtepi32_ps(int8_block(WT, w + i * ldw, b, xq, c));
+                __m256 sc = _mm256_mul_ps(int8_scales(WT, b, &s[i]), dv);
+                if (half)
+                    hi[i][t] = _mm256_fmadd_ps(sc, p, hi[i][t]);
+                else
+                    lo[i][t] = _mm256_fmadd_ps(sc, p, lo[i][t]);
+            }
+        }
+    }
+    if (nb % 2)
+        for (int i = 0; i < RT; i++)
+            for (int t = 0; t < TT; t++)
+                hi[i][t] = _mm256_fmadd_ps(_mm256_setzero_ps(), _mm256_setzero_ps(), hi[i][t]);
+    for (int i = 0; i < RT; i++)
+        for (int t = 0; t < TT; t++) {
+            float v = fold256x2(lo[i][t], hi[i][t]);
+            if (WT == WTYPE_Q4_K) {
+                __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(mn[i][t]),
+                                       _mm256_extractf128_ps(mn[i][t], 1));
+                __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+                v -= _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+            }
+            y[t * ldy + i * ys] = v;
+        }
+}
+
+/* Rows in pairs (far apart when the matrix streams: kern_rowgroup) against tokens in pairs;
+ * the odd row or token alone. */
+static inline __attribute__((always_inline)) void
+int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
+            size_t lda, int T, float *y, size_t ldy, int streams) {
+    KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
+        int t = 0;
+        if (valid == 2) {
+            for (; t + 2 <= T; t += 2)
+                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
+            if (t < T)
+                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
+        } else {
+            for (; t + 2 <= T; t += 2)
+                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
+            if (t < T)
+                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
+        }
+    });
+}
+
+#define INT8(fn, WT)                                                                               \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
+            int T, float *y, size_t ldy, int streams) {                                            \
+        int8_matmul(WT, w, ldw, rows, K, xa, lda, T, y, ldy, streams);                             \
+    }
+INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
+INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)
+INT8(kern_avx2_int8_q4_k, WTYPE_Q4_K)
+INT8(kern_avx2_int8_q6_k, WTYPE_Q6_K)
+
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",
     .dot = avx2_dot,
     .sum = kern_sum_ref,
     .attend = kern_attend_ref,
+    .softmax = kern_isa_scalar_softmax,
+    .values = kern_isa_scalar_values,
     .matmul_widen = avx2_matmul_widen,
 };
 #endif

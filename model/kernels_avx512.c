@@ -8,52 +8,16 @@
 #include "model/wtype_blocks.h"
 
 #if KERN_X86
-#include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* Software prefetch distance, in bytes ahead of each weight row pointer, for matrices that
- * stream from memory. The hardware prefetchers alone left one core at ~6 GB/s on q8_0 (its
- * 2 KB rows are short streams) and ~8 GB/s on f32; 16 KB ahead brings a 2-core pass close to
- * the machine's read bandwidth (bench/gguf_speed.sh; 8-64 KB all help, 16 KB was best on f16). */
-#define STREAM_PREFETCH 16384
+#include "model/kernels_avx512.h"
 
 /* tile(RT, TT): RT weight rows against TT tokens, each of the RT*TT dot products in its own
  * 16-lane accumulator, exactly the canonical order. Written once as an always-inline function;
  * the constant RT/TT (and type) of each caller lets the compiler keep the accumulators in
  * registers. */
-
-static inline float fold512(__m512 a) {
-    __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
-    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
-
-/* Folds 16 accumulators at once with the same pairwise additions as fold512 (lane j with
- * j+8, then j+4, j+2, j+1), interleaving them by shuffles: about 2 instructions per result
- * instead of 7. Lane 4k+m of the result holds the fold of a[4m+k]. */
-static inline __attribute__((always_inline)) __m512 fold16x16(const __m512 a[16]) {
-    __m512 l1[8], l2[4], l3[2];
-#pragma GCC unroll 16
-    for (int p = 0; p < 8; p++) /* lanes j + j+8: [a.lo8, b.lo8] + [a.hi8, b.hi8] */
-        l1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
-                              _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
-#pragma GCC unroll 16
-    for (int p = 0; p < 4; p++) /* j + j+4 within each accumulator's 8 */
-        l2[p] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0x88),
-                              _mm512_shuffle_f32x4(l1[2 * p], l1[2 * p + 1], 0xDD));
-#pragma GCC unroll 16
-    for (int p = 0; p < 2; p++) /* j + j+2 */
-        l3[p] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0x44),
-                              _mm512_shuffle_ps(l2[2 * p], l2[2 * p + 1], 0xEE));
-    return _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], 0x88), /* j + j+1 */
-                         _mm512_shuffle_ps(l3[0], l3[1], 0xDD));
-}
-
-/* The accumulator whose fold lands in lane L of fold16x16 (the map is its own inverse). */
-#define ACC_FOR_LANE(L) (4 * ((L) % 4) + (L) / 4)
 
 /* 16 weights of row p from column k widened to float exactly (zeros past the mask), for f32,
  * f16 and bf16 (q8_0 has its own loop in tile); WT is a constant at every call, so the switch
@@ -69,16 +33,6 @@ static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const uns
     default:
         return _mm512_maskz_loadu_ps(m, (const float *)p + k);
     }
-}
-
-/* Prefetches the cache line `ahead` bytes past p. The address is formed as an integer: it may
- * lie past the matrix (a prefetch never faults), where pointer arithmetic would be undefined.
- * always_inline matters: GCC 12 judges a function holding only a prefetch free of side effects
- * and deletes the calls it has not inlined (without the prefetches a q8_0 1.1B pass is ~30%
- * slower). */
-static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned char *p,
-                                                                 size_t ahead) {
-    _mm_prefetch((const char *)((uintptr_t)p + ahead), _MM_HINT_T0);
 }
 
 /* ---- block types ------------------------------------------------------------------------ */
@@ -132,27 +86,9 @@ static inline int sub_chunks(wtype WT) {
     return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q6_K ? 1 : 2;
 }
 
-static inline __m512 bcast_half(const unsigned char *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
-}
-
-static inline __m512i bytes16(const unsigned char *p) { /* 16 bytes, zero-extended */
-    return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
-}
-
 static inline __m512 iota16(void) {
     return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
-
-/* The scales of one row staged in memory: each use is then a broadcast load, which costs no
- * shuffle-port work (the port the permutes of the chunks need). For 32-value blocks, the scales
- * (and mins) of a group of up to 16 blocks, gathered and widened at once; for the k-quants,
- * those of the sub-blocks of one block. */
-typedef struct {
-    float s[16], m[16];
-} stage;
 
 /* 32-value blocks: d (and m) of blocks 0..nb-1 of a row, from their f16 fields at offset 0
  * (and 2) of each block, widened exactly (vcvtph2ps). */
@@ -166,60 +102,6 @@ static inline __attribute__((always_inline)) void stage_group(wtype WT, const un
     _mm512_storeu_ps(st->s, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g)));
     if (WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1)
         _mm512_storeu_ps(st->m, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(g, 16))));
-}
-
-/* k-quants: the scales of the sub-blocks of the block at b, computed as to_float computes them
- * (each a product of an f16 and a small integer: exact). */
-static inline __attribute__((always_inline)) void stage_block(wtype WT, const unsigned char *b,
-                                                              stage *st) {
-    if (WT == WTYPE_Q2_K) { /* dl = d * (sc & 15), ml = dmin * (sc >> 4), sub-block c in lane c */
-        __m512i sc = bytes16(b);
-        _mm512_storeu_ps(
-            st->s, _mm512_mul_ps(bcast_half(b + 80),
-                                 _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15)))));
-        _mm512_storeu_ps(
-            st->m, _mm512_mul_ps(bcast_half(b + 82), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4))));
-    } else if (WT == WTYPE_Q3_K) { /* dl = d * (scale - 32) in lane c (wtype_q3_k_scales) */
-        unsigned char s12[16] = {0};
-        memcpy(s12, b + 96, 12); /* the block ends 2 bytes later: no 16-byte load */
-        __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s12));
-        const __m512i lane_lo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
-        const __m512i shift_lo = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
-        const __m512i lane_hi =
-            _mm512_setr_epi32(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11);
-        const __m512i shift_hi = _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
-        __m512i lo =
-            _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(lane_lo, v), shift_lo),
-                             _mm512_set1_epi32(15));
-        __m512i hi =
-            _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(lane_hi, v), shift_hi),
-                             _mm512_set1_epi32(3));
-        __m512i sc =
-            _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
-        _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 108), _mm512_cvtepi32_ps(sc)));
-    } else if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
-        /* d1 = d * sc in lane s, m1 = dmin * m in lane 8 + s. The 12 scale bytes as words
-         * u0, u1, u2 (wtype_k4_scale_min): sc 0-3 = u0 & 63 (per byte), sc 4-7 = (u2 & 15) |
-         * (u0 >> 2 & 0x30), m 0-3 = u1 & 63, m 4-7 = (u2 >> 4 & 15) | (u1 >> 2 & 0x30), all in
-         * one 16-byte register (the load stays inside the block: qs follows) */
-        __m128i v = _mm_loadu_si128((const __m128i *)(b + 4));
-        __m128i a = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)),
-                                                 _mm_setr_epi32(0, 0, 0, 4)),
-                                  _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-        __m128i h = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)),
-                                                 _mm_setr_epi32(0, 2, 0, 2)),
-                                  _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
-        __m512i sm = _mm512_cvtepu8_epi32(_mm_or_si128(a, h)); /* sc 0-7, m 0-7 */
-        uint32_t dm;
-        memcpy(&dm, b, 4);
-        __m512 dd =
-            _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                                  _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dm))));
-        _mm512_storeu_ps(st->s, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(sm)));
-    } else if (WT == WTYPE_Q6_K) { /* d * sc in lane c */
-        __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)));
-        _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 208), _mm512_cvtepi32_ps(sc)));
-    }
 }
 
 /* Per sub-block and row: the table(s) of exact weights, or the scale (q6_k). */
@@ -339,18 +221,12 @@ static inline __attribute__((always_inline)) __m512 chunk(wtype WT, const unsign
  * read in groups of up to 16 whose scales are staged together; k-quant blocks one at a time. */
 static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char **wr,
                                                               int RT, const float *x, size_t ldx,
-                                                              int TT, int K, __m512 acc[16],
-                                                              int pf) {
+                                                              int TT, int K, __m512 acc[16]) {
     const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
     const int GROUP = BS == 32 ? 16 : 1; /* blocks per staging */
     stage st[16];
     for (int k0 = 0; k0 < K; k0 += GROUP * BS) {
         int nb = (K - k0) / BS < GROUP ? (K - k0) / BS : GROUP;
-        if (pf) { /* one prefetch per cache line of the group (or block) */
-#pragma GCC unroll 16
-            for (int i = 0; i < RT; i++)
-                for (int o = 0; o < nb * BB; o += 64) prefetch_ahead(wr[i] + o, (size_t)pf);
-        }
         if (GROUP > 1) {
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) stage_group(WT, wr[i], nb, &st[i]);
@@ -392,11 +268,11 @@ static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const un
 /* RT weight rows (ldw bytes apart, storage type WT) x TT tokens, RT * TT <= 16, each product
  * in its own 16-lane accumulator. Result (row i, token t) is lane t * RT + i, so each token's
  * RT results are contiguous. Rows past `rows` (a short last block) reuse the last row and are
- * not stored. pf > 0 prefetches each row pf bytes ahead of where it is read. */
+ * not stored; results of consecutive rows are ys apart in y (kern_rowgroup). */
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
                                                        int RT, int rows, const float *x, size_t ldx,
                                                        int TT, int K, float *y, size_t ldy,
-                                                       int pf) {
+                                                       size_t ys) {
     __m512 acc[16];
     const unsigned char *wr[16];
 #pragma GCC unroll 16
@@ -404,17 +280,13 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 #pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
     if (is_block(WT)) {
-        tile_blocks(WT, wr, RT, x, ldx, TT, K, acc, pf);
+        tile_blocks(WT, wr, RT, x, ldx, TT, K, acc);
     } else if (WT == WTYPE_Q8_0) {
         /* K is whole blocks: the scale is widened once per block and row, the two 16-lane
          * halves need no masks, and the row pointers step by block (1.3x faster at T = 1 than
          * the general loop through load_w16). The order of the FMAs is the general loop's. */
         for (int k = 0; k < K; k += 32) {
             __m512 d[16];
-            if (pf) {
-#pragma GCC unroll 16
-                for (int i = 0; i < RT; i++) prefetch_ahead(wr[i], pf);
-            }
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) {
                 uint16_t h;
@@ -447,11 +319,6 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             __mmask16 m =
                 K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
             __m512 wv[16]; /* a zero-filled tail gives 0*0 terms, as the reference */
-            if (pf) {
-#pragma GCC unroll 16
-                for (int i = 0; i < RT; i++)
-                    prefetch_ahead(wr[i], pf + (WT == WTYPE_F32 ? 4 : 2) * (size_t)k);
-            }
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) wv[i] = load_w16(WT, wr[i], k, m);
 #pragma GCC unroll 16
@@ -469,14 +336,14 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 #pragma GCC unroll 16
         for (int t = 0; t < TT; t++)
             for (int i = 0; i < rows && i < RT; i++)
-                y[t * ldy + i] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
+                y[t * ldy + i * ys] = fold512(acc[ACC_FOR_LANE(t * RT + i)]);
         return;
     }
     float out[16];
     _mm512_storeu_ps(out, fold16x16(acc));
 #pragma GCC unroll 16
     for (int t = 0; t < TT; t++)
-        for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i] = out[t * RT + i];
+        for (int i = 0; i < rows && i < RT; i++) y[t * ldy + i * ys] = out[t * RT + i];
 }
 
 static float avx512_dot(const float *a, const float *b, int n) {
@@ -519,6 +386,21 @@ static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation fo
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
+/* kern_attend's softmax in 16 lanes: max (exact in any order), exp16, the canonical sum. */
+static float avx512_softmax(float *s, int n) {
+    __m512 vmx = _mm512_set1_ps(-INFINITY);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, s + i));
+    }
+    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(s + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + i), vmx)));
+    }
+    return avx512_sum(s, n);
+}
+
 static void avx512_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
                           const int *slots, int n, float *scratch, float *out) {
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
@@ -544,18 +426,7 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
         __m512 sc = _mm512_div_ps(fold16x16(acc), div);
         _mm512_mask_storeu_ps(scratch + s0, (__mmask16)((1u << nb) - 1), sc);
     }
-    __m512 vmx = _mm512_set1_ps(-INFINITY); /* max is exact in any order */
-    for (int s = 0; s < n; s += 16) {
-        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
-        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, scratch + s));
-    }
-    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
-    for (int s = 0; s < n; s += 16) {
-        __mmask16 m = n - s >= 16 ? 0xffff : (__mmask16)((1u << (n - s)) - 1);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, scratch + s), vmx));
-        _mm512_mask_storeu_ps(scratch + s, m, e);
-    }
-    const __m512 vsum = _mm512_set1_ps(avx512_sum(scratch, n));
+    const __m512 vsum = _mm512_set1_ps(avx512_softmax(scratch, n));
     /* values: four FMA chains per column (keys 0, 1, 2, 3 mod 4), as the reference */
     for (int c = 0; c < hs; c += KERN_LANES) {
         __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
@@ -583,49 +454,101 @@ static void avx512_attend(const float *q, int hs, const float *k, const float *v
     }
 }
 
-/* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 16x1, 8x2 or 5x3 tiles so
- * each fold still serves 15-16 results (T = 1, plain decoding, is the 16-row case). A matrix
- * too big for the cache (`streams`, decided by kern_matmul) is prefetched on its first read. */
+/* acc[j] += w * v for the chain j = s mod 4 known only at run time (the remainder and tails). */
+static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j, __m512 w,
+                                                            __m512 v) {
+    switch (j) {
+    case 0:
+        acc[0] = _mm512_fmadd_ps(w, v, acc[0]);
+        break;
+    case 1:
+        acc[1] = _mm512_fmadd_ps(w, v, acc[1]);
+        break;
+    case 2:
+        acc[2] = _mm512_fmadd_ps(w, v, acc[2]);
+        break;
+    default:
+        acc[3] = _mm512_fmadd_ps(w, v, acc[3]);
+        break;
+    }
+}
+
+/* kern_attend's value sums for up to 4 queries at a time: each 16 columns of a shared value row
+ * are loaded once and fed to every query's chain s mod 4 (the reference's order per query). */
+static void avx512_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                          const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                          float *out, size_t ldo) {
+    for (int q0 = 0; q0 < nq; q0 += 4) {
+        int QB = nq - q0 < 4 ? nq - q0 : 4;
+        const float *eq[4];
+        for (int i = 0; i < 4; i++) eq[i] = e + (size_t)(q0 + (i < QB ? i : 0)) * lde;
+        for (int c = 0; c < hs; c += 16) {
+            __mmask16 m = hs - c >= 16 ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+            __m512 a[4][4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm512_setzero_ps();
+            int s = 0;
+            for (; s + 4 <= n_shared; s += 4) {
+#pragma GCC unroll 4
+                for (int j = 0; j < 4; j++) {
+                    __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)(s + j) * hs + c);
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; i++)
+                        if (i < QB)
+                            a[i][j] = _mm512_fmadd_ps(_mm512_set1_ps(eq[i][s + j]), vs, a[i][j]);
+                }
+            }
+            for (; s < n_shared; s++) {
+                __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)s * hs + c);
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++)
+                    if (i < QB) chain_fma(a[i], s % 4, _mm512_set1_ps(eq[i][s]), vs);
+            }
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) {
+                if (i >= QB) continue;
+                const int t = q0 + i;
+                for (int j = 0; j < n_tail[t]; j++) {
+                    int st = n_shared + j;
+                    chain_fma(a[i], st % 4, _mm512_set1_ps(eq[i][st]),
+                              _mm512_maskz_loadu_ps(m, v + (size_t)tail[t][j] * hs + c));
+                }
+                __m512 r =
+                    _mm512_add_ps(_mm512_add_ps(a[i][0], a[i][1]), _mm512_add_ps(a[i][2], a[i][3]));
+                _mm512_mask_storeu_ps(out + (size_t)t * ldo + c, m,
+                                      _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+            }
+        }
+    }
+}
+
+/* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 4x1 (streaming), 16x1 or 8x1
+ * (in the cache), 8x2 or 5x3 tiles, so that each fold serves many results (T = 1, plain decoding,
+ * is the 1-token case). Rows are grouped by kern_rowgroup: far apart when the matrix streams
+ * from memory (`streams`, decided by kern_matmul). */
+#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
+
 static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const unsigned char *w,
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
     int t0 = T / 4 * 4;
-    for (int r = 0; r < rows; r += 4) {
-        int rt = rows - r < 4 ? rows - r : 4;
-        for (int t = 0; t < t0; t += 4)
-            tile(WT, w + r * ldw, ldw, 4, rt, x + t * ldx, ldx, 4, K, y + t * ldy + r, ldy,
-                 streams && t == 0 ? STREAM_PREFETCH : 0);
-    }
+    if (t0)
+        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4,
+                                                          K, y + t * ldy + row, ldy, step));
     int rem = T - t0;
-    if (rem == 0) return;
-    int pf = streams && t0 == 0 ? STREAM_PREFETCH : 0; /* else the 4x4 tiles read it first */
-    /* One token left (plain decoding): a matrix that streams from memory is read 2 rows at a
-     * time (few concurrent streams keep the prefetchers at full bandwidth: 16-row tiles were
-     * 1.4x slower on the 110M shape); one that sits in cache uses 16-row tiles, whose single
-     * fold serves 16 results (8 rows for q8_0, whose 16 rows' scales and widened weights do
-     * not fit in the registers beside the accumulators: 15-20% faster). */
-    int RT = rem == 1   ? (streams                            ? 2
-                           : WT == WTYPE_Q8_0 || is_block(WT) ? 8
-                                                              : 16)
-             : rem == 2 ? 8
-                        : 5;
-    for (int r = 0; r < rows; r += RT) {
-        int rt = rows - r < RT ? rows - r : RT;
-        const unsigned char *wr = w + r * ldw;
-        const float *xr = x + t0 * ldx;
-        float *yr = y + t0 * ldy + r;
-        if (rem == 1 && streams)
-            tile(WT, wr, ldw, 2, rt, xr, ldx, 1, K, yr, ldy, pf);
-        else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
-            tile(WT, wr, ldw, 8, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 1)
-            tile(WT, wr, ldw, 16, rt, xr, ldx, 1, K, yr, ldy, 0);
-        else if (rem == 2)
-            tile(WT, wr, ldw, 8, rt, xr, ldx, 2, K, yr, ldy, pf);
-        else
-            tile(WT, wr, ldw, 5, rt, xr, ldx, 3, K, yr, ldy, pf);
-    }
+    const float *xr = x + t0 * ldx;
+    float *yr = y + t0 * ldy;
+    if (rem == 1 && streams)
+        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 1)
+        ROWS_LOOP(16, tile(WT, wr, ws, 16, valid, xr, ldx, 1, K, yr + row, ldy, step));
+    else if (rem == 2)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 2, K, yr + row, ldy, step));
+    else if (rem == 3)
+        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, ldx, 3, K, yr + row, ldy, step));
 }
 
 /* The tiles of the weight-type table (wtype.c). */
@@ -668,6 +591,8 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .dot = avx512_dot,
     .sum = avx512_sum,
     .attend = avx512_attend,
+    .softmax = avx512_softmax,
+    .values = avx512_values,
     .matmul_widen = avx512_matmul_widen,
 };
 #endif

@@ -30,6 +30,12 @@ typedef struct {
     float (*sum)(const float *a, int n);
     void (*attend)(const float *q, int hs, const float *k, const float *v, size_t stride,
                    const int *slots, int n, float *scratch, float *out);
+    /* kern_attend_shared's parts: the softmax of n scores in place (kern_attend's max, exp
+     * and sum: returns the sum), and the weighted values of nq queries (weights e + t * lde,
+     * sums sum[t]) over shared rows 0..n_shared-1 of v (hs floats apart) then their tails. */
+    float (*softmax)(float *s, int n);
+    void (*values)(const float *e, size_t lde, const float *sum, int nq, int hs, const float *v,
+                   int n_shared, const int *const *tail, const int *n_tail, float *out, size_t ldo);
     /* The generic path of a type without a tile on this ISA: rows widened with to_float into
      * a small buffer, then the ISA's f32 tiles (same bits as a typed tile, only slower). */
     void (*matmul_widen)(kern_to_float_fn to_float, const unsigned char *w, size_t ldw, int rows,
@@ -38,6 +44,90 @@ typedef struct {
 } kern_isa_ops;
 
 extern const kern_isa_ops kern_isa_scalar_ops;
+/* The scalar softmax and value sums (kern_isa_ops), which the AVX2 ISA uses too. */
+float kern_isa_scalar_softmax(float *s, int n);
+void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                            const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                            float *out, size_t ldo);
+
+/* The int8 mode's quantized activation row (kern_act_quantize, kernels.h): groups of 64 values
+ * (two blocks of 32, the 16 lanes of one AVX-512 register), then a float per block for the
+ * mins. In a group, q: the 64 int8 values; c: per 4 values (one 32-bit lane), -128 times their
+ * sum (the start of a vpdpbusd sum that cancels a +128 offset of the weights: arithmetic shifts
+ * by 4 and 2 make it -8 and -32 times, for q4_0's and q6_k's offsets); d: the lane's d_b (8
+ * lanes per block). Past K everything is 0. After the groups: ds[2 * groups], d_b times the sum
+ * of block b's q (rounded), for the mins. */
+typedef struct {
+    int8_t q[64];
+    int32_t c[16];
+    float d[16];
+} kern_a8_group;
+
+static inline int kern_a8_groups(int K) {
+    return (K + 63) / 64;
+}
+
+static inline const float *kern_a8_ds(const void *row, int K) {
+    return (const float *)((const kern_a8_group *)row + kern_a8_groups(K));
+}
+
+/* Whether a matrix of that many bytes streams from memory (a tile's `streams`). The whole
+ * matrix, not one thread's share of its rows, decides: the 110M shape's rows split 8 ways fit
+ * in the cache, the matrix does not (deciding by the share made q8_0 110M 1.5-2x slower at
+ * T = 1). */
+static inline int kern_streams(size_t matrix_bytes) {
+    return matrix_bytes > ((size_t)512 << 10);
+}
+
+/* Row groups of a tile of RT rows. A matrix in the cache is read in groups of adjacent rows.
+ * One that streams from memory is cut into RT equal parts and group j takes row j of each part,
+ * so a tile reads RT long sequential streams. Tiles of adjacent rows make RT short streams (one
+ * row each, 1-8 KB) that the hardware prefetchers must pick up again at every row: measured on
+ * one core of this machine (Zen 4 VM; 128-192 MB matrices, K = 2048, T = 1, best of 10 runs
+ * alternating with a plain read of the same bytes), 2-row tiles of adjacent rows read 11-75%
+ * of the plain read's bandwidth (q6_k 11%, q8_0 33%, f32 72%), 1-row tiles 98-130% where the
+ * arithmetic keeps up, 4-row far-apart tiles 105-168%. Session 2's remedy, a software prefetch
+ * 16 KB ahead of each adjacent row, was slower than none with far-apart rows (1.1B q8_0 at
+ * T = 1, one thread: 5.0 against 5.6 GB/s) and is gone; greedy decoding of the 110M q8_0 and
+ * f32 presets on one thread ran 1.7-2.4x faster than with it. Group j: first row `row`,
+ * `valid` rows (the rest reuse the last and are not stored), rows and results `step` apart. */
+typedef struct {
+    int groups, part;
+} kern_rowgroups;
+
+static inline kern_rowgroups kern_rowgroups_of(int rows, int RT, int streams) {
+    kern_rowgroups g;
+    g.part = streams ? (rows + RT - 1) / RT : 1;
+    g.groups = streams ? g.part : (rows + RT - 1) / RT;
+    return g;
+}
+
+static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int RT, int *row,
+                                 int *valid, int *step) {
+    if (g->part > 1 || RT == 1) { /* streaming: rows j, j + part, ... */
+        int v = 0;
+        for (int i = 0; i < RT; i++) v += j + i * g->part < rows;
+        *row = j, *valid = v, *step = g->part;
+    } else {
+        *row = j * RT, *valid = rows - j * RT < RT ? rows - j * RT : RT, *step = 1;
+    }
+}
+
+/* Runs `body` for every row group of RT rows of a matrix of `rows` rows at w (rows ldw bytes
+ * apart), with row, valid, step (kern_rowgroup), wr (the group's first row) and ws (bytes
+ * between its rows) defined. */
+#define KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)                                           \
+    do {                                                                                           \
+        kern_rowgroups g_ = kern_rowgroups_of(rows, RT_, streams);                                 \
+        for (int j_ = 0; j_ < g_.groups; j_++) {                                                   \
+            int row, valid, step;                                                                  \
+            kern_rowgroup(&g_, j_, rows, RT_, &row, &valid, &step);                                \
+            const unsigned char *wr = (w) + (size_t)row * (ldw);                                   \
+            size_t ws = (size_t)step * (ldw);                                                      \
+            (void)valid, (void)ws;                                                                 \
+            body;                                                                                  \
+        }                                                                                          \
+    } while (0)
 
 /* Rows widened at a time by the generic paths: up to 16, fewer for long rows so the buffer
  * (on the stack) stays within 256 KB. */
@@ -81,6 +171,18 @@ KERN_TILE_DECL(kern_avx512_q3_k);
 KERN_TILE_DECL(kern_avx512_q4_k);
 KERN_TILE_DECL(kern_avx512_q5_k);
 KERN_TILE_DECL(kern_avx512_q6_k);
+/* The int8 mode's tiles (kernels_avx2_int8.c; kernels_avx512_vnni.c, which needs VNNI). */
+#define KERN_INT8_DECL(fn)                                                                         \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
+            int T, float *y, size_t ldy, int streams)
+KERN_INT8_DECL(kern_avx2_int8_q8_0);
+KERN_INT8_DECL(kern_avx2_int8_q4_0);
+KERN_INT8_DECL(kern_avx2_int8_q4_k);
+KERN_INT8_DECL(kern_avx2_int8_q6_k);
+KERN_INT8_DECL(kern_vnni_q8_0);
+KERN_INT8_DECL(kern_vnni_q4_0);
+KERN_INT8_DECL(kern_vnni_q4_k);
+KERN_INT8_DECL(kern_vnni_q6_k);
 #define KERN_X86_FN(f) f
 #else
 #define KERN_X86_FN(f) NULL

@@ -44,6 +44,19 @@ static void q8_0_to_float(const void *src, float *dst, int n) {
     }
 }
 
+/* The int8 mode's q8_0 (kernels.h): w = q, a scale d per block. */
+static void q8_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    (void)min32;
+    const unsigned char *blk = src;
+    for (int b = 0; b < n / 32; b++, blk += 34) {
+        uint16_t h;
+        memcpy(&h, blk, 2);
+        float d = kern_f16_to_f32(h);
+        memcpy(w + 32 * b, blk + 2, 32);
+        for (int m = 0; m < 8; m++) scale4[8 * b + m] = d;
+    }
+}
+
 static void f32_from_float(const float *src, void *dst, int n) {
     memcpy(dst, src, sizeof(float) * (size_t)n);
 }
@@ -127,7 +140,10 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .to_float = q8_0_to_float,
          .from_float = wtype_q8_0_from_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q8_0), [KERN_ISA_AVX512] = X86(kern_avx512_q8_0)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q8_0), [KERN_ISA_AVX512] = X86(kern_avx512_q8_0)},
+         .int8 = {.to_int8 = q8_0_to_int8,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q8_0),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q8_0)}}},
     [WTYPE_Q4_0] =
         {.name = "q4_0",
          .ggml_type = GGML_Q4_0,
@@ -138,12 +154,16 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .to_float = wtype_q4_0_to_float,
          .from_float = wtype_q4_0_from_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_0), [KERN_ISA_AVX512] = X86(kern_avx512_q4_0)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_0), [KERN_ISA_AVX512] = X86(kern_avx512_q4_0)},
+         .int8 = {.to_int8 = wtype_q4_0_to_int8,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_0),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q4_0)}}},
     [WTYPE_Q4_1] =
         {.name = "q4_1",
          .ggml_type = GGML_Q4_1,
          .block = 32,
-         .block_bytes = 20,
+         .block_bytes =
+             20,
          .align = 2,
          .file_type = 3,
          .to_float = wtype_q4_1_to_float,
@@ -153,7 +173,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
         {.name = "q5_0",
          .ggml_type = GGML_Q5_0,
          .block = 32,
-         .block_bytes = 22,
+         .block_bytes =
+             22,
          .align = 2,
          .file_type = 8,
          .to_float = wtype_q5_0_to_float,
@@ -204,7 +225,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .to_float = wtype_q4_k_to_float,
          .from_float = wtype_q4_k_from_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_k), [KERN_ISA_AVX512] = X86(kern_avx512_q4_k)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_k), [KERN_ISA_AVX512] = X86(kern_avx512_q4_k)},
+         .int8 = {.to_int8 = wtype_q4_k_to_int8,
+                  .has_min = 1,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_k),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q4_k)}}},
     [WTYPE_Q5_K] =
         {.name = "q5_k",
          .ggml_type = GGML_Q5_K,
@@ -227,7 +252,10 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .to_float = wtype_q6_k_to_float,
          .from_float = wtype_q6_k_from_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q6_k), [KERN_ISA_AVX512] = X86(kern_avx512_q6_k)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q6_k), [KERN_ISA_AVX512] = X86(kern_avx512_q6_k)},
+         .int8 = {.to_int8 = wtype_q6_k_to_int8,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q6_k),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q6_k)}}},
 };
 #undef X86
 

@@ -60,6 +60,22 @@ typedef struct {
     wtype_matmul_fn isa[KERN_ISA_COUNT];
 } wtype_kernels;
 
+/* An int8-mode kernel (kernels.h, "the int8 mode"): as wtype_matmul_fn, with the input rows
+ * quantized (kern_act_quantize) lda bytes apart at xa. */
+typedef void (*wtype_matmul_int8_fn)(const unsigned char *w, size_t ldw, int rows, int K,
+                                     const void *xa, size_t lda, int T, float *y, size_t ldy,
+                                     int streams);
+
+/* The int8 mode of a type. to_int8 (the scalar reference) decodes n values (whole blocks) at src
+ * into the integers w, a float scale per 4 values (scale4[n / 4]) and, when has_min, a float
+ * min per 32 values (min32[n / 32]), as kernels.h defines them for the type. isa[]: the tiles
+ * (NULL: the ISA runs the next lower one's; the AVX-512 tile needs VNNI, else AVX2's runs). */
+typedef struct {
+    void (*to_int8)(const void *src, int8_t *w, float *scale4, float *min32, int n);
+    int has_min;
+    wtype_matmul_int8_fn isa[KERN_ISA_COUNT];
+} wtype_int8;
+
 typedef struct {
     const char *name;   /* decbench's name: "q8_0" (convert --type, messages) */
     uint32_t ggml_type; /* GGUF tensor type id */
@@ -71,9 +87,10 @@ typedef struct {
     void (*to_float)(const void *src, float *dst, int n);
     /* n values into blocks at dst (`decbench convert`); NULL: decbench does not write it */
     void (*from_float)(const float *src, void *dst, int n);
-    /* the exact kernels (kernels.h's canonical order). A second kernel mode (e.g. int8
-     * activations) would be a second member beside this one. */
+    /* the exact kernels (kernels.h's canonical order) */
     wtype_kernels exact;
+    /* the int8 mode (kernels.h); to_int8 NULL: the type has none and runs its exact kernels */
+    wtype_int8 int8;
 } wtype_traits;
 
 /* The row of t (t must be a valid wtype). */

@@ -211,6 +211,59 @@ void wtype_q6_k_to_float(const void *src, float *y, int n) {
     }
 }
 
+/* ---- the int8 mode's decoders (kernels.h): integers and scales, no float weights ----------- */
+
+/* q4_0: w = q - 8, scale d. */
+void wtype_q4_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    (void)min32;
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 32; i++, b += 18, w += 32, scale4 += 8) {
+        for (int j = 0; j < 16; j++) {
+            w[j] = (int8_t)((b[2 + j] & 15) - 8);
+            w[j + 16] = (int8_t)((b[2 + j] >> 4) - 8);
+        }
+        float d = half(b);
+        for (int m = 0; m < 8; m++) scale4[m] = d;
+    }
+}
+
+/* q4_k: w = q (0..15), scale d * sc and min dmin * m of the value's sub-block (both exact). */
+void wtype_q4_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 256; i++, b += 144) {
+        float d = half(b), dmin = half(b + 2);
+        for (int g = 0; g < 4; g++) {
+            const unsigned char *q = b + 16 + 32 * g;
+            for (int p = 0; p < 2; p++, w += 32, scale4 += 8, min32++) {
+                int sc, m;
+                wtype_k4_scale_min(b + 4, 2 * g + p, &sc, &m);
+                for (int l = 0; l < 32; l++) w[l] = (int8_t)(p ? q[l] >> 4 : q[l] & 15);
+                for (int k = 0; k < 8; k++) scale4[k] = d * (float)sc;
+                *min32 = dmin * (float)m;
+            }
+        }
+    }
+}
+
+/* q6_k: w = q6 - 32, scale d * sc of the value's sub-block of 16 (exact). */
+void wtype_q6_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    (void)min32;
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 256; i++, b += 210) {
+        float d = half(b + 208);
+        for (int c = 0; c < 16; c++, w += 16, scale4 += 4) {
+            int h = c / 8, k = (c % 8) / 2, p = c % 2;
+            const unsigned char *ql = b + 64 * h + 32 * (k & 1) + 16 * p;
+            const unsigned char *qh = b + 128 + 32 * h + 16 * p;
+            for (int l = 0; l < 16; l++) {
+                int lo = k < 2 ? ql[l] & 15 : ql[l] >> 4;
+                w[l] = (int8_t)((lo | ((qh[l] >> (2 * k)) & 3) << 4) - 32);
+            }
+            for (int m = 0; m < 4; m++) scale4[m] = d * (float)(int8_t)b[192 + c];
+        }
+    }
+}
+
 /* ---- quantizers -------------------------------------------------------------------------- */
 
 /* q8_0: d = max|x| / 127, q = x * (1/d) rounded (ggml's quantize_row_q8_0_ref, except that

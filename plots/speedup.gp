@@ -1,13 +1,12 @@
-# speedup.gp: (a) speed-up over greedy, bars per dataset (clusters) and decoder (colours).
-# Data: speedup.tsv (dataset, then one column per non-greedy decoder).
+# speedup.gp: (a) speed-up over greedy, bars per dataset (clusters) and decoder (colours), with
+# error bars (the sd over repeats or over prompts, plot --errors) when the data has them.
+# Data: speedup.tsv (dataset, then per decoder two columns: speed-up and its error).
 f = "speedup.tsv"
 
 set title "Speed-up over greedy decoding (decode-only time, ratio of totals)"
 set xlabel "dataset"
 set ylabel "speed-up over greedy (x)"
 set yrange [0:*]
-set style data histogram
-set style histogram cluster gap 1
 set style fill solid 0.85 border rgb "#303030"
 set boxwidth 0.9
 set key below horizontal Left reverse maxcols 2
@@ -18,20 +17,31 @@ set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb 
 set label 1 "greedy = 1x" at graph 0.01, first 1 offset 0, 0.6 front textcolor rgb "#303030"
 
 # The columns are counted first: an open-ended "for [i=2:*]" would add an empty last series
-# that shifts every cluster off its tic. Each bar gets its value printed on top (up to 8
-# decoders; beyond that the labels collide). Bar k (0-based) of a cluster sits at
-# x = row + (k - (ns - 1) / 2) / (ns + gap), gap = 1.
+# that shifts every cluster off its tic. Error bars are drawn when any error is above zero.
 stats f using 2 nooutput
-ns = STATS_columns - 1
+ns = int((STATS_columns - 1) / 2)
+errmax = 0
+do for [j=0:ns-1] { stats f using (column(3 + 2 * j)) nooutput; errmax = STATS_max > errmax ? STATS_max : errmax }
+if (errmax > 0) { set style histogram errorbars gap 1 lw 1.2 } else { set style histogram cluster gap 1 }
+set style data histogram
 # Room below the axis for the x label and a two-column key.
 set bmargin 5 + int((ns + 1) / 2)
-barx(i) = $0 + (i - 2 - (ns - 1) / 2.0) / (ns + 1.0)
-val(i) = ns <= 8 ? sprintf("%.2f", column(i)) : ""
+# Each bar gets its value printed above it (and above its error bar; up to 8 decoders, beyond
+# that the labels collide). Bar j (0-based) of a cluster sits at x = row + (j - (ns - 1) / 2) /
+# (ns + gap), gap = 1.
+barx(j) = $0 + (j - (ns - 1) / 2.0) / (ns + 1.0)
+top(j) = column(2 + 2 * j) + (errmax > 0 ? column(3 + 2 * j) : 0)
+val(j) = ns <= 8 ? sprintf("%.2f", column(2 + 2 * j)) : ""
 
 eval png_terminal
 set output "speedup.png"
-plot for [i=2:ns+1] f using i:xtic(1) title columnheader(i), \
-     for [i=2:ns+1] f skip 2 using (barx(i)):i:(val(i)) with labels offset 0, 0.6 font ",9" notitle
+if (errmax > 0) {
+    plot for [j=0:ns-1] f using (column(2 + 2 * j)):(column(3 + 2 * j)):xtic(1) title columnheader(2 + 2 * j), \
+         for [j=0:ns-1] f skip 2 using (barx(j)):(top(j)):(val(j)) with labels offset 0, 0.6 font ",9" notitle
+} else {
+    plot for [j=0:ns-1] f using (column(2 + 2 * j)):xtic(1) title columnheader(2 + 2 * j), \
+         for [j=0:ns-1] f skip 2 using (barx(j)):(top(j)):(val(j)) with labels offset 0, 0.6 font ",9" notitle
+}
 eval svg_terminal
 set output "speedup.svg"
 replot

@@ -191,11 +191,16 @@ typedef struct {
      * had already ended) and greedy's top-1 minus top-2 logit at that position. */
     int diverge_pos, greedy_token, decoder_token;
     double greedy_margin;
-    int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 5 */
+    int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 6 */
+    /* The optional pass trace (run --trace): every forward pass of the sample, in order
+     * (stored in the passes table with the sample, in its transaction). NULL: none. */
+    const dec_pass *passes;
+    int n_passes;
 } db_sample;
 
-/* Inserts the sample, its non-zero histogram entries and trace[0..n_trace) (trace may be NULL)
- * in ONE transaction: on failure nothing of it is stored. *sample_id may be NULL. */
+/* Inserts the sample, its non-zero histogram entries, trace[0..n_trace) (trace may be NULL) and
+ * its passes (s->passes) in ONE transaction: on failure nothing of it is stored. *sample_id may
+ * be NULL. */
 int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats *st,
                      const dec_step *trace, int n_trace, int64_t *sample_id, char *err);
 
@@ -214,9 +219,27 @@ int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *er
  * handle, cached). hex gets 64 hex digits. */
 int db_file_sha256(db *d, const char *path, char hex[65], char *err);
 
+/* ---- merging (results/db_merge.c, `decbench merge`) --------------------------------------- */
+
+typedef struct {
+    int runs_added;     /* runs new in the output */
+    int shards_added;   /* shards added to a run already there */
+    long samples_added; /* samples copied */
+    long samples_same;  /* samples already there with equal deterministic figures */
+    char note[512];     /* a warning worth printing (shards on different machines), or "" */
+} db_merge_result;
+
+/* Adds every run and sweep of the database in_path to d (opened DB_WRITE) in one transaction;
+ * shards of one work (run/sweep --shard) join OUT's run of that work. Refused (d unchanged):
+ * shards of one work from another commit or other models, a sample already in d with other
+ * deterministic figures, a shard still running or interrupted. Merging a file twice changes
+ * nothing. res is added to (zero it first). The rules are db_merge.c's header comment. */
+int db_merge(db *d, const char *in_path, db_merge_result *res, char *err);
+
 /* ---- cost -------------------------------------------------------------------------------- */
 
-/* One point of the forward-latency curve measured by `decbench cost` (model in the run). */
+/* One point of the forward-latency curve measured by `decbench cost` (model in the run):
+ * t(rows, context, logit rows). */
 typedef struct {
     int rows;             /* rows per forward pass, T */
     double seconds;       /* per pass */
@@ -225,6 +248,8 @@ typedef struct {
     double gbps;          /* weight bytes / seconds, GB/s (<0: unknown) */
     int64_t weight_bytes; /* bytes of weights a pass reads (0: unknown) */
     double mem_gbps;      /* measured memory bandwidth, GB/s (<0: unknown) */
+    int context;          /* committed tokens before the pass; < 0: not recorded (NULL) */
+    int logit_rows;       /* rows whose logits the pass computed (0..rows) */
 } db_cost;
 
 int db_insert_cost(db *d, int64_t run_id, const db_cost *c, char *err);

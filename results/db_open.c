@@ -61,12 +61,27 @@ static int query_int(sqlite3 *h, const char *sql, int *out) {
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* A file whose header says it is ours that SQLite finds damaged: say so, rather than calling
+ * it another program's database. */
+static int damaged(sqlite3 *h, const char *path, char *err) {
+    return err_set(err,
+                   "db_open: %s is a decbench database, but damaged (%s): restore it from a copy, "
+                   "or save what is left with `sqlite3 %s .recover | sqlite3 NEW.db`",
+                   path, sqlite3_errmsg(h), path);
+}
+
+static int is_damage(sqlite3 *h) {
+    int e = sqlite3_errcode(h);
+    return e == SQLITE_CORRUPT || e == SQLITE_NOTADB;
+}
+
 /* Step 2 (and again inside the write transaction): *version = user_version of a database with
  * the meta marker; *version = 0 for a database with no schema objects at all (fresh file). */
 static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
     int objects = 0;
     if (query_int(h, "SELECT count(*) FROM sqlite_master", &objects) != 0)
-        return err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+        return is_damage(h) ? damaged(h, path, err)
+                            : err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
     if (objects == 0) {
         *version = 0;
         return 0;
@@ -74,13 +89,18 @@ static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
     sqlite3_stmt *st;
     const char *sql = "SELECT value FROM meta WHERE key = 'application'";
     int ours = 0;
+    int broken = 0;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             const unsigned char *v = sqlite3_column_text(st, 0);
             ours = v && strcmp((const char *)v, "decbench") == 0;
         }
+        broken = is_damage(h);
         sqlite3_finalize(st);
+    } else {
+        broken = is_damage(h);
     }
+    if (broken) return damaged(h, path, err);
     if (!ours)
         return err_set(err,
                        "db_open: %s is an SQLite database without the decbench marker "
@@ -88,6 +108,11 @@ static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
                        path);
     if (query_int(h, "PRAGMA user_version", version) != 0)
         return err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+    if (*version < 1)
+        return err_set(err,
+                       "db_open: %s has schema version %d, which no decbench writes (1..%d): "
+                       "its header was changed by another program",
+                       path, *version, db_schema_version());
     return 0;
 }
 
@@ -194,7 +219,10 @@ static int open_read(sqlite3 **h, const char *path, char *err) {
     int code = sqlite3_errcode(*h) & 0xff; /* READONLY_CANTINIT, IOERR_SHMOPEN/SHMSIZE, FULL */
     if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_IOERR &&
         code != SQLITE_FULL) {
-        err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
+        if (is_damage(*h)) /* the header says it is ours: damaged, not foreign */
+            damaged(*h, path, err);
+        else
+            err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
         sqlite3_close(*h);
         *h = NULL;
         return -1;

@@ -421,6 +421,33 @@ static int insert_counters(db *d, int64_t sid, const char *decoder, const dec_st
     return 0;
 }
 
+/* The sample's pass trace (inside db_insert_sample's transaction). */
+static int insert_passes(db *d, int64_t sid, const dec_pass *p, int n, const char *where,
+                         char *err) {
+    sqlite3_stmt *st;
+    if (prepare(d, &st,
+                "INSERT INTO passes (sample_id, seq, model, prefill, rows, logit_rows, context, "
+                "seconds) VALUES (?,?,?,?,?,?,?,?)",
+                where, err) != 0)
+        return -1;
+    int rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
+        sqlite3_bind_int64(st, 1, sid);
+        sqlite3_bind_int(st, 2, k);
+        bind_text(st, 3, p[k].draft ? "draft" : "target");
+        sqlite3_bind_int(st, 4, p[k].prefill != 0);
+        sqlite3_bind_int(st, 5, p[k].rows);
+        sqlite3_bind_int(st, 6, p[k].logit_rows);
+        sqlite3_bind_int(st, 7, p[k].context);
+        sqlite3_bind_double(st, 8, p[k].seconds);
+        char what[64];
+        snprintf(what, sizeof what, "pass %d", k);
+        rc = step_done(d, st, where, what, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats *t,
                      const dec_step *trace, int n_trace, int64_t *sample_id, char *err) {
     static const char fn[] = "db_insert_sample";
@@ -494,6 +521,8 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
         snprintf(what, sizeof what, "trace step %d", p->step);
         if (step_done(d, tr, where, what, err) != 0) goto fail;
     }
+    if (s->n_passes > 0 && insert_passes(d, sid, s->passes, s->n_passes, where, err) != 0)
+        goto fail;
     if (db_exec(d->h, "COMMIT", where, err) != 0) goto fail;
     if (sample_id) *sample_id = sid;
     return 0;
@@ -507,7 +536,7 @@ int db_insert_cost(db *d, int64_t run_id, const db_cost *c, char *err) {
     sqlite3_stmt *st;
     if (prepare(d, &st,
                 "INSERT INTO cost (run_id, rows, seconds, repeats, gflops, gbps, weight_bytes, "
-                "mem_gbps) VALUES (?,?,?,?,?,?,?,?)",
+                "mem_gbps, context, logit_rows) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 "db_insert_cost", err) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -518,8 +547,14 @@ int db_insert_cost(db *d, int64_t run_id, const db_cost *c, char *err) {
     bind_real_or_null(st, 6, c->gbps);
     bind_int_or_null(st, 7, c->weight_bytes, 0);
     bind_real_or_null(st, 8, c->mem_gbps);
-    char what[64];
-    snprintf(what, sizeof what, "rows %d", c->rows);
+    if (c->context >= 0)
+        sqlite3_bind_int(st, 9, c->context);
+    else
+        sqlite3_bind_null(st, 9);
+    sqlite3_bind_int(st, 10, c->logit_rows);
+    char what[96];
+    snprintf(what, sizeof what, "rows %d context %d logit rows %d", c->rows, c->context,
+             c->logit_rows);
     int rc = step_done(d, st, "db_insert_cost", what, err);
     sqlite3_finalize(st);
     return rc;

@@ -4,7 +4,7 @@
  * scripts say `set datafile missing "?"`). Every file starts with '#' comment lines saying
  * what was selected and the units, so a data file on its own still explains itself. The
  * figures come from rep_collect(), the same numbers the reports print. */
-#include "results/report_internal.h"
+#include "results/plot_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,19 +16,29 @@
 #include "util/err.h"
 #include "util/file.h"
 
-static const char *const FILES[REPORT_PLOT_KINDS] = {"speedup.tsv", "scaling.tsv", "accept.tsv",
-                                                     "cost.tsv", "history.tsv"};
-static const char *const SCRIPTS[REPORT_PLOT_KINDS] = {"speedup.gp", "scaling.gp", "accept.gp",
-                                                       "cost.gp", "history.gp"};
+/* One name per kind: NAME.tsv read by plots/NAME.gp, which draws NAME.png and NAME.svg. */
+static const char *const NAMES[REPORT_PLOT_KINDS] = {"speedup",  "scaling", "accept",
+                                                     "cost",     "history", "position",
+                                                     "tradeoff", "heatmap", "ablation"};
 
+const char *report_plot_name(report_plot_kind k) {
+    return (unsigned)k < REPORT_PLOT_KINDS ? NAMES[k] : "?";
+}
 const char *report_plot_file(report_plot_kind k) {
-    return (unsigned)k < REPORT_PLOT_KINDS ? FILES[k] : "?";
+    static char files[REPORT_PLOT_KINDS][32];
+    if ((unsigned)k >= REPORT_PLOT_KINDS) return "?";
+    snprintf(files[k], sizeof files[k], "%s.tsv", NAMES[k]);
+    return files[k];
 }
 const char *report_plot_script(report_plot_kind k) {
-    return (unsigned)k < REPORT_PLOT_KINDS ? SCRIPTS[k] : "?";
+    static char scripts[REPORT_PLOT_KINDS][32];
+    if ((unsigned)k >= REPORT_PLOT_KINDS) return "?";
+    snprintf(scripts[k], sizeof scripts[k], "%s.gp", NAMES[k]);
+    return scripts[k];
 }
 
-static void put_num(FILE *f, double v) {
+#define put_num plot_num
+void plot_num(FILE *f, double v) {
     if (isnan(v) || isinf(v))
         fputs("\t?", f);
     else
@@ -40,6 +50,38 @@ static void put_num(FILE *f, double v) {
  * a legend. A legend shows the decoder name plus only the parameters that differ between the
  * plotted specs of that decoder. */
 #define MAXP 32
+
+static void short_label(char **specs, int n, int i, char *out, size_t len);
+
+void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out, size_t len) {
+    if (o && o->default_specs)
+        rep_label(specs[i], o->default_specs, o->n_default_specs, out, len);
+    else
+        short_label(specs, n, i, out, len);
+}
+
+void plot_header(FILE *f, const report_plot_opts *o, char **specs, int n, const char *extra) {
+    for (int j = 0; j < n; j++) {
+        char lab[512];
+        plot_label(o, specs, n, j, lab, sizeof lab);
+        fprintf(f, "\t%s%s", lab, extra);
+    }
+    fputc('\n', f);
+}
+
+const char *plot_errors_what(const report_plot_opts *o) {
+    static const char *const what[] = {"sample sd over repeats", "sample sd over prompts", "none"};
+    return what[o && (unsigned)o->errors <= REPORT_ERRORS_NONE ? o->errors : 0];
+}
+
+double plot_error(const report_plot_opts *o, const rep_stat *s, int e2e) {
+    double v = NAN;
+    if (o && o->errors == REPORT_ERRORS_REPEATS)
+        v = e2e ? s->speedup_e2e_sd : s->speedup_dec_sd;
+    else if (o && o->errors == REPORT_ERRORS_PROMPTS)
+        v = e2e ? s->speedup_prompt_sd : s->speedup_prompt_sd_dec;
+    return isnan(v) ? 0 : v;
+}
 
 static void short_label(char **specs, int n, int i, char *out, size_t len) {
     char buf[1024], *k[MAXP], *v[MAXP];
@@ -98,9 +140,7 @@ static int default_runs(db *d, int64_t **ids, int *n, char *err) {
     return 0;
 }
 
-/* Figures of the runs, one row per (run, spec): the run's all-datasets row when it has
- * several datasets, else its only dataset's row. *out malloc'd. */
-static int per_spec(db *d, const int64_t *ids, int n_ids, rep_stat **out, int *n, char *err) {
+int plot_per_spec(db *d, const int64_t *ids, int n_ids, rep_stat **out, int *n, char *err) {
     *out = NULL;
     *n = 0;
     for (int r = 0; r < n_ids; r++) {
@@ -131,7 +171,8 @@ static int per_spec(db *d, const int64_t *ids, int n_ids, rep_stat **out, int *n
 
 /* ---- (a) speed-up bars -------------------------------------------------------------------- */
 
-static int write_speedup(db *d, const int64_t *ids, int n_ids, FILE *f, char *err) {
+static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
+                         char *err) {
     rep_stat *all = NULL;
     int n = 0;
     for (int r = 0; r < n_ids; r++) {
@@ -171,22 +212,22 @@ static int write_speedup(db *d, const int64_t *ids, int n_ids, FILE *f, char *er
     else if (n_specs == 0)
         rc = err_set(err, "report_plot_data: no non-greedy decoder to plot");
     if (rc == 0) {
-        fprintf(f, "# speed-up over greedy (decode-only, ratio of total times); rows: datasets, "
-                   "columns: decoders\ndataset");
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            short_label(specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        fprintf(f,
+                "# speed-up over greedy (decode-only, ratio of total times); rows: datasets, "
+                "columns: per decoder the speed-up and its error bar (%s; 0 = none)\ndataset",
+                plot_errors_what(o));
+        plot_header(f, o, specs, n_specs, "\terror");
         for (int k = 0; k < n_ds; k++) {
             fputs(ds[k], f);
             for (int j = 0; j < n_specs; j++) {
-                double v = NAN;
+                double v = NAN, e = 0;
                 for (int i = 0; i < n; i++)
-                    if (!strcmp(all[i].dataset, ds[k]) && !strcmp(all[i].spec, specs[j]))
+                    if (!strcmp(all[i].dataset, ds[k]) && !strcmp(all[i].spec, specs[j])) {
                         v = all[i].speedup_dec;
+                        e = plot_error(o, &all[i], 0);
+                    }
                 put_num(f, v);
+                put_num(f, e);
             }
             fputc('\n', f);
         }
@@ -250,10 +291,12 @@ static double baseline_greedy_steps(db *d, int64_t run) {
     return v;
 }
 
-static int write_scaling(db *d, const int64_t *ids, int n_ids, FILE *f, char *err) {
+static int write_scaling(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
+                         char *err) {
+    (void)o;
     rep_stat *s;
     int n;
-    if (per_spec(d, ids, n_ids, &s, &n, err) != 0) return -1;
+    if (plot_per_spec(d, ids, n_ids, &s, &n, err) != 0) return -1;
     typedef struct {
         char series[512];
         double w, steps;
@@ -337,7 +380,8 @@ static int write_scaling(db *d, const int64_t *ids, int n_ids, FILE *f, char *er
 
 /* ---- (c) accepted-length histograms ------------------------------------------------------- */
 
-static int write_accept(db *d, const int64_t *ids, int n_ids, FILE *f, char *err) {
+static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
+                        char *err) {
     sqlite3 *h = db_sqlite(d);
     /* Specs with verification steps, in run order, then their accept histogram. */
     char **specs = NULL;
@@ -383,12 +427,7 @@ static int write_accept(db *d, const int64_t *ids, int n_ids, FILE *f, char *err
     if (rc == 0) {
         fprintf(f, "# share of verification steps (%%) that accepted k drafted tokens (bonus "
                    "token not counted)\nk");
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            short_label(specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        plot_header(f, o, specs, n_specs, "");
         for (int k = 0; k <= max_k; k++) {
             fprintf(f, "%d", k);
             for (int j = 0; j < n_specs; j++) {
@@ -406,21 +445,27 @@ static int write_accept(db *d, const int64_t *ids, int n_ids, FILE *f, char *err
 }
 
 /* ---- (d) cost curve ------------------------------------------------------------------------
- * Columns: rows T, ms per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory
+ * A grid curve (results/cost.h) is drawn at its first context with every row's logits (what a
+ * curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory
  * bandwidth: no pass can be faster, and at T = 1 a pass should be close to it) and T x t(1)
  * (what T separate one-row passes would cost: the gap to it is the batching gain). The
  * bandwidth is the measured memory bandwidth when stored, else the best GB/s any pass reached
  * (then the bound is optimistic only by the measurement's own error). */
-static int write_cost(db *d, const int64_t *ids, int n_ids, FILE *f, char *err) {
+static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
+                      char *err) {
+    (void)o;
     (void)n_ids;
     sqlite3 *h = db_sqlite(d);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h,
+                           "WITH c AS (SELECT * FROM cost WHERE run_id = ?1 AND logit_rows = "
+                           "rows AND (context IS NULL OR context = (SELECT MIN(context) FROM "
+                           "cost WHERE run_id = ?1))) "
                            "SELECT rows, seconds, gflops, gbps, weight_bytes, mem_gbps, "
-                           "(SELECT MAX(gbps) FROM cost WHERE run_id = ?1), "
-                           "(SELECT seconds FROM cost WHERE run_id = ?1 ORDER BY rows LIMIT 1), "
-                           "(SELECT MIN(rows) FROM cost WHERE run_id = ?1) "
-                           "FROM cost WHERE run_id = ?1 ORDER BY rows",
+                           "(SELECT MAX(gbps) FROM c), "
+                           "(SELECT seconds FROM c ORDER BY rows LIMIT 1), "
+                           "(SELECT MIN(rows) FROM c) "
+                           "FROM c ORDER BY rows",
                            -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
     sqlite3_bind_int64(st, 1, ids[0]);
@@ -485,10 +530,11 @@ static int history_runs(db *d, int64_t **ids, int *n, char *err) {
     return *n ? 0 : err_set(err, "report_plot_data: no runs for the history");
 }
 
-static int write_history(db *d, const int64_t *ids, int n_ids, FILE *f, char *err) {
+static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
+                         char *err) {
     rep_stat *s;
     int n;
-    if (per_spec(d, ids, n_ids, &s, &n, err) != 0) return -1;
+    if (plot_per_spec(d, ids, n_ids, &s, &n, err) != 0) return -1;
     char **specs = calloc((size_t)n + 1, sizeof *specs);
     int n_specs = 0;
     for (int i = 0; specs && i < n; i++) {
@@ -508,12 +554,7 @@ static int write_history(db *d, const int64_t *ids, int n_ids, FILE *f, char *er
     if (rc == 0) {
         fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; x label = "
                    "commit ('+' = uncommitted changes)\nrun\tcommit");
-        for (int j = 0; j < n_specs; j++) {
-            char lab[512];
-            short_label(specs, n_specs, j, lab, sizeof lab);
-            fprintf(f, "\t%s", lab);
-        }
-        fputc('\n', f);
+        plot_header(f, o, specs, n_specs, "");
         for (int r = 0; r < n_ids; r++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, ids[r]);
@@ -535,10 +576,14 @@ static int write_history(db *d, const int64_t *ids, int n_ids, FILE *f, char *er
     return rc;
 }
 
-int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
-                     const char *out_dir, char *err) {
+int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, const char *out_dir,
+                     char *err) {
     if ((unsigned)kind >= REPORT_PLOT_KINDS)
         return err_set(err, "report_plot_data: unknown plot kind %d", (int)kind);
+    static const report_plot_opts none = {0};
+    if (!o) o = &none;
+    const int64_t *run_ids = o->run_ids;
+    int n_runs = o->n_runs;
     int64_t *ids = NULL;
     int n = 0, rc;
     if (run_ids && n_runs > 0)
@@ -553,32 +598,44 @@ int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n
 
     /* Through PATH.tmp and a rename (util/file.h): a failure leaves the older file whole. */
     char path[4352], e[ERR_LEN];
-    snprintf(path, sizeof path, "%s/%s", out_dir, FILES[kind]);
-    file_out o;
-    if (file_out_open(&o, path, "plot data", e)) {
+    snprintf(path, sizeof path, "%s/%s", out_dir, report_plot_file(kind));
+    file_out fo;
+    if (file_out_open(&fo, path, "plot data", e)) {
         free(ids);
         return err_set(err, "report_plot_data: %s", e);
     }
-    FILE *f = o.f;
+    FILE *f = fo.f;
     switch (kind) {
     case REPORT_PLOT_SPEEDUP:
-        rc = write_speedup(d, ids, n, f, err);
+        rc = write_speedup(d, o, ids, n, f, err);
         break;
     case REPORT_PLOT_SCALING:
-        rc = write_scaling(d, ids, n, f, err);
+        rc = write_scaling(d, o, ids, n, f, err);
         break;
     case REPORT_PLOT_ACCEPT:
-        rc = write_accept(d, ids, n, f, err);
+        rc = write_accept(d, o, ids, n, f, err);
         break;
     case REPORT_PLOT_COST:
-        rc = write_cost(d, ids, n, f, err);
+        rc = write_cost(d, o, ids, n, f, err);
         break;
     case REPORT_PLOT_HISTORY:
-        rc = write_history(d, ids, n, f, err);
+        rc = write_history(d, o, ids, n, f, err);
+        break;
+    case REPORT_PLOT_POSITION:
+        rc = plot_write_position(d, o, ids, n, f, err);
+        break;
+    case REPORT_PLOT_TRADEOFF:
+        rc = plot_write_tradeoff(d, o, ids, n, f, err);
+        break;
+    case REPORT_PLOT_HEATMAP:
+        rc = plot_write_heatmap(d, o, ids, n, f, err);
+        break;
+    case REPORT_PLOT_ABLATION:
+        rc = plot_write_ablation(d, o, ids, n, f, err);
         break;
     }
-    if (rc == 0 && file_out_commit(&o, e) != 0) rc = err_set(err, "report_plot_data: %s", e);
-    file_out_abort(&o);
+    if (rc == 0 && file_out_commit(&fo, e) != 0) rc = err_set(err, "report_plot_data: %s", e);
+    file_out_abort(&fo);
     free(ids);
     return rc;
 }

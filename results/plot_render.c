@@ -138,6 +138,14 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
                        const char *out_dir, char *err) {
     if ((unsigned)kind >= REPORT_PLOT_KINDS)
         return err_set(err, "plot: unknown plot kind %d", (int)kind);
+    const char *name = report_plot_script(kind);
+    char stem[64];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(name, "."), name);
+    return report_plot_render_named(stem, plots_dir, data_dir, out_dir, err);
+}
+
+int report_plot_render_named(const char *stem, const char *plots_dir, const char *data_dir,
+                             const char *out_dir, char *err) {
     char found[4096];
     if (!plots_dir) {
         if (paths_data_dir("plots", found, sizeof found) != 0)
@@ -147,9 +155,9 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
                            found);
         plots_dir = found;
     }
-    const char *name = report_plot_script(kind);
-    char stem[64];
-    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(name, "."), name);
+    char name[80], data[80];
+    snprintf(name, sizeof name, "%s.gp", stem);
+    snprintf(data, sizeof data, "%s.tsv", stem);
     /* Absolute script paths: gnuplot runs in another folder. */
     char script[4400], common[4400], cwd[4096];
     const char *base = plots_dir[0] == '/' ? "" : getcwd(cwd, sizeof cwd);
@@ -166,11 +174,11 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
 
     char work[4400], src[4400], dst[4400];
     if (path_fmt(work, sizeof work, "%s/.decbench-plot-XXXXXX", out_dir) ||
-        path_fmt(src, sizeof src, "%s/%s", data_dir, report_plot_file(kind)))
+        path_fmt(src, sizeof src, "%s/%s", data_dir, data))
         return err_set(err, "plot: the output or data folder's path is too long");
     if (!mkdtemp(work))
         return err_set(err, "plot: cannot create a folder in %s: %s", out_dir, strerror(errno));
-    path_fmt(dst, sizeof dst, "%s/%s", work, report_plot_file(kind)); /* fits: work is shorter */
+    path_fmt(dst, sizeof dst, "%s/%s", work, data); /* fits: work is shorter */
     if (link(src, dst) != 0 && copy_file(src, dst) != 0) {
         int e = errno;
         remove_work(work, stem);

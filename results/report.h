@@ -32,23 +32,59 @@ typedef enum {
     REPORT_PAPER = 1,     /* Ouroboros Table 2: rows algorithms, per task tok/s and speed-up */
     REPORT_ABLATION = 2,  /* variants of one decoder: the parameters that differ, tok/s, speed-up */
     REPORT_PROJECTED = 3, /* speed-up projected from a forward-cost curve (--project-cost) */
-    REPORT_COUNTERS = 4   /* every counter (framework and the decoder's own), raw, defined */
+    REPORT_COUNTERS = 4,  /* every counter (framework and the decoder's own), raw, defined */
+    REPORT_ACCEPT = 5,    /* acceptance rate by draft position, per dataset x decoder */
+    REPORT_SAMPLES = 6    /* one row per sample; JSONL: Spec-Bench's answer-file records */
 } report_layout;
+#define REPORT_LAYOUTS 7
 
 typedef struct {
     const int64_t *run_ids; /* runs to report; NULL or n_runs 0: latest complete run */
     int n_runs;
     report_format format;
     report_layout layout;
-    const char *ablation_decoder; /* REPORT_ABLATION: decoder name; NULL = "ouroboros" */
-    /* REPORT_PROJECTED: a CSV file "rows,seconds" (header line optional, # comments), or a
-     * decbench database FILE or FILE:RUN_ID whose cost table is used (latest cost run). */
+    /* REPORT_ABLATION: decoder name; NULL = "ouroboros". REPORT_SAMPLES: only the samples of
+     * this decoder name or label (Spec-Bench's files hold one method each); NULL = all. */
+    const char *ablation_decoder;
+    /* REPORT_PROJECTED: the target's cost curve, a CSV file (`decbench cost --csv`; the older
+     * "rows,seconds" too) or a decbench database FILE or FILE:RUN_ID whose cost table is used
+     * (latest cost run): results/cost.h. */
     const char *cost_source;
+    /* Each decoder's canonical spec with every parameter at its default (the harness passes
+     * the registry's, dec_registry_default_spec). Labels are a decoder's name plus the
+     * parameters that differ from these ("lookahead:W=5,G=5"); a decoder without one here
+     * keeps its full spec. NULL: full specs everywhere. */
+    const char *const *default_specs;
+    int n_default_specs;
+    /* REPORT_PROJECTED: the draft model's cost curve, for decoders with a draft (NULL: their
+     * draft passes are not priced, the figure is an upper bound). */
+    const char *draft_cost_source;
 } report_opts;
 
 /* Writes the report to out. -1 with a message if a run does not exist or has no samples, or
  * the cost source cannot be read. */
 int report_write(db *d, const report_opts *o, FILE *out, char *err);
+
+/* The projection of the projected layout (results/report_cost.c) as data, one row per run x
+ * dataset x decoder spec (dataset "all" over several datasets), then, over several runs, one
+ * row per dataset x spec for the runs added up (run_id 0), for `decbench tune`. NAN where a
+ * figure is not available (no greedy to measure against; no pass trace for e2e). */
+typedef struct {
+    int64_t run_id; /* 0: the runs added up */
+    char dataset[64], spec[512];
+    double measured_decode, measured_e2e; /* speed-up over greedy, as the summary layout's */
+    double tokens_per_step, rows_per_step;
+    double projected_decode, projected_e2e, projected_tps, ms_per_pass;
+    int draft_priced; /* 0: draft passes ran but no draft curve was given (upper bound) */
+    int extrapolated; /* some pass had more rows than its curve measured */
+    long n_samples;
+    char basis[64]; /* "passes", "steps", "mean rows", ... (report_cost.c) */
+} report_projection;
+
+/* Projects runs ids[0..n_ids) onto the target curve cost_source and the draft curve
+ * draft_source (may be NULL). *out is malloc'd (free()). */
+int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source,
+                   const char *draft_source, report_projection **out, int *n, char *err);
 
 /* The figures of the summary layout (results/report_figures.c: the one place each is defined),
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
@@ -60,7 +96,9 @@ void report_figure_info(int i, const char **header, const char **key, const char
 int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err);
 
 /* Names for command-line flags: "md"/"markdown", "csv", "json", "latex"/"tex", "jsonl";
- * "summary", "paper", "ablation", "projected", "counters". -1 if unknown. */
+ * "summary", "paper", "ablation", "projected", "counters", "accept", "samples". -1 if
+ * unknown. report_layout_name gives the name of a layout. */
+const char *report_layout_name(report_layout l);
 int report_format_parse(const char *s, report_format *out);
 /* The format an output file's extension names: .md/.markdown/.txt, .csv, .json, .tex, .jsonl;
  * -1 for any other (or no) extension. */
@@ -70,26 +108,49 @@ int report_layout_parse(const char *s, report_layout *out);
 /* ---- plot data (results/plot_data.c; scripts in plots/) ---------------------------------- */
 
 typedef enum {
-    REPORT_PLOT_SPEEDUP = 0, /* speedup.tsv: dataset x decoder speed-up bars */
-    REPORT_PLOT_SCALING = 1, /* scaling.tsv: lookahead target steps vs W, one block per N */
-    REPORT_PLOT_ACCEPT = 2,  /* accept.tsv: accepted-length histogram shares per decoder */
-    REPORT_PLOT_COST = 3,    /* cost.tsv: forward latency vs rows, bandwidth-bound line */
-    REPORT_PLOT_HISTORY = 4  /* history.tsv: tok/s per decoder over the runs' commits */
+    REPORT_PLOT_SPEEDUP = 0,  /* speedup.tsv: dataset x decoder speed-up bars, error bars */
+    REPORT_PLOT_SCALING = 1,  /* scaling.tsv: lookahead target steps vs W, one block per N */
+    REPORT_PLOT_ACCEPT = 2,   /* accept.tsv: accepted-length histogram shares per decoder */
+    REPORT_PLOT_COST = 3,     /* cost.tsv: forward latency vs rows, bandwidth-bound line */
+    REPORT_PLOT_HISTORY = 4,  /* history.tsv: tok/s per decoder over the runs' commits */
+    REPORT_PLOT_POSITION = 5, /* position.tsv: acceptance rate by draft position, per decoder */
+    REPORT_PLOT_TRADEOFF = 6, /* tradeoff.tsv: tokens/step against rows/step, per decoder */
+    REPORT_PLOT_HEATMAP = 7,  /* heatmap.tsv: lookahead W x N: tokens/step and speed-up */
+    REPORT_PLOT_ABLATION = 8  /* ablation.tsv: one decoder's variants: speed-up and tokens/step */
 } report_plot_kind;
-#define REPORT_PLOT_KINDS 5
+#define REPORT_PLOT_KINDS 9
 
-/* The data file's name for kind ("speedup.tsv", ...) and the gnuplot script that reads it
- * ("speedup.gp", in plots/). */
+/* What the error bars of the speed-up and ablation bars show: the sample sd over repeats of
+ * each repeat's speed-up (the measurement's noise), the sd over prompts of each prompt's (how
+ * much the speed-up depends on the prompt), or nothing. */
+typedef enum {
+    REPORT_ERRORS_REPEATS = 0,
+    REPORT_ERRORS_PROMPTS = 1,
+    REPORT_ERRORS_NONE = 2
+} report_errors;
+
+typedef struct {
+    const int64_t *run_ids; /* NULL or n_runs 0: the defaults of report_plot_data */
+    int n_runs;
+    const char *const *default_specs; /* legends as report labels (report_opts); NULL: the */
+    int n_default_specs;              /* parameters that differ between the plotted specs */
+    report_errors errors;
+    const char *decoder; /* ABLATION: whose variants (NULL: the decoder with the most specs) */
+} report_plot_opts;
+
+/* The kind's name ("speedup", ...), its data file ("speedup.tsv") and the gnuplot script that
+ * reads it ("speedup.gp", in plots/). */
+const char *report_plot_name(report_plot_kind kind);
 const char *report_plot_file(report_plot_kind kind);
 const char *report_plot_script(report_plot_kind kind);
 
-/* Writes the data file for kind into out_dir (which must exist). Runs: run_ids, or by default
- * the latest complete run with samples (all complete runs of its sweep if it belongs to one);
- * for COST the latest complete run with cost points (with run_ids: the first one only); for
- * HISTORY all complete runs with the same model, datasets and max_new as the latest, in run
- * order. plots/README.md describes each file's columns. */
-int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n_runs,
-                     const char *out_dir, char *err);
+/* Writes the data file for kind into out_dir (which must exist). Runs: o->run_ids, or by
+ * default the latest complete run with samples (all complete runs of its sweep if it belongs
+ * to one); for COST the latest complete run with cost points (with run_ids: the first one
+ * only); for HISTORY all complete runs with the same model, datasets and max_new as the
+ * latest, in run order. plots/README.md describes each file's columns. */
+int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, const char *out_dir,
+                     char *err);
 
 /* Runs gnuplot on plots/common.gp + plots/<script> with data_dir/<name>.tsv, writing
  * <name>.png and <name>.svg into out_dir (each replaced whole, never left half-written).
@@ -97,5 +158,9 @@ int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n
  * dir>/plots. -1 (message names gnuplot's first error line) if gnuplot is missing or fails. */
 int report_plot_render(report_plot_kind kind, const char *plots_dir, const char *data_dir,
                        const char *out_dir, char *err);
+/* The same for any script: plots/<stem>.gp reads <stem>.tsv and writes <stem>.png and .svg
+ * (`decbench tune` writes its figures' data itself). */
+int report_plot_render_named(const char *stem, const char *plots_dir, const char *data_dir,
+                             const char *out_dir, char *err);
 
 #endif

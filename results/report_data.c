@@ -23,9 +23,25 @@ static int prep(sqlite3 *h, const char *sql, sqlite3_stmt **st, char *err) {
     return 0;
 }
 
+/* A query over REP_SAMPLES_CTE, bound: ?1 the run, ?2 per dataset, ?3 greedy's run. */
+static int prep_run(sqlite3 *h, const char *sql, int64_t run_id, int per_ds, int64_t g_run,
+                    sqlite3_stmt **st, char *err) {
+    if (prep(h, sql, st, err) != 0) return -1;
+    sqlite3_bind_int64(*st, 1, run_id);
+    sqlite3_bind_int(*st, 2, per_ds);
+    if (sqlite3_bind_parameter_count(*st) >= 3) sqlite3_bind_int64(*st, 3, g_run);
+    return 0;
+}
+
 static char *col_dup(sqlite3_stmt *st, int i) {
     const unsigned char *t = sqlite3_column_text(st, i);
     return strdup(t ? (const char *)t : "");
+}
+
+/* Sample standard deviation (n - 1) from count, sum and sum of squares, clamped against
+ * rounding below zero; NAN below two values. A handful of well-scaled values each time. */
+static double sd_of(double k, double sum, double sq) {
+    return k >= 2 ? sqrt(fmax(0, (sq - sum * sum / k) / (k - 1))) : NAN;
 }
 
 static rep_stat *find(rep_stat *s, int n, const char *ds, const char *spec) {
@@ -71,9 +87,7 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
                         stat_agg_sql(stat_counters[k].agg), stat_counters[k].name);
     snprintf(sql + len, sizeof sql - (size_t)len, "%s", TOTALS_TAIL);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
+    if (prep_run(h, sql, run_id, per_ds, 0, &st, err) != 0) return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         rep_stat *grown = realloc(*out, (size_t)(*n + 1) * sizeof **out);
@@ -98,6 +112,8 @@ static int collect_totals(sqlite3 *h, int64_t run_id, int per_ds, rep_stat **out
         for (int k = 0; k < STAT_N_COUNTERS; k++) r->c[k] = sqlite3_column_double(st, col++);
         r->tps_dec = r->tps_dec_sd = r->tps_e2e = r->tps_e2e_sd = NAN;
         r->speedup_dec = r->speedup_e2e = r->speedup_sb = NAN;
+        r->speedup_dec_sd = r->speedup_e2e_sd = r->speedup_prompt_sd = NAN;
+        r->speedup_prompt_sd_dec = NAN;
         if (!r->dataset || !r->spec || !r->decoder) {
             sqlite3_finalize(st);
             return err_set(err, "report: out of memory");
@@ -118,9 +134,7 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
                              "SUM(t_total) FROM s GROUP BY ds, spec, repeat",
              stat_derived[STAT_D_decode_tokens].sql, stat_derived[STAT_D_t_decode].sql);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
+    if (prep_run(h, sql, run_id, per_ds, 0, &st, err) != 0) return -1;
     /* Sum and sum of squares per row: a handful of repeats of well-scaled values. */
     double *acc = calloc((size_t)n * 5, sizeof *acc); /* count, sum_d, sq_d, sum_e, sq_e */
     if (!acc) {
@@ -147,11 +161,8 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
         if (k < 1) continue;
         s[i].tps_dec = a[1] / k;
         s[i].tps_e2e = a[3] / k;
-        if (k >= 2) {
-            /* Sample standard deviation (n - 1), clamped against rounding below zero. */
-            s[i].tps_dec_sd = sqrt(fmax(0, (a[2] - a[1] * a[1] / k) / (k - 1)));
-            s[i].tps_e2e_sd = sqrt(fmax(0, (a[4] - a[3] * a[3] / k) / (k - 1)));
-        }
+        s[i].tps_dec_sd = sd_of(k, a[1], a[2]);
+        s[i].tps_e2e_sd = sd_of(k, a[3], a[4]);
     }
     free(acc);
     return 0;
@@ -179,10 +190,7 @@ static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_ru
              "GROUP BY d.ds, d.spec",
              td, td);
     sqlite3_stmt *st;
-    if (prep(h, sql, &st, err) != 0) return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, per_ds);
-    sqlite3_bind_int64(st, 3, g_run);
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
                            (const char *)sqlite3_column_text(st, 1));
@@ -197,6 +205,78 @@ static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_ru
         r->greedy_run = g_run;
     }
     sqlite3_finalize(st);
+    return 0;
+}
+
+/* Query 4: the spread of the speed-ups. Over repeats: each repeat's ratio of totals against
+ * greedy's same repeat (over the prompts both ran in it), then the sd of those ratios; over
+ * prompts: each prompt's end-to-end speed-up (mean times over repeats), then their sd. */
+static int collect_spread(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run, rep_stat *s, int n,
+                          char *err) {
+    const char *td = stat_derived[STAT_D_t_decode].sql;
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             REP_SAMPLES_CTE
+             ", g AS (SELECT dataset, sample_index, repeat, %s AS td, t_total AS te FROM samples "
+             "WHERE run_id = ?3 AND decoder = 'greedy') "
+             "SELECT s.ds, s.spec, s.repeat, SUM(g.td), SUM(%s), SUM(g.te), SUM(s.t_total) "
+             "FROM s JOIN g ON g.dataset = s.dataset AND g.sample_index = s.sample_index AND "
+             "g.repeat = s.repeat GROUP BY s.ds, s.spec, s.repeat",
+             td, td);
+    sqlite3_stmt *st;
+    double *acc = calloc((size_t)n * 5, sizeof *acc); /* count, sum/sq decode, sum/sq e2e */
+    if (!acc) return err_set(err, "report: out of memory");
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) {
+        free(acc);
+        return -1;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
+                           (const char *)sqlite3_column_text(st, 1));
+        double dd = sqlite3_column_double(st, 4), de = sqlite3_column_double(st, 6);
+        if (!r || dd <= 0 || de <= 0) continue;
+        double vd = sqlite3_column_double(st, 3) / dd, ve = sqlite3_column_double(st, 5) / de;
+        double *a = &acc[(r - s) * 5];
+        a[0] += 1, a[1] += vd, a[2] += vd * vd, a[3] += ve, a[4] += ve * ve;
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < n; i++) {
+        double *a = &acc[i * 5];
+        s[i].speedup_dec_sd = sd_of(a[0], a[1], a[2]);
+        s[i].speedup_e2e_sd = sd_of(a[0], a[3], a[4]);
+    }
+    memset(acc, 0, (size_t)n * 5 * sizeof *acc);
+    snprintf(sql, sizeof sql,
+             REP_SAMPLES_CTE
+             ", d AS (SELECT ds, spec, dataset, sample_index, AVG(t_total) AS te, AVG(%s) AS td "
+             "FROM s GROUP BY ds, spec, dataset, sample_index), "
+             "g AS (SELECT dataset, sample_index, AVG(t_total) AS te, AVG(%s) AS td FROM "
+             "samples WHERE run_id = ?3 AND decoder = 'greedy' GROUP BY dataset, sample_index) "
+             "SELECT d.ds, d.spec, g.te / d.te, CASE WHEN d.td > 0 THEN g.td / d.td END FROM d "
+             "JOIN g ON g.dataset = d.dataset AND g.sample_index = d.sample_index WHERE d.te > 0",
+             td, td);
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) {
+        free(acc);
+        return -1;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
+                           (const char *)sqlite3_column_text(st, 1));
+        if (!r) continue;
+        double v = sqlite3_column_double(st, 2), *a = &acc[(r - s) * 5];
+        a[0] += 1, a[1] += v, a[2] += v * v;
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+            double w = sqlite3_column_double(st, 3);
+            a[3] += w, a[4] += w * w;
+        }
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < n; i++) {
+        double *a = &acc[i * 5];
+        s[i].speedup_prompt_sd = sd_of(a[0], a[1], a[2]);
+        s[i].speedup_prompt_sd_dec = sd_of(a[0], a[3], a[4]);
+    }
+    free(acc);
     return 0;
 }
 
@@ -222,7 +302,8 @@ int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, cha
         if (collect_totals(h, run_id, per_ds, out, n, err) != 0 ||
             collect_repeats(h, run_id, per_ds, *out + first, *n - first, err) != 0 ||
             (g_run &&
-             collect_speedups(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0)) {
+             (collect_speedups(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0 ||
+              collect_spread(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0))) {
             rep_stats_free(*out, *n);
             *out = NULL;
             *n = 0;
@@ -234,6 +315,7 @@ int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, cha
 
 void rep_stats_free(rep_stat *s, int n) {
     for (int i = 0; i < n; i++) {
+        free(s[i].label);
         free(s[i].dataset);
         free(s[i].decoder);
         free(s[i].spec);
@@ -349,6 +431,42 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err) {
              T(9), sqlite3_column_int(st, 10) ? "+dirty" : "", T(11), T(12), base);
 #undef T
     sqlite3_finalize(st);
+    return 0;
+}
+
+void rep_label(const char *spec, const char *const *defaults, int n, char *out, size_t len) {
+    size_t name_len = strcspn(spec, ":");
+    const char *def = NULL;
+    for (int i = 0; i < n && !def; i++)
+        if (!strncmp(defaults[i], spec, name_len) &&
+            (defaults[i][name_len] == ':' || defaults[i][name_len] == '\0'))
+            def = defaults[i];
+    if (!def) {
+        snprintf(out, len, "%s", spec);
+        return;
+    }
+    enum { MAXK = 64 };
+    char b1[1024], b2[1024], *k1[MAXK], *v1[MAXK], *k2[MAXK], *v2[MAXK];
+    int n1 = rep_spec_params(spec, b1, sizeof b1, k1, v1, MAXK),
+        n2 = rep_spec_params(def, b2, sizeof b2, k2, v2, MAXK);
+    size_t off = (size_t)snprintf(out, len, "%.*s", (int)name_len, spec);
+    int first = 1;
+    for (int i = 0; i < n1 && off < len; i++) {
+        int same = 0;
+        for (int j = 0; j < n2 && !same; j++) same = !strcmp(k1[i], k2[j]) && !strcmp(v1[i], v2[j]);
+        if (same) continue;
+        off += (size_t)snprintf(out + off, len - off, "%c%s=%s", first ? ':' : ',', k1[i], v1[i]);
+        first = 0;
+    }
+}
+
+int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults) {
+    for (int i = 0; i < n; i++) {
+        char lab[1024];
+        rep_label(s[i].spec, defaults, defaults ? n_defaults : 0, lab, sizeof lab);
+        free(s[i].label);
+        if (!(s[i].label = strdup(lab))) return -1;
+    }
     return 0;
 }
 

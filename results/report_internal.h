@@ -25,6 +25,7 @@
 typedef struct {
     int64_t run_id;
     char *dataset, *decoder, *spec; /* owned */
+    char *label;                    /* owned: the short label (rep_labels), NULL before */
     long n_samples, n_prompts, n_repeats;
     /* Every framework counter (stats/stats.h, index STAT_<name>) aggregated over the samples
      * as its list line says (sum, mean or max). */
@@ -40,7 +41,12 @@ typedef struct {
     /* Spec-Bench's speed-up: mean over the common prompts of the decoder's per-prompt
      * end-to-end tok/s over the same mean of greedy's. */
     double speedup_sb;
-    long n_common; /* prompts the speed-up is computed over */
+    /* Spread: sample sd over repeats of each repeat's speed-up (ratio of totals within the
+     * repeat; NAN with one repeat), and sd over the common prompts of each prompt's
+     * end-to-end speed-up (its mean times; NAN with one prompt). */
+    double speedup_dec_sd, speedup_e2e_sd, speedup_prompt_sd;
+    double speedup_prompt_sd_dec; /* the same spread over prompts, decode-only */
+    long n_common;                /* prompts the speed-up is computed over */
     int64_t greedy_run;
 } rep_stat;
 
@@ -71,6 +77,13 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err);
 /* Splits a decoder spec "name:k=v,k=v" into its parameters: returns the count (at most max),
  * keys[i] / vals[i] point into buf (a copy of spec). */
 int rep_spec_params(const char *spec, char *buf, size_t bufn, char **keys, char **vals, int max);
+
+/* The short label of spec: its decoder's name plus the parameters whose value differs from
+ * that decoder's default spec among defaults[0..n) ("lookahead:W=5,G=5"; "greedy"); the full
+ * spec when the decoder has no default spec there. */
+void rep_label(const char *spec, const char *const *defaults, int n, char *out, size_t len);
+/* Fills s[i].label for every stat. -1 when out of memory. */
+int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults);
 
 /* ---- rtable -------------------------------------------------------------------------------- */
 
@@ -131,9 +144,30 @@ typedef struct {
     const char *header, *key, *md_fmt;
     double (*value)(const rep_stat *s);
     const char *definition;
+    const char *sd_of; /* the key of the figure this one is the sd of (markdown: "mean ± sd") */
 } rep_figure;
 extern const rep_figure rep_figures[];
 extern const int rep_n_figures;
+
+/* Acceptance by draft position (report_accept.c): per run x dataset (per_ds; else REP_ALL)
+ * x spec that drafted, the tries and acceptances at each position 0..n_pos-1. */
+typedef struct {
+    int64_t run_id;
+    char *dataset, *spec, *decoder, *label; /* owned; label NULL until set */
+    double tried[DEC_HIST_MAX], accepted[DEC_HIST_MAX];
+    int n_pos;
+} rep_pos;
+int rep_positions(db *d, int64_t run_id, int per_ds, rep_pos **out, int *n, char *err);
+void rep_positions_free(rep_pos *p, int n);
+/* accepted / tried at position k (0-based), NAN when never tried. */
+double rep_position_rate(const rep_pos *p, int k);
+/* The `accept` layout into t. */
+int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
+                      char *err);
+/* The `samples` layout (report_samples.c): one row per sample; with REPORT_JSONL, Spec-Bench's
+ * answer-file records instead of a table. */
+int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
+                       FILE *jsonl, char *err);
 
 /* The counters layout (report_counters.c): one row per counter of each stat in s. */
 int rep_counters(db *d, const rep_stat *s, int n, int multi_run, rtable *t, char *err);

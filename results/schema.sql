@@ -218,3 +218,43 @@ ALTER TABLE runs ADD COLUMN decoders TEXT;
 -- i + (t - 1) * 1000000 (samples are keyed by sample_index; datasets hold fewer than 10^6
 -- records), so both turns of one question sit in the same dataset.
 ALTER TABLE samples ADD COLUMN turn INTEGER NOT NULL DEFAULT 1 CHECK (turn >= 1);
+
+-- @version 7
+-- The pass trace (run --trace): every forward pass of the target and of the draft model, the
+-- prompt's chunks included, with what its cost depends on, so that a projection prices each
+-- pass on a cost curve (report --layout projected, decbench tune). seq orders a sample's passes.
+CREATE TABLE passes (
+    sample_id  INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL CHECK (seq >= 0),
+    model      TEXT NOT NULL CHECK (model IN ('target', 'draft')),
+    prefill    INTEGER NOT NULL CHECK (prefill IN (0, 1)),   -- 1: a chunk of the prompt pass
+    rows       INTEGER NOT NULL CHECK (rows > 0),
+    logit_rows INTEGER NOT NULL CHECK (logit_rows >= 0 AND logit_rows <= rows),
+    context    INTEGER NOT NULL CHECK (context >= 0),        -- committed tokens before the pass
+    seconds    REAL NOT NULL,
+    PRIMARY KEY (sample_id, seq)
+) WITHOUT ROWID;
+
+-- Cost curves over a grid t(rows, context, logit rows) (decbench cost from this version on). The
+-- key grows, so the table is rebuilt; points stored before keep rows and seconds, with their
+-- context not recorded (NULL: the run's one --context, 128 unless given) and every row's logits
+-- computed, as the older `cost` measured them.
+CREATE TABLE cost_v7 (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    rows         INTEGER NOT NULL CHECK (rows > 0),
+    context      INTEGER CHECK (context >= 0),    -- committed tokens before the pass; NULL: unknown
+    logit_rows   INTEGER NOT NULL CHECK (logit_rows >= 0 AND logit_rows <= rows),
+    seconds      REAL NOT NULL CHECK (seconds > 0),  -- per forward pass: mean of repeats (median before v7)
+    repeats      INTEGER NOT NULL,
+    gflops       REAL,                               -- achieved GFLOP/s
+    gbps         REAL,                               -- weight bytes read / seconds, GB/s
+    weight_bytes INTEGER,                            -- bytes of weights one pass reads
+    mem_gbps     REAL,                               -- measured memory bandwidth, GB/s
+    UNIQUE (run_id, rows, context, logit_rows)
+);
+INSERT INTO cost_v7 (run_id, rows, context, logit_rows, seconds, repeats, gflops, gbps,
+                     weight_bytes, mem_gbps)
+    SELECT run_id, rows, NULL, rows, seconds, repeats, gflops, gbps, weight_bytes, mem_gbps
+    FROM cost;
+DROP TABLE cost;
+ALTER TABLE cost_v7 RENAME TO cost;

@@ -134,6 +134,19 @@ typedef struct {
     double seconds; /* wall time of this step, bookkeeping included */
 } dec_step;
 
+/* One forward pass of the target or the draft model, for the optional pass trace: what its cost
+ * depends on (rows evaluated, rows whose logits were computed, committed tokens it attends to),
+ * so that a projection can price every pass a decoder made on another model's cost curve
+ * (results/report_cost.c). */
+typedef struct {
+    int draft;      /* 0: the target model, 1: the draft model */
+    int prefill;    /* 1: a chunk of the prompt pass */
+    int rows;       /* rows evaluated */
+    int logit_rows; /* rows whose logits (the classifier) were computed */
+    int context;    /* committed tokens before the pass (each row attends to them) */
+    double seconds; /* wall time of the pass */
+} dec_pass;
+
 /* The framework counters' descriptions, in list order (index STAT_<name>). */
 extern const stat_def stat_counters[STAT_N_COUNTERS];
 

@@ -23,7 +23,7 @@ expect_rc() {
 
 # 1. --help: stdout, exit 0, nothing on stderr, for the tool and every command
 commands=$($B --help | sed -n 's/^  \([a-z]\+\)  .*/\1/p')
-expect_eq n_commands 14 "$(wc -w <<<"$commands")"
+expect_eq n_commands 15 "$(wc -w <<<"$commands")"
 $B --help >h.out 2>h.err; expect_eq top_help_rc "0 0" "$? $(wc -c <h.err)"
 for c in $commands; do
     [ "$c" = help ] && continue
@@ -135,6 +135,32 @@ expect_eq sha256_cache_hit "$(printf '%064d' 0)" "$(q h.db "SELECT model_sha256 
 touch copy.bin
 $B run --model copy.bin --tokenizer "$TOK" --dataset tinystories --limit 1 -n 2 --threads 1 --warmup 0 --db h.db >/dev/null 2>&1
 expect_eq sha256_rehash "$want" "$(q h.db "SELECT model_sha256 FROM runs WHERE id = 3")"
+
+# 12. clearer messages (issue 15.11): a damaged decbench database, a schema version no decbench
+# wrote, a plots folder that is a file, numbers too large for their field, byte order marks,
+# directories given as files
+cp r.db damaged.db
+python3 -c "f = open('damaged.db', 'r+b'); f.seek(100); f.write(bytes(400)); f.close()"
+expect_rc damaged_db 1 "damaged\.db is a decbench database, but damaged \(.*\): restore it from a copy" $B report --db damaged.db
+cp r.db version.db
+python3 -c "import sqlite3; c = sqlite3.connect('version.db'); c.execute('PRAGMA user_version = -5'); c.commit()"
+expect_rc bad_version 1 "version\.db has schema version -5, which no decbench writes \(1\.\.[0-9]+\)" $B report --db version.db
+: >afile
+expect_rc plots_folder 1 "cannot create the plots folder afile/sub: afile is not a folder" $B plot --db r.db --out afile/sub
+big=99999999999999999999
+expect_rc big_param 1 "ngram=$big is out of range 1\.\.16" $B run --model "$M" --dataset tinystories --decoder pld:ngram=$big --db x.db
+expect_rc big_id 1 "id 0: $big is outside the vocabulary" $B detokenize --model "$M" --ids "$big 1"
+expect_rc big_limit 2 "--limit: $big is out of range" $B run --model "$M" --dataset tinystories --limit $big
+for c in "run --model $M --dataset tinystories --decoder pld:ngram=$big --db x.db" "detokenize --model $M --ids $big" \
+    "run --model $M --dataset tinystories --limit $big" "report --db r.db --run $big" "cost --model $M --rows $big"; do
+    if $B $c 2>&1 | grep -q 9223372036854775807; then bad "a saturated number echoed by: $c"; else ok; fi
+done
+printf '\xef\xbb\xbf{"prompt": "Once upon a time"}\n' >bom.jsonl
+$B run --model "$M" --dataset jsonl:bom.jsonl -n 2 --threads 1 --warmup 0 --db bom.db >/dev/null 2>&1; expect_eq bom_start_ok 0 $?
+printf '{"prompt": "a"}\n\xef\xbb\xbf{"prompt": "b"}\n' >bom2.jsonl
+expect_rc bom_inside 1 "bom2\.jsonl:2: a UTF-8 byte order mark" $B run --model "$M" --dataset jsonl:bom2.jsonl --db x.db
+expect_rc dir_dataset 1 "adir: is a directory, expected a dataset file" $B run --model "$M" --dataset jsonl:adir --db x.db
+expect_rc dir_model 1 "adir: is a directory, expected a model file" $B generate --model adir
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -41,7 +41,7 @@ expect_grep progress "^sweep 1 point 6/6: 2/2 samples" sweep.err
 # the report's ablation over the sweep reads the same runs
 $B report --db s.db --sweep 1 --layout ablation --decoder lookahead >abl.out 2>&1
 expect_eq report_sweep 0 $?
-expect_grep report_sweep_rows "\| lookahead:W=3,N=3,G=3,.*\| 3 +\| 3 +\| 3 +\|" abl.out
+expect_grep report_sweep_rows "\| lookahead:W=3,N=3,G=3 .*\| 3 +\| 3 +\| 3 +\|" abl.out
 
 # 2. bad grids and points fail before any row (and create no database)
 bad() { # NAME PATTERN GRID

@@ -6,7 +6,8 @@
  * Input: byte 0 picks the type (modulo the table), byte 1 the tokens T (1..9), byte 2 the rows
  * (1..40) and blocks per row (1..4), byte 3 (its low 6 bits all set) a matrix too big for the
  * cache (the streaming tiles, T = 1 or 2: rare, as each costs ~100 ms under the sanitizers); the
- * rest, repeated as needed, are the weight bytes. Any input is valid.
+ * rest, repeated as needed, are the weight bytes. Any input is valid. Types with an int8 mode
+ * (kernels.h) are multiplied in that mode too, against its own reference.
  *
  * Build and run (clang; see tests/fuzz_gguf.c for the build directory):
  *   cmake --build build-fuzz --target fuzz_wtype -j2
@@ -56,6 +57,21 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
             if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
             compared++;
         }
+        /* the int8 mode of the types that have one: the same bytes, activations quantized */
+        size_t lda = kern_act_bytes(K);
+        unsigned char *xa = kern_int8_supported(t) ? aligned_alloc(64, lda * (size_t)T) : NULL;
+        if (xa) {
+            kern_act_quantize(x, K, T, K, xa, lda);
+            kern_matmul_int8_ref(&m, 0, rows, xa, lda, T, ref, rows);
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!kern_isa_supported((kern_isa)isa)) continue;
+                memset(y, 0, sizeof(float) * (size_t)T * rows);
+                kern_matmul_int8_isa((kern_isa)isa, &m, 0, rows, xa, lda, T, y, rows);
+                if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
+                compared++;
+            }
+        }
+        free(xa);
     }
     free(w), free(x), free(y), free(ref);
     return compared;

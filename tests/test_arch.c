@@ -202,13 +202,7 @@ static const char *edited(const char *src, edit e) {
     gguf_writer *w = gguf_writer_new(0);
     for (int i = 0; i < gguf_kv_count(g); i++) {
         const char *k = gguf_kv_key(g, i);
-        if (e.key && strcmp(k, e.key) == 0) continue;
-        gguf_vtype et = GGUF_U8;
-        uint64_t n = 0, nb;
-        const void *d;
-        gguf_kv_array(g, i, &et, &n);
-        gguf_kv_raw(g, i, &d, &nb);
-        gguf_writer_add_raw(w, k, gguf_kv_type(g, i), et, n, d, nb);
+        if (!e.key || strcmp(k, e.key) != 0) gguf_writer_copy_kv(w, g, i);
     }
     if (e.key && e.str) gguf_writer_add_str(w, e.key, e.str);
     if (e.key && !e.str) gguf_writer_add_u32(w, e.key, e.u32);
@@ -360,16 +354,10 @@ static const char *vocab_file(const char *src, int n, int poke, const char *out)
     w = gguf_writer_new(0);
     for (int i = 0; i < gguf_kv_count(g); i++) {
         const char *k = gguf_kv_key(g, i);
-        if (strcmp(k, "tokenizer.ggml.tokens") == 0) {
+        if (strcmp(k, "tokenizer.ggml.tokens") == 0)
             gguf_writer_add_array(w, k, GGUF_STRING, tok, len, count);
-            continue;
-        }
-        gguf_vtype et = GGUF_U8;
-        uint64_t n_el = 0, nb;
-        const void *d;
-        gguf_kv_array(g, i, &et, &n_el);
-        gguf_kv_raw(g, i, &d, &nb);
-        gguf_writer_add_raw(w, k, gguf_kv_type(g, i), et, n_el, d, nb);
+        else
+            gguf_writer_copy_kv(w, g, i);
     }
     const char *poked = keep_tmp("poked.gguf");
     CHECK_MSG(gguf_writer_write(w, poked, err) == 0, "%s", err);

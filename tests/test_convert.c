@@ -200,10 +200,10 @@ done:
 
 /* Every decoder equals greedy on target (draft for spec and ouroboros). */
 static void test_decoders(const char *target, const char *draft, const char **specs, int n_specs,
-                          const char *what) {
+                          kern_mode mode, const char *what) {
     model *t = open_model(target), *d = open_model(draft);
     if (!t || !d) goto done;
-    dec_env env = {.target = t, .draft = d, .kernels = KERN_EXACT};
+    dec_env env = {.target = t, .draft = d, .kernels = mode};
     static int want[DEC_CHECK_MAX_OUT];
     int distinct = 0, seen[512] = {0};
     for (int i = 0; i < N_PROMPTS; i++) {
@@ -398,7 +398,7 @@ int main(void) {
     check_layout(q8, "Q8_0", "F16");
     const char *xs_q8 = convert(xs, tok512, WTYPE_Q8_0, "xs_q8_0.gguf", &rep);
     CHECK(rep.n_fallback == 0); /* hidden 192: every row is whole blocks */
-    test_decoders(q8, xs_q8, all_specs, 7, "stories260K q8_0");
+    test_decoders(q8, xs_q8, all_specs, 7, KERN_EXACT, "stories260K q8_0");
     test_dequantized(q8, WTYPE_Q8_0, "s260");
 
     /* A synthetic model of 32-multiple widths with a separate classifier (output.weight). */
@@ -411,7 +411,8 @@ int main(void) {
     const char *syn_q8 = convert(syn, tok512, WTYPE_Q8_0, "synth_q8_0.gguf", &rep);
     const char *syn_d_q8 = convert(syn_d, tok512, WTYPE_Q8_0, "synth_draft_q8_0.gguf", &rep);
     CHECK(rep.n_fallback == 0 && rep.n_matrices == 2 + 2 * 7);
-    test_decoders(syn_q8, syn_d_q8, all_specs, 7, "synthetic q8_0");
+    test_decoders(syn_q8, syn_d_q8, all_specs, 7, KERN_EXACT, "synthetic q8_0");
+    test_decoders(syn_q8, syn_d_q8, all_specs, 7, KERN_EXACT_INT8, "synthetic q8_0, exact-int8");
     test_dequantized(syn_q8, WTYPE_Q8_0, "synth");
 
     /* q4_0, q4_k, q6_k from a synthetic model of 256-multiple widths: each computes what the
@@ -422,17 +423,22 @@ int main(void) {
     const char *syn256 = keep_tmp("synth256.bin");
     CHECK_MSG(synth_write(syn256, &c, 9, err) == 0, "%s", err);
     const wtype lowbit[] = {WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q6_K};
+    char lowbit_path[3][4096];
     for (int i = 0; i < 3; i++) {
         char name[64];
         snprintf(name, sizeof name, "synth256_%s.gguf", wtype_name(lowbit[i]));
         const char *qp = convert(syn256, tok512, lowbit[i], name, &rep);
+        snprintf(lowbit_path[i], sizeof lowbit_path[i], "%s", qp);
         CHECK(rep.n_fallback == 0 && rep.n_matrices == 2 + 2 * 7);
         test_dequantized(qp, lowbit[i], name);
     }
+    /* the int8 mode's k-quant kernels under every decoder: a q4_k target, a q6_k draft */
+    test_decoders(lowbit_path[1], lowbit_path[2], all_specs, 7, KERN_EXACT_INT8,
+                  "synthetic q4_k (q6_k draft), exact-int8");
     const char *specs_f16[] = {"lookahead:W=5,N=3,G=5", "spec:gamma=4"};
     const char *f16 = convert(s260, tok512, WTYPE_F16, "s260_f16.gguf", &rep);
     const char *xs_f16 = convert(xs, tok512, WTYPE_F16, "xs_f16.gguf", &rep);
-    test_decoders(f16, xs_f16, specs_f16, 2, "stories260K f16");
+    test_decoders(f16, xs_f16, specs_f16, 2, KERN_EXACT, "stories260K f16");
     const char *bf16 = convert(s260, tok512, WTYPE_BF16, "s260_bf16.gguf", &rep);
     test_dequantized(bf16, WTYPE_BF16, "s260_bf16"); /* bf16 -> f32 -> bf16 is exact too */
 

@@ -289,8 +289,62 @@ static void test_tokenized(void) {
     CHECK(tok_file_chat_template(test_tmp("nope.gguf"), &tpl, err) == -1 && tpl == NULL);
 }
 
+/* Turn 2 of an MT-bench question (issue 14.3): the first turn, greedy's answer and the second
+ * question, the way each paper's FastChat conversation renders them: LookaheadDecoding's
+ * llama-2 ("[/INST] ANSWER </s><s>[INST] ..."), Spec-Bench's Vicuna v1.1 ("ASSISTANT: ANSWER</s>
+ * USER: ..."), and another model's format (ChatML) when the model has one. */
+static void test_turns(void) {
+    char err[ERR_LEN];
+    ds_set *s;
+    const char *answers[] = {"Aloha!"};
+    char *p;
+    CHECK_MSG(ds_open_chat(&s, "mt_bench", NULL, NULL, NULL, err) == 0, "%s", err);
+    if (!s) return;
+    const ds_sample *x = ds_get(s, 0); /* question 81 */
+    CHECK(x->n_turns == 2 && !strncmp(x->turns[1], "Rewrite your previous response.", 31));
+    CHECK_MSG(ds_turn_prompt(s, x, 2, answers, &p, err) == 0, "%s", err);
+    char want[4096];
+    snprintf(want, sizeof want, "[INST] %s [/INST] Aloha! </s><s>[INST] %s [/INST]", x->turns[0],
+             x->turns[1]);
+    CHECK_MSG(p && !strcmp(p, want), "got '%s'", p ? p : "");
+    CHECK(ds_turn_parse_special(s, 2) && !ds_turn_parse_special(s, 1));
+    free(p);
+    CHECK(ds_turn_prompt(s, x, 3, answers, &p, err) == -1 && strstr(err, "no turn 3"));
+    ds_free(s);
+
+    CHECK_MSG(ds_open_chat(&s, "spec_bench/writing", NULL, NULL, NULL, err) == 0, "%s", err);
+    if (!s) return;
+    x = ds_get(s, 0);
+    CHECK_MSG(ds_turn_prompt(s, x, 2, answers, &p, err) == 0, "%s", err);
+    snprintf(want, sizeof want, "%s USER: %s ASSISTANT: Aloha!</s>USER: %s ASSISTANT:", SYS_VICUNA,
+             x->turns[0], x->turns[1]);
+    CHECK_MSG(p && !strcmp(p, want), "got '%s'", p ? p : "");
+    free(p);
+    ds_free(s);
+
+    CHECK_MSG(ds_open_chat(&s, "mt_bench", "chat", "chatml", NULL, err) == 0, "%s", err);
+    if (!s) return;
+    x = ds_get(s, 0);
+    CHECK_MSG(ds_turn_prompt(s, x, 2, answers, &p, err) == 0, "%s", err);
+    snprintf(want, sizeof want,
+             "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\nAloha!<|im_end|>\n"
+             "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n",
+             x->turns[0], x->turns[1]);
+    CHECK_MSG(p && !strcmp(p, want), "got '%s'", p ? p : "");
+    free(p);
+    ds_free(s);
+
+    /* a template that is not a chat template has no later turns */
+    CHECK_MSG(ds_open_chat(&s, "mt_bench", "raw", NULL, NULL, err) == 0, "%s", err);
+    if (!s) return;
+    CHECK(ds_turn_prompt(s, ds_get(s, 0), 2, answers, &p, err) == -1 &&
+          strstr(err, "not a chat template"));
+    ds_free(s);
+}
+
 int main(void) {
     test_formats();
+    test_turns();
     test_detect();
     test_tokenized();
     return test_finish("test_datasets_chat");

@@ -164,7 +164,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 6);
+    CHECK(db_schema_version() == 7);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -197,8 +197,18 @@ static void test_create_insert_read(void) {
                               .emitted = i == 4 ? 4 : 1,
                               .seconds = 0.1 * (i + 1)};
     db_sample s = make_sample("lookahead:W=15,N=5,G=15", 7, 0);
+    /* The pass trace: a target prompt chunk, a draft pass, a target decode pass. */
+    const dec_pass passes[3] = {{0, 1, 12, 1, 0, 0.05}, {1, 0, 1, 1, 12, 0.001},
+                                {0, 0, 30, 4, 12, 0.09}};
+    s.passes = passes, s.n_passes = 3;
     CHECK_MSG(db_insert_sample(d, run, &s, &st, trace, 5, &sid, err) == 0, "%s", err);
     CHECK(sid > 0);
+    /* A pass the schema refuses (more logit rows than rows) leaves nothing of its sample. */
+    db_sample wrong = make_sample("lookahead:W=15,N=5,G=15", 9, 0);
+    const dec_pass bad_pass = {0, 0, 2, 3, 12, 0.01};
+    wrong.passes = &bad_pass, wrong.n_passes = 1;
+    CHECK(db_insert_sample(d, run, &wrong, &st, NULL, 0, NULL, err) == -1 && strstr(err, "pass 0"));
+    CHECK(q_int(h, "SELECT count(*) FROM samples WHERE sample_index = 9") == 0);
     /* A mismatching one, with the divergence details. */
     db_sample bad = make_sample("lookahead:W=15,N=5,G=15", 8, 0);
     bad.match = 0;
@@ -243,6 +253,12 @@ static void test_create_insert_read(void) {
     CHECK(q_int(h, "SELECT count(*) FROM trace WHERE sample_id=1") == 5);
     CHECK(q_int(h, "SELECT rows FROM trace WHERE sample_id=1 AND step=3") == 30);
     CHECK(q_real(h, "SELECT seconds FROM trace WHERE sample_id=1 AND step=4") == 0.5);
+    CHECK(q_int(h, "SELECT count(*) FROM passes WHERE sample_id=1") == 3);
+    CHECK(!strcmp(q_text(h, "SELECT group_concat(model || prefill || '/' || rows || '/' || "
+                            "logit_rows || '/' || context, ' ') FROM (SELECT * FROM passes "
+                            "WHERE sample_id=1 ORDER BY seq)"),
+                  "target1/12/1/0 draft0/1/1/12 target0/30/4/12"));
+    CHECK(q_real(h, "SELECT seconds FROM passes WHERE sample_id=1 AND seq=2") == 0.09);
     CHECK(q_int(h, "SELECT matched FROM samples WHERE sample_index=8") == 0);
     CHECK(q_int(h, "SELECT diverge_pos FROM samples WHERE sample_index=8") == 3);
     CHECK(q_int(h, "SELECT greedy_token FROM samples WHERE sample_index=8") == 42);
@@ -345,7 +361,9 @@ static void test_migration(void) {
              "(2, 1, 'gsm8k', 1, 'greedy', 'greedy', 0, 10, 20, '00000000000000bb', 20, 19, 0, "
              "0, 0, 0, 1, 0, 0.1, 0.2, 3.0);"
              "INSERT INTO histograms VALUES (1, 'accept', 0, 3), (1, 'accept', 2, 2), "
-             "(1, 'accept', 3, 2), (1, 'pos_tried', 0, 7);");
+             "(1, 'accept', 3, 2), (1, 'pos_tried', 0, 7);"
+             "INSERT INTO cost (run_id, rows, seconds, repeats) VALUES (1, 1, 0.01, 5), "
+             "(1, 8, 0.03, 5);");
     sqlite3 *raw;
     sqlite3_open(path, &raw);
     CHECK(q_int(raw, "PRAGMA user_version") == 1);
@@ -381,6 +399,11 @@ static void test_migration(void) {
     /* step 4: tps_decode from the tokens after the prompt pass, (20 - 1) / (1.5 - 0.2) */
     CHECK(fabs(q_real(h, "SELECT tps_decode FROM samples WHERE id=1") - 19 / 1.3) < 1e-12);
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
+    /* step 5: cost points keep rows and seconds, context unknown, every row's logits */
+    CHECK(!strcmp(q_text(h, "SELECT group_concat(rows || '/' || seconds || '/' || "
+                            "COALESCE(context, 'null') || '/' || logit_rows, ' ') FROM "
+                            "(SELECT * FROM cost ORDER BY rows)"),
+                  "1/0.01/null/1 8/0.03/null/8"));
     CHECK(q_int(h, "SELECT count(*) FROM samples") == 2);
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     db_close(d);
@@ -606,14 +629,18 @@ static void test_resume(void) {
     /* Cost points. */
     int64_t cost_run = begin_run(d, "cost");
     for (int t = 1; t <= 64; t *= 4) {
-        db_cost c = {t, 0.001 * (1 + t / 16.0), 10, 12.5, -1, 1 << 20, -1};
+        db_cost c = {t, 0.001 * (1 + t / 16.0), 10, 12.5, -1, 1 << 20, -1, 128, t};
         CHECK_MSG(db_insert_cost(d, cost_run, &c, err) == 0, "%s", err);
     }
-    db_cost dup = {4, 0.1, 1, -1, -1, 0, -1};
+    db_cost dup = {4, 0.1, 1, -1, -1, 0, -1, 128, 4};
     CHECK(db_insert_cost(d, cost_run, &dup, err) == -1 && strstr(err, "rows 4"));
+    /* the same rows at another context or with other logit rows is another point */
+    db_cost other = {4, 0.1, 1, -1, -1, 0, -1, 512, 4}, one = {4, 0.1, 1, -1, -1, 0, -1, 128, 1};
+    CHECK_MSG(db_insert_cost(d, cost_run, &other, err) == 0, "%s", err);
+    CHECK_MSG(db_insert_cost(d, cost_run, &one, err) == 0, "%s", err);
     CHECK(db_latest_run(d, DB_STATUS_MASK(DB_RUNNING), 0, 1, &latest, err) == 0 &&
           latest == cost_run);
-    CHECK(q_int(db_sqlite(d), "SELECT count(*) FROM cost WHERE gbps IS NULL") == 4);
+    CHECK(q_int(db_sqlite(d), "SELECT count(*) FROM cost WHERE gbps IS NULL") == 6);
     db_close(d);
 }
 

@@ -12,6 +12,7 @@
  *     fwd_eval_more with parents in earlier passes) give the one-pass logits bit for bit, and
  *     committing a path across passes works as after one pass;
  *  4. bad batches (parent after child, position past the context, bad token) are refused. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,14 +35,14 @@ static void sequential_logits(fwd_ctx *f, int prefix, const int *path, int n, fl
 }
 
 static void test_invariance(const model *m, const char *what, int n_threads, int n_trees,
-                            uint64_t seed) {
+                            uint64_t seed, kern_mode mode) {
     char err[ERR_LEN];
     tpool *pool;
     CHECK(tpool_new(&pool, n_threads, err) == 0);
     const int B = 40, V = m->cfg.vocab_size;
     fwd_ctx *f, *ref;
-    CHECK(fwd_new(&f, m, pool, B, KERN_EXACT, err) == 0);
-    CHECK(fwd_new(&ref, m, NULL, 8, KERN_EXACT, err) == 0);
+    CHECK(fwd_new(&f, m, pool, B, mode, err) == 0);
+    CHECK(fwd_new(&ref, m, NULL, 8, mode, err) == 0);
     rng_state r;
     rng_seed(&r, seed);
     int ctx = m->cfg.seq_len < 120 ? m->cfg.seq_len : 120;
@@ -59,7 +60,9 @@ static void test_invariance(const model *m, const char *what, int n_threads, int
         int shape = (int)rng_below(&r, 3); /* 0: random tree, 1: chain, 2: flat (all roots) */
         for (int i = 0; i < T; i++) {
             tokens[i] = (int)rng_below(&r, (uint32_t)V);
-            parent[i] = shape == 1 ? i - 1 : shape == 2 ? -1 : (int)rng_below(&r, (uint32_t)(i + 1)) - 1;
+            parent[i] = shape == 1   ? i - 1
+                        : shape == 2 ? -1
+                                     : (int)rng_below(&r, (uint32_t)(i + 1)) - 1;
         }
         CHECK(fwd_eval(f, T, tokens, parent, NULL, NULL, T, logits, err) == 0);
         CHECK(fwd_truncate(ref, 0, err) == 0);
@@ -103,12 +106,13 @@ static void test_invariance(const model *m, const char *what, int n_threads, int
         CHECK_MSG(memcmp(want, logits, sizeof(float) * V) == 0,
                   "%s: decoding after truncate differs from sequential", what);
     }
-    CHECK_MSG(rows_mismatch == 0, "%s, %d threads: %d of %d tree rows differ from sequential",
-              what, n_threads, rows_mismatch, rows_checked);
-    CHECK_MSG(split_mismatch == 0, "%s, %d threads: %d trees differ when evaluated level by level",
-              what, n_threads, split_mismatch);
-    fprintf(stderr, "%s, %d thread(s): %d tree rows bit-identical to sequential decoding\n", what,
-            n_threads, rows_checked - rows_mismatch);
+    CHECK_MSG(rows_mismatch == 0, "%s, %s, %d threads: %d of %d tree rows differ from sequential",
+              what, kern_mode_name(mode), n_threads, rows_mismatch, rows_checked);
+    CHECK_MSG(split_mismatch == 0,
+              "%s, %s, %d threads: %d trees differ when evaluated level by level", what,
+              kern_mode_name(mode), n_threads, split_mismatch);
+    fprintf(stderr, "%s, %s, %d thread(s): %d tree rows bit-identical to sequential decoding\n",
+            what, kern_mode_name(mode), n_threads, rows_checked - rows_mismatch);
     free(prompt), free(logits), free(want), free(split);
     fwd_free(f), fwd_free(ref);
     tpool_free(pool);
@@ -151,13 +155,43 @@ static void test_bad_batches(const model *m) {
     fwd_free(f);
 }
 
+/* The int8 mode changes the bits of a quantized model only (its products run on rounded
+ * activations; the logits stay close) and leaves an f32 model's bits alone. */
+static void test_int8_differs_only_when_quantized(void) {
+    char err[ERR_LEN];
+    const char *files[] = {"models/stories260K.bin", "models/quantized/xs_Q8_0.gguf"};
+    for (int i = 0; i < 2; i++) {
+        model *m;
+        CHECK_MSG(model_open(&m, test_shared(files[i]), err) == 0, "%s", err);
+        if (!m) continue;
+        int V = m->cfg.vocab_size, tokens[8] = {1, 40, 300, 7, 99, 12, 5, 260};
+        float *a = malloc(sizeof(float) * 8 * V), *b = malloc(sizeof(float) * 8 * V);
+        fwd_ctx *fe, *fi;
+        CHECK(fwd_new(&fe, m, NULL, 8, KERN_EXACT, err) == 0);
+        CHECK(fwd_new(&fi, m, NULL, 8, KERN_EXACT_INT8, err) == 0);
+        CHECK(fwd_eval(fe, 8, tokens, NULL, NULL, NULL, 8, a, err) == 0);
+        CHECK(fwd_eval(fi, 8, tokens, NULL, NULL, NULL, 8, b, err) == 0);
+        double num = 0, den = 0;
+        for (int k = 0; k < 8 * V; k++) num += fabs((double)a[k] - b[k]), den += fabs((double)a[k]);
+        if (i == 0)
+            CHECK_MSG(memcmp(a, b, sizeof(float) * 8 * V) == 0, "%s: int8 mode changed f32 bits",
+                      files[i]);
+        else
+            CHECK_MSG(num > 0 && num < 0.05 * den, "%s: int8 logits differ by %g (relative)",
+                      files[i], num / den);
+        fwd_free(fe), fwd_free(fi);
+        free(a), free(b);
+        model_close(m);
+    }
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
     const char *names[2] = {"models/stories260K.bin", "models/llama2xs.bin"};
     for (int i = 0; i < 2; i++) {
         CHECK_MSG(model_open(&real[i], test_shared(names[i]), err) == 0, "%s", err);
-        for (int t = 1; t <= 3; t++) test_invariance(real[i], names[i], t, 12, 100 + t);
+        for (int t = 1; t <= 3; t++) test_invariance(real[i], names[i], t, 12, 100 + t, KERN_EXACT);
     }
     test_bad_batches(real[0]);
     model_config c;
@@ -165,7 +199,8 @@ int main(void) {
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);
     model *syn;
     CHECK(synth_model(&syn, &c, 42, err) == 0);
-    for (int t = 1; t <= 3; t++) test_invariance(syn, "synthetic 96,200,3,6,2,300", t, 10, 7 + t);
+    for (int t = 1; t <= 3; t++)
+        test_invariance(syn, "synthetic 96,200,3,6,2,300", t, 10, 7 + t, KERN_EXACT);
     model_close(syn);
     for (int i = 0; i < 2; i++) model_close(real[i]);
     /* every block type (kq_Q4_K_M holds q4_k and q6_k; Q3_K_M q3_k, q4_k and q5_k) */
@@ -193,15 +228,28 @@ int main(void) {
                   "%s: %s", arch_shapes[i][0], err);
         char what[64];
         snprintf(what, sizeof what, "%s %s", arch_shapes[i][0], arch_shapes[i][1]);
-        for (int t = 1; a && t <= 3; t++) test_invariance(a, what, t, 6, 70 + t);
+        for (int t = 1; a && t <= 3; t++) test_invariance(a, what, t, 6, 70 + t, KERN_EXACT);
         model_close(a);
     }
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; i++) {
         model *q;
         CHECK_MSG(model_open(&q, test_shared(quant[i]), err) == 0, "%s", err);
         if (!q) continue;
-        for (int t = 1; t <= 3; t++) test_invariance(q, quant[i], t, i < 3 ? 8 : 4, 50 + t);
+        for (int t = 1; t <= 3; t++)
+            test_invariance(q, quant[i], t, i < 3 ? 8 : 4, 50 + t, KERN_EXACT);
         model_close(q);
     }
+    /* the int8 mode: every type it has (q8_0, q4_0, q4_k, q6_k), 1 and 2 threads; and on a
+     * model without those types it computes the exact mode's bits */
+    const char *int8[] = {"models/quantized/xs_Q4_K_M.gguf", "models/quantized/xs_Q8_0.gguf",
+                          "models/quantized/kq_Q4_0.gguf", "models/quantized/kq_Q6_K.gguf"};
+    for (size_t i = 0; i < sizeof int8 / sizeof int8[0]; i++) {
+        model *q;
+        CHECK_MSG(model_open(&q, test_shared(int8[i]), err) == 0, "%s", err);
+        if (!q) continue;
+        for (int t = 1; t <= 2; t++) test_invariance(q, int8[i], t, 6, 70 + t, KERN_EXACT_INT8);
+        model_close(q);
+    }
+    test_int8_differs_only_when_quantized();
     return test_finish("test_forward");
 }

@@ -207,6 +207,56 @@ static uint16_t f16_of(float f) { /* exact for the small integers used below */
     return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((m * 2 - 1) * 1024));
 }
 
+static int fill_copy(void *ctx, void *buf, char *err) {
+    const gguf_tensor *t = ctx;
+    (void)err;
+    memcpy(buf, t->data, (size_t)t->nbytes);
+    return 0;
+}
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (f) fclose(f);
+    return n;
+}
+
+/* Every pair copied with gguf_writer_copy_kv and every tensor re-added (half by reference, half
+ * filled at write time), into a stream: the same bytes as the original, and gguf_writer_size
+ * said so beforehand. */
+static void test_copy(const gguf *g, const char *orig) {
+    char err[ERR_LEN];
+    const char *path = test_tmp("copy.gguf");
+    gguf_writer *w =
+        gguf_writer_new(gguf_alignment(g) == GGUF_DEFAULT_ALIGNMENT ? 0 : gguf_alignment(g));
+    for (int i = 0; i < gguf_kv_count(g); i++)
+        if (strcmp(gguf_kv_key(g, i), "general.alignment") != 0)
+            CHECK(gguf_writer_copy_kv(w, g, i) == 0);
+    for (int i = 0; i < gguf_tensor_count(g); i++) {
+        const gguf_tensor *t = gguf_tensor_at(g, i);
+        if (i % 2)
+            gguf_writer_add_tensor_fill(w, t->name, t->type, t->n_dims, t->ne, t->nbytes, fill_copy,
+                                        (void *)t);
+        else
+            gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->nbytes);
+    }
+    uint64_t size = gguf_writer_size(w);
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f && gguf_writer_write_stream(w, f, err) == 0, "%s", err);
+    if (f) fclose(f);
+    gguf_writer_free(w);
+    long n = file_size(orig);
+    CHECK_MSG(n > 0 && size == (uint64_t)n && file_size(path) == n, "sizes %llu, %ld, %ld",
+              (unsigned long long)size, file_size(path), n);
+    FILE *a = fopen(orig, "rb"), *b = fopen(path, "rb");
+    int same = a && b;
+    for (int ca = 0, cb = 0; same && ca != EOF; same = ca == cb) ca = fgetc(a), cb = fgetc(b);
+    CHECK_MSG(same, "%s: the copy differs", orig);
+    if (a) fclose(a);
+    if (b) fclose(b);
+}
+
 static void test_writer_round_trip(uint32_t alignment) {
     const char *path = test_tmp("rt.gguf");
     gguf_writer *w = gguf_writer_new(alignment);
@@ -325,6 +375,7 @@ static void test_writer_round_trip(uint32_t alignment) {
         CHECK((uintptr_t)t->data % want_align == 0 && t->offset % want_align == 0);
     }
     CHECK(strcmp(gguf_tensor_at(g, 2)->name, "t.q8") == 0);
+    test_copy(g, path);
     gguf_close(g);
 }
 
@@ -606,9 +657,9 @@ static size_t make_seeds(unsigned char seeds[N_SEEDS][SEED_MAX], size_t sizes[N_
     memcpy(seeds[0], r.b, r.n);
     sizes[0] = r.n;
     test_writer_round_trip(0); /* leaves rt.gguf */
-    const char *files[] = {"rt.gguf",        "vocab_seed.gguf", "micro_model.gguf",
-                           "micro_q4k.gguf", "micro_q6k.gguf",  "micro_q2k.gguf",
-                           "micro_q3k.gguf", "micro_q5k.gguf",  "micro_qwen2.gguf",
+    const char *files[] = {"rt.gguf",          "vocab_seed.gguf",  "micro_model.gguf",
+                           "micro_q4k.gguf",   "micro_q6k.gguf",   "micro_q2k.gguf",
+                           "micro_q3k.gguf",   "micro_q5k.gguf",   "micro_qwen2.gguf",
                            "micro_qwen3.gguf", "micro_llama3.gguf"};
     gguf_writer *w = gguf_writer_new(0);
     const char *tokens[] = {"<unk>", "<s>", "</s>", "<0x41>", "\xe2\x96\x81", "\xe2\x96\x81H", "e",

@@ -19,6 +19,7 @@
 
 #include "model/gguf.h"
 #include "model/kernels.h"
+#include "model/kernels_isa.h"
 #include "tests/testutil.h"
 #include "util/rng.h"
 
@@ -168,6 +169,143 @@ static void test_table(rng_state *r) {
     CHECK(wtype_from_ggml(1000, &x) == -1);
 }
 
+/* ---- the int8 mode ------------------------------------------------------------------------ */
+
+static unsigned char *quantized_rows(rng_state *r, int T, int K, size_t *lda) {
+    float *x = malloc(sizeof(float) * (size_t)T * K);
+    for (int i = 0; i < T * K; i++) { /* blocks of very different magnitudes, some all zero */
+        int b = i / 32;
+        float scale = b % 7 == 3 ? 0.0f : (float)(1 << (b % 5)) / 4;
+        x[i] = scale * (2 * rng_unit(r) - 1);
+    }
+    *lda = kern_act_bytes(K);
+    unsigned char *xa = aligned_alloc(64, *lda * (size_t)T);
+    kern_act_quantize(x, K, T, K, xa, *lda);
+    free(x);
+    return xa;
+}
+
+/* Each int8 row's integers and scales rebuild to_float's weights exactly (A * w - M with the
+ * float32 operations of the exact decoders), so the int8 decoders read the same layouts as the
+ * dequantizers checked against llama.cpp (test_wtype.c). */
+static void test_int8_decoders(rng_state *r) {
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        if (!kern_int8_supported((wtype)t)) continue;
+        int K = 4 * (tt->block > 32 ? tt->block : 64), bad = 0;
+        unsigned char *w = random_matrix(r, (wtype)t, 5, K);
+        int8_t wi[1024];
+        float f[1024], s4[256], m32[32];
+        for (int row = 0; row < 5; row++) {
+            const unsigned char *src = w + (size_t)row * wtype_row_bytes((wtype)t, K);
+            tt->to_float(src, f, K);
+            tt->int8.to_int8(src, wi, s4, m32, K);
+            for (int i = 0; i < K; i++) {
+                float v = s4[i / 4] * (float)wi[i];
+                if (tt->int8.has_min) v = v - m32[i / 32];
+                bad += memcmp(&v, &f[i], 4) != 0;
+            }
+        }
+        CHECK_MSG(bad == 0, "%s: %d weights rebuilt from to_int8 differ from to_float", tt->name,
+                  bad);
+        free(w);
+    }
+}
+
+/* The quantizer on chosen values: the block's largest |x| becomes +-127, zeros stay 0 with
+ * d = 0, NaN counts as 0 and is ignored by the maximum, ties round to even; the stored sums. */
+static void test_int8_quantize(void) {
+    const int K = 96; /* three blocks: the second group has one */
+    float x[96] = {0};
+    x[0] = -2.0f, x[1] = 1.0f, x[2] = NAN, x[3] = 2.0f * 63.5f / 127.0f; /* 63.5: a tie */
+    x[64] = 0.5f, x[65] = -0.25f;
+    unsigned char *xa = aligned_alloc(64, kern_act_bytes(K));
+    kern_act_quantize(x, K, 1, K, xa, kern_act_bytes(K));
+    const kern_a8_group *g = (const kern_a8_group *)xa;
+    const float *ds = kern_a8_ds(xa, K);
+    CHECK(g[0].q[0] == -127 && g[0].q[1] == 64 && g[0].q[2] == 0);
+    CHECK_MSG(g[0].q[3] == 64 || g[0].q[3] == 63, "tie rounded to %d", g[0].q[3]);
+    CHECK(g[0].d[0] == 2.0f / 127.0f && g[0].d[7] == 2.0f / 127.0f);
+    CHECK(g[0].c[0] == -128 * (-127 + 64 + 0 + g[0].q[3]) && g[0].c[1] == 0);
+    CHECK(g[0].d[8] == 0.0f && g[0].c[8] == 0 && g[0].q[32] == 0 && ds[1] == 0.0f); /* zeros */
+    CHECK(g[1].q[0] == 127 && g[1].q[1] == -64 && g[1].d[0] == 0.5f / 127.0f);
+    CHECK(ds[2] == (0.5f / 127.0f) * 63.0f);
+    CHECK(g[1].q[32] == 0 && g[1].d[8] == 0.0f && g[1].c[15] == 0); /* past K */
+    free(xa);
+}
+
+/* Every int8 type on every instruction set equals the int8 reference bit for bit: odd block
+ * counts, T = 1..9, row offsets, and a matrix that streams (whole and in shares); and the mode
+ * stays close to the exact product (it rounds the activations to 8 bits, nothing else). */
+static void test_int8_matmul(rng_state *r) {
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        if (!kern_int8_supported((wtype)t)) continue;
+        const int Ks32[] = {32, 96, 160, 288, 1024}, Ks256[] = {256, 768, 1024};
+        const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 5 : 3;
+        for (int ki = 0; ki < nK; ki++) {
+            int K = Ks[ki], R = 21, T = 9;
+            size_t lda;
+            unsigned char *w = random_matrix(r, (wtype)t, R, K),
+                          *xa = quantized_rows(r, T, K, &lda);
+            float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
+            wmat m = {(wtype)t, w, R, K};
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                int bad = 0;
+                for (int n = 1; n <= T; n++)
+                    for (int r0 = 0; r0 < 3; r0++) {
+                        kern_matmul_int8_isa((kern_isa)isa, &m, r0, R, xa, lda, n, y1, R);
+                        kern_matmul_int8_ref(&m, r0, R, xa, lda, n, y2, R);
+                        bad += !same_rows(y1, y2, n, R - r0, R);
+                    }
+                CHECK_MSG(bad == 0, "int8 %s %s K=%d: %d of 27 shapes differ from the reference",
+                          kern_isa_name((kern_isa)isa), tt->name, K, bad);
+            }
+            kern_matmul_int8(&m, 0, R, xa, lda, T, y1, R);
+            kern_matmul_int8_ref(&m, 0, R, xa, lda, T, y2, R);
+            CHECK_MSG(same_rows(y1, y2, T, R, R), "kern_matmul_int8 %s K=%d", tt->name, K);
+            free(w), free(xa), free(y1), free(y2);
+        }
+        /* streaming, whole and in shares */
+        int K = 1024;
+        int R = (int)((600 << 10) / wtype_row_bytes((wtype)t, K)) | 1;
+        size_t lda;
+        unsigned char *w = random_matrix(r, (wtype)t, R, K), *xa = quantized_rows(r, 6, K, &lda);
+        float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
+        wmat m = {(wtype)t, w, R, K};
+        const int cuts[] = {0, 37, 160, R / 2 + 1, R};
+        for (int n = 1; n <= 6; n += 5) {
+            kern_matmul_int8_ref(&m, 0, R, xa, lda, n, y2, R);
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                memset(y1, 0, sizeof(float) * 6 * R);
+                for (int c = 0; c + 1 < 5; c++)
+                    kern_matmul_int8_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], xa, lda, n,
+                                         y1 + cuts[c], R);
+                CHECK_MSG(same_rows(y1, y2, n, R, R), "int8 %s large %s matrix, T=%d differs",
+                          kern_isa_name((kern_isa)isa), tt->name, n);
+            }
+        }
+        free(w), free(xa), free(y1), free(y2);
+        /* close to the exact product: relative error of the dot products */
+        K = 2048;
+        float *x = malloc(sizeof(float) * K), ye[8], yi[8];
+        for (int i = 0; i < K; i++) x[i] = 2 * rng_unit(r) - 1;
+        w = random_matrix(r, (wtype)t, 8, K);
+        m = (wmat){(wtype)t, w, 8, K};
+        xa = aligned_alloc(64, kern_act_bytes(K));
+        kern_act_quantize(x, K, 1, K, xa, kern_act_bytes(K));
+        kern_matmul_ref(&m, 0, 8, x, K, 1, ye, 8);
+        kern_matmul_int8_ref(&m, 0, 8, xa, kern_act_bytes(K), 1, yi, 8);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8; i++) num += fabs((double)yi[i] - ye[i]), den += fabs((double)ye[i]);
+        CHECK_MSG(num <= 0.02 * den, "int8 %s: relative error %g against the exact product",
+                  tt->name, num / den);
+        free(x), free(w), free(xa);
+    }
+}
+
 static void test_attend(rng_state *r) {
     for (int hs = 2; hs <= 80; hs += hs < 16 ? 2 : 16) {
         int n = 3 + (int)rng_below(r, 300), stride = hs * 3;
@@ -201,6 +339,47 @@ static void test_attend(rng_state *r) {
         CHECK(memcmp(&s1, &s2, 4) == 0 && memcmp(&d1, &d2, 4) == 0);
         free(k), free(v), free(sc), free(slots);
     }
+}
+
+/* kern_attend_shared: queries sharing a head's keys (rows hs apart) equal kern_attend over their
+ * own slot lists, on every ISA: no shared keys, few, many; tails of 0..5 keys; 1..9 queries. */
+static void test_attend_shared(rng_state *r) {
+    const int hss[] = {16, 48, 64, 80}, shared[] = {0, 1, 3, 50, 301};
+    for (int hi = 0; hi < 4; hi++)
+        for (int si = 0; si < 5; si++) {
+            int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9), cap = ns + 40;
+            float *k = malloc(sizeof(float) * cap * hs), *v = malloc(sizeof(float) * cap * hs);
+            float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
+            float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
+            float *sc2 = malloc(sizeof(float) * cap);
+            int tails[9][6], n_tail[9], slots[400];
+            const int *tp[9];
+            for (int i = 0; i < cap * hs; i++)
+                k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
+            for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
+            for (int t = 0; t < nq; t++) {
+                n_tail[t] = (int)rng_below(r, 6) + (ns == 0);
+                for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (int)rng_below(r, 40);
+                tp[t] = tails[t];
+            }
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                kern_attend_shared_isa((kern_isa)isa, q, hs, nq, hs, k, v, ns, tp, n_tail, sc, cap,
+                                       o1, hs);
+                int bad = 0;
+                for (int t = 0; t < nq; t++) {
+                    int n = 0;
+                    for (int s = 0; s < ns; s++) slots[n++] = s;
+                    for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
+                    kern_attend_ref(q + t * hs, hs, k, v, hs, slots, n, sc2, o2);
+                    bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
+                }
+                CHECK_MSG(bad == 0,
+                          "%s kern_attend_shared hs=%d shared=%d: %d of %d queries differ",
+                          kern_isa_name((kern_isa)isa), hs, ns, bad, nq);
+            }
+            free(k), free(v), free(q), free(o1), free(o2), free(sc), free(sc2);
+        }
 }
 
 static void test_exp_and_halves(void) {
@@ -262,7 +441,11 @@ int main(int argc, char **argv) {
     test_table(&r);
     test_matmul_small(&r);
     test_matmul_streaming(&r);
+    test_int8_decoders(&r);
+    test_int8_quantize();
+    test_int8_matmul(&r);
     test_attend(&r);
+    test_attend_shared(&r);
     test_exp_and_halves();
     test_fuzz_corpus(&r);
     char name[64];

@@ -58,9 +58,16 @@ static void add(db *d, int64_t run, const sample_in *in) {
     st.target_rows = in->rows;
     st.accepted = in->accepted;
     st.drafted = in->accepted * 2;
+    /* Every verification drafts 4 tokens: positions 0..3 are tried once per step and the
+     * first k accepted (LA {3:21, 4:3}: 100, 100, 100, 12.5 %; ouroboros {1:4, 2:12}: 100,
+     * 75, 0, 0 %). */
     for (const long *h = in->hist; h && h[0] >= 0; h += 2) {
         st.accept_hist[h[0]] = h[1];
         st.verify_steps += h[1];
+        for (int i = 0; i < 4; i++) {
+            st.pos_tried[i] += h[1];
+            if (i < h[0]) st.pos_accepted[i] += h[1];
+        }
     }
     st.t_prefill = 0.5;
     st.t_total = 0.5 + in->t_decode;
@@ -187,7 +194,7 @@ static db *build(const char *path) {
     for (int i = 0; i < 4; i++) {
         /* 1 MB of weights at a measured 2 GB/s: the bandwidth bound is 0.5 ms. */
         db_cost c = {rows[i], ms[i] / 1e3, 20, 10.0 * rows[i], 1e6 / (ms[i] / 1e3) / 1e9,
-                     1000000, 2.0};
+                     1000000, 2.0, -1, rows[i]};
         CHECK_MSG(db_insert_cost(d, r4, &c, err) == 0, "%s", err);
     }
     CHECK(db_finish_run(d, r4, DB_COMPLETE, err) == 0);
@@ -384,21 +391,28 @@ static int near(double a, double b) {
  *   rows/step: code 30.0, math 64.0; exact: code 100%, math 3 / 4 = 75.0%. */
 static void test_summary(db *d) {
     int64_t run1 = 1;
-    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {.run_ids = &run1,
+                     .n_runs = 1,
+                     .format = REPORT_MARKDOWN,
+                     .layout = REPORT_SUMMARY,
+                     .ablation_decoder = NULL,
+                     .cost_source = NULL};
     char *md = render(d, &o);
     if (!md) return;
     double rep0 = 198 / 1.8, rep1 = 198 / 2.2, mean = (rep0 + rep1) / 2;
     double sd = fabs(rep0 - rep1) / sqrt(2);
     char want[64];
-    CHECK_MSG(!strcmp(md_get(md, "| code", LA, "speed-up"), "2.00x"), "%s", md);
-    CHECK(!strcmp(md_get(md, "| code", LA, "speed-up e2e"), "1.67x"));
-    CHECK(!strcmp(md_get(md, "| math", LA, "speed-up"), "4.00x"));
-    CHECK(!strcmp(md_get(md, "| all", LA, "speed-up"), "2.67x"));
-    CHECK(!strcmp(md_get(md, "| code", "| greedy", "speed-up"), "1.00x"));
-    snprintf(want, sizeof want, "%.1f", mean);
+    /* mean ± sd in one cell, as llama-bench prints it. The speed-up's sd is over repeats of
+     * each repeat's ratio: code decode 2.0 / 0.9 and 2.0 / 1.1 (sd 0.29), e2e 2.5 / 1.4 and
+     * 2.5 / 1.6 (0.16); all 8 / 2.8 and 8 / 3.2 (0.25); math equal in both repeats. */
+    CHECK_MSG(!strcmp(md_get(md, "| code", LA, "speed-up"), "2.00x ± 0.29"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| code", LA, "speed-up e2e"), "1.67x ± 0.16"));
+    CHECK(!strcmp(md_get(md, "| math", LA, "speed-up"), "4.00x ± 0.00"));
+    CHECK(!strcmp(md_get(md, "| all", LA, "speed-up"), "2.67x ± 0.25"));
+    CHECK(!strcmp(md_get(md, "| code", "| greedy", "speed-up"), "1.00x ± 0.00"));
+    snprintf(want, sizeof want, "%.1f ± %.1f", mean, sd);
     CHECK(!strcmp(md_get(md, "| code", LA, "tok/s"), want));
-    snprintf(want, sizeof want, "%.1f", sd);
-    CHECK(!strcmp(md_get(md, "| code", LA, "sd"), want));
+    CHECK(!strcmp(md_get(md, "| code", LA, "sd"), "")); /* the sd column joined its mean */
     CHECK(!strcmp(md_get(md, "| code", LA, "tokens/step"), "4.00"));
     CHECK(!strcmp(md_get(md, "| code", "| greedy", "tokens/step"), "1.00"));
     CHECK(!strcmp(md_get(md, "| code", "| greedy", "rows/step"), "1.0"));
@@ -407,7 +421,7 @@ static void test_summary(db *d) {
     CHECK(!strcmp(md_get(md, "| math", LA, "exact %"), "75.0"));
     CHECK(!strcmp(md_get(md, "| code", LA, "exact %"), "100.0"));
     CHECK(!strcmp(md_get(md, "| code", "| greedy", "accepted/step"), "-"));
-    CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "sd"), "-")); /* one repeat: no sd */
+    CHECK(!strchr(md_get(md, "| code", OURO_ALL, "tok/s"), '+')); /* one repeat: no sd */
     CHECK(!strcmp(md_get(md, "| code", OURO_ALL, "speed-up"), "2.50x"));
     CHECK(!strcmp(md_get(md, "| code", LA, "speed-up SB"), "1.67x"));
     CHECK(!strcmp(md_get(md, "| code", LA, "accept %"), "50.0"));
@@ -463,7 +477,12 @@ static void test_summary(db *d) {
  * = 44.44: 1.40625x (the short prompt weighs as much as the long one). */
 static void test_specbench_speedup(db *d) {
     int64_t run13 = 13;
-    report_opts o = {&run13, 1, REPORT_CSV, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {.run_ids = &run13,
+                     .n_runs = 1,
+                     .format = REPORT_CSV,
+                     .layout = REPORT_SUMMARY,
+                     .ablation_decoder = NULL,
+                     .cost_source = NULL};
     char *csv = render(d, &o);
     if (!csv) return;
     CHECK_MSG(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_decode")), 1.25), "%s",
@@ -477,7 +496,12 @@ static void test_specbench_speedup(db *d) {
 /* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
 static void test_baseline_and_runs(db *d) {
     int64_t run2 = 2;
-    report_opts o = {&run2, 1, REPORT_MARKDOWN, REPORT_SUMMARY, NULL, NULL};
+    report_opts o = {.run_ids = &run2,
+                     .n_runs = 1,
+                     .format = REPORT_MARKDOWN,
+                     .layout = REPORT_SUMMARY,
+                     .ablation_decoder = NULL,
+                     .cost_source = NULL};
     char *md = render(d, &o);
     if (!md) return;
     CHECK_MSG(!strcmp(md_get(md, "| code", "W=7", "speed-up"), "1.25x"), "%s", md);
@@ -491,7 +515,7 @@ static void test_baseline_and_runs(db *d) {
     o.n_runs = 2;
     o.format = REPORT_CSV;
     char *csv = render(d, &o);
-    CHECK(starts(csv, "run,dataset,spec,"));
+    CHECK(starts(csv, "run,dataset,label,decoder,spec,param_W,param_N,param_G,"));
     free(csv);
 
     /* Default: the latest COMPLETE run with samples (the last sweep point, run 12; the
@@ -519,23 +543,29 @@ static void test_baseline_and_runs(db *d) {
  * 2.5 / 1.75 = 1.43x; and the ablation layout, likewise end-to-end. */
 static void test_paper_and_ablation(db *d) {
     int64_t run1 = 1;
-    report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PAPER, NULL, NULL};
+    report_opts o = {.run_ids = &run1,
+                     .n_runs = 1,
+                     .format = REPORT_MARKDOWN,
+                     .layout = REPORT_PAPER,
+                     .ablation_decoder = NULL,
+                     .cost_source = NULL};
     char *md = render(d, &o);
     if (!md) return;
-    CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "1.67x"), "%s", md);
-    CHECK(!strcmp(md_get(md, "| " LA, NULL, "math speed-up"), "2.50x"));
-    CHECK(!strcmp(md_get(md, "| greedy", NULL, "math speed-up"), "1.00x"));
+    CHECK_MSG(!strcmp(md_get(md, "| " LA, NULL, "code speed-up"), "1.67x ± 0.16"), "%s", md);
+    CHECK(!strcmp(md_get(md, "| " LA, NULL, "math speed-up"), "2.50x ± 0.00"));
+    CHECK(!strcmp(md_get(md, "| greedy", NULL, "math speed-up"), "1.00x ± 0.00"));
     CHECK(!strcmp(md_get(md, "| " OURO_NOREF, NULL, "code speed-up"), "1.43x"));
-    /* tok/s e2e per repeat: 200 / 2.8 and 200 / 3.2, mean 66.96 */
-    CHECK(!strcmp(md_get(md, "| " LA, NULL, "code tok/s"), "67.0"));
+    /* tok/s e2e per repeat: 200 / 2.8 and 200 / 3.2, mean 66.96, sd 6.31 */
+    CHECK(!strcmp(md_get(md, "| " LA, NULL, "code tok/s"), "67.0 ± 6.3"));
     CHECK(strstr(md, "end-to-end tok/s") != NULL);
     CHECK(strstr(md, "Ouroboros") != NULL);
     free(md);
     o.format = REPORT_CSV;
     char *csv = render(d, &o);
     if (csv) {
-        CHECK_MSG(starts(csv, "algorithm,code_tps,code_speedup,math_tps,math_speedup\n"), "%s",
-                  csv);
+        CHECK_MSG(starts(csv, "algorithm,code_tps,code_tps_sd,code_speedup,code_speedup_sd,"
+                              "math_tps,math_tps_sd,math_speedup,math_speedup_sd\n"),
+                  "%s", csv);
         CHECK(strstr(csv, "\n\"" LA "\",") != NULL);
     }
     free(csv);
@@ -586,19 +616,29 @@ static void test_projected(db *d, const char *db_path_) {
     snprintf(src, sizeof src, "%s:4", db_path_);
     const char *sources[3] = {csv_path, src, db_path_};
     for (int s = 0; s < 3; s++) {
-        report_opts o = {&run1, 1, REPORT_MARKDOWN, REPORT_PROJECTED, NULL, sources[s]};
+        report_opts o = {.run_ids = &run1,
+                         .n_runs = 1,
+                         .format = REPORT_MARKDOWN,
+                         .layout = REPORT_PROJECTED,
+                         .ablation_decoder = NULL,
+                         .cost_source = sources[s]};
         char *md = render(d, &o);
         if (!md) continue;
         CHECK_MSG(!strcmp(md_get(md, "| code", LA, "projected speed-up"), "1.08x"), "%s", md);
         CHECK(!strcmp(md_get(md, "| math", LA, "projected speed-up"), "0.49x"));
         CHECK(!strcmp(md_get(md, "| code", "| greedy", "projected speed-up"), "1.00x"));
         CHECK(!strcmp(md_get(md, "| code", LA, "basis"), "mean rows"));
-        CHECK(!strcmp(md_get(md, "| math", LA, "basis"), "trace, extrapolated"));
+        CHECK(!strcmp(md_get(md, "| math", LA, "basis"), "steps, extrapolated"));
         CHECK(!strcmp(md_get(md, "| code", LA, "measured speed-up"), "2.00x"));
         CHECK(strstr(md, "PROJECTED") != NULL);
         free(md);
     }
-    report_opts o = {&run1, 1, REPORT_JSON, REPORT_PROJECTED, NULL, csv_path};
+    report_opts o = {.run_ids = &run1,
+                     .n_runs = 1,
+                     .format = REPORT_JSON,
+                     .layout = REPORT_PROJECTED,
+                     .ablation_decoder = NULL,
+                     .cost_source = csv_path};
     char *js = render(d, &o);
     json_t *root = js ? json_loads(js, 0, NULL) : NULL;
     CHECK(near(jnum(json_row(root, "dataset", "code", "spec", LA), "projected_speedup"),
@@ -668,18 +708,33 @@ static void test_plot_data(db *d, const char *dir) {
     char path[4400];
     int64_t run1 = 1;
     /* (a) speed-up bars: rows datasets, columns non-greedy decoders with short labels. */
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP, &run1, 1, dir, err) == 0, "%s", err);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP,
+                               &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
     snprintf(path, sizeof path, "%s/speedup.tsv", dir);
     char *t = slurp(path);
-    CHECK_MSG(strstr(t, "\ndataset\tlookahead\touroboros inspire=1,refine=1\touroboros "
-                        "inspire=0,refine=1\touroboros inspire=1,refine=0\n") != NULL,
-              "%s", t);
-    CHECK_MSG(strstr(t, "\ncode\t2\t2.5\t2\t1.6\n") != NULL, "%s", t);
-    CHECK(strstr(t, "\nmath\t4\t2.5\t2\t1.6\n") != NULL);
+    CHECK_MSG(
+        strstr(t, "\ndataset\tlookahead\terror\touroboros inspire=1,refine=1\terror\t"
+                  "ouroboros inspire=0,refine=1\terror\touroboros inspire=1,refine=0\terror\n") !=
+            NULL,
+        "%s", t);
+    /* error bars: LA's sd over repeats of each repeat's speed-up, code 2.0 / 0.9 and 2.0 / 1.1
+     * -> sd 0.2857; ouroboros ran one repeat: 0 */
+    CHECK_MSG(strstr(t, "\ncode\t2\t0.2857\t2.5\t0\t2\t0\t1.6\t0\n") != NULL, "%s", t);
+    CHECK(strstr(t, "\nmath\t4\t0\t2.5\t0\t2\t0\t1.6\t0\n") != NULL);
+    free(t);
+    /* --errors prompts: LA on code, prompts 0 and 1 alike (mean decode 1.0 s): sd 0 */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP,
+                               &(report_plot_opts){
+                                   .run_ids = &run1, .n_runs = 1, .errors = REPORT_ERRORS_PROMPTS},
+                               dir, err) == 0,
+              "%s", err);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\ncode\t2\t0\t2.5\t0\t2\t0\t1.6\t0\n") != NULL, "%s", t);
     free(t);
 
     /* (b) scaling: default runs = the latest run's whole sweep; one block per N. */
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SCALING, NULL, 0, dir, err) == 0, "%s", err);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SCALING, NULL, dir, err) == 0, "%s", err);
     snprintf(path, sizeof path, "%s/scaling.tsv", dir);
     t = slurp(path);
     CHECK_MSG(strstr(t, "W\tN=3\n2\t90\n4\t80\n8\t70\n16\t60\n\n\n") != NULL, "%s", t);
@@ -688,7 +743,9 @@ static void test_plot_data(db *d, const char *dir) {
     free(t);
 
     /* (c) accept histogram shares: LA {3:21, 4:3} of 24 -> 87.5 %, 12.5 %. */
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_ACCEPT, &run1, 1, dir, err) == 0, "%s", err);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_ACCEPT,
+                               &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
     snprintf(path, sizeof path, "%s/accept.tsv", dir);
     t = slurp(path);
     CHECK_MSG(strstr(t, "\n3\t87.5\t0\t0\t0\n") != NULL, "%s", t);
@@ -697,7 +754,7 @@ static void test_plot_data(db *d, const char *dir) {
     free(t);
 
     /* (d) cost: default = latest run with cost points (run 4); bound 1 MB / 2 GB/s = 0.5 ms. */
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, NULL, 0, dir, err) == 0, "%s", err);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, NULL, dir, err) == 0, "%s", err);
     snprintf(path, sizeof path, "%s/cost.tsv", dir);
     t = slurp(path);
     CHECK_MSG(strstr(t, "\n8\t2\t80\t0.5\t0.5\t8\n") != NULL, "%s", t);
@@ -707,7 +764,10 @@ static void test_plot_data(db *d, const char *dir) {
     /* (e) history over explicit runs 1 and 2: commits and tok/s per decoder. Run 1 has two
      * datasets, so its figures are over all of them (400 / (2 x 1.8 + ...) etc.). */
     int64_t hist_runs[2] = {1, 2};
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_HISTORY, hist_runs, 2, dir, err) == 0, "%s", err);
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_HISTORY,
+                               &(report_plot_opts){.run_ids = hist_runs, .n_runs = 2}, dir,
+                               err) == 0,
+              "%s", err);
     snprintf(path, sizeof path, "%s/history.tsv", dir);
     t = slurp(path);
     CHECK_MSG(strstr(t, "\n1\t1111111\t49.5\t") != NULL, "%s", t); /* greedy: 99 / 2.0 */
@@ -715,10 +775,71 @@ static void test_plot_data(db *d, const char *dir) {
     CHECK(strstr(t, "\t61.875\n") != NULL); /* run 2's W=7 point: 99 / 1.6, last column */
     free(t);
 
+    /* (f) acceptance by draft position over both datasets (the add() comment's rates). */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_POSITION,
+                               &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
+    snprintf(path, sizeof path, "%s/position.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n1\t100\t100\t100\t100\n2\t100\t75\t75\t75\n3\t100\t0\t0\t0\n"
+                        "4\t12.5\t0\t0\t0\n") != NULL,
+              "%s", t);
+    free(t);
+
+    /* (g) trade-off: per spec over both datasets: greedy (99 rows / 99 passes, 1 token per
+     * step); LA rows (8 x 720 + ... ) / passes: code 30 and math 64 per pass -> 47, 4 tokens
+     * per step; ouroboros 39 x 50 rows / 39 passes = 50, 100 / 40 = 2.5. Labels: the defaults
+     * given (lookahead's are W=15,N=5,G=15: LA is "lookahead"). */
+    const char *defaults[] = {"lookahead:W=15,N=5,G=15", "greedy"};
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_TRADEOFF,
+                               &(report_plot_opts){.run_ids = &run1,
+                                                   .n_runs = 1,
+                                                   .default_specs = defaults,
+                                                   .n_default_specs = 2},
+                               dir, err) == 0,
+              "%s", err);
+    snprintf(path, sizeof path, "%s/tradeoff.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "rows_per_step\tgreedy\tlabel\n1\t1\tgreedy\n\n\nrows_per_step\tlookahead\t"
+                        "label\n47\t4\tlookahead\n") != NULL,
+              "%s", t);
+    CHECK(strstr(t, "\n50\t2.5\t" OURO_ALL "\n") != NULL); /* no default spec: full spec */
+    free(t);
+
+    /* (h) W x N heatmap of the sweep (its runs by default): tokens/step = 100 / steps per
+     * prompt, steps = 100 - 10 log2(W) - 4 (N - 3); cells indexed by sorted W and N. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_HEATMAP, NULL, dir, err) == 0, "%s", err);
+    snprintf(path, sizeof path, "%s/heatmap.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "\n0\t0\t1.11111\t2\t3\n") != NULL, "%s", t); /* 100 / 90 */
+    CHECK(strstr(t, "\n3\t1\t1.92308\t16\t5\n") != NULL);             /* 100 / 52 */
+    CHECK(strstr(t, "\n\n\nx\ty\tspeed-up over greedy (end-to-end)\tW\tN\n0\t0\t") != NULL);
+    free(t);
+    CHECK(report_plot_data(d, REPORT_PLOT_HEATMAP,
+                           &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, dir, err) == -1 &&
+          strstr(err, "needs two or more lookahead specs"));
+
+    /* (i) ablation bars of the decoder with the most variants (ouroboros): end-to-end
+     * speed-up over both datasets, greedy 2.5 s per prompt over 1.3 / 1.5 / 1.75 s; one
+     * repeat, so no error; tokens/step 2.5. */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_ABLATION,
+                               &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
+    snprintf(path, sizeof path, "%s/ablation.tsv", dir);
+    t = slurp(path);
+    CHECK_MSG(strstr(t, "variant\tspeedup_e2e\terror\ttokens_per_step\n"
+                        "ouroboros inspire=1,refine=1\t1.92308\t0\t2.5\n") != NULL,
+              "%s", t);
+    CHECK(strstr(t, "\nouroboros inspire=1,refine=0\t1.42857\t0\t2.5\n") != NULL);
+    free(t);
+
     /* Errors: a directory that does not exist; a run with no cost points. */
-    CHECK(report_plot_data(d, REPORT_PLOT_SPEEDUP, &run1, 1, "/nonexistent-dir", err) == -1 &&
+    CHECK(report_plot_data(d, REPORT_PLOT_SPEEDUP,
+                           &(report_plot_opts){.run_ids = &run1, .n_runs = 1}, "/nonexistent-dir",
+                           err) == -1 &&
           strstr(err, "/nonexistent-dir/speedup.tsv.tmp: cannot create"));
-    CHECK(report_plot_data(d, REPORT_PLOT_COST, &run1, 1, dir, err) == -1 &&
+    CHECK(report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.run_ids = &run1, .n_runs = 1},
+                           dir, err) == -1 &&
           strstr(err, "no cost points"));
 }
 

@@ -1,0 +1,52 @@
+/* tune.h: what `decbench tune`'s phases (cmd_tune.c) hand to its output (tune_out.c). */
+#ifndef HARNESS_TUNE_H
+#define HARNESS_TUNE_H
+
+#include <stdint.h>
+
+#include "harness/runner.h"
+#include "results/report.h"
+
+/* A decoder must measure this much faster than greedy to be recommended over it: on the shared
+ * 2-core development machine two greedy runs of a few prompts differed by up to a few percent
+ * (and single samples by far more), so a smaller gain is not a finding. */
+#define TUNE_MARGIN 0.05
+
+/* One point of the grid. */
+typedef struct {
+    char *canon, *shown;
+    int64_t run;         /* probe run, 0 if not run */
+    char status;         /* 'c' complete, 'f' output differed from greedy, 's' skipped */
+    double secs;         /* the probe's wall time */
+    report_projection p; /* the probe's projection and measurement (p.run_id 0: none) */
+    int finalist;
+    double measured; /* end-to-end speed-up in the final run (NAN: not a finalist) */
+} tune_cand;
+
+typedef struct {
+    runner r;
+    db *d;
+    char *cmd;
+    double t0, budget; /* clock at the start, seconds allowed */
+    int n_probe;       /* probe prompts */
+    int n_final;       /* prompts of the final run (0: none) */
+    int held_out;      /* 1: the final prompts are not the probe prompts */
+    int64_t sweep_id, base_id, final_id, cost_run[2]; /* cost_run: target, draft (0: none) */
+    char cost_src[2][4200];
+    double greedy_secs; /* greedy's probe run */
+    tune_cand *c;       /* sorted by prediction once predicted */
+    int n;
+    char skipped_decoders[1024]; /* "name (reason); ..." */
+} tune;
+
+/* The projected end-to-end speed-up of c's probe (NAN: none). */
+double tune_pred(const tune_cand *c);
+
+/* The ranked table and the "recommended:" lines (stdout). */
+void tune_print(const tune *t);
+
+/* tune_predicted and tune_frontier (.tsv; with render also .png and .svg by gnuplot) into
+ * out_dir (created if absent). */
+int tune_plots(const tune *t, const char *out_dir, int render, char *err);
+
+#endif

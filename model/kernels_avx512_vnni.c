@@ -1,0 +1,218 @@
+/* kernels_avx512_vnni.c: the int8 mode's AVX-512 tiles (kernels.h, "the int8 mode"), compiled
+ * with AVX-512 VNNI and run only on CPUs that have it (kernels_int8.c checks; without it the
+ * AVX2 tiles run, same bits).
+ *
+ * A group of 64 values is one register: the weights as 64 unsigned bytes u, the activations'
+ * 64 signed bytes, and vpdpbusd sums u * q over each 4 values into the 16 lanes, starting from
+ * the activation row's stored c (-128 times the 4 values' sum) scaled to the type's offset:
+ * q8_0 weights are made unsigned by + 128 (xor 0x80), so starting at -128 * sum leaves exactly
+ * the sum of w * q; q4_0's nibbles are w + 8 (start -8 * sum = c >> 4), q6_k's 6-bit values
+ * w + 32 (start c >> 2), q4_k's nibbles w itself (start 0). Each lane's integer is the P of
+ * kernels.h, exact, so its conversion, times the scale vector A * d (the lane's two scales),
+ * fused into the lane's accumulator is the reference's order. Lanes 0-7 hold block 2p and 8-15
+ * block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want. The tile shapes are the
+ * exact kernels' (kernels_avx512.c): 4 rows x 4 tokens; at one token 8 rows in the cache, 4 far
+ * apart when the matrix streams (kern_rowgroup). */
+#include "model/kernels.h"
+#include "model/kernels_isa.h"
+
+#if KERN_X86
+#include <stdint.h>
+#include <string.h>
+
+#include "model/kernels_avx512.h"
+
+static inline int kq(wtype WT) { /* a k-quant: 256-value super-blocks, 4 groups each */
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q6_K;
+}
+
+static inline int bytes_of(wtype WT) {
+    return WT == WTYPE_Q8_0 ? 34 : WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_K ? 144 : 210;
+}
+
+/* Two f16 scales (block 2p and 2p + 1, or 0 for a missing second block) in lanes 0-7, 8-15. */
+static inline __m512 two_halves(const unsigned char *b0, const unsigned char *b1) {
+    uint16_t h0, h1 = 0;
+    memcpy(&h0, b0, 2);
+    if (b1) memcpy(&h1, b1, 2);
+    return _mm512_cvtph_ps(
+        _mm256_inserti128_si256(_mm256_set1_epi16((short)h0), _mm_set1_epi16((short)h1), 1));
+}
+
+typedef struct {
+    __m512i u; /* 64 unsigned weights */
+    __m512 a;  /* the lanes' scales A */
+} wgroup;
+
+/* Group p of the row at r (for k-quants, st holds its super-block's scales); `one`: only the
+ * first block exists (a row of an odd number of 32-value blocks): nothing past it is read. */
+static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const unsigned char *r,
+                                                               int p, int one, const stage *st) {
+    wgroup g;
+    if (WT == WTYPE_Q8_0) {
+        const unsigned char *b = r + (size_t)(2 * p) * 34;
+        __m256i lo = _mm256_loadu_si256((const __m256i *)(b + 2));
+        __m256i hi = one ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(b + 36));
+        g.u = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1),
+                               _mm512_set1_epi8((char)0x80));
+        g.a = two_halves(b, one ? NULL : b + 34);
+    } else if (WT == WTYPE_Q4_0) {
+        const unsigned char *b = r + (size_t)(2 * p) * 18;
+        __m128i q0 = _mm_loadu_si128((const __m128i *)(b + 2));
+        __m128i q1 = one ? _mm_setzero_si128() : _mm_loadu_si128((const __m128i *)(b + 20));
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(q0), q1, 1);
+        __m256i lo = _mm256_and_si256(v, _mm256_set1_epi8(15));
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(15));
+        __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); /* lo0 lo1 hi0 hi1 */
+        g.u = _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));         /* lo0 hi0 lo1 hi1 */
+        g.a = two_halves(b, one ? NULL : b + 18);
+    } else if (WT == WTYPE_Q4_K) { /* group j: low nibbles of qs[32j..], then the high ones */
+        int j = p % 4;
+        const unsigned char *b = r + (size_t)(p / 4) * 144;
+        __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j)));
+        v = _mm512_mask_srli_epi16(v, (__mmask32)0xffff0000u, v, 4);
+        g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
+        g.a = _mm512_insertf32x8(_mm512_set1_ps(st->s[2 * j]), _mm256_set1_ps(st->s[2 * j + 1]), 1);
+    } else { /* q6_k: group j = values 128h + 32k + 0..31 for k = 2(j % 2) and the next */
+        int j = p % 4, h = j / 2, k0 = 2 * (j % 2);
+        const unsigned char *b = r + (size_t)(p / 4) * 210;
+        __m512i ql = _mm512_loadu_si512((const void *)(b + 64 * h));
+        ql = j % 2 ? _mm512_srli_epi16(ql, 4) : ql;
+        __m512i qh =
+            _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h)));
+        qh = _mm512_srli_epi16(qh, 2 * k0); /* bits 2k, 2k+1 to the bottom */
+        qh = _mm512_mask_srli_epi16(qh, (__mmask32)0xffff0000u, qh, 2);
+        g.u = _mm512_or_si512(_mm512_and_si512(ql, _mm512_set1_epi8(15)),
+                              _mm512_slli_epi16(_mm512_and_si512(qh, _mm512_set1_epi8(3)), 4));
+        const __m512i sub = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+        g.a = _mm512_permutexvar_ps(_mm512_add_epi32(sub, _mm512_set1_epi32(4 * j)),
+                                    _mm512_loadu_ps(st->s));
+    }
+    return g;
+}
+
+/* The start of the integer sums: c scaled to the type's offset (see the header comment). */
+static inline __attribute__((always_inline)) __m512i start_of(wtype WT, __m512i c) {
+    switch (WT) {
+    case WTYPE_Q8_0:
+        return c;
+    case WTYPE_Q4_0:
+        return _mm512_srai_epi32(c, 4);
+    case WTYPE_Q6_K:
+        return _mm512_srai_epi32(c, 2);
+    default:
+        return _mm512_setzero_si512();
+    }
+}
+
+/* The 8-lane min accumulator's fold (kernels.h: j + j+4, + j+2, + j+1). */
+static inline float fold256(__m256 a) {
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+/* RT rows x TT tokens, RT * TT <= 16, one 16-lane accumulator each (lane t * RT + i of the
+ * fold, as the exact tiles); rows past `rows` reuse the last and are not stored. */
+static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
+                                                       int RT, int rows, const unsigned char *xa,
+                                                       size_t lda, int TT, int K, float *y,
+                                                       size_t ldy, size_t ys) {
+    __m512 acc[16];
+    __m256 accm[16]; /* q4_k's mins, per (row, token) */
+    const unsigned char *wr[16];
+#pragma GCC unroll 16
+    for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps(), accm[n] = _mm256_setzero_ps();
+#pragma GCC unroll 16
+    for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
+    const int nb = K / 32, ng = kern_a8_groups(K), per = kq(WT) ? 4 : 1;
+    for (int p0 = 0; p0 < ng; p0 += per) { /* a k-quant's super-block, or one group */
+        stage st[16];
+        if (kq(WT)) {
+#pragma GCC unroll 16
+            for (int i = 0; i < RT; i++)
+                stage_block(WT, wr[i] + (size_t)(p0 / 4) * bytes_of(WT), &st[i]);
+            if (WT == WTYPE_Q4_K) { /* the super-block's mins: M (dmin * m, lanes 8-15) . d * s */
+#pragma GCC unroll 16
+                for (int t = 0; t < TT; t++) {
+                    __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + 2 * p0);
+#pragma GCC unroll 16
+                    for (int i = 0; i < RT; i++)
+                        accm[t * RT + i] =
+                            _mm256_fmadd_ps(_mm256_loadu_ps(st[i].s + 8), ds, accm[t * RT + i]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int p = p0; p < p0 + per; p++) {
+            const int one = 2 * p + 1 == nb;
+            wgroup g[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < RT; i++) g[i] = load_group(WT, wr[i], p, one, &st[i]);
+#pragma GCC unroll 16
+            for (int t = 0; t < TT; t++) {
+                const kern_a8_group *xg = (const kern_a8_group *)(xa + t * lda) + p;
+                __m512i xq = _mm512_loadu_si512((const void *)xg->q);
+                __m512i s0 = start_of(WT, _mm512_loadu_si512((const void *)xg->c));
+                __m512 dv = _mm512_loadu_ps(xg->d);
+#pragma GCC unroll 16
+                for (int i = 0; i < RT; i++) {
+                    int n = ACC_FOR_LANE(t * RT + i);
+                    __m512i s = _mm512_dpbusd_epi32(s0, g[i].u, xq);
+                    acc[n] =
+                        _mm512_fmadd_ps(_mm512_mul_ps(g[i].a, dv), _mm512_cvtepi32_ps(s), acc[n]);
+                }
+            }
+        }
+    }
+    float out[16];
+    if (RT * TT <= 4) {
+#pragma GCC unroll 16
+        for (int n = 0; n < RT * TT; n++) out[n] = fold512(acc[ACC_FOR_LANE(n)]);
+    } else {
+        _mm512_storeu_ps(out, fold16x16(acc));
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < TT; t++)
+        for (int i = 0; i < rows && i < RT; i++) {
+            float v = out[t * RT + i];
+            if (WT == WTYPE_Q4_K) v -= fold256(accm[t * RT + i]);
+            y[t * ldy + i * ys] = v;
+        }
+}
+
+/* Tiles as the exact kernels pick them (kernels_avx512.c, matmul_typed): tokens in fours with
+ * 4-row tiles; one token left: 4 rows streaming, 8 in the cache; two or three left: 8x2, 5x3;
+ * rows far apart when the matrix streams (kern_rowgroup). */
+#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
+
+static inline __attribute__((always_inline)) void
+matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
+            size_t lda, int T, float *y, size_t ldy, int streams) {
+    int t0 = T / 4 * 4;
+    if (t0)
+        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, xa + t * lda, lda,
+                                                          4, K, y + t * ldy + row, ldy, step));
+    int rem = T - t0;
+    const unsigned char *xr = xa + t0 * lda;
+    float *yr = y + t0 * ldy;
+    if (rem == 1 && streams)
+        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step));
+    else if (rem == 1)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 1, K, yr + row, ldy, step));
+    else if (rem == 2)
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 2, K, yr + row, ldy, step));
+    else if (rem == 3)
+        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, lda, 3, K, yr + row, ldy, step));
+}
+
+#define INT8(fn, WT)                                                                               \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
+            int T, float *y, size_t ldy, int streams) {                                            \
+        matmul_int8(WT, w, ldw, rows, K, xa, lda, T, y, ldy, streams);                             \
+    }
+INT8(kern_vnni_q8_0, WTYPE_Q8_0)
+INT8(kern_vnni_q4_0, WTYPE_Q4_0)
+INT8(kern_vnni_q4_k, WTYPE_Q4_K)
+INT8(kern_vnni_q6_k, WTYPE_Q6_K)
+#endif
