@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gguf_write.c writes little-endian files by memcpy and needs a little-endian host"
@@ -205,13 +206,13 @@ int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
         off += (w->alignment - off % w->alignment) % w->alignment;
     }
     if (w->failed) return err_set(err, "%s: %s", path, w->err);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
+    /* through PATH.tmp and a rename (util/file.h): a failure leaves no partial file at PATH */
+    file_out o;
+    if (file_out_open(&o, path, "GGUF", err)) {
         w->meta_len = meta_len;
-        return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+        return -1;
     }
+    FILE *f = o.f;
     uint32_t version = 3;
     uint64_t counts[2] = {w->n_t, w->n_kv};
     int bad = fwrite("GGUF", 1, 4, f) != 4 || fwrite(&version, 4, 1, f) != 1 ||
@@ -223,12 +224,8 @@ int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
         pos += (w->alignment - pos % w->alignment) % w->alignment + w->t[i].nbytes;
     }
     w->meta_len = meta_len; /* drop the tensor infos so that write can be called again */
+    if (!bad) return file_out_commit(&o, err);
     int saved = errno;
-    if (fclose(f) != 0) bad = 1, saved = errno;
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) saved = errno;
-        remove(tmp);
-        return err_set(err, "%s: write failed: %s", path, strerror(saved));
-    }
-    return 0;
+    file_out_abort(&o);
+    return err_set(err, "%s: write failed: %s", path, strerror(saved));
 }
