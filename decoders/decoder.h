@@ -31,6 +31,9 @@ typedef struct {
      * is not run and dec_generate returns DEC_CANCELLED. A long sample (a 7B model, 1024
      * tokens) then stops within one pass instead of running to its end. */
     const volatile sig_atomic_t *cancel;
+    /* Non-zero: NaN or infinite logits are decoded like any others (argmax of garbage) instead
+     * of failing the generate call naming the position (forward.h, fwd_allow_nonfinite). */
+    int allow_nonfinite;
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */

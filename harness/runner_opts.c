@@ -47,6 +47,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPT("--label", NULL, 1, "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
+    OPT("--allow-nonfinite", NULL, 0,
+        "decode NaN/infinite logits (argmax of garbage) instead of stopping the run with an "
+        "error naming the position"),
 };
 
 void runner_options(args_opt *o) {
@@ -70,6 +73,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->trace = args_flag(o, n, "--trace");
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
+    ro->allow_nonfinite = args_flag(o, n, "--allow-nonfinite");
     if (!ro->model) return err_set(err, "--model FILE is required");
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[7];

@@ -12,6 +12,7 @@ typedef struct {
     tpool *pool;
     kern_mode kernels;
     int threads;
+    int allow_nonfinite; /* --allow-nonfinite: passed to the decoders (dec_env) */
     char tokenizer_path[4096];
 } session;
 

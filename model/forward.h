@@ -43,9 +43,14 @@ const model *fwd_model(const fwd_ctx *c);
  * (pos[r] = n_past + depth of r, which is what plain decoding of the path would use; only
  * then does the invariance guarantee hold). out_rows lists the rows whose logits are wanted
  * (NULL: all n rows, in order); logits receives n_out x vocab floats. Rows' positions must
- * stay below the context length. */
+ * stay below the context length. A logit that is NaN or infinite fails the pass, naming the
+ * model, the row's position and token (fwd_allow_nonfinite turns the check off); the pass
+ * then counts as not evaluated (nothing to commit). */
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err);
+
+/* allow != 0: fwd_eval returns non-finite logits instead of failing (default: fails). */
+void fwd_allow_nonfinite(fwd_ctx *c, int allow);
 
 /* Appends rows path[0..n) of the last evaluated batch to the committed prefix, in order.
  * The path must be increasing row indices (a root-to-node path of the tree is). */
