@@ -212,6 +212,14 @@ int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
         w->meta_len = meta_len;
         return -1;
     }
+    /* the whole size, known before a byte is written: refused at once on a full disk */
+    uint64_t total = 24 + w->meta_len;
+    for (size_t i = 0; i < w->n_t; i++)
+        total += (w->alignment - total % w->alignment) % w->alignment + w->t[i].nbytes;
+    if (file_out_check_space(&o, total, err)) {
+        w->meta_len = meta_len;
+        return -1;
+    }
     FILE *f = o.f;
     uint32_t version = 3;
     uint64_t counts[2] = {w->n_t, w->n_kv};

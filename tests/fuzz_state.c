@@ -39,7 +39,7 @@
 #include "util/err.h"
 #include "util/hash.h"
 
-enum { FUZZ_STATE_N = 2, FUZZ_STATE_PROMPT = 8, FUZZ_STATE_MAX_NEW = 24 };
+enum { FUZZ_STATE_N = 2, FUZZ_STATE_PROMPT = 8, FUZZ_STATE_MAX_NEW = 16 };
 
 static struct {
     model *target, *draft;

@@ -4,7 +4,7 @@
  *   - real pools of both instances (beta 4 and 6, empty to several prompts' worth) each load
  *     into exactly the instance they were made for, decode greedy's tokens from it and survive
  *     save -> load -> save unchanged (the fuzz entry aborts otherwise);
- *   - 2500 seeded mutations of them (bit flips, hostile header fields, key records, truncation,
+ *   - 2000 seeded mutations of them (bit flips, hostile header fields, key records, truncation,
  *     growth), half with the checksum recomputed so they reach the decoder: no crash, no
  *     sanitizer report, a failed load leaves the pool alone and names the file, and enough of
  *     them load to exercise decoding from pools no run would write;
@@ -59,7 +59,7 @@ int main(void) {
                                     6,     7,     255,      511,        512,         513,
                                     65535, 65536, 1u << 24, 0x7fffffff, 0x80000000u, 0xffffffffu};
     int loaded_before = fuzz_state_loaded, runs = 0;
-    for (int round = 0; round < 2500; round++) {
+    for (int round = 0; round < 2000; round++) {
         int s = (int)(mut_next() % N_SEEDS);
         size_t n = sizes[s];
         memcpy(buf, seeds[s], n);
