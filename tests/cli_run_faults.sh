@@ -60,10 +60,7 @@ SARGS=(run --model "$M" --draft "$D" --dataset tinystories --limit 8 --max-new 6
     --warmup 0 --decoder ouroboros:gamma=4,W=8,beta=6 --state-save keep/pool.bin --db save.db)
 $B "${SARGS[@]}" >/dev/null 2>save.err &
 pid=$!
-for _ in $(seq 600); do # until the first sample is stored (60 s at most)
-    [ "$(q save.db "SELECT COUNT(*) FROM samples")" -ge 1 ] 2>/dev/null && break
-    sleep 0.1
-done
+wait_samples save.db 1
 rm -rf keep
 wait $pid
 expect_eq save_exit 1 $?
@@ -121,10 +118,7 @@ MARGS=(run --model m.bin --tokenizer "$S/models/tok512.bin" --dataset tinystorie
     --max-new 64 --threads 2 --warmup 0 --decoder 'lookahead:W=8,N=4,G=8' --trace)
 $B "${MARGS[@]}" --db bus.db >/dev/null 2>bus.err &
 pid=$!
-for _ in $(seq 600); do
-    [ "$(q bus.db "SELECT COUNT(*) FROM samples")" -ge 2 ] 2>/dev/null && break
-    sleep 0.1
-done
+wait_samples bus.db 2
 truncate -s 4096 m.bin
 wait $pid
 expect_eq bus_exit 1 $?
