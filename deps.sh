@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian 12 packages decbench needs, if any is missing.
 set -euo pipefail
-pkgs="build-essential cmake pkg-config libopenblas-dev libsqlite3-dev libjansson-dev libpcre2-dev nettle-dev gnuplot-nox python3 help2man parallel"
+# clang + libclang-rt-14-dev: the libFuzzer targets (tests/fuzz_*.c) test.sh runs briefly.
+pkgs="build-essential cmake pkg-config libopenblas-dev libsqlite3-dev libjansson-dev libpcre2-dev nettle-dev gnuplot-nox python3 help2man parallel clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -34,6 +34,9 @@ typedef struct {
     /* Optional (may be NULL): one call per forward pass of either model, prompt chunks
      * included (the pass trace: stats/stats.h, dec_pass). */
     void (*on_pass)(void *user, const dec_pass *p);
+    /* Non-zero: NaN or infinite logits are decoded like any others (argmax of garbage) instead
+     * of failing the generate call naming the position (forward.h, fwd_allow_nonfinite). */
+    int allow_nonfinite;
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */

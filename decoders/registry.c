@@ -469,8 +469,11 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
 }
 
 int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err) {
-    return fwd_new(out, m, d->env.pool, max_batch < MIN_BATCH ? MIN_BATCH : max_batch,
-                   d->env.kernels, err);
+    if (fwd_new(out, m, d->env.pool, max_batch < MIN_BATCH ? MIN_BATCH : max_batch, d->env.kernels,
+                err))
+        return -1;
+    fwd_allow_nonfinite(*out, d->env.allow_nonfinite);
+    return 0;
 }
 
 int dec_guess(const int *ctx, int len, int p, int period, int random, rng_state *r, int vocab) {

@@ -16,40 +16,6 @@
 #include "util/file.h"
 #include "util/hash.h"
 
-/* ---- signals -------------------------------------------------------------------------------
- * A signal handler can only talk to the loop through a global flag: this is the one piece of
- * process-wide state in the harness. */
-static volatile sig_atomic_t g_signals;
-
-static void on_signal(int sig) {
-    (void)sig;
-    g_signals = g_signals + 1;
-    if (g_signals > 1) {
-        static const char m[] = "\ndecbench: second interrupt: stopping now; the run stays "
-                                "'running' (resumable with --resume)\n";
-        (void)!write(2, m, sizeof m - 1);
-        _exit(130); /* no transaction is lost half-written: SQLite rolls it back */
-    }
-    static const char m[] =
-        "\ndecbench: interrupted: stopping after the current forward pass "
-        "(the unfinished sample is not stored; interrupt again to stop at once)\n";
-    (void)!write(2, m, sizeof m - 1);
-}
-
-void runner_catch_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART; /* SQLite's and stdio's system calls carry on */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-int runner_stopped(void) {
-    return g_signals > 0;
-}
-
 static int is_greedy_spec(const char *canon) {
     return !strcmp(canon, "greedy");
 }
@@ -249,6 +215,9 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
         return -1;
     if (r->s.draft_note[0]) progress_note(&r->prog, "decbench: %s", r->s.draft_note);
     if (session_self_type(o->draft)) draft_fingerprint(r, &r->self_bytes, r->self_hash);
+    r->s.allow_nonfinite = o->allow_nonfinite;
+    runner_watch_model(r->s.target); /* a SIGBUS in their mappings: runner_signals.c */
+    runner_watch_model(r->s.draft);
     r->out = malloc(sizeof(int) * (size_t)r->max_out);
     /* Every verification step emits at least one token; the margin of 16 covers decoders that
      * may close a step without emitting (a full trace is never cut below that). */
@@ -275,6 +244,7 @@ void runner_close(runner *r) {
     free(r->trace);
     free(r->passes);
     free(r->logits);
+    runner_unwatch_models(); /* before their mappings go */
     session_close(&r->s);
     memset(r, 0, sizeof *r);
 }
@@ -660,7 +630,7 @@ static void on_pass(void *user, const dec_pass *p) {
 /* The session's environment with Ctrl-C wired in: a signal stops a sample within one pass. */
 static dec_env cancellable_env(runner *r) {
     dec_env env = session_env(&r->s);
-    env.cancel = &g_signals;
+    env.cancel = runner_cancel_flag();
     return env;
 }
 
@@ -688,6 +658,7 @@ static void where(const runner_prompt *p, const char *spec, int rep, char *buf, 
 static double greedy_margin(runner *r, const runner_prompt *p, int pos, char *err) {
     fwd_ctx *f = r->margin_ctx;
     if (!f && fwd_new(&f, r->s.target, r->s.pool, 64, r->s.kernels, err)) return NAN;
+    fwd_allow_nonfinite(f, r->s.allow_nonfinite);
     r->margin_ctx = f;
     int n = p->n_ids + pos;
     int *toks = malloc(sizeof(int) * (size_t)n);
@@ -749,7 +720,8 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     r->passes_lost = 0;
     progress_sample_start(&r->prog, shown);
     int g = dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
-    if (g == DEC_CANCELLED) return RUNNER_CANCELLED;
+    /* a model file that shrank during the last pass: that pass read zeros, drop the sample */
+    if (g == DEC_CANCELLED || runner_changed_file()) return RUNNER_CANCELLED;
     if (g) {
         char e[ERR_LEN];
         snprintf(e, sizeof e, "%s", err);
@@ -986,6 +958,12 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
     if (save_states(r, decs, canon, n, err)) goto done;
     rc = RUNNER_DONE;
 done:
+    if (runner_changed_file()) { /* whatever stopped the loop, this is why */
+        rc = err_set(err,
+                     "%s changed while in use: the file shrank under the run's mapping (SIGBUS); "
+                     "the sample being measured is not stored: restore the file, then --resume",
+                     runner_changed_file());
+    }
     for (int k = 0; decs && k < n; k++) dec_free(decs[k]);
     free(decs);
     free(warmed);

@@ -64,6 +64,7 @@ typedef struct {
     /* --order: how the prompts of several datasets follow each other (runner_order). */
     int order, order_n;
     uint64_t order_seed;
+    int allow_nonfinite; /* NaN/Inf logits decoded instead of stopping the run */
 } runner_opts;
 
 /* --order grouped (default: every prompt of the first dataset, then the next dataset's),
@@ -79,7 +80,7 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 #define RUNNER_TURN_STRIDE 1000000
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 24
+#define RUNNER_N_OPTS 25
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -229,9 +230,17 @@ int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int al
  * RUNNER_CANCELLED (Ctrl-C during a greedy pass). */
 int runner_prepare(runner *r, int i, char *err);
 
-/* SIGINT/SIGTERM handling for runner_measure; runner_stopped() says whether one came. */
+/* Signals (runner_signals.c): SIGINT/SIGTERM stop runner_measure between forward passes
+ * (RUNNER_INTERRUPTED); a SIGBUS in the mapping of a model runner_open watches (the file shrank
+ * while in use) stops it too, and runner_measure then fails naming the file
+ * (runner_changed_file()). runner_stopped() says whether either came; runner_cancel_flag() is
+ * what dec_env.cancel points to. */
 void runner_catch_signals(void);
 int runner_stopped(void);
+const volatile sig_atomic_t *runner_cancel_flag(void);
+void runner_watch_model(const model *m); /* NULL or a heap model: ignored */
+void runner_unwatch_models(void);
+const char *runner_changed_file(void); /* the path, or NULL */
 
 /* The command line, shell-quoted, for the run record and the resume hint (malloc'd). */
 char *runner_command_line(int argc, char **argv);

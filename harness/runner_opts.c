@@ -68,6 +68,9 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--ctx", NULL, "N",
         "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
         "allocated for all of it)"),
+    OPT("--allow-nonfinite", NULL, 0,
+        "decode NaN/infinite logits (argmax of garbage) instead of stopping the run with an "
+        "error naming the position"),
 };
 
 void runner_options(args_opt *o) {
@@ -91,6 +94,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->trace = args_flag(o, n, "--trace");
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
+    ro->allow_nonfinite = args_flag(o, n, "--allow-nonfinite");
     if (!ro->model) return err_set(err, "--model FILE is required");
     kern_mode km;
     if (kern_mode_parse(ro->kernels, &km))

@@ -15,6 +15,7 @@ typedef struct {
     /* The files opened (session_find_model's answer for what was named). */
     char model_path[4096], draft_path[4096], tokenizer_path[4096];
     char draft_note[512]; /* --draft self:TYPE: what was built (for the user), else "" */
+    int allow_nonfinite; /* --allow-nonfinite: passed to the decoders (dec_env) */
 } session;
 
 /* Where a model (or tokenizer) named on the command line is: the path as given when it

@@ -10,6 +10,7 @@
 #include "model/arch.h"
 #include "model/kernels.h"
 #include "util/err.h"
+#include "util/file.h"
 
 /* ---- quantizers ------------------------------------------------------------------------ */
 
@@ -199,12 +200,9 @@ static int put_weights(job *J) {
 
 /* Fails early, before minutes of quantizing, when the output cannot be created. */
 static int check_writable(const char *path, char *err) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
-    fclose(f);
-    remove(tmp);
+    file_out o;
+    if (file_out_open(&o, path, "GGUF", err)) return -1; /* a directory, FIFO, no folder */
+    file_out_abort(&o);
     return 0;
 }
 

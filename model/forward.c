@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ struct fwd_ctx {
     unsigned char *xa;                    /* int8 mode: a product's quantized input rows */
     size_t lda;                           /* bytes per row of xa */
     long passes, rows;
+    int allow_nonfinite; /* fwd_allow_nonfinite: skip the logits check */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -64,6 +66,7 @@ int kern_mode_parse(const char *s, kern_mode *out) {
 }
 
 int fwd_max_batch(const fwd_ctx *c) { return c->max_batch; }
+void fwd_allow_nonfinite(fwd_ctx *c, int allow) { c->allow_nonfinite = allow != 0; }
 int fwd_n_past(const fwd_ctx *c) { return c->n_past; }
 const model *fwd_model(const fwd_ctx *c) { return c->m; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
@@ -389,6 +392,56 @@ static void kv_store(fwd_ctx *c, int layer, int T) {
 
 /* ---- the pass --------------------------------------------------------------------------- */
 
+/* A float's bits read in place (may_alias: reading a float through it is defined). */
+typedef uint32_t __attribute__((may_alias)) float_bits;
+
+/* The exponent field plus one: bit 31 is set exactly when the exponent is all ones, which is
+ * what NaN and infinity are. */
+static uint32_t exponent_carry(const float *x) {
+    return (*(const float_bits *)x & 0x7f800000u) + 0x00800000u;
+}
+
+/* The index of the first NaN or infinity in x[0..n), or -1. The OR over the whole row (no
+ * early exit, integer operations only) in blocks of 16, which GCC -O2 vectorizes (its cheap
+ * cost model leaves a loop of unknown length scalar). Measured on a busy 2-core machine: 7 us
+ * per row of 32000 logits (9 to 11 us scalar), against 41 to 58 ms for a T=1 pass of a
+ * 15M-shaped model (dim 288, 6 layers, vocabulary 32000, 1 thread): under 0.02%; per row it is
+ * one operation per logit after the 288 multiply-adds that made it. */
+static int first_nonfinite(const float *x, int n) {
+    uint32_t any = 0;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint32_t block = 0;
+        for (int k = 0; k < 16; k++) block |= exponent_carry(x + i + k);
+        any |= block;
+    }
+    for (; i < n; i++) any |= exponent_carry(x + i);
+    if (!(any & 0x80000000u)) return -1;
+    for (i = 0; i < n; i++)
+        if (exponent_carry(x + i) & 0x80000000u) return i;
+    return -1;
+}
+
+/* Refuses logits rows holding a NaN or an infinity: NaN weights (a corrupt or badly converted
+ * file) or an overflow would otherwise make argmax pick token 0 silently, every decoder alike,
+ * so exactness checks pass on garbage. */
+static int check_logits(const fwd_ctx *c, const int *tokens, const int *out_rows, int n_logits,
+                        const float *logits, char *err) {
+    int V = model_logits_width(c->m);
+    for (int i = 0; i < n_logits; i++) {
+        const float *l = logits + (size_t)i * V;
+        int j = first_nonfinite(l, V);
+        if (j < 0) continue;
+        int r = out_rows ? out_rows[i] : i;
+        return err_set(err,
+                       "%s: non-finite logits at position %d (the pass fed token %d): logit "
+                       "%d is %s; the weights or the activations of this model are not finite",
+                       c->m->path, c->pos[c->first + r], tokens[r], j,
+                       isnan(l[j]) ? "NaN" : l[j] > 0 ? "+Inf" : "-Inf");
+    }
+    return 0;
+}
+
 /* Checks rows first..first+n-1 of the scratch (tokens, parent and pos indexed from 0 for this
  * call; parent values are scratch rows) and records their parents, depths, positions and
  * ancestor lists. */
@@ -487,6 +540,8 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
         mm_run(c, &cls);
         for (int i = 0; i < n_logits; i++)
             for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
+        if (!c->allow_nonfinite && check_logits(c, tokens, out_rows, n_logits, logits, err))
+            return -1;
     }
     c->last_n = first + n;
     c->passes++;

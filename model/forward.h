@@ -52,9 +52,15 @@ const model *fwd_model(const fwd_ctx *c);
  * then does the invariance guarantee hold). out_rows lists the rows whose logits are wanted
  * (NULL: all n rows, in order); logits receives n_out rows of model_logits_width(model) floats
  * (the vocabulary size unless the model is a padded draft). Rows' positions must stay below the
- * context length. */
+ * context length. A logit that is NaN or infinite fails the pass, naming the model, the row's
+ * position and token (fwd_allow_nonfinite turns the check off); the pass then counts as not
+ * evaluated (nothing to commit). */
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err);
+
+/* allow != 0: fwd_eval and fwd_eval_more return non-finite logits instead of failing (default:
+ * they fail). */
+void fwd_allow_nonfinite(fwd_ctx *c, int allow);
 
 /* Evaluates n MORE rows after the rows still in scratch (the batches evaluated since the last
  * commit or truncate, fwd_scratch_rows() of them), so a tree can be evaluated level by level,

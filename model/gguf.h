@@ -74,6 +74,8 @@ int gguf_open(gguf **out, const char *path, char *err);
 void gguf_close(gguf *g);
 
 const char *gguf_path(const gguf *g);
+/* The mapped file (owned by g) and its size. */
+const void *gguf_mapping(const gguf *g, size_t *size);
 uint32_t gguf_version(const gguf *g);
 uint32_t gguf_alignment(const gguf *g);
 

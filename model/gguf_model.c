@@ -293,6 +293,7 @@ int model_open_gguf(model **out, const char *path, char *err) {
     }
     m->release = release_gguf;
     m->release_arg = g;
+    m->file_map = gguf_mapping(g, &m->file_map_size);
     m->format = "gguf";
     snprintf(m->path, sizeof m->path, "%s", path);
     if (read_config(&L, &m->cfg)) goto fail;

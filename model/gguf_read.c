@@ -471,6 +471,11 @@ fail:
     return -1;
 }
 
+const void *gguf_mapping(const gguf *g, size_t *size) {
+    *size = g->size;
+    return g->map;
+}
+
 void gguf_close(gguf *g) {
     if (!g) return;
     if (g->map) munmap((void *)g->map, g->size);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gguf_write.c writes little-endian files by memcpy and needs a little-endian host"
@@ -292,17 +293,16 @@ int gguf_writer_write_stream(gguf_writer *w, FILE *f, char *err) {
 
 int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
     if (w->failed) return err_set(err, "%s: %s", path, w->err);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+    /* through PATH.tmp and a rename (util/file.h): a failure leaves no partial file at PATH */
+    file_out o;
+    if (file_out_open(&o, path, "GGUF", err)) return -1;
+    /* the whole size, known before a byte is written: refused at once on a full disk */
+    if (file_out_check_space(&o, gguf_writer_size(w), err)) return -1;
     char why[ERR_LEN];
-    int rc = write_all(w, f, why);
+    int rc = write_all(w, o.f, why);
+    if (rc == 0) return file_out_commit(&o, err);
     int saved = errno;
-    if (fclose(f) != 0 && rc == 0) rc = 1, saved = errno;
-    if (rc == 0 && rename(tmp, path) != 0) rc = 1, saved = errno;
-    if (rc == 0) return 0;
-    remove(tmp);
+    file_out_abort(&o);
     if (rc < 0) return err_set(err, "%s: %s", path, why);
     return err_set(err, "%s: write failed: %s", path, strerror(saved));
 }

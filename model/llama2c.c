@@ -179,6 +179,8 @@ int model_open_llama2c(model **out, const char *path, char *err) {
     }
     m->map = map;
     m->map_size = size;
+    m->file_map = map;
+    m->file_map_size = size;
     snprintf(m->path, sizeof m->path, "%s", path);
     uint32_t magic = 0;
     if (size >= 4) memcpy(&magic, map, 4);

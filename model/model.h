@@ -75,6 +75,11 @@ typedef struct model {
     char path[1024];
     void *map;                /* the mmapped file, or NULL */
     size_t map_size;
+    /* The file mapping the weights point into, whichever format owns it (map above, or the
+     * GGUF reader's), NULL when the weights are on the heap: a SIGBUS in it means the file
+     * shrank while in use (harness/runner.c). */
+    const void *file_map;
+    size_t file_map_size;
     void *heap;               /* heap memory owned by the model (synthetic, converted), or NULL */
     void (*release)(void *);  /* frees format-specific state (e.g. the GGUF reader), or NULL */
     void *release_arg;

@@ -54,7 +54,7 @@ expect_fail refuse_q8 "tensor 'blk.0.ffn_down.weight' has rows of 172 values, no
 expect_fail unwritable "$T/no/dir/x.gguf.tmp: cannot create: No such file or directory" "$T/no/dir/x.gguf" \
     "$B" convert --model "$M" --type f16 -o "$T/no/dir/x.gguf"
 mkdir -p "$T/adir"
-expect_fail output_dir "adir: write failed: Is a directory" "" "$B" convert --model "$M" --type f16 -o "$T/adir"
+expect_fail output_dir "adir: is a directory, expected a GGUF file" "" "$B" convert --model "$M" --type f16 -o "$T/adir"
 [ ! -e "$T/adir.tmp" ] && ok || bad "adir.tmp left behind"
 cp "$M" "$T/same.bin"
 expect_fail same_file "-o names the input file" "" "$B" convert --model "$T/same.bin" --type f32 -o "$T/same.bin"

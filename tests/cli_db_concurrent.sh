@@ -42,10 +42,7 @@ $B "${ARGS[@]}" --db ref.db >/dev/null 2>ref.err
 expect_eq reference_run 0 $?
 $B "${ARGS[@]}" --db r.db >/dev/null 2>first.err &
 pid=$!
-for _ in $(seq 600); do # until two samples are stored (60 s at most), then Ctrl-C
-    [ "$(q r.db "SELECT COUNT(*) FROM samples")" -ge 2 ] 2>/dev/null && break
-    sleep 0.1
-done
+wait_samples r.db 2
 kill -INT $pid
 wait $pid
 expect_eq interrupted 130 $?
@@ -69,10 +66,7 @@ expect_eq complete_no_reason "complete|" "$(q r.db "SELECT status, reason FROM r
 # 3 and 4. a run being measured by its first process cannot be resumed; after kill -9 it can
 $B "${ARGS[@]}" --db k.db >/dev/null 2>k1.err &
 pid=$!
-for _ in $(seq 600); do
-    [ "$(q k.db "SELECT COUNT(*) FROM samples")" -ge 1 ] 2>/dev/null && break
-    sleep 0.1
-done
+wait_samples k.db 1
 $B "${ARGS[@]}" --db k.db --resume 1 >/dev/null 2>k2.err
 expect_eq resume_while_first_runs_refused 1 $?
 expect_grep resume_while_first_runs_message "run 1 of k.db is being measured by another process" k2.err

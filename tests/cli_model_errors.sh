@@ -75,5 +75,28 @@ expect_ok synth_version "$(sed -n 's/^#define SYNTH_VERSION \([0-9]*\).*/\1/p' "
 $B synth --config 64,128,2,4,2,512,128 --seed 3 -o "$T/syn.bin" 2>/dev/null
 expect_ok synth_generate "0" bash -c "$B generate --model $T/syn.bin --tokenizer $TOK -n 5 >/dev/null 2>&1; echo \$?"
 
+# NaN weights (issue 15.10): every float after the header NaN. Before, greedy emitted <unk>
+# (argmax of NaN logits) silently; now the first pass fails naming the position, and a run
+# stops 'incomplete' with the reason (run --allow-nonfinite decodes the garbage).
+python3 - "$M" "$T/nan.bin" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+nan = struct.pack('<f', float('nan'))
+for off in range(28, len(data) - 3, 4):
+    data[off:off + 4] = nan
+open(sys.argv[2], 'wb').write(data)
+PY
+expect_fail nan_generate "nan.bin: non-finite logits at position 0 \(the pass fed token 1\): logit 0 is NaN" \
+    $B generate --model "$T/nan.bin" --tokenizer "$TOK" -n 4
+expect_fail nan_lookahead "nan.bin: non-finite logits at position 0" \
+    $B generate --model "$T/nan.bin" --tokenizer "$TOK" -n 4 --decoder lookahead
+rm -f "$T/nan.db"*
+expect_fail nan_run "tinystories\[0\] .* repeat 0: .*nan.bin: non-finite logits at position [0-9]+ " \
+    $B run --model "$T/nan.bin" --tokenizer "$TOK" --dataset tinystories --limit 2 --max-new 4 --warmup 0 --db "$T/nan.db"
+expect_ok nan_run_incomplete "incomplete|1" python3 -c 'import sqlite3, sys
+print("|".join(str(v) for v in sqlite3.connect(sys.argv[1]).execute(
+    "SELECT status, reason LIKE \x27%non-finite logits%\x27 FROM runs").fetchone()))' "$T/nan.db"
+expect_ok nan_run_allowed "0" bash -c "$B run --model $T/nan.bin --tokenizer $TOK --dataset tinystories --limit 2 --max-new 4 --warmup 0 --allow-nonfinite --db $T/nan2.db >/dev/null 2>&1; echo \$?"
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

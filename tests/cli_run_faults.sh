@@ -10,7 +10,10 @@
 #      database needs): report, compare and plot read it (before: "attempt to write a readonly
 #      database"); run refuses to write it;
 #   4. report -o, cost --csv and plot on a full disk: exit 1, the older file whole, no .tmp or
-#      empty file left (gnuplot itself exits 0 with truncated figures: checked).
+#      empty file left (gnuplot itself exits 0 with truncated figures: checked);
+#   5. the model file truncated while a run has it mapped: "FILE changed while in use", exit 1,
+#      'incomplete' (before: killed by SIGBUS, the run left 'running'), no sample of the
+#      zeros it read stored; with the file restored, --resume completes it like the reference.
 # A full disk is a file size limit (ulimit -f, SIGXFSZ ignored so writes fail with EFBIG): it
 # works as root and as a user, in any container. The read-only folder is a root-owned folder
 # read by user nobody when the test runs as root (root writes anywhere), a chmod 555 otherwise.
@@ -57,10 +60,7 @@ SARGS=(run --model "$M" --draft "$D" --dataset tinystories --limit 8 --max-new 6
     --warmup 0 --decoder ouroboros:gamma=4,W=8,beta=6 --state-save keep/pool.bin --db save.db)
 $B "${SARGS[@]}" >/dev/null 2>save.err &
 pid=$!
-for _ in $(seq 600); do # until the first sample is stored (60 s at most)
-    [ "$(q save.db "SELECT COUNT(*) FROM samples")" -ge 1 ] 2>/dev/null && break
-    sleep 0.1
-done
+wait_samples save.db 1
 rm -rf keep
 wait $pid
 expect_eq save_exit 1 $?
@@ -111,6 +111,25 @@ expect_eq plot_full 1 $?
 expect_grep plot_full_message "wrote an incomplete accept.png \(8192 bytes" plot2.err
 expect_eq plot_older_kept "$before" "$(cat pl/accept.png pl/accept.svg | md5sum)"
 expect_eq plot_nothing_left "accept.png accept.svg accept.tsv" "$(ls -A pl | tr '\n' ' ' | sed 's/ $//')"
+
+# 5. the model shrinks under a run (truncate -s 4096 once two samples are stored)
+cp "$M" m.bin && chmod 644 m.bin
+MARGS=(run --model m.bin --tokenizer "$S/models/tok512.bin" --dataset tinystories --limit 30
+    --max-new 64 --threads 2 --warmup 0 --decoder 'lookahead:W=8,N=4,G=8' --trace)
+$B "${MARGS[@]}" --db bus.db >/dev/null 2>bus.err &
+pid=$!
+wait_samples bus.db 2
+truncate -s 4096 m.bin
+wait $pid
+expect_eq bus_exit 1 $?
+expect_grep bus_message "m.bin changed while in use: the file shrank under the run's mapping" bus.err
+expect_grep bus_resume_hint "run 1 is incomplete .*continue it with:" bus.err
+expect_eq bus_incomplete "incomplete|1" "$(q bus.db "SELECT status, reason LIKE 'm.bin changed while in use%' FROM runs")"
+expect_eq bus_integrity ok "$(q bus.db "PRAGMA integrity_check")"
+cat "$M" >m.bin # restored in place (the same file the run recorded)
+$B "${MARGS[@]}" --db bus.db --resume 1 >/dev/null 2>bus2.err
+expect_eq bus_resumed "0|complete" "$?|$(q bus.db "SELECT status FROM runs")"
+expect_eq bus_resumed_like_reference "$(outputs ref.db)" "$(outputs bus.db)"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -10,6 +10,14 @@ c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
 for r in c.execute(sys.argv[2]): print("|".join("" if v is None else str(v) for v in r))' "$@" 2>/dev/null
 }
 
+wait_samples() { # DB N: until DB holds at least N samples (a run going in the background), 60 s at most
+    for _ in $(seq 600); do
+        [ "$(q "$1" "SELECT COUNT(*) FROM samples")" -ge "$2" ] 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 expect_eq() { # NAME WANT GOT
     if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
 }

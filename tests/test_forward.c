@@ -11,8 +11,12 @@
  *  3. level by level: the same trees evaluated in several passes (fwd_eval, then
  *     fwd_eval_more with parents in earlier passes) give the one-pass logits bit for bit, and
  *     committing a path across passes works as after one pass;
- *  4. bad batches (parent after child, position past the context, bad token) are refused. */
+ *  4. bad batches (parent after child, position past the context, bad token) are refused.
+ *  5. non-finite logits (issue 15.10): a model file whose embedding row of one token is NaN
+ *     fails the pass that feeds that token, naming its position and the token; with
+ *     fwd_allow_nonfinite the pass returns the NaN logits. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,6 +189,78 @@ static void test_int8_differs_only_when_quantized(void) {
     }
 }
 
+/* Greedy from prompt {1, 2, 3} for n tokens into out; returns the index of the failing pass
+ * (its error in err), or -1 when all passed. */
+static int greedy_tokens(fwd_ctx *f, int V, int n, int *out, float *logits, char *err) {
+    int prompt[3] = {1, 2, 3};
+    if (fwd_truncate(f, 0, err) || fwd_prefill(f, prompt, 3, logits, err)) return 0;
+    for (int k = 0; k < n; k++) {
+        out[k] = fwd_argmax(logits, V);
+        int zero = 0;
+        if (fwd_eval(f, 1, &out[k], NULL, NULL, NULL, 1, logits, err) ||
+            fwd_commit(f, &zero, 1, err))
+            return k + 1;
+    }
+    return -1;
+}
+
+static void test_nonfinite(void) {
+    char err[ERR_LEN];
+    model_config c;
+    CHECK(synth_config("64,172,2,8,4,512,64", &c, err) == 0);
+    c.shared_classifier = 0; /* a NaN embedding row then poisons only the passes fed that token */
+    const char *path = test_tmp("nan_row.bin");
+    CHECK_MSG(synth_write(path, &c, 11, err) == 0, "%s", err);
+    model *m;
+    CHECK_MSG(model_open(&m, path, err) == 0, "%s", err);
+    if (!m) return;
+    int V = c.vocab_size, out[8], again[8];
+    float *logits = malloc(sizeof(float) * V);
+    fwd_ctx *f;
+    CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0);
+    CHECK_MSG(greedy_tokens(f, V, 8, out, logits, err) == -1, "%s", err);
+    fwd_free(f);
+    model_close(m);
+    /* the first output token that is neither in the prompt {1, 2, 3} nor output before */
+    int k = 0;
+    for (; k < 8; k++) {
+        int seen = out[k] <= 3;
+        for (int j = 0; j < k; j++) seen |= out[j] == out[k];
+        if (!seen) break;
+    }
+    CHECK_MSG(k < 8, "greedy repeats prompt tokens only");
+    if (k == 8) {
+        free(logits);
+        return;
+    }
+    /* its embedding row (after the 28-byte header, rows of dim floats) becomes NaN */
+    FILE *w = fopen(path, "r+b");
+    CHECK(w && fseek(w, 28 + (long)out[k] * c.dim * 4, SEEK_SET) == 0);
+    for (int i = 0; w && i < c.dim; i++) {
+        float nan = NAN;
+        CHECK(fwrite(&nan, 4, 1, w) == 1);
+    }
+    if (w) fclose(w);
+    CHECK_MSG(model_open(&m, path, err) == 0, "%s", err);
+    CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0);
+    /* pass k + 1 (the one fed out[k], at position 3 + k) fails; the passes before it agree */
+    CHECK_MSG(greedy_tokens(f, V, 8, again, logits, err) == k + 1, "%s", err);
+    CHECK(memcmp(again, out, sizeof(int) * (size_t)(k + 1)) == 0);
+    char want[160];
+    snprintf(want, sizeof want,
+             "nan_row.bin: non-finite logits at position %d (the pass fed "
+             "token %d): logit 0 is NaN",
+             3 + k, out[k]);
+    CHECK_MSG(strstr(err, want) && !strchr(err, '\n'), "'%s' lacks '%s'", err, want);
+    /* allowed: the pass returns the NaN logits */
+    fwd_allow_nonfinite(f, 1);
+    CHECK_MSG(greedy_tokens(f, V, 8, again, logits, err) == -1, "%s", err);
+    CHECK(isnan(logits[0]));
+    fwd_free(f);
+    model_close(m);
+    free(logits);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
@@ -194,6 +270,7 @@ int main(void) {
         for (int t = 1; t <= 3; t++) test_invariance(real[i], names[i], t, 12, 100 + t, KERN_EXACT);
     }
     test_bad_batches(real[0]);
+    test_nonfinite();
     model_config c;
     /* GQA (6 heads on 2 kv heads), widths that are not multiples of 16, vocab 300 */
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);

@@ -40,9 +40,9 @@
  * An error or abort removes PATH.tmp; a killed process leaves it (nothing can run then), and
  * the next write of PATH replaces it. Two processes writing the same PATH at once: the second
  * is refused (PATH.tmp is locked with flock() while written), instead of the two interleaving
- * into one file. Written this way: synth, decoder state files (--state-save/--pool-save),
- * report --out, cost --csv, plot's data files (its figures are renamed from a private folder,
- * results/plot_render.c). */
+ * into one file. Written this way: synth, convert (gguf_writer_write), decoder state files
+ * (--state-save/--pool-save), report --out, cost --csv, plot's data files (its figures are
+ * checked whole and renamed from a private folder, results/plot_render.c). */
 #ifndef UTIL_FILE_H
 #define UTIL_FILE_H
 
