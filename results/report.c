@@ -14,9 +14,6 @@
 
 #include "util/err.h"
 
-int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source, rtable *t,
-                  char *err); /* report_cost.c */
-
 int report_format_parse(const char *s, report_format *out) {
     if (!strcmp(s, "md") || !strcmp(s, "markdown"))
         *out = REPORT_MARKDOWN;
