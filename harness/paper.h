@@ -137,6 +137,8 @@ const paper_lade_config *paper_lade_config_find(const char *size);
 /* The paper's figure for a row; NULL if it gives none. key NULL in the table matches any. */
 const paper_value *paper_value_find(const char *recipe, const char *key, const char *group,
                                     const char *row);
+/* The whole figures table (for its consistency test). */
+const paper_value *paper_values(int *n);
 /* The display title of a dataset of a per_dataset part ("Translation"), or the name itself. */
 const char *paper_dataset_title(const char *dataset);
 

@@ -88,7 +88,6 @@ static const paper_lade_config lade_configs[] = {
     {                                                                                              \
         .name = name_, .title = title_, .datasets = "mbpp/validation,gsm8k,cnn_dm,wmt_de_en",      \
         .entries = 20, .seeded = 1, .order = order_, .dec = {                                      \
-            GREEDY("greedy"),                                                                      \
             __VA_ARGS__                                                                            \
         }                                                                                          \
     }
@@ -393,7 +392,6 @@ static const paper_recipe recipes[] = {
         .group_header = "task",
         .row_header = "algorithm",
         .figures = "tokens_per_step,tps_e2e,speedup_e2e",
-        .cols = {SPEEDUP_COL},
         .notes = "Lookahead's W, N, G: the blog's A100 configuration (Table 1) of the size "
                  "nearest the model. MT-Bench: both turns, the Llama-2 chat prompt, 1024 new "
                  "tokens (LADE's eval_mtbench.py, LLaMA-2-Chat); HumanEval: the raw prompts, 512 "
@@ -627,6 +625,11 @@ const paper_value *paper_value_find(const char *recipe, const char *key, const c
             return v;
     }
     return NULL;
+}
+
+const paper_value *paper_values(int *n) {
+    *n = (int)(sizeof values / sizeof values[0]);
+    return values;
 }
 
 const char *paper_dataset_title(const char *dataset) {
