@@ -112,17 +112,19 @@ static int open_datasets(runner *r, char *err) {
 }
 
 /* --cut-long: a prompt that leaves less than max_new tokens of context (the target's, or the
- * draft's when shorter: the draft reads the prompt too) is cut to half that context (room for max_new up to the other half, and for the drafts and trees decoders verify
- * beyond the output), keeping its first token when it is BOS and its last tokens, where the
- * papers' prompts put the question and the cue to answer (few-shot examples and the start of
- * an article go). Returns 1 when it cut. */
+ * draft's when shorter: the draft reads the prompt too) is cut to half that context (room for
+ * max_new up to the other half, and for the drafts and trees decoders verify beyond the output),
+ * keeping its first token when it is BOS and its last tokens, where the papers' prompts put the
+ * question and the cue to answer (few-shot examples and the start of an article go). Returns 1 when
+ * it cut. */
 static int cut_prompt(const runner *r, runner_prompt *p) {
     int seq = r->s.target->cfg.seq_len;
     if (r->s.draft && r->s.draft->cfg.seq_len < seq) seq = r->s.draft->cfg.seq_len;
     int keep = seq / 2;
     if (!r->o.cut_long || p->n_ids + p->max_new <= seq || p->n_ids <= keep) return 0;
     int head = p->ids[0] == r->s.target->cfg.bos_id ? 1 : 0;
-    memmove(p->ids + head, p->ids + p->n_ids - (keep - head), sizeof *p->ids * (size_t)(keep - head));
+    memmove(p->ids + head, p->ids + p->n_ids - (keep - head),
+            sizeof *p->ids * (size_t)(keep - head));
     p->n_ids = keep;
     return 1;
 }

@@ -162,8 +162,7 @@ int db_sweep_runs(db *d, int64_t sweep_id, db_sweep_run **runs, int *n, char *er
 int db_find_run(db *d, const char *command, unsigned mask, int64_t *run_id, db_status *status,
                 char *err) {
     sqlite3_stmt *st;
-    if (prepare(d, &st,
-                "SELECT id, status FROM runs WHERE command = ? ORDER BY id DESC",
+    if (prepare(d, &st, "SELECT id, status FROM runs WHERE command = ? ORDER BY id DESC",
                 "db_find_run", err) != 0)
         return -1;
     sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
