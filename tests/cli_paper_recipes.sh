@@ -102,6 +102,9 @@ expect_grep sb_sps "^\| Translation +\| SpS +\|" specbench.md
 expect_eq all_complete "0" "$(q p.db "SELECT COUNT(*) FROM runs WHERE status <> 'complete'")"
 expect_eq n_runs 19 "$(q p.db "SELECT COUNT(*) FROM runs")"
 expect_eq every_sample_exact "0" "$(q p.db "SELECT COUNT(*) FROM samples WHERE matched = 0")"
+# --cut-long: recorded; the papers' long prompts cut to half the draft's context (llama2xs: 256)
+expect_eq cut_recorded "ouroboros;cut-long" "$(q p.db "SELECT template FROM runs WHERE label = 'paper ouro-table2/gsm8k'")"
+expect_eq cut_prompts "128" "$(q p.db "SELECT MAX(prompt_tokens) FROM samples WHERE run_id = (SELECT id FROM runs WHERE label = 'paper ouro-table2/gsm8k')")"
 # turns: MT-bench's second turn was measured (lade recipes, Spec-Bench)
 expect_eq turn2 1 "$(q p.db "SELECT COUNT(*) > 0 FROM samples WHERE turn = 2 AND run_id = (SELECT id FROM runs WHERE label = 'paper specbench/all')")"
 
