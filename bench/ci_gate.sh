@@ -54,7 +54,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ci_gate.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
 # Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
-# papers' GPUs would take minutes here).
+# papers' GPUs would take minutes here). A decoder with modes may list one spec per mode,
+# separated by spaces.
 small_spec() {
     case $1 in
     greedy) echo greedy ;;
@@ -63,12 +64,14 @@ small_spec() {
     pld) echo pld:ngram=3,k=4 ;;
     spec) echo spec:gamma=3 ;;
     ouroboros) echo ouroboros:gamma=4,W=4,beta=4,K=2 ;;
+    tree) echo tree:shape=2-2-1 tree:mode=dynamic,nodes=8,depth=4,k=2 tree:mode=split,nodes=6 ;;
+    suffix) echo suffix:budget=8,nodes=65536 suffix:tree=0,budget=4,nodes=65536 ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }
 decoders=()
 for name in $("$B" decoders | awk '/^  [a-z]/ {print $1}'); do
-    [ "$name" = greedy ] || decoders+=(--decoder "$(small_spec "$name")")
+    [ "$name" = greedy ] || for spec in $(small_spec "$name"); do decoders+=(--decoder "$spec"); done
 done
 echo "ci_gate: decoders: greedy ${decoders[*]}"
 

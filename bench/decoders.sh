@@ -9,8 +9,13 @@
 #
 # Paper defaults: lookahead W=15,N=5,G=15 (LADE's MT-Bench script), Jacobi window 16,
 # speculative gamma=4, Ouroboros gamma=4,W=20,beta=8,K=3 (Ouroboros' defaults: W=G=20,
-# top-3 suffixes), prompt lookup ngram=3,k=10 (Spec-Bench). Timings are noisy on a shared
-# machine: compare figures of the same run only.
+# top-3 suffixes), prompt lookup ngram=3,k=10 (Spec-Bench), token trees: the static tree
+# 4-2-2-1 of the issue, EAGLE-2's dynamic tree with a 16-token budget (depth 6, top-4), and
+# llama.cpp's p_split=0.1 with 4 branches and n_draft 16; SuffixDecoding: depth 24 (vLLM's
+# default), alpha 1, min_prob 0.1 (the reference's), a budget of 16.
+# Then quantized self-speculation (--draft self:q8_0 and self:q4_0: the target requantized in
+# memory, no second model) with spec, tree and Ouroboros, one run per draft type.
+# Timings are noisy on a shared machine: compare figures of the same run only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -24,8 +29,19 @@ $B run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystor
     --limit "$LIMIT" --max-new "$MAX_NEW" --repeats 1 --warmup 1 --threads "$THREADS" --db "$DB" \
     --decoder greedy --decoder jacobi:window=16 --decoder lookahead:W=15,N=5,G=15 \
     --decoder spec:gamma=4 --decoder ouroboros:gamma=4,W=20,beta=8,K=3 \
-    --decoder pld:ngram=3,k=10 --label paper-defaults >/dev/null
+    --decoder pld:ngram=3,k=10 --decoder tree --decoder tree:mode=dynamic \
+    --decoder tree:mode=split --decoder suffix --label paper-defaults >/dev/null
 $B report --db "$DB"
+for q in q8_0 q4_0; do
+    SELF=$(dirname "$DB")/self_$q.db
+    $B run --model "$M/stories260K.bin" --draft "self:$q" --dataset tinystories \
+        --limit "$LIMIT" --max-new "$MAX_NEW" --repeats 1 --warmup 1 --threads "$THREADS" \
+        --db "$SELF" --decoder spec:gamma=4 --decoder tree \
+        --decoder ouroboros:gamma=4,W=20,beta=8,K=3 --label "self-$q" >/dev/null
+    echo
+    echo "draft self:$q"
+    $B report --db "$SELF"
+done
 
 # Projection: the rows and steps measured above, priced with a 110M-shaped target's cost curve.
 f=$(synth_cached 110M)

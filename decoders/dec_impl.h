@@ -14,15 +14,23 @@
 #include "util/rng.h"
 
 #define DEC_MAX_PARAMS 16
+#define DEC_MAX_LIST 16 /* values of a PARAM_LIST */
 
-typedef enum { PARAM_INT, PARAM_ENUM } param_kind;
+/* PARAM_LIST: up to DEC_MAX_LIST integers in min..max joined by '-' ("shape=4-2-2-1"): not
+ * ',' (which separates parameters) nor ';' (which separates a sweep grid's keys), so the
+ * canonical spec parses back and a list is one word of a grid. On input, bare comma-separated
+ * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). The value
+ * read with dec_param() is the list's length; dec_param_list() gives its values. */
+typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST } param_kind;
 
 typedef struct {
     const char *key;
     param_kind kind;
-    int def, min, max;      /* PARAM_INT: default and range; PARAM_ENUM: default index */
+    int def, min, max;      /* PARAM_INT: default and range; PARAM_ENUM: default index;
+                               PARAM_LIST: the range of each value (def unused) */
     const char *choices[6]; /* PARAM_ENUM: the names, value = index */
     const char *help;
+    const char *def_list; /* PARAM_LIST: the default, "4-2-2-1" */
 } param_def;
 
 typedef struct dec_vtable {
@@ -79,6 +87,7 @@ struct dec {
     const dec_vtable *vt;
     dec_env env;
     int param[DEC_MAX_PARAMS];
+    int list[DEC_MAX_PARAMS][DEC_MAX_LIST]; /* PARAM_LIST values; param[i] is their count */
     char name[32];
     char spec[512];
     void *impl; /* the decoder's own state */
@@ -94,11 +103,18 @@ struct dec {
 
 /* The value of parameter `key` (must exist in the vtable). */
 int dec_param(const dec *d, const char *key);
+/* The values of PARAM_LIST parameter `key`; *n receives their count. */
+const int *dec_param_list(const dec *d, const char *key, int *n);
 
 /* A target or draft forward pass (see fwd_eval), timed into t_target/t_draft and counted as a
  * step with its rows. is_prefill: the prompt pass (its rows are not counted as rows fed). */
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err);
+
+/* dec_eval for fwd_eval_more(): n more rows after those of the last pass(es) still in f's
+ * scratch (a tree evaluated level by level); parent holds scratch rows, out_rows this call's. */
+int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
+                  const int *out_rows, int n_out, float *logits, char *err);
 
 /* Appends up to n tokens; stops after max_new or right after the end token (which is
  * emitted). Returns how many were appended; sets d->done when generation is over. */

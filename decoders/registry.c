@@ -17,11 +17,14 @@ extern const dec_vtable dec_lookahead_vtable;
 extern const dec_vtable dec_pld_vtable;
 extern const dec_vtable dec_spec_vtable;
 extern const dec_vtable dec_ouroboros_vtable;
+extern const dec_vtable dec_tree_vtable;
+extern const dec_vtable dec_suffix_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
     &dec_greedy_vtable, &dec_jacobi_vtable, &dec_lookahead_vtable,
     &dec_pld_vtable,    &dec_spec_vtable,   &dec_ouroboros_vtable,
+    &dec_tree_vtable,   &dec_suffix_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 
@@ -39,6 +42,9 @@ static void list_params(const dec_vtable *vt, char *buf, size_t n) {
         if (p->kind == PARAM_INT)
             snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key, p->min,
                      p->max, p->def);
+        else if (p->kind == PARAM_LIST)
+            snprintf(buf + len, n - len, "%s%s (1..%d values in %d..%d joined by '-', default %s)",
+                     i ? ", " : "", p->key, DEC_MAX_LIST, p->min, p->max, p->def_list);
         else {
             snprintf(buf + len, n - len, "%s%s (", i ? ", " : "", p->key);
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -62,20 +68,61 @@ const char *dec_help(void) {
     return buf;
 }
 
-int dec_param(const dec *d, const char *key) {
+static int param_index(const dec *d, const char *key) {
     for (int i = 0; i < d->vt->n_params; i++)
-        if (strcmp(d->vt->params[i].key, key) == 0) return d->param[i];
+        if (strcmp(d->vt->params[i].key, key) == 0) return i;
     abort(); /* a decoder asked for a parameter it did not declare: a programming error */
 }
 
-/* The canonical spec: every parameter, in table order. */
-static void canonical(const dec_vtable *vt, const int *param, char *out, size_t n) {
+int dec_param(const dec *d, const char *key) {
+    return d->param[param_index(d, key)];
+}
+
+const int *dec_param_list(const dec *d, const char *key, int *n) {
+    int i = param_index(d, key);
+    *n = d->param[i];
+    return d->list[i];
+}
+
+/* Appends the '-'-separated integers of val to list parameter idx. */
+static int parse_list(dec *d, int idx, const char *val, char *err) {
+    const param_def *p = &d->vt->params[idx];
+    for (const char *s = val;; s++) {
+        char *end = (char *)s;
+        long v = 0;
+        if (*s >= '0' && *s <= '9') v = strtol(s, &end, 10); /* no sign: '-' separates */
+        if (end == s || (*end && *end != '-'))
+            return err_set(err, "%s: %s=%s is not a list of integers joined by '-' (e.g. %s)",
+                           d->vt->name, p->key, val, p->def_list);
+        if (v < p->min || v > p->max)
+            return err_set(err, "%s: %s value %ld is out of range %d..%d", d->vt->name, p->key, v,
+                           p->min, p->max);
+        if (d->param[idx] == DEC_MAX_LIST)
+            return err_set(err, "%s: %s has more than %d values", d->vt->name, p->key,
+                           DEC_MAX_LIST);
+        d->list[idx][d->param[idx]++] = (int)v;
+        if (!*end) return 0;
+        s = end;
+    }
+}
+
+/* The canonical spec: every parameter, in table order; list parameters joined by '-'. list:
+ * the parsed lists (NULL: the defaults, given as text in the table). */
+static void canonical(const dec_vtable *vt, const int *param, const int (*list)[DEC_MAX_LIST],
+                      char *out, size_t n) {
     snprintf(out, n, "%s", vt->name);
     for (int i = 0; i < vt->n_params; i++) {
         const param_def *p = &vt->params[i];
         size_t len = strlen(out);
         if (p->kind == PARAM_INT)
             snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, param[i]);
+        else if (p->kind == PARAM_LIST && !list)
+            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->def_list);
+        else if (p->kind == PARAM_LIST) {
+            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, list[i][0]);
+            for (int k = 1; k < param[i]; k++)
+                snprintf(out + strlen(out), n - strlen(out), "-%d", list[i][k]);
+        }
         else
             snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->choices[param[i]]);
     }
@@ -83,15 +130,24 @@ static void canonical(const dec_vtable *vt, const int *param, char *out, size_t 
 
 static int parse_params(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
-    for (int i = 0; i < vt->n_params; i++) d->param[i] = vt->params[i].def;
+    for (int i = 0; i < vt->n_params; i++) {
+        d->param[i] = vt->params[i].kind == PARAM_LIST ? 0 : vt->params[i].def;
+        if (vt->params[i].kind == PARAM_LIST && parse_list(d, i, vt->params[i].def_list, err))
+            return -1;
+    }
     char copy[512];
     if (strlen(s) >= sizeof copy) return err_set(err, "%s: parameter list too long", vt->name);
     strcpy(copy, s);
     char *save = NULL;
+    int list_open = -1; /* the list parameter bare values continue */
     for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         char params[2048];
         list_params(vt, params, sizeof params);
+        if (!eq && list_open >= 0) {
+            if (parse_list(d, list_open, kv, err)) return -1;
+            continue;
+        }
         if (!eq)
             return err_set(err, "%s: '%s' is not key=value; parameters: %s", vt->name, kv, params);
         *eq = '\0';
@@ -102,7 +158,12 @@ static int parse_params(dec *d, const char *s, char *err) {
         if (idx < 0)
             return err_set(err, "%s: unknown parameter '%s'; parameters: %s", vt->name, kv, params);
         const param_def *p = &vt->params[idx];
-        if (p->kind == PARAM_INT) {
+        list_open = -1;
+        if (p->kind == PARAM_LIST) {
+            d->param[idx] = 0;
+            if (parse_list(d, idx, val, err)) return -1;
+            list_open = idx;
+        } else if (p->kind == PARAM_INT) {
             char *end;
             errno = 0;
             long v = strtol(val, &end, 10);
@@ -122,7 +183,7 @@ static int parse_params(dec *d, const char *s, char *err) {
             d->param[idx] = found;
         }
     }
-    canonical(vt, d->param, d->spec, sizeof d->spec);
+    canonical(vt, d->param, (const int(*)[DEC_MAX_LIST])d->list, d->spec, sizeof d->spec);
     return 0;
 }
 
@@ -130,7 +191,7 @@ int dec_registry_default_spec(int i, char *buf, size_t n) {
     if (i < 0 || i >= N_DECODERS) return -1;
     int param[DEC_MAX_PARAMS];
     for (int k = 0; k < registry[i]->n_params; k++) param[k] = registry[i]->params[k].def;
-    canonical(registry[i], param, buf, n);
+    canonical(registry[i], param, NULL, buf, n);
     return 0;
 }
 
@@ -284,12 +345,8 @@ static int cancel_now(dec *d, char *err) {
     return err_set(err, "cancelled");
 }
 
-int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
-             const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
-    if (cancel_now(d, err)) return -1;
-    double t0 = clock_now();
-    int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
-    double dt = clock_now() - t0;
+/* One forward pass of `which` taking dt seconds, counted as a step with its n rows. */
+static void count_pass(dec *d, dec_which which, int n, double dt, int is_prefill) {
     dec_stats *st = d->st;
     if (which == DEC_TARGET) {
         st->t_target += dt;
@@ -300,6 +357,23 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
         st->draft_steps++;
         if (!is_prefill) st->draft_rows += n;
     }
+}
+
+int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
+             const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
+    if (cancel_now(d, err)) return -1;
+    double t0 = clock_now();
+    int rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err);
+    count_pass(d, which, n, clock_now() - t0, is_prefill);
+    return rc;
+}
+
+int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
+                  const int *out_rows, int n_out, float *logits, char *err) {
+    if (cancel_now(d, err)) return -1;
+    double t0 = clock_now();
+    int rc = fwd_eval_more(f, n, tokens, parent, out_rows, n_out, logits, err);
+    count_pass(d, which, n, clock_now() - t0, 0);
     return rc;
 }
 

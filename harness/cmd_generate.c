@@ -94,7 +94,10 @@ int cmd_generate(int argc, char **argv) {
                  "N"},
         [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`",
                    "SPEC"},
-        [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros", "FILE"},
+        [G_DRAFT] = {"--draft", NULL, 1,
+                     "draft model for spec / tree / ouroboros, or self:TYPE (the target "
+                     "requantized in memory: self:q8_0, self:q4_0, self:Q4_K_M, ...)",
+                     "FILE"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
                     "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
@@ -138,6 +141,7 @@ int cmd_generate(int argc, char **argv) {
         session_close(&s);
         return cmd_fail("generate", err);
     }
+    if (s.draft_note[0]) fprintf(stderr, "decbench generate: %s\n", s.draft_note);
     int rc = 1, *prompt = NULL, n_prompt = 0, *out = NULL, n_out = 0;
     dec *d = NULL;
     stream st = {s.tokenizer, -1};

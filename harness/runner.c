@@ -14,6 +14,7 @@
 #include "util/err.h"
 #include "util/rng.h"
 #include "util/file.h"
+#include "util/hash.h"
 
 /* ---- signals -------------------------------------------------------------------------------
  * A signal handler can only talk to the loop through a global flag: this is the one piece of
@@ -252,6 +253,8 @@ static int encode_prompts(runner *r, char *err) {
     return 0;
 }
 
+static void draft_fingerprint(const runner *r, int64_t *bytes, char hex[17]);
+
 int runner_open(runner *r, const runner_opts *o, char *err) {
     memset(r, 0, sizeof *r);
     r->o = *o;
@@ -270,6 +273,8 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
         session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
         session_set_ctx(&r->s, o->ctx, err) || encode_prompts(r, err))
         return -1;
+    if (r->s.draft_note[0]) progress_note(&r->prog, "decbench: %s", r->s.draft_note);
+    if (session_self_type(o->draft)) draft_fingerprint(r, &r->self_bytes, r->self_hash);
     r->out = malloc(sizeof(int) * (size_t)r->max_out);
     /* Every verification step emits at least one token; the margin of 16 covers decoders that
      * may close a step without emitting (a full trace is never cut below that). */
@@ -511,6 +516,25 @@ static int save_states(runner *r, dec *const *decs, char *const *canon, int n, c
 
 /* ---- the run record and --resume ---------------------------------------------------------- */
 
+/* The draft's fingerprint for the run record and --resume: its file's, or for --draft
+ * self:TYPE (no file) FNV-1a 64 of the target's fingerprint and "self:TYPE": the draft is a
+ * deterministic function of the two (model/requant.h). hex = "" when there is no draft or its
+ * file cannot be read. */
+static void draft_fingerprint(const runner *r, int64_t *bytes, char hex[17]) {
+    hex[0] = '\0';
+    *bytes = 0;
+    if (!r->o.draft) return;
+    if (!session_self_type(r->o.draft)) {
+        db_file_fingerprint(r->s.draft_path, bytes, hex, NULL);
+        return;
+    }
+    char id[64];
+    if (db_file_fingerprint(r->s.model_path, bytes, hex, NULL)) return;
+    int n = snprintf(id, sizeof id, "%s%s", hex, r->o.draft);
+    db_hash_hex(hash_fnv1a(id, (size_t)n < sizeof id ? (size_t)n : sizeof id - 1), hex);
+    *bytes = (int64_t)model_weight_bytes(r->s.draft);
+}
+
 void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command) {
     memset(run, 0, sizeof *run);
     db_env_capture(env);
@@ -518,6 +542,8 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->label = r->o.label;
     run->model_path = r->s.model_path;
     run->draft_path = r->o.draft ? r->s.draft_path : NULL;
+    if (session_self_type(r->o.draft)) /* no file: runner_open fingerprinted it */
+        run->draft_hash = r->self_hash, run->draft_bytes = r->self_bytes;
     run->tokenizer = r->s.tokenizer_path;
     run->datasets = r->datasets;
     run->prompt_template = r->templates;
@@ -551,7 +577,7 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
     char mhash[17] = "", dhash[17] = "";
     int64_t bytes;
     db_file_fingerprint(r->s.model_path, &bytes, mhash, NULL);
-    if (r->o.draft) db_file_fingerprint(r->s.draft_path, &bytes, dhash, NULL);
+    draft_fingerprint(r, &bytes, dhash);
     struct {
         const char *what, *stored, *now;
     } text[] = {{"model", run.model_hash, mhash},

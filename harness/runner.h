@@ -155,6 +155,8 @@ typedef struct {
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
+    char self_hash[17]; /* --draft self:TYPE: the draft's fingerprint (runner.c) */
+    int64_t self_bytes;
 } runner;
 
 typedef struct {

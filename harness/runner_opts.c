@@ -19,7 +19,9 @@
 
 static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--model", "-m", "FILE", "target model (llama2.c .bin or GGUF), required"),
-    OPTV("--draft", NULL, "FILE", "draft model for spec / ouroboros (same vocabulary)"),
+    OPTV("--draft", NULL, "FILE",
+         "draft model for spec / tree / ouroboros (same vocabulary), or self:TYPE: the target "
+         "requantized in memory (self:q8_0, self:q4_0, self:Q4_K_M, ...)"),
     OPTV("--tokenizer", "-z", "FILE",
         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
     OPTV("--dataset", NULL, "NAME",

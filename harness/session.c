@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "model/gguf.h"
+#include "model/requant.h"
 #include "util/err.h"
 #include "util/paths.h"
 
@@ -81,6 +82,35 @@ static int check_draft(session *s, const char *draft_path, char *err) {
     return 0;
 }
 
+const char *session_self_type(const char *draft_path) {
+    return draft_path && strncmp(draft_path, "self:", 5) == 0 ? draft_path + 5 : NULL;
+}
+
+/* --draft self:TYPE: the target requantized in memory (model/requant.h) as `decbench convert
+ * --type TYPE` would store it (a type, or a llama-quantize mix; rows TYPE cannot hold in f16);
+ * s->draft_note says what was built. */
+static int open_self_draft(session *s, const char *type, char *err) {
+    convert_opts o = {.fallback = CONVERT_FALLBACK_F16};
+    if (convert_scheme_parse(type, &o)) {
+        char list[256];
+        convert_scheme_list(list, sizeof list);
+        return err_set(err, "--draft self:%s: unknown weight type '%s'; self:TYPE takes %s", type,
+                       type, list);
+    }
+    convert_report rep;
+    if (model_requantize(&s->draft, s->target, &o, &rep, err)) return -1;
+    int n = snprintf(s->draft_note, sizeof s->draft_note,
+                     "draft self:%s: the target's %d weight matrices requantized in memory, %.2f MB",
+                     type, rep.n_matrices, (double)rep.weight_bytes / 1e6);
+    if (rep.n_fallback && n > 0 && (size_t)n < sizeof s->draft_note)
+        snprintf(s->draft_note + n, sizeof s->draft_note - (size_t)n,
+                 "; %d stored as %s (rows of %d values, not whole blocks of %s, e.g. %s)",
+                 rep.n_fallback, wtype_name(rep.fallback_type), rep.first_fallback_cols, type,
+                 rep.first_fallback);
+    snprintf(s->draft_path, sizeof s->draft_path, "self:%s", type);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
@@ -90,8 +120,10 @@ int session_open(session *s, const char *model_path, const char *draft_path,
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;
-    if (draft_path &&
-        open_model(&s->draft, draft_path, s->draft_path, sizeof s->draft_path, err))
+    if (session_self_type(draft_path)) {
+        if (open_self_draft(s, session_self_type(draft_path), err)) goto fail;
+    } else if (draft_path &&
+               open_model(&s->draft, draft_path, s->draft_path, sizeof s->draft_path, err))
         goto fail;
     if (tokenizer_path)
         session_find_model(tokenizer_path, s->tokenizer_path, sizeof s->tokenizer_path);
@@ -103,7 +135,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
                 s->target->cfg.vocab_size);
         goto fail;
     }
-    if (s->draft && check_draft(s, draft_path, err)) goto fail;
+    if (s->draft && !session_self_type(draft_path) && check_draft(s, draft_path, err)) goto fail;
     return 0;
 fail:
     session_close(s);

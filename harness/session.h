@@ -14,6 +14,7 @@ typedef struct {
     int threads;
     /* The files opened (session_find_model's answer for what was named). */
     char model_path[4096], draft_path[4096], tokenizer_path[4096];
+    char draft_note[512]; /* --draft self:TYPE: what was built (for the user), else "" */
 } session;
 
 /* Where a model (or tokenizer) named on the command line is: the path as given when it
@@ -27,10 +28,16 @@ const char *session_find_model(const char *name, char *out, size_t n);
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,
  * kernels ("exact"/"blas"),
  * threads (0: one per core). Refuses a tokenizer whose vocabulary size differs from the
- * model's, and a draft whose vocabulary differs from the target's. */
+ * model's, and a draft whose vocabulary differs from the target's. A draft "self:TYPE"
+ * (self:q8_0, self:q4_0, self:Q4_K_M, ...: what `decbench convert --type` writes) is no file
+ * but the target requantized in memory (model/requant.h; a draft FILE named so is given as
+ * ./self:...). */
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
+
+/* The TYPE of a draft given as "self:TYPE", else NULL. */
+const char *session_self_type(const char *draft_path);
 
 /* Sets the context of the target to n tokens (1..its trained context), and the draft's to n or
  * its own trained context if shorter: --ctx. n = 0 keeps MODEL_DEFAULT_CTX (model.h). */

@@ -59,13 +59,8 @@ typedef struct {
     char *err;
 } job;
 
-/* Narrows row r of tensor `name` (n values in x) to type t at out with the type's from_float,
- * refusing what the type cannot hold: non-finite values, and anything that comes back
- * non-finite from the type's own to_float: f16 values past 65504 (bf16 has f32's range but can
- * round to infinity at its very top), and block scales beyond f16's range (q8_0's
- * max|x| / 127, q4_0's max|x| / 8, ...). */
-static int narrow(job *J, const char *name, int r, wtype t, const float *x, int n, void *out) {
-    const char *src = J->m->path;
+int convert_narrow_row(const char *src, const char *name, int r, wtype t, const float *x, int n,
+                       void *out, float *back, char *err) {
     const wtype_traits *tt = wtype_get(t);
     if (t == WTYPE_F32) {
         memcpy(out, x, sizeof(float) * (size_t)n);
@@ -73,20 +68,20 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
     }
     for (int k = 0; k < n; k++)
         if (!isfinite(x[k]))
-            return err_set(J->err, "%s: tensor '%s' row %d column %d is %g, not a finite number",
-                           src, name, r, k, (double)x[k]);
+            return err_set(err, "%s: tensor '%s' row %d column %d is %g, not a finite number", src,
+                           name, r, k, (double)x[k]);
     tt->from_float(x, out, n);
-    tt->to_float(out, J->back, n);
+    tt->to_float(out, back, n);
     for (int k = 0; k < n; k++) {
-        if (isfinite(J->back[k])) continue;
+        if (isfinite(back[k])) continue;
         if (tt->block == 1)
-            return err_set(J->err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s",
-                           src, name, r, k, (double)x[k], tt->name,
+            return err_set(err, "%s: tensor '%s' row %d column %d = %g is beyond %s's range%s", src,
+                           name, r, k, (double)x[k], tt->name,
                            t == WTYPE_F16 ? " (65504); bf16 or f32 can hold it" : "");
         float amax = 0.0f;
         for (int j = k / tt->block * tt->block; j < (k / tt->block + 1) * tt->block; j++)
             amax = fmaxf(amax, fabsf(x[j]));
-        return err_set(J->err,
+        return err_set(err,
                        "%s: tensor '%s' row %d, block %d: max|x| = %g needs a scale beyond f16's "
                        "range (65504), so %s cannot hold it; bf16 or f32 can",
                        src, name, r, k / tt->block, (double)amax, tt->name);
@@ -120,7 +115,9 @@ static int put_matrix(job *J, arch_tensor at, int l, const char *name, const wma
         J->bufs[J->n_bufs++] = buf;
         for (int r = 0; r < src->rows; r++) {
             kern_row_to_f32(src, r, J->row);
-            if (narrow(J, name, r, t, J->row, src->cols, buf + row_bytes * (size_t)r)) return -1;
+            if (convert_narrow_row(J->m->path, name, r, t, J->row, src->cols,
+                                   buf + row_bytes * (size_t)r, J->back, J->err))
+                return -1;
         }
         data = buf;
     }

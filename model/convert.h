@@ -103,6 +103,14 @@ int convert_file_type(const convert_opts *o);
 int convert_matrix_type(const convert_opts *o, arch_tensor t, int layer, int n_layers, int tied,
                         int cols, wtype *out, int *fallback);
 
+/* Narrows row r of tensor `name` (n values at x) to type t at out with the type's from_float,
+ * refusing what the type cannot hold: non-finite values, and anything that comes back
+ * non-finite from the type's own to_float (f16 values past 65504, block scales beyond f16's
+ * range: q8_0's max|x| / 127, q4_0's max|x| / 8, ...). back: n floats of scratch; src names
+ * the model in messages. Used by convert_gguf and model_requantize (model/requant.h). */
+int convert_narrow_row(const char *src, const char *name, int r, wtype t, const float *x, int n,
+                       void *out, float *back, char *err);
+
 /* What was written. */
 typedef struct {
     int n_matrices;          /* 2-D tensors written */

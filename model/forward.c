@@ -34,7 +34,8 @@ struct fwd_ctx {
     int max_batch;
     int cap;    /* cache slots: seq_len committed + max_batch scratch */
     int n_past; /* committed positions */
-    int last_n; /* rows of the last batch still in scratch (0 after a commit) */
+    int last_n; /* rows of the last batch(es) still in scratch (0 after a commit) */
+    int first;  /* the scratch row the batch being evaluated starts at (fwd_eval_more) */
     float *kc, *vc;                       /* [n_layers][cap][kv_dim] */
     float *x, *xb, *xb2, *q, *hb, *hb2;   /* activations, [max_batch][width] */
     int q_dim;                            /* n_heads * head_size: width of q and xb2 */
@@ -61,6 +62,7 @@ int kern_mode_parse(const char *s, kern_mode *out) {
 
 int fwd_max_batch(const fwd_ctx *c) { return c->max_batch; }
 int fwd_n_past(const fwd_ctx *c) { return c->n_past; }
+int fwd_scratch_rows(const fwd_ctx *c) { return c->last_n; }
 const model *fwd_model(const fwd_ctx *c) { return c->m; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
 long fwd_rows(const fwd_ctx *c) { return c->rows; }
@@ -165,8 +167,8 @@ static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size, half = cfg->rope_dim / 2;
     for (int t = 0; t < T; t++) {
-        const float *fc = c->rope_cos + (size_t)c->pos[t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[t] * half;
+        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
+        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
         float *v = y + (size_t)t * ldy;
         for (int i = lo; i < hi; i += 2) {
             int j = (i % hs) / 2;
@@ -218,8 +220,8 @@ static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *k, float *
         if (L->bq) add_bias(qr, L->bq, c->q_dim);
         if (L->bk) add_bias(kr, L->bk, kvd);
         if (L->bv) add_bias(v + (size_t)t * kvd, L->bv, kvd);
-        const float *fc = c->rope_cos + (size_t)c->pos[t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[t] * half;
+        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
+        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
         for (int h = 0; h < cfg->n_heads; h++) {
             if (L->q_norm) rmsnorm(qr + h * hs, qr + h * hs, L->q_norm, hs, cfg->norm_eps);
             rope_head(qr + h * hs, fc, fs, half, cfg->rope);
@@ -322,14 +324,14 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
     int lo, hi, slots_row = -1, n_vis = 0;
     tpool_split(task->T * cfg->n_heads, 1, chunk, n_chunks, &lo, &hi);
     for (int job = lo; job < hi; job++) {
-        int r = job / cfg->n_heads, h = job % cfg->n_heads;
+        int r = job / cfg->n_heads, h = job % cfg->n_heads, g = c->first + r; /* scratch row */
         if (r != slots_row) {
             /* Keys in position order: the committed prefix, then the ancestors root-first,
              * then the row itself: the order plain decoding sees them in. */
-            const int *anc = c->anc + (size_t)r * c->max_batch;
-            n_vis = c->n_past + c->depth[r] + 1;
+            const int *anc = c->anc + (size_t)g * c->max_batch;
+            n_vis = c->n_past + c->depth[g] + 1;
             for (int s = 0; s < c->n_past; s++) slots[s] = s;
-            for (int j = 0; j <= c->depth[r]; j++) slots[c->n_past + j] = c->n_past + anc[j];
+            for (int j = 0; j <= c->depth[g]; j++) slots[c->n_past + j] = c->n_past + anc[j];
             slots_row = r;
         }
         size_t koff = (size_t)(h / group) * hs;
@@ -340,29 +342,35 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
 
 /* ---- the pass --------------------------------------------------------------------------- */
 
-static int check_batch(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
-                       const int *out_rows, int n_out, char *err) {
+/* Checks rows first..first+n-1 of the scratch (tokens, parent and pos indexed from 0 for this
+ * call; parent values are scratch rows) and records their parents, depths, positions and
+ * ancestor lists. */
+static int check_batch(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
+                       const int *pos, const int *out_rows, int n_out, char *err) {
     const model_config *cfg = &c->m->cfg;
-    if (n < 1 || n > c->max_batch)
-        return err_set(err, "forward: batch of %d rows, expected 1..%d", n, c->max_batch);
+    if (n < 1 || first + n > c->max_batch)
+        return first ? err_set(err, "forward: %d more rows after the %d in scratch exceed the %d "
+                                    "a batch holds", n, first, c->max_batch)
+                     : err_set(err, "forward: batch of %d rows, expected 1..%d", n, c->max_batch);
     if (n_out < 0 || (out_rows == NULL && n_out != 0 && n_out != n))
         return err_set(err, "forward: %d logits rows requested for a batch of %d", n_out, n);
     for (int r = 0; r < n; r++) {
+        const int g = first + r;
         if (tokens[r] < 0 || tokens[r] >= cfg->vocab_size)
-            return err_set(err, "forward: row %d: token %d outside the vocabulary 0..%d", r,
+            return err_set(err, "forward: row %d: token %d outside the vocabulary 0..%d", g,
                            tokens[r], cfg->vocab_size - 1);
-        int p = parent ? parent[r] : r - 1;
-        if (p < -1 || p >= r)
-            return err_set(err, "forward: row %d: parent %d, expected -1..%d", r, p, r - 1);
+        int p = parent ? parent[r] : g - 1;
+        if (p < -1 || p >= g)
+            return err_set(err, "forward: row %d: parent %d, expected -1..%d", g, p, g - 1);
         int depth = p < 0 ? 0 : c->depth[p] + 1;
         int position = pos ? pos[r] : c->n_past + depth;
         if (position < 0 || position >= cfg->seq_len)
-            return err_set(err, "forward: row %d: position %d outside the context 0..%d", r,
+            return err_set(err, "forward: row %d: position %d outside the context 0..%d", g,
                            position, cfg->seq_len - 1);
-        c->parent[r] = p, c->depth[r] = depth, c->pos[r] = position;
-        int *anc = c->anc + (size_t)r * c->max_batch;
+        c->parent[g] = p, c->depth[g] = depth, c->pos[g] = position;
+        int *anc = c->anc + (size_t)g * c->max_batch;
         if (p >= 0) memcpy(anc, c->anc + (size_t)p * c->max_batch, sizeof(int) * depth);
-        anc[depth] = r;
+        anc[depth] = g;
     }
     for (int i = 0; out_rows && i < n_out; i++)
         if (out_rows[i] < 0 || out_rows[i] >= n)
@@ -370,10 +378,12 @@ static int check_batch(fwd_ctx *c, int n, const int *tokens, const int *parent, 
     return 0;
 }
 
-int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
-             const int *out_rows, int n_out, float *logits, char *err) {
-    c->last_n = 0;
-    if (check_batch(c, n, tokens, parent, pos, out_rows, n_out, err)) return -1;
+/* Evaluates rows first..first+n-1 of the scratch (fwd_eval: first = 0). */
+static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
+                     const int *pos, const int *out_rows, int n_out, float *logits, char *err) {
+    c->last_n = 0; /* on error the scratch holds nothing usable */
+    if (check_batch(c, first, n, tokens, parent, pos, out_rows, n_out, err)) return -1;
+    c->first = first;
     const model *m = c->m;
     const model_config *cfg = &m->cfg;
     int dim = cfg->dim, kvd = cfg->kv_dim, hid = cfg->hidden_dim;
@@ -383,8 +393,8 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         const model_layer *L = &m->layers[l];
         for (int r = 0; r < n; r++)
             rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_att, dim, cfg->norm_eps);
-        float *kslot = c->kc + ((size_t)l * c->cap + c->n_past) * kvd;
-        float *vslot = c->vc + ((size_t)l * c->cap + c->n_past) * kvd;
+        float *kslot = c->kc + ((size_t)l * c->cap + c->n_past + first) * kvd;
+        float *vslot = c->vc + ((size_t)l * c->cap + c->n_past + first) * kvd;
         int whole = needs_whole_heads(m, L);
         mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
                        .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
@@ -392,7 +402,7 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         mm_run(c, &qkv);
         if (whole) qkv_finish(c, L, kslot, vslot, n);
         att_task at = {c, l, n};
-        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + n) * cfg->head_size;
+        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
         int att_chunks = att_macs < PARALLEL_MIN_MACS ? 1 : 4 * tpool_size(c->pool);
         if (att_chunks > n * cfg->n_heads) att_chunks = n * cfg->n_heads;
         tpool_run(c->pool, att_worker, &at, att_chunks);
@@ -428,10 +438,20 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         for (int i = 0; i < n_logits; i++)
             for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
     }
-    c->last_n = n;
+    c->last_n = first + n;
     c->passes++;
     c->rows += n;
     return 0;
+}
+
+int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
+             const int *out_rows, int n_out, float *logits, char *err) {
+    return eval_rows(c, 0, n, tokens, parent, pos, out_rows, n_out, logits, err);
+}
+
+int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
+                  int n_out, float *logits, char *err) {
+    return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
 }
 
 int fwd_commit(fwd_ctx *c, const int *path, int n, char *err) {

@@ -56,8 +56,23 @@ const model *fwd_model(const fwd_ctx *c);
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err);
 
-/* Appends rows path[0..n) of the last evaluated batch to the committed prefix, in order.
- * The path must be increasing row indices (a root-to-node path of the tree is). */
+/* Evaluates n MORE rows after the rows still in scratch (the batches evaluated since the last
+ * commit or truncate, fwd_scratch_rows() of them), so a tree can be evaluated level by level,
+ * one pass per level (a draft model expanding a token tree): the new rows are scratch rows
+ * fwd_scratch_rows() .. +n-1, and parent[r] (for this call's row r) names any earlier scratch
+ * row, or -1 for a root (NULL: a chain continuing the last scratch row). Positions are always
+ * n_past + depth. Each row's logits and K/V are bit-identical to evaluating the whole tree in
+ * one pass (batch invariance). out_rows lists rows of THIS call (0..n-1), NULL: all n. All
+ * scratch rows together must fit max_batch. fwd_commit() then takes a path over all of them. */
+int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
+                  int n_out, float *logits, char *err);
+
+/* Rows in scratch: evaluated since the last commit/truncate (0 right after either). */
+int fwd_scratch_rows(const fwd_ctx *c);
+
+/* Appends rows path[0..n) of the scratch (the last evaluated batch, or batches when
+ * fwd_eval_more added rows) to the committed prefix, in order. The path must be increasing
+ * row indices (a root-to-node path of the tree is). */
 int fwd_commit(fwd_ctx *c, const int *path, int n, char *err);
 
 /* Shortens the committed prefix to len <= n_past. */

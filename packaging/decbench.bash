@@ -14,9 +14,10 @@ _decbench() {
         return
     fi
     [ "$cmd" = help ] && { COMPREPLY=($(compgen -W "$("$b" --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')" -- "$cur")); return; }
-    # The option before the cursor takes a value: its placeholder in --help says which kind.
+    # The option before the cursor takes a value: its placeholder in --help says which kind (a
+    # long placeholder may end the line, its help text wrapped to the next).
     local meta
-    meta=$("$b" "$cmd" --help 2>/dev/null | sed -n "s/^ *\(-[a-zA-Z], \)\?$prev \([^ ]\+\) .*/\2/p" | head -1)
+    meta=$("$b" "$cmd" --help 2>/dev/null | sed -n "s/^ *\(-[a-zA-Z], \)\?$prev \([^ ]\+\)\( .*\)\?$/\2/p" | head -1)
     if [ -n "$meta" ] && [[ "$prev" == -* ]]; then
         case "$prev:$meta" in
         --decoder:*|-d:*|--grid:*|-g:*)

@@ -8,7 +8,10 @@
  *     2 and 3 threads.
  *  2. commit/truncate: committing a chosen path of a tree and decoding on equals decoding
  *     that path sequentially; truncating and re-decoding reproduces the same logits.
- *  3. bad batches (parent after child, position past the context, bad token) are refused. */
+ *  3. level by level: the same trees evaluated in several passes (fwd_eval, then
+ *     fwd_eval_more with parents in earlier passes) give the one-pass logits bit for bit, and
+ *     committing a path across passes works as after one pass;
+ *  4. bad batches (parent after child, position past the context, bad token) are refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +49,8 @@ static void test_invariance(const model *m, const char *what, int n_threads, int
     int *prompt = malloc(sizeof(int) * ctx);
     for (int i = 0; i < ctx; i++) prompt[i] = (int)rng_below(&r, (uint32_t)V);
     float *logits = malloc(sizeof(float) * B * V), *want = malloc(sizeof(float) * V);
-    int tokens[64], parent[64], path[64], rows_mismatch = 0, rows_checked = 0;
+    float *split = malloc(sizeof(float) * B * V);
+    int tokens[64], parent[64], path[64], rows_mismatch = 0, rows_checked = 0, split_mismatch = 0;
     for (int tree = 0; tree < n_trees; tree++) {
         int P = 1 + (int)rng_below(&r, (uint32_t)(ctx - B - 1));
         int T = 1 + (int)rng_below(&r, B);
@@ -72,6 +76,17 @@ static void test_invariance(const model *m, const char *what, int n_threads, int
             rows_checked++;
             if (memcmp(want, logits + (size_t)i * V, sizeof(float) * V) != 0) rows_mismatch++;
         }
+        /* the same tree in consecutive pieces, each pass referring to rows of earlier ones */
+        for (int done = 0, k = 0; done < T; k++) {
+            int len = 1 + (int)rng_below(&r, (uint32_t)(T - done)), sub[64];
+            for (int i = 0; i < len; i++) sub[i] = parent[done + i];
+            CHECK(fwd_scratch_rows(f) == (k == 0 ? T : done));
+            CHECK((k == 0 ? fwd_eval(f, len, tokens, sub, NULL, NULL, len, split, err)
+                          : fwd_eval_more(f, len, tokens + done, sub, NULL, len,
+                                          split + (size_t)done * V, err)) == 0);
+            done += len;
+        }
+        split_mismatch += memcmp(split, logits, sizeof(float) * T * V) != 0;
         /* commit the path of the deepest row, then one more token: equals sequential */
         int deepest = T - 1, n = 0;
         for (int j = deepest; j >= 0; j = parent[j]) path[n++] = j;
@@ -93,9 +108,12 @@ static void test_invariance(const model *m, const char *what, int n_threads, int
     }
     CHECK_MSG(rows_mismatch == 0, "%s, %s, %d threads: %d of %d tree rows differ from sequential",
               what, kern_mode_name(mode), n_threads, rows_mismatch, rows_checked);
+    CHECK_MSG(split_mismatch == 0,
+              "%s, %s, %d threads: %d trees differ when evaluated level by level", what,
+              kern_mode_name(mode), n_threads, split_mismatch);
     fprintf(stderr, "%s, %s, %d thread(s): %d tree rows bit-identical to sequential decoding\n",
             what, kern_mode_name(mode), n_threads, rows_checked - rows_mismatch);
-    free(prompt), free(logits), free(want);
+    free(prompt), free(logits), free(want), free(split);
     fwd_free(f), fwd_free(ref);
     tpool_free(pool);
 }
@@ -120,6 +138,20 @@ static void test_bad_batches(const model *m) {
     int path[2] = {0, 1}; /* row 1 is a root, not a child of row 0 */
     CHECK(fwd_commit(f, path, 2, err) == -1);
     CHECK(strstr(err, "does not continue the path") != NULL);
+    /* fwd_eval_more: parents among earlier scratch rows only, and the batch's room */
+    CHECK(fwd_eval(f, 2, tokens, p2, NULL, NULL, 0, NULL, err) == 0);
+    int p3[2] = {1, 3};
+    CHECK(fwd_eval_more(f, 2, tokens, p3, NULL, 0, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "row 3: parent 3, expected -1..2") != NULL, "%s", err);
+    CHECK(fwd_scratch_rows(f) == 0); /* a failed pass leaves nothing usable in scratch */
+    CHECK(fwd_eval(f, 2, tokens, p2, NULL, NULL, 0, NULL, err) == 0);
+    CHECK(fwd_eval_more(f, 3, tokens, NULL, NULL, 0, NULL, err) == -1);
+    CHECK_MSG(strstr(err, "3 more rows after the 2 in scratch exceed the 4") != NULL, "%s", err);
+    CHECK(fwd_eval(f, 2, tokens, p2, NULL, NULL, 0, NULL, err) == 0);
+    int p4[2] = {0, 2}; /* rows 2 (child of 0) and 3 (child of 2) */
+    CHECK(fwd_eval_more(f, 2, tokens, p4, NULL, 0, NULL, err) == 0);
+    int path3[3] = {0, 2, 3};
+    CHECK(fwd_commit(f, path3, 3, err) == 0 && fwd_n_past(f) == 3 && fwd_scratch_rows(f) == 0);
     fwd_free(f);
 }
 

@@ -1,0 +1,463 @@
+/* suffix_tree.c: see suffix_tree.h. */
+#include "decoders/suffix_tree.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/err.h"
+#include "util/file.h"
+#include "util/hash.h"
+
+/* A node: one token below its parent. Index 0 is the root (the empty string); 0 in child and
+ * sibling means none (the root is nobody's child). */
+typedef struct {
+    int token, count, parent;
+    int child, sibling; /* first child; next sibling (the children form a list) */
+} snode;
+
+struct suffix_tree {
+    int depth, max_nodes, n_nodes;
+    long max_tokens;
+    snode *node;           /* [max_nodes + 1] */
+    int free_list, unused; /* freed nodes (linked by sibling); never used: unused..max_nodes */
+    int *hash;             /* (parent, token) -> node, linear probing, 0 = empty */
+    size_t hmask;
+    int *ring; /* the stored tokens, oldest first from ring_head */
+    long ring_head, n_tok;
+    long *seq_len; /* the sequences' lengths, oldest first from seq_head (a ring too) */
+    long seq_head, n_seq, max_seq;
+    int *active; /* the newest sequence's suffix nodes: active[i] holds its last i+1 tokens */
+    int n_active, frozen;
+    long evicted;
+    int *walk; /* eviction scratch: one suffix's nodes */
+};
+
+static size_t slot_of(const suffix_tree *t, int parent, int token) {
+    uint64_t k = (uint64_t)(uint32_t)parent << 32 | (uint32_t)token;
+    k ^= k >> 33, k *= 0xff51afd7ed558ccdull, k ^= k >> 33;
+    return (size_t)k & t->hmask;
+}
+
+/* The child of parent for token, 0 if none. A short child list is scanned (the node array of
+ * a young tree is small and cached, where the hash table is sized for the full tree and each
+ * probe a cache miss: measured 97 -> 28 us of bookkeeping per step on stories260K); a long
+ * one, as the root's, is looked up in the hash. */
+static int find(const suffix_tree *t, int parent, int token) {
+    int n = 0;
+    for (int c = t->node[parent].child; c; c = t->node[c].sibling)
+        if (t->node[c].token == token)
+            return c;
+        else if (++n == 8)
+            break;
+    if (n < 8) return 0; /* the whole list was scanned */
+    for (size_t s = slot_of(t, parent, token);; s = (s + 1) & t->hmask) {
+        int x = t->hash[s];
+        if (!x || (t->node[x].parent == parent && t->node[x].token == token)) return x;
+    }
+}
+
+/* A new node under parent (room was checked by the caller). */
+static int add(suffix_tree *t, int parent, int token) {
+    int x = t->free_list ? t->free_list : t->unused++;
+    if (t->free_list) t->free_list = t->node[x].sibling;
+    t->node[x] = (snode){.token = token, .parent = parent, .sibling = t->node[parent].child};
+    t->node[parent].child = x;
+    size_t s = slot_of(t, parent, token);
+    while (t->hash[s]) s = (s + 1) & t->hmask;
+    t->hash[s] = x;
+    t->n_nodes++;
+    return x;
+}
+
+/* Removes node x (count 0, no children): from the hash (backward-shift deletion, which keeps
+ * every probe sequence unbroken), from its parent's list, into the free list. */
+static void drop(suffix_tree *t, int x) {
+    snode *n = &t->node[x];
+    size_t i = slot_of(t, n->parent, n->token);
+    while (t->hash[i] != x) i = (i + 1) & t->hmask;
+    for (size_t j = (i + 1) & t->hmask; t->hash[j]; j = (j + 1) & t->hmask) {
+        size_t home = slot_of(t, t->node[t->hash[j]].parent, t->node[t->hash[j]].token);
+        /* the entry at j may move to i if its home is not cyclically within (i, j] */
+        if (((j - home) & t->hmask) >= ((j - i) & t->hmask)) t->hash[i] = t->hash[j], i = j;
+    }
+    t->hash[i] = 0;
+    int *link = &t->node[n->parent].child;
+    while (*link != x) link = &t->node[*link].sibling;
+    *link = n->sibling;
+    n->sibling = t->free_list;
+    t->free_list = x;
+    t->n_nodes--;
+}
+
+int stree_new(suffix_tree **out, int depth, int max_nodes, long max_tokens, char *err) {
+    *out = NULL;
+    if (depth < 1 || max_nodes < 1 || max_tokens < 1)
+        return err_set(err, "suffix tree: depth %d, %d nodes, %ld tokens: each must be >= 1", depth,
+                       max_nodes, max_tokens);
+    suffix_tree *t = calloc(1, sizeof *t);
+    if (!t) return err_set(err, "suffix tree: out of memory");
+    t->depth = depth, t->max_nodes = max_nodes, t->max_tokens = max_tokens;
+    t->max_seq = max_tokens + 1; /* every sequence but the newest holds a token */
+    size_t h = 2;
+    while (h < 2 * (size_t)max_nodes) h <<= 1;
+    t->hmask = h - 1;
+    t->node = malloc(sizeof *t->node * ((size_t)max_nodes + 1));
+    t->hash = calloc(h, sizeof *t->hash);
+    t->ring = malloc(sizeof *t->ring * (size_t)max_tokens);
+    t->seq_len = malloc(sizeof *t->seq_len * (size_t)t->max_seq);
+    t->active = malloc(sizeof *t->active * (size_t)depth);
+    t->walk = malloc(sizeof *t->walk * (size_t)depth);
+    if (!t->node || !t->hash || !t->ring || !t->seq_len || !t->active || !t->walk) {
+        stree_free(t);
+        return err_set(err, "suffix tree: out of memory for %d nodes and %ld tokens", max_nodes,
+                       max_tokens);
+    }
+    t->node[0] = (snode){0};
+    t->unused = 1;
+    *out = t;
+    return 0;
+}
+
+void stree_free(suffix_tree *t) {
+    if (!t) return;
+    free(t->node), free(t->hash), free(t->ring), free(t->seq_len), free(t->active), free(t->walk);
+    free(t);
+}
+
+void stree_clear(suffix_tree *t) {
+    memset(t->hash, 0, sizeof *t->hash * (t->hmask + 1));
+    t->node[0] = (snode){0};
+    t->unused = 1, t->free_list = 0, t->n_nodes = 0;
+    t->ring_head = t->n_tok = t->seq_head = t->n_seq = 0;
+    t->n_active = t->frozen = 0;
+}
+
+void stree_begin(suffix_tree *t) {
+    t->n_active = t->frozen = 0;
+    if (t->n_seq && t->seq_len[(t->seq_head + t->n_seq - 1) % t->max_seq] == 0) return;
+    t->seq_len[(t->seq_head + t->n_seq++) % t->max_seq] = 0;
+}
+
+/* Removes the oldest sequence: every substring occurrence it holds is uncounted, emptied
+ * nodes (deepest first: a child never counts more than its parent) are freed. */
+static void evict_oldest(suffix_tree *t) {
+    const long len = t->seq_len[t->seq_head];
+    for (long j = 0; j < len; j++) {
+        int x = 0, m = 0;
+        for (long k = j; k < len && k - j < t->depth; k++) {
+            x = find(t, x, t->ring[(t->ring_head + k) % t->max_tokens]);
+            t->node[x].count--;
+            t->walk[m++] = x;
+        }
+        while (m > 0 && t->node[t->walk[m - 1]].count == 0) drop(t, t->walk[--m]);
+    }
+    t->node[0].count -= (int)len;
+    t->ring_head = (t->ring_head + len) % t->max_tokens;
+    t->n_tok -= len;
+    t->seq_head = (t->seq_head + 1) % t->max_seq;
+    t->n_seq--;
+    t->evicted++;
+}
+
+/* The child of parent for token, created if needed, counted once more. */
+static int bump(suffix_tree *t, int parent, int token) {
+    int x = find(t, parent, token);
+    if (!x) x = add(t, parent, token);
+    t->node[x].count++;
+    return x;
+}
+
+int stree_append(suffix_tree *t, int token) {
+    if (!t->n_seq) stree_begin(t);
+    if (t->frozen) return 1;
+    const int k = t->n_active < t->depth - 1 ? t->n_active : t->depth - 1; /* new suffixes: k+1 */
+    while ((t->max_nodes - t->n_nodes < k + 1 || t->n_tok == t->max_tokens) && t->n_seq > 1)
+        evict_oldest(t);
+    if (t->max_nodes - t->n_nodes < k + 1 || t->n_tok == t->max_tokens) return t->frozen = 1;
+    t->ring[(t->ring_head + t->n_tok++) % t->max_tokens] = token;
+    t->seq_len[(t->seq_head + t->n_seq - 1) % t->max_seq]++;
+    for (int i = k; i >= 1; i--) t->active[i] = bump(t, t->active[i - 1], token);
+    t->active[0] = bump(t, 0, token);
+    t->n_active = k + 1;
+    t->node[0].count++;
+    return 0;
+}
+
+int stree_nodes(const suffix_tree *t) {
+    return t->n_nodes;
+}
+long stree_tokens(const suffix_tree *t) {
+    return t->n_tok;
+}
+int stree_seqs(const suffix_tree *t) {
+    return (int)t->n_seq;
+}
+long stree_evicted(const suffix_tree *t) {
+    return t->evicted;
+}
+int stree_frozen(const suffix_tree *t) {
+    return t->frozen;
+}
+
+int stree_count(const suffix_tree *t, const int *s, int n) {
+    if (n < 1 || n > t->depth) return 0;
+    int x = 0;
+    for (int i = 0; i < n; i++)
+        if (!(x = find(t, x, s[i]))) return 0;
+    return t->node[x].count;
+}
+
+/* ---- speculation (section 4.2) ------------------------------------------------------------ */
+
+typedef struct {
+    double prob;
+    int node, parent, token; /* parent: the draft index of the candidate's parent, -1 none */
+} cand;
+
+struct stree_spec {
+    int max_spec, heap_cap, n_heap;
+    cand *heap;
+    stree_draft best, cur;
+};
+
+static int draft_alloc(stree_draft *d, int n) {
+    d->tok = malloc(sizeof(int) * (size_t)n), d->parent = malloc(sizeof(int) * (size_t)n);
+    d->prob = malloc(sizeof(double) * (size_t)n);
+    return d->tok && d->parent && d->prob ? 0 : -1;
+}
+
+int stree_spec_new(stree_spec **out, int max_spec, double min_prob_floor, char *err) {
+    *out = NULL;
+    if (max_spec < 1 || !(min_prob_floor > 0 && min_prob_floor <= 1))
+        return err_set(err, "suffix speculation: %d tokens, min_prob %g: expected >= 1, (0, 1]",
+                       max_spec, min_prob_floor);
+    stree_spec *s = calloc(1, sizeof *s);
+    if (!s) return err_set(err, "suffix speculation: out of memory");
+    *out = s;
+    s->max_spec = max_spec;
+    /* each node taken adds at most 1/min_prob candidates (their counts add up to at most its
+     * own); the pattern's node adds as many */
+    s->heap_cap = (max_spec + 1) * (int)(1.0 / min_prob_floor + 1e-9) + 1;
+    s->heap = malloc(sizeof *s->heap * (size_t)s->heap_cap);
+    if (!s->heap || draft_alloc(&s->best, max_spec) || draft_alloc(&s->cur, max_spec))
+        return err_set(err, "suffix speculation: out of memory");
+    return 0;
+}
+
+void stree_spec_free(stree_spec *s) {
+    if (!s) return;
+    free(s->heap);
+    stree_draft *d[2] = {&s->best, &s->cur};
+    for (int i = 0; i < 2; i++) free(d[i]->tok), free(d[i]->parent), free(d[i]->prob);
+    free(s);
+}
+
+/* a before b: more probable, then the earlier parent, then the lower token */
+static int before(const cand *a, const cand *b) {
+    if (a->prob != b->prob) return a->prob > b->prob;
+    if (a->parent != b->parent) return a->parent < b->parent;
+    return a->token < b->token;
+}
+
+static void heap_push(stree_spec *s, cand c) {
+    int i = s->n_heap++;
+    while (i > 0 && before(&c, &s->heap[(i - 1) / 2]))
+        s->heap[i] = s->heap[(i - 1) / 2], i = (i - 1) / 2;
+    s->heap[i] = c;
+}
+
+static cand heap_pop(stree_spec *s) {
+    cand top = s->heap[0], last = s->heap[--s->n_heap];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= s->n_heap) break;
+        if (c + 1 < s->n_heap && before(&s->heap[c + 1], &s->heap[c])) c++;
+        if (!before(&s->heap[c], &last)) break;
+        s->heap[i] = s->heap[c], i = c;
+    }
+    if (s->n_heap) s->heap[i] = last;
+    return top;
+}
+
+/* The candidates below node x (probability prob, draft index parent): every child at least
+ * min_prob likely, or (path) only the most frequent (ties: the lower token). */
+static void push_children(const suffix_tree *t, stree_spec *s, int x, double prob, int parent,
+                          double min_prob, int tree) {
+    const snode *n = &t->node[x];
+    cand best = {.prob = -1};
+    for (int c = n->child; c; c = t->node[c].sibling) {
+        cand k = {prob * t->node[c].count / n->count, c, parent, t->node[c].token};
+        if (k.prob < min_prob) continue;
+        if (tree)
+            heap_push(s, k);
+        else if (before(&k, &best))
+            best = k;
+    }
+    if (!tree && best.prob >= 0) heap_push(s, best);
+}
+
+/* Grows s->cur below node x: the most probable candidate first, max tokens. */
+static void grow(const suffix_tree *t, stree_spec *s, int x, int max, double min_prob, int tree,
+                 int end_id) {
+    stree_draft *d = &s->cur;
+    d->n = 0, d->score = 0;
+    s->n_heap = 0;
+    push_children(t, s, x, 1.0, -1, min_prob, tree);
+    while (d->n < max && s->n_heap) {
+        cand c = heap_pop(s);
+        int i = d->n++;
+        d->tok[i] = c.token, d->parent[i] = c.parent, d->prob[i] = c.prob;
+        d->score += c.prob;
+        if (c.token != end_id) push_children(t, s, c.node, c.prob, i, min_prob, tree);
+    }
+}
+
+void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec, double alpha,
+                     double min_prob, int tree, int end_id, stree_spec *ws, stree_draft *out) {
+    stree_draft *best = &ws->best;
+    best->n = 0, best->score = 0, best->match_len = 0;
+    if (max_spec > ws->max_spec) max_spec = ws->max_spec;
+    const int longest = (n_ctx < t->depth ? n_ctx : t->depth) - 1;
+    for (int p = 1; p <= longest; p++) {
+        int x = 0;
+        for (int i = n_ctx - p; i < n_ctx && (x = find(t, x, ctx[i])); i++) {
+        }
+        if (!x) break; /* no longer pattern occurs either */
+        int max = (int)(alpha * p + 1e-6);
+        if (max > max_spec) max = max_spec;
+        if (max < 1) continue;
+        grow(t, ws, x, max, min_prob, tree, end_id);
+        if (ws->cur.n > 0 && ws->cur.score >= best->score) {
+            stree_draft swap = *best;
+            *best = ws->cur, ws->cur = swap;
+            best->match_len = p;
+        }
+    }
+    *out = *best;
+}
+
+/* ---- the state file ----------------------------------------------------------------------- */
+
+static const char MAGIC[8] = {'D', 'B', 'S', 'U', 'F', 'F', 'X', '1'};
+#define HEADER_BYTES (8 + 3 * 4)
+
+static unsigned char *put_u32(unsigned char *b, uint32_t v) {
+    for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+    return b + 4;
+}
+
+static uint32_t get_u32(const unsigned char *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int stree_save(const suffix_tree *t, int vocab, const char *path, long *n_seqs, long *n_tokens,
+               char *err) {
+    long seqs = 0;
+    for (long s = 0; s < t->n_seq; s++) seqs += t->seq_len[(t->seq_head + s) % t->max_seq] > 0;
+    size_t size = HEADER_BYTES + 4 * (size_t)seqs + 4 * (size_t)t->n_tok + 8;
+    unsigned char *buf = malloc(size), *b = buf;
+    if (!buf) return err_set(err, "%s: out of memory for %zu bytes", path, size);
+    memcpy(b, MAGIC, 8), b += 8;
+    b = put_u32(b, 1), b = put_u32(b, (uint32_t)vocab), b = put_u32(b, (uint32_t)seqs);
+    long at = t->ring_head;
+    for (long s = 0; s < t->n_seq; s++) {
+        long len = t->seq_len[(t->seq_head + s) % t->max_seq];
+        if (len) b = put_u32(b, (uint32_t)len);
+        for (long i = 0; i < len; i++, at = (at + 1) % t->max_tokens)
+            b = put_u32(b, (uint32_t)t->ring[at]);
+    }
+    uint64_t h = hash_fnv1a(buf, size - 8);
+    b = put_u32(b, (uint32_t)h), put_u32(b, (uint32_t)(h >> 32));
+    file_out o;
+    int rc = file_out_open(&o, path, "suffix tree", err);
+    if (rc == 0 && fwrite(buf, 1, size, o.f) != size) {
+        err_set(err, "%s: cannot write the suffix tree: %s", path, strerror(errno));
+        file_out_abort(&o);
+        rc = -1;
+    }
+    if (rc == 0) rc = file_out_commit(&o, err);
+    free(buf);
+    if (rc == 0 && n_seqs) *n_seqs = seqs;
+    if (rc == 0 && n_tokens) *n_tokens = t->n_tok;
+    return rc;
+}
+
+/* Checks buf (fill == NULL), or appends its sequences to fill (after a successful check). */
+static int parse(const unsigned char *buf, size_t size, int vocab, const char *path,
+                 suffix_tree *fill, char *err) {
+    if (size < HEADER_BYTES + 8)
+        return err_set(err, "%s: truncated: %zu bytes, a suffix tree file has at least %d", path,
+                       size, HEADER_BYTES + 8);
+    if (memcmp(buf, MAGIC, 8) != 0)
+        return err_set(err, "%s: byte 0: not a decbench suffix tree file (magic DBSUFFX1)", path);
+    uint32_t version = get_u32(buf + 8), fvocab = get_u32(buf + 12), n_seqs = get_u32(buf + 16);
+    if (version != 1) return err_set(err, "%s: byte 8: version %u, expected 1", path, version);
+    if (fvocab != (uint32_t)vocab)
+        return err_set(err, "%s: byte 12: a vocabulary of %u tokens, the model has %d", path,
+                       fvocab, vocab);
+    size_t at = HEADER_BYTES, end = size - 8;
+    for (uint32_t s = 0; s < n_seqs; s++) {
+        if (end - at < 4)
+            return err_set(err, "%s: byte %zu: truncated in sequence %u of %u", path, at, s + 1,
+                           n_seqs);
+        uint32_t len = get_u32(buf + at);
+        if (len < 1 || (end - at - 4) / 4 < len)
+            return err_set(err, "%s: byte %zu: sequence %u of %u tokens, expected 1..%zu", path, at,
+                           s + 1, len, (end - at - 4) / 4);
+        at += 4;
+        if (fill) stree_begin(fill);
+        for (uint32_t i = 0; i < len; i++, at += 4) {
+            uint32_t tok = get_u32(buf + at);
+            if (tok >= fvocab)
+                return err_set(err, "%s: byte %zu: token %u outside the vocabulary of %u", path, at,
+                               tok, fvocab);
+            if (fill) stree_append(fill, (int)tok);
+        }
+    }
+    if (at != end)
+        return err_set(err, "%s: byte %zu: %zu unexpected bytes before the checksum", path, at,
+                       end - at);
+    uint64_t want = hash_fnv1a(buf, end);
+    uint64_t got = get_u32(buf + end) | (uint64_t)get_u32(buf + end + 4) << 32;
+    if (want != got)
+        return err_set(err, "%s: byte %zu: checksum mismatch (the file is corrupted)", path, end);
+    return 0;
+}
+
+int stree_load_bytes(suffix_tree *t, int vocab, const unsigned char *buf, size_t size,
+                     const char *path, char *err) {
+    if (parse(buf, size, vocab, path, NULL, err)) return -1;
+    stree_clear(t);
+    parse(buf, size, vocab, path, t, err);
+    return 0;
+}
+
+int stree_load(suffix_tree *t, int vocab, const char *path, char *err) {
+    int fd = file_open_regular(path, "suffix tree", err);
+    if (fd < 0) return -1;
+    struct stat st;
+    unsigned char *buf = NULL;
+    size_t size = 0;
+    int ok = fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) != NULL;
+    while (ok && size < (size_t)st.st_size) {
+        ssize_t k = read(fd, buf + size, (size_t)st.st_size - size);
+        if (k <= 0)
+            ok = 0;
+        else
+            size += (size_t)k;
+    }
+    int e = errno;
+    close(fd);
+    int rc = ok ? stree_load_bytes(t, vocab, buf, size, path, err)
+                : err_set(err, "%s: cannot read the suffix tree: %s", path,
+                          buf ? (size < (size_t)st.st_size ? "short read" : strerror(e))
+                              : "out of memory");
+    free(buf);
+    return rc;
+}

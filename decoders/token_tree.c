@@ -1,0 +1,30 @@
+/* token_tree.c: see token_tree.h. */
+#include "decoders/token_tree.h"
+
+int token_tree_accept(int n, const int *tok, const int *parent, const int *top, int end_id,
+                      int *path, int *n_path, int *emit) {
+    int np = 0, ne = 0, cur = 0, ended = 0;
+    path[np++] = 0;
+    while (!ended) {
+        int next = -1;
+        for (int r = cur + 1; r < n && next < 0; r++)
+            if (parent[r] == cur && tok[r] == top[cur]) next = r;
+        if (next < 0) break;
+        path[np++] = next;
+        emit[ne++] = tok[next];
+        ended = tok[next] == end_id;
+        cur = next;
+    }
+    if (!ended) emit[ne++] = top[cur];
+    *n_path = np;
+    return ne;
+}
+
+int token_tree_depth(int n, const int *parent, int *depth) {
+    int deepest = 0;
+    for (int r = 0; r < n; r++) {
+        depth[r] = r == 0 ? 0 : depth[parent[r]] + 1;
+        if (depth[r] > deepest) deepest = depth[r];
+    }
+    return deepest;
+}

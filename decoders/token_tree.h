@@ -1,0 +1,25 @@
+/* token_tree.h: greedy verification of a token tree that one target pass evaluated (the tree
+ * decoder's draft trees, suffix decoding's speculation trees).
+ *
+ * The pass's rows 0..n-1 hold the current token at row 0 (the root) and the candidate tokens
+ * below it, parents before children (parent[r] < r for r > 0, parent[0] = -1), siblings with
+ * distinct tokens; top[r] is the target's token after row r's root-to-r path (greedy: the
+ * argmax of its logits). The accepted path follows, from the root, the child whose token is
+ * its parent's top, as long as there is one, and stops right after an accepted end token. By
+ * the forward pass's batch invariance every accepted token, and the target's token after the
+ * last of them (the bonus), is what greedy decoding emits. */
+#ifndef DECODERS_TOKEN_TREE_H
+#define DECODERS_TOKEN_TREE_H
+
+/* Finds the accepted path: path[0..*n_path) receives its rows, the root first (what
+ * fwd_commit takes), emit[] the tokens to emit: the accepted nodes' tokens, then the bonus
+ * top[last row] unless an end token (end_id) was accepted. Returns how many tokens to emit;
+ * the accepted nodes are *n_path - 1 of them. path and emit need room for n. */
+int token_tree_accept(int n, const int *tok, const int *parent, const int *top, int end_id,
+                      int *path, int *n_path, int *emit);
+
+/* The depth of the tree's deepest row (0: the root alone): the "drafted" length of a step,
+ * its longest path (stats/stats.h). */
+int token_tree_depth(int n, const int *parent, int *depth_scratch);
+
+#endif

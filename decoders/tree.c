@@ -1,0 +1,535 @@
+/* tree.c: token-tree speculative decoding with a draft model, greedy verification.
+ *
+ * Each step the draft model grows a tree of candidate continuations below the current token,
+ * level by level, and the target verifies the WHOLE tree in one pass with the tree mask
+ * (model/forward.h): row r's argmax is the greedy token after r's root-to-r path, so the
+ * longest path whose every token is the target's argmax after its parent is exactly what
+ * greedy decoding would emit, and the target's argmax after that path's last node is one more
+ * (the bonus token). A chain draft (spec.c) is the one-branch case: a tree offers the target
+ * the draft's second and third choices too, where a chain has one guess per position.
+ *
+ * Three ways to grow the tree (mode=):
+ *   static   SpecInfer's expansion-based token tree (Miao et al., arXiv 2305.09781, section 3:
+ *            a static expansion configuration <k_1, ..., k_m>): every node at depth d-1 gets
+ *            the draft's k_d most probable next tokens as children (shape=k_1-...-k_m, e.g.
+ *            4-2-2-1: 4 + 8 + 16 + 16 = 44 nodes). Medusa's trees are of this kind.
+ *   dynamic  EAGLE-2's context-aware dynamic tree (Li et al., arXiv 2406.16858, section 4,
+ *            expansion and reranking phases): a node's value is the draft's probability of its
+ *            whole path (the product of its softmax probabilities); at each depth the k
+ *            most valuable nodes of the newest level are expanded with their k most probable
+ *            children (depth levels), and the `nodes` most valuable nodes of all candidates form
+ *            the tree (an ancestor is never less valuable than its descendants, so they are a
+ *            tree). Where the draft is sure the tree grows deep and narrow, where it hesitates,
+ *            wide and shallow. (Sequoia, arXiv 2402.12374, instead fits one static shape to
+ *            measured acceptance rates by dynamic programming: not implemented.)
+ *   split    llama.cpp's examples/speculative tree (its --draft-p-split rule): one draft
+ *            sequence; at each depth every drafting sequence takes its most probable token, and
+ *            for f = 1..7 in order, while the draft's f-th candidate has probability > p_split
+ *            and fewer than `branches` sequences exist, a copy of the sequence takes that
+ *            candidate instead (a new branch). A sequence stops drafting once the tree holds
+ *            `nodes` tokens (the reference's n_draft), so the last depth may overshoot by up to
+ *            branches - 1.
+ *
+ * The draft evaluates the tree level by level, one pass per depth: the first pass feeds the
+ * text the draft has not seen yet (at most the last accepted token it did not evaluate and
+ * the bonus token) and gives the root's children; each later pass evaluates the newest
+ * level's nodes that will be expanded (fwd_eval_more: their ancestors' K/V stay in the draft's
+ * scratch from the earlier passes). After verification the draft commits the accepted path's
+ * nodes it evaluated (fwd_commit of a path), so it never evaluates a token twice. Nodes of the
+ * deepest level are never evaluated by the draft (their children would not be used), nor is
+ * an end token (nothing follows it).
+ *
+ * Bounds, as spec.c: the tree is no deeper than the tokens that could still be emitted
+ * (max_new, so the target's context) and than the draft's context (a node is evaluated at
+ * position L + depth - 1, L the text length); once the draft's context is full every step is a
+ * plain target step (1 row, drafted 0).
+ *
+ * Statistics: drafted = the tree's depth (its longest path, the framework's definition),
+ * accepted = the accepted path's length; acceptance by position is then "the tree offered a
+ * node at that depth". The decoder's counters (tree_counters below) say how large the trees
+ * were and which branch the accepted tokens took (rank 0 = the draft's own first choice: all
+ * a chain would have offered).
+ *
+ * Deviations from the references, each for exactness, bounds or this runtime:
+ *   - Probabilities are the draft's softmax at temperature 1. llama.cpp's p_split compares the
+ *     probabilities its sampler chain leaves (default top-k 40, top-p 0.95, min-p 0.05,
+ *     temperature 0.8 before the softmax), EAGLE-2 the draft head's softmax.
+ *   - llama.cpp evaluates the last depth's tokens with the draft as well (and stops the draft
+ *     afterwards); here they are not evaluated (their logits would not be used).
+ *   - The end token is a leaf and ends acceptance (no bonus after it).
+ *   - No sampling: greedy verification only (SpecInfer's multi-step verification at T > 0 is
+ *     for the sampling modes).
+ * Measured (stories260K target, llama2xs draft, the first 20 TinyStories prompts x 256 new
+ * tokens; tokens per target step, target rows per decode pass): a chain, spec:gamma=4, 2.50
+ * (4.7) and gamma=6 2.73 (6.6); static 4-2-2-1 (the default) 3.27 (41.2), 2-2-1-1 2.95 (13.9),
+ * 2-1-1-1-1-1 3.02 (12.0); dynamic nodes=16 (default) 3.43 (15.6), nodes=8 3.00 (8.4),
+ * nodes=32,depth=8 3.87 (29.8); split p_split=10 (default) 3.40 (17.2), p_split=5 3.29 (16.5),
+ * p_split=20 3.13 (16.6). The one-branch trees (shape 1-1-1-1, dynamic k=1,depth=4, split
+ * branches=1,nodes=4) take exactly spec:gamma=4's steps, rows and draft passes
+ * (tests/test_tree.c). Of the static tree's 3012 accepted tokens, 83% were the draft's first
+ * choice, 13% its second, 4% its third or lower; 454 of its 1306 decode steps took a branch a
+ * chain would not have offered. Per row the dynamic tree is the most effective (3.43 tokens for 15.6 rows);
+ * the static default spends 41 rows for 3.27 (the issue's example shape; a CPU user should
+ * prefer mode=dynamic or a narrower shape). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/dec_impl.h"
+#include "decoders/token_tree.h"
+#include "util/err.h"
+
+enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT };
+enum { MODE_STATIC, MODE_DYNAMIC, MODE_SPLIT };
+/* The decoder's own counters (tree_counters below). */
+enum {
+    TC_TREE_NODES,
+    TC_TREE_NODES_MAX,
+    TC_BRANCH_STEPS,
+    TC_RANK0, /* TC_RANK0 + r: accepted tokens of rank r, the last one for 3 and above */
+    TC_RANK1,
+    TC_RANK2,
+    TC_RANK3UP,
+    TC_DEPTH_MAX,
+    TC_N
+};
+
+#define TREE_MAX_NODES 1024 /* tokens in one tree (and in one static shape) at most */
+#define SPLIT_CANDIDATES 8  /* llama.cpp tries candidates 1..7 for a split */
+
+typedef struct {
+    int token;
+    int parent;   /* node index; -1 = the root (the current token) */
+    int depth;    /* 1 = a child of the root */
+    int rank;     /* 0 = the draft's most probable child of its parent, 1 the second, ... */
+    int drow;     /* its row in the draft's scratch, -1: not evaluated */
+    int lrow;     /* its row in the latest draft pass's logits, -1: none */
+    int trow;     /* its row in the target pass, -1: not in the tree */
+    double value; /* log-probability of its path under the draft (dynamic) */
+} tnode;
+
+typedef struct {
+    int last; /* node the sequence ends at, -1: the root */
+    int drafting, skip;
+} tseq;
+
+typedef struct {
+    int mode, depth_cfg, k, nodes, branches;
+    double p_split;
+    const int *shape;
+    int n_shape;
+    int V, T_L, D_L, draft_ok;
+    fwd_ctx *ft, *fd;
+    int max_nodes, max_pass, max_trows;
+    tnode *node;
+    int n_node;
+    tseq *seq_s;
+    int n_seq;
+    float *tlog, *dlog, *rootlog; /* target pass; latest draft pass; the root's draft logits */
+    int *ttok, *tpar, *top;       /* target pass: tokens, parents, the target's token per row */
+    int *rnode;                   /* the node of each target row but the root */
+    int *dtok, *dpar, *eval;      /* a draft pass: tokens, parents (scratch rows), its nodes */
+    int *order, *path, *dpath, *em;
+    int *ctok; /* top_tokens output */
+    double *clogp;
+    int *seq; /* the text, then this step's emitted tokens */
+} tree;
+
+static int imin(int a, int b) {
+    return a < b ? a : b;
+}
+
+/* The target's token for each of the n rows of a pass: greedy's argmax. The one place that
+ * chooses the target's tokens (a sampling rule would replace this function). */
+static void target_tokens(const float *logits, int n, int V, int *top) {
+    for (int r = 0; r < n; r++) top[r] = fwd_argmax(logits + (size_t)r * V, V);
+}
+
+/* The n most probable tokens of a row of draft logits, most probable first (ties: the lower
+ * id), into tok[]; with logp, their log-probabilities (log-softmax at temperature 1).
+ * n <= V (tree_create checks). */
+static void top_tokens(const float *l, int V, int n, int *tok, double *logp) {
+    int m = 0;
+    for (int i = 0; i < V; i++) {
+        if (m == n && !(l[i] > l[tok[m - 1]])) continue;
+        int j = m < n ? m++ : m - 1;
+        while (j > 0 && l[i] > l[tok[j - 1]]) tok[j] = tok[j - 1], j--;
+        tok[j] = i;
+    }
+    if (!logp) return;
+    double mx = l[tok[0]], sum = 0;
+    for (int i = 0; i < V; i++) sum += exp((double)l[i] - mx);
+    for (int j = 0; j < m; j++) logp[j] = (double)l[tok[j]] - mx - log(sum);
+}
+
+/* Nodes a static shape has: k_1 + k_1 k_2 + ... (stops counting past TREE_MAX_NODES). */
+static long shape_nodes(const int *shape, int n, long *widest) {
+    long total = 0, level = 1;
+    *widest = 0;
+    for (int i = 0; i < n && total <= TREE_MAX_NODES; i++) {
+        level *= shape[i];
+        total += level;
+        if (level > *widest) *widest = level;
+    }
+    return total;
+}
+
+static int tree_create(dec *d, char *err) {
+    tree *t = calloc(1, sizeof *t);
+    if (!t) return err_set(err, "tree: out of memory");
+    d->impl = t;
+    t->mode = d->param[P_MODE];
+    t->shape = dec_param_list(d, "shape", &t->n_shape);
+    t->nodes = d->param[P_NODES], t->depth_cfg = d->param[P_DEPTH], t->k = d->param[P_K];
+    t->branches = d->param[P_BRANCHES], t->p_split = d->param[P_SPLIT] / 100.0;
+    t->V = d->env.target->cfg.vocab_size;
+    t->T_L = d->env.target->cfg.seq_len, t->D_L = d->env.draft->cfg.seq_len;
+    /* node store, the widest draft pass, the draft's scratch (all its passes of a step), the
+     * target pass */
+    int max_scratch, widest_k = t->k > SPLIT_CANDIDATES ? t->k : SPLIT_CANDIDATES;
+    if (t->mode == MODE_STATIC) {
+        long widest, total = shape_nodes(t->shape, t->n_shape, &widest), last_level = 1;
+        if (total > TREE_MAX_NODES) {
+            char list[64] = "";
+            for (int i = 0; i < t->n_shape; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "-" : "",
+                         t->shape[i]);
+            return err_set(err, "tree: shape %s grows more than %d nodes", list, TREE_MAX_NODES);
+        }
+        for (int i = 0; i < t->n_shape; i++) {
+            last_level *= t->shape[i];
+            if (t->shape[i] > widest_k) widest_k = t->shape[i];
+        }
+        t->max_nodes = (int)total, t->max_pass = (int)widest;
+        max_scratch = (int)(total - last_level); /* the deepest level is never evaluated */
+    } else if (t->mode == MODE_DYNAMIC) {
+        t->max_nodes = t->k + (t->depth_cfg - 1) * t->k * t->k, t->max_pass = t->k;
+        max_scratch = (t->depth_cfg - 1) * t->k;
+    } else {
+        t->max_nodes = t->nodes + t->branches, t->max_pass = t->branches;
+        max_scratch = t->max_nodes;
+    }
+    if (widest_k > t->V)
+        return err_set(err, "tree: %d candidates per node, but the vocabulary has %d tokens",
+                       widest_k, t->V);
+    int tree_max = t->mode == MODE_DYNAMIC ? imin(t->nodes, t->max_nodes) : t->max_nodes;
+    t->max_trows = 1 + tree_max;
+    size_t V = (size_t)t->V, N = (size_t)t->max_nodes, P = (size_t)t->max_pass;
+    size_t TR = (size_t)t->max_trows;
+    t->node = malloc(sizeof *t->node * N);
+    t->seq_s = malloc(sizeof *t->seq_s * (size_t)t->branches);
+    t->tlog = malloc(sizeof(float) * TR * V);
+    t->dlog = malloc(sizeof(float) * P * V);
+    t->rootlog = malloc(sizeof(float) * V);
+    t->ttok = malloc(sizeof(int) * TR), t->tpar = malloc(sizeof(int) * TR);
+    t->top = malloc(sizeof(int) * TR), t->rnode = malloc(sizeof(int) * TR);
+    t->dtok = malloc(sizeof(int) * P), t->dpar = malloc(sizeof(int) * P);
+    t->eval = malloc(sizeof(int) * P);
+    t->order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
+    t->dpath = malloc(sizeof(int) * TR), t->em = malloc(sizeof(int) * TR);
+    t->ctok = malloc(sizeof(int) * (size_t)widest_k);
+    t->clogp = malloc(sizeof(double) * (size_t)widest_k);
+    t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
+    if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
+        !t->top || !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
+        !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq)
+        return err_set(err, "tree: out of memory");
+    /* the draft's scratch holds every node evaluated in one step */
+    if (dec_fwd_new(d, d->env.target, t->max_trows, &t->ft, err) ||
+        dec_fwd_new(d, d->env.draft, max_scratch, &t->fd, err))
+        return -1;
+    return 0;
+}
+
+/* Feeds seq[dn..L) (the text the draft has not seen, ending with the current token, which it
+ * never has) to the draft as a chain, commits it, and leaves the last row's logits (the
+ * root's) in rootlog. The draft's cache only ever holds text (the prompt, then accepted
+ * nodes), so it needs no resync. */
+static int draft_catch_up(dec *d, tree *t, int L, char *err) {
+    const int B = fwd_max_batch(t->fd);
+    int dn = fwd_n_past(t->fd);
+    if (dn > L - 1 && fwd_truncate(t->fd, dn = L - 1, err)) return -1; /* not in normal runs */
+    while (dn < L) {
+        int k = imin(L - dn, B), last = k - 1;
+        if (dec_eval(d, DEC_DRAFT, t->fd, k, t->seq + dn, NULL, &last, 1, t->rootlog, 0, err))
+            return -1;
+        for (int i = 0; i < k; i++) t->path[i] = i;
+        if (fwd_commit(t->fd, t->path, k, err)) return -1;
+        dn += k;
+    }
+    return 0;
+}
+
+static int add_node(tree *t, int token, int parent, int rank, double value) {
+    tnode *n = &t->node[t->n_node];
+    n->token = token, n->parent = parent, n->rank = rank, n->value = value;
+    n->depth = parent < 0 ? 1 : t->node[parent].depth + 1;
+    n->drow = n->lrow = n->trow = -1;
+    return t->n_node++;
+}
+
+/* One draft pass over nodes eval[0..n) (each a child of the root or of a node evaluated in an
+ * earlier pass of this step); their logits land in dlog, row i for eval[i]. */
+static int draft_level(dec *d, tree *t, int n, char *err) {
+    const int first = fwd_scratch_rows(t->fd);
+    for (int i = 0; i < n; i++) {
+        tnode *x = &t->node[t->eval[i]];
+        t->dtok[i] = x->token;
+        t->dpar[i] = x->parent < 0 ? -1 : t->node[x->parent].drow;
+        x->drow = first + i, x->lrow = i;
+    }
+    return first == 0
+               ? dec_eval(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, 0, err)
+               : dec_eval_more(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, err);
+}
+
+static const float *logits_of(const tree *t, int parent) {
+    return parent < 0 ? t->rootlog : t->dlog + (size_t)t->node[parent].lrow * t->V;
+}
+
+/* static: every node of depth d-1 gets the draft's shape[d-1] best tokens as children. */
+static int grow_static(dec *d, tree *t, int depth, char *err) {
+    int lo = 0, hi = 0; /* the newest level: nodes lo..hi-1 (none: the root) */
+    for (int lev = 1; lev <= depth; lev++) {
+        int n_eval = 0;
+        for (int i = lo; i < hi; i++)
+            if (t->node[i].token != d->end_id) t->eval[n_eval++] = i;
+        if (lev > 1 && n_eval == 0) break; /* only end tokens: nothing to expand */
+        if (lev > 1 && draft_level(d, t, n_eval, err)) return -1;
+        const int k = t->shape[lev - 1];
+        int new_lo = t->n_node;
+        for (int e = 0; e < (lev == 1 ? 1 : n_eval); e++) {
+            int parent = lev == 1 ? -1 : t->eval[e];
+            top_tokens(logits_of(t, parent), t->V, k, t->ctok, NULL);
+            for (int j = 0; j < k; j++) add_node(t, t->ctok[j], parent, j, 0);
+        }
+        lo = new_lo, hi = t->n_node;
+    }
+    return 0;
+}
+
+/* Whether node a ranks before node b: higher value, then created first (so a parent, whose
+ * value is never lower than its child's, always ranks before it). */
+static int ranks_before(const tree *t, int a, int b) {
+    double va = t->node[a].value, vb = t->node[b].value;
+    return va > vb || (va == vb && a < b);
+}
+
+/* Sorts idx[0..n) by ranks_before (insertion sort: n is at most a few hundred, and qsort may
+ * allocate). */
+static void sort_by_value(const tree *t, int *idx, int n) {
+    for (int i = 1; i < n; i++) {
+        int x = idx[i], j = i;
+        while (j > 0 && ranks_before(t, x, idx[j - 1])) idx[j] = idx[j - 1], j--;
+        idx[j] = x;
+    }
+}
+
+/* dynamic (EAGLE-2): expand the k most valuable nodes of the newest level, depth levels; then
+ * keep the `nodes` most valuable candidates (marked by trow = 0 here). */
+static int grow_dynamic(dec *d, tree *t, int depth, char *err) {
+    int lo = 0, hi = 0;
+    for (int lev = 1; lev <= depth; lev++) {
+        int n_front = 0;
+        if (lev > 1) {
+            for (int i = lo; i < hi; i++)
+                if (t->node[i].token != d->end_id) t->order[n_front++] = i;
+            sort_by_value(t, t->order, n_front);
+            n_front = imin(n_front, t->k);
+            if (n_front == 0) break;
+            memcpy(t->eval, t->order, sizeof(int) * (size_t)n_front);
+            if (draft_level(d, t, n_front, err)) return -1;
+        }
+        int new_lo = t->n_node;
+        for (int e = 0; e < (lev == 1 ? 1 : n_front); e++) {
+            int parent = lev == 1 ? -1 : t->eval[e];
+            double base = parent < 0 ? 0 : t->node[parent].value;
+            top_tokens(logits_of(t, parent), t->V, t->k, t->ctok, t->clogp);
+            for (int j = 0; j < t->k; j++) add_node(t, t->ctok[j], parent, j, base + t->clogp[j]);
+        }
+        lo = new_lo, hi = t->n_node;
+    }
+    for (int i = 0; i < t->n_node; i++) t->order[i] = i;
+    sort_by_value(t, t->order, t->n_node);
+    for (int i = 0; i < imin(t->nodes, t->n_node); i++) t->node[t->order[i]].trow = 0;
+    return 0;
+}
+
+/* split (llama.cpp): sequences that branch where the draft's next candidates are likely. */
+static int grow_split(dec *d, tree *t, int depth, char *err) {
+    t->n_seq = 1;
+    t->seq_s[0] = (tseq){.last = -1, .drafting = 1};
+    for (int lev = 1; lev <= depth; lev++) {
+        int n_new = 0, full = 0;
+        for (int s = 0; s < t->n_seq; s++) t->seq_s[s].skip = 0;
+        for (int s = 0; s < t->n_seq; s++) {
+            if (!t->seq_s[s].drafting || t->seq_s[s].skip) continue;
+            const int from = t->seq_s[s].last;
+            top_tokens(logits_of(t, from), t->V, SPLIT_CANDIDATES, t->ctok, t->clogp);
+            int sa[SPLIT_CANDIDATES], n_sa = 1;
+            sa[0] = s;
+            for (int f = 1; f < SPLIT_CANDIDATES; f++) {
+                if (t->n_seq >= t->branches || !(exp(t->clogp[f]) > t->p_split)) break;
+                t->seq_s[t->n_seq] = (tseq){.last = from, .drafting = 1, .skip = 1};
+                sa[n_sa++] = t->n_seq++;
+            }
+            for (int i = 0; i < n_sa; i++) {
+                tseq *q = &t->seq_s[sa[i]];
+                q->last = add_node(t, t->ctok[i], from, i, 0);
+                if (t->ctok[i] == d->end_id) q->drafting = 0;
+                if (t->n_node >= t->nodes) q->drafting = 0, full = 1;
+                if (q->drafting) t->eval[n_new++] = q->last;
+            }
+        }
+        if (full || lev == depth || n_new == 0) break; /* these nodes stay leaves */
+        if (draft_level(d, t, n_new, err)) return -1;
+    }
+    return 0;
+}
+
+static void publish(dec *d, tree *t, int n_tree, int a, int branched);
+
+static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
+    tree *t = d->impl;
+    const int V = t->V;
+    memcpy(t->seq, prompt, sizeof(int) * (size_t)n_prompt);
+    int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
+    if (dec_prefill(d, DEC_TARGET, t->ft, prompt, n_prompt, t->tlog, err)) return -1;
+    target_tokens(t->tlog, 1, V, t->top);
+    t->seq[L] = t->top[0];
+    L += dec_emit(d, &t->seq[L], 1);
+    t->draft_ok = n_prompt < t->D_L;
+    if (t->draft_ok && dec_prefill(d, DEC_DRAFT, t->fd, prompt, n_prompt, t->rootlog, err))
+        return -1;
+    while (!d->done) {
+        /* 1. how deep: what could still be emitted, the draft's context, the mode's limit */
+        int depth = d->max_new - d->n_out - 1;
+        depth = imin(depth, t->D_L - L + 1); /* a node of depth x is fed at L + x - 1 */
+        depth = imin(depth, t->mode == MODE_STATIC    ? t->n_shape
+                            : t->mode == MODE_DYNAMIC ? t->depth_cfg
+                                                      : t->nodes);
+        if (t->draft_ok && t->D_L - L + 1 <= 0) t->draft_ok = 0; /* out of room for good */
+        if (!t->draft_ok) depth = 0;
+        /* 2. the tree, level by level */
+        t->n_node = 0;
+        if (depth > 0) {
+            if (draft_catch_up(d, t, L, err)) return -1;
+            int rc = t->mode == MODE_STATIC    ? grow_static(d, t, depth, err)
+                     : t->mode == MODE_DYNAMIC ? grow_dynamic(d, t, depth, err)
+                                               : grow_split(d, t, depth, err);
+            if (rc) return -1;
+        }
+        /* 3. one target pass: the current token, then the tree's nodes (parents first) */
+        int rows = 1, n_tree = 0, max_depth = 0;
+        t->ttok[0] = t->seq[L - 1], t->tpar[0] = -1;
+        for (int i = 0; i < t->n_node; i++) {
+            tnode *x = &t->node[i];
+            if (t->mode == MODE_DYNAMIC && x->trow < 0) continue; /* not among the best */
+            x->trow = rows;
+            t->rnode[rows] = i;
+            t->ttok[rows] = x->token;
+            t->tpar[rows] = x->parent < 0 ? 0 : t->node[x->parent].trow;
+            rows++, n_tree++;
+            if (x->depth > max_depth) max_depth = x->depth;
+        }
+        if (dec_eval(d, DEC_TARGET, t->ft, rows, t->ttok, t->tpar, NULL, rows, t->tlog, 0, err))
+            return -1;
+        target_tokens(t->tlog, rows, V, t->top);
+        /* 4. the longest path of target tokens, then the bonus token */
+        int np, nd = 0, branched = 0;
+        int n_emit =
+            token_tree_accept(rows, t->ttok, t->tpar, t->top, d->end_id, t->path, &np, t->em);
+        const int a = np - 1;
+        for (int i = 1; i < np; i++) {
+            const tnode *x = &t->node[t->rnode[t->path[i]]];
+            if (x->drow >= 0) t->dpath[nd++] = x->drow; /* a prefix of the path (see above) */
+            if (x->rank) branched = 1;
+            dec_count(d, TC_RANK0 + imin(x->rank, 3), 1);
+        }
+        int emitted = dec_emit(d, t->em, n_emit);
+        dec_step_done(d, rows, max_depth, a, emitted);
+        publish(d, t, n_tree, a, branched);
+        if (d->done) break;
+        /* 5. commit: the target keeps the path, the draft the path's nodes it evaluated */
+        if (fwd_commit(t->ft, t->path, np, err)) return -1;
+        if (nd && fwd_commit(t->fd, t->dpath, nd, err)) return -1;
+        memcpy(t->seq + L, t->em, sizeof(int) * (size_t)emitted);
+        L += emitted;
+    }
+    return 0;
+}
+
+static void tree_destroy(dec *d) {
+    tree *t = d->impl;
+    if (!t) return;
+    fwd_free(t->ft), fwd_free(t->fd);
+    free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
+    free(t->ttok), free(t->tpar), free(t->top), free(t->rnode), free(t->dtok), free(t->dpar),
+        free(t->eval);
+    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->ctok), free(t->clogp);
+    free(t->seq);
+    free(t);
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+static const stat_def tree_counters[TC_N] = {
+    [TC_TREE_NODES] = {"tree_nodes", STAT_INT, STAT_SUM, STAT_DET,
+                       "draft tokens in the trees the target verified (tree size, the current "
+                       "token not counted)"},
+    [TC_TREE_NODES_MAX] = {"tree_nodes_max", STAT_INT, STAT_MAX, STAT_DET,
+                           "the largest tree of the sample"},
+    [TC_BRANCH_STEPS] = {"branch_steps", STAT_INT, STAT_SUM, STAT_DET,
+                         "steps whose accepted path took a branch other than the draft's first "
+                         "choice (what a chain draft could not have accepted)"},
+    [TC_RANK0] = {"accept_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were the draft's most probable child of their parent"},
+    [TC_RANK1] = {"accept_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were the draft's second choice"},
+    [TC_RANK2] = {"accept_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were the draft's third choice"},
+    [TC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                    "accepted tokens that were the draft's fourth choice or lower"},
+    [TC_DEPTH_MAX] = {"accepted_depth_max", STAT_INT, STAT_MAX, STAT_DET,
+                      "the longest path accepted in one step (accepted depth; the sum over "
+                      "steps is the framework's accepted)"},
+};
+
+/* One step's tree counters (the accepted ranks were counted on the way). */
+static void publish(dec *d, tree *t, int n_tree, int a, int branched) {
+    (void)t;
+    dec_count(d, TC_TREE_NODES, n_tree);
+    if (n_tree > d->st->counters[TC_TREE_NODES_MAX]) dec_count_set(d, TC_TREE_NODES_MAX, n_tree);
+    dec_count(d, TC_BRANCH_STEPS, branched);
+    if (a > d->st->counters[TC_DEPTH_MAX]) dec_count_set(d, TC_DEPTH_MAX, a);
+}
+
+/* clang-format off */
+const dec_vtable dec_tree_vtable = {
+    .name = "tree",
+    .summary = "token-tree speculative decoding: the draft grows a tree of candidates level by "
+               "level, one target pass verifies it (SpecInfer, EAGLE-2, llama.cpp p_split)",
+    .n_params = 7,
+    .params = {
+        {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
+         "static: shape's top-k per depth; dynamic: EAGLE-2's best nodes under a budget; "
+         "split: llama.cpp's p_split branches"},
+        {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
+         "4-2-2-1"},
+        {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
+         "dynamic: tree size (tokens); split: stop drafting at this size (n_draft)"},
+        {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
+        {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
+        {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
+        {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
+                                                "(percent) opens a branch"},
+    },
+    .needs_draft = 1,
+    .create = tree_create,
+    .generate = tree_generate,
+    .destroy = tree_destroy,
+    .counters = tree_counters,
+    .n_counters = TC_N,
+};
+/* clang-format on */
