@@ -203,6 +203,9 @@ static int choose_settings(paper_ctx *c, part_plan *p, const char *settings, cha
     const paper_recipe *rc = c->rc;
     const paper_part *pt = p->part;
     if (rc->match == PAPER_FIXED) {
+        if (settings)
+            return err_set(err, "--settings: %s runs the paper's own settings whatever the model",
+                           rc->name);
         p->key = rc->fixed_key;
         snprintf(p->why, sizeof p->why, "the paper's own settings for this experiment");
         return 0;

@@ -35,6 +35,7 @@ usage no_model "--model FILE is required" ouro-table2
 usage no_draft "ouro-table3 measures decoders that draft with a second model: give --draft" ouro-table3 --model "$M"
 usage bad_pair "--settings 7b: ouro-table2 takes a model pair: yi, deepseek, codellama or llama2" ouro-table2 --model "$M" --settings 7b
 usage bad_size "--settings yi: lade-configs takes a size: 7b, 13b or 33b" lade-configs --model "$M" --settings yi
+usage fixed_settings "--settings: ouro-table3 runs the paper's own settings whatever the model" ouro-table3 --model "$M" --draft "$D" --settings yi
 usage bad_format "--format: expected md, csv, json or latex" ouro-table2 --model "$M" --format jsonl
 usage bad_limit "--limit" ouro-table2 --model "$M" --limit 0
 expect_eq no_db_on_errors "" "$(ls results 2>/dev/null)"
