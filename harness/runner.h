@@ -58,7 +58,7 @@ typedef struct {
     int max_new;   /* 0: each dataset's own default */
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
-    int cut_long; /* --cut-long: prompts cut to fit the context (runner_cut_prompt) */
+    int cut_long; /* --cut-long: prompts cut to half the context (cut_prompt, runner.c) */
     int shard_i, shard_n; /* --shard I/N; shard_n = 0: the whole work */
     int ctx; /* --ctx; 0: the model's default (MODEL_DEFAULT_CTX) */
     int turns;            /* --turns N: the turns of multi-turn records to measure (1: first) */
