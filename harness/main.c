@@ -46,6 +46,7 @@ static const command commands[] = {
     {"plot", cmd_plot, "figures from the results database (gnuplot: PNG + SVG)"},
     {"compare", cmd_compare, "CI regression gate: compare two runs, exit 1 on regression"},
     {"merge", cmd_merge, "put databases together: the shards of a run or sweep (--shard I/N)"},
+    {"paper", cmd_paper, "a paper's experiment in one command, our figures beside the paper's"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

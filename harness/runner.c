@@ -71,7 +71,29 @@ static int open_datasets(runner *r, char *err) {
         snprintf(r->datasets + a, sizeof r->datasets - a, ";order=shuffle:%llu",
                  (unsigned long long)o->order_seed);
     if (o->turns > 1) snprintf(r->templates + b, sizeof r->templates - b, ";turns=%d", o->turns);
+    if (o->cut_long) {
+        b = strlen(r->templates);
+        snprintf(r->templates + b, sizeof r->templates - b, ";cut-long");
+    }
     return 0;
+}
+
+/* --cut-long: a prompt that leaves less than max_new tokens of context (the target's, or the
+ * draft's when shorter: the draft reads the prompt too) is cut to half that context (room for
+ * max_new up to the other half, and for the drafts and trees decoders verify beyond the output),
+ * keeping its first token when it is BOS and its last tokens, where the papers' prompts put the
+ * question and the cue to answer (few-shot examples and the start of an article go). Returns 1 when
+ * it cut. */
+static int cut_prompt(const runner *r, runner_prompt *p) {
+    int seq = r->s.target->cfg.seq_len;
+    if (r->s.draft && r->s.draft->cfg.seq_len < seq) seq = r->s.draft->cfg.seq_len;
+    int keep = seq / 2;
+    if (!r->o.cut_long || p->n_ids + p->max_new <= seq || p->n_ids <= keep) return 0;
+    int head = p->ids[0] == r->s.target->cfg.bos_id ? 1 : 0;
+    memmove(p->ids + head, p->ids + p->n_ids - (keep - head),
+            sizeof *p->ids * (size_t)(keep - head));
+    p->n_ids = keep;
+    return 1;
 }
 
 /* The (dataset, sample) entries in --order (runner.h); *out malloc'd, pairs of ints. */
@@ -115,6 +137,7 @@ static int order_entries(const runner *r, int **out, int *n_out, char *err) {
  * now and their text when first measured (runner_prepare). */
 static int encode_prompts(runner *r, char *err) {
     int total = 0, seq = r->s.target->cfg.seq_len, dropped = 0, cut = 0, *order = NULL, n_order = 0;
+    int n_cut = 0;
     if (order_entries(r, &order, &n_order, err)) return -1;
     for (int k = 0; k < n_order; k++) {
         const ds_sample *x = ds_get(r->sets[order[2 * k]], order[2 * k + 1]);
@@ -148,6 +171,7 @@ static int encode_prompts(runner *r, char *err) {
                 free(order);
                 return -1;
             }
+            n_cut += cut_prompt(r, p);
             if (p->n_ids >= seq) {
                 /* Not counted in n_prompts: its ids are freed here, not by runner_close. */
                 free(p->ids);
@@ -184,6 +208,8 @@ static int encode_prompts(runner *r, char *err) {
         progress_note(&r->prog,
                       "note: %d prompt(s) longer than the context (%d) left out (--skip-long)",
                       dropped, seq);
+    if (n_cut)
+        progress_note(&r->prog, "note: %d prompt(s) cut to fit the context (--cut-long)", n_cut);
     if (cut)
         progress_note(&r->prog,
                       "note: %d prompt(s) leave less than max_new tokens of context: their "
@@ -848,6 +874,11 @@ int runner_prepare(runner *r, int i, char *err) {
     for (int t = 0; t < 16; t++) free(owned[t]);
     if (rc || p->skip) return rc;
     int seq = r->s.target->cfg.seq_len;
+    if (cut_prompt(r, p)) {
+        char w[512];
+        where(p, "", 0, w, sizeof w);
+        progress_note(&r->prog, "note: %s cut to %d tokens (--cut-long)", w, p->n_ids);
+    }
     if (p->n_ids >= seq) {
         char w[512];
         where(p, "", 0, w, sizeof w);

@@ -58,6 +58,7 @@ typedef struct {
     int max_new;   /* 0: each dataset's own default */
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
+    int cut_long; /* --cut-long: prompts cut to half the context (cut_prompt, runner.c) */
     int shard_i, shard_n; /* --shard I/N; shard_n = 0: the whole work */
     int ctx; /* --ctx; 0: the model's default (MODEL_DEFAULT_CTX) */
     int turns;            /* --turns N: the turns of multi-turn records to measure (1: first) */
@@ -80,7 +81,7 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 #define RUNNER_TURN_STRIDE 1000000
 
 /* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 25
+#define RUNNER_N_OPTS 26
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);

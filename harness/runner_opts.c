@@ -56,6 +56,10 @@ static const args_opt common[RUNNER_N_OPTS] = {
     OPTV("--label", NULL, "TEXT", "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
+    OPT("--cut-long", NULL, 0,
+        "cut prompts that leave less than max-new tokens of context to half the context (BOS "
+        "and their end: for models with a short context, e.g. the papers' prompts on the "
+        "TinyStories stand-ins); recorded"),
     OPTV("--turns", NULL, "N",
          "turns of multi-turn records (MT-bench, Spec-Bench's mt_bench: 2) to measure, each after "
          "greedy's answer to the one before, in the model's chat format (default 1: the first)"),
@@ -95,6 +99,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     ro->allow_nonfinite = args_flag(o, n, "--allow-nonfinite");
+    ro->cut_long = args_flag(o, n, "--cut-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
     kern_mode km;
     if (kern_mode_parse(ro->kernels, &km))

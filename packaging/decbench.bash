@@ -41,6 +41,10 @@ _decbench() {
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
         return
     fi
+    if [ "$cmd" = paper ]; then # the recipe names
+        COMPREPLY=($(compgen -W "list $("$b" paper list 2>/dev/null | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p')" -- "$cur"))
+        return
+    fi
     COMPREPLY=($(compgen -f -- "$cur"))
 }
 complete -o filenames -F _decbench decbench

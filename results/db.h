@@ -161,6 +161,13 @@ void db_run_info_free(db_run_info *r);
 int db_run_specs(db *d, int64_t run_id, char ***specs, int *n, char *err);
 void db_strings_free(char **s, int n);
 
+/* The newest run (highest id) recorded with exactly this command line (runs.command) whose
+ * status is in mask (DB_STATUS_MASK bits): `decbench paper` finds the runs of a recipe it made
+ * before, to reuse or resume them. Returns 1 and sets *run_id and *status when found, 0 when
+ * there is none, -1 with a message on error. */
+int db_find_run(db *d, const char *command, unsigned mask, int64_t *run_id, db_status *status,
+                char *err);
+
 /* A sweep's grid spec as given on the command line (*spec malloc'd); -1 with "db_get_sweep: no
  * sweep N in PATH" when it does not exist. */
 int db_get_sweep(db *d, int64_t sweep_id, char **spec, char *err);

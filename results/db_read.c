@@ -158,3 +158,27 @@ int db_sweep_runs(db *d, int64_t sweep_id, db_sweep_run **runs, int *n, char *er
     }
     return 0;
 }
+
+int db_find_run(db *d, const char *command, unsigned mask, int64_t *run_id, db_status *status,
+                char *err) {
+    sqlite3_stmt *st;
+    if (prepare(d, &st, "SELECT id, status FROM runs WHERE command = ? ORDER BY id DESC",
+                "db_find_run", err) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
+    int rc, found = 0;
+    while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        db_status s = status_of((const char *)sqlite3_column_text(st, 1));
+        if (!(mask & DB_STATUS_MASK(s))) continue;
+        *run_id = sqlite3_column_int64(st, 0);
+        *status = s;
+        found = 1;
+    }
+    if (!found && rc != SQLITE_DONE) {
+        err_set(err, "db_find_run: %s: %s", d->path, sqlite3_errmsg(d->h));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}

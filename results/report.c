@@ -14,9 +14,6 @@
 
 #include "util/err.h"
 
-int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
-                  char *err); /* report_cost.c */
-
 int report_format_parse(const char *s, report_format *out) {
     if (!strcmp(s, "md") || !strcmp(s, "markdown"))
         *out = REPORT_MARKDOWN;
@@ -460,7 +457,7 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         return rc;
     }
     if (rc == 0 && o->layout == REPORT_PROJECTED) {
-        rc = rep_projected(d, ids, n_ids, o, &t, err);
+        rc = rep_projected(d, ids, n_ids, o->cost_source, o->draft_cost_source, &t, err);
     } else if (rc == 0 && o->layout == REPORT_ACCEPT) {
         rc = rep_accept_layout(d, ids, n_ids, o, &t, err);
     } else if (rc == 0 && o->layout == REPORT_SAMPLES) {

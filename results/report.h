@@ -105,6 +105,46 @@ int report_format_parse(const char *s, report_format *out);
 int report_format_for_path(const char *path, report_format *out);
 int report_layout_parse(const char *s, report_layout *out);
 
+/* ---- our figures beside a paper's (results/report_beside.c; `decbench paper`) ------------- */
+
+#define REPORT_BESIDE_COLS 3
+
+/* One row: our figures for one decoder spec of one run over one dataset, beside the figures a
+ * paper printed for the same experiment. */
+typedef struct {
+    const char *group, *row; /* the paper's task or setting and its row ("GSM8K", "Ouroboros") */
+    int64_t run_id;
+    const char *dataset; /* a dataset of the run; NULL: all of them (its "all" row, or its one) */
+    const char *spec;    /* the canonical decoder spec */
+    double paper[REPORT_BESIDE_COLS]; /* the paper's values (NAN: it prints none) */
+    const char *paper_text; /* what the paper gives instead of a number ("figure only"), or NULL */
+    const char *cite;       /* where: "Table 2" */
+} report_beside_row;
+
+typedef struct {
+    const char *title;
+    const char *group_header, *row_header;
+    /* Our figures, by key of the summary's figures (report_figure_info: "tokens_per_step",
+     * "tps_e2e", ...); a figure's sd joins it (markdown "mean ± sd"). */
+    const char *const *figures;
+    int n_figures;
+    /* The paper's columns: header, key, markdown format; NULL header: unused. */
+    const char *paper_header[REPORT_BESIDE_COLS], *paper_key[REPORT_BESIDE_COLS],
+        *paper_fmt[REPORT_BESIDE_COLS];
+    /* Projected tok/s and speed-up columns from this cost curve (the projected layout's
+     * figures, report_opts.cost_source); NULL: none. */
+    const char *cost_source;
+    const char *const *notes; /* first notes of the table */
+    int n_notes;
+} report_beside_opts;
+
+/* Writes the table: one line per row, our figures (measured on this machine, from the runs'
+ * samples), the projected ones, then the paper's, each with its source; the runs' notes and
+ * the definitions of the figures shown. -1 with a message if a run does not exist or the cost
+ * source cannot be read; a row whose decoder has no samples is left blank. */
+int report_beside(db *d, const report_beside_opts *o, const report_beside_row *rows, int n_rows,
+                  report_format format, FILE *out, char *err);
+
 /* ---- plot data (results/plot_data.c; scripts in plots/) ---------------------------------- */
 
 typedef enum {

@@ -348,11 +348,11 @@ static void curve_note(rtable *t, const char *what, const char *source, char *er
     cost_curve_free(c);
 }
 
-int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
-                  char *err) {
+int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
+                  const char *draft_cost_source, rtable *t, char *err) {
     report_projection *r;
     int n;
-    if (report_project(d, ids, n_ids, o->cost_source, o->draft_cost_source, &r, &n, err)) return -1;
+    if (report_project(d, ids, n_ids, cost_source, draft_cost_source, &r, &n, err)) return -1;
     int c_run = n_ids > 1 ? rt_col_add(t, "run", "run", RT_TEXT, NULL) : -1;
     int c_ds = rt_col_add(t, "dataset", "dataset", RT_TEXT, NULL);
     int c_spec = rt_col_add(t, "decoder", "spec", RT_TEXT, NULL);
@@ -389,8 +389,8 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const report_opts *o, rt
         unpriced |= !r[i].draft_priced;
     }
     free(r);
-    curve_note(t, "PROJECTED, not measured: target", o->cost_source, err);
-    if (o->draft_cost_source) curve_note(t, "Draft", o->draft_cost_source, err);
+    curve_note(t, "PROJECTED, not measured: target", cost_source, err);
+    if (draft_cost_source) curve_note(t, "Draft", draft_cost_source, err);
     rt_note(t, "projected speed-up = greedy's decode passes t(1, context, 1) / the decoder's "
                "decode passes (target and draft, each at its rows, context and logit rows), "
                "both plus their measured bookkeeping seconds; e2e adds the prompt passes. Basis "

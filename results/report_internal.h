@@ -169,6 +169,12 @@ int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o
 int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                        FILE *jsonl, char *err);
 
+/* The projected layout (report_cost.c): the speed-up of each stat of the runs priced with the
+ * cost curve of cost_source (the draft's passes with draft_cost_source's; NULL: as
+ * report_project prices them), into t. */
+int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
+                  const char *draft_cost_source, rtable *t, char *err);
+
 /* The counters layout (report_counters.c): one row per counter of each stat in s. */
 int rep_counters(db *d, const rep_stat *s, int n, int multi_run, rtable *t, char *err);
 

@@ -1,0 +1,174 @@
+/* paper.h: the papers' experiments as recipes (`decbench paper`): what each ran (datasets,
+ * entries, seed, new-token limits, order, turns), which decoders with which settings per model
+ * pair or size, and the figures the paper printed, each with the table or figure it comes from.
+ *
+ * The recipes, the settings tables (Ouroboros Table 7, lookahead's A100 configurations) and the
+ * papers' figures are ONE table each in harness/paper_recipes.c; paper_match.c decides which
+ * pair or size of a paper is closest to a given model; cmd_paper.c turns a recipe into
+ * `decbench run` argument vectors, measures them and prints ours beside the paper's.
+ *
+ * Parameters are stored as the PAPERS print them. paper_spec() is the one place they become
+ * decbench specs, and where names differ it says so:
+ *   - Ouroboros' beta (Table 7's "beta", its code's lookahead_level) counts the key token: a
+ *     phrase of decbench's ouroboros has beta tokens after its key, so decbench beta = paper
+ *     beta - 1 (decoders/ouroboros.c: "the reference's level 7 means beta 6");
+ *   - Table 7's lookahead "beta (n-gram level)" is LADE's LEVEL = decbench lookahead N (the
+ *     n-gram size, key token included), and Ouroboros runs LADE with GUESS_SET_SIZE = W, so G = W;
+ *   - Spec-Bench's PLD (draft_matching_window_size 3, draft_num_candidate_tokens 10) is
+ *     pld:ngram=3,k=10; its SpS (Hugging Face assisted generation, 5 assistant tokens adjusted
+ *     by a heuristic schedule) is spec:gamma=5 (decbench's spec drafts a fixed gamma). */
+#ifndef HARNESS_PAPER_H
+#define HARNESS_PAPER_H
+
+#include <stddef.h>
+
+#define PAPER_MAX_PARTS 6
+#define PAPER_MAX_DECODERS 32
+#define PAPER_COLS 3
+
+/* The seed of the papers' "sampled entries" (Ouroboros samples 100 entries of GSM8K, CNN/DM and
+ * WMT16 and 20 of each dataset for Table 4 without publishing which; its scripts load a
+ * prepared subset from disk). Any seed reproduces itself; this one is recorded with every run. */
+#define PAPER_SEED 13720
+
+/* PAPER_END (0) ends a part's decoder list. */
+typedef enum {
+    PAPER_END = 0,
+    PAPER_GREEDY,
+    PAPER_SPEC,
+    PAPER_LOOKAHEAD,
+    PAPER_OUROBOROS,
+    PAPER_PLD
+} paper_alg;
+
+/* How a recipe picks its settings and the paper's figures for the model it is given. */
+typedef enum {
+    PAPER_BY_PAIR, /* Ouroboros Table 7: the model pair closest to the target (paper_match.c) */
+    PAPER_BY_SIZE, /* the paper's model size nearest the target's parameter count (7B/13B/33B) */
+    PAPER_FIXED    /* one pair only: the paper ran this experiment on it (recipe.fixed_key) */
+} paper_match_kind;
+
+/* A decoder as the paper names it. Numbers in the paper's meaning; 0: the value of the settings
+ * row chosen for the model (Table 7's row of the part's task, or the size's configuration). */
+typedef struct {
+    const char *row;   /* the paper's row label ("Ouroboros †"); NULL: the part's title */
+    const char *group; /* the output group; NULL: the part's title */
+    paper_alg alg;
+    int gamma, W, N, G, beta, K; /* beta: Ouroboros' (counts the key token); N: lookahead's */
+    int ngram, k;                /* PLD */
+    const char *extra; /* decbench parameters appended as they are ("warm=0", "suffix=0") */
+} paper_decoder;
+
+/* One `decbench run` of a recipe. */
+typedef struct {
+    const char *name;     /* the part's name in run labels ("gsm8k"); NULL ends the list */
+    const char *title;    /* as the paper prints it ("GSM8K", "CN=4") */
+    const char *task;     /* the Table 7 task of its settings; NULL: none */
+    const char *datasets; /* the --dataset value */
+    const char *tmpl;     /* --template; NULL: each dataset's own (the paper's, datasets/) */
+    const char *chat;     /* --template with `paper --chat` (the paper's chat-model prompt) */
+    int entries;          /* --limit per dataset (0: all) */
+    int seeded;           /* 1: --shuffle PAPER_SEED before taking the entries */
+    int max_new;          /* --max-new (0: each dataset's own, the paper's) */
+    const char *order;    /* --order (NULL: grouped) */
+    int turns;            /* --turns (0: the first turn) */
+    int per_dataset;      /* rows per dataset of the part (and an "Overall" group), not one */
+    paper_decoder dec[PAPER_MAX_DECODERS];
+} paper_part;
+
+typedef struct {
+    const char *header, *key, *fmt; /* "paper tok/s", "paper_tps", "%.2f"; NULL header: none */
+} paper_col;
+
+typedef struct {
+    const char *name, *title;
+    const char *source; /* paper and table: "Ouroboros (Zhao et al., arXiv 2402.13720), Table 2" */
+    const char *hardware; /* where the paper measured: "A100 GPUs, fp16" */
+    paper_match_kind match;
+    const char *fixed_key; /* PAPER_FIXED: the pair */
+    int needs_draft;       /* 1: every decoder but greedy drafts (refused without --draft) */
+    int repeats, warmup;   /* as the paper ran it (0: run's defaults) */
+    const char *group_header, *row_header;
+    const char *figures; /* our figures shown (keys of `decbench counters`), comma-separated */
+    paper_col cols[PAPER_COLS];
+    const char *notes; /* deviations and readings, one per line */
+    paper_part parts[PAPER_MAX_PARTS];
+} paper_recipe;
+
+/* Ouroboros Table 7: the hyperparameters per task and model pair, as printed. */
+typedef struct {
+    const char *task, *pair;
+    int spec_gamma, la_W, la_beta, ou_gamma, ou_W, ou_beta, ou_K;
+} paper_setting;
+
+/* A model pair or size of a paper: key ("llama2", "7b"), title ("Llama-2 70b/7b"). */
+typedef struct {
+    const char *key, *title;
+    double params; /* PAPER_BY_SIZE: the target's parameter count */
+} paper_model;
+
+/* lookahead decoding's good configurations on A100 (blog Table 1), per model size. */
+typedef struct {
+    const char *size;
+    int W, N, G;
+    int flops; /* the blog's extra FLOPs per step, in multiples of one token's */
+} paper_lade_config;
+
+/* A figure the paper printed, for the row (recipe, key, group, row). Values are the paper's
+ * digits as text (NULL: it prints none), one per recipe column; text stands for a value the
+ * paper gives only in words or in a figure; cite names the table or figure. */
+typedef struct {
+    const char *recipe, *key, *group, *row;
+    const char *v[PAPER_COLS];
+    const char *text, *cite;
+} paper_value;
+
+/* ---- the tables (paper_recipes.c) ---------------------------------------------------------- */
+
+int paper_recipe_count(void);
+const paper_recipe *paper_recipe_at(int i);
+const paper_recipe *paper_recipe_find(const char *name); /* NULL if none */
+
+const paper_model *paper_pairs(int *n); /* Ouroboros' model pairs */
+const paper_model *paper_sizes(int *n); /* lookahead's and Spec-Bench's model sizes */
+/* Table 7's row for (task, pair); NULL if the paper has none. */
+const paper_setting *paper_setting_find(const char *task, const char *pair);
+const paper_lade_config *paper_lade_config_find(const char *size);
+/* The paper's figure for a row; NULL if it gives none. key NULL in the table matches any. */
+const paper_value *paper_value_find(const char *recipe, const char *key, const char *group,
+                                    const char *row);
+/* The whole figures table (for its consistency test). */
+const paper_value *paper_values(int *n);
+/* The display title of a dataset of a per_dataset part ("Translation"), or the name itself. */
+const char *paper_dataset_title(const char *dataset);
+
+/* The decbench spec of d with the settings s (Table 7 row; may be NULL) or c (lookahead
+ * configuration; may be NULL): the name mapping of the header comment. -1 with a message when a
+ * parameter it needs is neither in d nor in the settings. */
+int paper_spec(const paper_decoder *d, const paper_setting *s, const paper_lade_config *c,
+               char *out, size_t n, char *err);
+
+/* ---- which pair or size (paper_match.c) ----------------------------------------------------- */
+
+/* What a model is, as far as choosing a paper's settings goes. */
+typedef struct {
+    char name[256];     /* GGUF general.name (or basename), "" for a llama2.c checkpoint */
+    char arch[64];      /* general.architecture; "llama" for llama2.c checkpoints */
+    double params;      /* parameter count */
+    const char *family; /* "yi", "deepseek", "codellama", "llama2", "vicuna" or NULL (unknown) */
+    char why[512];      /* how the family was decided, for the output */
+} paper_model_info;
+
+/* Reads the model's metadata (GGUF general.name, general.basename, general.architecture; the
+ * configuration's size) and decides its family: paper_match.c says how. */
+int paper_model_read(const char *path, paper_model_info *m, char *err);
+/* The family of a model by its name and architecture (NULL: none). */
+const char *paper_family_of(const char *name, const char *arch);
+
+/* The Table 7 pair for task closest to the family (its chain of stand-ins, else the paper's
+ * first pair for the task); *why says which and why. NULL when the task has no row at all. */
+const paper_setting *paper_pair_for(const char *task, const char *family, char *why, size_t n);
+/* The size ("7b", "13b", "33b") nearest params on a log scale. */
+const char *paper_size_for(double params);
+
+#endif

@@ -1,0 +1,217 @@
+/* test_paper.c: the spec of harness/paper.h: how a model is matched to a paper's pair or size,
+ * how the papers' parameter names become decbench specs (beta counts the key token), and the
+ * recipe table's consistency: every spec of every recipe, with every pair's and size's
+ * settings, is a decoder decbench creates on the real models, and every figure of the
+ * papers' table belongs to a row some recipe prints. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/decoder.h"
+#include "harness/paper.h"
+#include "model/model.h"
+#include "tests/testutil.h"
+#include "util/err.h"
+
+static void family(const char *name, const char *arch, const char *want) {
+    const char *got = paper_family_of(name, arch);
+    CHECK_MSG(want ? got && !strcmp(got, want) : got == NULL, "'%s' (%s): got %s, want %s", name,
+              arch, got ? got : "none", want ? want : "none");
+}
+
+static void pair(const char *task, const char *fam, const char *want) {
+    char why[256];
+    const paper_setting *s = paper_pair_for(task, fam, why, sizeof why);
+    CHECK_MSG(s && !strcmp(s->pair, want), "%s / %s: got %s, want %s", task, fam ? fam : "none",
+              s ? s->pair : "none", want);
+    CHECK(why[0] != '\0');
+}
+
+static void spec_of(const paper_decoder *d, const paper_setting *s, const paper_lade_config *c,
+                    const char *want) {
+    char out[256], err[ERR_LEN] = "";
+    CHECK_MSG(paper_spec(d, s, c, out, sizeof out, err) == 0, "%s", err);
+    CHECK_MSG(!strcmp(out, want), "got %s, want %s", out, want);
+}
+
+/* The (group, row) pairs a recipe prints (cmd_paper.c's build_rows), each checked against
+ * the figures table. */
+static int recipe_has_row(const paper_recipe *rc, const char *group, const char *row) {
+    for (int k = 0; k < PAPER_MAX_PARTS && rc->parts[k].name; k++) {
+        const paper_part *p = &rc->parts[k];
+        for (int i = 0; i < PAPER_MAX_DECODERS && p->dec[i].alg != PAPER_END; i++) {
+            const paper_decoder *d = &p->dec[i];
+            const char *r = d->row ? d->row : p->title;
+            if (row && strcmp(r, row)) continue;
+            if (!group) return 1;
+            if (!p->per_dataset) {
+                if (!strcmp(d->group ? d->group : p->title, group)) return 1;
+                continue;
+            }
+            if (!strcmp(p->title, group)) return 1;
+            char ds[512];
+            snprintf(ds, sizeof ds, "%s", p->datasets);
+            for (char *save = NULL, *t = strtok_r(ds, ",", &save); t;
+                 t = strtok_r(NULL, ",", &save))
+                if (!strcmp(paper_dataset_title(t), group)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every spec of every recipe under every pair's and size's settings creates a decoder. */
+static void all_specs_valid(void) {
+    char err[ERR_LEN];
+    model *t = NULL, *d = NULL;
+    CHECK_MSG(model_open(&t, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
+    CHECK_MSG(model_open(&d, test_shared("models/llama2xs.bin"), err) == 0, "%s", err);
+    if (!t || !d) return;
+    dec_env env = {.target = t, .draft = d, .kernels = KERN_EXACT};
+    int n_pairs, n_sizes, checked = 0;
+    const paper_model *pairs = paper_pairs(&n_pairs), *sizes = paper_sizes(&n_sizes);
+    for (int r = 0; r < paper_recipe_count(); r++) {
+        const paper_recipe *rc = paper_recipe_at(r);
+        CHECK(paper_recipe_find(rc->name) == rc);
+        for (int k = 0; k < PAPER_MAX_PARTS && rc->parts[k].name; k++) {
+            const paper_part *p = &rc->parts[k];
+            int n_keys = rc->match == PAPER_BY_PAIR   ? n_pairs
+                         : rc->match == PAPER_BY_SIZE ? n_sizes
+                                                      : 1;
+            for (int key = 0; key < n_keys; key++) {
+                const paper_setting *s = NULL;
+                const paper_lade_config *c = NULL;
+                char why[256];
+                if (rc->match == PAPER_BY_PAIR) {
+                    s = paper_pair_for(p->task, pairs[key].key, why, sizeof why);
+                    CHECK_MSG(s != NULL, "%s/%s: no settings for %s", rc->name, p->name,
+                              pairs[key].key);
+                } else if (rc->match == PAPER_BY_SIZE) {
+                    c = paper_lade_config_find(sizes[key].key);
+                    CHECK(c != NULL);
+                }
+                for (int i = 0; i < PAPER_MAX_DECODERS && p->dec[i].alg != PAPER_END; i++) {
+                    char spec[512];
+                    CHECK_MSG(paper_spec(&p->dec[i], s, c, spec, sizeof spec, err) == 0,
+                              "%s/%s: %s", rc->name, p->name, err);
+                    dec *x = NULL;
+                    CHECK_MSG(dec_create(&x, spec, &env, err) == 0, "%s/%s %s: %s", rc->name,
+                              p->name, spec, err);
+                    dec_free(x);
+                    checked++;
+                }
+            }
+        }
+    }
+    CHECK_MSG(checked > 100, "only %d specs checked", checked);
+    model_close(t);
+    model_close(d);
+}
+
+int main(void) {
+    /* families from GGUF general.name / general.architecture (paper_match.c) */
+    family("Yi 34B Chat", "llama", "yi");
+    family("01-ai_Yi-6B", "llama", "yi");
+    family("CodeLlama 7B Instruct", "llama", "codellama");
+    family("codellama-34b", "llama", "codellama");
+    family("Code Llama 34B", "llama", "codellama");
+    family("deepseek-coder-6.7b-instruct", "llama", "deepseek");
+    family("vicuna-7b-v1.3", "llama", "vicuna");
+    family("Llama-2-7b-chat-hf", "llama", "llama2");
+    family("Meta Llama 3.1 8B Instruct", "llama", "llama2");
+    family("TinyLlama 1.1B", "llama", "llama2");
+    family("Mistral 7B Instruct", "llama", "llama2"); /* a Llama-shaped model */
+    family("Yield 7B", "llama", "llama2");            /* "yi" only as a word */
+    family("Qwen2.5 7B Instruct", "qwen2", NULL);
+    family("", "qwen3", NULL);
+    family("", "llama", "llama2"); /* a llama2.c checkpoint: the stated default */
+
+    /* the closest Table 7 pair per task */
+    pair("gsm8k", "llama2", "llama2");
+    pair("gsm8k", "codellama", "llama2");
+    pair("humaneval", "llama2", "codellama");
+    pair("mbpp", "vicuna", "codellama");
+    pair("gsm8k", "vicuna", "llama2");
+    pair("humaneval", "deepseek", "deepseek");
+    pair("wmt", "deepseek", "llama2");
+    pair("cnn_dm", "yi", "yi");
+    pair("humaneval", NULL, "yi"); /* no family: the paper's first pair */
+    pair("gsm8k", NULL, "yi");
+    char why[256];
+    CHECK(paper_pair_for("no-such-task", "yi", why, sizeof why) == NULL);
+
+    /* the nearest size on a log scale */
+    CHECK(!strcmp(paper_size_for(2.6e5), "7b"));
+    CHECK(!strcmp(paper_size_for(6.7e9), "7b"));
+    CHECK(!strcmp(paper_size_for(10e9), "13b"));
+    CHECK(!strcmp(paper_size_for(13e9), "13b"));
+    CHECK(!strcmp(paper_size_for(34e9), "33b"));
+    CHECK(!strcmp(paper_size_for(70e9), "33b"));
+
+    /* the papers' names -> decbench's: Ouroboros' beta counts the key token; Table 7's
+     * lookahead beta is N with G = W; LADE's configurations give W, N, G */
+    const paper_setting *gsm_llama = paper_setting_find("gsm8k", "llama2");
+    CHECK(gsm_llama && gsm_llama->ou_beta == 7 && gsm_llama->la_beta == 6);
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_OUROBOROS, .extra = "warm=0"}, gsm_llama,
+            NULL, "ouroboros:gamma=6,W=17,beta=6,K=3,warm=0");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_LOOKAHEAD}, gsm_llama, NULL,
+            "lookahead:W=15,N=6,G=15");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_SPEC}, gsm_llama, NULL, "spec:gamma=7");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_LOOKAHEAD}, NULL,
+            paper_lade_config_find("13b"), "lookahead:W=10,N=5,G=10");
+    spec_of(&(paper_decoder){.row = "x",
+                             .alg = PAPER_OUROBOROS,
+                             .gamma = 12,
+                             .W = 20,
+                             .beta = 8,
+                             .K = 3,
+                             .extra = "warm=0,suffix=0"},
+            NULL, NULL, "ouroboros:gamma=12,W=20,beta=7,K=3,warm=0,suffix=0");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_PLD, .ngram = 3, .k = 10}, NULL, NULL,
+            "pld:ngram=3,k=10");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_GREEDY}, gsm_llama, NULL, "greedy");
+    char out[64], err[ERR_LEN] = "";
+    CHECK(paper_spec(&(paper_decoder){.row = "x", .alg = PAPER_SPEC}, NULL, NULL, out, sizeof out,
+                     err) == -1 &&
+          strstr(err, "no gamma"));
+    CHECK(paper_spec(&(paper_decoder){.row = "x", .alg = PAPER_OUROBOROS}, gsm_llama, NULL, out, 8,
+                     err) == -1 &&
+          strstr(err, "too long"));
+
+    /* the papers' figures: each one's recipe exists and prints its row; the table lookups */
+    CHECK(paper_recipe_find("no-such") == NULL);
+    const paper_value *v = paper_value_find("ouro-table2", "llama2", "GSM8K", "Ouroboros †");
+    CHECK(v && !strcmp(v->v[0], "24.03") && !strcmp(v->v[1], "2.68") &&
+          !strcmp(v->cite, "Table 2"));
+    v = paper_value_find("specbench", "7b", "Overall", "Lookahead");
+    CHECK(v && !strcmp(v->v[0], "1.34") && !strcmp(v->v[1], "1.64"));
+    v = paper_value_find("ouro-table4", "yi", "warm start on", "CN=4");
+    CHECK(v && !strcmp(v->v[0], "34.83"));
+    v = paper_value_find("ouro-fig4", "yi", "MBPP", "lookahead");
+    CHECK(v && v->v[0] == NULL && v->text && strstr(v->cite, "Figure 4"));
+    CHECK(paper_value_find("ouro-table3", "yi", "HumanEval", "greedy") == NULL);
+    int n_values;
+    const paper_value *values = paper_values(&n_values);
+    CHECK(n_values > 90);
+    for (int i = 0; i < n_values; i++) {
+        const paper_value *x = &values[i];
+        const paper_recipe *rc = paper_recipe_find(x->recipe);
+        CHECK_MSG(rc != NULL, "figure %d: no recipe %s", i, x->recipe);
+        if (!rc) continue;
+        CHECK_MSG(recipe_has_row(rc, x->group, x->row), "%s: no row (%s, %s)", x->recipe,
+                  x->group ? x->group : "*", x->row ? x->row : "*");
+        for (int k = 0; k < PAPER_COLS; k++) {
+            if (!x->v[k]) continue;
+            char *end;
+            double d = strtod(x->v[k], &end);
+            CHECK_MSG(rc->cols[k].header && *end == '\0' && d > 0,
+                      "%s (%s, %s): value %s in "
+                      "column %d",
+                      x->recipe, x->group ? x->group : "*", x->row ? x->row : "*", x->v[k], k);
+            CHECK_MSG(x->cite != NULL, "%s: a figure without its source", x->recipe);
+        }
+        if (x->text) CHECK_MSG(x->cite != NULL, "%s: words without their source", x->recipe);
+    }
+    all_specs_valid();
+    return test_finish("test_paper");
+}
