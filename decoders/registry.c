@@ -1,9 +1,11 @@
 /* registry.c: the decoder table, spec parsing and the shared framework of dec_impl.h. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sampling.h"
 #include "util/clock.h"
 #include "util/err.h"
 
@@ -38,6 +40,9 @@ static void list_params(const dec_vtable *vt, char *buf, size_t n) {
         if (p->kind == PARAM_INT)
             snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key, p->min,
                      p->max, p->def);
+        else if (p->kind == PARAM_REAL)
+            snprintf(buf + len, n - len, "%s%s (%g..%g, default %g)", i ? ", " : "", p->key,
+                     p->rmin, p->rmax, p->rdef);
         else {
             snprintf(buf + len, n - len, "%s%s (", i ? ", " : "", p->key);
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -61,15 +66,34 @@ const char *dec_help(void) {
     return buf;
 }
 
-int dec_param(const dec *d, const char *key) {
+static int param_index(const dec *d, const char *key, param_kind kind) {
     for (int i = 0; i < d->vt->n_params; i++)
-        if (strcmp(d->vt->params[i].key, key) == 0) return d->param[i];
+        if (strcmp(d->vt->params[i].key, key) == 0 &&
+            (d->vt->params[i].kind == PARAM_REAL) == (kind == PARAM_REAL))
+            return i;
     abort(); /* a decoder asked for a parameter it did not declare: a programming error */
+}
+
+int dec_param(const dec *d, const char *key) {
+    return d->param[param_index(d, key, PARAM_INT)];
+}
+
+double dec_param_real(const dec *d, const char *key) {
+    return d->rparam[param_index(d, key, PARAM_REAL)];
+}
+
+/* A real parameter's value as the canonical spec prints it (%g), so that the spec stored with
+ * a sample determines the value exactly. */
+static double real_canonical(double v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", v);
+    return strtod(buf, NULL);
 }
 
 static int parse_params(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
-    for (int i = 0; i < vt->n_params; i++) d->param[i] = vt->params[i].def;
+    for (int i = 0; i < vt->n_params; i++)
+        d->param[i] = vt->params[i].def, d->rparam[i] = vt->params[i].rdef;
     char copy[512];
     if (strlen(s) >= sizeof copy) return err_set(err, "%s: parameter list too long", vt->name);
     strcpy(copy, s);
@@ -97,6 +121,15 @@ static int parse_params(dec *d, const char *s, char *err) {
                 return err_set(err, "%s: %s=%ld is out of range %d..%d", vt->name, kv, v, p->min,
                                p->max);
             d->param[idx] = (int)v;
+        } else if (p->kind == PARAM_REAL) {
+            char *end;
+            double v = strtod(val, &end);
+            if (!*val || *end || !isfinite(v))
+                return err_set(err, "%s: %s=%s is not a number", vt->name, kv, val);
+            if (v < p->rmin || v > p->rmax)
+                return err_set(err, "%s: %s=%s is out of range %g..%g", vt->name, kv, val, p->rmin,
+                               p->rmax);
+            d->rparam[idx] = real_canonical(v);
         } else {
             int found = -1;
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -106,16 +139,22 @@ static int parse_params(dec *d, const char *s, char *err) {
             d->param[idx] = found;
         }
     }
-    /* canonical spec: every parameter, in table order */
+    /* canonical spec: every parameter, in table order (quiet ones only when not default) */
     snprintf(d->spec, sizeof d->spec, "%s", vt->name);
-    for (int i = 0; i < vt->n_params; i++) {
+    for (int i = 0, shown = 0; i < vt->n_params; i++) {
         const param_def *p = &vt->params[i];
         size_t len = strlen(d->spec);
+        char sep = shown++ ? ',' : ':';
+        if (p->quiet && d->param[i] == p->def && d->rparam[i] == real_canonical(p->rdef)) {
+            shown--;
+            continue;
+        }
         if (p->kind == PARAM_INT)
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", i ? ',' : ':', p->key,
-                     d->param[i]);
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%d", sep, p->key, d->param[i]);
+        else if (p->kind == PARAM_REAL)
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%g", sep, p->key, d->rparam[i]);
         else
-            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", i ? ',' : ':', p->key,
+            snprintf(d->spec + len, sizeof d->spec - len, "%c%s=%s", sep, p->key,
                      p->choices[d->param[i]]);
     }
     return 0;
@@ -144,6 +183,8 @@ int dec_vtable_check(const dec_vtable *vt, char *err) {
     return 0;
 }
 
+static int sampling_new(dec *d, char *err);
+
 int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     *out = NULL;
     const char *colon = strchr(spec, ':');
@@ -168,13 +209,15 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
                        "they must share one vocabulary",
                        env->draft->path, env->draft->cfg.vocab_size, env->target->path,
                        env->target->cfg.vocab_size);
+    if (dec_sampling_check(&env->sampling, err)) return -1;
     dec *d = calloc(1, sizeof *d);
     if (!d) return err_set(err, "decoder: out of memory");
     d->vt = vt;
     d->env = *env;
     snprintf(d->name, sizeof d->name, "%s", vt->name);
     d->end_id = env->target->cfg.end_id;
-    if (parse_params(d, colon ? colon + 1 : "", err) || vt->create(d, err)) {
+    if (parse_params(d, colon ? colon + 1 : "", err) || sampling_new(d, err) ||
+        vt->create(d, err)) {
         dec_free(d);
         return -1;
     }
@@ -185,7 +228,53 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
 void dec_free(dec *d) {
     if (!d) return;
     if (d->vt && d->vt->destroy) d->vt->destroy(d);
+    samp_work_free(d->sw);
+    free(d->sp), free(d->sq), free(d->sr);
     free(d);
+}
+
+void dec_set_seed(dec *d, unsigned long long seed) {
+    d->env.sampling.seed = seed;
+}
+
+/* ---- sampling settings (decoder.h) ---- */
+
+int dec_sampling_on(const dec_sampling *s) {
+    return s->temperature > 0;
+}
+
+const char *dec_sampling_name(const dec_sampling *s) {
+    return !dec_sampling_on(s)               ? "greedy"
+           : s->mode == DEC_SAMPLING_COUPLED ? "coupled"
+                                             : "standard";
+}
+
+int dec_sampling_parse_mode(const char *name, dec_sampling_mode *out) {
+    if (!strcmp(name, "standard")) return *out = DEC_SAMPLING_STANDARD, 0;
+    if (!strcmp(name, "coupled")) return *out = DEC_SAMPLING_COUPLED, 0;
+    return -1;
+}
+
+int dec_sampling_check(const dec_sampling *s, char *err) {
+    if (!(s->temperature >= 0 && s->temperature <= 100))
+        return err_set(err, "temperature %g is out of range 0..100", s->temperature);
+    if (s->top_k < 0) return err_set(err, "top-k %d is negative", s->top_k);
+    if (!(s->top_p >= 0 && s->top_p <= 1))
+        return err_set(err, "top-p %g is out of range 0..1", s->top_p);
+    if (s->mode != DEC_SAMPLING_STANDARD && s->mode != DEC_SAMPLING_COUPLED)
+        return err_set(err, "sampling mode %d is neither standard nor coupled", (int)s->mode);
+    return 0;
+}
+
+/* The framework's sampling memory (dec_impl.h), only when the decoder samples. */
+static int sampling_new(dec *d, char *err) {
+    if (!dec_sampling_on(&d->env.sampling)) return 0;
+    size_t V = (size_t)d->env.target->cfg.vocab_size;
+    d->sp = malloc(sizeof(double) * V);
+    d->sq = malloc(sizeof(double) * V);
+    d->sr = malloc(sizeof(double) * V);
+    if (!d->sp || !d->sq || !d->sr) return err_set(err, "decoder: out of memory");
+    return samp_work_new(&d->sw, (int)V, err);
 }
 
 int dec_registry_size(void) {
@@ -288,24 +377,25 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
     return rc;
 }
 
-int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
-                char *err) {
-    double t0 = clock_now();
-    if (fwd_truncate(f, 0, err)) return -1;
-    /* In chunks of MIN_BATCH (what every context holds) with a cancel check before each: a long
-     * prompt on a large model takes a while. The chunking cannot change the result (batch
-     * invariance); each chunk's last row also computes logits, which the next overwrites. */
-    int rc = 0;
-    for (int done = 0; done < n_prompt && rc == 0;) {
-        int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
-        rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+/* The prompt tokens[0..n) in chunks of MIN_BATCH (what every context holds) with a cancel
+ * check before each: a long prompt on a large model takes a while. The chunking cannot change
+ * the result (batch invariance); each chunk's last row also computes logits, which the next
+ * overwrites. */
+static int prefill_chunks(dec *d, fwd_ctx *f, const int *tokens, int n, float *logits, char *err) {
+    for (int done = 0; done < n;) {
+        int chunk = n - done < MIN_BATCH ? n - done : MIN_BATCH;
+        if (cancel_now(d, err) || fwd_prefill(f, tokens + done, chunk, logits, err)) return -1;
         done += chunk;
     }
+    return 0;
+}
+
+/* Counts a prompt pass that started at t0 as one step of `which`. Both models' prompt passes
+ * are prefill time: the draft's is not decoding either (spec and Ouroboros prefill the draft
+ * once per prompt, as the reference implementations time it inside the prompt phase). */
+static void prefill_done(dec *d, dec_which which, double t0) {
     double dt = clock_now() - t0;
     dec_stats *st = d->st;
-    /* Both models' prompt passes are prefill time: the draft's is not decoding either (spec and
-     * Ouroboros prefill the draft once per prompt, as the reference implementations time it
-     * inside the prompt phase). */
     st->t_prefill += dt;
     if (which == DEC_TARGET) {
         st->t_target += dt;
@@ -315,6 +405,33 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
         st->draft_steps++;
     }
     d->t_step = t0 + dt; /* the first decode step's time starts after the prompt passes */
+}
+
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
+                char *err) {
+    double t0 = clock_now();
+    int rc =
+        fwd_truncate(f, 0, err) || prefill_chunks(d, f, prompt, n_prompt, logits, err) ? -1 : 0;
+    prefill_done(d, which, t0);
+    return rc;
+}
+
+int dec_prefill_batch(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_before, int n,
+                      const int *tokens, const int *parent, int n_commit, const int *out_rows,
+                      int n_out, float *logits, char *err) {
+    double t0 = clock_now();
+    int path[MIN_BATCH];
+    for (int i = 0; i < n_commit && i < MIN_BATCH; i++) path[i] = i;
+    int rc = n_commit < 1 || n_commit > MIN_BATCH
+                 ? err_set(err, "dec_prefill_batch: %d prompt rows to commit (1..%d)", n_commit,
+                           MIN_BATCH)
+             : fwd_truncate(f, 0, err) || prefill_chunks(d, f, prompt, n_before, logits, err) ||
+                     cancel_now(d, err) ||
+                     fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err) ||
+                     fwd_commit(f, path, n_commit, err)
+                 ? -1
+                 : 0;
+    prefill_done(d, which, t0);
     return rc;
 }
 

@@ -185,3 +185,19 @@ CREATE TABLE counter_defs (
 -- decode time still includes the draft's prompt pass).
 UPDATE samples SET tps_decode =
     CASE WHEN t_total > t_prefill THEN MAX(new_tokens - 1, 0) / (t_total - t_prefill) END;
+
+-- @version 5
+-- Sampling at temperature > 0 (decoders/decoder.h, dec_sampling): how the run chose tokens, and
+-- per sample the rejection tests of standard sampling with their expected number of acceptances
+-- and its variance (stats/stats.h), from which `run` checks acceptance against its theoretical
+-- rate. Runs before this version were greedy: sampling = 'greedy', temperature 0.
+ALTER TABLE runs ADD COLUMN sampling TEXT NOT NULL DEFAULT 'greedy'
+    CHECK (sampling IN ('greedy', 'standard', 'coupled'));
+ALTER TABLE runs ADD COLUMN temperature REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN top_k INTEGER NOT NULL DEFAULT 0;   -- 0: no top-k cut
+ALTER TABLE runs ADD COLUMN top_p REAL NOT NULL DEFAULT 1;     -- 1: no top-p cut
+ALTER TABLE runs ADD COLUMN sampling_seed INTEGER NOT NULL DEFAULT 0; -- the uint64 as signed
+ALTER TABLE samples ADD COLUMN samp_tests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_accepts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_expected REAL NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_variance REAL NOT NULL DEFAULT 0;

@@ -74,7 +74,7 @@ static void test_layout(const model *m) {
             int cur = la->ctx[9], g1[3] = {5, 6, 7}, g2[3] = {5, 6, 9}, g3[3] = {8, 8, 8};
             ngram_pool_add(la->pool, cur, g1), ngram_pool_add(la->pool, cur, g2);
             ngram_pool_add(la->pool, cur, g3);
-            int L, n_out, n = la_build(d, la, 100, &L, &n_out);
+            int L, n_out, n = la_build(d, la, 100, 1, &L, &n_out);
             CHECK(L == 3 && n == W * (N - 1) + (share ? 7 : 9) && la->cand0 == W * (N - 1));
             CHECK(la->tok[0] == cur && la->par[0] == -1);
             /* window rows: visibility and positions (depth = position - base) */
@@ -116,7 +116,7 @@ static void test_layout(const model *m) {
             int want_out = 1 + (jac ? W - 1 : 0) + W + (n - la->cand0);
             CHECK_MSG(n_out == want_out, "%s: %d logits rows, expected %d", spec, n_out, want_out);
             /* cut at depth 2: cells with level + column > 2 and candidate tokens past 2 go */
-            n = la_build(d, la, 2, &L, &n_out);
+            n = la_build(d, la, 2, 1, &L, &n_out);
             bad = L != 2;
             for (int l = 0; l < N - 1; l++)
                 for (int i = 0; i < W; i++) bad += (ROW(la, l, i) >= 0) != (l + i <= 2);
@@ -137,7 +137,7 @@ static void test_refill(const model *m) {
             snprintf(spec, sizeof spec, "lookahead:W=%d,N=%d,refill=%s", W, N, rules[ri]);
             lookahead *la = la_setup(&d, m, spec);
             int L, n_out;
-            la_build(d, la, 100, &L, &n_out);
+            la_build(d, la, 100, 1, &L, &n_out);
             for (int i = 0; i < W; i++) la->am[ROW(la, N - 2, i)] = 200 + i;
             int old[3][6];
             for (int l = 0; l < N - 1; l++)

@@ -51,7 +51,7 @@ static void run_prompts(const dec_env *env, const char *spec, int n, int max_new
         equal += same;
         CHECK(ouroboros_counts_get(d, &c, err) == 0);
         /* the same counts reach the statistics, through the vtable's counter table */
-        CHECK(st.n_counters == 9 && !strcmp(st.counter_defs[4].name, "inspired") &&
+        CHECK(st.n_counters == 14 && !strcmp(st.counter_defs[4].name, "inspired") &&
               st.counters[1] == c.draft_tokens && st.counters[4] == c.inspired &&
               st.counters[7] == c.suffix_tokens && st.counters[8] == c.pool_phrases);
         sum->new_tokens += st.new_tokens, sum->target_steps += st.target_steps;
