@@ -7,6 +7,7 @@
 #include "util/err.h"
 
 uint64_t samp_mix(uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -24,24 +25,34 @@ double samp_uniform(uint64_t key, uint32_t stream, uint32_t id) {
 /* ln 2 split so that e * LN2_HI is exact for |e| < 2^11 (its low 11 bits are zero). */
 static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
 
+/* 1/k for the series below, rounded once each (at compile time): multiplying by them is
+ * faster than dividing and as reproducible. */
+static const double inv[18] = {0,        1.0,      1.0 / 2,  1.0 / 3,  1.0 / 4,  1.0 / 5,
+                               1.0 / 6,  1.0 / 7,  1.0 / 8,  1.0 / 9,  1.0 / 10, 1.0 / 11,
+                               1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17};
+static const double inv_odd[13] = {1.0,      1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9,
+                                   1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19,
+                                   1.0 / 21, 1.0 / 23, 1.0 / 25};
+
 double samp_log(double x) {
     /* x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1),
      * |s| <= 0.1716, by its series to s^25 (the next term is below 2^-60 of the sum). */
     int e;
     double m = frexp(x, &e);
     if (m < 0.70710678118654752440) m *= 2.0, e--;
-    double s = (m - 1.0) / (m + 1.0), s2 = s * s, t = 1.0 / 25.0;
-    for (int k = 23; k >= 1; k -= 2) t = 1.0 / k + s2 * t;
+    double s = (m - 1.0) / (m + 1.0), s2 = s * s, t = inv_odd[12];
+    for (int k = 11; k >= 0; k--) t = inv_odd[k] + s2 * t;
     return ((double)e * LN2_LO + 2.0 * s * t) + (double)e * LN2_HI;
 }
 
 double samp_exp(double x) {
-    /* exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= 0.3466, exp(r) by its series to r^17. */
+    /* exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= 0.3466, exp(r) by its series to r^17
+     * (Horner: t = 1 + r t / i from i = 17 down to 1). */
     if (x < -746.0) return 0.0;
     if (x > 709.0) return HUGE_VAL;
     double k = floor(x * 1.44269504088896340736 + 0.5);
     double r = (x - k * LN2_HI) - k * LN2_LO, t = 1.0;
-    for (int i = 17; i >= 1; i--) t = 1.0 + r * t / i;
+    for (int i = 17; i >= 1; i--) t = 1.0 + r * t * inv[i];
     return ldexp(t, (int)k);
 }
 

@@ -10,13 +10,17 @@
  * same tokens on every machine, as the forward pass gives the same logits.
  *
  * The noise (counter-based: no generator state, nothing depends on call order):
- *   mix(z)   = splitmix64's finaliser: z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
- *              z ^= z >> 27; z *= 0x94D049BB133111EB; z ^= z >> 31 (uint64 arithmetic)
+ *   mix(z)   = splitmix64's output for state z: z += 0x9E3779B97F4A7C15;
+ *              z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27; z *= 0x94D049BB133111EB;
+ *              z ^= z >> 31 (uint64 arithmetic, wrapping)
  *   key(seed, pos)        = mix(mix(seed) ^ pos)            (pos: the token's position in the
  *                                                            sequence, prompt included)
  *   bits(key, stream, id) = mix(key ^ (stream << 32 | id))   (id: a token id or an index)
  *   u(key, stream, id)    = ((bits >> 11) + 0.5) / 2^53      (in (0, 1), never 0 or 1)
  *   g(seed, pos, token)   = -samp_log(-samp_log(u(key(seed, pos), SAMP_GUMBEL, token)))
+ *   samp_log(x): x = m 2^e (frexp; m < sqrt(1/2) doubled), s = (m - 1) / (m + 1), t = 1/25,
+ *   t = 1/k + s^2 t for k = 23, 21, .., 1 (1/k rounded to double), log = (e ln2_lo + 2 s t) +
+ *   e ln2_hi with ln2_hi = 0x1.62e42feep-1, ln2_lo = 0x1.a39ef35793c76p-33
  * Coupled mode: the token at pos is argmax over the kept set of (double)logit / T + g, ties to
  * the lowest id. Standard mode draws with uniforms of the other streams: plain sampling and
  * residuals by inverse CDF over the kept tokens in id order, the rejection tests as u < ratio.
