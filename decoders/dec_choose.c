@@ -3,10 +3,38 @@
  * on the arithmetic of sampling.h. At temperature 0 each is the argmax and a comparison, as
  * the decoders computed before sampling existed. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
 #include "decoders/sampling.h"
+#include "util/err.h"
+
+double dec_sampling_margin(const dec_sampling *s, const float *logits, int V, int pos) {
+    const int on = dec_sampling_on(s);
+    if (on && s->mode != DEC_SAMPLING_COUPLED) return NAN;
+    samp_work *w = NULL;
+    double *p = NULL;
+    char err[ERR_LEN];
+    if (on && (samp_work_new(&w, V, err) || !(p = malloc(sizeof(double) * (size_t)V)))) {
+        samp_work_free(w);
+        return NAN;
+    }
+    if (on) samp_dist(w, s, logits, p); /* the kept set: p > 0 */
+    const uint64_t key = on ? samp_key(s->seed, pos) : 0;
+    double best = -INFINITY, second = -INFINITY;
+    for (int v = 0; v < V; v++) {
+        if (on && !(p[v] > 0)) continue;
+        double sc = on ? (double)logits[v] / s->temperature + samp_gumbel(key, v) : logits[v];
+        if (sc > best)
+            second = best, best = sc;
+        else if (sc > second)
+            second = sc;
+    }
+    samp_work_free(w);
+    free(p);
+    return second > -INFINITY ? best - second : NAN;
+}
 
 static int vocab(const dec *d) {
     return d->env.target->cfg.vocab_size;
@@ -63,6 +91,7 @@ double dec_draft_prob(const float *dl, int V, int x) {
 /* One rejection test of standard mode, counted: accepted with probability `ratio` (u below
  * it), whose expected value before the proposal was drawn is `alpha`. */
 static int test(dec *d, uint64_t key, int j, double ratio, double alpha) {
+    if (d->env.sampling.test_flaw == 2) ratio = 1; /* accepts every proposal */
     int ok = samp_uniform(key, SAMP_ACCEPT, (uint32_t)j) < ratio;
     dec_stats *st = d->st;
     st->samp_tests++;

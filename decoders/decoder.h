@@ -40,9 +40,10 @@ typedef struct {
     double top_p;       /* 0 or >= 1: no top-p cut */
     unsigned long long seed;
     dec_sampling_mode mode;
-    /* Tests only (tests/test_sampling.c): a deliberately biased verifier, to prove the
-     * statistical test catches one. 1: a rejected draft is replaced by a sample of the target's
-     * distribution instead of the residual max(0, p - q) (a classic bug). 0 otherwise. */
+    /* Tests only: a deliberately biased verifier, to prove the statistical checks catch one.
+     * 1: a rejected draft is replaced by a draw from the target's distribution instead of the
+     * residual max(0, p - q) (a classic bug; tests/test_sampling.c); 2: every proposal is
+     * accepted (`run`'s acceptance check, tests/cli_sampling.sh). 0 otherwise. */
     int test_flaw;
 } dec_sampling;
 
@@ -54,6 +55,11 @@ const char *dec_sampling_name(const dec_sampling *s);
 int dec_sampling_parse_mode(const char *name, dec_sampling_mode *out);
 /* Checks the ranges (temperature 0..100, top_k >= 0, top_p 0..1); message names the field. */
 int dec_sampling_check(const dec_sampling *s, char *err);
+
+/* How close plain decoding's choice at pos was, for mismatch reports: the largest score minus
+ * the second (greedy: logits; coupled: logit / T + g(seed, pos, token) over the kept set);
+ * NAN in standard mode (a draw has no margin) or on failure. */
+double dec_sampling_margin(const dec_sampling *s, const float *logits, int vocab, int pos);
 
 typedef struct {
     const model *target;

@@ -145,6 +145,8 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
             fprintf(stderr, "decbench sweep: %s\n", e2);
         return -1;
     }
+    /* a point failing the standard-sampling check counts as a mismatch (runner.h) */
+    res.mismatches += res.samp_suspect;
     db_status fin = m == RUNNER_INTERRUPTED                    ? DB_INCOMPLETE
                     : res.mismatches && !s->r.o.allow_mismatch ? DB_FAILED
                                                                : DB_COMPLETE;

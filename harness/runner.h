@@ -41,6 +41,7 @@
 #include "datasets/dataset.h"
 #include "harness/args.h"
 #include "harness/progress.h"
+#include "harness/sampling_opts.h"
 #include "harness/session.h"
 #include "results/db.h"
 
@@ -58,10 +59,12 @@ typedef struct {
     int max_new;   /* 0: each dataset's own default */
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
+    dec_sampling sampling; /* --temperature, --top-k, --top-p, --seed, --sampling */
 } runner_opts;
 
-/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 20
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 20 of
+ * runner_opts.c's table, then the sampling options (harness/sampling_opts.h). */
+#define RUNNER_N_OPTS (20 + SAMPLING_N_OPTS)
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -101,11 +104,13 @@ typedef struct {
      * how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
-    int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
+    int test_flip;  /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
+    dec_stats last; /* the statistics of the last sample measured */
 } runner;
 
 typedef struct {
     long measured, skipped, mismatches;
+    long samp_suspect; /* standard sampling: decoders whose acceptances failed the check */
 } runner_result;
 
 enum { RUNNER_DONE = 0, RUNNER_INTERRUPTED = 1 };

@@ -13,7 +13,7 @@
 #define OPT(n, a, v, h)                                                                            \
     { .name = n, .alias = a, .takes_value = v, .help = h }
 
-static const args_opt common[RUNNER_N_OPTS] = {
+static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
     OPT("--model", "-m", 1, "target model (llama2.c .bin or GGUF), required"),
     OPT("--draft", NULL, 1, "draft model for spec / ouroboros (same vocabulary)"),
     OPT("--tokenizer", "-z", 1,
@@ -51,6 +51,7 @@ static const args_opt common[RUNNER_N_OPTS] = {
 
 void runner_options(args_opt *o) {
     memcpy(o, common, sizeof common);
+    sampling_options(o + RUNNER_N_OPTS - SAMPLING_N_OPTS);
 }
 
 #define DEFAULT_DB "results/decbench.db"
@@ -71,6 +72,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
+    if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[7];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||
@@ -132,6 +134,7 @@ void runner_help(void) {
         "    with state across prompts (ouroboros warm=1) restart cold at the resume point.\n"
         "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
         "    `decbench report`, CI gate: `decbench compare`\n");
+    fputs(sampling_help, stderr);
     char buf[8192];
     ds_help(buf, sizeof buf);
     fprintf(stderr, "datasets:\n%s", buf);

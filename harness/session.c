@@ -85,5 +85,5 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
 
 dec_env session_env(const session *s) {
     return (dec_env){.target = s->target, .draft = s->draft, .pool = s->pool,
-                     .kernels = s->kernels};
+                     .kernels = s->kernels, .sampling = s->sampling};
 }

@@ -13,6 +13,7 @@ typedef struct {
     kern_mode kernels;
     int threads;
     char tokenizer_path[4096];
+    dec_sampling sampling; /* zero (greedy) after session_open; set by the command */
 } session;
 
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own

@@ -146,17 +146,22 @@ static int key_cmp(const rec *a, const rec *b) {
     return a->repeat < b->repeat ? -1 : a->repeat > b->repeat;
 }
 
-/* Header facts of a run: commit, model hash, kernels. */
-static void run_facts(db *d, int64_t run, char *commit, char *model, char *kernels) {
+/* Header facts of a run: commit, model hash, kernels, sampling (e.g. "greedy",
+ * "coupled T=0.8 top-k=40 top-p=0.95 seed=1"). */
+static void run_facts(db *d, int64_t run, char *commit, char *model, char *kernels,
+                      char *sampling) {
     sqlite3_stmt *st;
     strcpy(commit, "?");
     strcpy(model, "?");
     strcpy(kernels, "?");
+    strcpy(sampling, "?");
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT COALESCE(substr(e.git_commit, 1, 10) || CASE WHEN e.git_dirty "
                            "THEN '+dirty' ELSE '' END, '?'), COALESCE(r.model_hash, '?'), "
-                           "COALESCE(r.kernels, '?') FROM runs r LEFT JOIN environments e ON "
-                           "e.id = r.env_id WHERE r.id = ?",
+                           "COALESCE(r.kernels, '?'), r.sampling || CASE WHEN r.sampling = "
+                           "'greedy' THEN '' ELSE ' T=' || r.temperature || ' top-k=' || r.top_k "
+                           "|| ' top-p=' || r.top_p || ' seed=' || r.sampling_seed END "
+                           "FROM runs r LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
                            -1, &st, NULL) != SQLITE_OK)
         return;
     sqlite3_bind_int64(st, 1, run);
@@ -164,6 +169,7 @@ static void run_facts(db *d, int64_t run, char *commit, char *model, char *kerne
         snprintf(commit, 32, "%s", (const char *)sqlite3_column_text(st, 0));
         snprintf(model, 32, "%s", (const char *)sqlite3_column_text(st, 1));
         snprintf(kernels, 32, "%s", (const char *)sqlite3_column_text(st, 2));
+        snprintf(sampling, 128, "%s", (const char *)sqlite3_column_text(st, 3));
     }
     sqlite3_finalize(st);
 }
@@ -209,8 +215,9 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
         return -1;
     }
 
-    char commit[2][32], model[2][32], kernels[2][32];
-    for (int s = 0; s < 2; s++) run_facts(dbs[s], runs[s], commit[s], model[s], kernels[s]);
+    char commit[2][32], model[2][32], kernels[2][32], sampling[2][128];
+    for (int s = 0; s < 2; s++)
+        run_facts(dbs[s], runs[s], commit[s], model[s], kernels[s], sampling[s]);
     res->models_differ = strcmp(model[0], model[1]) != 0;
 
     /* Deterministic table: one line per differing figure of a sample. */
@@ -374,6 +381,10 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
                     model[0], model[1]);
         if (strcmp(kernels[0], kernels[1]))
             fprintf(out, "WARNING: different kernels (%s vs %s)\n", kernels[0], kernels[1]);
+        if (strcmp(sampling[0], sampling[1]))
+            fprintf(out,
+                    "WARNING: different sampling (%s vs %s): output differences are expected\n",
+                    sampling[0], sampling[1]);
         fputc('\n', out);
         if (res->n_det_diff) {
             rt_note(&det, "%ld sample(s) differ%s.", res->n_det_diff,

@@ -157,8 +157,9 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     if (prepare(d, &st,
                 "INSERT INTO runs (command, label, model_path, model_bytes, model_hash, "
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
-                "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
+                "sampling, temperature, top_k, top_p, sampling_seed) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -182,6 +183,12 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     bind_int_or_null(st, i++, env, 0);
     bind_int_or_null(st, i++, r->sweep_id, 0);
     bind_int_or_null(st, i++, r->baseline_run_id, 0);
+    int samples = r->sampling && strcmp(r->sampling, "greedy") != 0;
+    bind_text(st, i++, samples ? r->sampling : "greedy");
+    sqlite3_bind_double(st, i++, samples ? r->temperature : 0);
+    sqlite3_bind_int(st, i++, samples ? r->top_k : 0);
+    sqlite3_bind_double(st, i++, samples && r->top_p > 0 ? r->top_p : 1);
+    sqlite3_bind_int64(st, i++, samples ? (int64_t)r->sampling_seed : 0);
     if (step_done(d, st, "db_begin_run", "run", err) != 0) goto fail;
     sqlite3_finalize(st);
     st = NULL;
