@@ -1,5 +1,5 @@
 /* lookahead.c: lookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024, arXiv 2402.02057,
- * Section 3: the lookahead branch, the verification branch and both in one pass; greedy only)
+ * Section 3: the lookahead branch, the verification branch and both in one pass)
  * as hao-ai-lab/LookaheadDecoding (LADE) and llama.cpp's examples/lookahead run it.
  *
  * State: a 2D window of N-1 levels (Jacobi iterations, oldest = level 0) by W columns over the
@@ -67,7 +67,23 @@
  *    on t; LADE and we use t.
  *  - Rows past the tokens still wanted are not fed: the window and the candidates are cut to
  *    depth max_new - n_out - 1 (the framework caps max_new at the context length), so no row
- *    sits at a position >= seq_len and the last steps carry no useless rows. */
+ *    sits at a position >= seq_len and the last steps carry no useless rows.
+ *
+ * LADE's start (issue 13.5), off by default: init=lade draws the initial and fresh guesses at
+ * random from the prompt's tokens (LADE's copy_from, seeded by `seed`), and fill_prefill=1
+ * evaluates the window's level 0 in the prompt's own pass (dec_prefill_batch: the prompt's
+ * last rows and the window in one fwd_eval), its outputs becoming level 1, as LADE's first
+ * forward does: the first fill step costs no pass of its own, and like LADE's that pass
+ * verifies nothing (it yields one token, as every prompt pass). Measured (LADE_START below).
+ *
+ * Sampling (decoder.h): window outputs and harvested n-grams are dec_propose's (the argmax, or
+ * the coupled pick). Greedy and coupled verification are the walks above (a match with the
+ * pick); standard sampling verifies the candidates and, when it is verified, level 0 as one
+ * tree with dec_tree_walk: at each position the distinct candidate tokens are tried in turn,
+ * each accepted with probability p'(x) and removed from p' when rejected (LADE's sampling
+ * verification, after SpecInfer; LADE merges candidates sharing a prefix as the trie does),
+ * then a draw from what is left. LADE verifies no level 0 and waits for the fill steps; we keep
+ * our greedy-mode choices there. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +102,8 @@ enum {
     P_SHARE,
     P_INIT,
     P_SEED,
-    P_FILL_PREFILL
+    P_FILL_PREFILL,
+    P_ADAPT
 };
 enum { REFILL_ALIGN, REFILL_LADE, REFILL_LLAMACPP };
 enum { INIT_PROMPT, INIT_RANDOM, INIT_LADE };
@@ -110,6 +127,7 @@ typedef struct {
     int *ctx; /* prompt + output so far, seq_len */
     int len;  /* tokens in ctx; the current token is ctx[len - 1] */
     int n_prompt;
+    int g_cur; /* adapt=1: candidates verified per step, 1..G */
     rng_state rng;
 } lookahead;
 
@@ -195,6 +213,7 @@ static int la_build(dec *d, lookahead *la, int max_depth, int with_cand, int *ca
     la->cand0 = n;
     int L = la->N - 1 < max_depth ? la->N - 1 : max_depth,
         cnt = with_cand ? ngram_pool_count(la->pool, LV(la, 0, 0)) : 0;
+    if (cnt > la->g_cur) cnt = la->g_cur;
     *cand_len = cnt > 0 ? L : 0;
     for (int c = 0; c < cnt && L > 0; c++) {
         const int *g = ngram_pool_get(la->pool, LV(la, 0, 0), c);
@@ -352,7 +371,7 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         d->env.sampling.temperature > 0 && d->env.sampling.mode == DEC_SAMPLING_STANDARD;
     rng_seed(&la->rng, (uint64_t)d->param[P_SEED]);
     ngram_pool_clear(la->pool);
-    la->len = 0, la->n_prompt = n_prompt;
+    la->len = 0, la->n_prompt = n_prompt, la->g_cur = la->G;
     la_push(d, la, prompt, n_prompt);
     if (d->param[P_FILL_PREFILL]) {
         if (la_prefill_window(d, la, prompt, n_prompt, err)) return -1;
@@ -387,6 +406,9 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
             next = la->am[la->path[k]];
         }
+        if (d->param[P_ADAPT] && L > 0) /* +2 after a candidate hit, -1 after a miss */
+            la->g_cur = !use0 && k > 0 ? (la->g_cur + 2 < la->G ? la->g_cur + 2 : la->G)
+                                       : (la->g_cur > 1 ? la->g_cur - 1 : 1);
         int w0 = 0;
         while (w0 < la->width && ROW(la, 0, w0) >= 0) w0++;
         int drafted = use0 ? w0 - 1 : L > 0 ? L : verify0 ? w0 - 1 : 0;
@@ -425,7 +447,7 @@ static void la_destroy(dec *d) {
 const dec_vtable dec_lookahead_vtable = {
     .name = "lookahead",
     .summary = "lookahead decoding: Jacobi trajectory window + n-gram pool, verified in one pass",
-    .n_params = 11,
+    .n_params = 12,
     .params = {
         {"W", PARAM_INT, 15, 1, 64, {0}, "window columns (future positions)"},
         {"N", PARAM_INT, 5, 2, 12, {0}, "n-gram size: the window has N-1 levels"},
@@ -441,6 +463,8 @@ const dec_vtable dec_lookahead_vtable = {
         {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random and init=lade"},
         {"fill_prefill", PARAM_INT, 0, 0, 1, {0},
          "1: the prompt's pass also fills the window's first level (LADE's start)", .quiet = 1},
+        {"adapt", PARAM_INT, 0, 0, 1, {0},
+         "1: candidates verified per step +2 after a hit, -1 after a miss (1..G)", .quiet = 1},
     },
     .create = la_create,
     .generate = la_generate,

@@ -44,9 +44,32 @@
  *     when the draft is full; the target then verifies suffixes keyed on its own current
  *     token (draft length 0). Drafts and suffixes are trimmed to what could still be emitted
  *     (max_new, and so the target's context).
- *   - No sampling, batch 1 (as the reference).
+ *   - Batch 1 (as the reference). Sampling (decoder.h; the reference samples only in its
+ *     target's plain decoding): the draft's tokens and phrases are dec_propose's (its argmax,
+ *     or the coupled pick with the target's noise), the target's per-row tokens too (used by
+ *     inspiration and refinement). Greedy and coupled verification are the walk below (a match
+ *     with the pick); standard sampling verifies the draft and the suffixes as one tree of
+ *     fixed guesses with dec_tree_walk (accept x with probability p'(x), remove it from p' when
+ *     rejected; SpecInfer's rule for deterministic candidates): phrase tokens have no draft
+ *     probability, so Leviathan's min(1, p / q) cannot apply to them.
  * Switches for the ablations: lookahead=0 (no window: the draft still verifies pool phrases),
  * suffix=0 (= K=0), inspire=0, refine=0, warm=0.
+ *
+ * beta and the paper: the paper's phrase length counts the key token, ours does not, so our
+ * beta = the paper's beta - 1 = the reference code's lookahead_level - 1 (its default level 7
+ * is beta=6). Issue 13.5 asked for the paper's meaning under a new name or the mapping written
+ * wherever beta is shown: it is in the parameter's help (`decbench decoders`), README's decoder
+ * table and here; a second name for the same quantity would give one setting two specs.
+ *
+ * Options beyond the default behaviour (new parameters, defaults unchanged):
+ *   trim=1     cut each draft to exactly gamma tokens, as the reference's lade_generate does
+ *              (max_new_tokens = gamma, the output truncated to it); by default a draft keeps
+ *              every token its phrase passes produced, gamma to gamma + beta.
+ *   p_min      stop drafting after a token whose draft probability (llama.cpp's measure,
+ *              dec_draft_prob) is below p_min, the token kept;
+ *   adapt=1    Hugging Face's +2/-1 schedule on gamma (spec.c), at most gamma_max.
+ * Why each step's draft ended is counted (stop_gamma, stop_p_min, stop_end, stop_room) with the
+ * draft length aimed at (draft_goal). Measured (MEASURED below).
  *
  * Statistics: drafted = the draft length plus the suffix length when suffixes were attached
  * (the longest root-to-leaf path offered); accepted = draft tokens + suffix tokens accepted.
