@@ -29,7 +29,7 @@ $B report --db "$DB"
 
 # Projection: the rows and steps measured above, priced with a 110M-shaped target's cost curve.
 f=$(synth_cached 110M)
-$B cost --model "$f" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" --no-bandwidth --seconds 200 \
+$B cost --model "$f" --rows 1,2,4,8,16,32,64,128 --threads "$THREADS" --no-bandwidth --seconds 200ms \
     --csv "$CACHE/cost_110M.csv" >/dev/null
 echo
 $B report --db "$DB" --layout projected --project-cost "$CACHE/cost_110M.csv"

@@ -29,7 +29,7 @@ ROWS=1,2,4,8,16,32,64
 source bench/cache.sh
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 bandwidth() { # GB/s, from the header line of a one-point cost run on a small model
-    $B cost --model "$1" --rows 1 --seconds 50 --threads "$THREADS" |
+    $B cost --model "$1" --rows 1 --seconds 50ms --threads "$THREADS" |
         sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p'
 }
 free_gb() { df -Pk "$CACHE" | awk 'NR == 2 {printf "%d", $4 / 1e6}'; }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 static const char MAGIC[8] = {'D', 'B', 'O', 'U', 'R', 'O', 'P', '1'};
@@ -53,44 +54,23 @@ int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) 
     }
     uint64_t h = hash_fnv1a(buf, size - 8);
     b = put_u32(b, (uint32_t)h), b = put_u32(b, (uint32_t)(h >> 32));
-    /* through PATH.tmp and a rename: a failed save leaves an older file at PATH intact */
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+    /* through PATH.tmp and a rename (file.h): a failed save leaves an older file at PATH intact
+     * and no PATH.tmp behind */
+    file_out o;
+    if (file_out_open(&o, path, "pool", err)) {
         free(buf);
-        return err_set(err, "%s: path too long", path);
+        return -1;
     }
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(buf, 1, size, f) == size;
-    int e = errno;
-    if (f && fclose(f) != 0) ok = 0, e = errno;
+    int ok = fwrite(buf, 1, size, o.f) == size, e = errno;
     free(buf);
-    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
-    if (!ok) {
-        if (f) remove(tmp);
-        return err_set(err, "%s: cannot write the pool: %s", f ? path : tmp, strerror(e));
-    }
-    return 0;
+    if (ok) return file_out_commit(&o, err);
+    file_out_abort(&o);
+    return err_set(err, "%s: cannot write the pool: %s", path, strerror(e));
 }
 
-static unsigned char *read_all(const char *path, size_t *size, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    unsigned char *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-        buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        err_set(err, "%s: cannot read: %s", path, n < 0 ? strerror(errno) : "short read");
-        free(buf), fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
+/* The largest pool file read: a real pool (32000 keys x 64 phrases x 8 tokens) is 65 MB; a
+ * bigger file is refused with its size rather than read into memory. */
+#define POOL_MAX_BYTES (4ull << 30)
 
 /* Checks buf (fill == NULL) or adds its phrases to fill (after a successful check). */
 static int parse(const unsigned char *buf, size_t size, int vocab, int len, const char *path,
@@ -155,8 +135,9 @@ static int parse(const unsigned char *buf, size_t size, int vocab, int len, cons
 
 int ouro_pool_load(ngram_pool *p, int vocab, const char *path, char *err) {
     size_t size = 0;
-    unsigned char *buf = read_all(path, &size, err);
-    if (!buf) return -1;
+    unsigned char *buf;
+    /* a directory, FIFO or device is refused before a byte is read (file.h) */
+    if (file_read_all(path, "pool", POOL_MAX_BYTES, &buf, &size, err)) return -1;
     int rc = parse(buf, size, vocab, ngram_pool_n(p), path, NULL, err);
     if (rc == 0) {
         ngram_pool_clear(p);

@@ -34,20 +34,20 @@ static int parse_tolerance(const char *s, double *out, char *err) {
 int cmd_compare(int argc, char **argv) {
     args_opt o[C_COUNT] = {
         [C_TOL] = {"--tolerance", NULL, 1,
-                   "allowed tok/s drop per decoder, fraction or percent (default 0.15)"},
-        [C_LISTED] = {"--max-listed", NULL, 1, "differing samples listed in full (default 20)"},
+                   "allowed tok/s drop per decoder, fraction or percent (default 0.15)", "X"},
+        [C_LISTED] = {"--max-listed", NULL, 1, "differing samples listed in full (default 20)",
+                      "N"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[2];
     int n_pos;
     if (args_parse(argc, argv, 2, o, C_COUNT, pos, 2, &n_pos, err))
-        return cmd_fail("compare", err) + 1;
+        return cmd_usage("compare", err);
     if (args_flag(o, C_COUNT, "--help")) {
         args_usage("decbench compare BASE HEAD [--tolerance X]   (each FILE or FILE:RUN_ID)", o,
                    C_COUNT);
-        fprintf(
-            stderr,
+        printf(
             "Must be equal per sample (dataset, prompt, decoder spec, repeat): output hash, new\n"
             "tokens, target/draft steps and rows, drafted, accepted, verification steps, match\n"
             "flag, accept histogram. Speed: decode tok/s per decoder spec (ratio of totals over\n"
@@ -55,14 +55,13 @@ int cmd_compare(int argc, char **argv) {
             "in HEAD fails. Exit 0 pass, 1 regression, 2 error.\n");
         return 0;
     }
-    if (n_pos != 2)
-        return cmd_fail("compare", "expected two arguments: BASE HEAD (see --help)") + 1;
+    if (n_pos != 2) return cmd_usage("compare", "expected two arguments: BASE HEAD (see --help)");
     compare_opts co = {.tolerance = COMPARE_DEFAULT_TOLERANCE};
     long listed;
     const char *tol = args_str(o, C_COUNT, "--tolerance", NULL);
     if ((tol && parse_tolerance(tol, &co.tolerance, err)) ||
         args_int(o, C_COUNT, "--max-listed", 20, 1, 1000000, &listed, err))
-        return cmd_fail("compare", err) + 1;
+        return cmd_usage("compare", err);
     co.max_listed = (int)listed;
     compare_result res;
     if (compare_sources(pos[0], pos[1], &co, stdout, &res, err)) {
@@ -71,6 +70,8 @@ int cmd_compare(int argc, char **argv) {
         return COMPARE_EXIT_ERROR;
     }
     fflush(stdout);
+    if (res.machine_differs)
+        fprintf(stderr, "decbench compare: warning: %s: speed is not comparable\n", res.warning);
     if (!res.regression) {
         fprintf(stderr,
                 "decbench compare: pass: %ld common sample(s), %d decoder spec(s) within "

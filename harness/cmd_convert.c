@@ -1,6 +1,6 @@
 /* cmd_convert.c: `decbench convert`: a model (llama2.c checkpoint, or GGUF to change its weight
- * type) and its vocabulary to a GGUF file in f32, f16, bf16, q8_0, q4_0, q4_k or q6_k
- * (model/convert.h). */
+ * type) and its vocabulary to a GGUF file in f32, f16, bf16, q8_0, q4_0, q5_0, q4_k or q6_k, or
+ * in llama-quantize's mix of Q4_0, Q4_K_M, Q6_K or Q8_0 (model/convert.h). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,48 +55,51 @@ static int same_file(const char *a, const char *b) {
 int cmd_convert(int argc, char **argv) {
     args_opt o[V_COUNT] = {
         [V_MODEL] = {"--model", "-m", 1,
-                     "input: llama2.c checkpoint (legacy or v1) or GGUF (required)"},
+                     "input: llama2.c checkpoint (legacy or v1) or GGUF (required)", "FILE"},
         [V_TOK] = {"--tokenizer", "-z", 1,
                    "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
-                   "tok<vocab>.bin in the models folder)"},
+                   "tok<vocab>.bin in the models folder)",
+                   "FILE"},
         [V_TYPE] = {"--type", NULL, 1,
-                    "weight type: f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (required; norms stay "
-                    "f32)"},
+                    "weight type of every matrix: f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q6_k; "
+                    "or llama-quantize's per-tensor mix: Q4_0, Q4_K_M, Q6_K, Q8_0 (required; "
+                    "vectors stay f32)",
+                    "TYPE"},
         [V_OUT] = {"--output", "-o", 1,
-                   "output GGUF file (required; written to FILE.tmp, then renamed)"},
+                   "output GGUF file (required; written to FILE.tmp, then renamed)", "FILE"},
         [V_FALLBACK] = {"--fallback", NULL, 1,
                         "block types: type of matrices whose rows are not whole blocks (32 values; "
-                        "256 for q4_k, q6_k): f16 (default), f32, or none (refuse)"},
-        [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)"},
+                        "256 for q4_k, q6_k): f16 (default), f32, or none (refuse)",
+                        "TYPE"},
+        [V_NAME] = {"--name", NULL, 1, "general.name (default: the input's file name)", "TEXT"},
         [V_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err)) return cmd_fail("convert", err);
+    if (args_parse(argc, argv, 2, o, V_COUNT, pos, 0, &n_pos, err))
+        return cmd_usage("convert", err);
     if (args_flag(o, V_COUNT, "--help")) {
-        args_usage(
-            "decbench convert --model IN --type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k -o OUT.gguf "
-            "[--tokenizer TOK]",
-            o, V_COUNT);
+        args_usage("decbench convert --model IN --type TYPE|MIX -o OUT.gguf [--tokenizer TOK]", o,
+                   V_COUNT);
         return 0;
     }
     const char *in = args_str(o, V_COUNT, "--model", NULL),
                *out = args_str(o, V_COUNT, "--output", NULL);
     const char *type_s = args_str(o, V_COUNT, "--type", NULL);
     if (!in || !out || !type_s)
-        return cmd_fail("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
+        return cmd_usage("convert", "--model IN, --type TYPE and -o OUT.gguf are required");
     char name[256];
     base_name(in, name, sizeof name);
     convert_opts opts = {.name = args_str(o, V_COUNT, "--name", name)};
-    if (convert_type_parse(type_s, &opts.type)) {
-        char types[128];
-        convert_type_list(types, sizeof types, " or ");
+    if (convert_scheme_parse(type_s, &opts)) {
+        char types[200];
+        convert_scheme_list(types, sizeof types);
         snprintf(err, sizeof err, "--type %s: expected %s", type_s, types);
-        return cmd_fail("convert", err);
+        return cmd_usage("convert", err);
     }
     if (parse_fallback(args_str(o, V_COUNT, "--fallback", "f16"), &opts.fallback, err))
-        return cmd_fail("convert", err);
+        return cmd_usage("convert", err);
     if (same_file(in, out))
         return cmd_fail("convert", "-o names the input file; choose another output");
     model *m = NULL;
@@ -118,9 +121,15 @@ int cmd_convert(int argc, char **argv) {
     fprintf(stderr,
             "wrote %s: %s weights (%d matrices, norms f32), vocab %d from %s, %.1f MB of "
             "tensors, %.1f s\n",
-            out, wtype_name(opts.type), rep.n_matrices, m->cfg.vocab_size, tok_path,
+            out, convert_scheme_name(&opts), rep.n_matrices, m->cfg.vocab_size, tok_path,
             rep.weight_bytes / 1e6, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-    if (rep.n_fallback)
+    if (rep.n_fallback && opts.mix)
+        fprintf(stderr,
+                "note: %d of %d matrices (first: %s, rows of %d values) are not whole blocks of "
+                "their type and are stored as llama-quantize stores them (%s)\n",
+                rep.n_fallback, rep.n_matrices, rep.first_fallback, rep.first_fallback_cols,
+                wtype_name(rep.fallback_type));
+    else if (rep.n_fallback)
         fprintf(stderr,
                 "note: %d of %d matrices (first: %s, rows of %d values) are not whole "
                 "%d-value blocks and are stored as %s instead of %s (--fallback f32 or "

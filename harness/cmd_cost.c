@@ -18,6 +18,7 @@
 #include "harness/session.h"
 #include "results/db.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { C_MODEL, C_ROWS, C_CONTEXT, C_THREADS, C_KERN, C_SECONDS, C_CSV, C_DB, C_NOBW, C_LABEL, C_HELP, C_COUNT };
 
@@ -38,39 +39,47 @@ static int parse_rows(const char *s, int *rows, int max, int *n, char *err) {
 
 int cmd_cost(int argc, char **argv) {
     args_opt o[C_COUNT] = {
-        [C_MODEL] = {"--model", "-m", 1, "model file (real or synthetic weights)"},
-        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default 1,2,4,8,16,32,64,128,256)"},
-        [C_CONTEXT] = {"--context", NULL, 1, "committed tokens before the measured pass (default 128)"},
-        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas"},
-        [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, ms (default 300)"},
-        [C_CSV] = {"--csv", NULL, 1, "also write rows,seconds to this file (for report --project-cost)"},
-        [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database"},
+        [C_MODEL] = {"--model", "-m", 1, "model file (real or synthetic weights; a bare name is looked up in the models folder)", "FILE"},
+        [C_ROWS] = {"--rows", NULL, 1, "rows per pass (default 1,2,4,8,16,32,64,128,256)", "LIST"},
+        [C_CONTEXT] = {"--context", NULL, 1, "committed tokens before the measured pass (default 128)", "N"},
+        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
+        [C_KERN] = {"--kernels", NULL, 1, "exact (default) or blas", "exact|blas"},
+        [C_SECONDS] = {"--seconds", NULL, 1, "minimum measuring time per point, in seconds (default 0.3; units: 300ms, 0.3s, 1m)", "S"},
+        [C_CSV] = {"--csv", NULL, 1, "also write rows,seconds to this file (for report --project-cost)", "FILE"},
+        [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
-        [C_LABEL] = {"--label", NULL, 1, "label of the stored run"},
+        [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, C_COUNT, pos, 0, &n_pos, err)) return cmd_fail("cost", err);
+    if (args_parse(argc, argv, 2, o, C_COUNT, pos, 0, &n_pos, err)) return cmd_usage("cost", err);
     if (args_flag(o, C_COUNT, "--help")) {
         args_usage("decbench cost --model FILE [--rows 1,2,4,...] [--csv FILE] [--db FILE]", o, C_COUNT);
         return 0;
     }
     int rows[64], n_rows;
-    long context, threads, ms;
+    long context, threads;
+    double seconds;
     if (parse_rows(args_str(o, C_COUNT, "--rows", "1,2,4,8,16,32,64,128,256"), rows, 64, &n_rows, err) ||
         args_int(o, C_COUNT, "--context", 128, 0, 1 << 20, &context, err) ||
         args_int(o, C_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
-        args_int(o, C_COUNT, "--seconds", 300, 1, 600000, &ms, err))
-        return cmd_fail("cost", err);
-    const char *model_path = args_str(o, C_COUNT, "--model", NULL);
-    if (!model_path) return cmd_fail("cost", "--model FILE is required");
+        args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &seconds, err))
+        return cmd_usage("cost", err);
+    /* Before 0.2 the value was milliseconds: a bare 300 now means 5 minutes per point. */
+    const char *sec_s = args_str(o, C_COUNT, "--seconds", "");
+    if (seconds >= 30 && strspn(sec_s, "0123456789.") == strlen(sec_s))
+        fprintf(stderr, "decbench cost: note: --seconds %s is %s seconds per point (write %sms for "
+                        "milliseconds)\n", sec_s, sec_s, sec_s);
+    const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
+    if (!model_arg) return cmd_usage("cost", "--model FILE is required");
+    char model_path[4096];
+    session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
-        return cmd_fail("cost", "--kernels: expected exact or blas");
+        return cmd_usage("cost", "--kernels: expected exact or blas");
     int nt = threads > 0 ? (int)threads : session_cores();
     int max_rows = 0;
     for (int i = 0; i < n_rows; i++) max_rows = rows[i] > max_rows ? rows[i] : max_rows;
@@ -78,7 +87,8 @@ int cmd_cost(int argc, char **argv) {
     tpool *pool = NULL;
     fwd_ctx *f = NULL;
     db *d = NULL;
-    FILE *csv = NULL;
+    file_out csv_out = {0};
+    FILE *csv = NULL; /* csv_out.f: written through PATH.tmp, renamed when every point is in */
     int rc = 1;
     if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) ||
         fwd_new(&f, m, pool, max_rows, km, err))
@@ -89,9 +99,9 @@ int cmd_cost(int argc, char **argv) {
         goto done;
     }
     const char *csv_path = args_str(o, C_COUNT, "--csv", NULL), *db_path = args_str(o, C_COUNT, "--db", NULL);
-    if (csv_path && !(csv = fopen(csv_path, "w"))) {
-        err_set(err, "%s: cannot create", csv_path);
-        goto done;
+    if (csv_path) {
+        if (file_out_open(&csv_out, csv_path, "CSV", err)) goto done;
+        csv = csv_out.f;
     }
     int64_t run_id = 0;
     if (db_path) {
@@ -117,7 +127,7 @@ int cmd_cost(int argc, char **argv) {
     if (csv) fprintf(csv, "rows,seconds\n");
     for (int i = 0; i < n_rows; i++) {
         measure_point p;
-        if (measure_forward(f, rows[i], (int)context, ms / 1000.0, &p, err)) goto done;
+        if (measure_forward(f, rows[i], (int)context, seconds, &p, err)) goto done;
         printf("%6d %12.4f %12.4f %10.2f %10.2f %8d\n", p.rows, p.seconds * 1e3, p.seconds * 1e3 / p.rows,
                p.gflops, p.weight_gbps, p.repeats);
         fflush(stdout);
@@ -128,12 +138,13 @@ int cmd_cost(int argc, char **argv) {
             if (db_insert_cost(d, run_id, &dc, err)) goto done;
         }
     }
+    if (csv && file_out_commit(&csv_out, err)) goto done;
     if (d && db_finish_run(d, run_id, DB_COMPLETE, err)) goto done;
     if (d) fprintf(stderr, "stored as run %lld in %s\n", (long long)run_id, db_path);
     rc = 0;
 done:
     if (rc) cmd_fail("cost", err);
-    if (csv && fclose(csv) != 0 && rc == 0) rc = cmd_fail("cost", "cannot write the CSV file");
+    file_out_abort(&csv_out); /* after a commit: nothing; after an error: removes PATH.tmp */
     db_close(d);
     fwd_free(f);
     model_close(m);

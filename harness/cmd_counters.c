@@ -27,7 +27,7 @@ int cmd_counters(int argc, char **argv) {
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, 1, pos, 0, &n_pos, err)) return cmd_fail("counters", err) + 1;
+    if (args_parse(argc, argv, 2, o, 1, pos, 0, &n_pos, err)) return cmd_usage("counters", err);
     if (args_flag(o, 1, "--help")) {
         args_usage("decbench counters   (markdown tables: every counter a sample stores, every "
                    "report figure)",

@@ -9,11 +9,7 @@
 #include "harness/sampling_opts.h"
 #include "harness/session.h"
 #include "util/err.h"
-
-int cmd_fail(const char *cmd, const char *msg) {
-    fprintf(stderr, "decbench %s: %s\n", cmd, msg);
-    return 1;
-}
+#include "util/file.h"
 
 typedef struct {
     const tok *t;
@@ -86,17 +82,26 @@ enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS
 
 int cmd_generate(int argc, char **argv) {
     args_opt o[G_ALL] = {
-        [G_MODEL] = {"--model", "-m", 1, "model file (llama2.c .bin or GGUF)"},
+        [G_MODEL] = {"--model", "-m", 1,
+                     "model file (llama2.c .bin or GGUF; a bare name is looked up in the models "
+                     "folder)",
+                     "FILE"},
         [G_TOK] =
             {"--tokenizer", "-z", 1,
-             "tokenizer file (default: the GGUF's own, or tok<vocab>.bin in the models folder)"},
-        [G_PROMPT] = {"--prompt", "-i", 1, "prompt text (default: empty, i.e. just BOS)"},
-        [G_N] = {"--max-new", "-n", 1, "new tokens to generate (default 256)"},
-        [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`"},
-        [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros"},
-        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)"},
+             "tokenizer file (default: the GGUF's own, or tok<vocab>.bin in the models folder)",
+             "FILE"},
+        [G_PROMPT] = {"--prompt", "-i", 1, "prompt text (default: empty, i.e. just BOS)", "TEXT"},
+        [G_N] = {"--max-new", "-n", 1,
+                 "new tokens to generate (default 256; fewer when the context length ends first, "
+                 "with a note)",
+                 "N"},
+        [G_DEC] = {"--decoder", "-d", 1, "decoder spec (default greedy); see `decbench decoders`",
+                   "SPEC"},
+        [G_DRAFT] = {"--draft", NULL, 1, "draft model for spec / ouroboros", "FILE"},
+        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)"},
+                    "exact (default, batch-invariant) or blas (OpenBLAS sgemm, not invariant)",
+                    "exact|blas"},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
     };
@@ -104,13 +109,14 @@ int cmd_generate(int argc, char **argv) {
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, G_ALL, pos, 0, &n_pos, err)) return cmd_fail("generate", err);
+    if (args_parse(argc, argv, 2, o, G_ALL, pos, 0, &n_pos, err))
+        return cmd_usage("generate", err);
     if (args_flag(o, G_ALL, "--help")) {
         args_usage("decbench generate --model FILE [--prompt TEXT] [-n N] [--decoder SPEC] "
                    "[--temperature T [--top-k K] [--top-p P] [--seed S] [--sampling MODE]]",
                    o, G_ALL);
-        fputs(sampling_help, stderr);
-        fprintf(stderr, "decoders:\n%s", dec_help());
+        fputs(sampling_help, stdout);
+        printf("decoders:\n%s", dec_help());
         return 0;
     }
     long max_new, threads;
@@ -118,7 +124,14 @@ int cmd_generate(int argc, char **argv) {
     if (args_int(o, G_ALL, "--max-new", 256, 0, 1 << 24, &max_new, err) ||
         args_int(o, G_ALL, "--threads", 0, 0, 1024, &threads, err) ||
         sampling_opts_get(o, G_ALL, &sampling, err))
-        return cmd_fail("generate", err);
+        return cmd_usage("generate", err);
+    const char *kernels = args_str(o, G_ALL, "--kernels", "exact");
+    if (strcmp(kernels, "exact") && strcmp(kernels, "blas")) {
+        snprintf(err, sizeof err, "--kernels %.64s: expected exact or blas", kernels);
+        return cmd_usage("generate", err);
+    }
+    if (!args_str(o, G_ALL, "--model", NULL))
+        return cmd_usage("generate", "--model FILE is required");
     session s;
     if (session_open(&s, args_str(o, G_ALL, "--model", NULL), args_str(o, G_ALL, "--draft", NULL),
                      args_str(o, G_ALL, "--tokenizer", NULL),
@@ -148,6 +161,15 @@ int cmd_generate(int argc, char **argv) {
     dec_stats stats;
     if (dec_generate(d, prompt, n_prompt, (int)max_new, out, &n_out, &stats, err)) goto done;
     printf("\n");
+    fflush(stdout);
+    /* Stopped by the context length rather than by max_new or the end token: say so, or a
+     * user asking 252 tokens of a 128-token model just sees a short answer. */
+    if (n_out < max_new && n_prompt + n_out >= s.target->cfg.seq_len &&
+        (n_out == 0 || out[n_out - 1] != s.target->cfg.end_id))
+        fprintf(stderr,
+                "decbench generate: note: stopped after %d of %ld new tokens: the prompt (%d "
+                "tokens) and the output fill the context length of %s (%d)\n",
+                n_out, max_new, n_prompt, s.target->path, s.target->cfg.seq_len);
     if (args_flag(o, G_ALL, "--stats")) {
         char how[160];
         sampling_describe(&sampling, how, sizeof how);
@@ -175,9 +197,10 @@ static int open_tokenizer(args_opt *o, tok **t, char *err) {
     if (tp) return tok_load(t, tp, err);
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
     char magic[4] = {0};
-    FILE *f = fopen(mp, "rb");
-    size_t got = f ? fread(magic, 1, 4, f) : 0;
-    if (f) fclose(f);
+    FILE *f = file_fopen_regular(mp, "model", err); /* a FIFO would block fopen() */
+    if (!f) return -1;
+    size_t got = fread(magic, 1, 4, f);
+    fclose(f);
     if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return tok_load(t, mp, err);
     session s;
     if (session_open(&s, mp, NULL, NULL, "exact", 1, err)) return -1;
@@ -189,9 +212,9 @@ static int open_tokenizer(args_opt *o, tok **t, char *err) {
 
 int cmd_tokenize(int argc, char **argv) {
     args_opt o[T_COUNT] = {
-        [T_TOK] = {"--tokenizer", "-z", 1, "tokenizer file (llama2.c .bin or GGUF)"},
-        [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use"},
-        [T_TEXT] = {"--text", NULL, 1, "text to encode (required)"},
+        [T_TOK] = {"--tokenizer", "-z", 1, "tokenizer file (llama2.c .bin or GGUF)", "FILE"},
+        [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use", "FILE"},
+        [T_TEXT] = {"--text", NULL, 1, "text to encode (required)", "TEXT"},
         [T_BOS] = {"--bos", NULL, 0, "prepend BOS"},
         [T_SPECIAL] = {"--special", NULL, 0,
                        "control tokens written in the text (<|im_start|>) are those tokens"},
@@ -201,7 +224,7 @@ int cmd_tokenize(int argc, char **argv) {
     const char *pos[1];
     int n_pos;
     if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("tokenize", err);
+        return cmd_usage("tokenize", err);
     if (args_flag(o, T_COUNT, "--help")) {
         args_usage(
             "decbench tokenize (--tokenizer FILE | --model FILE) --text STR [--bos] [--special]", o,
@@ -209,7 +232,9 @@ int cmd_tokenize(int argc, char **argv) {
         return 0;
     }
     const char *text = args_str(o, T_COUNT, "--text", NULL);
-    if (!text) return cmd_fail("tokenize", "--text STR is required");
+    if (!text) return cmd_usage("tokenize", "--text TEXT is required");
+    if (!args_str(o, T_COUNT, "--tokenizer", NULL) && !args_str(o, T_COUNT, "--model", NULL))
+        return cmd_usage("tokenize", "give --tokenizer FILE or --model FILE");
     tok *t;
     if (open_tokenizer(o, &t, err)) return cmd_fail("tokenize", err);
     int *ids = malloc(sizeof(int) * (strlen(text) + 3)), n = 0;
@@ -229,9 +254,10 @@ int cmd_tokenize(int argc, char **argv) {
 
 int cmd_detokenize(int argc, char **argv) {
     args_opt o[T_COUNT] = {
-        [T_TOK] = {"--tokenizer", "-z", 1, "tokenizer file (llama2.c .bin or GGUF)"},
-        [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use"},
-        [T_TEXT] = {"--ids", NULL, 1, "space- or comma-separated token ids (default: read stdin)"},
+        [T_TOK] = {"--tokenizer", "-z", 1, "tokenizer file (llama2.c .bin or GGUF)", "FILE"},
+        [T_MODEL] = {"--model", "-m", 1, "or: the model whose tokenizer to use", "FILE"},
+        [T_TEXT] = {"--ids", NULL, 1, "space- or comma-separated token ids (default: read stdin)",
+                    "IDS"},
         [T_BOS] = {"--bos", NULL, 0, "(unused; accepted for symmetry)"},
         [T_SPECIAL] = {"--special", NULL, 0, "(unused; accepted for symmetry)"},
         [T_HELP] = {"--help", "-h", 0, "this help"},
@@ -240,12 +266,14 @@ int cmd_detokenize(int argc, char **argv) {
     const char *pos[1];
     int n_pos;
     if (args_parse(argc, argv, 2, o, T_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("detokenize", err);
+        return cmd_usage("detokenize", err);
     if (args_flag(o, T_COUNT, "--help")) {
         args_usage("decbench detokenize (--tokenizer FILE | --model FILE) [--ids \"1 2 3\"]", o,
                    T_COUNT);
         return 0;
     }
+    if (!args_str(o, T_COUNT, "--tokenizer", NULL) && !args_str(o, T_COUNT, "--model", NULL))
+        return cmd_usage("detokenize", "give --tokenizer FILE or --model FILE");
     tok *t;
     if (open_tokenizer(o, &t, err)) return cmd_fail("detokenize", err);
     const char *ids = args_str(o, T_COUNT, "--ids", NULL);

@@ -54,32 +54,35 @@ static int parse_kinds(const char *s, int want[REPORT_PLOT_KINDS], int *all, cha
 int cmd_plot(int argc, char **argv) {
     args_opt o[L_COUNT] = {
         [L_KIND] = {"--kind", "-k", 1,
-                    "speedup, scaling, accept, cost, history or all (default; comma list ok)"},
-        [L_DB] = {"--db", NULL, 1, "database FILE or FILE:RUN_ID (default results/decbench.db)"},
+                    "speedup, scaling, accept, cost, history or all (default; comma list ok)",
+                    "KIND"},
+        [L_DB] = {"--db", NULL, 1, "database FILE or FILE:RUN_ID (default results/decbench.db)",
+                  "FILE"},
         [L_RUN] = {"--run", NULL, 1,
-                   "run id(s), repeatable or comma-separated (default: see plots/README.md)"},
-        [L_SWEEP] = {"--sweep", NULL, 1, "plot every run of this sweep"},
+                   "run id(s), repeatable or comma-separated (default: see plots/README.md)", "ID"},
+        [L_SWEEP] = {"--sweep", NULL, 1, "plot every run of this sweep", "ID"},
         [L_OUT] = {"--out", "-o", 1,
-                   "output folder for .tsv, .png, .svg (default results/plots; created)"},
+                   "output folder for .tsv, .png, .svg (default results/plots; created)", "DIR"},
         [L_PLOTS] = {"--plots-dir", NULL, 1,
-                     "folder of the gnuplot scripts (default <source>/plots)"},
+                     "folder of the gnuplot scripts (default: <prefix>/share/decbench/plots "
+                     "beside the binary, else the source tree's plots/)",
+                     "DIR"},
         [L_DATA] = {"--data-only", NULL, 0, "write the data files only (no gnuplot)"},
         [L_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, L_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("plot", err) + 1;
+    if (args_parse(argc, argv, 2, o, L_COUNT, pos, 0, &n_pos, err)) return cmd_usage("plot", err);
     if (args_flag(o, L_COUNT, "--help")) {
         args_usage("decbench plot [--kind KIND] [--db FILE[:RUN]] [--run ID ...] [--out DIR]", o,
                    L_COUNT);
-        fprintf(stderr, "Figures and their data files: plots/README.md.\n");
+        printf("Figures and their data files: plots/README.md.\n");
         return 0;
     }
     int want[REPORT_PLOT_KINDS], all;
     if (parse_kinds(args_str(o, L_COUNT, "--kind", "all"), want, &all, err) < 0)
-        return cmd_fail("plot", err) + 1;
+        return cmd_usage("plot", err);
     const char *out = args_str(o, L_COUNT, "--out", "results/plots");
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/x", out); /* make_parent creates every folder above x */
@@ -105,7 +108,9 @@ int cmd_plot(int argc, char **argv) {
                     report_plot_file((report_plot_kind)k),
                     args_flag(o, L_COUNT, "--data-only") ? "" : " (+ .png, .svg)");
         } else if (all) {
-            fprintf(stderr, "decbench plot: %s skipped: %s\n", kind_names[k], err);
+            char clean[2 * ERR_LEN];
+            cmd_clean_message(err, clean, sizeof clean);
+            fprintf(stderr, "decbench plot: %s skipped: %s\n", kind_names[k], clean);
         } else {
             cmd_fail("plot", err);
             failed++;

@@ -18,71 +18,109 @@
 #include "harness/report_runs.h"
 #include "results/report.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_OUT, P_HELP, P_COUNT };
 
+/* The format of --out FILE: its extension's, which must agree with --format when both are
+ * given; a file named like a format ("csv") or without a known extension needs --format. */
+static int output_format(const char *path, const char *format_opt, report_format *fmt, char *err) {
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    report_format by_name, by_ext;
+    int named = report_format_parse(base, &by_name) == 0,
+        has_ext = report_format_for_path(path, &by_ext) == 0;
+    if (named && !format_opt)
+        return err_set(err,
+                       "--out %s: a file named like a format; for that format write --format %s "
+                       "(with or without -o FILE.%s)",
+                       path, base, base);
+    if (!format_opt && !has_ext)
+        return err_set(err,
+                       "--out %s: cannot tell the format from the name: give --format "
+                       "md|csv|json|latex|jsonl or a .md, .csv, .json, .tex or .jsonl name",
+                       path);
+    if (format_opt && has_ext && by_ext != *fmt)
+        return err_set(err, "--out %s: the extension disagrees with --format %s", path, format_opt);
+    if (!format_opt) *fmt = by_ext;
+    return 0;
+}
+
 int cmd_report(int argc, char **argv) {
     args_opt o[P_COUNT] = {
-        [P_DB] = {"--db", NULL, 1, "database FILE or FILE:RUN_ID (default results/decbench.db)"},
-        [P_RUN] = {"--run", NULL, 1, "run id(s) to report, repeatable or comma-separated"},
-        [P_SWEEP] = {"--sweep", NULL, 1, "report every run of this sweep"},
-        [P_FORMAT] = {"--format", "-f", 1, "md (default), csv or json"},
+        [P_DB] = {"--db", NULL, 1, "database FILE or FILE:RUN_ID (default results/decbench.db)",
+                  "FILE"},
+        [P_RUN] = {"--run", NULL, 1, "run id(s) to report, repeatable or comma-separated", "ID"},
+        [P_SWEEP] = {"--sweep", NULL, 1, "report every run of this sweep", "ID"},
+        [P_FORMAT] = {"--format", "-f", 1,
+                      "md (default on stdout), csv, json, latex or jsonl; with --out the file's "
+                      "extension decides when this is absent",
+                      "FORMAT"},
         [P_LAYOUT] = {"--layout", "-l", 1,
-                      "summary (default), paper, ablation, projected or counters"},
+                      "summary (default), paper, ablation, projected or counters", "LAYOUT"},
         [P_DECODER] = {"--decoder", NULL, 1,
-                       "ablation: the decoder whose variants to compare (default ouroboros)"},
+                       "ablation: the decoder whose variants to compare (default ouroboros)",
+                       "NAME"},
         [P_COST] = {"--project-cost", NULL, 1,
-                    "projected: cost curve, CSV rows,seconds or a database FILE[:RUN]"},
-        [P_OUT] = {"--out", "-o", 1, "write to FILE instead of stdout"},
+                    "projected: cost curve, CSV rows,seconds or a database FILE[:RUN]", "FILE"},
+        [P_OUT] = {"--out", "-o", 1,
+                   "write to FILE (through FILE.tmp and a rename) instead of stdout; its "
+                   "extension (.md, .txt, .csv, .json, .tex, .jsonl) gives the format",
+                   "FILE"},
         [P_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, P_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("report", err) + 1;
+    if (args_parse(argc, argv, 2, o, P_COUNT, pos, 0, &n_pos, err)) return cmd_usage("report", err);
     if (args_flag(o, P_COUNT, "--help")) {
-        args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format md|csv|json] "
-                   "[--layout summary|paper|ablation|projected|counters]",
+        args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format FORMAT] "
+                   "[--layout LAYOUT] [-o FILE]",
                    o, P_COUNT);
-        fprintf(stderr,
-                "Default run: the latest complete run with samples. Figures: results/README.md.\n");
+        printf("\nDefault run: the latest complete run with samples. Figures: results/README.md.\n"
+               "Format: --format, else the extension of --out, else markdown on stdout. A name "
+               "such as\n`-o csv` (a format's name, no extension) or an extension that disagrees "
+               "with --format\nis refused rather than guessed.\n");
         return 0;
     }
     report_opts ro = {.format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
-    const char *f = args_str(o, P_COUNT, "--format", "md"),
-               *l = args_str(o, P_COUNT, "--layout", "summary");
-    if (report_format_parse(f, &ro.format))
-        return cmd_fail("report", "--format: expected md, csv or json") + 1;
+    const char *f = args_str(o, P_COUNT, "--format", NULL),
+               *l = args_str(o, P_COUNT, "--layout", "summary"),
+               *out_path = args_str(o, P_COUNT, "--out", NULL);
+    if (f && report_format_parse(f, &ro.format))
+        return cmd_usage("report", "--format: expected md, csv, json, latex or jsonl");
+    if (out_path && output_format(out_path, f, &ro.format, err)) return cmd_usage("report", err);
     if (report_layout_parse(l, &ro.layout))
-        return cmd_fail("report",
-                        "--layout: expected summary, paper, ablation, projected or counters") +
-               1;
+        return cmd_usage("report",
+                         "--layout: expected summary, paper, ablation, projected or counters");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)
-        return cmd_fail("report",
-                        "--layout projected needs --project-cost FILE (a CSV of rows,seconds "
-                        "or a database with a cost run)") +
-               1;
+        return cmd_usage("report", "--layout projected needs --project-cost FILE (a CSV of "
+                                   "rows,seconds or a database with a cost run)");
 
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, P_COUNT, &runs, &d, err);
-    if (opened) return cmd_fail("report", err) + (opened == -2); /* usage errors exit 2 */
+    if (opened) return opened == -2 ? cmd_usage("report", err) : cmd_fail("report", err);
     ro.run_ids = runs.ids;
     ro.n_runs = runs.n;
-    const char *out_path = args_str(o, P_COUNT, "--out", NULL);
-    FILE *out = out_path ? fopen(out_path, "w") : stdout;
-    int rc = 1;
-    if (!out)
-        err_set(err, "--out %s: cannot write", out_path);
-    else if (report_write(d, &ro, out, err) == 0)
-        rc = 0;
-    if (out && out != stdout && fclose(out) != 0 && rc == 0)
-        rc = 1, err_set(err, "--out %s: write failed", out_path);
+    /* --out FILE is written through FILE.tmp and a rename (util/file.h): a failure (full disk)
+     * leaves FILE as it was, never empty or cut short. */
+    file_out fo;
+    int rc = out_path && file_out_open(&fo, out_path, "report", err) ? 1 : 0;
+    if (rc == 0 && report_write(d, &ro, out_path ? fo.f : stdout, err) != 0) {
+        rc = 1;
+        if (out_path && ferror(fo.f)) { /* name the file the write failed on */
+            char e[ERR_LEN];
+            snprintf(e, sizeof e, "%s", err);
+            err_set(err, "--out %s: %s", out_path, e);
+        }
+    }
+    if (out_path && rc == 0 && file_out_commit(&fo, err) != 0) rc = 1;
+    if (out_path && rc) file_out_abort(&fo);
+    if (!out_path && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
+        rc = 1, err_set(err, "cannot write the report to stdout");
     if (rc) cmd_fail("report", err);
-    fflush(stdout);
     run_list_free(&runs);
     db_close(d);
     return rc;

@@ -14,6 +14,13 @@
  *   - A run whose decoder differs from greedy is marked 'failed' and exits 1: it must not
  *     become the "latest complete run" that reports, plots and `compare` pick by default.
  *     --allow-mismatch keeps it 'complete' (the report's exact % column shows the damage).
+ *   - Any other fault stops the run as 'incomplete' with the message stored as its reason and
+ *     printed with the --resume command, exit 1: a full disk, a failed --state-save, a model
+ *     file changed under the run, non-finite logits. Stored samples are whole, so nothing is
+ *     lost; 'failed' means only "its outputs are wrong" (runner_finish).
+ *   - One process measures a run at a time: the run is claimed (a kernel lock dropped when the
+ *     process ends, results/db.h), so a second --resume of a run being measured refuses at
+ *     once, and one of a run whose process died (kill -9, power loss) goes ahead.
  *   - Warm starts across runs (Ouroboros' paper, section 3.4, and any decoder that keeps
  *     state through the decoder interface's state hooks): --state-save writes the state of the
  *     run's one decoder with state after the last sample, --state-load starts every repeat's
@@ -56,7 +63,7 @@ static void usage(const args_opt *o) {
     args_usage("decbench run --model FILE --dataset NAME[,NAME] [--decoder SPEC ...] [options]", o,
                R_COUNT);
     runner_help();
-    fprintf(stderr, "decoders (--decoder NAME[:KEY=VALUE,...]):\n%s", dec_help());
+    printf("decoders (--decoder NAME[:KEY=VALUE,...]):\n%s", dec_help());
 }
 
 /* Opens the database and creates (or resumes) the run. */
@@ -70,14 +77,18 @@ static int begin(runner *r, db **d, int64_t resume_id, char *const *canon, int n
     db_run run;
     db_env env;
     runner_fill_run(r, &run, &env, cmd);
-    return db_begin_run(*d, &run, run_id, err);
+    char *decoders = runner_join_specs(canon, n);
+    run.decoders = decoders;
+    int rc = decoders ? db_begin_run(*d, &run, run_id, err) : err_set(err, "out of memory");
+    free(decoders);
+    return rc;
 }
 
 static void summary(db *d, int64_t run_id) {
     report_opts ro = {
         .run_ids = &run_id, .n_runs = 1, .format = REPORT_MARKDOWN, .layout = REPORT_SUMMARY};
     char err[ERR_LEN];
-    if (report_write(d, &ro, stdout, err)) fprintf(stderr, "decbench run: summary: %s\n", err);
+    if (report_write(d, &ro, stdout, err)) cmd_fail("run", err);
     fflush(stdout);
 }
 
@@ -87,31 +98,37 @@ int cmd_run(int argc, char **argv) {
     o[R_DECODER] = (args_opt){.name = "--decoder",
                               .alias = "-d",
                               .takes_value = 1,
+                              .metavar = "SPEC",
                               .help = "decoder spec, repeatable (greedy is always added)"};
     o[R_RESUME] =
         (args_opt){.name = "--resume",
                    .alias = NULL,
                    .takes_value = 1,
+                   .metavar = "RUN_ID",
                    .help = "continue run RUN_ID (same options; stored samples are skipped)"};
     o[R_STATE_LOAD] = (args_opt){.name = "--state-load",
                                  .takes_value = 1,
+                                 .metavar = "FILE",
                                  .help = "decoders with state (ouroboros: its phrase pool) start "
                                          "every repeat from this file (--state-save writes it)"};
     o[R_STATE_SAVE] = (args_opt){.name = "--state-save",
                                  .takes_value = 1,
+                                 .metavar = "FILE",
                                  .help = "write the state of the run's decoder with state after "
                                          "its last sample (one such decoder)"};
     o[R_POOL_LOAD] = (args_opt){.name = "--pool-load",
                                 .takes_value = 1,
+                                .metavar = "FILE",
                                 .help = "--state-load for ouroboros decoders only (its pool)"};
     o[R_POOL_SAVE] = (args_opt){.name = "--pool-save",
                                 .takes_value = 1,
+                                .metavar = "FILE",
                                 .help = "--state-save for ouroboros decoders only (its pool)"};
     o[R_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, R_COUNT, pos, 0, &n_pos, err)) return cmd_fail("run", err) + 1;
+    if (args_parse(argc, argv, 2, o, R_COUNT, pos, 0, &n_pos, err)) return cmd_usage("run", err);
     if (args_flag(o, R_COUNT, "--help")) {
         usage(o);
         return 0;
@@ -120,15 +137,14 @@ int cmd_run(int argc, char **argv) {
     long resume_id;
     if (runner_opts_get(o, R_COUNT, &ro, err) ||
         args_int(o, R_COUNT, "--resume", 0, 1, INT64_MAX, &resume_id, err))
-        return cmd_fail("run", err) + 1;
+        return cmd_usage("run", err);
     const char *state[2] = {args_str(o, R_COUNT, "--state-load", NULL),
                             args_str(o, R_COUNT, "--state-save", NULL)};
     const char *pool[2] = {args_str(o, R_COUNT, "--pool-load", NULL),
                            args_str(o, R_COUNT, "--pool-save", NULL)};
     if ((state[0] || state[1]) && (pool[0] || pool[1]))
-        return cmd_fail("run", "give --state-load/--state-save or their ouroboros aliases "
-                               "--pool-load/--pool-save, not both") +
-               1;
+        return cmd_usage("run", "give --state-load/--state-save or their ouroboros aliases "
+                                "--pool-load/--pool-save, not both");
 
     runner r;
     db *d = NULL;
@@ -146,7 +162,7 @@ int cmd_run(int argc, char **argv) {
         r.save_opt = alias ? "--pool-save" : "--state-save";
     }
     if (!opened || runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
-        runner_check_states(&r, canon, n, err) ||
+        runner_check_states(&r, canon, n, err) || runner_shard_plan(&r, canon, n, err) ||
         begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
         cmd_fail("run", err);
         goto out;
@@ -156,27 +172,27 @@ int cmd_run(int argc, char **argv) {
     snprintf(title, sizeof title, "run %" PRId64, run_id);
     fprintf(stderr, "decbench run: %s %s in %s: %d prompt(s) x %d decoder(s) x %d repeat(s)\n",
             resume_id ? "resuming run" : "run", title + 4, ro.db_path, r.n_prompts, n, ro.repeats);
+    if (r.shard.n)
+        fprintf(stderr, "decbench run: shard %d/%d: %ld of the %ld samples (greedy included)\n",
+                r.shard.i, r.shard.n, r.shard.samples, (long)r.n_prompts * n * ro.repeats);
     runner_result res;
     int m = runner_measure(&r, d, run_id, canon, shown, n, title, &res, err);
-    if (m < 0) {
-        cmd_fail("run", err);
-        if (db_finish_run(d, run_id, DB_FAILED, err)) cmd_fail("run", err);
-        goto out;
-    }
-    if (m == RUNNER_INTERRUPTED) {
-        if (db_finish_run(d, run_id, DB_INCOMPLETE, err)) cmd_fail("run", err);
+    if (m < 0) cmd_fail("run", err);
+    db_status fin;
+    char e2[ERR_LEN];
+    int stored = runner_finish(d, run_id, m, &res, ro.allow_mismatch, err, &fin, e2) == 0;
+    if (!stored) cmd_fail("run", e2); /* the run stays 'running': resumable all the same */
+    if (fin == DB_INCOMPLETE) {
         fprintf(stderr,
-                "decbench run: interrupted: run %" PRId64 " is incomplete (%ld sample(s) "
+                "decbench run: %s: run %" PRId64 " is incomplete (%ld sample(s) "
                 "stored by this command); continue it with:\n  %s --resume %" PRId64 "\n",
-                run_id, res.measured, cmd ? cmd : "decbench run ...", run_id);
-        rc = 130;
+                m < 0 ? "stopped by the error above" : "interrupted", run_id, res.measured,
+                cmd ? cmd : "decbench run ...", run_id);
+        rc = m < 0 ? 1 : 130;
         goto out;
     }
-    int failed = (res.mismatches || res.samp_suspect) && !ro.allow_mismatch;
-    if (db_finish_run(d, run_id, failed ? DB_FAILED : DB_COMPLETE, err)) {
-        cmd_fail("run", err);
-        goto out;
-    }
+    if (!stored) goto out;
+    int failed = fin == DB_FAILED;
     summary(d, run_id);
     if (res.mismatches)
         fprintf(stderr, "decbench run: %ld sample(s) DIFFER from greedy (see MISMATCH above)%s\n",

@@ -135,24 +135,24 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
         runner_fill_run(&s->r, &run, &env, s->cmd);
         run.sweep_id = s->sweep_id;
         run.baseline_run_id = baseline;
+        run.decoders = canon[0];
         if (db_begin_run(s->d, &run, run_id, err)) return -1;
     }
     runner_result res;
     int m = runner_measure(&s->r, s->d, *run_id, canon, shown, 1, title, &res, err);
     char e2[ERR_LEN];
-    if (m < 0) {
-        if (db_finish_run(s->d, *run_id, DB_FAILED, e2))
+    db_status fin;
+    /* an error leaves the run 'incomplete' with the message as its reason (runner_finish) */
+    if (runner_finish(s->d, *run_id, m, &res, s->r.o.allow_mismatch, err, &fin, e2)) {
+        if (m < 0)
             fprintf(stderr, "decbench sweep: %s\n", e2);
+        else
+            snprintf(err, ERR_LEN, "%s", e2);
         return -1;
     }
-    /* a point failing the standard-sampling check counts as a mismatch (runner.h) */
-    res.mismatches += res.samp_suspect;
-    db_status fin = m == RUNNER_INTERRUPTED                    ? DB_INCOMPLETE
-                    : res.mismatches && !s->r.o.allow_mismatch ? DB_FAILED
-                                                               : DB_COMPLETE;
-    s->mismatches += res.mismatches;
+    if (m < 0) return -1;
+    s->mismatches += res.mismatches + res.samp_suspect; /* a failed sampling check, too */
     *status = fin == DB_COMPLETE ? 'c' : fin == DB_FAILED ? 'f' : 'r';
-    if (db_finish_run(s->d, *run_id, fin, err)) return -1;
     return m;
 }
 
@@ -184,8 +184,7 @@ static void print_best(sweep *s, const char *name, const int64_t *ids, int n) {
     free(buf);
     json_t *rows = json_object_get(root, "rows");
     if (!json_is_array(rows)) {
-        fprintf(stderr, "decbench sweep: best %s settings: %s\n", name,
-                rc ? err : "unreadable report");
+        cmd_fail("sweep", rc ? err : "best settings: unreadable report");
         json_decref(root);
         return;
     }
@@ -249,8 +248,7 @@ static void summary(sweep *s) {
                           .layout = REPORT_ABLATION,
                           .ablation_decoder = names[n_names++]};
         char err[ERR_LEN];
-        if (report_write(s->d, &ro, stdout, err))
-            fprintf(stderr, "decbench sweep: ablation: %s\n", err);
+        if (report_write(s->d, &ro, stdout, err)) cmd_fail("sweep", err);
     }
     if (n_names == 0) {
         fprintf(stderr, "decbench sweep: no point completed without a mismatch: no best setting\n");
@@ -289,6 +287,11 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
             "decbench sweep: sweep %" PRId64
             " in %s: greedy baseline + %d point(s), %d prompt(s)\n",
             s->sweep_id, s->r.o.db_path, s->n, s->r.n_prompts);
+    if (s->r.shard.n)
+        fprintf(stderr,
+                "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
+                s->r.shard.i, s->r.shard.n, s->r.shard.samples,
+                (long)s->r.n_prompts * (s->n + 1) * s->r.o.repeats);
     snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);
     int m = one_run(s, gcanon, gshown, &s->base_id, &gstatus, 0, title, err);
     for (int k = 0; m == RUNNER_DONE && k < s->n; k++) {
@@ -309,23 +312,23 @@ int cmd_sweep(int argc, char **argv) {
         (args_opt){.name = "--grid",
                    .alias = "-g",
                    .takes_value = 1,
+                   .metavar = "SPEC",
                    .help = "decoder grid NAME:KEY=VALUES;KEY=VALUES, repeatable (see below)"};
     o[S_RESUME] = (args_opt){.name = "--resume",
                              .alias = NULL,
                              .takes_value = 1,
+                             .metavar = "SWEEP_ID",
                              .help = "continue sweep SWEEP_ID (same options and grid)"};
     o[S_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN], spec[4096];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err))
-        return cmd_fail("sweep", err) + 1;
+    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err)) return cmd_usage("sweep", err);
     if (args_flag(o, S_COUNT, "--help")) {
         args_usage(
             "decbench sweep --model FILE --dataset NAME --grid SPEC [--grid SPEC ...] [options]", o,
             S_COUNT);
-        fprintf(
-            stderr,
+        printf(
             "grid SPEC: NAME:KEY=VALUES;KEY=VALUES...  VALUES: 1,2,4 | 1..8 | a word | another "
             "KEY\n"
             "  (a tie), e.g. 'lookahead:W=1,2,4,8,16;N=2,3,5,7;G=W'  'spec:gamma=1..8'\n"
@@ -335,7 +338,7 @@ int cmd_sweep(int argc, char **argv) {
             "sweep id). At the end: ablation tables and the best point per dataset by wall-clock\n"
             "(end-to-end) speed-up and by tokens per step.\n");
         runner_help();
-        fprintf(stderr, "decoders:\n%s", dec_help());
+        printf("decoders:\n%s", dec_help());
         return 0;
     }
     sweep s;
@@ -352,8 +355,10 @@ int cmd_sweep(int argc, char **argv) {
         return 2;
     }
     s.cmd = runner_command_line(argc, argv);
-    if (runner_open(&s.r, &ro, err) || runner_specs(&s.r, (const char *const *)points, n_points, 0,
-                                                    &s.canon, &s.shown, &s.n, err)) {
+    if (runner_open(&s.r, &ro, err) ||
+        runner_specs(&s.r, (const char *const *)points, n_points, 0, &s.canon, &s.shown, &s.n,
+                     err) ||
+        runner_shard_plan(&s.r, s.canon, s.n, err)) {
         cmd_fail("sweep", err);
         goto out;
     }

@@ -1,30 +1,51 @@
-/* cmd_synth.c: `decbench synth`: write a random-weight llama2.c checkpoint of a real shape. */
+/* cmd_synth.c: `decbench synth`: write a random-weight model of a real shape: a llama2.c
+ * checkpoint (plain Llama shapes, f32), or a GGUF file of any architecture in any weight type or
+ * llama-quantize mix (--type; the Qwen, Qwen3, Llama 3.x and DeepSeek-Coder presets need it). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "model/synth.h"
 #include "util/err.h"
 
-enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_VERSION, S_HELP, S_COUNT };
+enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
 
 int cmd_synth(int argc, char **argv) {
     args_opt o[S_COUNT] = {
-        [S_CONFIG] = {"--config", "-c", 1, "preset (260K, 15M, 42M, 110M, 1.1B) or dim,hidden,layers,heads,kv_heads,vocab,seq"},
-        [S_SEED] = {"--seed", "-s", 1, "random seed (default 1)"},
-        [S_OUT] = {"--output", "-o", 1, "output file (required)"},
-        [S_VOCAB] = {"--vocab", NULL, 1, "override the preset's vocabulary size (e.g. 512 to pair with tok512.bin)"},
-        [S_VERSION] = {"--version", NULL, 0, "print the synthetic format version (changes when the bytes for a config and seed do)"},
+        [S_CONFIG] = {"--config", "-c", 1,
+                      "preset (see below) or [ARCH:]dim,hidden,layers,heads,kv_heads,vocab,seq[,"
+                      "head_size]",
+                      "SHAPE"},
+        [S_SEED] = {"--seed", "-s", 1, "random seed (default 1)", "N"},
+        [S_OUT] = {"--output", "-o", 1, "output file (required)", "FILE"},
+        [S_VOCAB] = {"--vocab", NULL, 1,
+                     "override the preset's vocabulary size (e.g. 512 to pair with tok512.bin)",
+                     "N"},
+        [S_TYPE] = {"--type", NULL, 1,
+                    "write GGUF with this weight type or llama-quantize mix (f32, f16, bf16, q8_0, "
+                    "q4_0, q5_0, q4_k, q6_k, Q4_0, Q4_K_M, Q6_K, Q8_0); default: a llama2.c "
+                    "checkpoint when the shape is one, else GGUF f32",
+                    "TYPE"},
+        [S_TOK] = {"--tokenizer", "-z", 1,
+                   "GGUF: the vocabulary to include (a GGUF or llama2.c tokenizer file with at "
+                   "most vocab tokens, padded with unused tokens; default none)",
+                   "FILE"},
+        [S_VERSION] = {"--version", NULL, 0,
+                       "print the synthetic format versions (llama2.c, GGUF; they change when the "
+                       "bytes for a config and seed do)"},
         [S_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err)) return cmd_fail("synth", err);
+    if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err)) return cmd_usage("synth", err);
     if (args_flag(o, S_COUNT, "--help")) {
-        args_usage("decbench synth --config NAME|dims --seed S -o FILE", o, S_COUNT);
-        fprintf(stderr, "presets: %s\n", synth_presets_help());
+        args_usage(
+            "decbench synth --config NAME|dims [--type TYPE] [--tokenizer TOK] --seed S -o FILE", o,
+            S_COUNT);
+        printf("presets: %s\n", synth_presets_help());
         return 0;
     }
     if (args_flag(o, S_COUNT, "--version")) {
@@ -32,16 +53,47 @@ int cmd_synth(int argc, char **argv) {
         return 0;
     }
     const char *cfg_s = args_str(o, S_COUNT, "--config", NULL), *out = args_str(o, S_COUNT, "--output", NULL);
-    if (!cfg_s || !out) return cmd_fail("synth", "--config and -o FILE are required");
+    const char *type_s = args_str(o, S_COUNT, "--type", NULL),
+               *tok_s = args_str(o, S_COUNT, "--tokenizer", NULL);
+    if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
     long seed, vocab;
-    model_config c;
+    synth_shape s;
     if (args_int(o, S_COUNT, "--seed", 1, 0, 0x7fffffffL, &seed, err) ||
-        args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) || synth_config(cfg_s, &c, err))
-        return cmd_fail("synth", err);
-    if (vocab > 0) c.vocab_size = (int)vocab;
-    if (model_config_check(&c, cfg_s, err) || synth_write(out, &c, (uint64_t)seed, err))
-        return cmd_fail("synth", err);
-    fprintf(stderr, "wrote %s: dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d, seed %ld\n",
-            out, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len, seed);
+        args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) ||
+        synth_shape_parse(cfg_s, &s, err))
+        return cmd_usage("synth", err);
+    model_config *c = &s.cfg;
+    if (vocab > 0) c->vocab_size = (int)vocab;
+    if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);
+    if (!type_s && !synth_needs_gguf(&s)) {
+        if (tok_s)
+            return cmd_usage("synth", "--tokenizer: a llama2.c checkpoint holds no vocabulary (add "
+                                     "--type to write GGUF)");
+        if (synth_write(out, c, (uint64_t)seed, err)) return cmd_fail("synth", err);
+        fprintf(stderr,
+                "wrote %s: dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d, "
+                "seed %ld\n",
+                out, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+                c->seq_len, seed);
+        return 0;
+    }
+    convert_opts opts = {.name = s.what};
+    if (convert_scheme_parse(type_s ? type_s : "f32", &opts)) {
+        char types[200];
+        convert_scheme_list(types, sizeof types);
+        snprintf(err, sizeof err, "--type %s: expected %s", type_s, types);
+        return cmd_usage("synth", err);
+    }
+    convert_vocab *v = NULL;
+    if (tok_s && convert_vocab_load(&v, tok_s, err)) return cmd_fail("synth", err);
+    int rc = synth_write_gguf(out, &s, &opts, v, (uint64_t)seed, err);
+    convert_vocab_free(v);
+    if (rc) return cmd_fail("synth", err);
+    fprintf(stderr,
+            "wrote %s: %s shape (%s), %s, dim %d, hidden %d, %d layers, %d heads of %d, %d kv "
+            "heads, vocab %d, context %d, %s classifier, seed %ld\n",
+            out, s.what, s.arch, convert_scheme_name(&opts), c->dim, c->hidden_dim, c->n_layers,
+            c->n_heads, c->head_size, c->n_kv_heads, c->vocab_size, c->seq_len,
+            c->shared_classifier ? "tied" : "separate", seed);
     return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef HARNESS_COMMANDS_H
 #define HARNESS_COMMANDS_H
 
+#include <stddef.h>
+
 int cmd_generate(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
@@ -16,7 +18,17 @@ int cmd_compare(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_counters(int argc, char **argv);
 
-/* Prints "decbench <cmd>: <msg>" and returns 1 (or 2 for usage errors). */
+/* Exit statuses: 0 success, 1 error (bad input file, failed run, mismatch), 2 usage error
+ * (unknown option, bad option value, missing argument), 130 interrupted. */
+
+/* Prints "decbench <cmd>: <msg>" on stderr, without the library's function-name prefixes
+ * (cmd_common.c), and returns 1. */
 int cmd_fail(const char *cmd, const char *msg);
+/* The same for a usage error: returns 2. */
+int cmd_usage(const char *cmd, const char *msg);
+/* msg without the library's "db_open: "-style prefixes, into out (size n). */
+void cmd_clean_message(const char *msg, char *out, size_t n);
+/* Prints the version (decbench --version) to stdout. */
+void cmd_version(void);
 
 #endif

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "decoders/decoder.h"
+#include "harness/args.h"
 #include "harness/commands.h"
+#include "util/err.h"
 
 typedef struct {
     const char *name;
@@ -14,7 +16,16 @@ typedef struct {
 } command;
 
 static int cmd_decoders(int argc, char **argv) {
-    (void)argc, (void)argv;
+    args_opt o[1] = {{.name = "--help", .alias = "-h", .help = "this help"}};
+    char err[ERR_LEN];
+    const char *pos[1];
+    int n_pos;
+    if (args_parse(argc, argv, 2, o, 1, pos, 0, &n_pos, err)) return cmd_usage("decoders", err);
+    if (args_flag(o, 1, "--help")) {
+        args_usage("decbench decoders   (every decoder, its parameters with ranges and defaults)",
+                   o, 1);
+        return 0;
+    }
     printf("%s", dec_help());
     return 0;
 }
@@ -24,7 +35,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"synth", cmd_synth, "write a random-weight model of a real shape"},
-    {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0)"},
+    {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
     {"counters", cmd_counters, "define every counter a sample stores and every report figure"},
@@ -35,11 +46,30 @@ static const command commands[] = {
     {"compare", cmd_compare, "CI regression gate: compare two runs, exit 1 on regression"},
 };
 
-static void usage(void) {
-    fprintf(stderr,
-            "usage: decbench <command> [options]   (decbench <command> --help for its options)\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(stderr, "  %-11s %s\n", commands[i].name, commands[i].help);
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* --help goes to stdout (exit 0); the same text after a usage error goes to stderr (exit 2). */
+static void usage(FILE *out) {
+    fprintf(out, "usage: decbench <command> [options]   (decbench <command> --help for its "
+                 "options)\n\n"
+                 "Compares exact LLM decoding algorithms on the CPU: every decoder's output is "
+                 "checked\ntoken for token against greedy's; steps, accepted lengths and tok/s go "
+                 "to SQLite.\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].help);
+    fprintf(out, "  %-11s %s\n", "help", "decbench help COMMAND = decbench COMMAND --help");
+    fprintf(out, "\noptions:\n  -h, --help  this help\n  --version   the version, commit, "
+                 "compiler and CPU\n\n"
+                 "Exit status: 0 success, 1 error, 2 usage error, 130 interrupted (compare: 1 "
+                 "regression,\n2 error). Data: $DECBENCH_SHARED (models/, datasets/), else "
+                 "../shared; the results\ndatabase: results/decbench.db. Documentation: "
+                 "README.md, man decbench.\n");
+}
+
+static const command *find(const char *name) {
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -51,13 +81,33 @@ int main(int argc, char **argv) {
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
         execv("/proc/self/exe", argv); /* on failure, carry on as we are */
     }
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage();
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc, argv);
-    fprintf(stderr, "decbench: unknown command '%s'\n", argv[1]);
-    usage();
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        cmd_version();
+        return 0;
+    }
+    if (strcmp(argv[1], "help") == 0) { /* decbench help [COMMAND] */
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        const command *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "decbench: unknown command '%s'\n", argv[2]);
+            return 2;
+        }
+        char *args[] = {argv[0], argv[2], "--help", NULL};
+        return c->fn(3, args);
+    }
+    const command *c = find(argv[1]);
+    if (c) return c->fn(argc, argv);
+    fprintf(stderr, "decbench: unknown command '%s' (decbench --help lists them)\n", argv[1]);
     return 2;
 }

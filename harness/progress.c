@@ -11,6 +11,7 @@ void progress_init(progress *p, FILE *out, int live) {
     memset(p, 0, sizeof *p);
     p->out = out;
     p->live = live >= 0 ? live : isatty(fileno(out));
+    p->last_tps = -1;
 }
 
 void progress_begin(progress *p, const char *title, long total) {
@@ -53,20 +54,28 @@ static void draw(progress *p, double now) {
     char e[32];
     fmt_eta(eta(p), e, sizeof e);
     double dt = now - p->t_sample;
-    /* Before the first token of a sample, show the previous sample's speed, not 0. */
-    double tps = dt > 0 && p->sample_tokens ? p->sample_tokens / dt : p->last_tps;
+    /* Before the first token of a sample, the previous sample's speed if it was the same
+     * decoder's, else none: a warm-up or a new decoder must not show another one's speed. */
+    double tps = dt > 0 && p->sample_tokens                 ? p->sample_tokens / dt
+                 : strcmp(p->current, p->last_current) == 0 ? p->last_tps
+                                                            : -1;
+    char speed[32];
+    if (tps >= 0)
+        snprintf(speed, sizeof speed, "%.1f tok/s", tps);
+    else
+        snprintf(speed, sizeof speed, "- tok/s");
     int pct = p->total ? (int)(100 * p->done / p->total) : 100;
     if (p->live) {
         char bar[21];
         int fill = pct / 5;
         for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
         bar[20] = '\0';
-        fprintf(p->out, "\r\033[K%s [%s] %ld/%ld  %-30.30s %8.1f tok/s  ETA %s", p->title, bar,
-                p->done, p->total, p->current, tps, e);
+        fprintf(p->out, "\r\033[K%s [%s] %ld/%ld  %-30.30s %14s  ETA %s", p->title, bar, p->done,
+                p->total, p->current, speed, e);
         p->drawn = 1;
     } else {
-        fprintf(p->out, "%s: %ld/%ld samples (%d%%), %s %.1f tok/s, ETA %s\n", p->title, p->done,
-                p->total, pct, p->current, tps, e);
+        fprintf(p->out, "%s: %ld/%ld samples (%d%%), %s %s, ETA %s\n", p->title, p->done, p->total,
+                pct, p->current, speed, e);
     }
     fflush(p->out);
     p->t_drawn = now;
@@ -91,7 +100,8 @@ void progress_sample_done(progress *p, int new_tokens, double seconds) {
     p->t_measured += seconds;
     p->sample_tokens = new_tokens;
     double now = clock_now();
-    p->last_tps = seconds > 0 ? new_tokens / seconds : 0;
+    p->last_tps = seconds > 0 ? new_tokens / seconds : -1;
+    snprintf(p->last_current, sizeof p->last_current, "%s", p->current);
     /* Plain mode: the first sample (shows it started), then every few seconds; the last
      * is progress_end's line. */
     if (p->live ||

@@ -29,9 +29,10 @@ typedef struct {
     char current[48];
     double t_sample;
     long sample_tokens;
-    double last_tps; /* end-to-end tok/s of the last finished sample */
-    double t_drawn;  /* last redraw / plain line */
-    int drawn;       /* a live line is on screen */
+    double last_tps;       /* end-to-end tok/s of the last finished sample (< 0: none) */
+    char last_current[48]; /* ... and its decoder: shown only while the same one runs */
+    double t_drawn;        /* last redraw / plain line */
+    int drawn;             /* a live line is on screen */
 } progress;
 
 /* live < 0: decide from isatty(fileno(out)). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 /* ---- signals -------------------------------------------------------------------------------
  * A signal handler can only talk to the loop through a global flag: this is the one piece of
@@ -47,6 +48,10 @@ int runner_stopped(void) {
     return g_signals > 0;
 }
 
+static int is_greedy_spec(const char *canon) {
+    return !strcmp(canon, "greedy");
+}
+
 /* ---- opening: datasets, then models, then prompts ------------------------------------------ */
 
 /* The chat format for chat templates: --chat-template, else the vocabulary's own
@@ -54,9 +59,10 @@ int runner_stopped(void) {
  * keeps its source's format). */
 static const char *chat_format(const runner_opts *o) {
     if (o->chat_template) return o->chat_template;
-    char *tpl = NULL, ignored[ERR_LEN];
+    char *tpl = NULL, ignored[ERR_LEN], path[4096];
+    session_find_model(o->tokenizer ? o->tokenizer : o->model, path, sizeof path);
     /* A file that cannot be read is reported by the model loader, in its own words. */
-    if (tok_file_chat_template(o->tokenizer ? o->tokenizer : o->model, &tpl, ignored)) return NULL;
+    if (tok_file_chat_template(path, &tpl, ignored)) return NULL;
     const char *chat = ds_chat_detect(tpl);
     free(tpl);
     return chat;
@@ -169,6 +175,9 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
 }
 
 void runner_close(runner *r) {
+    runner_free_specs(r->shard.specs, NULL, r->shard.n_specs);
+    free(r->shard.mine);
+    free(r->shard.greedy);
     for (int i = 0; i < r->n_prompts; i++) {
         free(r->prompts[i].ids);
         free(r->prompts[i].ref);
@@ -230,6 +239,101 @@ fail:
     return -1;
 }
 
+/* ---- --shard I/N (design in runner.h) ------------------------------------------------------ */
+
+const char *runner_shard_text(const runner *r) {
+    static char text[32];
+    if (!r->shard.n) return NULL;
+    snprintf(text, sizeof text, "%d/%d", r->shard.i, r->shard.n);
+    return text;
+}
+
+/* Whether a decoder carries state from prompt to prompt (its units must stay whole). */
+static int keeps_state(runner *r, const char *canon, int *out, char *err) {
+    dec_env env = session_env(&r->s);
+    dec *d;
+    char ignored[ERR_LEN];
+    if (dec_create(&d, canon, &env, err)) return -1;
+    *out = dec_state_name(d) && dec_state_check(d, ignored) == 0;
+    dec_free(d);
+    return 0;
+}
+
+int runner_shard_plan(runner *r, char *const *canon, int n, char *err) {
+    runner_shard *s = &r->shard;
+    if (!r->o.shard_n) return 0;
+    s->i = r->o.shard_i, s->n = r->o.shard_n;
+    s->repeats = r->o.repeats, s->prompts = r->n_prompts;
+    s->specs = calloc((size_t)n + 1, sizeof *s->specs);
+    int *stateful = calloc((size_t)n + 1, sizeof *stateful);
+    if (!s->specs || !stateful) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        if (is_greedy_spec(canon[k])) continue;
+        if (keeps_state(r, canon[k], &stateful[s->n_specs], err)) {
+            free(stateful);
+            return -1;
+        }
+        if (!(s->specs[s->n_specs++] = strdup(canon[k]))) {
+            free(stateful);
+            return err_set(err, "out of memory");
+        }
+    }
+    /* A run of greedy alone: greedy's samples are the units. */
+    int greedy_units = s->n_specs == 0;
+    if (greedy_units && !(s->specs[s->n_specs++] = strdup("greedy"))) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    size_t P = (size_t)s->prompts, R = (size_t)s->repeats, S = (size_t)s->n_specs;
+    s->mine = calloc(S * R * P + 1, 1);
+    s->greedy = calloc(R * P + 1, 1);
+    if (!s->mine || !s->greedy) {
+        free(stateful);
+        return err_set(err, "out of memory");
+    }
+    long long total = 0;
+    for (size_t k = 0; k < S; k++) total += (long long)(R * P);
+    /* The units in their one order; each unit starting in this shard's interval is mine. */
+    long long lo = total * (s->i - 1), hi = total * s->i, at = 0; /* all x N */
+#define UNIT(k, rep, i0, i1)                                                                       \
+    do {                                                                                           \
+        long long start = at * s->n;                                                               \
+        at += (long long)((i1) - (i0));                                                            \
+        if (start >= lo && start < hi)                                                             \
+            for (size_t u_ = (i0); u_ < (i1); u_++) {                                              \
+                s->mine[((k) * R + (rep)) * P + u_] = 1;                                           \
+                s->greedy[(rep) * P + u_] = 1;                                                     \
+            }                                                                                      \
+    } while (0)
+    for (size_t i = 0; i < P; i++)
+        for (size_t rep = 0; rep < R; rep++)
+            for (size_t k = 0; k < S; k++)
+                if (!stateful[k]) UNIT(k, rep, i, i + 1);
+    for (size_t rep = 0; rep < R; rep++)
+        for (size_t k = 0; k < S; k++)
+            if (stateful[k]) UNIT(k, rep, (size_t)0, P);
+#undef UNIT
+    free(stateful);
+    s->samples = 0;
+    for (size_t u = 0; u < S * R * P; u++) s->samples += s->mine[u];
+    if (!greedy_units)
+        for (size_t u = 0; u < R * P; u++) s->samples += s->greedy[u];
+    return 0;
+}
+
+/* Whether this process measures (spec, repeat, prompt). */
+static int in_shard(const runner *r, const char *canon, int rep, int prompt) {
+    const runner_shard *s = &r->shard;
+    if (!s->n) return 1;
+    size_t P = (size_t)s->prompts, R = (size_t)s->repeats;
+    for (int k = 0; k < s->n_specs; k++)
+        if (!strcmp(s->specs[k], canon)) return s->mine[((size_t)k * R + (size_t)rep) * P + (size_t)prompt];
+    return is_greedy_spec(canon) ? s->greedy[(size_t)rep * P + (size_t)prompt] : 0;
+}
+
 /* ---- decoder state files (--state-load / --state-save) ---------------------------------- */
 
 /* Whether decoder d takes part in --state-load/--state-save: it keeps state and, with
@@ -246,12 +350,14 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
     const char *with = *only ? "" : " with state";
     dec_env env = session_env(&r->s);
     int n_state = 0, rc = 0;
+    const char *what = "state"; /* the state's name, a string of the decoder's vtable */
     for (int k = 0; k < n && rc == 0; k++) {
         dec *d;
         if (dec_create(&d, canon[k], &env, err)) return -1;
         if (has_state(r, d)) {
             char e[ERR_LEN];
             n_state++;
+            what = dec_state_name(d);
             if (dec_state_check(d, e) || (r->state_load && dec_state_load(d, r->state_load, e)))
                 rc = err_set(err, "%s: %s", opt, e);
         }
@@ -263,12 +369,11 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
         return err_set(err, "%s: the run has %d %s%sdecoders%s; give it one", r->save_opt, n_state,
                        only, sp, with);
     if (r->state_save) { /* can the file be created? (written through a .tmp and a rename) */
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", r->state_save);
-        FILE *f = fopen(tmp, "wb");
-        if (!f) return err_set(err, "%s: %s: cannot create: %s", r->save_opt, tmp, strerror(errno));
-        fclose(f);
-        remove(tmp);
+        file_out probe;
+        char e[ERR_LEN];
+        if (file_out_open(&probe, r->state_save, what, e))
+            return err_set(err, "%s: %s", r->save_opt, e);
+        file_out_abort(&probe);
     }
     return 0;
 }
@@ -304,8 +409,8 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     db_env_capture(env);
     run->command = command;
     run->label = r->o.label;
-    run->model_path = r->o.model;
-    run->draft_path = r->o.draft;
+    run->model_path = r->s.model_path;
+    run->draft_path = r->o.draft ? r->s.draft_path : NULL;
     run->tokenizer = r->s.tokenizer_path;
     run->datasets = r->datasets;
     run->prompt_template = r->templates;
@@ -321,6 +426,16 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->top_k = r->o.sampling.top_k;
     run->top_p = r->o.sampling.top_p;
     run->sampling_seed = r->o.sampling.seed;
+    run->shard = runner_shard_text(r);
+}
+
+char *runner_join_specs(char *const *canon, int n) {
+    size_t len = 1;
+    for (int i = 0; i < n; i++) len += strlen(canon[i]) + 1;
+    char *s = malloc(len), *p = s;
+    for (int i = 0; s && i < n; i++) p += sprintf(p, "%s%s", i ? "\n" : "", canon[i]);
+    if (s) *p = '\0';
+    return s;
 }
 
 int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n, char *err) {
@@ -333,8 +448,8 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
     int rc = -1;
     char mhash[17] = "", dhash[17] = "";
     int64_t bytes;
-    db_file_fingerprint(r->o.model, &bytes, mhash, NULL);
-    if (r->o.draft) db_file_fingerprint(r->o.draft, &bytes, dhash, NULL);
+    db_file_fingerprint(r->s.model_path, &bytes, mhash, NULL);
+    if (r->o.draft) db_file_fingerprint(r->s.draft_path, &bytes, dhash, NULL);
     struct {
         const char *what, *stored, *now;
     } text[] = {{"model", run.model_hash, mhash},
@@ -353,6 +468,12 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                {"--seed", (int64_t)run.sampling_seed, (int64_t)r->o.sampling.seed}};
     char **specs = NULL;
     int n_specs = 0;
+    const char *shard = runner_shard_text(r);
+    if (strcmp(run.shard, shard ? shard : "")) {
+        err_set(err, "--resume %" PRId64 ": the run measured shard '%s', this command '%s'",
+                run_id, run.shard, shard ? shard : "");
+        goto done;
+    }
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (strcmp(text[i].stored, text[i].now)) {
             err_set(err,
@@ -403,6 +524,24 @@ int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, c
     return db_resume_run(d, run_id, err);
 }
 
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err) {
+    char why[ERR_LEN + 64] = "";
+    *status = DB_COMPLETE;
+    if (m < 0 || m == RUNNER_INTERRUPTED) {
+        *status = DB_INCOMPLETE;
+        snprintf(why, sizeof why, "%s", m < 0 ? error : "interrupted (SIGINT or SIGTERM)");
+    } else if ((res->mismatches || res->samp_suspect) && !allow_mismatch) {
+        *status = DB_FAILED;
+        if (res->mismatches)
+            snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+        else
+            snprintf(why, sizeof why, "%ld decoder(s) failed the sampling check",
+                     res->samp_suspect);
+    }
+    return db_stop_run(d, run_id, *status, why[0] ? why : NULL, err);
+}
+
 /* ---- one sample --------------------------------------------------------------------------- */
 
 static void on_tokens(void *user, const int *tokens, int n) {
@@ -432,9 +571,6 @@ static dec_env measuring_env(runner *r) {
     return env;
 }
 
-static int is_greedy(const char *canon) {
-    return !strcmp(canon, "greedy");
-}
 
 /* Standard sampling: outputs are draws, not plain sampling's tokens; they are checked by the
  * rejection tests' statistics (sampling_check) instead of token by token. */
@@ -528,7 +664,7 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
                    .repeat = rep,
                    .output_hash = db_output_hash(r->out, n)};
     if (standard_sampling(r)) {
-        s.match = is_greedy(canon) ? 1 : -1; /* plain sampling is its own reference */
+        s.match = is_greedy_spec(canon) ? 1 : -1; /* plain sampling is its own reference */
     } else if (!p->ref) { /* greedy's first output for this prompt: it IS the reference */
         p->ref = malloc(sizeof(int) * (size_t)(n ? n : 1));
         if (!p->ref) return err_set(err, "out of memory");
@@ -536,7 +672,7 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         p->n_ref = n;
         s.match = 1;
     } else {
-        if (r->test_flip >= 0 && r->test_flip < n && !is_greedy(canon)) {
+        if (r->test_flip >= 0 && r->test_flip < n && !is_greedy_spec(canon)) {
             r->out[r->test_flip] = (r->out[r->test_flip] + 1) % r->s.target->cfg.vocab_size;
             s.output_hash = db_output_hash(r->out, n);
         }
@@ -648,7 +784,11 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         goto done;
     }
     dec_env env = measuring_env(r);
-    progress_begin(&r->prog, title, (long)r->n_prompts * n * r->o.repeats);
+    long total = 0; /* the samples of this shard (all of them without --shard) */
+    for (int rep = 0; rep < r->o.repeats; rep++)
+        for (int i = 0; i < r->n_prompts; i++)
+            for (int k = 0; k < n; k++) total += in_shard(r, canon[k], rep, i);
+    progress_begin(&r->prog, title, total);
     for (int rep = 0; rep < r->o.repeats; rep++) {
         /* Fresh instances per repeat: no state carries from one repeat into the next. */
         for (int k = 0; k < n; k++) {
@@ -659,17 +799,18 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         if (load_states(r, decs, n, err)) goto done;
         for (int i = 0; i < r->n_prompts; i++) {
             runner_prompt *p = &r->prompts[i];
-            int n_todo = 0;
+            int n_todo = 0, n_mine = 0;
             for (int k = 0; k < n; k++) {
-                int done;
-                if (db_sample_done(d, run_id, p->sample->dataset, p->sample->index, canon[k], rep,
-                                   &done, err))
+                int done = 0, mine = in_shard(r, canon[k], rep, i);
+                if (mine && db_sample_done(d, run_id, p->sample->dataset, p->sample->index,
+                                           canon[k], rep, &done, err))
                     goto done;
-                todo[k] = !done;
-                n_todo += !done;
+                todo[k] = mine && !done;
+                n_todo += todo[k];
+                n_mine += mine;
             }
-            progress_skip(&r->prog, n - n_todo);
-            res->skipped += n - n_todo;
+            progress_skip(&r->prog, n_mine - n_todo);
+            res->skipped += n_mine - n_todo;
             for (int k = 0; k < n; k++) {
                 if (!todo[k]) continue;
                 /* each step returns -1 on error, RUNNER_CANCELLED when Ctrl-C stopped it */
@@ -678,7 +819,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
-                if (step_rc == 0 && !p->ref && !is_greedy(canon[k]) && !standard_sampling(r))
+                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]) && !standard_sampling(r))
                     step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
                 if (step_rc == 0 && !runner_stopped()) {

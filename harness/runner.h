@@ -59,12 +59,13 @@ typedef struct {
     int max_new;   /* 0: each dataset's own default */
     int repeats, warmup, threads;
     int trace, allow_mismatch, skip_long;
+    int shard_i, shard_n;  /* --shard I/N; shard_n = 0: the whole work */
     dec_sampling sampling; /* --temperature, --top-k, --top-p, --seed, --sampling */
 } runner_opts;
 
-/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 20 of
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 21 of
  * runner_opts.c's table, then the sampling options (harness/sampling_opts.h). */
-#define RUNNER_N_OPTS (20 + SAMPLING_N_OPTS)
+#define RUNNER_N_OPTS (21 + SAMPLING_N_OPTS)
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -78,9 +79,35 @@ typedef struct {
     int *ref, n_ref; /* greedy's output (the reference), NULL until computed */
 } runner_prompt;
 
+/* --shard I/N: the share of the work this process measures (runner_shard_plan).
+ *
+ * The work is cut into units, enumerated the same way in every shard:
+ *   for each prompt (run order), for each repeat, for each non-greedy spec (the run's
+ *   decoders, or the sweep's points): the unit (spec, repeat, prompt) of one sample;
+ *   then for each repeat, for each spec whose decoder keeps state across prompts (Ouroboros
+ *   warm=1: its pool carries from prompt to prompt): the unit (spec, repeat, every prompt),
+ *   which must stay whole or the shard would measure something else; it weighs n_prompts.
+ * With W the total weight, shard I takes the units starting in [W (I-1) / N, W I / N): a
+ * contiguous, balanced share, so a shard covers a few whole prompts (all decoders and repeats
+ * of each) and the prompts at its two ends. Greedy is not a unit (except in a run of greedy
+ * alone): each shard measures greedy on every (prompt, repeat) its units touch, so every
+ * speed-up pairs a decoder with greedy on the same machine and each shard's database reports
+ * on its own; `decbench merge` keeps one copy of the greedy samples two shards share (their
+ * deterministic figures must agree). Repeats are units too: --repeats 3 --shard I/3 on three
+ * machines is not three repeats per machine. */
+typedef struct {
+    int i, n;              /* shard i of n (1-based); n = 0: the whole work */
+    char **specs;          /* the work's non-greedy canonical specs (owned) */
+    int n_specs, repeats, prompts;
+    unsigned char *mine;   /* [spec][repeat][prompt]: measured by this shard */
+    unsigned char *greedy; /* [repeat][prompt]: greedy measured by this shard */
+    long samples;          /* samples this shard measures, greedy included */
+} runner_shard;
+
 typedef struct {
     runner_opts o;
     session s;
+    runner_shard shard;
     ds_set *sets[RUNNER_MAX_DATASETS];
     int n_sets;
     runner_prompt *prompts;
@@ -130,6 +157,13 @@ int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, cha
                  char ***shown, int *n_out, char *err);
 void runner_free_specs(char **canon, char **shown, int n);
 
+/* With --shard I/N, decides which units of the work (the canonical specs of the run, greedy
+ * included, or of the sweep's points) this process measures; runner_measure then skips the
+ * others. No-op without --shard. */
+int runner_shard_plan(runner *r, char *const *canon, int n, char *err);
+/* "I/N", or NULL without --shard (for the run record). */
+const char *runner_shard_text(const runner *r);
+
 /* Checks r->state_load / r->state_save against the run's decoders before anything is stored:
  * the run has a decoder with state (exactly one to save), whose parameters keep it across
  * prompts (dec_state_check), the file to load loads into every one of them, the file to save
@@ -138,6 +172,8 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err);
 
 /* Fills the run record (strings owned by r or by the static environment copy). */
 void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command);
+/* canon[0..n) one per line (runs.decoders), malloc'd; NULL when out of memory. */
+char *runner_join_specs(char *const *canon, int n);
 
 /* Checks that run_id exists and was made with this runner's model, draft, datasets,
  * templates, max_new, repeats, kernels and shuffle seed, and that every spec it holds samples
@@ -150,6 +186,19 @@ int runner_resume(runner *r, db *d, int64_t run_id, char *const *canon, int n, c
  * Returns RUNNER_DONE, RUNNER_INTERRUPTED, or -1 with a message (sample named). */
 int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
                    const char *title, runner_result *res, char *err);
+
+/* Stores how a run measured by runner_measure ended (m: its return value; error: its message
+ * when m < 0) and sets *status to what it chose:
+ *   - an error (a full disk, a failed --state-save, a file that changed, another process's
+ *     sample in the way) or a signal: 'incomplete', the message as the run's reason. Every
+ *     stored sample is whole (one transaction each), so --resume continues it;
+ *   - outputs that differ from greedy's (without --allow-mismatch): 'failed', the count as
+ *     reason: its numbers must not become "the latest complete run";
+ *   - otherwise 'complete'.
+ * Returns -1 (err) when the status could not be stored (the disk that failed the run may
+ * refuse this write too): the run then stays 'running', which --resume accepts as well. */
+int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int allow_mismatch,
+                  const char *error, db_status *status, char *err);
 
 /* SIGINT/SIGTERM handling for runner_measure; runner_stopped() says whether one came. */
 void runner_catch_signals(void);

@@ -8,45 +8,52 @@
 
 #include "harness/runner.h"
 #include "util/err.h"
+#include "util/num.h"
 
-/* Designated fields: the parse results (count, values) start zeroed. */
+/* Designated fields: the parse results (count, values) start zeroed. OPTV: an option with a
+ * value shown as META in --help; OPT: as before (a flag, or a value shown by its name). */
 #define OPT(n, a, v, h)                                                                            \
     { .name = n, .alias = a, .takes_value = v, .help = h }
+#define OPTV(n, a, meta, h)                                                                        \
+    { .name = n, .alias = a, .takes_value = 1, .help = h, .metavar = meta }
 
 static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
-    OPT("--model", "-m", 1, "target model (llama2.c .bin or GGUF), required"),
-    OPT("--draft", NULL, 1, "draft model for spec / ouroboros (same vocabulary)"),
-    OPT("--tokenizer", "-z", 1,
+    OPTV("--model", "-m", "FILE", "target model (llama2.c .bin or GGUF), required"),
+    OPTV("--draft", NULL, "FILE", "draft model for spec / ouroboros (same vocabulary)"),
+    OPTV("--tokenizer", "-z", "FILE",
         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
-    OPT("--dataset", NULL, 1,
+    OPTV("--dataset", NULL, "NAME",
         "NAME[,NAME...] (repeatable); see `decbench run --help` for the names"),
-    OPT("--template", NULL, 1, "prompt template for every dataset (default: each dataset's own)"),
-    OPT("--chat-template", NULL, 1,
+    OPTV("--template", NULL, "NAME", "prompt template for every dataset (default: each dataset's own)"),
+    OPTV("--chat-template", NULL, "NAME",
         "chat format for the chat templates: llama2-sys, llama3, chatml, deepseek, vicuna, ... "
         "(default: the GGUF's tokenizer.chat_template when recognised, else each template's "
         "own)"),
-    OPT("--limit", NULL, 1, "at most N prompts per dataset (default 0 = all)"),
-    OPT("--offset", NULL, 1, "skip the first N prompts of each dataset (after --shuffle)"),
-    OPT("--shuffle", NULL, 1,
+    OPTV("--limit", NULL, "N", "at most N prompts per dataset (default 0 = all)"),
+    OPTV("--offset", NULL, "N", "skip the first N prompts of each dataset (after --shuffle)"),
+    OPTV("--shuffle", NULL, "SEED",
         "shuffle each dataset with this seed (uint64, recorded) before --offset/--limit"),
-    OPT("--max-new", "-n", 1,
+    OPTV("--max-new", "-n", "N",
         "new tokens per prompt (default: each dataset's paper value; recorded as 0 if they "
         "differ)"),
-    OPT("--repeats", "-r", 1,
+    OPTV("--repeats", "-r", "N",
         "measured passes over the prompts (default 1; 3+ for a standard deviation)"),
-    OPT("--warmup", NULL, 1,
+    OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
-    OPT("--threads", "-t", 1, "threads (default: one per core)"),
-    OPT("--kernels", NULL, 1,
+    OPTV("--threads", "-t", "N", "threads (default: one per core)"),
+    OPTV("--kernels", NULL, "exact|blas",
         "exact (default, batch-invariant) or blas (not invariant: mismatches likely)"),
-    OPT("--db", NULL, 1, "results database (default results/decbench.db; folders are created)"),
-    OPT("--data-dir", NULL, 1, "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
+    OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
+    OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0, "store a per-step trace (rows, drafted, accepted, emitted, seconds)"),
     OPT("--allow-mismatch", NULL, 0,
         "a decoder differing from greedy is reported but the run succeeds"),
-    OPT("--label", NULL, 1, "free text stored with the run"),
+    OPTV("--label", NULL, "TEXT", "free text stored with the run"),
     OPT("--skip-long", NULL, 0,
         "leave out prompts longer than the model's context (default: error)"),
+    OPTV("--shard", NULL, "I/N",
+         "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
+         "with the greedy baselines it needs); `decbench merge` puts the shards together"),
 };
 
 void runner_options(args_opt *o) {
@@ -72,6 +79,8 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->allow_mismatch = args_flag(o, n, "--allow-mismatch");
     ro->skip_long = args_flag(o, n, "--skip-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
+    if (strcmp(ro->kernels, "exact") && strcmp(ro->kernels, "blas"))
+        return err_set(err, "--kernels %s: expected exact or blas", ro->kernels);
     if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[7];
@@ -84,6 +93,19 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
         return -1;
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
+    const char *shard = args_str(o, n, "--shard", NULL);
+    if (shard) {
+        long long si, sn;
+        const char *slash = strchr(shard, '/');
+        char first[32];
+        if (!slash || (size_t)(slash - shard) >= sizeof first)
+            return err_set(err, "--shard: '%.40s' is not I/N (e.g. 2/8)", shard);
+        snprintf(first, sizeof first, "%.*s", (int)(slash - shard), shard);
+        if (num_parse(slash + 1, 1, 100000, &sn, "--shard N", err) ||
+            num_parse(first, 1, sn, &si, "--shard I", err))
+            return -1;
+        ro->shard_i = (int)si, ro->shard_n = (int)sn;
+    }
     const char *seed = args_str(o, n, "--shuffle", NULL);
     if (seed) {
         char *end;
@@ -112,8 +134,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
 }
 
 void runner_help(void) {
-    fprintf(
-        stderr,
+    printf(
         "how it measures (details: harness/runner.h):\n"
         "  - greedy is always measured first for each prompt and is the reference: every\n"
         "    output is compared token by token with greedy's; a difference prints the first\n"
@@ -132,12 +153,16 @@ void runner_help(void) {
         "    command with --resume RUN_ID (the same model, datasets, templates, max-new,\n"
         "    repeats, kernels and seed are required; stored samples are skipped). Decoders\n"
         "    with state across prompts (ouroboros warm=1) restart cold at the resume point.\n"
+        "  - any other fault (a full disk, a failed --state-save, a model file changed while\n"
+        "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
+        "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
+        "    a run at a time: a --resume of a run another process is measuring is refused\n"
         "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
         "    `decbench report`, CI gate: `decbench compare`\n");
-    fputs(sampling_help, stderr);
+    fputs(sampling_help, stdout);
     char buf[8192];
     ds_help(buf, sizeof buf);
-    fprintf(stderr, "datasets:\n%s", buf);
+    printf("datasets:\n%s", buf);
 }
 
 /* Single-quotes an argument unless it is made of characters no shell treats specially. */

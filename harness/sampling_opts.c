@@ -13,16 +13,20 @@
 static const args_opt table[SAMPLING_N_OPTS] = {
     {.name = "--temperature",
      .takes_value = 1,
+     .metavar = "T",
      .help = "sample at this temperature (default 0: greedy decoding); see --sampling"},
-    {.name = "--top-k", .takes_value = 1, .help = "sample among the K most likely tokens (0: all)"},
+    {.name = "--top-k", .takes_value = 1, .metavar = "K", .help = "sample among the K most likely tokens (0: all)"},
     {.name = "--top-p",
      .takes_value = 1,
+     .metavar = "P",
      .help = "then among the most likely tokens of total probability >= P (1: all)"},
     {.name = "--seed",
      .takes_value = 1,
+     .metavar = "S",
      .help = "sampling seed (uint64, default 0; recorded): each prompt starts from it"},
     {.name = "--sampling",
      .takes_value = 1,
+     .metavar = "standard|coupled",
      .help = "standard (default: rejection sampling, same distribution as plain sampling) or "
              "coupled (noise fixed by seed and position: every decoder emits plain sampling's "
              "tokens)"},

@@ -27,6 +27,30 @@ static int default_tokenizer(const model *m, char *out, size_t n, char *err) {
                         "(%s); pass --tokenizer FILE", m->path, m->cfg.vocab_size, dir);
 }
 
+const char *session_find_model(const char *name, char *out, size_t n) {
+    snprintf(out, n, "%s", name);
+    if (strchr(name, '/') || access(name, F_OK) == 0) return out;
+    char dir[2048], path[4096];
+    if (paths_models_dir(NULL, dir, sizeof dir) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (access(path, F_OK) == 0) snprintf(out, n, "%s", path);
+    }
+    return out;
+}
+
+/* Opens one model; a bare name found nowhere says where it was looked for. */
+static int open_model(model **m, const char *name, char *path, size_t n, char *err) {
+    session_find_model(name, path, n);
+    if (model_open(m, path, err) == 0) return 0;
+    char dir[2048];
+    if (!strchr(name, '/') && access(name, F_OK) != 0 &&
+        paths_models_dir(NULL, dir, sizeof dir) == 0) {
+        size_t len = strlen(err);
+        snprintf(err + len, ERR_LEN - len, " (nor in the models folder %s)", dir);
+    }
+    return -1;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
@@ -35,15 +59,18 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         return err_set(err, "--kernels %s: expected exact or blas", kernels);
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
-    if (model_open(&s->target, model_path, err)) goto fail;
-    if (draft_path && model_open(&s->draft, draft_path, err)) goto fail;
+    if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;
+    if (draft_path &&
+        open_model(&s->draft, draft_path, s->draft_path, sizeof s->draft_path, err))
+        goto fail;
     if (s->draft && s->draft->cfg.vocab_size != s->target->cfg.vocab_size) {
         err_set(err, "draft %s has a vocabulary of %d tokens, the target %s has %d: they must "
                      "share one", draft_path, s->draft->cfg.vocab_size, model_path,
                 s->target->cfg.vocab_size);
         goto fail;
     }
-    if (tokenizer_path) snprintf(s->tokenizer_path, sizeof s->tokenizer_path, "%s", tokenizer_path);
+    if (tokenizer_path)
+        session_find_model(tokenizer_path, s->tokenizer_path, sizeof s->tokenizer_path);
     else if (default_tokenizer(s->target, s->tokenizer_path, sizeof s->tokenizer_path, err)) goto fail;
     if (tok_load(&s->tokenizer, s->tokenizer_path, err)) goto fail;
     if (tok_vocab_size(s->tokenizer) != s->target->cfg.vocab_size) {

@@ -12,12 +12,21 @@ typedef struct {
     tpool *pool;
     kern_mode kernels;
     int threads;
-    char tokenizer_path[4096];
+    /* The files opened (session_find_model's answer for what was named). */
+    char model_path[4096], draft_path[4096], tokenizer_path[4096];
     dec_sampling sampling; /* zero (greedy) after session_open; set by the command */
 } session;
 
+/* Where a model (or tokenizer) named on the command line is: the path as given when it
+ * exists; else, for a bare file name (no '/'), that file in the models folder
+ * ($DECBENCH_MODELS, else <shared>/models) when it is there, so `--model stories260K.bin`
+ * works from any folder; else the name unchanged (the loader then says it is missing).
+ * Returns out. */
+const char *session_find_model(const char *name, char *out, size_t n);
+
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
- * vocabulary, else tok<vocab>.bin in the models folder), kernels ("exact"/"blas"),
+ * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,
+ * kernels ("exact"/"blas"),
  * threads (0: one per core). Refuses a tokenizer whose vocabulary size differs from the
  * model's, and a draft whose vocabulary differs from the target's. */
 int session_open(session *s, const char *model_path, const char *draft_path,

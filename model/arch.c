@@ -22,12 +22,22 @@
 /* llama.cpp's tensor names (llama-arch.cpp, LLM_TENSOR_NAMES) and shapes as [rows x cols] of
  * model.h (GGUF lists them columns first). */
 static const arch_tensor_info tensors[ARCH_T_COUNT] = {
+    [ARCH_T_ROPE_FREQS] = {.name = "rope_freqs.weight",
+                           .vector = 1,
+                           .rows = ARCH_D_ONE,
+                           .cols = ARCH_D_ROPE_HALF,
+                           .offset = offsetof(model, rope_freqs)},
     [ARCH_T_TOKEN_EMBD] = GLOBAL_MAT("token_embd.weight", ARCH_D_VOCAB, ARCH_D_EMBD, tok_embd),
     [ARCH_T_ATTN_NORM] = LAYER_VEC("blk.%d.attn_norm.weight", ARCH_D_EMBD, rms_att),
     [ARCH_T_FFN_NORM] = LAYER_VEC("blk.%d.ffn_norm.weight", ARCH_D_EMBD, rms_ffn),
     [ARCH_T_ATTN_Q] = LAYER_MAT("blk.%d.attn_q.weight", ARCH_D_Q, ARCH_D_EMBD, wq),
     [ARCH_T_ATTN_K] = LAYER_MAT("blk.%d.attn_k.weight", ARCH_D_KV, ARCH_D_EMBD, wk),
     [ARCH_T_ATTN_V] = LAYER_MAT("blk.%d.attn_v.weight", ARCH_D_KV, ARCH_D_EMBD, wv),
+    [ARCH_T_ATTN_Q_BIAS] = LAYER_VEC("blk.%d.attn_q.bias", ARCH_D_Q, bq),
+    [ARCH_T_ATTN_K_BIAS] = LAYER_VEC("blk.%d.attn_k.bias", ARCH_D_KV, bk),
+    [ARCH_T_ATTN_V_BIAS] = LAYER_VEC("blk.%d.attn_v.bias", ARCH_D_KV, bv),
+    [ARCH_T_ATTN_Q_NORM] = LAYER_VEC("blk.%d.attn_q_norm.weight", ARCH_D_HEAD, q_norm),
+    [ARCH_T_ATTN_K_NORM] = LAYER_VEC("blk.%d.attn_k_norm.weight", ARCH_D_HEAD, k_norm),
     [ARCH_T_ATTN_OUT] = LAYER_MAT("blk.%d.attn_output.weight", ARCH_D_EMBD, ARCH_D_Q, wo),
     [ARCH_T_FFN_GATE] = LAYER_MAT("blk.%d.ffn_gate.weight", ARCH_D_HIDDEN, ARCH_D_EMBD, w1),
     [ARCH_T_FFN_DOWN] = LAYER_MAT("blk.%d.ffn_down.weight", ARCH_D_EMBD, ARCH_D_HIDDEN, w2),
@@ -50,6 +60,7 @@ static const char *const keys[ARCH_KV_COUNT] = {
     [ARCH_KV_ROPE_DIMENSION_COUNT] = "%s.rope.dimension_count",
     [ARCH_KV_ROPE_FREQ_BASE] = "%s.rope.freq_base",
     [ARCH_KV_ROPE_SCALING_TYPE] = "%s.rope.scaling.type",
+    [ARCH_KV_ROPE_SCALING_FACTOR] = "%s.rope.scaling.factor",
     [ARCH_KV_EXPERT_COUNT] = "%s.expert_count",
     [ARCH_KV_VOCAB_SIZE] = "%s.vocab_size",
 };
@@ -64,10 +75,29 @@ static const char *const keys[ARCH_KV_COUNT] = {
     [ARCH_T_ATTN_K] = R, [ARCH_T_ATTN_V] = R, [ARCH_T_ATTN_OUT] = R, [ARCH_T_FFN_GATE] = R,        \
     [ARCH_T_FFN_DOWN] = R, [ARCH_T_FFN_UP] = R, [ARCH_T_OUTPUT_NORM] = R, [ARCH_T_OUTPUT] = O
 
-/* One row per general.architecture (llama.cpp's llm_arch names). */
+/* One row per general.architecture (llama.cpp's llm_arch names), with what llama.cpp's
+ * llama-model.cpp loads for it (Feb 2025; qwen3 from its later src/models/qwen3.cpp): */
 static const model_arch archs[] = {
-    /* Llama 1/2, CodeLlama, TinyLlama, Vicuna, Mistral-style files labelled llama */
-    {.name = "llama", .title = "Llama", .tensors = {LLAMA_TENSORS}},
+    /* Llama 1/2/3, CodeLlama, TinyLlama, Vicuna, DeepSeek-Coder, Mistral-style files labelled
+     * llama. Optional: Q/K/V biases (llama.cpp loads them when present) and rope_freqs (Llama
+     * 3.1+'s llama3 RoPE scaling, as llama.cpp's converter writes it). */
+    {.name = "llama",
+     .title = "Llama",
+     .tensors = {LLAMA_TENSORS, [ARCH_T_ROPE_FREQS] = O, [ARCH_T_ATTN_Q_BIAS] = O,
+                 [ARCH_T_ATTN_K_BIAS] = O, [ARCH_T_ATTN_V_BIAS] = O},
+     .rope = ROPE_NORM},
+    /* Qwen2, Qwen2.5, Qwen2.5-Coder: Q/K/V biases required, NEOX RoPE */
+    {.name = "qwen2",
+     .title = "Qwen2",
+     .tensors = {LLAMA_TENSORS, [ARCH_T_ATTN_Q_BIAS] = R, [ARCH_T_ATTN_K_BIAS] = R,
+                 [ARCH_T_ATTN_V_BIAS] = R},
+     .rope = ROPE_NEOX},
+    /* Qwen3 (dense): an RMSNorm over each Q and K head before RoPE, NEOX RoPE, head size from
+     * attention.key_length */
+    {.name = "qwen3",
+     .title = "Qwen3",
+     .tensors = {LLAMA_TENSORS, [ARCH_T_ATTN_Q_NORM] = R, [ARCH_T_ATTN_K_NORM] = R},
+     .rope = ROPE_NEOX},
 };
 #define N_ARCHS (sizeof archs / sizeof archs[0])
 
@@ -119,6 +149,10 @@ int arch_dim_value(const model_config *c, arch_dim d) {
         return c->n_heads * c->head_size;
     case ARCH_D_KV:
         return c->kv_dim;
+    case ARCH_D_HEAD:
+        return c->head_size;
+    case ARCH_D_ROPE_HALF:
+        return c->rope_dim / 2;
     }
     return 0;
 }

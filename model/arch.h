@@ -10,9 +10,10 @@
  *    absent (an optional output.weight absent means a tied classifier).
  * The GGUF loader (gguf_model.c) binds and checks tensors by walking these tables and refuses
  * any tensor the row does not list and any architecture without a row, naming it; `decbench
- * convert` (convert.c) writes the same names and keys. ARCHITECTURE.md ("Adding an architecture")
- * says how Qwen2 (Q/K/V biases), Qwen3 (per-head Q/K norms) and Llama 3 (rope_freqs) are each a
- * row plus the forward-pass switch they need. */
+ * convert` (convert.c) and `decbench synth` (synth_gguf.c) write the same names and keys. What
+ * an architecture adds to Llama's computation is a tensor the forward pass uses when it is
+ * bound (Q/K/V biases, per-head Q/K norms, RoPE frequency factors) and the row's RoPE style;
+ * ARCHITECTURE.md ("Adding an architecture") says how. */
 #ifndef MODEL_ARCH_H
 #define MODEL_ARCH_H
 
@@ -25,12 +26,18 @@
  * the converter writes them in this order with the per-layer ones, layer by layer, at the place
  * of the first per-layer entry (llama.cpp's own order for Llama files). */
 typedef enum {
+    ARCH_T_ROPE_FREQS, /* llama.cpp's converter writes it first */
     ARCH_T_TOKEN_EMBD,
     ARCH_T_ATTN_NORM, /* per layer, from here */
     ARCH_T_FFN_NORM,
     ARCH_T_ATTN_Q,
     ARCH_T_ATTN_K,
     ARCH_T_ATTN_V,
+    ARCH_T_ATTN_Q_BIAS,
+    ARCH_T_ATTN_K_BIAS,
+    ARCH_T_ATTN_V_BIAS,
+    ARCH_T_ATTN_Q_NORM,
+    ARCH_T_ATTN_K_NORM,
     ARCH_T_ATTN_OUT,
     ARCH_T_FFN_GATE,
     ARCH_T_FFN_DOWN,
@@ -43,17 +50,19 @@ typedef enum {
 /* Sizes tensor shapes are given in (arch_dim_value). */
 typedef enum {
     ARCH_D_ONE,
-    ARCH_D_EMBD,   /* dim */
-    ARCH_D_HIDDEN, /* hidden_dim */
-    ARCH_D_VOCAB,  /* vocab_size */
-    ARCH_D_Q,      /* n_heads * head_size (the query width) */
-    ARCH_D_KV,     /* kv_dim */
+    ARCH_D_EMBD,      /* dim */
+    ARCH_D_HIDDEN,    /* hidden_dim */
+    ARCH_D_VOCAB,     /* vocab_size */
+    ARCH_D_Q,         /* n_heads * head_size (the query width) */
+    ARCH_D_KV,        /* kv_dim */
+    ARCH_D_HEAD,      /* head_size */
+    ARCH_D_ROPE_HALF, /* rope_dim / 2 */
 } arch_dim;
 
 typedef struct {
     const char *name; /* llama.cpp's; per-layer names hold one %d (the layer) */
     int per_layer;
-    int vector;          /* 1: F32 vector read as floats (norms); 0: a matrix of any wtype */
+    int vector; /* 1: F32 vector read as floats (norms, biases); 0: a matrix of any wtype */
     arch_dim rows, cols; /* a vector is 1 x cols */
     size_t offset;       /* of its wmat / const float * in model (or model_layer if per layer) */
 } arch_tensor_info;
@@ -64,6 +73,7 @@ typedef struct model_arch {
     const char *name;                    /* general.architecture, and the prefix of its keys */
     const char *title;                   /* for messages: "Llama" */
     unsigned char tensors[ARCH_T_COUNT]; /* arch_presence of each tensor */
+    rope_style rope;                     /* llama.cpp's llama_model_rope_type for it */
 } model_arch;
 
 /* The row named name, or NULL. */
@@ -97,6 +107,7 @@ typedef enum {
     ARCH_KV_ROPE_DIMENSION_COUNT,
     ARCH_KV_ROPE_FREQ_BASE,
     ARCH_KV_ROPE_SCALING_TYPE,
+    ARCH_KV_ROPE_SCALING_FACTOR,
     ARCH_KV_EXPERT_COUNT,
     ARCH_KV_VOCAB_SIZE,
     ARCH_KV_COUNT

@@ -94,21 +94,20 @@ static int narrow(job *J, const char *name, int r, wtype t, const float *x, int 
     return 0;
 }
 
-/* Adds matrix `name` from src in the chosen type (or the fallback). */
-static int put_matrix(job *J, const char *name, const wmat *src) {
-    wtype t = J->o->type;
-    int block = wtype_get(t)->block;
-    if (src->cols % block) {
-        if (J->o->fallback == CONVERT_FALLBACK_NONE)
-            return err_set(J->err,
-                           "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s "
-                           "cannot store it (store such tensors as f16 or f32 instead)",
-                           J->m->path, name, src->cols, block, wtype_name(t));
-        t = J->o->fallback == CONVERT_FALLBACK_F32 ? WTYPE_F32 : WTYPE_F16;
-        if (J->rep.n_fallback++ == 0) {
-            snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
-            J->rep.first_fallback_cols = src->cols;
-        }
+/* Adds matrix t of layer l, `name`, from src in the type convert_matrix_type picks. */
+static int put_matrix(job *J, arch_tensor at, int l, const char *name, const wmat *src) {
+    const model *m = J->m;
+    wtype t;
+    int fallback, tied = m->wcls.data == m->tok_embd.data;
+    if (convert_matrix_type(J->o, at, l, m->cfg.n_layers, tied, src->cols, &t, &fallback))
+        return err_set(J->err,
+                       "%s: tensor '%s' has rows of %d values, not a multiple of %d: %s "
+                       "cannot store it (store such tensors as f16 or f32 instead)",
+                       J->m->path, name, src->cols, wtype_get(J->o->type)->block,
+                       wtype_name(J->o->type));
+    if (fallback && J->rep.n_fallback++ == 0) {
+        snprintf(J->rep.first_fallback, sizeof J->rep.first_fallback, "%s", name);
+        J->rep.first_fallback_cols = src->cols;
         J->rep.fallback_type = t;
     }
     size_t row_bytes = wtype_row_bytes(t, src->cols), nbytes = row_bytes * (size_t)src->rows;
@@ -133,33 +132,38 @@ static int put_matrix(job *J, const char *name, const wmat *src) {
     return 0;
 }
 
-static int put_norm(job *J, const char *name, const float *x, int n) {
+static int put_vector(job *J, const char *name, const float *x, int n) {
     uint64_t ne[1] = {(uint64_t)n};
     J->rep.weight_bytes += sizeof(float) * (size_t)n;
     gguf_writer_add_tensor(J->w, name, GGUF_TENSOR_F32, 1, ne, x, sizeof(float) * (uint64_t)n);
     return 0;
 }
 
-static void put_config(job *J, const convert_vocab *v) {
-    const model_config *c = &J->m->cfg;
-    const model_arch *a = J->m->arch ? J->m->arch : arch_default();
-    gguf_writer *w = J->w;
+void convert_write_config(gguf_writer *w, const model_config *c, const model_arch *a,
+                          const convert_opts *o) {
     char k[ARCH_KEY_LEN];
     gguf_writer_add_str(w, "general.architecture", a->name);
-    gguf_writer_add_str(w, "general.name", J->o->name ? J->o->name : a->name);
-    gguf_writer_add_u32(w, "general.file_type", (uint32_t)wtype_get(J->o->type)->file_type);
-    if (wtype_get(J->o->type)->block > 1) gguf_writer_add_u32(w, "general.quantization_version", 2);
-    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), (uint32_t)c->seq_len);
+    gguf_writer_add_str(w, "general.name", o->name ? o->name : a->name);
+    gguf_writer_add_u32(w, "general.file_type", (uint32_t)convert_file_type(o));
+    if (wtype_get(o->type)->block > 1) gguf_writer_add_u32(w, "general.quantization_version", 2);
+    gguf_writer_add_u32(w, arch_key(a, ARCH_KV_CONTEXT_LENGTH, k), (uint32_t)c->ctx_train);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_EMBEDDING_LENGTH, k), (uint32_t)c->dim);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_BLOCK_COUNT, k), (uint32_t)c->n_layers);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_FEED_FORWARD_LENGTH, k), (uint32_t)c->hidden_dim);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT, k), (uint32_t)c->n_heads);
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_HEAD_COUNT_KV, k), (uint32_t)c->n_kv_heads);
     gguf_writer_add_f32(w, arch_key(a, ARCH_KV_RMS_EPS, k), c->norm_eps);
+    if (c->head_size * c->n_heads != c->dim) { /* as llama.cpp's converter: head_dim given */
+        gguf_writer_add_u32(w, arch_key(a, ARCH_KV_KEY_LENGTH, k), (uint32_t)c->head_size);
+        gguf_writer_add_u32(w, arch_key(a, ARCH_KV_VALUE_LENGTH, k), (uint32_t)c->head_size);
+    }
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_ROPE_DIMENSION_COUNT, k), (uint32_t)c->rope_dim);
     gguf_writer_add_f32(w, arch_key(a, ARCH_KV_ROPE_FREQ_BASE, k), c->rope_theta);
+    if (c->rope_factor != 1.0f) {
+        gguf_writer_add_str(w, arch_key(a, ARCH_KV_ROPE_SCALING_TYPE, k), "linear");
+        gguf_writer_add_f32(w, arch_key(a, ARCH_KV_ROPE_SCALING_FACTOR, k), c->rope_factor);
+    }
     gguf_writer_add_u32(w, arch_key(a, ARCH_KV_VOCAB_SIZE, k), (uint32_t)c->vocab_size);
-    convert_vocab_write(v, w, c->end_id);
 }
 
 /* Writes tensor t of layer l if the model has it. A tied classifier is written once, as
@@ -172,12 +176,12 @@ static int put_tensor(job *J, arch_tensor t, int l) {
     arch_tensor_name(t, l, name, sizeof name);
     if (arch_tensor_get(t)->vector) {
         const float *v = *arch_vector(m, t, l);
-        return v ? put_norm(J, name, v, arch_dim_value(&m->cfg, arch_tensor_get(t)->cols)) : 0;
+        return v ? put_vector(J, name, v, arch_dim_value(&m->cfg, arch_tensor_get(t)->cols)) : 0;
     }
     const wmat *w = arch_matrix(m, t, l);
     if (!w->data) return 0;
     if (t == ARCH_T_OUTPUT && w->data == m->tok_embd.data && w->type == m->tok_embd.type) return 0;
-    return put_matrix(J, name, w);
+    return put_matrix(J, t, l, name, w);
 }
 
 /* In the tensor table's order: model-wide tensors, with the per-layer ones, layer by layer, at
@@ -229,7 +233,8 @@ int convert_gguf(const model *m, const convert_vocab *v, const convert_opts *o, 
         err_set(err, "out of memory");
         goto done;
     }
-    put_config(&J, v);
+    convert_write_config(J.w, c, m->arch ? m->arch : arch_default(), o);
+    convert_vocab_write(v, J.w, c->end_id, c->vocab_size);
     if (put_weights(&J) || gguf_writer_write(J.w, path, err)) goto done;
     if (report) *report = J.rep;
     rc = 0;

@@ -31,6 +31,7 @@
 
 #include <stdint.h>
 
+#include "model/arch.h"
 #include "model/gguf.h"
 #include "model/model.h"
 
@@ -42,14 +43,18 @@ typedef struct convert_vocab convert_vocab;
 
 /* Loads a llama2.c tokenizer file (its BOS/EOS pieces "\n<s>\n" / "\n</s>\n" become "<s>" /
  * "</s>" as in Llama's own vocabulary, id 0 is unknown, <0xXX> pieces are bytes, empty pieces
- * control, the rest normal) or a GGUF file's vocabulary (copied as is). Detected by content. */
+ * control, the rest normal) or a GGUF file's vocabulary of any type (SentencePiece, byte-level
+ * BPE, ...: its tokenizer.* pairs are copied as they are). Detected by content. */
 int convert_vocab_load(convert_vocab **out, const char *path, char *err);
 void convert_vocab_free(convert_vocab *v);
 int convert_vocab_size(const convert_vocab *v);
+int convert_vocab_eos(const convert_vocab *v);
 const char *convert_vocab_path(const convert_vocab *v); /* the file it was read from */
 
-/* Adds v's tokenizer.ggml.* keys to w, with `eos` as the EOS id (used by convert_gguf). */
-int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos);
+/* Adds v's tokenizer.* keys to w, with `eos` as the EOS id and n >= its size tokens: the rows
+ * past its size are "[PADi]" tokens of type unused, as llama.cpp's converter pads vocabularies
+ * to the embedding's rows. */
+int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n);
 
 /* ---- quantizers (one row of n values; n a multiple of the type's block) ------------------ */
 
@@ -73,11 +78,30 @@ typedef enum {
     CONVERT_FALLBACK_NONE, /* refuse: the error names the first such tensor */
 } convert_fallback;
 
+typedef struct convert_mix convert_mix; /* a llama-quantize file type's mix (convert_mix.c) */
+
 typedef struct {
     wtype type;                /* storage type of the weight matrices */
     convert_fallback fallback; /* for the block types */
     const char *name;          /* general.name; NULL: "llama" */
+    const convert_mix *mix;    /* NULL: every matrix in type; else llama-quantize's mix */
 } convert_opts;
+
+/* ---- what each matrix is stored in (convert_mix.c) ----------------------------------------- */
+
+/* Sets o->type (and o->mix) from a type name ("q4_k": every matrix) or a llama-quantize file
+ * type ("Q4_0", "Q4_K_M", "Q6_K", "Q8_0": its per-tensor mix); -1 for anything else. */
+int convert_scheme_parse(const char *s, convert_opts *o);
+/* Every name convert_scheme_parse accepts, for messages. */
+void convert_scheme_list(char *out, size_t n);
+/* The name o was parsed from, and llama.cpp's general.file_type for it. */
+const char *convert_scheme_name(const convert_opts *o);
+int convert_file_type(const convert_opts *o);
+/* The type matrix t of layer `layer` (rows of cols values) is stored in; *fallback is 1 when its
+ * rows are not whole blocks of the type it would have had. -1: o's fallback is NONE and the rows
+ * are not whole blocks. tied: the model has no output.weight. */
+int convert_matrix_type(const convert_opts *o, arch_tensor t, int layer, int n_layers, int tied,
+                        int cols, wtype *out, int *fallback);
 
 /* What was written. */
 typedef struct {
@@ -88,6 +112,12 @@ typedef struct {
     int first_fallback_cols;
     uint64_t weight_bytes; /* tensor data, padding excluded */
 } convert_report;
+
+/* Adds general.* and the architecture's hyper-parameter keys of c to w, as llama.cpp's converter
+ * writes them (key_length only when the head size is not dim / n_heads, linear RoPE scaling only
+ * when there is any). */
+void convert_write_config(gguf_writer *w, const model_config *c, const model_arch *a,
+                          const convert_opts *o);
 
 /* Writes m with vocabulary v to path (through path.tmp, renamed when complete; nothing is
  * left behind on failure). v must have m's vocabulary size. The EOS id written is the token

@@ -1,18 +1,20 @@
 /* convert_vocab.c: the vocabulary half of convert.h (llama2.c tokenizer files and GGUF
- * vocabularies read into GGUF's form). */
+ * vocabularies read into GGUF's form). A GGUF vocabulary of any type is copied key by key (its
+ * tokenizer.* pairs verbatim: merges, pre-tokenizer, special ids, chat template, ...), only
+ * the per-token arrays rebuilt so that padding rows can be appended. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "model/convert.h"
 #include "model/gguf.h"
 #include "util/err.h"
+#include "util/file.h"
 
-/* SentencePiece piece types with GGUF's ids (tokenizer.ggml.token_type). */
-enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_BYTE = 6 };
+/* Token types with GGUF's ids (tokenizer.ggml.token_type). */
+enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_UNUSED = 5, TT_BYTE = 6 };
 
 #define SPACE_MARK "\xe2\x96\x81" /* '▁' */
 
@@ -21,9 +23,10 @@ struct convert_vocab {
     char *arena;        /* every piece, back to back */
     const char **piece; /* into arena; lengths in len (pieces may hold any byte) */
     uint64_t *len;
-    float *score;
+    float *score; /* NULL: the GGUF vocabulary has no scores (byte-level BPE) */
     int32_t *type;
     int bos, eos, unk, add_bos;
+    gguf *g;         /* a GGUF source, whose other tokenizer.* pairs are copied; or NULL */
     char path[1024]; /* where it was read from, for messages */
 };
 
@@ -37,6 +40,7 @@ const char *convert_vocab_path(const convert_vocab *v) {
 
 void convert_vocab_free(convert_vocab *v) {
     if (!v) return;
+    gguf_close(v->g);
     free(v->arena);
     free(v->piece);
     free(v->len);
@@ -132,6 +136,7 @@ static int opt_id(const gguf *g, const char *key, int n, int *out, char *err) {
     return 0;
 }
 
+/* Reads the per-token arrays of any GGUF vocabulary; keeps g for the other keys. */
 static int load_gguf(convert_vocab **out, const char *path, char *err) {
     gguf *g;
     if (gguf_open(&g, path, err)) return -1;
@@ -142,11 +147,6 @@ static int load_gguf(convert_vocab **out, const char *path, char *err) {
     if (gguf_get_str(g, "tokenizer.ggml.model", &model, err) ||
         gguf_get_arr_len(g, "tokenizer.ggml.tokens", GGUF_STRING, &n, err))
         goto done;
-    if (strcmp(model, "llama") != 0) {
-        err_set(err, "%s: tokenizer model '%.40s' is not a SentencePiece ('llama') vocabulary",
-                path, model);
-        goto done;
-    }
     if (n < 3 || n > INT_MAX / 4) {
         err_set(err, "%s: tokenizer.ggml.tokens has %llu tokens", path, (unsigned long long)n);
         goto done;
@@ -168,8 +168,13 @@ static int load_gguf(convert_vocab **out, const char *path, char *err) {
         v->type[i] = TT_NORMAL;
     }
     int add_bos = 1;
-    if (gguf_get_arr_f32(g, "tokenizer.ggml.scores", v->score, n, err) ||
-        (gguf_find_key(g, "tokenizer.ggml.token_type") >= 0 &&
+    if (gguf_find_key(g, "tokenizer.ggml.scores") < 0) {
+        free(v->score);
+        v->score = NULL;
+    } else if (gguf_get_arr_f32(g, "tokenizer.ggml.scores", v->score, n, err)) {
+        goto done;
+    }
+    if ((gguf_find_key(g, "tokenizer.ggml.token_type") >= 0 &&
          gguf_get_arr_i32(g, "tokenizer.ggml.token_type", v->type, n, err)) ||
         opt_id(g, "tokenizer.ggml.bos_token_id", v->n, &v->bos, err) ||
         opt_id(g, "tokenizer.ggml.eos_token_id", v->n, &v->eos, err) ||
@@ -178,6 +183,7 @@ static int load_gguf(convert_vocab **out, const char *path, char *err) {
          gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add_bos, err)))
         goto done;
     v->add_bos = add_bos;
+    v->g = g, g = NULL;
     *out = v, v = NULL;
     rc = 0;
 done:
@@ -188,11 +194,8 @@ done:
 
 int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return err_set(err, "%s: is a directory, expected a tokenizer file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "%s: cannot open tokenizer: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "tokenizer", err); /* a directory or FIFO is refused */
+    if (!f) return -1;
     unsigned char head[4] = {0};
     size_t got = fread(head, 1, 4, f);
     if (got == 4 && memcmp(head, "GGUF", 4) == 0) {
@@ -223,16 +226,66 @@ int convert_vocab_load(convert_vocab **out, const char *path, char *err) {
     return rc;
 }
 
-/* For convert.c: the vocabulary's keys, written into a GGUF writer. eos: the id to write. */
-int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos) {
+int convert_vocab_eos(const convert_vocab *v) {
+    return v->eos;
+}
+
+/* The per-token arrays of n rows: v's tokens, then "[PADi]" of type unused (llama.cpp's
+ * converter pads a vocabulary to the embedding's rows that way: Qwen2.5's 151665 tokens to 151936
+ * or 152064 rows). */
+static int write_tokens(const convert_vocab *v, gguf_writer *w, int n) {
+    const char **piece = malloc(sizeof *piece * (size_t)n);
+    uint64_t *len = malloc(sizeof *len * (size_t)n);
+    float *score = malloc(sizeof *score * (size_t)n);
+    int32_t *type = malloc(sizeof *type * (size_t)n);
+    char *pads = malloc(16 * (size_t)(n - v->n) + 1);
+    int rc = -1;
+    if (piece && len && score && type && pads) {
+        for (int i = 0; i < n; i++) {
+            if (i < v->n) {
+                piece[i] = v->piece[i], len[i] = v->len[i], type[i] = v->type[i];
+                score[i] = v->score ? v->score[i] : 0.0f;
+                continue;
+            }
+            char *p = pads + 16 * (size_t)(i - v->n);
+            len[i] = (uint64_t)snprintf(p, 16, "[PAD%d]", i);
+            piece[i] = p, type[i] = TT_UNUSED, score[i] = 0.0f;
+        }
+        gguf_writer_add_array(w, "tokenizer.ggml.tokens", GGUF_STRING, piece, len, (uint64_t)n);
+        if (v->score || !v->g)
+            gguf_writer_add_array(w, "tokenizer.ggml.scores", GGUF_F32, score, NULL, (uint64_t)n);
+        rc = gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_I32, type, NULL,
+                                   (uint64_t)n);
+    }
+    free(piece), free(len), free(score), free(type), free(pads);
+    return rc;
+}
+
+/* For convert.c and synth: the vocabulary's keys, written into a GGUF writer, with `eos` as
+ * the EOS id and n >= its size rows. */
+int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) {
+    if (write_tokens(v, w, n)) return -1;
+    gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)eos);
+    if (v->g) { /* every other tokenizer.* pair as the source holds it */
+        for (int i = 0; i < gguf_kv_count(v->g); i++) {
+            const char *key = gguf_kv_key(v->g, i);
+            if (strncmp(key, "tokenizer.", 10) != 0 || strcmp(key, "tokenizer.ggml.tokens") == 0 ||
+                strcmp(key, "tokenizer.ggml.scores") == 0 ||
+                strcmp(key, "tokenizer.ggml.token_type") == 0 ||
+                strcmp(key, "tokenizer.ggml.eos_token_id") == 0)
+                continue;
+            gguf_vtype et = GGUF_U8;
+            uint64_t count = 0, nbytes;
+            const void *data;
+            gguf_kv_array(v->g, i, &et, &count);
+            gguf_kv_raw(v->g, i, &data, &nbytes);
+            gguf_writer_add_raw(w, key, gguf_kv_type(v->g, i), et, count, data, nbytes);
+        }
+        return 0;
+    }
     gguf_writer_add_str(w, "tokenizer.ggml.model", "llama");
     gguf_writer_add_str(w, "tokenizer.ggml.pre", "default");
-    gguf_writer_add_array(w, "tokenizer.ggml.tokens", GGUF_STRING, v->piece, v->len,
-                          (uint64_t)v->n);
-    gguf_writer_add_array(w, "tokenizer.ggml.scores", GGUF_F32, v->score, NULL, (uint64_t)v->n);
-    gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_I32, v->type, NULL, (uint64_t)v->n);
     gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)v->bos);
-    gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)eos);
     gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)v->unk);
     gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", v->add_bos);
     return gguf_writer_add_bool(w, "tokenizer.ggml.add_eos_token", 0);

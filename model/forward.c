@@ -1,12 +1,21 @@
-/* forward.c: the batched tree forward pass of a Llama model (RMSNorm, RoPE, grouped-query
+/* forward.c: the batched tree forward pass of a Llama-family model (RMSNorm, RoPE, grouped-query
  * attention, SwiGLU), as in llama2.c's forward() but over T rows with a tree mask.
  * Per layer: RMSNorm; Q,K,V = W x (K,V written straight into the cache) and RoPE; attention
  * over the committed prefix and the row's ancestors; x += Wo att; RMSNorm; x += W2 (silu(W1 x) *
  * W3 x). Matrix products are split over output rows between threads; see forward.h for why the
- * result does not depend on T, the tree or the thread count. */
+ * result does not depend on T, the tree or the thread count.
+ *
+ * What the architectures of model/arch.h add is keyed on the model's fields, so a plain Llama
+ * model runs exactly as before: Q/K/V biases (Qwen2) added after the products, an RMSNorm over
+ * each Q and K head (Qwen3), then RoPE in the row's style (pairs i, i + 1 for Llama; i,
+ * i + rope_dim / 2 for Qwen's NEOX) with the frequencies divided by rope_freqs (Llama 3.1+) and
+ * the positions scaled (linear RoPE scaling). These need whole heads, so a model that has any of
+ * them runs them after its Q/K/V products (qkv_finish) instead of inside the product's row
+ * ranges; each is a per-row operation in a fixed order, so the invariance argument holds. */
 #include "model/forward.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +37,7 @@ struct fwd_ctx {
     int last_n; /* rows of the last batch still in scratch (0 after a commit) */
     float *kc, *vc;                       /* [n_layers][cap][kv_dim] */
     float *x, *xb, *xb2, *q, *hb, *hb2;   /* activations, [max_batch][width] */
+    int q_dim;                            /* n_heads * head_size: width of q and xb2 */
     float *att;                           /* per-thread scores, [n_threads][cap] */
     int *slots;                           /* per-thread key slots, [n_threads][cap] */
     float *rope_cos, *rope_sin;           /* [seq_len][rope_dim / 2] */
@@ -79,10 +89,11 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     int nt = tpool_size(pool), half = cfg->rope_dim / 2;
     c->kc = calloc(kv, sizeof(float));
     c->vc = calloc(kv, sizeof(float));
+    c->q_dim = cfg->n_heads * cfg->head_size;
     c->x = calloc(B * cfg->dim, sizeof(float));
     c->xb = calloc(B * cfg->dim, sizeof(float));
-    c->xb2 = calloc(B * cfg->dim, sizeof(float));
-    c->q = calloc(B * cfg->dim, sizeof(float));
+    c->xb2 = calloc(B * c->q_dim, sizeof(float));
+    c->q = calloc(B * c->q_dim, sizeof(float));
     c->hb = calloc(B * cfg->hidden_dim, sizeof(float));
     c->hb2 = calloc(B * cfg->hidden_dim, sizeof(float));
     c->att = calloc((size_t)nt * c->cap, sizeof(float));
@@ -99,11 +110,16 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
         return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
                        2 * kv * sizeof(float) >> 20);
     }
-    /* RoPE angles as llama2.c computes them: theta^(-i/head_size) per pair, times position. */
+    /* RoPE angles as llama2.c computes them: theta^(-2i/rope_dim) per pair, times position;
+     * then, in ggml_rope_ext's order, divided by the pair's frequency factor (Llama 3.1+'s
+     * rope_freqs) and times the linear scaling (both exact when 1). */
+    const float *ff = m->rope_freqs, freq_scale = 1.0f / cfg->rope_factor; /* as llama.cpp */
     for (int p = 0; p < cfg->seq_len; p++)
         for (int i = 0; i < half; i++) {
-            float freq = 1.0f / powf(cfg->rope_theta, (float)(2 * i) / (float)cfg->head_size);
+            float freq = 1.0f / powf(cfg->rope_theta, (float)(2 * i) / (float)cfg->rope_dim);
             float val = (float)p * freq;
+            if (ff) val = val / ff[i];
+            val = freq_scale * val;
             c->rope_cos[(size_t)p * half + i] = cosf(val);
             c->rope_sin[(size_t)p * half + i] = sinf(val);
         }
@@ -145,6 +161,59 @@ static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T
             float v0 = v[i], v1 = v[i + 1];
             v[i] = v0 * fc[j] - v1 * fs[j];
             v[i + 1] = v0 * fs[j] + v1 * fc[j];
+        }
+    }
+}
+
+/* ---- per-architecture steps on whole heads (see the header comment) ------------------------ */
+
+/* Rotates one head of hs values at position angles fc/fs: NORM pairs (2j, 2j + 1), NEOX pairs
+ * (j, j + half); values past rope_dim stay as they are. The NORM arithmetic is rope_rows'. */
+static void rope_head(float *v, const float *fc, const float *fs, int half, rope_style style) {
+    int stride = style == ROPE_NEOX ? 1 : 2, offset = style == ROPE_NEOX ? half : 1;
+    for (int j = 0; j < half; j++) {
+        float *a = v + j * stride, *b = a + offset;
+        float v0 = *a, v1 = *b;
+        *a = v0 * fc[j] - v1 * fs[j];
+        *b = v0 * fs[j] + v1 * fc[j];
+    }
+}
+
+static void add_bias(float *y, const float *b, int n) {
+    for (int i = 0; i < n; i++) y[i] += b[i];
+}
+
+/* In place is fine: the scale is formed before the first value is written. */
+static void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
+    float ss = kern_dot(x, x, n) / (float)n + eps;
+    ss = 1.0f / sqrtf(ss);
+    for (int i = 0; i < n; i++) o[i] = w[i] * (ss * x[i]);
+}
+
+/* 1 if layer L needs qkv_finish: anything beyond Llama's pairwise RoPE inside the products. */
+static int needs_whole_heads(const model *m, const model_layer *L) {
+    return m->cfg.rope != ROPE_NORM || L->bq || L->bk || L->bv || L->q_norm || L->k_norm;
+}
+
+/* After the Q/K/V products of T rows (Q in c->q, K and V in the cache slots k, v): biases, the
+ * per-head RMSNorms of Q and K, then RoPE, in llama.cpp's order. */
+static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *k, float *v, int T) {
+    const model_config *cfg = &c->m->cfg;
+    int hs = cfg->head_size, kvd = cfg->kv_dim, half = cfg->rope_dim / 2;
+    for (int t = 0; t < T; t++) {
+        float *qr = c->q + (size_t)t * c->q_dim, *kr = k + (size_t)t * kvd;
+        if (L->bq) add_bias(qr, L->bq, c->q_dim);
+        if (L->bk) add_bias(kr, L->bk, kvd);
+        if (L->bv) add_bias(v + (size_t)t * kvd, L->bv, kvd);
+        const float *fc = c->rope_cos + (size_t)c->pos[t] * half;
+        const float *fs = c->rope_sin + (size_t)c->pos[t] * half;
+        for (int h = 0; h < cfg->n_heads; h++) {
+            if (L->q_norm) rmsnorm(qr + h * hs, qr + h * hs, L->q_norm, hs, cfg->norm_eps);
+            rope_head(qr + h * hs, fc, fs, half, cfg->rope);
+        }
+        for (int h = 0; h < cfg->n_kv_heads; h++) {
+            if (L->k_norm) rmsnorm(kr + h * hs, kr + h * hs, L->k_norm, hs, cfg->norm_eps);
+            rope_head(kr + h * hs, fc, fs, half, cfg->rope);
         }
     }
 }
@@ -240,18 +309,12 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
             slots_row = r;
         }
         size_t koff = (size_t)(h / group) * hs;
-        kern_attend(c->q + (size_t)r * cfg->dim + h * hs, hs, kl + koff, vl + koff, (size_t)kvd,
-                    slots, n_vis, scratch, c->xb2 + (size_t)r * cfg->dim + h * hs);
+        kern_attend(c->q + (size_t)r * c->q_dim + h * hs, hs, kl + koff, vl + koff, (size_t)kvd,
+                    slots, n_vis, scratch, c->xb2 + (size_t)r * c->q_dim + h * hs);
     }
 }
 
 /* ---- the pass --------------------------------------------------------------------------- */
-
-static void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
-    float ss = kern_dot(x, x, n) / (float)n + eps;
-    ss = 1.0f / sqrtf(ss);
-    for (int i = 0; i < n; i++) o[i] = w[i] * (ss * x[i]);
-}
 
 static int check_batch(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
                        const int *out_rows, int n_out, char *err) {
@@ -298,15 +361,17 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
             rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_att, dim, cfg->norm_eps);
         float *kslot = c->kc + ((size_t)l * c->cap + c->n_past) * kvd;
         float *vslot = c->vc + ((size_t)l * c->cap + c->n_past) * kvd;
-        mm_task qkv = {c, c->xb, dim, n, 3, {{&L->wq, c->q, dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
-                       POST_ROPE, NULL, 0};
+        int whole = needs_whole_heads(m, L);
+        mm_task qkv = {c, c->xb, dim, n, 3, {{&L->wq, c->q, c->q_dim}, {&L->wk, kslot, kvd}, {&L->wv, vslot, kvd}},
+                       whole ? POST_NONE : POST_ROPE, NULL, 0};
         mm_run(c, &qkv);
+        if (whole) qkv_finish(c, L, kslot, vslot, n);
         att_task at = {c, l, n};
         size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + n) * cfg->head_size;
         int att_chunks = att_macs < PARALLEL_MIN_MACS ? 1 : 4 * tpool_size(c->pool);
         if (att_chunks > n * cfg->n_heads) att_chunks = n * cfg->n_heads;
         tpool_run(c->pool, att_worker, &at, att_chunks);
-        mm_task wo = {c, c->xb2, dim, n, 1, {{&L->wo, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
+        mm_task wo = {c, c->xb2, c->q_dim, n, 1, {{&L->wo, c->xb, dim}}, POST_RESIDUAL, c->x, 0};
         mm_run(c, &wo);
         for (int r = 0; r < n; r++)
             rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim, cfg->norm_eps);
@@ -323,8 +388,17 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
         rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)r * dim, m->rms_final, dim, cfg->norm_eps);
     }
     if (n_logits > 0) {
-        mm_task cls = {c, c->xb, dim, n_logits, 1, {{&m->wcls, logits, cfg->vocab_size}}, POST_NONE, NULL, 0};
+        /* A draft padded to its target's vocabulary (model_pad_logits) writes rows of the
+         * target's width: the classifier's first min(width, vocab) rows, then the lowest
+         * finite float (never an argmax, probability 0 after a softmax, and finite for the
+         * checks that refuse non-finite logits). */
+        int width = model_logits_width(m);
+        wmat cls_w = m->wcls;
+        if (cls_w.rows > width) cls_w.rows = width;
+        mm_task cls = {c, c->xb, dim, n_logits, 1, {{&cls_w, logits, width}}, POST_NONE, NULL, 0};
         mm_run(c, &cls);
+        for (int i = 0; i < n_logits; i++)
+            for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
     }
     c->last_n = n;
     c->passes++;

@@ -42,8 +42,9 @@ const model *fwd_model(const fwd_ctx *c);
 /* Evaluates n rows. parent may be NULL (a chain: parent[r] = r - 1). pos may be NULL
  * (pos[r] = n_past + depth of r, which is what plain decoding of the path would use; only
  * then does the invariance guarantee hold). out_rows lists the rows whose logits are wanted
- * (NULL: all n rows, in order); logits receives n_out x vocab floats. Rows' positions must
- * stay below the context length. */
+ * (NULL: all n rows, in order); logits receives n_out rows of model_logits_width(model) floats
+ * (the vocabulary size unless the model is a padded draft). Rows' positions must stay below the
+ * context length. */
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err);
 

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Metadata value types, with their on-disk ids. */
 typedef enum {
@@ -83,6 +84,11 @@ const char *gguf_kv_key(const gguf *g, int i);     /* NUL-terminated */
 gguf_vtype gguf_kv_type(const gguf *g, int i);
 /* For an array: element type and count (returns -1 if the value is not an array). */
 int gguf_kv_array(const gguf *g, int i, gguf_vtype *elem_type, uint64_t *n);
+
+/* The serialized value of pair i, as the file holds it: a scalar's bytes (a string's with its
+ * 8-byte length), an array's elements (element type and count from gguf_kv_array). For copying
+ * pairs verbatim (gguf_writer_add_raw). -1 for a bad index. */
+int gguf_kv_raw(const gguf *g, int i, const void **data, uint64_t *nbytes);
 
 /* Typed getters. Each fails (-1, "<file>: key '<key>' ...") if the key is absent or its value
  * does not convert exactly: the integer getters accept any integer type whose value fits, the
@@ -153,12 +159,30 @@ int gguf_writer_add_f32(gguf_writer *w, const char *key, float v);
 int gguf_writer_add_bool(gguf_writer *w, const char *key, int v);
 int gguf_writer_add_str(gguf_writer *w, const char *key, const char *v);
 
+/* A pair copied from a reader (gguf_kv_raw): type, and for arrays elem_type and n. */
+int gguf_writer_add_raw(gguf_writer *w, const char *key, gguf_vtype type, gguf_vtype elem_type,
+                        uint64_t n, const void *data, uint64_t nbytes);
+
 /* A tensor of ggml type `type` with n_dims dims ne[] (ne[0] fastest); nbytes must equal
  * the size the type and dims imply. */
 int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                            const uint64_t *ne, const void *data, uint64_t nbytes);
 
+/* The same with data produced at write time: fill(ctx, buf, err) writes the tensor's nbytes
+ * into buf (a buffer of the writer's, reused from tensor to tensor) or returns -1 with a
+ * message. Tensors are produced one at a time in file order, so a file far larger than memory
+ * can be written (decbench synth's 8B shapes). */
+typedef int (*gguf_fill_fn)(void *ctx, void *buf, char *err);
+int gguf_writer_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                const uint64_t *ne, uint64_t nbytes, gguf_fill_fn fill, void *ctx);
+
+/* The size of the file gguf_writer_write would write now (for a free-space check). */
+uint64_t gguf_writer_size(const gguf_writer *w);
+
 /* Writes the file (replacing path). Fails with the first add error, if any. */
 int gguf_writer_write(gguf_writer *w, const char *path, char *err);
+/* The same into an open stream (at its start), for callers that manage the file themselves
+ * (util/file.h's file_out). */
+int gguf_writer_write_stream(gguf_writer *w, FILE *f, char *err);
 
 #endif

@@ -2,15 +2,21 @@
  * tensor names and "%s.*" keys) and the weight-type table (wtype.h: which ggml types load).
  *
  * Weights stay in the mapping and in their stored type. GGUF lists dimensions fastest first,
- * so a [rows x cols] matrix of model.h is a tensor with ne = {cols, rows}. llama.cpp's
- * converter permutes Q and K so that RoPE rotates adjacent pairs (its "normal" rope mode), the
- * same convention llama2.c checkpoints use, so the forward pass needs no GGUF-specific path.
+ * so a [rows x cols] matrix of model.h is a tensor with ne = {cols, rows}. For Llama files
+ * llama.cpp's converter permutes Q and K so that RoPE rotates adjacent pairs (its "normal" rope
+ * mode), the same convention llama2.c checkpoints use; Qwen2/Qwen3 files keep Hugging Face's
+ * order and rotate pairs half a head apart (NEOX): the architecture's row says which.
+ *
+ * Hyper-parameters are read as llama.cpp's llama_model::load_hparams reads them: the head size
+ * is attention.key_length when present (Qwen3, Mistral-Nemo-style files), else embedding_length
+ * / head_count, and value_length must equal it; rope.dimension_count defaults to the head size;
+ * rope.scaling.type none or linear (rope.scaling.factor: DeepSeek-Coder's 4).
  *
  * Anything that would change the computation and that this loader does not implement (other
- * architectures, MoE experts, RoPE scaling, separate head sizes, tensors the architecture's row
- * does not list, such as biases or rope_freqs) is refused with a message rather than silently
- * ignored: the point of the project is exact decoding, and a half-understood model is not
- * exact. */
+ * architectures, MoE experts, YaRN or LongRoPE scaling, separate key and value head sizes,
+ * tensors the architecture's row does not list, such as output biases) is refused with a
+ * message rather than silently ignored: the point of the project is exact decoding, and a
+ * half-understood model is not exact. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,14 +116,17 @@ static int bind_matrix(loader *L, const char *name, int rows, int cols, wmat *w)
     return 0;
 }
 
-/* RMSNorm weights are read as plain floats by the forward pass. */
-static int bind_norm(loader *L, const char *name, int dim, const float **out) {
+/* Vectors (norm weights, biases, RoPE factors) are read as plain floats by the forward pass;
+ * llama.cpp's converter keeps every 1-D tensor in F32. */
+static int bind_vector(loader *L, const char *name, int dim, const float **out) {
     const gguf_tensor *t = shaped(L, name, 1, dim);
     if (!t) return -1;
     if (t->type != GGUF_TENSOR_F32) {
         const char *tn = gguf_type_name(t->type);
-        return err_set(L->err, "%s: tensor '%s' is %s; norm weights must be F32", L->path, name,
-                       tn ? tn : "?");
+        return err_set(L->err,
+                       "%s: tensor '%s' is %s; norm weights, biases and RoPE factors "
+                       "must be F32",
+                       L->path, name, tn ? tn : "?");
     }
     if ((uintptr_t)t->data % 4)
         return err_set(L->err, "%s: tensor '%s' data is not 4-byte aligned", L->path, name);
@@ -125,10 +134,11 @@ static int bind_norm(loader *L, const char *name, int dim, const float **out) {
     return 0;
 }
 
-/* Refuses keys announcing features this loader would otherwise silently ignore. */
-static int check_unsupported(loader *L, const model_config *c) {
+/* Refuses keys announcing features this loader would otherwise silently ignore, and reads
+ * the RoPE scaling llama.cpp applies: none, or linear (positions times 1 / factor). */
+static int read_rope_scaling(loader *L, model_config *c) {
     uint32_t experts = 0;
-    const char *s;
+    const char *s = "none";
     if (gguf_find_key(L->g, K(L, ARCH_KV_EXPERT_COUNT)) >= 0 &&
         gguf_get_u32(L->g, L->key, &experts, L->err))
         return -1;
@@ -137,19 +147,19 @@ static int check_unsupported(loader *L, const model_config *c) {
                        "%s: %s = %u: mixture-of-experts models are not "
                        "supported",
                        L->path, L->key, experts);
-    if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0) {
-        if (gguf_get_str(L->g, L->key, &s, L->err)) return -1;
-        if (strcmp(s, "none") != 0)
-            return err_set(L->err, "%s: %s = '%.32s' is not supported", L->path, L->key, s);
-    }
-    const arch_kv lens[] = {ARCH_KV_KEY_LENGTH, ARCH_KV_VALUE_LENGTH};
-    for (int i = 0; i < 2; i++) {
-        int v = c->head_size;
-        if (opt_int(L, K(L, lens[i]), &v)) return -1;
-        if (v != c->head_size)
-            return err_set(L->err, "%s: %s = %d differs from embedding_length / head_count = %d",
-                           L->path, L->key, v, c->head_size);
-    }
+    if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0 &&
+        gguf_get_str(L->g, L->key, &s, L->err))
+        return -1;
+    float factor = 0.0f; /* llama.cpp: 0 or absent means no scaling */
+    if (opt_f32(L, K(L, ARCH_KV_ROPE_SCALING_FACTOR), &factor)) return -1;
+    if (strcmp(s, "none") == 0) return 0; /* llama.cpp ignores the factor then */
+    if (strcmp(s, "linear") != 0)
+        return err_set(L->err,
+                       "%s: %s = '%.32s' is not supported (only none and linear RoPE scaling)",
+                       L->path, K(L, ARCH_KV_ROPE_SCALING_TYPE), s);
+    if (!(factor >= 0.0f) || factor > 1e6f || (factor > 0.0f && factor < 1e-6f))
+        return err_set(L->err, "%s: %s = %g is out of range", L->path, L->key, (double)factor);
+    c->rope_factor = factor == 0.0f ? 1.0f : factor;
     return 0;
 }
 
@@ -176,8 +186,17 @@ static int read_config(loader *L, model_config *c) {
         gguf_get_f32(L->g, K(L, ARCH_KV_RMS_EPS), &c->norm_eps, L->err))
         return -1;
     c->head_size = c->dim / c->n_heads;
+    int value_length = 0;
+    if (opt_int(L, K(L, ARCH_KV_KEY_LENGTH), &c->head_size)) return -1;
+    if (opt_int(L, K(L, ARCH_KV_VALUE_LENGTH), &value_length)) return -1;
+    if (value_length && value_length != c->head_size)
+        return err_set(L->err, "%s: %s = %d differs from the key head size %d", L->path, L->key,
+                       value_length, c->head_size);
     c->rope_dim = c->head_size;
     if (opt_int(L, K(L, ARCH_KV_ROPE_DIMENSION_COUNT), &c->rope_dim)) return -1;
+    c->rope = L->arch->rope;
+    c->rope_factor = 1.0f;
+    c->ctx_train = c->seq_len;
     if (!(c->norm_eps > 0.0f) || !(c->rope_theta > 0.0f))
         return err_set(L->err,
                        "%s: layer_norm_rms_epsilon %g and rope.freq_base %g must be "
@@ -219,7 +238,7 @@ static int read_config(loader *L, model_config *c) {
     /* Only now: the check bounds n_kv_heads by n_heads, so this cannot overflow (the fuzzer
      * found the overflow with a huge head_count_kv when it was computed before the check). */
     c->kv_dim = c->n_kv_heads * c->head_size;
-    return check_unsupported(L, c);
+    return read_rope_scaling(L, c);
 }
 
 /* Binds tensor t of layer l (or the model-wide one) where the tensor table says, if the
@@ -230,7 +249,7 @@ static int bind_tensor(loader *L, model *m, arch_tensor t, int l) {
     arch_tensor_name(t, l, name, sizeof name);
     if (L->arch->tensors[t] == ARCH_OPTIONAL && !gguf_find_tensor(L->g, name)) return 0;
     int rows = arch_dim_value(&m->cfg, ti->rows), cols = arch_dim_value(&m->cfg, ti->cols);
-    if (ti->vector) return bind_norm(L, name, cols, arch_vector(m, t, l));
+    if (ti->vector) return bind_vector(L, name, cols, arch_vector(m, t, l));
     return bind_matrix(L, name, rows, cols, arch_matrix(m, t, l));
 }
 

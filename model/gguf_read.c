@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -441,18 +442,11 @@ int gguf_open(gguf **out, const char *path, char *err) {
         free(g);
         return err_set(err, "%s: out of memory", path);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = file_open_regular(path, "GGUF", err); /* a FIFO or directory is refused here */
     struct stat st;
-    if (fd < 0) {
-        err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        goto fail;
-    }
+    if (fd < 0) goto fail;
     if (fstat(fd, &st) != 0) {
         err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        err_set(err, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
         goto fail;
     }
     if (st.st_size == 0) {
@@ -525,6 +519,27 @@ int gguf_kv_array(const gguf *g, int i, gguf_vtype *elem_type, uint64_t *n) {
     if (i < 0 || i >= g->n_kv || g->kv[i].type != GGUF_ARRAY) return -1;
     *elem_type = (gguf_vtype)g->kv[i].elem;
     *n = g->kv[i].n;
+    return 0;
+}
+
+int gguf_kv_raw(const gguf *g, int i, const void **data, uint64_t *nbytes) {
+    if (i < 0 || i >= g->n_kv) return -1;
+    const gguf_kv *kv = &g->kv[i];
+    *data = kv->val;
+    if (kv->type == GGUF_STRING) {
+        uint64_t len;
+        memcpy(&len, kv->val, 8);
+        *nbytes = 8 + len;
+    } else if (kv->type != GGUF_ARRAY) {
+        *nbytes = (uint64_t)gguf_vtype_size(kv->type);
+    } else if (kv->elem != GGUF_STRING) {
+        *nbytes = kv->n * (uint64_t)gguf_vtype_size(kv->elem);
+    } else if (kv->n == 0) {
+        *nbytes = 0;
+    } else { /* the strings lie back to back: from the first length to the last byte */
+        const gguf_str *last = &g->strs[kv->first_str + kv->n - 1];
+        *nbytes = (uint64_t)((const unsigned char *)last->ptr + last->len - kv->val);
+    }
     return 0;
 }
 

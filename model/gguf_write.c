@@ -19,7 +19,9 @@ typedef struct {
     char *name;
     uint32_t type, n_dims;
     uint64_t ne[GGUF_MAX_DIMS];
-    const void *data;
+    const void *data; /* or NULL: produced by fill(ctx) at write time */
+    gguf_fill_fn fill;
+    void *ctx;
     uint64_t nbytes, offset;
 } wtensor;
 
@@ -128,6 +130,13 @@ int gguf_writer_add_array(gguf_writer *w, const char *key, gguf_vtype elem_type,
     return 0;
 }
 
+int gguf_writer_add_raw(gguf_writer *w, const char *key, gguf_vtype type, gguf_vtype elem_type,
+                        uint64_t n, const void *data, uint64_t nbytes) {
+    if (w_key(w, key, type)) return -1;
+    if (type == GGUF_ARRAY && (w_u32(w, (uint32_t)elem_type) || w_u64(w, n))) return -1;
+    return w_bytes(w, data, (size_t)nbytes);
+}
+
 int gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v) {
     return gguf_writer_add(w, key, GGUF_U32, &v);
 }
@@ -144,6 +153,11 @@ int gguf_writer_add_str(gguf_writer *w, const char *key, const char *v) {
 
 int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                            const uint64_t *ne, const void *data, uint64_t nbytes) {
+    return gguf_writer_add_tensor_fill(w, name, type, n_dims, ne, nbytes, NULL, (void *)data);
+}
+
+int gguf_writer_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                const uint64_t *ne, uint64_t nbytes, gguf_fill_fn fill, void *ctx) {
     if (w->failed) return -1;
     if (!name || !name[0]) return w_fail(w, "empty tensor name%s", "");
     for (size_t i = 0; i < w->n_t; i++)
@@ -171,7 +185,10 @@ int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint
     t->type = type;
     t->n_dims = n_dims;
     for (int d = 0; d < GGUF_MAX_DIMS; d++) t->ne[d] = (uint32_t)d < n_dims ? ne[d] : 1;
-    t->data = data;
+    if (fill)
+        t->fill = fill, t->ctx = ctx;
+    else
+        t->data = ctx;
     t->nbytes = nbytes;
     w->n_t++;
     return 0;
@@ -188,10 +205,9 @@ static int write_pad(FILE *f, uint64_t pos, uint32_t alignment) {
     return 0;
 }
 
-int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
-    if (w->failed) return err_set(err, "%s: %s", path, w->err);
-    /* Tensor infos go into the same buffer, after the metadata, with packed aligned offsets. */
-    size_t meta_len = w->meta_len;
+/* The tensor infos, with packed aligned offsets, appended to the metadata buffer (the caller
+ * truncates them again); returns the size of the data section. */
+static uint64_t add_tensor_infos(gguf_writer *w) {
     uint64_t off = 0;
     for (size_t i = 0; i < w->n_t; i++) {
         wtensor *t = &w->t[i];
@@ -204,31 +220,80 @@ int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
         off += t->nbytes;
         off += (w->alignment - off % w->alignment) % w->alignment;
     }
+    return off;
+}
+
+uint64_t gguf_writer_size(const gguf_writer *w) {
+    uint64_t pos = 24 + w->meta_len;
+    for (size_t i = 0; i < w->n_t; i++) {
+        const wtensor *t = &w->t[i];
+        uint64_t info = 8 + strlen(t->name) + 4 + 8 * (uint64_t)t->n_dims + 4 + 8;
+        pos += info;
+    }
+    for (size_t i = 0; i < w->n_t; i++)
+        pos += (w->alignment - pos % w->alignment) % w->alignment + w->t[i].nbytes;
+    return pos;
+}
+
+/* Writes the data of tensor t (its bytes, or what its fill produces into *buf). */
+static int write_tensor(const wtensor *t, FILE *f, void **buf, uint64_t *cap, char *err) {
+    const void *data = t->data;
+    if (t->fill) {
+        if (t->nbytes > *cap) {
+            free(*buf);
+            if (!(*buf = malloc((size_t)t->nbytes)))
+                return *cap = 0, err_set(err, "out of memory for tensor '%s' (%llu bytes)", t->name,
+                                         (unsigned long long)t->nbytes);
+            *cap = t->nbytes;
+        }
+        if (t->fill(t->ctx, *buf, err)) return -1;
+        data = *buf;
+    }
+    return fwrite(data, 1, (size_t)t->nbytes, f) == t->nbytes ? 0 : 1;
+}
+
+/* 0, -1 with err set (a fill failed), or 1 for a failed write (errno says why). */
+static int write_all(gguf_writer *w, FILE *f, char *err) {
+    size_t meta_len = w->meta_len;
+    add_tensor_infos(w);
+    if (w->failed) {
+        w->meta_len = meta_len;
+        return err_set(err, "%s", w->err);
+    }
+    uint32_t version = 3;
+    uint64_t counts[2] = {w->n_t, w->n_kv};
+    int rc = fwrite("GGUF", 1, 4, f) != 4 || fwrite(&version, 4, 1, f) != 1 ||
+             fwrite(counts, 8, 2, f) != 2 || fwrite(w->meta, 1, w->meta_len, f) != w->meta_len;
+    uint64_t pos = 24 + w->meta_len, cap = 0;
+    void *buf = NULL;
+    for (size_t i = 0; i < w->n_t && !rc; i++) {
+        rc = write_pad(f, pos, w->alignment) ? 1 : write_tensor(&w->t[i], f, &buf, &cap, err);
+        pos += (w->alignment - pos % w->alignment) % w->alignment + w->t[i].nbytes;
+    }
+    free(buf);
+    w->meta_len = meta_len; /* drop the tensor infos so that write can be called again */
+    return rc;
+}
+
+int gguf_writer_write_stream(gguf_writer *w, FILE *f, char *err) {
+    int rc = write_all(w, f, err);
+    if (rc > 0) return err_set(err, "write failed: %s", strerror(errno));
+    return rc;
+}
+
+int gguf_writer_write(gguf_writer *w, const char *path, char *err) {
     if (w->failed) return err_set(err, "%s: %s", path, w->err);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        w->meta_len = meta_len;
-        return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
-    }
-    uint32_t version = 3;
-    uint64_t counts[2] = {w->n_t, w->n_kv};
-    int bad = fwrite("GGUF", 1, 4, f) != 4 || fwrite(&version, 4, 1, f) != 1 ||
-              fwrite(counts, 8, 2, f) != 2 || fwrite(w->meta, 1, w->meta_len, f) != w->meta_len;
-    uint64_t pos = 24 + w->meta_len;
-    for (size_t i = 0; i < w->n_t && !bad; i++) {
-        bad = write_pad(f, pos, w->alignment) ||
-              fwrite(w->t[i].data, 1, (size_t)w->t[i].nbytes, f) != w->t[i].nbytes;
-        pos += (w->alignment - pos % w->alignment) % w->alignment + w->t[i].nbytes;
-    }
-    w->meta_len = meta_len; /* drop the tensor infos so that write can be called again */
+    if (!f) return err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+    char why[ERR_LEN];
+    int rc = write_all(w, f, why);
     int saved = errno;
-    if (fclose(f) != 0) bad = 1, saved = errno;
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) saved = errno;
-        remove(tmp);
-        return err_set(err, "%s: write failed: %s", path, strerror(saved));
-    }
-    return 0;
+    if (fclose(f) != 0 && rc == 0) rc = 1, saved = errno;
+    if (rc == 0 && rename(tmp, path) != 0) rc = 1, saved = errno;
+    if (rc == 0) return 0;
+    remove(tmp);
+    if (rc < 0) return err_set(err, "%s: %s", path, why);
+    return err_set(err, "%s: write failed: %s", path, strerror(saved));
 }

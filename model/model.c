@@ -16,11 +16,13 @@ void model_config_derive(model_config *c) {
     /* The fields may come straight from a file header (INT_MIN, INT_MAX): the product is
      * formed in 64 bits, and a value an int cannot hold becomes 0 (model_config_check then
      * names the field at fault). */
-    c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
+    if (c->head_size <= 0) c->head_size = c->n_heads > 0 ? c->dim / c->n_heads : 0;
     int64_t kv_dim = (int64_t)c->n_kv_heads * c->head_size;
     c->kv_dim = kv_dim >= 0 && kv_dim <= INT_MAX ? (int)kv_dim : 0;
     if (c->rope_dim <= 0) c->rope_dim = c->head_size;
     if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
+    if (c->rope_factor <= 0) c->rope_factor = 1.0f;
+    if (c->ctx_train <= 0) c->ctx_train = c->seq_len;
     if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
     if (c->bos_id == 0 && c->eos_id == 0) {
         c->bos_id = 1;
@@ -44,42 +46,81 @@ int model_config_check(const model_config *c, const char *what, char *err) {
         if (f[i].value <= 0 || f[i].value > f[i].max)
             return err_set(err, "%s: header field %s = %d, expected 1..%d", what, f[i].name,
                            f[i].value, f[i].max);
-    if (c->dim % c->n_heads)
+    /* head_size is dim / n_heads unless a GGUF file gives attention.key_length (Qwen3,
+     * Mistral-Nemo-style files): only a derived head size needs the division to be exact. */
+    if (c->dim % c->n_heads && c->head_size == c->dim / c->n_heads)
         return err_set(err, "%s: dim %d is not divisible by n_heads %d", what, c->dim, c->n_heads);
     if (c->n_heads % c->n_kv_heads)
         return err_set(err, "%s: n_heads %d is not divisible by n_kv_heads %d", what, c->n_heads,
                        c->n_kv_heads);
-    if ((c->dim / c->n_heads) % 2)
-        return err_set(err, "%s: head size %d is odd (RoPE rotates pairs)", what,
-                       c->dim / c->n_heads);
-    if (c->rope_dim > c->dim / c->n_heads || c->rope_dim % 2)
+    if (c->head_size <= 0 || c->head_size > MODEL_MAX_HEAD ||
+        (int64_t)c->n_heads * c->head_size > MODEL_MAX_DIM)
+        return err_set(err, "%s: head size %d x %d heads, expected 1..%d and at most %d in all",
+                       what, c->head_size, c->n_heads, MODEL_MAX_HEAD, MODEL_MAX_DIM);
+    if (c->head_size % 2)
+        return err_set(err, "%s: head size %d is odd (RoPE rotates pairs)", what, c->head_size);
+    if (c->rope_dim <= 0 || c->rope_dim > c->head_size || c->rope_dim % 2)
         return err_set(err, "%s: rope dimension %d, expected an even number <= head size %d", what,
-                       c->rope_dim, c->dim / c->n_heads);
+                       c->rope_dim, c->head_size);
+    if (c->ctx_train < c->seq_len || c->ctx_train > MODEL_MAX_SEQ)
+        return err_set(err, "%s: context %d of a trained context %d", what, c->seq_len,
+                       c->ctx_train);
     return 0;
+}
+
+/* Every matrix and vector of m once (a tied classifier is the embedding). */
+static size_t vec_bytes(const float *v, int n) {
+    return v ? sizeof(float) * (size_t)n : 0;
+}
+
+static size_t mat_bytes(const wmat *w) {
+    return wtype_row_bytes(w->type, w->cols) * (size_t)w->rows;
 }
 
 size_t model_weight_bytes(const model *m) {
     const model_config *c = &m->cfg;
-    size_t b = wtype_row_bytes(m->tok_embd.type, c->dim) * (size_t)c->vocab_size;
+    int q = c->n_heads * c->head_size;
+    size_t b = mat_bytes(&m->tok_embd) + vec_bytes(m->rms_final, c->dim) +
+               vec_bytes(m->rope_freqs, c->rope_dim / 2);
     for (int l = 0; l < c->n_layers; l++) {
         const model_layer *L = &m->layers[l];
         const wmat *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
-        for (int i = 0; i < 7; i++) b += wtype_row_bytes(w[i]->type, w[i]->cols) * (size_t)w[i]->rows;
-        b += 2 * sizeof(float) * (size_t)c->dim;
+        for (int i = 0; i < 7; i++) b += mat_bytes(w[i]);
+        b += vec_bytes(L->rms_att, c->dim) + vec_bytes(L->rms_ffn, c->dim);
+        b += vec_bytes(L->bq, q) + vec_bytes(L->bk, c->kv_dim) + vec_bytes(L->bv, c->kv_dim);
+        b += vec_bytes(L->q_norm, c->head_size) + vec_bytes(L->k_norm, c->head_size);
     }
-    b += sizeof(float) * (size_t)c->dim;
-    if (m->wcls.data != m->tok_embd.data)
-        b += wtype_row_bytes(m->wcls.type, c->dim) * (size_t)c->vocab_size;
+    if (m->wcls.data != m->tok_embd.data) b += mat_bytes(&m->wcls);
     return b;
 }
 
 size_t model_param_count(const model *m) {
     const model_config *c = &m->cfg;
-    size_t per_layer = 2 * (size_t)c->dim * c->dim + 2 * (size_t)c->dim * c->kv_dim +
-                       3 * (size_t)c->dim * c->hidden_dim + 2 * (size_t)c->dim;
-    size_t n = (size_t)c->vocab_size * c->dim + per_layer * c->n_layers + c->dim;
-    if (m->wcls.data != m->tok_embd.data) n += (size_t)c->vocab_size * c->dim;
+    size_t q = (size_t)c->n_heads * c->head_size, d = (size_t)c->dim, kv = (size_t)c->kv_dim;
+    size_t per_layer = 2 * d * q + 2 * d * kv + 3 * d * c->hidden_dim + 2 * d;
+    const model_layer *L = c->n_layers > 0 ? &m->layers[0] : NULL;
+    if (L && L->bq) per_layer += q + 2 * kv;
+    if (L && L->q_norm) per_layer += 2 * (size_t)c->head_size;
+    size_t n = (size_t)c->vocab_size * d + per_layer * c->n_layers + d;
+    if (m->rope_freqs) n += (size_t)c->rope_dim / 2;
+    if (m->wcls.data != m->tok_embd.data) n += (size_t)c->vocab_size * d;
     return n;
+}
+
+int model_set_context(model *m, int n, char *err) {
+    if (n < 1 || n > m->cfg.ctx_train)
+        return err_set(err, "--ctx %d: %s was trained for a context of 1..%d tokens", n, m->path,
+                       m->cfg.ctx_train);
+    m->cfg.seq_len = n;
+    return 0;
+}
+
+void model_pad_logits(model *m, int width) {
+    m->logits_width = width;
+}
+
+int model_logits_width(const model *m) {
+    return m->logits_width > 0 ? m->logits_width : m->cfg.vocab_size;
 }
 
 int model_open(model **out, const char *path, char *err) {
@@ -90,8 +131,10 @@ int model_open(model **out, const char *path, char *err) {
     ssize_t got = read(fd, magic, 4);
     close(fd);
     if (got == 0) return err_set(err, "%s: empty file, expected a model", path);
-    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return model_open_gguf(out, path, err);
-    return model_open_llama2c(out, path, err);
+    int rc = got == 4 && memcmp(magic, "GGUF", 4) == 0 ? model_open_gguf(out, path, err)
+                                                       : model_open_llama2c(out, path, err);
+    if (rc == 0 && (*out)->cfg.seq_len > MODEL_DEFAULT_CTX) (*out)->cfg.seq_len = MODEL_DEFAULT_CTX;
+    return rc;
 }
 
 void model_close(model *m) {

@@ -1,4 +1,5 @@
-/* model.h: a Llama-architecture model's configuration and weights.
+/* model.h: a decoder-only transformer's configuration and weights (Llama and the
+ * architectures of model/arch.h: Llama 1/2/3, Mistral, Qwen2, Qwen3).
  *
  * model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
@@ -23,6 +24,10 @@ typedef struct {
     int rows, cols;
 } wmat;
 
+/* Which values RoPE rotates together (llama.cpp's rope types): NORM pairs i and i + 1 (Llama,
+ * and llama2.c checkpoints); NEOX pairs i and i + rope_dim / 2 within each head (Qwen2, Qwen3). */
+typedef enum { ROPE_NORM = 0, ROPE_NEOX = 1 } rope_style;
+
 typedef struct {
     int dim;        /* embedding width */
     int hidden_dim; /* feed-forward width */
@@ -30,22 +35,29 @@ typedef struct {
     int n_heads;
     int n_kv_heads; /* grouped-query attention: n_heads is a multiple of this */
     int vocab_size;
-    int seq_len;    /* context length */
-    int head_size;  /* dim / n_heads */
-    int kv_dim;     /* n_kv_heads * head_size */
+    int seq_len;    /* the context decbench runs: ctx_train capped (model_set_context) */
+    int head_size;  /* per head of Q, K and V: dim / n_heads, or GGUF's attention.key_length */
+    int kv_dim;     /* n_kv_heads * head_size (Q is n_heads * head_size wide) */
     int rope_dim;   /* dimensions rotated per head (head_size for llama2.c models) */
     float rope_theta;
+    float
+        rope_factor; /* linear RoPE scaling: positions divided by it (DeepSeek-Coder: 4); 1: none */
+    rope_style rope;
     float norm_eps;
     int bos_id;     /* 1 for llama2.c / Llama vocabularies */
     int eos_id;     /* 2 */
     int end_id;     /* the token that ends generation: llama2.c models emit BOS (1) */
     int shared_classifier; /* synthetic models: 1 = the classifier is the embedding (tied) */
+    int ctx_train;         /* the context length the file declares */
 } model_config;
 
 typedef struct {
     const float *rms_att, *rms_ffn; /* [dim] */
-    wmat wq, wk, wv, wo;             /* [dim x dim], [kv_dim x dim] x2, [dim x dim] */
+    wmat wq, wk, wv, wo; /* [q x dim], [kv_dim x dim] x2, [dim x q]; q = n_heads x head */
     wmat w1, w2, w3;                 /* [hidden x dim], [dim x hidden], [hidden x dim] */
+    const float *bq, *bk, *bv;       /* Q/K/V biases [q], [kv_dim] x2 (Qwen2), or NULL */
+    const float *q_norm,
+        *k_norm; /* RMSNorm weights of each Q/K head [head_size] (Qwen3), or NULL */
 } model_layer;
 
 typedef struct model {
@@ -54,6 +66,9 @@ typedef struct model {
     model_layer *layers;      /* [n_layers], owned */
     const float *rms_final;   /* [dim] */
     wmat wcls;                /* [vocab x dim]; aliases tok_embd when shared */
+    const float
+        *rope_freqs;  /* [rope_dim / 2] divisors of the RoPE frequencies (Llama 3.1+), or NULL */
+    int logits_width; /* floats per logits row fwd_eval writes; 0: vocab_size (model_pad_logits) */
     const char *format;       /* "llama2c", "llama2c-v1", "gguf", "synthetic" */
     const struct model_arch *arch; /* its row of the architecture table (arch.h); NULL: llama */
     wtype main_type;          /* storage type of the big matrices */
@@ -65,8 +80,26 @@ typedef struct model {
     void *release_arg;
 } model;
 
-/* Opens a model file of any supported format. On success *out owns the mapping. */
+/* Opens a model file of any supported format. On success *out owns the mapping. Its context
+ * (cfg.seq_len) is the file's capped at MODEL_DEFAULT_CTX. */
 int model_open(model **out, const char *path, char *err);
+
+/* The context a model runs with unless told otherwise. The KV cache is float32 and allocated for
+ * the whole context (forward.c): Llama-3.1-8B's declared 131072 tokens would need 34 GB of it,
+ * Qwen2.5-7B's 32768 3.8 GB, while the datasets' prompts plus outputs stay under 4096 tokens
+ * (llama.cpp's tools default to 4096 too). At 4096 the cache is 1 GiB for Llama-3.1-8B, 0.45 GiB
+ * for Qwen2.5-7B, 4.3 GB of address space for Llama-2-7B (mostly untouched). */
+#define MODEL_DEFAULT_CTX 4096
+
+/* Sets the context to n tokens (1..cfg.ctx_train): --ctx. */
+int model_set_context(model *m, int n, char *err);
+
+/* Makes fwd_eval write logits rows of `width` floats for this model (a draft whose vocabulary
+ * is a few padding rows longer or shorter than its target's, as Qwen2.5-0.5B's 151936 against
+ * Qwen2.5-7B's 152064): ids past the model's vocabulary get -FLT_MAX, ids past width are dropped,
+ * so a decoder can treat the draft's rows as the target's. */
+void model_pad_logits(model *m, int width);
+int model_logits_width(const model *m);
 void model_close(model *m);
 
 /* Total bytes of the weight matrices and vectors (what one T=1 forward pass streams). */
@@ -83,14 +116,15 @@ size_t model_param_count(const model *m);
 #define MODEL_MAX_HEADS 1024
 #define MODEL_MAX_VOCAB (1 << 22)
 #define MODEL_MAX_SEQ (1 << 20)
+#define MODEL_MAX_HEAD 1024 /* head_size; n_heads x head_size is at most MODEL_MAX_DIM */
 
 /* Checks a configuration for consistency (every field in 1..its MODEL_MAX_*, divisibility).
  * `what` names the source in the message (a file path). Safe on any field values, including
  * hostile ones read from a file (INT_MIN, INT_MAX): the message names the first bad field. */
 int model_config_check(const model_config *c, const char *what, char *err);
 
-/* Fills derived fields (head_size, kv_dim, rope_dim, ids) for a llama2.c-style config. Safe on
- * unchecked fields (a derived field that would not fit an int is set to 0, which
+/* Fills derived fields (head_size, kv_dim, rope_dim, RoPE, ids) for a llama2.c-style config. Safe
+ * on unchecked fields (a derived field that would not fit an int is set to 0, which
  * model_config_check then refuses); call model_config_check before using the result. */
 void model_config_derive(model_config *c);
 

@@ -151,9 +151,8 @@ done:
 
 int tok_file_chat_template(const char *path, char **out, char *err) {
     *out = NULL;
-    if (file_check_regular(path, "tokenizer", err)) return -1;
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "tokenizer", err); /* a FIFO would block fopen() */
+    if (!f) return -1;
     char magic[4];
     int gguf_file = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
     fclose(f);
@@ -174,18 +173,12 @@ int tok_file_chat_template(const char *path, char **out, char *err) {
 
 int tok_load(tok **out, const char *path, char *err) {
     *out = NULL;
-    if (file_check_regular(path, "tokenizer", err)) return -1; /* a FIFO would block open() */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "tokenizer", err); /* a FIFO would block open() */
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
         return err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(err, "%s: %s", path,
-                       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
     }
     if (st.st_size == 0) {
         close(fd);

@@ -157,6 +157,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .align = 2,
          .file_type = 8,
          .to_float = wtype_q5_0_to_float,
+         .from_float = wtype_q5_0_from_float,
          .exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q5_0), [KERN_ISA_AVX512] = X86(kern_avx512_q5_0)}},
     [WTYPE_Q5_1] =

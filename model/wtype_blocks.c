@@ -252,6 +252,31 @@ void wtype_q4_0_from_float(const float *x, void *dst, int n) {
     }
 }
 
+/* q5_0 as ggml's quantize_row_q5_0_ref: the same scheme as q4_0 with 5 bits (d = -m / 16,
+ * q = min(31, trunc(x / d + 16.5))), the fifth bit of value v in bit v of qh. llama-quantize
+ * stores Q4_K_M's matrices whose rows are not whole 256-value super-blocks in it (Qwen2.5-0.5B's
+ * 896-wide ones). */
+void wtype_q5_0_from_float(const float *x, void *dst, int n) {
+    unsigned char *out = dst;
+    for (int b = 0; b < n / 32; b++, x += 32, out += 22) {
+        float amax = 0.0f, m = 0.0f;
+        for (int j = 0; j < 32; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]), m = x[j];
+        float d = m / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        uint16_t h = to_half(d);
+        memcpy(out, &h, 2);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            int lo = (int)(int8_t)(x[j] * id + 16.5f), hi = (int)(int8_t)(x[j + 16] * id + 16.5f);
+            lo = lo > 31 ? 31 : lo;
+            hi = hi > 31 ? 31 : hi;
+            out[6 + j] = (unsigned char)((lo & 15) | (hi & 15) << 4);
+            qh |= (uint32_t)(lo >> 4 & 1) << j | (uint32_t)(hi >> 4 & 1) << (j + 16);
+        }
+        memcpy(out + 2, &qh, 4);
+    }
+}
+
 static int clampi(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }

@@ -22,6 +22,7 @@ void wtype_k4_scale_min(const unsigned char *s, int j, int *sc, int *m);
 
 void wtype_q8_0_from_float(const float *x, void *dst, int n);
 void wtype_q4_0_from_float(const float *x, void *dst, int n);
+void wtype_q5_0_from_float(const float *x, void *dst, int n);
 void wtype_q4_k_from_float(const float *x, void *dst, int n);
 void wtype_q6_k_from_float(const float *x, void *dst, int n);
 

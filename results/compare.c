@@ -146,32 +146,66 @@ static int key_cmp(const rec *a, const rec *b) {
     return a->repeat < b->repeat ? -1 : a->repeat > b->repeat;
 }
 
-/* Header facts of a run: commit, model hash, kernels, sampling (e.g. "greedy",
- * "coupled T=0.8 top-k=40 top-p=0.95 seed=1"). */
-static void run_facts(db *d, int64_t run, char *commit, char *model, char *kernels,
-                      char *sampling) {
+/* Header facts of a run: commit, model hash, kernels, sampling (e.g. "greedy", "coupled T=0.8
+ * top-k=40 top-p=0.95 seed=1"), and the machine its speed depends on (threads, CPU model,
+ * logical CPUs). */
+typedef struct {
+    char commit[32], model[32], kernels[32], cpu[256], sampling[128];
+    int threads, cpu_threads;
+} run_fact;
+
+static void run_facts(db *d, int64_t run, run_fact *f) {
     sqlite3_stmt *st;
-    strcpy(commit, "?");
-    strcpy(model, "?");
-    strcpy(kernels, "?");
-    strcpy(sampling, "?");
+    memset(f, 0, sizeof *f);
+    strcpy(f->commit, "?");
+    strcpy(f->model, "?");
+    strcpy(f->kernels, "?");
+    strcpy(f->cpu, "?");
+    strcpy(f->sampling, "?");
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT COALESCE(substr(e.git_commit, 1, 10) || CASE WHEN e.git_dirty "
                            "THEN '+dirty' ELSE '' END, '?'), COALESCE(r.model_hash, '?'), "
-                           "COALESCE(r.kernels, '?'), r.sampling || CASE WHEN r.sampling = "
-                           "'greedy' THEN '' ELSE ' T=' || r.temperature || ' top-k=' || r.top_k "
-                           "|| ' top-p=' || r.top_p || ' seed=' || r.sampling_seed END "
-                           "FROM runs r LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
+                           "COALESCE(r.kernels, '?'), COALESCE(r.threads, 0), "
+                           "COALESCE(e.cpu_model, '?'), COALESCE(e.cpu_threads, 0), "
+                           "r.sampling || CASE WHEN r.sampling = 'greedy' THEN '' ELSE ' T=' || "
+                           "r.temperature || ' top-k=' || r.top_k || ' top-p=' || r.top_p || "
+                           "' seed=' || r.sampling_seed END FROM runs r "
+                           "LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
                            -1, &st, NULL) != SQLITE_OK)
         return;
     sqlite3_bind_int64(st, 1, run);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(commit, 32, "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(model, 32, "%s", (const char *)sqlite3_column_text(st, 1));
-        snprintf(kernels, 32, "%s", (const char *)sqlite3_column_text(st, 2));
-        snprintf(sampling, 128, "%s", (const char *)sqlite3_column_text(st, 3));
+        snprintf(f->commit, sizeof f->commit, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(f->model, sizeof f->model, "%s", (const char *)sqlite3_column_text(st, 1));
+        snprintf(f->kernels, sizeof f->kernels, "%s", (const char *)sqlite3_column_text(st, 2));
+        f->threads = sqlite3_column_int(st, 3);
+        snprintf(f->cpu, sizeof f->cpu, "%s", (const char *)sqlite3_column_text(st, 4));
+        f->cpu_threads = sqlite3_column_int(st, 5);
+        snprintf(f->sampling, sizeof f->sampling, "%s", (const char *)sqlite3_column_text(st, 6));
     }
     sqlite3_finalize(st);
+}
+
+/* Speed is only comparable on the same machine setup: the warnings (one line each) for
+ * differing thread counts and CPUs, into res->warning; the count is returned. */
+static int machine_warnings(const run_fact *f, compare_result *res) {
+    int n = 0;
+    size_t len = 0;
+    res->warning[0] = '\0';
+    if (f[0].threads != f[1].threads) {
+        len += (size_t)snprintf(res->warning + len, sizeof res->warning - len,
+                                "different thread counts (%d vs %d)", f[0].threads, f[1].threads);
+        n++;
+    }
+    if (strcmp(f[0].cpu, f[1].cpu) || f[0].cpu_threads != f[1].cpu_threads) {
+        if (len < sizeof res->warning)
+            len += (size_t)snprintf(res->warning + len, sizeof res->warning - len,
+                                    "%sdifferent CPUs (%.100s, %d logical CPUs vs %.100s, %d)",
+                                    n ? "; " : "", f[0].cpu, f[0].cpu_threads, f[1].cpu,
+                                    f[1].cpu_threads);
+        n++;
+    }
+    return n;
 }
 
 /* Per decoder spec speed over the common samples, plus the speed-up over greedy within each
@@ -215,10 +249,10 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
         return -1;
     }
 
-    char commit[2][32], model[2][32], kernels[2][32], sampling[2][128];
-    for (int s = 0; s < 2; s++)
-        run_facts(dbs[s], runs[s], commit[s], model[s], kernels[s], sampling[s]);
-    res->models_differ = strcmp(model[0], model[1]) != 0;
+    run_fact fact[2];
+    for (int s = 0; s < 2; s++) run_facts(dbs[s], runs[s], &fact[s]);
+    res->machine_differs = machine_warnings(fact, res);
+    res->models_differ = strcmp(fact[0].model, fact[1].model) != 0;
 
     /* Deterministic table: one line per differing figure of a sample. */
     rtable det;
@@ -371,20 +405,26 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
         fprintf(out,
                 "# compare: base %s run %" PRId64 " (commit %s) vs head %s run %" PRId64
                 " (commit %s)\n\n",
-                db_path(base), runs[0], commit[0], db_path(head), runs[1], commit[1]);
+                db_path(base), runs[0], fact[0].commit, db_path(head), runs[1], fact[1].commit);
         fprintf(out, "samples: %ld compared, %ld only in base, %ld only in head\n", res->n_common,
                 res->n_only_base, res->n_only_head);
         if (res->models_differ)
             fprintf(out,
                     "WARNING: the runs used different models (hash %s vs %s): output "
                     "differences are expected\n",
-                    model[0], model[1]);
-        if (strcmp(kernels[0], kernels[1]))
-            fprintf(out, "WARNING: different kernels (%s vs %s)\n", kernels[0], kernels[1]);
-        if (strcmp(sampling[0], sampling[1]))
+                    fact[0].model, fact[1].model);
+        if (strcmp(fact[0].kernels, fact[1].kernels))
+            fprintf(out, "WARNING: different kernels (%s vs %s)\n", fact[0].kernels,
+                    fact[1].kernels);
+        if (res->machine_differs)
+            fprintf(out,
+                    "WARNING: %s: the speed comparison measures the machines as much as the "
+                    "code\n",
+                    res->warning);
+        if (strcmp(fact[0].sampling, fact[1].sampling))
             fprintf(out,
                     "WARNING: different sampling (%s vs %s): output differences are expected\n",
-                    sampling[0], sampling[1]);
+                    fact[0].sampling, fact[1].sampling);
         fputc('\n', out);
         if (res->n_det_diff) {
             rt_note(&det, "%ld sample(s) differ%s.", res->n_det_diff,

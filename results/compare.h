@@ -40,7 +40,11 @@ typedef struct {
     int n_speed_fail;  /* decoder specs slower than the tolerance allows */
     int n_specs;       /* decoder specs compared for speed */
     int models_differ; /* model hashes differ (the comparison then says little) */
-    int regression;    /* any of the failures above */
+    /* Thread counts or CPUs differ (speed then says little): how many, and the one-line
+     * description ("different thread counts (2 vs 4); different CPUs (...)"). */
+    int machine_differs;
+    char warning[512];
+    int regression; /* any of the failures above */
 } compare_result;
 
 /* Compares run base_run of base with head_run of head (0: each one's latest complete run with

@@ -110,13 +110,20 @@ typedef struct {
     uint64_t sampling_seed;
     int64_t sweep_id;
     int64_t baseline_run_id; /* the run holding greedy's samples when this one has none */
+    /* SHA-256 of the model files (64 hex); NULL: computed here by db_file_sha256 */
+    const char *model_sha256, *draft_sha256;
+    const char *shard;    /* "I/N" for run/sweep --shard, NULL for the whole work */
+    const char *decoders; /* the canonical specs asked for, one per line; may be NULL */
 } db_run;
 
-/* Inserts a run with status 'running' and the current time as started. */
+/* Inserts a run with status 'running' and the current time as started, claimed by d (below). */
 int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err);
 
 /* Sets the final status (not DB_RUNNING) and the finished time. */
 int db_finish_run(db *d, int64_t run_id, db_status status, char *err);
+/* The same with the reason a run stopped short (runs.reason; NULL for none, ignored for
+ * DB_COMPLETE): the error or signal that left it DB_INCOMPLETE, what made it DB_FAILED. */
+int db_stop_run(db *d, int64_t run_id, db_status status, const char *reason, char *err);
 
 /* Starts a sweep; its runs pass the id in db_run.sweep_id. dataset may be NULL. */
 int db_begin_sweep(db *d, const char *spec, const char *dataset, int64_t *sweep_id, char *err);
@@ -126,7 +133,14 @@ int db_begin_sweep(db *d, const char *spec, const char *dataset, int64_t *sweep_
 int db_latest_run(db *d, unsigned mask, int need_samples, int need_cost, int64_t *run_id,
                   char *err);
 
-/* --resume: puts an 'incomplete' or 'running' run back to 'running' (error otherwise). */
+/* --resume: puts an 'incomplete' or 'running' run back to 'running' (error otherwise) and
+ * clears its reason.
+ *
+ * Claims: a run being measured is claimed by the db handle that began or resumed it (a lock
+ * the kernel holds for the process, dropped when it ends, even by kill -9), so db_resume_run
+ * of a run another live process measures fails ("run N of PATH is being measured by another
+ * process") before anything changes, and two `--resume` of one run cannot both measure it.
+ * A dead process's 'running' run is resumable at once. */
 int db_resume_run(db *d, int64_t run_id, char *err);
 
 /* Whether run_id already holds (dataset, sample_index, spec, repeat): *done = 1 or 0. */
@@ -139,6 +153,7 @@ int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index,
  * are "". Strings are malloc'd: db_run_info_free(). */
 typedef struct {
     char *model_hash, *draft_hash, *datasets, *prompt_template, *kernels;
+    char *shard; /* "I/N" or "" */
     int64_t max_new, repeats;
     uint64_t seed;
     db_status status;
@@ -187,6 +202,7 @@ typedef struct {
      * had already ended) and greedy's top-1 minus top-2 logit at that position. */
     int diverge_pos, greedy_token, decoder_token;
     double greedy_margin;
+    int turn; /* turn of the conversation, 1-based (0 means 1); see schema.sql step 5 */
 } db_sample;
 
 /* Inserts the sample, its non-zero histogram entries and trace[0..n_trace) (trace may be NULL)
@@ -203,6 +219,11 @@ void db_hash_hex(uint64_t h, char out[17]);
 /* A cheap content hash of a (large) file: FNV-1a 64 of its first MiB, its last MiB and its
  * size (the whole file if smaller than 2 MiB), as 16 hex digits; *bytes gets the size. */
 int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *err);
+
+/* SHA-256 of the whole file (results/db_files.c): taken from the file_sha256 cache when the
+ * file's size, mtime, inode and device are unchanged, else computed (and, on a writable
+ * handle, cached). hex gets 64 hex digits. */
+int db_file_sha256(db *d, const char *path, char hex[65], char *err);
 
 /* ---- cost -------------------------------------------------------------------------------- */
 

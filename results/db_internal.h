@@ -11,6 +11,11 @@ struct db {
     sqlite3 *h;
     char *path;
     int writable;
+    /* DB_WRITE: a descriptor of the database file holding the open-file-description locks of
+     * the runs this handle measures (db_claim_run); -1 when none. Closed only after SQLite's
+     * connection: closing any descriptor of a file drops the process's POSIX locks on it,
+     * SQLite's included. */
+    int lock_fd;
     /* Prepared once, reused for every sample: inserting is the only per-sample work. */
     sqlite3_stmt *ins_sample, *ins_hist, *ins_trace, *ins_counter, *ins_counter_def;
 };
@@ -27,6 +32,14 @@ int db_schema_step(int v, char **sql, char *err);
 /* Runs steps from+1..to on h inside the caller's transaction, then sets application_id and
  * user_version = to. */
 int db_schema_apply(sqlite3 *h, int from, int to, char *err);
+
+/* Takes run_id for this handle: an exclusive open-file-description lock (F_OFD_SETLK) on byte
+ * 2^62 + run_id of the database file, far from SQLite's own lock bytes, held until db_close.
+ * The kernel drops it when the process ends however it ends (kill -9 included), so a lock
+ * held means a live process is measuring the run. Fails naming the run when another process
+ * (or handle) holds it. Where such locks are not supported (an old kernel, some network file
+ * systems) it succeeds without a lock. */
+int db_claim_run(db *d, int64_t run_id, char *err);
 
 /* sqlite3_exec of a statement list; the error is "<what>: <SQLite message>", so `what` starts
  * with the function name (db_...). */

@@ -10,6 +10,8 @@
 #include "results/db_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 /* How long a writer waits for another process's transaction before giving up. */
 #define DB_BUSY_MS 10000
@@ -25,8 +28,9 @@ enum { HDR_EMPTY, HDR_OURS };
 
 /* Step 1: 0-length file (HDR_EMPTY), decbench header (HDR_OURS), or an error. */
 static int check_header(const char *path, int *kind, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "db_open: %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "database", e); /* a FIFO would block fopen() */
+    if (!f) return err_set(err, "db_open: %s", e);
     unsigned char h[100];
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
@@ -95,7 +99,6 @@ static int newer_error(const char *path, int version, char *err) {
 }
 
 static int configure(sqlite3 *h, const char *path, char *err) {
-    sqlite3_busy_timeout(h, DB_BUSY_MS);
     int fk = 0;
     if (db_exec(h, "PRAGMA foreign_keys = ON", "db_open: foreign keys", err) != 0 ||
         query_int(h, "PRAGMA foreign_keys", &fk) != 0 || fk != 1)
@@ -169,6 +172,57 @@ static int open_handle(sqlite3 **h, const char *path, int flags, char *err) {
         return -1;
     }
     sqlite3_extended_result_codes(*h, 1);
+    /* Every connection waits for another process's lock, the read-only probe of step 2
+     * included: without it, 4 runs creating one database together failed 6 times in 60 with
+     * "database is locked" (the probe met the creator's write lock). */
+    sqlite3_busy_timeout(*h, DB_BUSY_MS);
+    return 0;
+}
+
+/* A read-only connection that can read. A WAL database (ours are) needs its -shm index: SQLite
+ * creates it (and an empty -wal) beside the file, which a read-only folder or mount refuses
+ * ("attempt to write a readonly database", or "unable to open"), and a full disk may too
+ * ("disk I/O error"). Then, if no -wal file holds
+ * data the database file lacks, the file alone is the whole database and is opened with
+ * immutable=1 (no side files, no locks). A non-empty -wal that cannot be indexed is refused:
+ * reading the file alone would silently drop its newest transactions. Not for a database
+ * another user is writing at the same time: an immutable reader does not see their writes. */
+static int open_read(sqlite3 **h, const char *path, char *err) {
+    if (open_handle(h, path, SQLITE_OPEN_READONLY, err) != 0) return -1;
+    int objects;
+    if (query_int(*h, "SELECT count(*) FROM sqlite_master", &objects) == 0) return 0;
+    int code = sqlite3_errcode(*h) & 0xff; /* READONLY_CANTINIT, IOERR_SHMOPEN/SHMSIZE, FULL */
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_IOERR &&
+        code != SQLITE_FULL) {
+        err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
+        sqlite3_close(*h);
+        *h = NULL;
+        return -1;
+    }
+    sqlite3_close(*h);
+    *h = NULL;
+    char wal[4200];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) == 0 && st.st_size > 0)
+        return err_set(err,
+                       "db_open: %s: its write-ahead log %s holds transactions not yet in the "
+                       "file, and SQLite cannot create the index it needs to read it (a "
+                       "read-only folder?): open it once where its folder is writable",
+                       path, wal);
+    /* file:PATH?immutable=1 with the URI's special characters of PATH escaped; an absolute
+     * PATH after an empty authority ("file://" + "/x"), so that "//x" is not a host name */
+    char uri[3 * 4096 + 32], *u = uri + sprintf(uri, path[0] == '/' ? "file://" : "file:");
+    for (const char *p = path; *p && u < uri + sizeof uri - 16; p++)
+        u += strchr("%?#", *p) ? sprintf(u, "%%%02X", (unsigned char)*p) : (*u = *p, 1);
+    snprintf(u, (size_t)(uri + sizeof uri - u), "?immutable=1");
+    if (open_handle(h, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err) != 0) return -1;
+    if (query_int(*h, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
+        err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
+        sqlite3_close(*h);
+        *h = NULL;
+        return -1;
+    }
     return 0;
 }
 
@@ -204,7 +258,11 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (!exists && errno != ENOENT) return err_set(err, "db_open: %s: %s", path, strerror(errno));
-    if (exists && S_ISDIR(st.st_mode)) return err_set(err, "db_open: %s is a directory", path);
+    /* A directory, FIFO (fopen would block) or device (`--db /dev/null`: SQLite would create
+     * /dev/null-journal) is refused before SQLite is involved. */
+    char e[ERR_LEN];
+    if (exists && !S_ISREG(st.st_mode) && file_check_output(path, "database", e))
+        return err_set(err, "db_open: %s", e);
     if (!exists && mode != DB_WRITE) return err_set(err, "db_open: %s: no such file", path);
     if (exists && must_be_new && st.st_size > 0)
         return err_set(err, "db_open: %s already exists", path);
@@ -215,7 +273,7 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
         int kind = HDR_EMPTY, version = 0;
         if (check_header(path, &kind, err) != 0) return -1;
         if (kind == HDR_OURS) {
-            if (open_handle(&h, path, SQLITE_OPEN_READONLY, err) != 0) return -1;
+            if (open_read(&h, path, err) != 0) return -1;
             int rc = check_marker(h, path, &version, err);
             if (rc == 0 && version > db_schema_version()) rc = newer_error(path, version, err);
             if (rc == 0 && mode == DB_READ && version < target)
@@ -260,8 +318,33 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     }
     d->h = h;
     d->writable = mode == DB_WRITE;
+    /* For db_claim_run (an OFD write lock needs a descriptor open for writing). A failure only
+     * means no run locks: the runs still work, as on a file system without them. */
+    d->lock_fd = mode == DB_WRITE ? open(path, O_RDWR | O_CLOEXEC) : -1;
     *out = d;
     return 0;
+}
+
+/* Byte 2^62 + run_id: SQLite's lock bytes are at 2^30 (rollback journal) or in the -shm file
+ * (WAL), so the ranges never meet. */
+#define DB_RUN_LOCK_BASE ((off_t)1 << 62)
+
+int db_claim_run(db *d, int64_t run_id, char *err) {
+#ifdef F_OFD_SETLK
+    if (d->lock_fd < 0 || run_id <= 0) return 0;
+    struct flock l = {
+        .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = DB_RUN_LOCK_BASE + run_id, .l_len = 1};
+    if (fcntl(d->lock_fd, F_OFD_SETLK, &l) == 0) return 0;
+    if (errno == EAGAIN || errno == EACCES)
+        return err_set(err,
+                       "run %" PRId64 " of %s is being measured by another process (it holds the "
+                       "run's lock); resume it once that process has ended",
+                       run_id, d->path);
+    return 0; /* EINVAL, ENOLCK, EOPNOTSUPP: no such locks here; run without */
+#else
+    (void)d, (void)run_id, (void)err;
+    return 0;
+#endif
 }
 
 int db_open(db **out, const char *path, db_mode mode, char *err) {
@@ -286,6 +369,7 @@ void db_close(db *d) {
     sqlite3_finalize(d->ins_counter);
     sqlite3_finalize(d->ins_counter_def);
     sqlite3_close(d->h);
+    if (d->lock_fd >= 0) close(d->lock_fd); /* after SQLite's: see db_internal.h */
     free(d->path);
     free(d);
 }

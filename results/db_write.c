@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s) {
@@ -60,8 +61,9 @@ void db_hash_hex(uint64_t h, char out[17]) {
 
 int db_file_fingerprint(const char *path, int64_t *bytes, char hex[17], char *err) {
     enum { MIB = 1 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "db_file_fingerprint: %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "model", e); /* a FIFO would block fopen() */
+    if (!f) return err_set(err, "db_file_fingerprint: %s", e);
     if (fseeko(f, 0, SEEK_END) != 0) {
         fclose(f);
         return err_set(err, "db_file_fingerprint: %s: cannot seek", path);
@@ -151,6 +153,13 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
         if (!dbytes) dbytes = fb;
     }
     if (db_exec(d->h, "BEGIN IMMEDIATE", "db_begin_run: begin", err) != 0) return -1;
+    /* SHA-256 inside the transaction, so the cache row and the run land together. */
+    char msha[65], dsha[65];
+    const char *model_sha = r->model_sha256, *draft_sha = r->draft_sha256;
+    if (!model_sha && r->model_path && db_file_sha256(d, r->model_path, msha, NULL) == 0)
+        model_sha = msha;
+    if (!draft_sha && r->draft_path && db_file_sha256(d, r->draft_path, dsha, NULL) == 0)
+        draft_sha = dsha;
     int64_t env = 0;
     sqlite3_stmt *st = NULL;
     if (r->env && env_id(d, r->env, &env, err) != 0) goto fail;
@@ -158,8 +167,9 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
                 "INSERT INTO runs (command, label, model_path, model_bytes, model_hash, "
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
                 "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
-                "sampling, temperature, top_k, top_p, sampling_seed) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "model_sha256, draft_sha256, shard, decoders, sampling, temperature, top_k, "
+                "top_p, sampling_seed) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -183,6 +193,10 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     bind_int_or_null(st, i++, env, 0);
     bind_int_or_null(st, i++, r->sweep_id, 0);
     bind_int_or_null(st, i++, r->baseline_run_id, 0);
+    bind_text(st, i++, model_sha);
+    bind_text(st, i++, draft_sha);
+    bind_text(st, i++, r->shard);
+    bind_text(st, i++, r->decoders);
     int samples = r->sampling && strcmp(r->sampling, "greedy") != 0;
     bind_text(st, i++, samples ? r->sampling : "greedy");
     sqlite3_bind_double(st, i++, samples ? r->temperature : 0);
@@ -193,6 +207,8 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     sqlite3_finalize(st);
     st = NULL;
     *run_id = sqlite3_last_insert_rowid(d->h);
+    /* claimed before anyone can see it: no --resume of it can start while this one runs */
+    if (db_claim_run(d, *run_id, err) != 0) goto fail;
     if (db_exec(d->h, "COMMIT", "db_begin_run: commit", err) != 0) goto fail;
     return 0;
 fail:
@@ -202,17 +218,22 @@ fail:
 }
 
 int db_finish_run(db *d, int64_t run_id, db_status status, char *err) {
+    return db_stop_run(d, run_id, status, NULL, err);
+}
+
+int db_stop_run(db *d, int64_t run_id, db_status status, const char *reason, char *err) {
     if (need_write(d, "db_finish_run", err) != 0) return -1;
     if (status == DB_RUNNING)
         return err_set(err, "db_finish_run: the final status cannot be 'running'");
     sqlite3_stmt *st;
     if (prepare(d, &st,
-                "UPDATE runs SET status = ?, finished = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ?",
+                "UPDATE runs SET status = ?, reason = ?, "
+                "finished = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
                 "db_finish_run", err) != 0)
         return -1;
     bind_text(st, 1, db_status_name(status));
-    sqlite3_bind_int64(st, 2, run_id);
+    bind_text(st, 2, status == DB_COMPLETE ? NULL : reason);
+    sqlite3_bind_int64(st, 3, run_id);
     int rc = step_done(d, st, "db_finish_run", "update", err);
     sqlite3_finalize(st);
     if (rc == 0 && sqlite3_changes(d->h) == 0)
@@ -222,9 +243,12 @@ int db_finish_run(db *d, int64_t run_id, db_status status, char *err) {
 
 int db_resume_run(db *d, int64_t run_id, char *err) {
     if (need_write(d, "db_resume_run", err) != 0) return -1;
+    /* A 'running' run may be a live one (its process holds the claim) or a dead one (the
+     * kernel dropped its claim): only the lock tells them apart. */
+    if (db_claim_run(d, run_id, err) != 0) return -1;
     sqlite3_stmt *st;
     if (prepare(d, &st,
-                "UPDATE runs SET status = 'running', finished = NULL "
+                "UPDATE runs SET status = 'running', finished = NULL, reason = NULL "
                 "WHERE id = ? AND status IN ('running', 'incomplete')",
                 "db_resume_run", err) != 0)
         return -1;
@@ -333,9 +357,9 @@ static int insert_hist(db *d, int64_t sid, const char *kind, const long *v, int 
 static const char *const SAMPLE_HEAD[] = {"run_id",     "dataset",  "sample_index",
                                           "sample_key", "category", "decoder",
                                           "spec",       "repeat",   "output_hash"};
-static const char *const SAMPLE_TAIL[] = {"tps_decode",   "tps_e2e",      "matched",
-                                          "diverge_pos",  "greedy_token", "decoder_token",
-                                          "greedy_margin"};
+static const char *const SAMPLE_TAIL[] = {"tps_decode",    "tps_e2e",      "matched",
+                                          "diverge_pos",   "greedy_token", "decoder_token",
+                                          "greedy_margin", "turn"};
 #define N_HEAD (int)(sizeof SAMPLE_HEAD / sizeof SAMPLE_HEAD[0])
 #define N_TAIL (int)(sizeof SAMPLE_TAIL / sizeof SAMPLE_TAIL[0])
 
@@ -454,6 +478,7 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     } else {
         for (int k = 0; k < 4; k++) sqlite3_bind_null(st, i++);
     }
+    sqlite3_bind_int(st, i++, s->turn > 0 ? s->turn : 1);
     if (step_done(d, st, where, "sample", err) != 0) goto fail;
     int64_t sid = sqlite3_last_insert_rowid(d->h);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 static const char *const FILES[REPORT_PLOT_KINDS] = {"speedup.tsv", "scaling.tsv", "accept.tsv",
                                                      "cost.tsv", "history.tsv"};
@@ -550,13 +551,15 @@ int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n
         rc = default_runs(d, &ids, &n, err);
     if (rc != 0) return -1;
 
-    char path[4352];
+    /* Through PATH.tmp and a rename (util/file.h): a failure leaves the older file whole. */
+    char path[4352], e[ERR_LEN];
     snprintf(path, sizeof path, "%s/%s", out_dir, FILES[kind]);
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    file_out o;
+    if (file_out_open(&o, path, "plot data", e)) {
         free(ids);
-        return err_set(err, "report_plot_data: cannot write %s: %s", path, strerror(errno));
+        return err_set(err, "report_plot_data: %s", e);
     }
+    FILE *f = o.f;
     switch (kind) {
     case REPORT_PLOT_SPEEDUP:
         rc = write_speedup(d, ids, n, f, err);
@@ -574,7 +577,8 @@ int report_plot_data(db *d, report_plot_kind kind, const int64_t *run_ids, int n
         rc = write_history(d, ids, n, f, err);
         break;
     }
-    if (fclose(f) != 0 && rc == 0) rc = err_set(err, "report_plot_data: write error on %s", path);
+    if (rc == 0 && file_out_commit(&o, e) != 0) rc = err_set(err, "report_plot_data: %s", e);
+    file_out_abort(&o);
     free(ids);
     return rc;
 }

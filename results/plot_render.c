@@ -8,9 +8,11 @@
  * (as this file once did) let a quote or a newline in `--out` end the string inside the
  * script's `eval` and run any command.
  *
- * The figures are then renamed into out_dir, so a failure (gnuplot error, full disk) leaves no
- * half-written or empty figure behind, and the private folder is removed on every path. gnuplot's
- * stderr goes to a log in the private folder, whose first error line becomes the message. */
+ * The figures are then renamed into out_dir, once both are checked whole (gnuplot exits 0 when
+ * its writes fail), so a failure (gnuplot error, full disk) leaves no half-written or empty
+ * figure behind and older figures as they were, and the private folder is removed on every path.
+ * gnuplot's stderr goes to a log in the private folder, whose first error line becomes the message.
+ */
 #include "results/report.h"
 
 #include <errno.h>
@@ -25,6 +27,8 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
+#include "util/paths.h"
 
 extern char **environ;
 
@@ -64,6 +68,25 @@ static int copy_file(const char *src, const char *dst) {
     fclose(in);
     if (fclose(out) != 0) rc = -1;
     return rc;
+}
+
+/* Whether a figure gnuplot wrote is whole: a PNG ends with its IEND chunk, an SVG with the
+ * closing </svg> tag (then white space). gnuplot exits 0 even when its writes fail: with a file
+ * size limit of 2 kB it left 2048-byte figures, which once replaced good ones. */
+static int figure_complete(const char *path, const char *ext) {
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    unsigned char tail[64];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    long n = 0;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0) {
+        long k = n < (long)sizeof tail ? n : (long)sizeof tail;
+        n = fseek(f, -k, SEEK_END) == 0 && fread(tail, 1, (size_t)k, f) == (size_t)k ? k : 0;
+    }
+    fclose(f);
+    if (!strcmp(ext, "png")) return n >= 12 && !memcmp(tail + n - 12, iend, 12);
+    while (n > 0 && strchr(" \t\r\n", tail[n - 1])) n--;
+    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
 }
 
 /* Removes the private folder and everything render() put in it. */
@@ -115,10 +138,15 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
                        const char *out_dir, char *err) {
     if ((unsigned)kind >= REPORT_PLOT_KINDS)
         return err_set(err, "plot: unknown plot kind %d", (int)kind);
-#ifdef DECBENCH_SOURCE_DIR
-    if (!plots_dir) plots_dir = DECBENCH_SOURCE_DIR "/plots";
-#endif
-    if (!plots_dir) return err_set(err, "plot: no plots directory given");
+    char found[4096];
+    if (!plots_dir) {
+        if (paths_data_dir("plots", found, sizeof found) != 0)
+            return err_set(err,
+                           "plot: no folder of gnuplot scripts found (last tried %s); give "
+                           "--plots-dir DIR or set DECBENCH_HOME",
+                           found);
+        plots_dir = found;
+    }
     const char *name = report_plot_script(kind);
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", (int)strcspn(name, "."), name);
@@ -130,8 +158,11 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
     if (path_fmt(script, sizeof script, "%s%s%s/%s", base, sep, plots_dir, name) ||
         path_fmt(common, sizeof common, "%s%s%s/common.gp", base, sep, plots_dir))
         return err_set(err, "plot: the plots folder's path is too long");
-    if (file_size(script) < 0) return err_set(err, "plot: no script %s", script);
-    if (file_size(common) < 0) return err_set(err, "plot: no script %s", common);
+    /* gnuplot opens them: a FIFO there would block it forever */
+    char e[ERR_LEN];
+    if (file_check_regular(script, "gnuplot script", e) ||
+        file_check_regular(common, "gnuplot script", e))
+        return err_set(err, "plot: %s", e);
 
     char work[4400], src[4400], dst[4400];
     if (path_fmt(work, sizeof work, "%s/.decbench-plot-XXXXXX", out_dir) ||
@@ -163,6 +194,14 @@ int report_plot_render(report_plot_kind kind, const char *plots_dir, const char 
             remove_work(work, stem);
             return err_set(err, "plot: gnuplot %s wrote no %s.%s (%s)", name, stem, ext[i],
                            first[0] ? first : "no message");
+        }
+        if (!figure_complete(src, ext[i])) {
+            long size = file_size(src);
+            remove_work(work, stem);
+            return err_set(err,
+                           "plot: gnuplot %s wrote an incomplete %s.%s (%ld bytes; a full disk or "
+                           "a file size limit?): the older figures are kept",
+                           name, stem, ext[i], size);
         }
     }
     for (int i = 0; i < 2; i++) {

@@ -24,9 +24,21 @@ int report_format_parse(const char *s, report_format *out) {
         *out = REPORT_CSV;
     else if (!strcmp(s, "json"))
         *out = REPORT_JSON;
+    else if (!strcmp(s, "latex") || !strcmp(s, "tex"))
+        *out = REPORT_LATEX;
+    else if (!strcmp(s, "jsonl"))
+        *out = REPORT_JSONL;
     else
         return -1;
     return 0;
+}
+
+int report_format_for_path(const char *path, report_format *out) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1)) return -1;
+    if (!strcmp(dot, ".txt")) return *out = REPORT_MARKDOWN, 0;
+    if (!strcmp(dot, ".tex")) return *out = REPORT_LATEX, 0;
+    return report_format_parse(dot + 1, out);
 }
 
 int report_layout_parse(const char *s, report_layout *out) {

@@ -17,7 +17,15 @@
 
 #include "results/db.h"
 
-typedef enum { REPORT_MARKDOWN = 0, REPORT_CSV = 1, REPORT_JSON = 2 } report_format;
+/* LATEX: a booktabs tabular in a table environment (needs \usepackage{booktabs}); JSONL: one
+ * JSON object per row (the samples layout: Spec-Bench's answer-file records). */
+typedef enum {
+    REPORT_MARKDOWN = 0,
+    REPORT_CSV = 1,
+    REPORT_JSON = 2,
+    REPORT_LATEX = 3,
+    REPORT_JSONL = 4
+} report_format;
 
 typedef enum {
     REPORT_SUMMARY = 0,   /* per dataset x decoder: every metric (plus an "all" row per decoder) */
@@ -51,9 +59,12 @@ void report_figure_info(int i, const char **header, const char **key, const char
  * and FILE is non-empty). *run_id = 0 when absent. */
 int report_split_source(const char *arg, char *path, size_t n, int64_t *run_id, char *err);
 
-/* Names for command-line flags: "md"/"markdown", "csv", "json"; "summary", "paper",
- * "ablation", "projected", "counters". -1 if unknown. */
+/* Names for command-line flags: "md"/"markdown", "csv", "json", "latex"/"tex", "jsonl";
+ * "summary", "paper", "ablation", "projected", "counters". -1 if unknown. */
 int report_format_parse(const char *s, report_format *out);
+/* The format an output file's extension names: .md/.markdown/.txt, .csv, .json, .tex, .jsonl;
+ * -1 for any other (or no) extension. */
+int report_format_for_path(const char *path, report_format *out);
 int report_layout_parse(const char *s, report_layout *out);
 
 /* ---- plot data (results/plot_data.c; scripts in plots/) ---------------------------------- */

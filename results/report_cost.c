@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 #define MAX_POINTS 1024
 
@@ -59,8 +60,9 @@ static int add_point(cost_curve *c, double rows, double secs, const char *where,
 
 /* CSV "rows,seconds[,...]": a header line and lines starting with '#' are skipped. */
 static int load_csv(cost_curve *c, const char *path, char *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) return err_set(err, "report: cost file %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "cost", e);
+    if (!f) return err_set(err, "report: --project-cost %s", e);
     char line[1024], where[4200];
     int lineno = 0, rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
@@ -122,8 +124,9 @@ static int load_curve(cost_curve *c, const char *arg, char *err) {
     if (report_split_source(arg, path, sizeof path, &run, err) != 0) return -1;
     /* By content, not by name: an SQLite header means a decbench database. */
     char magic[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, "report: cost source %s: %s", path, strerror(errno));
+    char e[ERR_LEN];
+    FILE *f = file_fopen_regular(path, "cost", e); /* a directory or FIFO is refused here */
+    if (!f) return err_set(err, "report: --project-cost %s", e);
     size_t got = fread(magic, 1, sizeof magic, f);
     fclose(f);
     int rc;

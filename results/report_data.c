@@ -321,7 +321,9 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err) {
     sqlite3_stmt *st;
     if (prep(db_sqlite(d),
              "SELECT r.status, COALESCE(r.label, ''), COALESCE(r.model_path, '?'), "
-             "COALESCE(r.model_hash, '?'), COALESCE(r.datasets, '?'), COALESCE(r.max_new, 0), "
+             "COALESCE('sha256 ' || substr(r.model_sha256, 1, 16), 'hash ' || r.model_hash, '?')"
+             " || COALESCE(', shard ' || r.shard, ''), "
+             "COALESCE(r.datasets, '?'), COALESCE(r.max_new, 0), "
              "COALESCE(r.repeats, 0), COALESCE(r.threads, 0), COALESCE(r.kernels, '?'), "
              "COALESCE(substr(e.git_commit, 1, 10), '?'), COALESCE(e.git_dirty, 0), "
              "COALESCE(e.cpu_model, '?'), r.started, r.baseline_run_id, "

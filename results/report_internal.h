@@ -74,13 +74,17 @@ int rep_spec_params(const char *spec, char *buf, size_t bufn, char **keys, char 
 
 /* ---- rtable -------------------------------------------------------------------------------- */
 
-typedef enum { RT_TEXT, RT_INT, RT_REAL } rt_kind;
+/* RT_VALUE: text whose JSON form is a number when it is an integer (a decoder parameter). */
+typedef enum { RT_TEXT, RT_INT, RT_REAL, RT_VALUE } rt_kind;
 
 typedef struct {
     char *header; /* markdown column header */
     char *key;    /* CSV header and JSON key */
     rt_kind kind;
     char *md_fmt; /* printf format for RT_REAL in markdown, e.g. "%.2fx" */
+    int sd;       /* column holding this one's standard deviation (-1: none), shown as
+                   * "mean ± sd" in one cell in markdown and LaTeX, as llama-bench prints */
+    int hidden;   /* 1: CSV and JSON only (the sd of a pair, machine columns) */
 } rt_col;
 
 typedef struct {
@@ -104,6 +108,11 @@ void rt_free(rtable *t);
 void rt_note(rtable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a column; returns its index. md_fmt only matters for RT_REAL. */
 int rt_col_add(rtable *t, const char *header, const char *key, rt_kind kind, const char *md_fmt);
+/* Column sd holds column mean's standard deviation: markdown and LaTeX print "mean ± sd" in
+ * mean's cell (just mean when sd is missing) and leave sd out; CSV and JSON keep both. */
+void rt_col_pair(rtable *t, int mean, int sd);
+/* A column for CSV and JSON only (the full spec, one per decoder parameter). */
+void rt_col_hide(rtable *t, int col);
 /* Appends an empty row (all missing); returns its index. */
 int rt_row_add(rtable *t);
 void rt_set_text(rtable *t, int row, int col, const char *s);
@@ -112,7 +121,8 @@ void rt_set_num(rtable *t, int row, int col, double v);
 /* Prints the table. Markdown: title, notes, aligned table. CSV: RFC 4180, header of keys,
  * numbers with 10 significant digits, missing = empty. JSON: {title, notes, columns, rows}
  * with rows as objects keyed by column key, missing = null; `extra` (may be NULL, stolen) is
- * added as "runs". */
+ * added as "runs". JSONL: one row object per line. LaTeX: a booktabs table, title as caption,
+ * notes as % comments. */
 struct json_t;
 int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, char *err);
 

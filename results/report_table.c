@@ -5,6 +5,7 @@
  * digits, machine keys, missing values empty / null rather than "-"). */
 #include "results/report_internal.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -73,7 +74,19 @@ int rt_col_add(rtable *t, const char *header, const char *key, rt_kind kind, con
     c->key = dup_or_null(t, key);
     c->kind = kind;
     c->md_fmt = dup_or_null(t, md_fmt ? md_fmt : "%.2f");
+    c->sd = -1;
+    c->hidden = 0;
     return t->n_cols++;
+}
+
+void rt_col_pair(rtable *t, int mean, int sd) {
+    if (mean < 0 || sd < 0 || mean >= t->n_cols || sd >= t->n_cols) return;
+    t->cols[mean].sd = sd;
+    t->cols[sd].hidden = 1;
+}
+
+void rt_col_hide(rtable *t, int col) {
+    if (col >= 0 && col < t->n_cols) t->cols[col].hidden = 1;
 }
 
 int rt_row_add(rtable *t) {
@@ -108,23 +121,46 @@ static const rt_cell *cell(const rtable *t, int r, int c) {
     return &t->cells[(size_t)r * (size_t)t->n_cols + (size_t)c];
 }
 
-/* A cell as markdown text ("-" when missing) into buf. */
-static const char *md_cell(const rtable *t, int r, int c, char *buf, size_t n) {
+/* A cell as text for people ("-" when missing) into buf; a paired column's cell reads
+ * "mean ± sd" (pm: the text between the two). */
+static const char *md_cell_pm(const rtable *t, int r, int c, char *buf, size_t n, const char *pm) {
     const rt_cell *x = cell(t, r, c);
     const rt_col *col = &t->cols[c];
-    if (col->kind == RT_TEXT) return x->text ? x->text : "-";
+    if (col->kind == RT_TEXT || col->kind == RT_VALUE) return x->text ? x->text : "-";
     if (isnan(x->num)) return "-";
+    int len;
     if (col->kind == RT_INT)
-        snprintf(buf, n, "%.0f", x->num);
+        len = snprintf(buf, n, "%.0f", x->num);
     else
-        snprintf(buf, n, col->md_fmt, x->num);
+        len = snprintf(buf, n, col->md_fmt, x->num);
+    const rt_cell *sd = col->sd >= 0 ? cell(t, r, col->sd) : NULL;
+    if (sd && !isnan(sd->num) && len > 0 && (size_t)len < n) {
+        int k = snprintf(buf + len, n - (size_t)len, "%s", pm);
+        if (k > 0) len += k;
+        if ((size_t)len < n) snprintf(buf + len, n - (size_t)len, t->cols[col->sd].md_fmt, sd->num);
+    }
     return buf;
+}
+
+static const char *md_cell(const rtable *t, int r, int c, char *buf, size_t n) {
+    return md_cell_pm(t, r, c, buf, n, " ± ");
+}
+
+static int is_text(const rt_col *c) {
+    return c->kind == RT_TEXT || c->kind == RT_VALUE;
+}
+
+/* Width in characters: UTF-8 continuation bytes do not count; an escaped '|' takes two. */
+static int md_len(const char *s) {
+    int len = 0;
+    for (const char *p = s; *p; p++)
+        len += *p == '|' ? 2 : ((unsigned char)*p & 0xC0) == 0x80 ? 0 : 1;
+    return len;
 }
 
 /* Markdown cells must not break the table: a '|' inside text is escaped. */
 static void md_put(FILE *out, const char *s, int width, int right) {
-    int len = 0;
-    for (const char *p = s; *p; p++) len += *p == '|' ? 2 : 1;
+    int len = md_len(s);
     if (right)
         for (int i = len; i < width; i++) fputc(' ', out);
     for (const char *p = s; *p; p++) {
@@ -135,19 +171,13 @@ static void md_put(FILE *out, const char *s, int width, int right) {
         for (int i = len; i < width; i++) fputc(' ', out);
 }
 
-static int md_len(const char *s) {
-    int len = 0;
-    for (const char *p = s; *p; p++) len += *p == '|' ? 2 : 1;
-    return len;
-}
-
 static void write_md(const rtable *t, FILE *out) {
     if (t->title) fprintf(out, "## %s\n\n", t->title);
     for (int i = 0; i < t->n_notes; i++) fprintf(out, "%s  \n", t->notes[i]);
     if (t->n_notes) fputc('\n', out);
     int *w = calloc((size_t)t->n_cols, sizeof *w);
     if (!w) return;
-    char buf[128];
+    char buf[256];
     for (int c = 0; c < t->n_cols; c++) {
         w[c] = md_len(t->cols[c].header);
         if (w[c] < 3) w[c] = 3;
@@ -158,22 +188,25 @@ static void write_md(const rtable *t, FILE *out) {
     }
     fputc('|', out);
     for (int c = 0; c < t->n_cols; c++) {
+        if (t->cols[c].hidden) continue;
         fputc(' ', out);
-        md_put(out, t->cols[c].header, w[c], t->cols[c].kind != RT_TEXT);
+        md_put(out, t->cols[c].header, w[c], !is_text(&t->cols[c]));
         fputs(" |", out);
     }
     fputs("\n|", out);
     for (int c = 0; c < t->n_cols; c++) {
-        fputc(t->cols[c].kind == RT_TEXT ? ':' : ' ', out);
+        if (t->cols[c].hidden) continue;
+        fputc(is_text(&t->cols[c]) ? ':' : ' ', out);
         for (int i = 0; i < w[c]; i++) fputc('-', out);
-        fputs(t->cols[c].kind == RT_TEXT ? " |" : ":|", out);
+        fputs(is_text(&t->cols[c]) ? " |" : ":|", out);
     }
     fputc('\n', out);
     for (int r = 0; r < t->n_rows; r++) {
         fputc('|', out);
         for (int c = 0; c < t->n_cols; c++) {
+            if (t->cols[c].hidden) continue;
             fputc(' ', out);
-            md_put(out, md_cell(t, r, c, buf, sizeof buf), w[c], t->cols[c].kind != RT_TEXT);
+            md_put(out, md_cell(t, r, c, buf, sizeof buf), w[c], !is_text(&t->cols[c]));
             fputs(" |", out);
         }
         fputc('\n', out);
@@ -207,7 +240,7 @@ static void write_csv(const rtable *t, FILE *out) {
         for (int c = 0; c < t->n_cols; c++) {
             if (c) fputc(',', out);
             const rt_cell *x = cell(t, r, c);
-            if (t->cols[c].kind == RT_TEXT) {
+            if (is_text(&t->cols[c])) {
                 if (x->text) csv_put(out, x->text);
             } else if (!isnan(x->num)) {
                 fprintf(out, t->cols[c].kind == RT_INT ? "%.0f" : "%.10g", x->num);
@@ -215,6 +248,106 @@ static void write_csv(const rtable *t, FILE *out) {
         }
         fputc('\n', out);
     }
+}
+
+/* A row as a JSON object keyed by column key (missing = null). */
+static json_t *json_row(const rtable *t, int r) {
+    json_t *o = json_object();
+    for (int c = 0; o && c < t->n_cols; c++) {
+        const rt_cell *x = cell(t, r, c);
+        json_t *v;
+        char *end = NULL;
+        long long iv = x->text ? strtoll(x->text, &end, 10) : 0;
+        if (t->cols[c].kind == RT_VALUE && x->text && *x->text && end && !*end)
+            v = json_integer(iv);
+        else if (is_text(&t->cols[c]))
+            v = x->text ? json_string(x->text) : json_null();
+        else if (isnan(x->num) || isinf(x->num))
+            v = json_null();
+        else if (t->cols[c].kind == RT_INT)
+            v = json_integer((json_int_t)x->num);
+        else
+            v = json_real(x->num);
+        json_object_set_new(o, t->cols[c].key, v);
+    }
+    return o;
+}
+
+static int write_jsonl(const rtable *t, FILE *out, char *err) {
+    for (int r = 0; r < t->n_rows; r++) {
+        json_t *o = json_row(t, r);
+        if (!o) return err_set(err, "report: out of memory");
+        int rc = json_dumpf(o, out, JSON_COMPACT | JSON_REAL_PRECISION(10) | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (rc) return err_set(err, "report: cannot write JSONL");
+        fputc('\n', out);
+    }
+    return 0;
+}
+
+/* LaTeX text: the ten special characters escaped, "±" as $\pm$, a speed-up's "x" as
+ * $\times$. */
+static void tex_put(FILE *out, const char *s, int number) {
+    for (const char *p = s; *p; p++) {
+        if (!strncmp(p, "±", strlen("±"))) {
+            fputs("$\\pm$", out);
+            p += strlen("±") - 1;
+        } else if (number && *p == 'x' && p > s && p[-1] >= '0' && p[-1] <= '9') {
+            fputs("$\\times$", out);
+        } else if (strchr("&%$#_{}", *p)) {
+            fputc('\\', out);
+            fputc(*p, out);
+        } else if (*p == '~') {
+            fputs("\\textasciitilde{}", out);
+        } else if (*p == '^') {
+            fputs("\\textasciicircum{}", out);
+        } else if (*p == '\\') {
+            fputs("\\textbackslash{}", out);
+        } else {
+            fputc(*p, out);
+        }
+    }
+}
+
+static void write_latex(const rtable *t, FILE *out) {
+    fprintf(out, "%% decbench report%s", t->title ? ": " : "");
+    if (t->title) fputs(t->title, out);
+    fputc('\n', out);
+    for (int i = 0; i < t->n_notes; i++) {
+        fputs("% ", out);
+        for (const char *p = t->notes[i]; *p; p++) fputc(*p == '\n' ? ' ' : *p, out);
+        fputc('\n', out);
+    }
+    fputs("% needs \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n", out);
+    if (t->title) {
+        fputs("\\caption{", out);
+        tex_put(out, t->title, 0);
+        fputs("}\n", out);
+    }
+    fputs("\\begin{tabular}{", out);
+    for (int c = 0; c < t->n_cols; c++)
+        if (!t->cols[c].hidden) fputc(is_text(&t->cols[c]) ? 'l' : 'r', out);
+    fputs("}\n\\toprule\n", out);
+    const char *sep = "";
+    for (int c = 0; c < t->n_cols; c++) {
+        if (t->cols[c].hidden) continue;
+        fputs(sep, out);
+        tex_put(out, t->cols[c].header, 0);
+        sep = " & ";
+    }
+    fputs(" \\\\\n\\midrule\n", out);
+    char buf[256];
+    for (int r = 0; r < t->n_rows; r++) {
+        sep = "";
+        for (int c = 0; c < t->n_cols; c++) {
+            if (t->cols[c].hidden) continue;
+            fputs(sep, out);
+            tex_put(out, md_cell(t, r, c, buf, sizeof buf), !is_text(&t->cols[c]));
+            sep = " & ";
+        }
+        fputs(" \\\\\n", out);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);
 }
 
 static int write_json(const rtable *t, FILE *out, json_t *extra, char *err) {
@@ -225,28 +358,15 @@ static int write_json(const rtable *t, FILE *out, json_t *extra, char *err) {
     json_object_set_new(root, "notes", notes);
     notes = NULL;
     for (int c = 0; c < t->n_cols; c++) {
-        static const char *kinds[] = {"text", "int", "real"};
+        static const char *kinds[] = {"text", "int", "real", "value"};
         json_array_append_new(cols, json_pack("{s:s, s:s, s:s}", "key", t->cols[c].key, "header",
                                               t->cols[c].header, "type", kinds[t->cols[c].kind]));
     }
     json_object_set_new(root, "columns", cols);
     cols = NULL;
     for (int r = 0; r < t->n_rows; r++) {
-        json_t *o = json_object();
+        json_t *o = json_row(t, r);
         if (!o) goto oom;
-        for (int c = 0; c < t->n_cols; c++) {
-            const rt_cell *x = cell(t, r, c);
-            json_t *v;
-            if (t->cols[c].kind == RT_TEXT)
-                v = x->text ? json_string(x->text) : json_null();
-            else if (isnan(x->num) || isinf(x->num))
-                v = json_null();
-            else if (t->cols[c].kind == RT_INT)
-                v = json_integer((json_int_t)x->num);
-            else
-                v = json_real(x->num);
-            json_object_set_new(o, t->cols[c].key, v);
-        }
         json_array_append_new(rows, o);
     }
     json_object_set_new(root, "rows", rows);
@@ -273,10 +393,15 @@ int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, 
     }
     if (f == REPORT_JSON) return write_json(t, out, extra, err);
     json_decref(extra);
-    if (f == REPORT_CSV)
+    if (f == REPORT_JSONL) {
+        if (write_jsonl(t, out, err)) return -1;
+    } else if (f == REPORT_CSV) {
         write_csv(t, out);
-    else
+    } else if (f == REPORT_LATEX) {
+        write_latex(t, out);
+    } else {
         write_md(t, out);
-    if (ferror(out)) return err_set(err, "report: write error");
+    }
+    if (ferror(out)) return err_set(err, "report: write error: %s", strerror(errno));
     return 0;
 }

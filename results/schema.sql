@@ -187,6 +187,39 @@ UPDATE samples SET tps_decode =
     CASE WHEN t_total > t_prefill THEN MAX(new_tokens - 1, 0) / (t_total - t_prefill) END;
 
 -- @version 5
+-- Why a run stopped short: the error or signal that left it 'incomplete' (resumable: every stored
+-- sample is whole) or what made it 'failed' (outputs that differ from greedy's). NULL while it
+-- runs and once complete; a --resume clears it.
+ALTER TABLE runs ADD COLUMN reason TEXT;
+
+-- @version 6
+-- Model fingerprints checkable against published checksums: SHA-256 of the whole file (64 hex,
+-- as sha256sum prints), beside the cheap model_hash. file_sha256 caches each file's digest by
+-- its identity (size, modification time, inode, device), so a 13 GB model is read once, not at
+-- every run; a file replaced or modified gets a new row.
+ALTER TABLE runs ADD COLUMN model_sha256 TEXT;
+ALTER TABLE runs ADD COLUMN draft_sha256 TEXT;
+CREATE TABLE file_sha256 (
+    path     TEXT PRIMARY KEY,          -- absolute path (realpath)
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode    INTEGER NOT NULL,
+    device   INTEGER NOT NULL,
+    sha256   TEXT NOT NULL CHECK (length(sha256) = 64)
+) WITHOUT ROWID;
+-- Sharded work (run/sweep --shard I/N on several machines, put together by `decbench merge`):
+-- the share this run measured ('I/N'; after a merge the shards it holds, e.g. '1,2,3,4/4'), and
+-- the canonical decoder specs the command asked for, one per line (how merge knows two shards
+-- ran the same work).
+ALTER TABLE runs ADD COLUMN shard TEXT;
+ALTER TABLE runs ADD COLUMN decoders TEXT;
+-- Multi-turn datasets (run --turns 2): the turn of the conversation a sample answers (1 = the
+-- first question). Turn t > 1 of the record at position i is stored with sample_index
+-- i + (t - 1) * 1000000 (samples are keyed by sample_index; datasets hold fewer than 10^6
+-- records), so both turns of one question sit in the same dataset.
+ALTER TABLE samples ADD COLUMN turn INTEGER NOT NULL DEFAULT 1 CHECK (turn >= 1);
+
+-- @version 7
 -- Sampling at temperature > 0 (decoders/decoder.h, dec_sampling): how the run chose tokens, and
 -- per sample the rejection tests of standard sampling with their expected number of acceptances
 -- and its variance (stats/stats.h), from which `run` checks acceptance against its theoretical

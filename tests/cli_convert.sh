@@ -45,7 +45,7 @@ got=$("$B" generate --model "$T/s_f32.gguf" --prompt "Lily and Tom" -n 300 2>/de
 O=$T/out.gguf
 rm -f "$O" "$O.tmp"
 expect_fail missing "nope\.bin: cannot open model" "$O" "$B" convert --model "$T/nope.bin" --type f16 -o "$O"
-expect_fail bad_type "--type q4: expected f32, f16, bf16, q8_0, q4_0, q4_k or q6_k" "$O" "$B" convert --model "$M" --type q4 -o "$O"
+expect_fail bad_type "--type q4: expected a type \(f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q6_k\) or a llama-quantize mix \(Q4_0, Q8_0, Q4_K_M, Q6_K\)" "$O" "$B" convert --model "$M" --type q4 -o "$O"
 expect_fail no_type "--type TYPE and -o OUT.gguf are required" "$O" "$B" convert --model "$M" -o "$O"
 expect_fail no_output "are required" "" "$B" convert --model "$M" --type f16
 expect_fail bad_fallback "--fallback f8: expected f16, f32 or none" "$O" "$B" convert --model "$M" --type q8_0 --fallback f8 -o "$O"

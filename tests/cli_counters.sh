@@ -57,7 +57,7 @@ for line in open(sys.argv[2]):
     if m: listed[m.group(1)] = "INTEGER" if m.group(2) == "int" else "REAL"
 own = {"id", "run_id", "dataset", "sample_index", "sample_key", "category", "decoder", "spec",
        "repeat", "output_hash", "tps_decode", "tps_e2e", "matched", "diverge_pos", "greedy_token",
-       "decoder_token", "greedy_margin"}
+       "decoder_token", "greedy_margin", "turn"}
 bad = [f"{n}: column {cols.get(n)} for a {t} counter" for n, t in listed.items() if cols.get(n) != t]
 bad += [f"column {n} is neither a counter nor a sample field" for n in cols if n not in listed and n not in own]
 print("ok" if listed and not bad else "; ".join(bad) or "no counters listed")

@@ -67,7 +67,7 @@ expect_fail missing_db 1 "nope\.db" $B report --db nope.db
 expect_fail missing_run 1 "run 9 does not exist" $B report --db r.db --run 9
 expect_fail bad_run 2 "--run: 'x' is not a run id" $B report --db r.db --run x
 expect_fail missing_sweep 1 "--sweep 3: no such sweep" $B report --db r.db --sweep 3
-expect_fail bad_format 2 "--format: expected md, csv or json" $B report --db r.db --format xml
+expect_fail bad_format 2 "--format: expected md, csv, json, latex or jsonl" $B report --db r.db --format xml
 expect_fail bad_layout 2 "--layout: expected summary" $B report --db r.db --layout wide
 expect_fail projected_needs_cost 2 "needs --project-cost" $B report --db r.db --layout projected
 expect_fail bad_cost 1 "nope\.csv" $B report --db r.db --layout projected --project-cost nope.csv

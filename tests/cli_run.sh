@@ -67,7 +67,7 @@ $B run --model "$M" --dataset tinystories --limit 1 --threads 1 --warmup 0 --db 
 expect_eq default_max_new "256" "$(q out/sub/x.db "SELECT max_new FROM runs WHERE id = 3")"
 
 # 3. --help documents the decisions
-$B run --help >/dev/null 2>help.txt
+$B run --help >help.txt 2>/dev/null
 expect_eq help_exit 0 $?
 expect_grep help_resume "--resume" help.txt
 expect_grep help_reference "greedy is always measured first" help.txt

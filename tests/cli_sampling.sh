@@ -33,10 +33,10 @@ expect_grep generate_stats_say_how "tokens chosen by +coupled sampling: temperat
 expect_grep generate_stats_counters "^samp_tests +0$" g_stats.err
 $B "${G[@]}" --temperature 0.9 -d spec:gamma=3 --stats >/dev/null 2>g_std.err
 expect_grep generate_standard_tests "^samp_tests +[1-9]" g_std.err
-bad() { # NAME MESSAGE ARGS...: refused with exit 1 and the message
+bad() { # NAME MESSAGE ARGS...: refused as a usage error (exit 2) with the message
     local name=$1 msg=$2; shift 2
     $B "${G[@]}" "$@" >/dev/null 2>bad.err
-    expect_eq "refused_$name" 1 $?
+    expect_eq "refused_$name" 2 $?
     expect_grep "message_$name" "$msg" bad.err
 }
 bad top_k_alone "--top-k has no effect without --temperature T > 0" --top-k 5

@@ -11,7 +11,9 @@
  *     the same for q4_0, q4_k and q6_k written by convert from a synthetic model;
  *  5. the vocabulary: the GGUF's encodes and decodes as tok512.bin does; tok32000.bin converts
  *     to exactly the pieces, scores and types of llama.cpp's own Llama vocabulary GGUF;
- *  6. errors: q8_0 without fallback names the tensor, vocabulary mismatch, non-finite and
+ *  6. llama-quantize's mixes: converting its own files (kq_*, xs_*) with --type Q4_0, Q4_K_M,
+ *     Q6_K, Q8_0 stores every tensor in the type llama-quantize chose;
+ *  7. errors: q8_0 without fallback names the tensor, vocabulary mismatch, non-finite and
  *     out-of-range weights, unwritable outputs; nothing is left behind. */
 #include <math.h>
 #include <stdlib.h>
@@ -51,6 +53,35 @@ static const char *convert(const char *src, const char *tok, wtype t, const char
     convert_vocab_free(v);
     model_close(m);
     return path;
+}
+
+/* Converts src (a GGUF of llama-quantize's) with the mix `name`: the output holds every tensor
+ * in the type the input has, tensor by tensor. */
+static void test_mix_layout(const char *src, const char *mix) {
+    char err[ERR_LEN];
+    model *m = NULL;
+    convert_vocab *v = NULL;
+    convert_opts o = {.name = "mix"};
+    CHECK(convert_scheme_parse(mix, &o) == 0 && o.mix != NULL);
+    const char *path = keep_tmp("mix.gguf");
+    gguf *a = NULL, *b = NULL;
+    int rc = model_open(&m, test_shared(src), err) ||
+             convert_vocab_load(&v, test_shared(src), err) ||
+             convert_gguf(m, v, &o, path, NULL, err) || gguf_open(&a, test_shared(src), err) ||
+             gguf_open(&b, path, err);
+    CHECK_MSG(rc == 0, "%s as %s: %s", src, mix, err);
+    int same = 0, n = a ? gguf_tensor_count(a) : 0;
+    for (int i = 0; b && i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(a, i), *u = gguf_find_tensor(b, t->name);
+        CHECK_MSG(u && u->type == t->type, "%s as %s: %s is %s, llama-quantize's %s", src, mix,
+                  t->name, u ? gguf_type_name(u->type) : "missing", gguf_type_name(t->type));
+        same += u && u->type == t->type;
+    }
+    CHECK(b && gguf_tensor_count(b) == n && n > 0);
+    fprintf(stderr, "%s: %d of %d tensor types as llama-quantize's %s\n", src, same, n, mix);
+    gguf_close(a), gguf_close(b);
+    convert_vocab_free(v);
+    model_close(m);
 }
 
 static model *open_model(const char *path) {
@@ -404,6 +435,13 @@ int main(void) {
     test_decoders(f16, xs_f16, specs_f16, 2, "stories260K f16");
     const char *bf16 = convert(s260, tok512, WTYPE_BF16, "s260_bf16.gguf", &rep);
     test_dequantized(bf16, WTYPE_BF16, "s260_bf16"); /* bf16 -> f32 -> bf16 is exact too */
+
+    const char *mixed[][2] = {
+        {"models/quantized/kq_Q4_0.gguf", "Q4_0"}, {"models/quantized/kq_Q4_K_M.gguf", "Q4_K_M"},
+        {"models/quantized/kq_Q6_K.gguf", "Q6_K"}, {"models/quantized/kq_Q8_0.gguf", "Q8_0"},
+        {"models/quantized/xs_Q4_0.gguf", "Q4_0"}, {"models/quantized/xs_Q4_K_M.gguf", "Q4_K_M"},
+        {"models/quantized/xs_Q8_0.gguf", "Q8_0"}};
+    for (int i = 0; i < 7; i++) test_mix_layout(mixed[i][0], mixed[i][1]);
 
     test_errors();
     return test_finish("test_convert");

@@ -164,7 +164,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 5);
+    CHECK(db_schema_version() == 7);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -635,7 +635,23 @@ static void test_two_writers(void) {
                   "%s", err);
     }
     CHECK(q_int(db_sqlite(a), "SELECT count(*) FROM samples") == 20);
+
+    /* Claims (issue 15.6): a run begun by a is a's until a closes; b's --resume of it is
+     * refused and changes nothing; a stop keeps its reason until a resume clears it. */
+    CHECK(db_resume_run(b, ra, err) == -1);
+    CHECK_MSG(strstr(err, "run 1 of") && strstr(err, "is being measured by another process"), "%s",
+              err);
+    CHECK(strcmp(q_text(db_sqlite(b), "SELECT status FROM runs WHERE id=1"), "running") == 0);
+    CHECK_MSG(db_resume_run(a, ra, err) == 0, "%s", err); /* its own claim: fine */
+    CHECK(db_stop_run(a, ra, DB_INCOMPLETE, "disk full", err) == 0);
+    CHECK(strcmp(q_text(db_sqlite(b), "SELECT status || ':' || reason FROM runs WHERE id=1"),
+                 "incomplete:disk full") == 0);
+    CHECK(db_resume_run(b, ra, err) == -1); /* a still holds it */
     db_close(a);
+    CHECK_MSG(db_resume_run(b, ra, err) == 0, "%s", err); /* a is gone */
+    CHECK(q_int(db_sqlite(b), "SELECT reason IS NULL FROM runs WHERE id=1") == 1);
+    CHECK(db_stop_run(b, ra, DB_COMPLETE, "ignored", err) == 0);
+    CHECK(q_int(db_sqlite(b), "SELECT reason IS NULL FROM runs WHERE id=1") == 1);
     db_close(b);
 }
 

@@ -92,6 +92,24 @@ static void test_readers(void) {
     EXPECT_ERR(file_check_output("/dev/null", "database", err), "/dev/null",
                "(a character device)");
     EXPECT_ERR(file_open_regular("/dev/zero", "model", err), "/dev/zero", "(a character device)");
+    FILE *f = file_fopen_regular(reg, "model", err);
+    CHECK_MSG(f && fgetc(f) == 'x', "%s", err);
+    if (f) fclose(f);
+    CHECK(file_fopen_regular(fifo, "pool", err) == NULL && strstr(err, "(a FIFO)"));
+    /* file_read_all: the whole file with a NUL after it; a directory, a FIFO and a file over
+     * the limit refused (a directory's ftell once asked malloc for 9 EB: issue 15.4) */
+    unsigned char *buf = NULL;
+    size_t size = 1;
+    CHECK_MSG(file_read_all(reg, "pool", 1, &buf, &size, err) == 0, "%s", err);
+    CHECK(buf && size == 1 && buf[0] == 'x' && buf[1] == 0);
+    free(buf);
+    EXPECT_ERR(file_read_all(dir, "pool", 1000, &buf, &size, err), dir,
+               "is a directory, expected a pool file");
+    CHECK(buf == NULL && size == 0);
+    EXPECT_ERR(file_read_all(fifo, "pool", 1000, &buf, &size, err), fifo, "(a FIFO)");
+    write_text(reg, "0123456789");
+    EXPECT_ERR(file_read_all(reg, "pool", 9, &buf, &size, err), reg,
+               "pool file of 10 bytes, more than the 9 bytes a pool file may have");
     if (have_sock) EXPECT_ERR(file_open_regular(sock, "model", err), sock, "(a socket)");
     if (sfd >= 0) close(sfd);
     unlink(sock);

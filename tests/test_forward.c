@@ -2,14 +2,17 @@
  *  (the kernels themselves are checked against their scalar reference in test_kernels.c)
  *  1. batch invariance: every row of random trees (random sizes, random parents, random
  *     committed prefix) has logits bit-identical (memcmp) to decoding its root-to-row path
- *     token by token, on the real models and on synthetic ones (GQA, odd widths), for 1, 2
- *     and 3 threads.
+ *     token by token, on the real models and on synthetic ones (GQA, odd widths; every
+ *     architecture of model/arch.h: Q/K/V biases, per-head norms, NEOX RoPE, rope_freqs, linear
+ *     RoPE scaling, head sizes other than dim / heads, in f32 and llama-quantize mixes), for 1,
+ *     2 and 3 threads.
  *  2. commit/truncate: committing a chosen path of a tree and decoding on equals decoding
  *     that path sequentially; truncating and re-decoding reproduces the same logits.
  *  3. bad batches (parent after child, position past the context, bad token) are refused. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/convert.h"
 #include "model/forward.h"
 #include "model/synth.h"
 #include "tests/testutil.h"
@@ -140,6 +143,28 @@ int main(void) {
                            "models/quantized/kq_Q2_K.gguf",   "models/quantized/kq_Q5_K_M.gguf",
                            "models/quantized/kq_Q4_1.gguf",   "models/quantized/kq_Q5_0.gguf",
                            "models/quantized/kq_Q5_1.gguf",   "models/quantized/kq_Q6_K.gguf"};
+    /* each architecture's small shape (synth.h), with a separate classifier */
+    const char *arch_shapes[][2] = {{"tiny-qwen2", "f32"},    {"tiny-qwen3", "Q4_K_M"},
+                                    {"tiny-llama3", "Q4_0"},  {"tiny-mistral", "f32"},
+                                    {"tiny-dscoder", "Q6_K"}, {"tiny-qwen3", "f32"}};
+    for (size_t i = 0; i < sizeof arch_shapes / sizeof arch_shapes[0]; i++) {
+        synth_shape s;
+        convert_opts o = {.name = "t"};
+        const char *path = test_tmp("arch.gguf");
+        model *a = NULL;
+        CHECK_MSG(synth_shape_parse(arch_shapes[i][0], &s, err) == 0 &&
+                      convert_scheme_parse(arch_shapes[i][1], &o) == 0,
+                  "%s", err);
+        s.cfg.shared_classifier = 0;
+        s.cfg.vocab_size = 300;
+        CHECK_MSG(synth_write_gguf(path, &s, &o, NULL, 5, err) == 0 &&
+                      model_open(&a, path, err) == 0,
+                  "%s: %s", arch_shapes[i][0], err);
+        char what[64];
+        snprintf(what, sizeof what, "%s %s", arch_shapes[i][0], arch_shapes[i][1]);
+        for (int t = 1; a && t <= 3; t++) test_invariance(a, what, t, 6, 70 + t);
+        model_close(a);
+    }
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; i++) {
         model *q;
         CHECK_MSG(model_open(&q, test_shared(quant[i]), err) == 0, "%s", err);

@@ -932,18 +932,22 @@ static void test_model_tiny(void) {
     expect_model_error((tiny_opts){.k_rows = 48},
                        "tensor 'blk.0.attn_k.weight' has ne = [64, 48, 1, 1], expected [64, 32]");
     expect_model_error((tiny_opts){.norm_type = GGUF_TENSOR_F16},
-                       "'output_norm.weight' is F16; norm weights must be F32");
+                       "'output_norm.weight' is F16; norm weights, biases and RoPE factors must be "
+                       "F32");
     /* Q4_0 loads since issue 10; block types ggml has and decbench does not read are named */
     expect_model_error((tiny_opts){.mat_type = 20 /* IQ4_NL */},
                        "'token_embd.weight' has type IQ4_NL, which is not supported (F32, F16, "
                        "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
     expect_model_error((tiny_opts){.mat_type = 9 /* Q8_1 */},
                        "'token_embd.weight' has type Q8_1, which is not supported");
+    /* Llama 3.1's RoPE factors load (rope_dim / 2 of them); biases llama.cpp does not load do not
+     */
     expect_model_error((tiny_opts){.extra_tensor = "rope_freqs.weight"},
-                       "tensor 'rope_freqs.weight' is not part of a plain Llama model");
-    expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_q.bias"}, "'blk.0.attn_q.bias'");
-    expect_model_error((tiny_opts){.rope_scaling = "linear"},
-                       "llama.rope.scaling.type = 'linear' is not supported");
+                       "tensor 'rope_freqs.weight' has ne = [64, 1, 1, 1], expected [8, 1]");
+    expect_model_error((tiny_opts){.extra_tensor = "blk.0.attn_output.bias"},
+                       "tensor 'blk.0.attn_output.bias' is not part of a plain Llama model");
+    expect_model_error((tiny_opts){.rope_scaling = "yarn"},
+                       "llama.rope.scaling.type = 'yarn' is not supported (only none and linear");
     expect_model_error((tiny_opts){.experts = 8}, "mixture-of-experts");
     expect_model_error((tiny_opts){.n_tokens = T_VOCAB + 1},
                        "tokenizer.ggml.tokens has 41 tokens but token_embd.weight has 40 rows");

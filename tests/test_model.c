@@ -163,7 +163,7 @@ static void test_synth_limits(void) {
     CHECK(synth_config("64,172,5,8,4,512,99999999999999999999", &c, err) == -1);
     CHECK_MSG(strstr(err, "seq: 99999999999999999999 is out of range 1..1048576"), "%s", err);
     CHECK(synth_config("64,172,5,8,4,512,", &c, err) == -1 && strstr(err, "expected a preset"));
-    CHECK(synth_config("64,172,5,8,4,512,512,1", &c, err) == -1 &&
+    CHECK(synth_config("64,172,5,8,4,512,512,8,1", &c, err) == -1 &&
           strstr(err, "expected a preset"));
     CHECK(synth_config("64,172,5,8,x,512,512", &c, err) == -1 && strstr(err, "kv_heads: 'x'"));
 

@@ -619,7 +619,9 @@ static void test_projected(db *d, const char *db_path_) {
     o.cost_source = bad;
     CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "bad_cost.csv:3"));
     o.cost_source = "/nonexistent/cost.csv";
-    CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "cost source"));
+    CHECK_MSG(report_write(d, &o, null, err) == -1 &&
+                  strstr(err, "--project-cost /nonexistent/cost.csv: cannot open cost"),
+              "%s", err);
     snprintf(src, sizeof src, "%s:1", db_path_);
     o.cost_source = src;
     CHECK(report_write(d, &o, null, err) == -1 && strstr(err, "run 1 has no cost points"));
@@ -715,7 +717,7 @@ static void test_plot_data(db *d, const char *dir) {
 
     /* Errors: a directory that does not exist; a run with no cost points. */
     CHECK(report_plot_data(d, REPORT_PLOT_SPEEDUP, &run1, 1, "/nonexistent-dir", err) == -1 &&
-          strstr(err, "cannot write"));
+          strstr(err, "/nonexistent-dir/speedup.tsv.tmp: cannot create"));
     CHECK(report_plot_data(d, REPORT_PLOT_COST, &run1, 1, dir, err) == -1 &&
           strstr(err, "no cost points"));
 }
@@ -737,7 +739,7 @@ static void test_plot_render(const char *dir) {
         }
     }
     CHECK(report_plot_render(REPORT_PLOT_COST, "/nonexistent", dir, dir, err) == -1 &&
-          strstr(err, "no script"));
+          strstr(err, "/nonexistent/cost.gp: cannot open gnuplot script"));
     fprintf(stderr, "test_report: plots written to %s\n", dir);
 }
 

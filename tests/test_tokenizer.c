@@ -250,12 +250,22 @@ static void test_long_prompt(void) {
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < len; i++) text[i] = pass ? 'a' : words[i % strlen(words)];
         text[len] = 0;
+        /* Best of 3 each: one preempted run on a loaded machine (CI runs tests two at a
+         * time, other jobs share the cores) failed this check with a correct encoder. */
         int n_small, n_big;
-        double small = encode_time(t, text, len / 10, ids, &n_small);
-        double big = encode_time(t, text, len, ids, &n_big);
+        double small = 1e9, big = 1e9;
+        for (int rep = 0; rep < 3; rep++) {
+            double s = encode_time(t, text, len / 10, ids, &n_small);
+            double b = encode_time(t, text, len, ids, &n_big);
+            small = s < small ? s : small;
+            big = b < big ? b : big;
+        }
         fprintf(stderr, "  %s: 20 KB -> %d tokens in %.1f ms, 200 KB -> %d tokens in %.1f ms\n",
                 pass ? "repeated 'a'" : "prose", n_small, 1e3 * small, n_big, 1e3 * big);
-        CHECK(n_big > 1000 && big < 30 * small + 0.05);
+        /* Either bound passes: the ratio catches a quadratic rescan on a quiet machine; the
+         * absolute one (a quadratic rescan of 50,000 tokens takes seconds) on a loaded one,
+         * where cache misses and preemption made 200 KB cost 40-60x 20 KB (177 ms, load 10). */
+        CHECK(n_big > 1000 && (big < 30 * small + 0.05 || big < 0.5));
     }
     free(text);
     free(ids);

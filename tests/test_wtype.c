@@ -10,9 +10,9 @@
  *  3. every decoder emits exactly greedy's tokens on xs_Q4_K_M.gguf (the real llama2xs in
  *     llama.cpp's Q4_K_M mixture: q5_0 and q8_0 here) and kq_Q4_0.gguf, with xs_Q4_0.gguf as the
  *     draft, over TinyStories prompts;
- *  4. q4_0 from f32 is llama-quantize's q4_0: llama2xs converted by decbench gives the same bytes
- *     as the blocks of xs_Q4_0.gguf; the q4_k and q6_k quantizers' blocks dequantize within
- *     their step of the input.
+ *  4. q4_0 and q5_0 from f32 are llama-quantize's: llama2xs converted by decbench gives the same
+ *     bytes as the blocks of xs_Q4_0.gguf and xs_Q4_K_M.gguf's q5_0 ones; the quantizers' blocks
+ *     dequantize within their step of the input.
  * SHA-256 is nettle's (Debian nettle-dev). */
 #include <jansson.h>
 #include <math.h>
@@ -165,14 +165,15 @@ done:
     model_close(d);
 }
 
-/* decbench's q4_0 of llama2xs equals llama-quantize's (whose xs_Q4_0.gguf stores the
- * embedding as q8_0 and every other matrix as q4_0). */
-static void test_q4_0_is_llama_quantize(void) {
+/* decbench's q4_0 and q5_0 of llama2xs equal llama-quantize's: xs_Q4_0.gguf stores the
+ * embedding as q8_0 and every other matrix as q4_0; xs_Q4_K_M.gguf, whose rows are not whole
+ * 256-value super-blocks, falls back to q5_0 (q8_0 for attn_v / ffn_down of layers 2 and 4). */
+static void test_same_as_llama_quantize(const char *file, wtype type) {
     char err[ERR_LEN];
     model *m = NULL;
     gguf *g = NULL;
     if (model_open(&m, test_shared("models/llama2xs.bin"), err) ||
-        gguf_open(&g, test_shared(QDIR "xs_Q4_0.gguf"), err)) {
+        gguf_open(&g, test_shared(file), err)) {
         CHECK_MSG(0, "%s", err);
         model_close(m);
         return;
@@ -187,24 +188,24 @@ static void test_q4_0_is_llama_quantize(void) {
             char name[64];
             snprintf(name, sizeof name, "blk.%d.%s.weight", l, names[i]);
             const gguf_tensor *t = gguf_find_tensor(g, name);
-            CHECK_MSG(t && t->type == 2 /* Q4_0 */, "%s is not Q4_0", name);
-            if (!t) continue;
-            size_t row = wtype_row_bytes(WTYPE_Q4_0, mats[i]->cols);
+            CHECK_MSG(t != NULL, "%s: no %s", file, name);
+            if (!t || t->type != wtype_get(type)->ggml_type) continue;
+            size_t row = wtype_row_bytes(type, mats[i]->cols);
             unsigned char *buf = malloc(row * (size_t)mats[i]->rows);
             for (int r = 0; r < mats[i]->rows; r++)
-                wtype_get(WTYPE_Q4_0)
-                    ->from_float((const float *)mats[i]->data + (size_t)r * mats[i]->cols,
-                                 buf + row * r, mats[i]->cols);
+                wtype_get(type)->from_float((const float *)mats[i]->data +
+                                                (size_t)r * mats[i]->cols,
+                                            buf + row * r, mats[i]->cols);
             total++;
             same +=
                 t->nbytes == row * (size_t)mats[i]->rows && memcmp(buf, t->data, t->nbytes) == 0;
             free(buf);
         }
     }
-    CHECK_MSG(total > 0 && same == total, "%d of %d q4_0 tensors equal llama-quantize's", same,
-              total);
-    fprintf(stderr, "q4_0 from f32: %d of %d llama2xs tensors byte-identical to llama-quantize's\n",
-            same, total);
+    CHECK_MSG(total >= 20 && same == total, "%s: %d of %d %s tensors equal llama-quantize's", file,
+              same, total, wtype_name(type));
+    fprintf(stderr, "%s from f32: %d of %d llama2xs tensors byte-identical to %s\n",
+            wtype_name(type), same, total, file);
     gguf_close(g);
     model_close(m);
 }
@@ -214,12 +215,12 @@ static void test_q4_0_is_llama_quantize(void) {
 static void test_quantizers(void) {
     rng_state r;
     rng_seed(&r, 11);
-    const wtype types[] = {WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_K, WTYPE_Q6_K};
-    const float levels[] = {127, 8, 15, 32}; /* quantization steps across the range */
+    const wtype types[] = {WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q5_0, WTYPE_Q4_K, WTYPE_Q6_K};
+    const float levels[] = {127, 8, 16, 15, 32}; /* quantization steps across the range */
     enum { N = 4096 };
     float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
     unsigned char *q = malloc(N * 2);
-    for (int ti = 0; ti < 4; ti++) {
+    for (int ti = 0; ti < 5; ti++) {
         const wtype_traits *tt = wtype_get(types[ti]);
         double worst = 0;
         for (int trial = 0; trial < 20; trial++) {
@@ -240,7 +241,7 @@ static void test_quantizers(void) {
                 }
             }
         }
-        /* q4_0 and q6_k lose one level at the end opposite the largest magnitude (as ggml's);
+        /* q4_0, q5_0 and q6_k lose one level at the end opposite the largest magnitude (as ggml's);
          * k-quant sub-block scales are stored rounded up to 6 or 8 bits, and q4_k's range
          * (max - min) can span two of max|x| / 15 */
         CHECK_MSG(worst <= (tt->block == 256 ? 1.5 : 1.01), "%s: error %.3f steps", tt->name,
@@ -281,7 +282,8 @@ int main(void) {
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) check_model(files[i]);
     test_decoders(QDIR "xs_Q4_K_M.gguf", QDIR "xs_Q4_0.gguf");
     test_decoders(QDIR "kq_Q4_0.gguf", QDIR "xs_Q4_0.gguf");
-    test_q4_0_is_llama_quantize();
+    test_same_as_llama_quantize(QDIR "xs_Q4_0.gguf", WTYPE_Q4_0);
+    test_same_as_llama_quantize(QDIR "xs_Q4_K_M.gguf", WTYPE_Q5_0);
     test_quantizers();
     return test_finish("test_wtype");
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -73,6 +74,63 @@ int file_open_regular(const char *path, const char *what, char *err) {
         return err_set(err, "%s: cannot open %s: %s", path, what, strerror(e));
     }
     return fd;
+}
+
+FILE *file_fopen_regular(const char *path, const char *what, char *err) {
+    int fd = file_open_regular(path, what, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        err_set(err, "%s: cannot open %s: %s", path, what, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+int file_read_all(const char *path, const char *what, uint64_t max, unsigned char **buf,
+                  size_t *size, char *err) {
+    *buf = NULL;
+    *size = 0;
+    int fd = file_open_regular(path, what, err);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return err_set(err, "%s: cannot read %s: %s", path, what, strerror(e));
+    }
+    if ((uint64_t)st.st_size > max) {
+        char have[32], limit[32];
+        close(fd);
+        return err_set(err, "%s: %s file of %s, more than the %s a %s file may have", path, what,
+                       file_human_size((uint64_t)st.st_size, have, sizeof have),
+                       file_human_size(max, limit, sizeof limit), what);
+    }
+    size_t n = (size_t)st.st_size, done = 0;
+    unsigned char *b = malloc(n + 1);
+    if (!b) {
+        close(fd);
+        return err_set(err, "%s: out of memory for %zu bytes", path, n);
+    }
+    /* The size may change while we read (a writer): what was there at fstat time is read, and
+     * a file that shrank is a read error rather than a short buffer. */
+    while (done < n) {
+        ssize_t k = read(fd, b + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : 0;
+            free(b);
+            close(fd);
+            return err_set(err, "%s: cannot read %s: %s", path, what,
+                           e ? strerror(e) : "the file shrank while being read");
+        }
+        done += (size_t)k;
+    }
+    close(fd);
+    b[n] = 0;
+    *buf = b;
+    *size = n;
+    return 0;
 }
 
 const char *file_human_size(uint64_t bytes, char *buf, size_t n) {

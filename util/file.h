@@ -8,6 +8,9 @@
  *       with O_NONBLOCK, so a FIFO cannot block, and refuses anything fstat() does not call a
  *       regular file; no window between the check and the open. Use it when the reader opens
  *       the file itself (fdopen() the fd for stdio).
+ *   file_fopen_regular(path, what, err)  the same as a stdio stream ("rb"), or NULL.
+ *   file_read_all(path, what, max, &buf, &size, err)  the whole file into memory (a NUL
+ *       after the last byte), refusing a file larger than max bytes with both sizes named.
  *   file_check_regular(path, what, err)  stat() only, never opens: for a path handed to code
  *       that opens it itself (a library, another reader of ours that is not yet converted).
  *   file_check_output(path, what, err)   an output or a database that may not exist yet: absent
@@ -20,10 +23,10 @@
  *   PATH: is a directory, expected a WHAT file
  *   PATH: is not a regular file (a FIFO), expected a WHAT file
  *
- * Still to convert (issue 15.4/15.5, files of the harness and results): the Ouroboros pool
- * reader (--pool-load: file_open_regular), the state files, --db and `report/compare/plot
- * --db` (file_check_output before db_open; file_check_regular where the database must exist),
- * --project-cost (file_check_regular), and every output file (file_out below).
+ * Users: models (model_open, llama2.c, GGUF), tokenizers (tok_load, convert's vocabulary),
+ * datasets, decoder state files (--state-load/--pool-load), databases (db_open: a FIFO, a
+ * directory or a device is refused before SQLite is involved), --project-cost, gnuplot scripts
+ * (--plots-dir) and the model fingerprint. tests/cli_file_kinds.sh names each option.
  *
  * Writing. file_out writes PATH through PATH.tmp and a rename, so PATH holds either its old
  * contents or the complete new file, never a prefix: a full disk, an error or a kill while
@@ -37,7 +40,9 @@
  * An error or abort removes PATH.tmp; a killed process leaves it (nothing can run then), and
  * the next write of PATH replaces it. Two processes writing the same PATH at once: the second
  * is refused (PATH.tmp is locked with flock() while written), instead of the two interleaving
- * into one file. */
+ * into one file. Written this way: synth, decoder state files (--state-save/--pool-save),
+ * report --out, cost --csv, plot's data files (its figures are renamed from a private folder,
+ * results/plot_render.c). */
 #ifndef UTIL_FILE_H
 #define UTIL_FILE_H
 
@@ -50,6 +55,10 @@
 const char *file_kind_name(mode_t mode);
 
 int file_open_regular(const char *path, const char *what, char *err);
+FILE *file_fopen_regular(const char *path, const char *what, char *err);
+/* *buf is malloc'd (size + 1 bytes, buf[size] = 0): the caller frees it. */
+int file_read_all(const char *path, const char *what, uint64_t max, unsigned char **buf,
+                  size_t *size, char *err);
 int file_check_regular(const char *path, const char *what, char *err);
 int file_check_output(const char *path, const char *what, char *err);
 

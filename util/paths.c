@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int paths_is_dir(const char *path) {
     struct stat st;
@@ -49,4 +51,37 @@ int paths_models_dir(const char *explicit_shared, char *out, size_t n) {
 
 int paths_datasets_dir(const char *explicit_dir, char *out, size_t n) {
     return sub_dir("DECBENCH_DATASETS", explicit_dir, "datasets", out, n);
+}
+
+int paths_data_dir(const char *sub, char *out, size_t n) {
+    char dir[4096];
+    snprintf(out, n, "%s", sub);
+    const char *home = getenv("DECBENCH_HOME");
+    if (home && home[0]) {
+        snprintf(dir, sizeof dir, "%s/%s", home, sub);
+        if (try_dir(dir, out, n)) return 0;
+        snprintf(dir, sizeof dir, "%s/share/decbench/%s", home, sub);
+        if (try_dir(dir, out, n)) return 0;
+    }
+    /* The binary's folder: /proc/self/exe names the file even when run through a symlink. */
+    char exe[2048];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(dir, sizeof dir, "%s/../share/decbench/%s", exe, sub);
+            if (try_dir(dir, out, n)) return 0;
+        }
+    }
+#ifdef DECBENCH_INSTALL_DATADIR
+    snprintf(dir, sizeof dir, "%s/%s", DECBENCH_INSTALL_DATADIR, sub);
+    if (try_dir(dir, out, n)) return 0;
+#endif
+#ifdef DECBENCH_SOURCE_DIR
+    snprintf(dir, sizeof dir, "%s/%s", DECBENCH_SOURCE_DIR, sub);
+    if (try_dir(dir, out, n)) return 0;
+#endif
+    return -1;
 }

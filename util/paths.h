@@ -22,4 +22,12 @@ int paths_datasets_dir(const char *explicit_dir, char *out, size_t n);
 /* 1 if path names an existing directory. */
 int paths_is_dir(const char *path);
 
+/* A folder of the files decbench reads at run time besides the data (the gnuplot scripts:
+ * sub = "plots"), wherever decbench was installed or built: $DECBENCH_HOME/SUB (a checkout or
+ * an install prefix's share/decbench), then <directory of the binary>/../share/decbench/SUB (a
+ * relocated `cmake --install`), then <install prefix>/share/decbench/SUB as configured, then
+ * <source dir>/SUB (the build tree). Returns 0 with the first that exists in out, or -1 (out
+ * then holds the last tried). */
+int paths_data_dir(const char *sub, char *out, size_t n);
+
 #endif
