@@ -25,11 +25,8 @@ double samp_uniform(uint64_t key, uint32_t stream, uint32_t id) {
 /* ln 2 split so that e * LN2_HI is exact for |e| < 2^11 (its low 11 bits are zero). */
 static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
 
-/* 1/k for the series below, rounded once each (at compile time): multiplying by them is
+/* 1/k for samp_log's series, rounded once each (at compile time): multiplying by them is
  * faster than dividing and as reproducible. */
-static const double inv[18] = {0,        1.0,      1.0 / 2,  1.0 / 3,  1.0 / 4,  1.0 / 5,
-                               1.0 / 6,  1.0 / 7,  1.0 / 8,  1.0 / 9,  1.0 / 10, 1.0 / 11,
-                               1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17};
 static const double inv_odd[13] = {1.0,      1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9,
                                    1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19,
                                    1.0 / 21, 1.0 / 23, 1.0 / 25};
@@ -45,14 +42,30 @@ double samp_log(double x) {
     return ((double)e * LN2_LO + 2.0 * s * t) + (double)e * LN2_HI;
 }
 
+/* 1/n! for n = 0..13, each rounded once (at compile time). */
+static const double inv_fact[14] = {1.0,
+                                    1.0,
+                                    1.0 / 2,
+                                    1.0 / 6,
+                                    1.0 / 24,
+                                    1.0 / 120,
+                                    1.0 / 720,
+                                    1.0 / 5040,
+                                    1.0 / 40320,
+                                    1.0 / 362880,
+                                    1.0 / 3628800,
+                                    1.0 / 39916800,
+                                    1.0 / 479001600,
+                                    1.0 / 6227020800.0};
+
 double samp_exp(double x) {
-    /* exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= 0.3466, exp(r) by its series to r^17
-     * (Horner: t = 1 + r t / i from i = 17 down to 1). */
+    /* exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= 0.3466, exp(r) by its Taylor polynomial
+     * of degree 13 in Horner's form (the next term is below 2^-57). */
     if (x < -746.0) return 0.0;
     if (x > 709.0) return HUGE_VAL;
     double k = floor(x * 1.44269504088896340736 + 0.5);
-    double r = (x - k * LN2_HI) - k * LN2_LO, t = 1.0;
-    for (int i = 17; i >= 1; i--) t = 1.0 + r * t * inv[i];
+    double r = (x - k * LN2_HI) - k * LN2_LO, t = inv_fact[13];
+    for (int i = 12; i >= 0; i--) t = inv_fact[i] + r * t;
     return ldexp(t, (int)k);
 }
 
@@ -168,18 +181,31 @@ int samp_dist(samp_work *w, const dec_sampling *s, const float *logits, double *
     return kept;
 }
 
+/* An upper bound of g = -log(-log u) that needs no logarithm: -log u >= 1 - u, so
+ * g <= -log(1 - u) = -log(m 2^k) <= (1 - k) ln 2 for 1 - u = m 2^k, m in [1/2, 1) (frexp);
+ * plus 2^-20 for the rounding of 1 - u. Typically 0.7-1.4: most tokens of a vocabulary are
+ * further than that below the best score so far, and their logarithms are never computed. */
+static double gumbel_bound(uint64_t key, int token) {
+    int k;
+    frexp(1.0 - samp_uniform(key, SAMP_GUMBEL, (uint32_t)token), &k);
+    return (1 - k) * 0.69314718055994530942 + 0x1p-20;
+}
+
 int samp_gumbel_pick(samp_work *w, const dec_sampling *s, const float *logits, int pos) {
     const uint64_t key = samp_key(s->seed, pos);
     const double T = s->temperature;
     const int all = no_cut(s, w->V);
     double z;
     if (!all) kept_set(w, s, logits, w->e, &z);
-    int best = -1;
-    double best_s = 0;
+    /* the most likely token first: its score is a good bar for the pruning */
+    int best = fwd_argmax(logits, w->V);
+    double best_s = (double)logits[best] / T + samp_gumbel(key, best);
     for (int v = 0; v < w->V; v++) {
-        if (!all && !w->keep[v]) continue;
-        double sc = (double)logits[v] / T + samp_gumbel(key, v);
-        if (best < 0 || sc > best_s) best = v, best_s = sc;
+        if (v == best || (!all && !w->keep[v])) continue;
+        double base = (double)logits[v] / T;
+        if (base + gumbel_bound(key, v) < best_s) continue; /* cannot win: exact pruning */
+        double sc = base + samp_gumbel(key, v);
+        if (sc > best_s || (sc == best_s && v < best)) best = v, best_s = sc;
     }
     return best;
 }

@@ -20,7 +20,9 @@
  *   g(seed, pos, token)   = -samp_log(-samp_log(u(key(seed, pos), SAMP_GUMBEL, token)))
  *   samp_log(x): x = m 2^e (frexp; m < sqrt(1/2) doubled), s = (m - 1) / (m + 1), t = 1/25,
  *   t = 1/k + s^2 t for k = 23, 21, .., 1 (1/k rounded to double), log = (e ln2_lo + 2 s t) +
- *   e ln2_hi with ln2_hi = 0x1.62e42feep-1, ln2_lo = 0x1.a39ef35793c76p-33
+ *   e ln2_hi with ln2_hi = 0x1.62e42feep-1, ln2_lo = 0x1.a39ef35793c76p-33;
+ *   samp_exp(x) (standard mode's weights): k = floor(x / ln 2 + 1/2), r = (x - k ln2_hi) -
+ *   k ln2_lo, 2^k times the degree-13 Taylor polynomial of e^r in Horner's form (1/n! rounded)
  * Coupled mode: the token at pos is argmax over the kept set of (double)logit / T + g, ties to
  * the lowest id. Standard mode draws with uniforms of the other streams: plain sampling and
  * residuals by inverse CDF over the kept tokens in id order, the rejection tests as u < ratio.

@@ -6,7 +6,7 @@
  *     other bits fails: seeds must reproduce everywhere); samp_log / samp_exp within 2^-50 of
  *     libm's;
  *  2. the kept set and distribution (samp_dist) equal a brute-force sort for top-k, top-p and
- *     both, with ties;
+ *     both, with ties, and the coupled pick (pruned) the brute-force argmax of logit / T + g;
  *  3. coupled mode: every decoder's output equals plain sampling's for the same seed, token for
  *     token, over prompts, seeds, temperatures and cuts; top_k = 1 is greedy;
  *  4. standard mode, statistically: for each decoder, N seeded generations of L tokens from one
@@ -132,6 +132,22 @@ static void test_cut(void) {
             for (int v = 0; v < V; v++) diff = fmax(diff, fabs(p[v] - want[v]));
             CHECK_MSG(kept == m && diff < 1e-12, "trial %d case %zu: kept %d vs %d, diff %g", trial,
                       c, kept, m, diff);
+            /* the coupled pick (pruned: most logarithms skipped) is the brute-force argmax of
+             * logit / T + g over the kept set */
+            for (int pos = 0; pos < 8; pos++) {
+                s.seed = (uint64_t)trial * 7919 + pos;
+                uint64_t key = samp_key(s.seed, pos);
+                int brute = -1;
+                double best = 0;
+                for (int i = 0; i < m; i++) {
+                    int v = order[i];
+                    double sc = (double)l[v] / s.temperature + samp_gumbel(key, v);
+                    if (brute < 0 || sc > best || (sc == best && v < brute)) brute = v, best = sc;
+                }
+                int got = samp_gumbel_pick(w, &s, l, pos);
+                CHECK_MSG(got == brute, "trial %d case %zu pos %d: pick %d, brute force %d", trial,
+                          c, pos, got, brute);
+            }
         }
     }
     samp_work_free(w);
