@@ -83,7 +83,14 @@
  * each accepted with probability p'(x) and removed from p' when rejected (LADE's sampling
  * verification, after SpecInfer; LADE merges candidates sharing a prefix as the trie does),
  * then a draw from what is left. LADE verifies no level 0 and waits for the fill steps; we keep
- * our greedy-mode choices there. */
+ * our greedy-mode choices there.
+ *
+ * Adapting G to the hit rate (issue 12.3 allowed it "if that helps") does not: verifying the
+ * newest g_cur candidates, g_cur + 2 after a step that accepted a candidate and - 1 after one
+ * that did not (1..G), measured on the prompts above: W=15,N=5,G=15 2070 -> 2084 steps, 75.6 ->
+ * 74.7 rows per step; W=4,N=3,G=4 2920 -> 3028 steps, 11.9 -> 10.8 rows; W=8,N=4,G=8 with
+ * seed_pool=1 2264 -> 2273, 32.8 -> 31.8. The window, not the candidates, makes most rows, so
+ * priced with the 110M cost curve (README) the change is within 1% either way: not kept. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +109,7 @@ enum {
     P_SHARE,
     P_INIT,
     P_SEED,
-    P_FILL_PREFILL,
-    P_ADAPT
+    P_FILL_PREFILL
 };
 enum { REFILL_ALIGN, REFILL_LADE, REFILL_LLAMACPP };
 enum { INIT_PROMPT, INIT_RANDOM, INIT_LADE };
@@ -127,7 +133,6 @@ typedef struct {
     int *ctx; /* prompt + output so far, seq_len */
     int len;  /* tokens in ctx; the current token is ctx[len - 1] */
     int n_prompt;
-    int g_cur; /* adapt=1: candidates verified per step, 1..G */
     rng_state rng;
 } lookahead;
 
@@ -213,7 +218,6 @@ static int la_build(dec *d, lookahead *la, int max_depth, int with_cand, int *ca
     la->cand0 = n;
     int L = la->N - 1 < max_depth ? la->N - 1 : max_depth,
         cnt = with_cand ? ngram_pool_count(la->pool, LV(la, 0, 0)) : 0;
-    if (cnt > la->g_cur) cnt = la->g_cur;
     *cand_len = cnt > 0 ? L : 0;
     for (int c = 0; c < cnt && L > 0; c++) {
         const int *g = ngram_pool_get(la->pool, LV(la, 0, 0), c);
@@ -371,7 +375,7 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         d->env.sampling.temperature > 0 && d->env.sampling.mode == DEC_SAMPLING_STANDARD;
     rng_seed(&la->rng, (uint64_t)d->param[P_SEED]);
     ngram_pool_clear(la->pool);
-    la->len = 0, la->n_prompt = n_prompt, la->g_cur = la->G;
+    la->len = 0, la->n_prompt = n_prompt;
     la_push(d, la, prompt, n_prompt);
     if (d->param[P_FILL_PREFILL]) {
         if (la_prefill_window(d, la, prompt, n_prompt, err)) return -1;
@@ -406,9 +410,6 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
             next = la->am[la->path[k]];
         }
-        if (d->param[P_ADAPT] && L > 0) /* +2 after a candidate hit, -1 after a miss */
-            la->g_cur = !use0 && k > 0 ? (la->g_cur + 2 < la->G ? la->g_cur + 2 : la->G)
-                                       : (la->g_cur > 1 ? la->g_cur - 1 : 1);
         int w0 = 0;
         while (w0 < la->width && ROW(la, 0, w0) >= 0) w0++;
         int drafted = use0 ? w0 - 1 : L > 0 ? L : verify0 ? w0 - 1 : 0;
@@ -447,7 +448,7 @@ static void la_destroy(dec *d) {
 const dec_vtable dec_lookahead_vtable = {
     .name = "lookahead",
     .summary = "lookahead decoding: Jacobi trajectory window + n-gram pool, verified in one pass",
-    .n_params = 12,
+    .n_params = 11,
     .params = {
         {"W", PARAM_INT, 15, 1, 64, {0}, "window columns (future positions)"},
         {"N", PARAM_INT, 5, 2, 12, {0}, "n-gram size: the window has N-1 levels"},
@@ -463,8 +464,6 @@ const dec_vtable dec_lookahead_vtable = {
         {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random and init=lade"},
         {"fill_prefill", PARAM_INT, 0, 0, 1, {0},
          "1: the prompt's pass also fills the window's first level (LADE's start)", .quiet = 1},
-        {"adapt", PARAM_INT, 0, 0, 1, {0},
-         "1: candidates verified per step +2 after a hit, -1 after a miss (1..G)", .quiet = 1},
     },
     .create = la_create,
     .generate = la_generate,

@@ -106,15 +106,10 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
             return -1;
         ro->shard_i = (int)si, ro->shard_n = (int)sn;
     }
-    const char *seed = args_str(o, n, "--shuffle", NULL);
-    if (seed) {
-        char *end;
-        errno = 0;
-        ro->seed = strtoull(seed, &end, 10);
-        if (!*seed || *end || errno || seed[0] == '-')
-            return err_set(err, "--shuffle: '%s' is not a seed (an unsigned integer)", seed);
-        ro->shuffle = 1;
-    }
+    unsigned long long shuffle;
+    if (args_seed(o, n, "--shuffle", 0, &shuffle, err)) return -1;
+    ro->seed = shuffle;
+    ro->shuffle = args_str(o, n, "--shuffle", NULL) != NULL;
     /* --dataset a,b --dataset c: the names, in order. */
     const args_opt *ds = args_get(o, n, "--dataset");
     size_t used = 0;

@@ -74,13 +74,7 @@ int sampling_opts_get(const args_opt *o, int n, dec_sampling *s, char *err) {
         return -1;
     s->top_k = (int)k;
     const char *seed = args_str(o, n, "--seed", NULL), *mode = args_str(o, n, "--sampling", NULL);
-    if (seed) {
-        char *end;
-        errno = 0;
-        s->seed = strtoull(seed, &end, 10);
-        if (!*seed || *end || errno || seed[0] == '-')
-            return err_set(err, "--seed: '%.40s' is not a seed (an unsigned integer)", seed);
-    }
+    if (args_seed(o, n, "--seed", 0, &s->seed, err)) return -1;
     if (mode && dec_sampling_parse_mode(mode, &s->mode))
         return err_set(err, "--sampling: '%.40s' is neither standard nor coupled", mode);
     if (s->temperature == 0) {

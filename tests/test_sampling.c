@@ -8,7 +8,8 @@
  *  2. the kept set and distribution (samp_dist) equal a brute-force sort for top-k, top-p and
  *     both, with ties, and the coupled pick (pruned) the brute-force argmax of logit / T + g;
  *  3. coupled mode: every decoder's output equals plain sampling's for the same seed, token for
- *     token, over prompts, seeds, temperatures and cuts; top_k = 1 is greedy;
+ *     token, over prompts, seeds, temperatures and cuts; top_k = 1 is greedy; in both modes,
+ *     generate() allocates nothing;
  *  4. standard mode, statistically: for each decoder, N seeded generations of L tokens from one
  *     prompt against N of plain sampling: the distribution of every position and of every pair of
  *     adjacent positions is compared by a two-sample chi-square test (categories with fewer than
@@ -28,6 +29,8 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/rng.h"
+
+DEC_CHECK_COUNT_MALLOC
 
 /* ---- 1. the noise function ---------------------------------------------------------------- */
 
@@ -223,6 +226,35 @@ static void test_coupled(const model *tm, const model *dm) {
         dec_check_vs(&env, "spec:gamma=3", ids[0], lens[0], 64, g, n, NULL, NULL, NULL, "top_k=1"));
 }
 
+static void test_no_malloc(const model *tm, const model *dm) {
+    char err[ERR_LEN];
+    static int out[DEC_CHECK_MAX_OUT];
+    for (int mode = 0; mode < 2; mode++)
+        for (int s = 0; s < N_SPECS; s++) {
+            dec_env env = {
+                .target = tm,
+                .draft = dm,
+                .kernels = KERN_EXACT,
+                .sampling = {.temperature = 0.9,
+                             .top_k = 30,
+                             .top_p = 0.95,
+                             .mode = mode ? DEC_SAMPLING_COUPLED : DEC_SAMPLING_STANDARD}};
+            dec *d;
+            int n;
+            dec_stats st;
+            if (dec_create(&d, all_specs[s], &env, err)) {
+                CHECK_MSG(0, "%s: %s", all_specs[s], err);
+                continue;
+            }
+            long before = dec_check_mallocs;
+            CHECK(dec_generate(d, ids[1], lens[1], 64, out, &n, &st, err) == 0);
+            CHECK_MSG(!dec_check_counting || dec_check_mallocs == before,
+                      "%s (%s): %ld allocations in generate", all_specs[s],
+                      mode ? "coupled" : "standard", dec_check_mallocs - before);
+            dec_free(d);
+        }
+}
+
 /* ---- 4. standard mode: the distribution ----------------------------------------------------- */
 
 /* Q(a, x), the regularized upper incomplete gamma function: the chi-square survival function is
@@ -404,6 +436,7 @@ int main(void) {
     if (tm && dm && dec_check_tinystories(N_PROMPTS, ids, lens) == 0) {
         double t0 = clock_now();
         test_coupled(tm, dm);
+        test_no_malloc(tm, dm);
         double t1 = clock_now();
         test_standard(tm, dm);
         fprintf(stderr, "time: coupled %.1f s, standard %.1f s\n", t1 - t0, clock_now() - t1);
