@@ -11,14 +11,14 @@
 #      standard (acceptance against its theoretical rate, printed by run), tokens per step and
 #      the cost of choosing tokens (book %).
 #
-#   bash bench/sampling.sh [BUILD_DIR]      (LIMIT=20, MAX_NEW=256, THREADS=nproc)
+#   bash bench/sampling.sh [BUILD_DIR]      (LIMIT=20, MAX_NEW=256, THREADS=nproc, PARTS=123)
 # Timings are noisy on a shared machine: compare figures of the same run only; the step counts
 # are deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/decbench
-LIMIT=${LIMIT:-20} MAX_NEW=${MAX_NEW:-256} THREADS=${THREADS:-$(nproc)}
+LIMIT=${LIMIT:-20} MAX_NEW=${MAX_NEW:-256} THREADS=${THREADS:-$(nproc)} PARTS=${PARTS:-123}
 shared=${DECBENCH_SHARED:-../shared}
 M=${DECBENCH_MODELS:-$shared/models}
 T=$(mktemp -d)
@@ -43,6 +43,7 @@ for spec, steps, dsteps, tok, acc, dr in c.execute(
 PY
 }
 
+if [[ $PARTS == *1* ]]; then
 echo "## 1. Dynamic draft length (temperature 0)"
 run "$T/dyn.db" dynamic --decoder spec:gamma=4 --decoder spec:gamma=4,p_min=0.75 \
     --decoder spec:gamma=4,p_min=0.5 --decoder spec:gamma=8,p_min=0.75 --decoder spec:gamma=4,adapt=1 \
@@ -52,7 +53,9 @@ run "$T/dyn.db" dynamic --decoder spec:gamma=4 --decoder spec:gamma=4,p_min=0.75
 steps "$T/dyn.db"
 $B report --db "$T/dyn.db"
 $B report --db "$T/dyn.db" --layout counters | grep -E "stop_|draft_goal|^\| dataset|^\|--" || true
+fi
 
+if [[ $PARTS == *2* ]]; then
 echo "## 2. Reference-faithful options (temperature 0)"
 run "$T/ref.db" reference --decoder ouroboros:gamma=2,W=20,beta=8,K=3 \
     --decoder ouroboros:gamma=2,W=20,beta=8,K=3,trim=1 --decoder ouroboros:gamma=4,W=20,beta=8,K=3 \
@@ -62,10 +65,12 @@ run "$T/ref.db" reference --decoder ouroboros:gamma=2,W=20,beta=8,K=3 \
     --decoder lookahead:W=4,N=3,G=4,init=lade,fill_prefill=1
 steps "$T/ref.db"
 $B report --db "$T/ref.db"
+fi
 
 SPECS=(--decoder jacobi:window=16 --decoder lookahead:W=15,N=5,G=15 --decoder spec:gamma=4
        --decoder ouroboros:gamma=4,W=20,beta=8,K=3 --decoder pld:ngram=3,k=10)
 for mode in coupled standard; do
+    [[ $PARTS == *3* ]] || break
     echo "## 3. Sampling, $mode, T=0.8"
     run "$T/$mode.db" "$mode" --temperature 0.8 --sampling "$mode" --seed 1 "${SPECS[@]}"
     steps "$T/$mode.db"
