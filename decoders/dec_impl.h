@@ -21,7 +21,7 @@
  * canonical spec parses back and a list is one word of a grid. On input, bare comma-separated
  * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). The value
  * read with dec_param() is the list's length; dec_param_list() gives its values. */
-typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST } param_kind;
+typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST, PARAM_REAL } param_kind;
 
 typedef struct {
     const char *key;
@@ -31,6 +31,11 @@ typedef struct {
     const char *choices[6]; /* PARAM_ENUM: the names, value = index */
     const char *help;
     const char *def_list; /* PARAM_LIST: the default, "4-2-2-1" */
+    double rdef, rmin, rmax; /* PARAM_REAL: default and range (its value: dec_param_real) */
+    /* 1: the canonical spec lists this parameter only when it differs from its default. For
+     * parameters added to a decoder after its specs were stored (runs, CI baselines): its old
+     * specs keep their strings, so compare and --resume still match them. */
+    int quiet;
 } param_def;
 
 typedef struct dec_vtable {
@@ -88,6 +93,7 @@ struct dec {
     dec_env env;
     int param[DEC_MAX_PARAMS];
     int list[DEC_MAX_PARAMS][DEC_MAX_LIST]; /* PARAM_LIST values; param[i] is their count */
+    double rparam[DEC_MAX_PARAMS]; /* PARAM_REAL values (as printed in the spec) */
     char name[32];
     char spec[512];
     void *impl; /* the decoder's own state */
@@ -99,12 +105,18 @@ struct dec {
     dec_stats *st;
     double t_start, t_step;
     int n_steps;
+    /* sampling (dec_env.sampling at temperature > 0), owned by the framework: working memory
+     * of decoders/sampling.h and three distributions of vocab doubles (target, draft,
+     * residual), allocated by dec_create, NULL at temperature 0 */
+    struct samp_work *sw;
+    double *sp, *sq, *sr;
 };
 
-/* The value of parameter `key` (must exist in the vtable). */
+/* The value of parameter `key` (must exist in the vtable; dec_param_real for a PARAM_REAL). */
 int dec_param(const dec *d, const char *key);
 /* The values of PARAM_LIST parameter `key`; *n receives their count. */
 const int *dec_param_list(const dec *d, const char *key, int *n);
+double dec_param_real(const dec *d, const char *key);
 
 /* A target or draft forward pass (see fwd_eval), timed into t_target/t_draft and counted as a
  * step with its rows. is_prefill: the prompt pass (its rows are not counted as rows fed). */
@@ -139,6 +151,16 @@ void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted);
 int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
                 char *err);
 
+/* dec_prefill whose last pass carries more rows, as LADE's first step evaluates the prompt and
+ * its lookahead window together: prefills prompt[0..n_before) in chunks, then evaluates the
+ * batch tokens/parent[0..n) (fwd_eval), whose first n_commit rows (1..64) are the rest of the
+ * prompt as a chain and the others a tree below them, and commits those n_commit rows. logits
+ * receives out_rows' logits. One step of `which`, prefill time; the extra rows are not counted
+ * as rows fed (they are part of the prompt pass). */
+int dec_prefill_batch(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_before, int n,
+                      const int *tokens, const int *parent, int n_commit, const int *out_rows,
+                      int n_out, float *logits, char *err);
+
 /* After a target step of a draft-model decoder (spec, ouroboros): the draft's KV cache holds
  * dseq[0..fwd_n_past(fd)); the text is now seq[0..L), of which seq[0..old_L) predates the
  * step and is in the cache as far as the cache reaches. Keeps the longest cached prefix that
@@ -153,6 +175,80 @@ int dec_draft_resync(fwd_ctx *fd, const int *dseq, const int *seq, int old_L, in
  * its level 0 and fresh columns (period W-1), which is why lookahead:W=m+1,N=2,G=0 reproduces
  * jacobi:window=m step for step (tests/test_lookahead.c). */
 int dec_guess(const int *ctx, int len, int p, int period, int random, rng_state *r, int vocab);
+
+/* ---- choosing and verifying tokens ------------------------------------------------------
+ * Every decoder chooses tokens through these (never fwd_argmax directly), so that temperature
+ * 0 is greedy decoding with exactly the bits and figures of before, and T > 0 samples in the
+ * mode of d->env.sampling (decoder.h; the arithmetic and the noise are in sampling.h). `pos`
+ * is always the position of the token being chosen: the prompt holds positions
+ * 0..n_prompt-1, the first new token is at n_prompt, and a row at position q predicts q + 1.
+ * In standard mode dec_accept, dec_accept_node and dec_tree_walk count their rejection tests
+ * in the statistics (samp_tests, samp_accepts, and the expected acceptances samp_expected with
+ * their variance samp_variance: the check `run` prints). */
+
+/* Plain decoding's token for pos from a target row: the argmax; coupled: the Gumbel pick;
+ * standard: a draw from the row's distribution (stream SAMP_PICK). */
+int dec_pick(dec *d, const float *logits, int pos);
+
+/* A guess for pos that verification will check (Jacobi and lookahead windows, n-gram
+ * harvests, Ouroboros' phrase drafts): dec_pick in greedy and coupled mode, where the check is
+ * a match, and the argmax in standard mode, where the rejection rule accepts a fixed guess x
+ * with probability p(x), largest at the mode (LADE's guesses are argmax too). */
+int dec_propose(dec *d, const float *logits, int pos);
+
+/* A draft model's token for pos from its row dl: the argmax; coupled: the pick with the
+ * target's noise (the same g(seed, pos, .): drafter-invariant speculative decoding, Daliri et
+ * al., arXiv 2408.07978); standard: a draw from the draft's distribution q (stream SAMP_DRAFT,
+ * id = index among siblings drawn for one position, 0 for a chain). Verify it with
+ * dec_accept / dec_accept_node passing the same row. */
+int dec_draft_pick(dec *d, const float *dl, int pos, int index);
+
+/* The draft model's probability of token x in row dl, llama.cpp's --draft-p-min measure: the
+ * softmax at temperature 1 over the 10 largest logits (its draft sampler is top-k 10), 0 when
+ * x is not among them. For dynamic draft lengths (spec, ouroboros: p_min). */
+double dec_draft_prob(const float *dl, int vocab, int x);
+
+/* Verifies the proposal x for pos against the target row tl. dl: the draft row x was drawn
+ * from by dec_draft_pick, or NULL for a fixed guess. Returns 1 if x is accepted, else 0 with
+ * *tok = the token to emit at pos instead:
+ *   greedy / coupled: accepted iff x == dec_pick(tl, pos); *tok = that pick;
+ *   standard: accepted with probability min(1, p(x) / q(x)) (for a fixed guess q is the point
+ *   mass at x: p(x)); else *tok is drawn from the residual norm(max(0, p - q)) (Leviathan et
+ *   al., arXiv 2211.17192, Algorithm 1; Chen et al., arXiv 2302.01318). */
+int dec_accept(dec *d, const float *tl, const float *dl, int x, int pos, int *tok);
+
+/* Several proposals x[0..n) for one position (siblings in a tree): returns the index of the
+ * accepted one, or -1 with *tok drawn from the final residual. dl == NULL: fixed guesses (a
+ * rejected guess's probability is set to 0 and p renormalised: SpecInfer's rule for
+ * deterministic candidates, LADE's verification); else dl[i] is the draft row x[i] was drawn
+ * from, the x[i] being independent draws (SpecInfer's multi-step speculative sampling: each
+ * rejection replaces p by norm(max(0, p - q))). Greedy / coupled: the first x[i] equal to the
+ * pick. */
+int dec_accept_node(dec *d, const float *tl, const float *const *dl, const int *x, int n, int pos,
+                    int *tok);
+
+/* A tree of proposals hanging below a root row, verified from the root down: what a tree
+ * decoder needs (lookahead and Ouroboros use it in standard mode). Indexed by the rows of one
+ * target pass: tok[r]; par[r] (< r); trow[r], r's row in tl (-1: not computed); drow[r], r's
+ * row in dl when r was drawn from a draft model (drow == NULL: every proposal is a fixed
+ * guess). */
+typedef struct {
+    const int *tok, *par, *trow, *drow;
+    const float *tl, *dl;
+} dec_tree;
+
+/* Walks the tree from `root` (its token at root_pos) over the candidate rows cand[0..nc) (each
+ * a child of the root or of an earlier candidate): S = {root}; the candidates whose parent is
+ * in S are proposals for the next position, their distinct tokens in order of first
+ * appearance (every one of them when drawn from a draft) verified by dec_accept_node against
+ * the row of S's first member; the accepted token's rows become S (duplicate prefixes merge:
+ * same tokens, same logits by batch invariance). Stops at a rejection (*next = the residual's
+ * token), at an accepted end token (*next = -1), when S has no candidate children (*next =
+ * dec_pick of its row: the bonus token) or no logits (*next = -1). Greedy and coupled mode
+ * thus accept the deepest path that plain decoding confirms. Returns the accepted depth k;
+ * path[0] = root and path[1..k] a root-to-node path of accepted rows (for fwd_commit). */
+int dec_tree_walk(dec *d, const dec_tree *t, int root, int root_pos, const int *cand, int nc,
+                  int *path, int *next);
 
 /* Creates a forward context for model m with room for max_batch rows (at least 64, so the
  * prompt prefills in chunks of that size). */

@@ -4,7 +4,9 @@
  * "lookahead:W=15,N=5,G=15", "spec:gamma=4"), generates for a prompt up to max_new tokens,
  * and fills one statistics record. Every decoder must emit exactly the tokens greedy decoding
  * emits for the same model, prompt and max_new: generation stops after max_new tokens or
- * right after the model's end token (which is emitted, and nothing after it).
+ * right after the model's end token (which is emitted, and nothing after it). With sampling
+ * (dec_env.sampling, temperature > 0) the same holds for plain sampling's tokens in coupled
+ * mode, and for their distribution in standard mode.
  *
  * The statistics a decoder fills (dec_stats, dec_step) and their definitions are in
  * stats/stats.h: one list, shared with results/ which stores them. */
@@ -16,6 +18,48 @@
 
 #include "model/forward.h"
 #include "stats/stats.h"
+
+/* How tokens are chosen (decoders/sampling.h has the details and the noise function).
+ * temperature 0 (the zero value of this struct) is greedy decoding: argmax, ties to the lowest
+ * id, whatever the other fields say; every decoder then emits greedy's tokens. At T > 0 the
+ * target's distribution is softmax(logits / T) restricted to the top_k most likely tokens
+ * (0: all), then to the smallest most-likely set of probability >= top_p (1: all), and:
+ *  - DEC_SAMPLING_STANDARD: plain decoding draws from it; speculative decoders keep that
+ *    distribution with the rejection rule (Leviathan et al., Chen et al.; several candidates:
+ *    SpecInfer, as LADE does). Each decoder's output is distributed as plain sampling's, not
+ *    equal to it;
+ *  - DEC_SAMPLING_COUPLED: the token at position p is argmax(logits / T + g(seed, p, token))
+ *    over that set (Gumbel-max with noise that depends on the seed and the position only), so
+ *    plain sampling is a deterministic function of the prefix and every decoder emits exactly
+ *    its tokens for the same seed. */
+typedef enum { DEC_SAMPLING_STANDARD = 0, DEC_SAMPLING_COUPLED = 1 } dec_sampling_mode;
+
+typedef struct {
+    double temperature; /* 0: greedy */
+    int top_k;          /* 0: no top-k cut */
+    double top_p;       /* 0 or >= 1: no top-p cut */
+    unsigned long long seed;
+    dec_sampling_mode mode;
+    /* Tests only: a deliberately biased verifier, to prove the statistical checks catch one.
+     * 1: a rejected draft is replaced by a draw from the target's distribution instead of the
+     * residual max(0, p - q) (a classic bug; tests/test_sampling.c); 2: every proposal is
+     * accepted (`run`'s acceptance check, tests/cli_sampling.sh). 0 otherwise. */
+    int test_flaw;
+} dec_sampling;
+
+/* Whether s samples (temperature > 0) and, if so, in which mode; "greedy", "standard" or
+ * "coupled" for messages and the database. */
+int dec_sampling_on(const dec_sampling *s);
+const char *dec_sampling_name(const dec_sampling *s);
+/* "standard" / "coupled" -> mode; -1 if neither. */
+int dec_sampling_parse_mode(const char *name, dec_sampling_mode *out);
+/* Checks the ranges (temperature 0..100, top_k >= 0, top_p 0..1); message names the field. */
+int dec_sampling_check(const dec_sampling *s, char *err);
+
+/* How close plain decoding's choice at pos was, for mismatch reports: the largest score minus
+ * the second (greedy: logits; coupled: logit / T + g(seed, pos, token) over the kept set);
+ * NAN in standard mode (a draw has no margin) or on failure. */
+double dec_sampling_margin(const dec_sampling *s, const float *logits, int vocab, int pos);
 
 typedef struct {
     const model *target;
@@ -37,6 +81,8 @@ typedef struct {
     /* Non-zero: NaN or infinite logits are decoded like any others (argmax of garbage) instead
      * of failing the generate call naming the position (forward.h, fwd_allow_nonfinite). */
     int allow_nonfinite;
+    /* Temperature, top-k, top-p, seed and mode; zero: greedy (see dec_sampling). */
+    dec_sampling sampling;
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */
@@ -55,6 +101,11 @@ void dec_free(dec *d);
  * The context length bounds n_prompt + max_new: tokens beyond it are not generated. */
 int dec_generate(dec *d, const int *prompt, int n_prompt, int max_new, int *out, int *n_out,
                  dec_stats *stats, char *err);
+
+/* Sets the sampling seed of the next dec_generate calls (nothing else changes; no effect at
+ * temperature 0). Each call starts from the seed, so a decoder is a deterministic function of
+ * (prompt, seed): repeats and reruns give the same output. */
+void dec_set_seed(dec *d, unsigned long long seed);
 
 /* The decoder's name ("lookahead") and its full canonical spec with every parameter
  * ("lookahead:W=15,N=5,G=15,..."), owned by d. */

@@ -1,5 +1,7 @@
-/* greedy.c: plain greedy decoding, one token per target pass: the baseline every other
- * decoder must reproduce token for token. */
+/* greedy.c: plain decoding, one token per target pass: the baseline every other decoder must
+ * reproduce token for token (in distribution under standard sampling). Its tokens are
+ * dec_pick's: the argmax at temperature 0 (greedy decoding proper), plain sampling at T > 0;
+ * the name stays "greedy" in every mode, as the one-pass-per-token reference. */
 #include <stdlib.h>
 
 #include "decoders/dec_impl.h"
@@ -21,16 +23,15 @@ static int greedy_create(dec *d, char *err) {
 
 static int greedy_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     greedy *g = d->impl;
-    int vocab = d->env.target->cfg.vocab_size;
     if (dec_prefill(d, DEC_TARGET, g->f, prompt, n_prompt, g->logits, err)) return -1;
-    int tok = fwd_argmax(g->logits, vocab);
+    int pos = n_prompt, tok = dec_pick(d, g->logits, pos); /* the token at position pos */
     dec_emit(d, &tok, 1);
     static const int row0 = 0;
     while (!d->done) {
         if (dec_eval(d, DEC_TARGET, g->f, 1, &tok, NULL, &row0, 1, g->logits, 0, err) ||
             fwd_commit(g->f, &row0, 1, err))
             return -1;
-        tok = fwd_argmax(g->logits, vocab);
+        tok = dec_pick(d, g->logits, ++pos);
         dec_step_done(d, 1, 0, 0, dec_emit(d, &tok, 1));
     }
     return 0;

@@ -1,6 +1,6 @@
 /* jacobi.c: Jacobi decoding (Santilli et al., ACL 2023, "Accelerating Transformer Inference
  * for Translation via Parallel Decoding", Section 3: greedy decoding as the fixed point of a
- * parallel iteration; greedy only).
+ * parallel iteration).
  *
  * Greedy decoding is the fixed point of y_j = argmax p(. | prefix, y_<j). Keep a window of m
  * guesses g_1..g_m for the positions after the current token t; each step is ONE target pass
@@ -32,7 +32,12 @@
  * stories end early): 4141 target steps at window 16 (1.047 tokens/step, 16.8 rows/step),
  * 4146 with init=random, 4147 at window 4, 4143 at window 32: a guess after a wrong one is
  * rarely right, so little more than the next token converges per pass, the weakness of
- * Jacobi decoding that lookahead decoding sets out to fix. */
+ * Jacobi decoding that lookahead decoding sets out to fix.
+ *
+ * Sampling (decoder.h): the guesses are dec_propose's (the argmax, or the coupled pick) and
+ * each is verified by dec_accept as a fixed guess: coupled mode accepts it iff it is plain
+ * sampling's token, standard mode with probability p(g) and otherwise emits a draw from p
+ * without g (the rejection rule with a point-mass draft: LADE's rule for one candidate). */
 #include <stdlib.h>
 
 #include "decoders/dec_impl.h"
@@ -44,7 +49,7 @@ enum { INIT_PROMPT, INIT_RANDOM };
 typedef struct {
     fwd_ctx *f;
     float *logits; /* (m + 1) x vocab */
-    int *tok, *am; /* batch tokens, argmax per row: m + 1 */
+    int *tok, *am; /* batch tokens; the step's emitted tokens: m + 1 */
     int *path;     /* 0, 1, ..., m: rows to commit */
     int *win;      /* the m guesses */
     int *ctx;      /* prompt + output so far, seq_len */
@@ -69,6 +74,23 @@ static int jacobi_create(dec *d, char *err) {
     return dec_fwd_new(d, d->env.target, (int)m + 1, &j->f, err);
 }
 
+/* Verifies the window after a pass over [cur, g_1..g_me] (row i predicts position len + i):
+ * the accepted guesses stay in win[0..k), *next gets the token after them (the target's
+ * replacement of the first rejected guess, or the bonus), -1 after an accepted end token. */
+static int jacobi_verify(dec *d, jacobi *j, int me, int len, int *next) {
+    const size_t V = (size_t)d->env.target->cfg.vocab_size;
+    int k = 0;
+    while (k < me) {
+        if (!dec_accept(d, j->logits + (size_t)k * V, NULL, j->win[k], len + k, next)) return k;
+        if (j->win[k++] == d->end_id) { /* nothing after the end token */
+            *next = -1;
+            return k;
+        }
+    }
+    *next = dec_pick(d, j->logits + (size_t)me * V, len + me);
+    return k;
+}
+
 static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     jacobi *j = d->impl;
     const int vocab = d->env.target->cfg.vocab_size, m = d->param[P_WINDOW];
@@ -76,7 +98,7 @@ static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     rng_seed(&j->rng, (uint64_t)d->param[P_SEED]);
     for (int i = 0; i < n_prompt; i++) j->ctx[i] = prompt[i];
     if (dec_prefill(d, DEC_TARGET, j->f, prompt, n_prompt, j->logits, err)) return -1;
-    int cur = fwd_argmax(j->logits, vocab);
+    int cur = dec_pick(d, j->logits, n_prompt);
     dec_emit(d, &cur, 1);
     int len = n_prompt + 1; /* known tokens: the prompt, then the output (cur last) */
     j->ctx[n_prompt] = cur;
@@ -90,22 +112,22 @@ static int jacobi_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         for (int i = 0; i < me; i++) j->tok[1 + i] = j->win[i];
         if (dec_eval(d, DEC_TARGET, j->f, me + 1, j->tok, NULL, NULL, me + 1, j->logits, 0, err))
             return -1;
-        for (int i = 0; i <= me; i++) j->am[i] = fwd_argmax(j->logits + (size_t)i * vocab, vocab);
-        /* converged prefix: g_{k+1} is accepted iff it equals the argmax after g_k */
-        int k = 0;
-        while (k < me && j->win[k] == j->am[k])
-            if (j->am[k++] == d->end_id) break; /* nothing after the end token */
-        int ended = k > 0 && j->am[k - 1] == d->end_id;
-        int emitted = dec_emit(d, j->am, ended ? k : k + 1);
+        /* converged prefix: g_1..g_k confirmed, then the target's own next token */
+        int next, k = jacobi_verify(d, j, me, len, &next);
+        for (int i = 0; i < k; i++) j->am[i] = j->win[i];
+        j->am[k] = next;
+        int emitted = dec_emit(d, j->am, next < 0 ? k : k + 1);
         for (int i = 0; i < emitted; i++) j->ctx[len + i] = j->am[i];
         len += emitted;
         dec_step_done(d, me + 1, me, k, emitted);
         if (d->done) break;
         if (fwd_commit(j->f, j->path, k + 1, err)) return -1; /* t, g_1..g_k */
-        cur = j->am[k];
-        /* Jacobi update: the unconverged tail's refinements, then fresh guesses */
+        cur = next;
+        /* Jacobi update: the unconverged tail's refinements (row k+1+i predicts position
+         * len + i), then fresh guesses */
         int keep = me - k;
-        for (int i = 0; i < keep; i++) j->win[i] = j->am[k + 1 + i];
+        for (int i = 0; i < keep; i++)
+            j->win[i] = dec_propose(d, j->logits + (size_t)(k + 1 + i) * vocab, len + i);
         for (int i = keep; i < m; i++)
             j->win[i] = dec_guess(j->ctx, len, len + i, m, random, &j->rng, vocab);
     }

@@ -1,5 +1,5 @@
 /* lookahead.c: lookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024, arXiv 2402.02057,
- * Section 3: the lookahead branch, the verification branch and both in one pass; greedy only)
+ * Section 3: the lookahead branch, the verification branch and both in one pass)
  * as hao-ai-lab/LookaheadDecoding (LADE) and llama.cpp's examples/lookahead run it.
  *
  * State: a 2D window of N-1 levels (Jacobi iterations, oldest = level 0) by W columns over the
@@ -67,7 +67,36 @@
  *    on t; LADE and we use t.
  *  - Rows past the tokens still wanted are not fed: the window and the candidates are cut to
  *    depth max_new - n_out - 1 (the framework caps max_new at the context length), so no row
- *    sits at a position >= seq_len and the last steps carry no useless rows. */
+ *    sits at a position >= seq_len and the last steps carry no useless rows.
+ *
+ * LADE's start (issue 13.5), off by default: init=lade draws the initial and fresh guesses at
+ * random from the prompt's tokens (LADE's copy_from, seeded by `seed`), and fill_prefill=1
+ * evaluates the window's level 0 in the prompt's own pass (dec_prefill_batch: the prompt's
+ * last rows and the window in one fwd_eval), its outputs becoming level 1, as LADE's first
+ * forward does: the first fill step costs no pass of its own, and like LADE's that pass
+ * verifies nothing (it yields one token, as every prompt pass). Measured (target steps, prompt
+ * pass included, on the 20 prompts above with stories260K): W=15,N=5,G=15 2070; init=lade 2318;
+ * fill_prefill=1 2069; both 2299; W=4,N=3,G=4 2920, both 3004. The prompt's pass saves the
+ * first fill step, but its level 1 is computed from guesses made before the first new token was
+ * known, and the later steps give the pass back: one step less over 20 prompts. Random prompt
+ * tokens are worse first guesses than the periodic copy of init=prompt (12% more steps), so
+ * the defaults stay.
+ *
+ * Sampling (decoder.h): window outputs and harvested n-grams are dec_propose's (the argmax, or
+ * the coupled pick). Greedy and coupled verification are the walks above (a match with the
+ * pick); standard sampling verifies the candidates and, when it is verified, level 0 as one
+ * tree with dec_tree_walk: at each position the distinct candidate tokens are tried in turn,
+ * each accepted with probability p'(x) and removed from p' when rejected (LADE's sampling
+ * verification, after SpecInfer; LADE merges candidates sharing a prefix as the trie does),
+ * then a draw from what is left. LADE verifies no level 0 and waits for the fill steps; we keep
+ * our greedy-mode choices there.
+ *
+ * Adapting G to the hit rate (issue 12.3 allowed it "if that helps") does not: verifying the
+ * newest g_cur candidates, g_cur + 2 after a step that accepted a candidate and - 1 after one
+ * that did not (1..G), measured on the prompts above: W=15,N=5,G=15 2070 -> 2084 steps, 75.6 ->
+ * 74.7 rows per step; W=4,N=3,G=4 2920 -> 3028 steps, 11.9 -> 10.8 rows; W=8,N=4,G=8 with
+ * seed_pool=1 2264 -> 2273, 32.8 -> 31.8. The window, not the candidates, makes most rows, so
+ * priced with the 110M cost curve (README) the change is within 1% either way: not kept. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,9 +104,21 @@
 #include "decoders/ngram_pool.h"
 #include "util/err.h"
 
-enum { P_W, P_N, P_G, P_SEED_POOL, P_REFILL, P_FULL_BONUS, P_JACOBI, P_SHARE, P_INIT, P_SEED };
+enum {
+    P_W,
+    P_N,
+    P_G,
+    P_SEED_POOL,
+    P_REFILL,
+    P_FULL_BONUS,
+    P_JACOBI,
+    P_SHARE,
+    P_INIT,
+    P_SEED,
+    P_FILL_PREFILL
+};
 enum { REFILL_ALIGN, REFILL_LADE, REFILL_LLAMACPP };
-enum { INIT_PROMPT, INIT_RANDOM };
+enum { INIT_PROMPT, INIT_RANDOM, INIT_LADE };
 
 typedef struct {
     fwd_ctx *f;
@@ -87,22 +128,29 @@ typedef struct {
     int top, width;  /* highest filled level, columns in use */
     int *lv, *rowid; /* (N-1) x C: window tokens; batch row of each cell (-1: not fed) */
     int *r;          /* C: the top level's outputs */
-    int *tok, *par, *am, *dep; /* per batch row (am: argmax, -1 without logits; dep: match depth) */
+    int *tok, *par, *am, *dep; /* per batch row (am: dec_propose, -1 without logits; dep: match
+                                * depth) */
+    int *rdep, *trow;          /* per batch row: depth below row 0; logits row (-1: none) */
+    int *cand;                 /* standard sampling: the candidate rows dec_tree_walk verifies */
     int *child, *sib;          /* candidate trie: first child, next sibling (per row) */
     int cand0;                 /* first candidate row */
     int *outl;                 /* batch rows whose logits are read */
     int *path, *cpath, *emit, *ngram;
     int *ctx; /* prompt + output so far, seq_len */
     int len;  /* tokens in ctx; the current token is ctx[len - 1] */
+    int n_prompt;
     rng_state rng;
 } lookahead;
 
 #define LV(la, l, i) ((la)->lv[(l) * (la)->C + (i)])
 #define ROW(la, l, i) ((la)->rowid[(l) * (la)->C + (i)])
 
-/* The fresh guess for position p: dec_guess, the rule jacobi.c uses, with period W-1. */
-static int guess_for(lookahead *la, int p, int random, int vocab) {
-    return dec_guess(la->ctx, la->len, p, la->W > 1 ? la->W - 1 : 1, random, &la->rng, vocab);
+/* The fresh guess for position p: dec_guess, the rule jacobi.c uses, with period W-1; with
+ * init=lade a token of the prompt drawn at random (LADE's copy_from). */
+static int guess_for(lookahead *la, int p, int init, int vocab) {
+    if (init == INIT_LADE) return la->ctx[rng_below(&la->rng, (uint32_t)la->n_prompt)];
+    return dec_guess(la->ctx, la->len, p, la->W > 1 ? la->W - 1 : 1, init == INIT_RANDOM, &la->rng,
+                     vocab);
 }
 
 static int la_create(dec *d, char *err) {
@@ -119,10 +167,14 @@ static int la_create(dec *d, char *err) {
     la->lv = malloc(sizeof(int) * cells);
     la->rowid = malloc(sizeof(int) * cells);
     la->r = malloc(sizeof(int) * C);
-    la->tok = malloc(sizeof(int) * rows);
-    la->par = malloc(sizeof(int) * rows);
+    size_t batch = rows < 64 ? 64 : rows; /* the context's batch: fill_prefill's prompt rows */
+    la->tok = malloc(sizeof(int) * batch);
+    la->par = malloc(sizeof(int) * batch);
     la->am = malloc(sizeof(int) * rows);
     la->dep = malloc(sizeof(int) * rows);
+    la->rdep = malloc(sizeof(int) * rows);
+    la->trow = malloc(sizeof(int) * rows);
+    la->cand = malloc(sizeof(int) * rows);
     la->child = malloc(sizeof(int) * rows);
     la->sib = malloc(sizeof(int) * rows);
     la->outl = malloc(sizeof(int) * outs);
@@ -132,8 +184,8 @@ static int la_create(dec *d, char *err) {
     la->ngram = malloc(sizeof(int) * L);
     la->ctx = malloc(sizeof(int) * (size_t)cfg->seq_len);
     if (!la->logits || !la->lv || !la->rowid || !la->r || !la->tok || !la->par || !la->am ||
-        !la->dep || !la->child || !la->sib || !la->outl || !la->path || !la->cpath || !la->emit ||
-        !la->ngram || !la->ctx)
+        !la->dep || !la->rdep || !la->trow || !la->cand || !la->child || !la->sib || !la->outl ||
+        !la->path || !la->cpath || !la->emit || !la->ngram || !la->ctx)
         return err_set(err, "lookahead: out of memory");
     if (ngram_pool_new(&la->pool, cfg->vocab_size, la->G, la->N - 1, err)) return -1;
     return dec_fwd_new(d, d->env.target, (int)rows, &la->f, err);
@@ -148,9 +200,10 @@ static void la_push(dec *d, lookahead *la, const int *t, int n) {
     }
 }
 
-/* Builds the batch: window cells up to depth max_depth, then the candidates for the current
- * token. Returns the row count; *n_out receives the logits rows (listed in outl). */
-static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_out) {
+/* Builds the batch: window cells up to depth max_depth, then (with_cand) the candidates for the
+ * current token. Returns the row count; *n_out receives the logits rows (listed in outl). */
+static int la_build(dec *d, lookahead *la, int max_depth, int with_cand, int *cand_len,
+                    int *n_out) {
     const int verify0 = d->param[P_JACOBI] || la->top == 0;
     int n = 0, no = 0;
     LV(la, 0, 0) = la->ctx[la->len - 1];
@@ -163,13 +216,14 @@ static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_
             la->tok[n] = LV(la, l, i);
             la->par[n] = l ? ROW(la, l - 1, i) : i ? ROW(la, 0, i - 1) : -1;
             la->am[n] = -1;
+            la->rdep[n] = l + i;
             if (n == 0 || l == la->top || (l == 0 && verify0)) la->outl[no++] = n;
             ROW(la, l, i) = n++;
         }
     la->child[0] = -1; /* row 0's candidate children (level 0's row 1 is not one of them) */
     la->cand0 = n;
     int L = la->N - 1 < max_depth ? la->N - 1 : max_depth,
-        cnt = ngram_pool_count(la->pool, LV(la, 0, 0));
+        cnt = with_cand ? ngram_pool_count(la->pool, LV(la, 0, 0)) : 0;
     *cand_len = cnt > 0 ? L : 0;
     for (int c = 0; c < cnt && L > 0; c++) {
         const int *g = ngram_pool_get(la->pool, LV(la, 0, 0), c);
@@ -180,6 +234,7 @@ static int la_build(dec *d, lookahead *la, int max_depth, int *cand_len, int *n_
             if (x < 0) {
                 x = n++;
                 la->tok[x] = g[j], la->par[x] = node, la->am[x] = -1, la->child[x] = -1;
+                la->rdep[x] = j + 1;
                 la->sib[x] = la->child[node], la->child[node] = x;
                 la->outl[no++] = x;
             }
@@ -217,34 +272,34 @@ static int walk_level0(const dec *d, const lookahead *la) {
 
 /* Moves every level's columns s to the left and sets the width to w; cells with no source
  * get fresh guesses. The context already ends with the new current token (the new base). */
-static void drop_columns(lookahead *la, int s, int w, int random, int vocab) {
+static void drop_columns(lookahead *la, int s, int w, int init, int vocab) {
     int base = la->len - 1, src = la->width;
     la->width = w;
     for (int l = 0; l <= la->top; l++)
         for (int i = 0; i < w; i++)
             LV(la, l, i) =
-                i + s < src ? LV(la, l, i + s) : guess_for(la, base + l + i, random, vocab);
+                i + s < src ? LV(la, l, i + s) : guess_for(la, base + l + i, init, vocab);
 }
 
 /* Advances the window by a tokens (see the header); old_base: the position of the old current
  * token. The context already holds the new tokens. */
 static void la_advance(dec *d, lookahead *la, int a, int old_base) {
-    const int vocab = d->env.target->cfg.vocab_size, random = d->param[P_INIT] == INIT_RANDOM;
+    const int vocab = d->env.target->cfg.vocab_size, init = d->param[P_INIT];
     const int refill = d->param[P_REFILL], top = la->top, C = la->C;
     for (int i = 0; i < la->width; i++) {
         int row = ROW(la, top, i);
-        la->r[i] = row >= 0 ? la->am[row] : guess_for(la, old_base + top + 1 + i, random, vocab);
+        la->r[i] = row >= 0 ? la->am[row] : guess_for(la, old_base + top + 1 + i, init, vocab);
     }
     if (top < la->N - 2) { /* fill step: a new level, one column less */
         memcpy(la->lv + (top + 1) * C, la->r, sizeof(int) * la->width);
         la->top++;
-        drop_columns(la, refill == REFILL_ALIGN ? a : 1, la->width - 1, random, vocab);
+        drop_columns(la, refill == REFILL_ALIGN ? a : 1, la->width - 1, init, vocab);
         return;
     }
     memmove(la->lv, la->lv + C, sizeof(int) * C * top);
     memcpy(la->lv + top * C, la->r, sizeof(int) * la->width);
     if (refill == REFILL_ALIGN && a > 1)
-        drop_columns(la, a - 1, la->width, random, vocab);
+        drop_columns(la, a - 1, la->width, init, vocab);
     else if (refill == REFILL_LLAMACPP)
         for (int v = 1; v < a && top > 0; v++) {
             memmove(la->lv, la->lv + C, sizeof(int) * C * top);
@@ -264,35 +319,103 @@ static void la_harvest(lookahead *la) {
     }
 }
 
-static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
-    lookahead *la = d->impl;
-    const int vocab = d->env.target->cfg.vocab_size, N = la->N;
-    const int random = d->param[P_INIT] == INIT_RANDOM;
-    rng_seed(&la->rng, (uint64_t)d->param[P_SEED]);
-    ngram_pool_clear(la->pool);
-    la->len = 0;
-    la_push(d, la, prompt, n_prompt);
-    if (dec_prefill(d, DEC_TARGET, la->f, prompt, n_prompt, la->logits, err)) return -1;
-    int cur = fwd_argmax(la->logits, vocab);
+/* The logits rows of the last pass into am[] (dec_propose: the argmax, or the coupled pick);
+ * row r sits at position base + rdep[r] and predicts the next one. shift: batch row r of the
+ * pass is la row r - shift (dec_prefill_batch puts prompt rows first). */
+static void la_propose(dec *d, lookahead *la, int n_out, int base, int shift) {
+    const size_t V = (size_t)d->env.target->cfg.vocab_size;
+    for (int j = 0; j < n_out; j++) {
+        int r = la->outl[j] - shift;
+        la->am[r] = dec_propose(d, la->logits + (size_t)j * V, base + la->rdep[r] + 1);
+    }
+}
+
+/* Standard sampling's verification (LADE's, SpecInfer's rule for fixed candidates): the trie's
+ * candidates and, when verified, level 0 as one more chain, walked by dec_tree_walk. Returns
+ * the accepted depth, rows in path[1..k]; *next: the token after them, -1 after an accepted end
+ * token. */
+static int la_walk_sampled(dec *d, lookahead *la, int n, int n_out, int verify0, int *next) {
+    int nc = 0;
+    for (int x = la->cand0; x < n; x++) la->cand[nc++] = x;
+    for (int i = 1; verify0 && i < la->width && ROW(la, 0, i) >= 0; i++)
+        la->cand[nc++] = ROW(la, 0, i);
+    for (int r = 0; r < n; r++) la->trow[r] = -1;
+    for (int j = 0; j < n_out; j++) la->trow[la->outl[j]] = j;
+    const dec_tree t = {.tok = la->tok, .par = la->par, .trow = la->trow, .tl = la->logits};
+    return dec_tree_walk(d, &t, 0, la->len - 1, la->cand, nc, la->path, next);
+}
+
+/* LADE's start (fill_prefill=1): the prompt's pass also carries the window, level 0 below the
+ * prompt's last token; its outputs become level 1, so the first fill step costs no pass of its
+ * own. Nothing is verified in that pass (it yields one token, as every prompt pass). */
+static int la_prefill_window(dec *d, lookahead *la, const int *prompt, int n_prompt, char *err) {
+    const int vocab = d->env.target->cfg.vocab_size, init = d->param[P_INIT];
+    la->top = 0, la->width = la->C;
+    for (int i = 1; i < la->width; i++) LV(la, 0, i) = guess_for(la, la->len - 1 + i, init, vocab);
+    int L, n_out, n = la_build(d, la, d->max_new - 1, 0, &L, &n_out);
+    /* the batch: prompt[n_prompt - 1 - c .. n_prompt - 1) as a chain, then the window rows
+     * (row 0, the root, is the prompt's last token) */
+    int c = fwd_max_batch(la->f) - n;
+    if (c > 63) c = 63;
+    if (c > n_prompt - 1) c = n_prompt - 1;
+    memmove(la->tok + c, la->tok, sizeof(int) * (size_t)n);
+    memmove(la->par + c, la->par, sizeof(int) * (size_t)n);
+    for (int r = c; r < c + n; r++) la->par[r] = la->par[r] < 0 ? c - 1 : la->par[r] + c;
+    for (int i = 0; i < c; i++) la->tok[i] = prompt[n_prompt - 1 - c + i], la->par[i] = i - 1;
+    for (int j = 0; j < n_out; j++) la->outl[j] += c;
+    if (dec_prefill_batch(d, DEC_TARGET, la->f, prompt, n_prompt - 1 - c, c + n, la->tok, la->par,
+                          c + 1, la->outl, n_out, la->logits, err))
+        return -1;
+    la_propose(d, la, n_out, n_prompt - 1, c);
+    int cur = dec_pick(d, la->logits, n_prompt); /* outl[0] is the root */
     dec_emit(d, &cur, 1);
     la_push(d, la, &cur, 1);
-    la->top = 0, la->width = la->C;
-    for (int i = 1; i < la->width; i++)
-        LV(la, 0, i) = guess_for(la, la->len - 1 + i, random, vocab);
+    if (!d->done) la_advance(d, la, 1, n_prompt - 1);
+    return 0;
+}
+
+static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
+    lookahead *la = d->impl;
+    const int vocab = d->env.target->cfg.vocab_size, N = la->N, init = d->param[P_INIT];
+    const int standard =
+        d->env.sampling.temperature > 0 && d->env.sampling.mode == DEC_SAMPLING_STANDARD;
+    rng_seed(&la->rng, (uint64_t)d->param[P_SEED]);
+    ngram_pool_clear(la->pool);
+    la->len = 0, la->n_prompt = n_prompt;
+    la_push(d, la, prompt, n_prompt);
+    if (d->param[P_FILL_PREFILL]) {
+        if (la_prefill_window(d, la, prompt, n_prompt, err)) return -1;
+    } else {
+        if (dec_prefill(d, DEC_TARGET, la->f, prompt, n_prompt, la->logits, err)) return -1;
+        int cur = dec_pick(d, la->logits, n_prompt);
+        dec_emit(d, &cur, 1);
+        la_push(d, la, &cur, 1);
+        la->top = 0, la->width = la->C;
+        for (int i = 1; i < la->width; i++)
+            LV(la, 0, i) = guess_for(la, la->len - 1 + i, init, vocab);
+    }
 
     while (!d->done) {
         int max_depth = d->max_new - d->n_out - 1, L, n_out;
-        int n = la_build(d, la, max_depth, &L, &n_out);
+        int n = la_build(d, la, max_depth, 1, &L, &n_out);
         if (dec_eval(d, DEC_TARGET, la->f, n, la->tok, la->par, la->outl, n_out, la->logits, 0,
                      err))
             return -1;
-        for (int j = 0; j < n_out; j++)
-            la->am[la->outl[j]] = fwd_argmax(la->logits + (size_t)j * vocab, vocab);
-        /* verification: the longest greedy-matching walk */
-        int kc = walk_candidates(d, la, la->cand0, n), verify0 = d->param[P_JACOBI] || la->top == 0;
-        int kj = verify0 ? walk_level0(d, la) : 0, use0 = kj > kc, k = use0 ? kj : kc;
-        la->path[0] = 0;
-        for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
+        la_propose(d, la, n_out, la->len - 1, 0);
+        /* verification: the longest walk plain decoding confirms (greedy, coupled), or the
+         * rejection rule's walk (standard sampling) */
+        int verify0 = d->param[P_JACOBI] || la->top == 0, k, use0, next = -1;
+        if (standard) {
+            k = la_walk_sampled(d, la, n, n_out, verify0, &next);
+            use0 = k > 0 && la->path[1] < la->cand0;
+        } else {
+            int kc = walk_candidates(d, la, la->cand0, n);
+            int kj = verify0 ? walk_level0(d, la) : 0;
+            use0 = kj > kc, k = use0 ? kj : kc;
+            la->path[0] = 0;
+            for (int j = 1; j <= k; j++) la->path[j] = use0 ? j : la->cpath[j];
+            next = la->am[la->path[k]];
+        }
         int w0 = 0;
         while (w0 < la->width && ROW(la, 0, w0) >= 0) w0++;
         int drafted = use0 ? w0 - 1 : L > 0 ? L : verify0 ? w0 - 1 : 0;
@@ -300,7 +423,7 @@ static int la_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int no_bonus = !use0 && !d->param[P_FULL_BONUS] && k == N - 1;
         int n_emit = 0;
         for (int j = 1; j <= k; j++) la->emit[n_emit++] = la->tok[la->path[j]];
-        if (!ended && !no_bonus) la->emit[n_emit++] = la->am[last];
+        if (!ended && !no_bonus) la->emit[n_emit++] = next;
         if (la->top == N - 2) la_harvest(la);
         int old_base = la->len - 1;
         int emitted = dec_emit(d, la->emit, n_emit);
@@ -322,8 +445,9 @@ static void la_destroy(dec *d) {
     fwd_free(la->f);
     ngram_pool_free(la->pool);
     free(la->logits), free(la->lv), free(la->rowid), free(la->r), free(la->tok), free(la->par);
-    free(la->am), free(la->dep), free(la->child), free(la->sib), free(la->outl), free(la->path);
-    free(la->cpath), free(la->emit), free(la->ngram), free(la->ctx);
+    free(la->am), free(la->dep), free(la->rdep), free(la->trow), free(la->cand);
+    free(la->child), free(la->sib), free(la->outl), free(la->path), free(la->cpath);
+    free(la->emit), free(la->ngram), free(la->ctx);
     free(la);
 }
 
@@ -331,7 +455,7 @@ static void la_destroy(dec *d) {
 const dec_vtable dec_lookahead_vtable = {
     .name = "lookahead",
     .summary = "lookahead decoding: Jacobi trajectory window + n-gram pool, verified in one pass",
-    .n_params = 10,
+    .n_params = 11,
     .params = {
         {"W", PARAM_INT, 15, 1, 64, {0}, "window columns (future positions)"},
         {"N", PARAM_INT, 5, 2, 12, {0}, "n-gram size: the window has N-1 levels"},
@@ -342,8 +466,11 @@ const dec_vtable dec_lookahead_vtable = {
         {"full_bonus", PARAM_INT, 1, 0, 1, {0}, "keep the bonus token after a whole n-gram matched"},
         {"jacobi", PARAM_INT, 0, 0, 1, {0}, "also verify level 0 as a Jacobi window (free for N=2)"},
         {"share", PARAM_INT, 1, 0, 1, {0}, "candidates share rows for common prefixes (a trie)"},
-        {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random"}, "initial and fresh guesses"},
-        {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random"},
+        {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random", "lade"},
+         "initial and fresh guesses: recent context, uniform tokens, random prompt tokens (LADE)"},
+        {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random and init=lade"},
+        {"fill_prefill", PARAM_INT, 0, 0, 1, {0},
+         "1: the prompt's pass also fills the window's first level (LADE's start)", .quiet = 1},
     },
     .create = la_create,
     .generate = la_generate,

@@ -44,9 +44,40 @@
  *     when the draft is full; the target then verifies suffixes keyed on its own current
  *     token (draft length 0). Drafts and suffixes are trimmed to what could still be emitted
  *     (max_new, and so the target's context).
- *   - No sampling, batch 1 (as the reference).
+ *   - Batch 1 (as the reference). Sampling (decoder.h; the reference samples only in its
+ *     target's plain decoding): the draft's tokens and phrases are dec_propose's (its argmax,
+ *     or the coupled pick with the target's noise), the target's per-row tokens too (used by
+ *     inspiration and refinement). Greedy and coupled verification are the walk below (a match
+ *     with the pick); standard sampling verifies the draft and the suffixes as one tree of
+ *     fixed guesses with dec_tree_walk (accept x with probability p'(x), remove it from p' when
+ *     rejected; SpecInfer's rule for deterministic candidates): phrase tokens have no draft
+ *     probability, so Leviathan's min(1, p / q) cannot apply to them.
  * Switches for the ablations: lookahead=0 (no window: the draft still verifies pool phrases),
  * suffix=0 (= K=0), inspire=0, refine=0, warm=0.
+ *
+ * beta and the paper: the paper's phrase length counts the key token, ours does not, so our
+ * beta = the paper's beta - 1 = the reference code's lookahead_level - 1 (its default level 7
+ * is beta=6). Issue 13.5 asked for the paper's meaning under a new name or the mapping written
+ * wherever beta is shown: it is in the parameter's help (`decbench decoders`), README's decoder
+ * table and here; a second name for the same quantity would give one setting two specs.
+ *
+ * Options beyond the default behaviour (new parameters, defaults unchanged):
+ *   trim=1     cut each draft to exactly gamma tokens, as the reference's lade_generate does
+ *              (max_new_tokens = gamma, the output truncated to it); by default a draft keeps
+ *              every token its phrase passes produced, gamma to gamma + beta.
+ *   p_min      stop drafting after a token whose draft probability (llama.cpp's measure,
+ *              dec_draft_prob) is below p_min, the token kept;
+ *   adapt=1    Hugging Face's +2/-1 schedule on gamma (spec.c), at most gamma_max.
+ * Why each step's draft ended is counted (stop_gamma, stop_p_min, stop_end, stop_room) with the
+ * draft length aimed at (draft_goal). Measured (stories260K target, llama2xs draft, the first 20
+ * TinyStories prompts x 256 new tokens, W=20,beta=8,K=3, temperature 0; target steps / draft
+ * passes / tokens per step):
+ *   gamma=2            1571 / 1982 / 2.76     gamma=2,trim=1     1673 / 2131 / 2.59
+ *   gamma=4            1503 / 2767 / 2.88     gamma=4,trim=1     1534 / 2803 / 2.83
+ *   gamma=4,p_min=0.75 1767 / 1909 / 2.45     gamma=4,adapt=1    1587 / 2063 / 2.73
+ * The tokens past gamma are free (the phrase pass made them) and accepted often enough that
+ * cutting them costs 2-6% more target steps, and slightly more draft passes (shorter drafts,
+ * more steps): the default keeps them. p_min=0.75 stopped 1625 of the drafts short.
  *
  * Statistics: drafted = the draft length plus the suffix length when suffixes were attached
  * (the longest root-to-leaf path offered); accepted = draft tokens + suffix tokens accepted.
@@ -64,8 +95,29 @@
 #include "decoders/ouroboros_window.h"
 #include "util/err.h"
 
+/* The decoder's own counters, in the order of ouroboros_counts (ouroboros.h). */
+enum {
+    OC_DRAFT_PASSES,
+    OC_DRAFT_TOKENS,
+    OC_DRAFT_PHRASE_TOKENS,
+    OC_WINDOW_PHRASES,
+    OC_INSPIRED,
+    OC_REFINED,
+    OC_SUFFIX_STEPS,
+    OC_SUFFIX_TOKENS,
+    OC_POOL_PHRASES,
+    OC_STOP_GAMMA, /* why a target step's draft ended: ouroboros_counts.stop[0..3] */
+    OC_STOP_P_MIN,
+    OC_STOP_END,
+    OC_STOP_ROOM,
+    OC_DRAFT_GOAL,
+    OC_N
+};
 typedef struct {
     int gamma, W, beta, K, lookahead, suffix, inspire, refine, warm, seed;
+    int trim, adapt, gamma_max; /* reference-faithful and dynamic-length options */
+    int cur_gamma;              /* the draft length aimed at (adapt=1 moves it) */
+    double p_min;
     int V, T_L, D_L, draft_ok;
     fwd_ctx *ft, *fd;
     ngram_pool *pool; /* key -> W phrases of beta tokens, shared by draft and target */
@@ -78,6 +130,9 @@ typedef struct {
     int *seq;                       /* the text, then this step's drafts */
     int *dseq;                      /* tokens in the draft's KV cache */
     int *path, *em, *phrase;
+    int *ddep, *tdep; /* depth of each draft / target row below its pass's root */
+    int *iota;        /* 0, 1, 2, ...: batch row lists */
+    double *dprob;    /* p_min: the draft probability of each token of the last draft pass */
     ouroboros_counts cnt;
 } ouro;
 
@@ -94,6 +149,10 @@ static int ouro_create(dec *d, char *err) {
     o->suffix = dec_param(d, "suffix"), o->inspire = dec_param(d, "inspire");
     o->refine = dec_param(d, "refine"), o->warm = dec_param(d, "warm");
     o->seed = dec_param(d, "seed");
+    o->trim = dec_param(d, "trim"), o->adapt = dec_param(d, "adapt");
+    o->gamma_max = dec_param(d, "gamma_max"), o->p_min = dec_param_real(d, "p_min");
+    if (o->adapt && o->gamma_max < o->gamma) o->gamma_max = o->gamma;
+    const int gmax = o->adapt ? o->gamma_max : o->gamma;
     if (o->K > o->W) return err_set(err, "ouroboros: K=%d exceeds W=%d", o->K, o->W);
     o->V = d->env.target->cfg.vocab_size;
     o->T_L = d->env.target->cfg.seq_len, o->D_L = d->env.draft->cfg.seq_len;
@@ -104,7 +163,7 @@ static int ouro_create(dec *d, char *err) {
     o->max_catch = o->beta + 1;
     o->max_drows = o->max_catch + 1 + ouro_window_max_rows(&o->win) + o->W * o->beta;
     /* a target pass: the current token, a draft of up to gamma-1 + beta+1 tokens, K suffixes */
-    o->max_trows = 1 + o->gamma + o->beta + o->K * o->beta;
+    o->max_trows = 1 + gmax + o->beta + o->K * o->beta;
     size_t V = (size_t)o->V, DR = (size_t)o->max_drows, TR = (size_t)o->max_trows;
     o->tlog = malloc(sizeof(float) * TR * V);
     o->dlog = malloc(sizeof(float) * DR * V);
@@ -112,14 +171,18 @@ static int ouro_create(dec *d, char *err) {
     o->ttop = malloc(sizeof(int) * TR);
     o->dtok = malloc(sizeof(int) * DR), o->dpar = malloc(sizeof(int) * DR);
     o->dtop = malloc(sizeof(int) * DR), o->rows = malloc(sizeof(int) * DR);
-    o->seq = malloc(sizeof(int) * ((size_t)o->T_L + o->gamma + o->beta + 2));
+    o->seq = malloc(sizeof(int) * ((size_t)o->T_L + gmax + o->beta + 2));
     o->dseq = malloc(sizeof(int) * (size_t)o->D_L);
     o->path = malloc(sizeof(int) * (DR + TR)), o->em = malloc(sizeof(int) * TR);
     o->phrase = malloc(sizeof(int) * (size_t)o->beta);
+    o->ddep = malloc(sizeof(int) * DR), o->tdep = malloc(sizeof(int) * TR);
+    o->iota = malloc(sizeof(int) * TR), o->dprob = malloc(sizeof(double) * (size_t)(o->beta + 1));
     if (!o->tlog || !o->dlog || !o->ttok || !o->tpar || !o->ttop || !o->dtok || !o->dpar ||
-        !o->dtop || !o->rows || !o->seq || !o->dseq || !o->path || !o->em || !o->phrase)
+        !o->dtop || !o->rows || !o->seq || !o->dseq || !o->path || !o->em || !o->phrase ||
+        !o->ddep || !o->tdep || !o->iota || !o->dprob)
         return err_set(err, "ouroboros: out of memory");
     for (int i = 0; i < o->max_drows; i++) o->rows[i] = i;
+    for (int i = 0; i < o->max_trows; i++) o->iota[i] = i;
     if (dec_fwd_new(d, d->env.target, o->max_trows, &o->ft, err) ||
         dec_fwd_new(d, d->env.draft, o->max_drows, &o->fd, err))
         return -1;
@@ -164,8 +227,12 @@ static int draft_pass(dec *d, ouro *o, int end, char *err) {
                  err))
         return -1;
     o->cnt.draft_passes++;
+    /* the draft's own next token after each row (row r sits at cur_i + its depth) */
+    const size_t V = (size_t)o->V;
+    o->ddep[root] = 0;
+    for (int r = root + 1; r < n; r++) o->ddep[r] = o->ddep[o->dpar[r]] + 1;
     for (int r = root; r < n; r++)
-        o->dtop[r] = fwd_argmax(o->dlog + (size_t)(r - root) * o->V, o->V);
+        o->dtop[r] = dec_propose(d, o->dlog + (size_t)(r - root) * V, cur_i + o->ddep[r] + 1);
     /* the longest phrase on the draft's own argmax chain (first one on ties) */
     int best = -1, best_m = 0;
     for (int k = 0; k < nc; k++) {
@@ -176,11 +243,16 @@ static int draft_pass(dec *d, ouro *o, int end, char *err) {
     int np = 0, last = root;
     for (int i = 0; i <= root; i++) o->path[np++] = i;
     for (int m = 0; m < best_m; m++) {
-        last = cand0 + best * clen + m;
+        int row = cand0 + best * clen + m;
+        if (o->p_min > 0) /* token m was predicted by the row before it on the path */
+            o->dprob[m] = dec_draft_prob(o->dlog + (size_t)(last - root) * V, o->V, o->dtok[row]);
+        last = row;
         o->path[np++] = last;
         o->seq[end + m] = o->dtok[last];
     }
     o->seq[end + best_m] = o->dtop[last]; /* the draft's own next token: the bonus */
+    if (o->p_min > 0)
+        o->dprob[best_m] = dec_draft_prob(o->dlog + (size_t)(last - root) * V, o->V, o->dtop[last]);
     if (draft_commit(o, o->path, np, err)) return -1;
     if (use_win) {
         long before = o->win.harvested;
@@ -207,9 +279,57 @@ static void inspire(ouro *o, int a, int n) {
 
 static void publish_counts(dec *d, const ouro *o);
 
+/* 1. Drafts phrase by phrase after seq[0..L) until `goal` tokens (or the end token, a token
+ * below p_min, or no room): returns the draft length n (seq[L..L+n)) and *stop, the reason
+ * (a counter index). */
+static int ouro_draft(dec *d, ouro *o, int L, int goal, int need, int *stop, char *err) {
+    int n = 0, end = 0, low = 0;
+    while (o->draft_ok && n < goal && !end && !low) {
+        if (L - 1 + n > o->D_L - 1) { /* the draft's context is full: no more drafting */
+            o->draft_ok = 0;
+            break;
+        }
+        int k = draft_pass(d, o, L + n, err);
+        if (k < 0) return -1;
+        for (int i = 0; i < k; i++) {
+            if (o->seq[L + n + i] == d->end_id)
+                end = 1;
+            else if (o->p_min > 0 && o->dprob[i] < o->p_min)
+                low = 1;
+            if (end || low) { /* the token stays, nothing after it (llama.cpp's p_min) */
+                k = i + 1;
+                break;
+            }
+        }
+        n += k;
+    }
+    if (o->trim && n > goal) n = goal; /* the reference's cut to max_new_tokens = gamma */
+    n = imin(n, need);
+    *stop = end                                 ? OC_STOP_END
+            : n >= goal && goal == o->cur_gamma ? OC_STOP_GAMMA
+            : low                               ? OC_STOP_P_MIN
+                                                : OC_STOP_ROOM;
+    return n;
+}
+
+/* Standard sampling's verification of the target tree (rows 1.. are proposals: the draft
+ * chain, then the suffixes below its last token), by dec_tree_walk. Fills path[0..k], the
+ * emitted tokens em[0..*ne) and returns k; *a: how many of them are draft tokens. */
+static int ouro_walk_sampled(dec *d, ouro *o, int rows, int n, int L, int *a, int *ne) {
+    const dec_tree t = {.tok = o->ttok, .par = o->tpar, .trow = o->iota, .tl = o->tlog};
+    int next, k = dec_tree_walk(d, &t, 0, L - 1, o->iota + 1, rows - 1, o->path, &next);
+    *a = 0, *ne = 0;
+    while (*a < k && o->path[*a + 1] <= n) ++*a;
+    for (int j = 1; j <= k; j++) o->em[(*ne)++] = o->ttok[o->path[j]];
+    if (next >= 0) o->em[(*ne)++] = next;
+    return k;
+}
+
 static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     ouro *o = d->impl;
     const int V = o->V, B = o->beta;
+    const int standard =
+        d->env.sampling.temperature > 0 && d->env.sampling.mode == DEC_SAMPLING_STANDARD;
     memset(&o->cnt, 0, sizeof o->cnt);
     if (!o->warm) ngram_pool_clear(o->pool);
     rng_seed(&o->rng, (uint64_t)o->seed);
@@ -217,9 +337,10 @@ static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     memcpy(o->seq, prompt, sizeof(int) * (size_t)n_prompt);
     int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
     if (dec_prefill(d, DEC_TARGET, o->ft, prompt, n_prompt, o->tlog, err)) return -1;
-    o->seq[L] = fwd_argmax(o->tlog, V);
+    o->seq[L] = dec_pick(d, o->tlog, L);
     L += dec_emit(d, &o->seq[L], 1);
     o->draft_ok = n_prompt < o->D_L;
+    o->cur_gamma = o->gamma;
     if (o->draft_ok) {
         if (dec_prefill(d, DEC_DRAFT, o->fd, prompt, n_prompt, o->dlog, err)) return -1;
         memcpy(o->dseq, prompt, sizeof(int) * (size_t)n_prompt);
@@ -227,25 +348,16 @@ static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     while (!d->done) {
         const int need = d->max_new - d->n_out - 1; /* tokens that could follow the bonus */
         /* 1. draft phrase by phrase until gamma tokens (or the end token, or no room) */
-        int n = 0, goal = imin(o->gamma, need);
-        while (o->draft_ok && n < goal) {
-            if (L - 1 + n > o->D_L - 1) { /* the draft's context is full: no more drafting */
-                o->draft_ok = 0;
-                break;
-            }
-            int k = draft_pass(d, o, L + n, err), stop = 0;
-            if (k < 0) return -1;
-            for (int i = 0; i < k && !stop; i++)
-                if (o->seq[L + n + i] == d->end_id) k = i + 1, stop = 1;
-            n += k;
-            if (stop) break;
-        }
-        n = imin(n, need);
+        int stop, goal = imin(o->cur_gamma, need);
+        int n = ouro_draft(d, o, L, goal, need, &stop, err);
+        if (n < 0) return -1;
+        o->cnt.stop[stop - OC_STOP_GAMMA]++;
+        o->cnt.draft_goal += o->draft_ok ? o->cur_gamma : 0;
         const int *x = o->seq + L;
         /* 2. the tree: [current token, x_1..x_n] and K suffixes below x_n (§3.2) */
         int rows = 0;
         for (int i = 0; i <= n; i++, rows++)
-            o->ttok[rows] = o->seq[L - 1 + i], o->tpar[rows] = rows - 1;
+            o->ttok[rows] = o->seq[L - 1 + i], o->tpar[rows] = rows - 1, o->tdep[rows] = i;
         const int key_row = n, key = o->ttok[key_row];
         int slen = imin(B, need - n), ns = 0;
         if (o->suffix && o->K > 0 && slen > 0 && key != d->end_id) {
@@ -253,38 +365,48 @@ static int ouro_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             for (int s = 0; s < ns; s++) { /* the K newest */
                 const int *ph = ngram_pool_get(o->pool, key, s);
                 for (int m = 0; m < slen; m++, rows++)
-                    o->ttok[rows] = ph[m], o->tpar[rows] = m == 0 ? key_row : rows - 1;
+                    o->ttok[rows] = ph[m], o->tpar[rows] = m == 0 ? key_row : rows - 1,
+                    o->tdep[rows] = n + 1 + m;
             }
         }
         if (dec_eval(d, DEC_TARGET, o->ft, rows, o->ttok, o->tpar, NULL, rows, o->tlog, 0, err))
             return -1;
-        for (int r = 0; r < rows; r++) o->ttop[r] = fwd_argmax(o->tlog + (size_t)r * V, V);
+        for (int r = 0; r < rows; r++) /* row r sits at L - 1 + its depth */
+            o->ttop[r] = dec_propose(d, o->tlog + (size_t)r * V, L + o->tdep[r]);
         /* 3. verify: the draft prefix, then the best suffix, then the bonus token */
-        int a = 0;
-        while (a < n && x[a] == o->ttop[a] && x[a] != d->end_id) a++;
-        int ended = a < n && x[a] == o->ttop[a];
-        if (ended) a++;
-        int np = 0, ne = 0, last = a, best_m = 0;
-        for (int i = 0; i <= a; i++) o->path[np++] = i;
-        for (int i = 0; i < a; i++) o->em[ne++] = x[i];
-        if (a == n && !ended) {
-            int best = -1;
-            for (int s = 0; s < ns; s++) {
-                int m = 0, prev = key_row, r0 = n + 1 + s * slen, end_hit = 0;
-                while (m < slen && !end_hit && o->ttok[r0 + m] == o->ttop[prev])
-                    end_hit = o->ttok[r0 + m] == d->end_id, prev = r0 + m++;
-                if (m > best_m) best = s, best_m = m, ended = end_hit;
+        int a = 0, np = 0, ne = 0, best_m = 0;
+        if (standard) {
+            np = 1 + ouro_walk_sampled(d, o, rows, n, L, &a, &ne);
+            best_m = np - 1 - a;
+        } else {
+            while (a < n && x[a] == o->ttop[a] && x[a] != d->end_id) a++;
+            int ended = a < n && x[a] == o->ttop[a], last;
+            if (ended) a++;
+            last = a;
+            for (int i = 0; i <= a; i++) o->path[np++] = i;
+            for (int i = 0; i < a; i++) o->em[ne++] = x[i];
+            if (a == n && !ended) {
+                int best = -1;
+                for (int s = 0; s < ns; s++) {
+                    int m = 0, prev = key_row, r0 = n + 1 + s * slen, end_hit = 0;
+                    while (m < slen && !end_hit && o->ttok[r0 + m] == o->ttop[prev])
+                        end_hit = o->ttok[r0 + m] == d->end_id, prev = r0 + m++;
+                    if (m > best_m) best = s, best_m = m, ended = end_hit;
+                }
+                for (int m = 0; m < best_m; m++) {
+                    last = n + 1 + best * slen + m;
+                    o->path[np++] = last;
+                    o->em[ne++] = o->ttok[last];
+                }
             }
-            for (int m = 0; m < best_m; m++) {
-                last = n + 1 + best * slen + m;
-                o->path[np++] = last;
-                o->em[ne++] = o->ttok[last];
-            }
+            if (!ended) o->em[ne++] = o->ttop[last];
         }
-        if (!ended) o->em[ne++] = o->ttop[last];
         int emitted = dec_emit(d, o->em, ne);
         dec_step_done(d, rows, n + (ns ? slen : 0), a + best_m, emitted);
         if (best_m) o->cnt.suffix_steps++, o->cnt.suffix_tokens += best_m;
+        if (o->adapt && n > 0) /* Hugging Face's heuristic schedule (spec.c) */
+            o->cur_gamma = a == n ? imin(o->cur_gamma + 2, o->gamma_max)
+                                  : (o->cur_gamma > 1 ? o->cur_gamma - 1 : 1);
         /* 4. the pool learns from the verification (§3.3) */
         if (o->inspire && a < n) inspire(o, a, n);
         if (o->refine && slen == B)
@@ -317,24 +439,12 @@ static void ouro_destroy(dec *d) {
     free(o->tlog), free(o->dlog), free(o->ttok), free(o->tpar), free(o->ttop);
     free(o->dtok), free(o->dpar), free(o->dtop), free(o->rows), free(o->seq), free(o->dseq);
     free(o->path), free(o->em), free(o->phrase);
+    free(o->ddep), free(o->tdep), free(o->iota), free(o->dprob);
     free(o);
 }
 
 /* ---- the optional members: counters and the pool as state -------------------------------- */
 
-/* The decoder's own counters, in the order of ouroboros_counts (ouroboros.h). */
-enum {
-    OC_DRAFT_PASSES,
-    OC_DRAFT_TOKENS,
-    OC_DRAFT_PHRASE_TOKENS,
-    OC_WINDOW_PHRASES,
-    OC_INSPIRED,
-    OC_REFINED,
-    OC_SUFFIX_STEPS,
-    OC_SUFFIX_TOKENS,
-    OC_POOL_PHRASES,
-    OC_N
-};
 static const stat_def ouro_counters[OC_N] = {
     [OC_DRAFT_PASSES] = {"draft_passes", STAT_INT, STAT_SUM, STAT_DET,
                          "draft passes while drafting (catch-up included, prompt pass not)"},
@@ -355,6 +465,16 @@ static const stat_def ouro_counters[OC_N] = {
                           "suffix tokens the target accepted"},
     [OC_POOL_PHRASES] = {"pool_phrases", STAT_INT, STAT_MAX, STAT_DET,
                          "phrases in the pool after the sample (warm=1: it grows over a run)"},
+    [OC_STOP_GAMMA] = {"stop_gamma", STAT_INT, STAT_SUM, STAT_DET,
+                       "target steps whose draft reached gamma (or the adapted length)"},
+    [OC_STOP_P_MIN] = {"stop_p_min", STAT_INT, STAT_SUM, STAT_DET,
+                       "target steps whose draft stopped short after a token below p_min"},
+    [OC_STOP_END] = {"stop_end", STAT_INT, STAT_SUM, STAT_DET,
+                     "target steps whose draft stopped at the end token"},
+    [OC_STOP_ROOM] = {"stop_room", STAT_INT, STAT_SUM, STAT_DET,
+                      "target steps whose draft was cut by max_new or the draft's context"},
+    [OC_DRAFT_GOAL] = {"draft_goal", STAT_INT, STAT_SUM, STAT_DET,
+                       "the draft lengths aimed at, summed over target steps (adapt=1 moves it)"},
 };
 
 /* The counts of this generate call into the statistics (dec_count_set: they were counted in
@@ -362,7 +482,9 @@ static const stat_def ouro_counters[OC_N] = {
 static void publish_counts(dec *d, const ouro *o) {
     const long v[OC_N] = {o->cnt.draft_passes,   o->cnt.draft_tokens,  o->cnt.draft_phrase_tokens,
                           o->cnt.window_phrases, o->cnt.inspired,      o->cnt.refined,
-                          o->cnt.suffix_steps,   o->cnt.suffix_tokens, o->cnt.pool_phrases};
+                          o->cnt.suffix_steps,   o->cnt.suffix_tokens, o->cnt.pool_phrases,
+                          o->cnt.stop[0],        o->cnt.stop[1],       o->cnt.stop[2],
+                          o->cnt.stop[3],        o->cnt.draft_goal};
     for (int i = 0; i < OC_N; i++) dec_count_set(d, i, (double)v[i]);
 }
 
@@ -386,24 +508,35 @@ static int ouro_state_load(dec *d, const char *path, char *err) {
     return ouro_pool_load(o->pool, o->V, path, err);
 }
 
+/* clang-format off */
 const dec_vtable dec_ouroboros_vtable = {
     .name = "ouroboros",
     .summary = "Ouroboros: the draft model drafts phrase by phrase from a pool shared with the "
                "target, drafts lengthened by pool suffixes (Zhao et al. 2024)",
-    .n_params = 10,
-    .params =
-        {
-            {"gamma", PARAM_INT, 4, 1, 64, {0}, "minimum draft length (tokens) per target step"},
-            {"W", PARAM_INT, 20, 1, 64, {0}, "lookahead window width = phrases kept per key"},
-            {"beta", PARAM_INT, 8, 1, 16, {0}, "phrase length (tokens; the reference's level-1)"},
-            {"K", PARAM_INT, 3, 0, 64, {0}, "candidate suffixes verified by the target"},
-            {"lookahead", PARAM_INT, 1, 0, 1, {0}, "the draft runs the lookahead window"},
-            {"suffix", PARAM_INT, 1, 0, 1, {0}, "lengthen drafts with pool suffixes"},
-            {"inspire", PARAM_INT, 1, 0, 1, {0}, "candidate inspiration from verification"},
-            {"refine", PARAM_INT, 1, 0, 1, {0}, "candidate refinement of used suffixes"},
-            {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the pool across prompts (warm start)"},
-            {"seed", PARAM_INT, 10, 0, 1000000000, {0}, "seed of the window's initial guesses"},
-        },
+    .n_params = 14,
+    .params = {
+        {"gamma", PARAM_INT, 4, 1, 64, {0}, "minimum draft length (tokens) per target step"},
+        {"W", PARAM_INT, 20, 1, 64, {0}, "lookahead window width = phrases kept per key"},
+        {"beta", PARAM_INT, 8, 1, 16, {0},
+         "phrase length without its key token (= the paper's beta - 1, the reference code's "
+         "lookahead_level - 1)"},
+        {"K", PARAM_INT, 3, 0, 64, {0}, "candidate suffixes verified by the target"},
+        {"lookahead", PARAM_INT, 1, 0, 1, {0}, "the draft runs the lookahead window"},
+        {"suffix", PARAM_INT, 1, 0, 1, {0}, "lengthen drafts with pool suffixes"},
+        {"inspire", PARAM_INT, 1, 0, 1, {0}, "candidate inspiration from verification"},
+        {"refine", PARAM_INT, 1, 0, 1, {0}, "candidate refinement of used suffixes"},
+        {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the pool across prompts (warm start)"},
+        {"seed", PARAM_INT, 10, 0, 1000000000, {0}, "seed of the window's initial guesses"},
+        {"trim", PARAM_INT, 0, 0, 1, {0},
+         "1: cut each draft to exactly gamma tokens (the reference code's cut)", .quiet = 1},
+        {"p_min", PARAM_REAL, 0, 0, 0, {0},
+         "stop drafting after a token of draft probability below this (0: never)", .rdef = 0,
+         .rmin = 0, .rmax = 1, .quiet = 1},
+        {"adapt", PARAM_INT, 0, 0, 1, {0},
+         "1: gamma +2 after a fully accepted draft, else -1 (Hugging Face's heuristic)",
+         .quiet = 1},
+        {"gamma_max", PARAM_INT, 16, 1, 64, {0}, "largest gamma adapt=1 may reach", .quiet = 1},
+    },
     .needs_draft = 1,
     .create = ouro_create,
     .generate = ouro_generate,
@@ -415,6 +548,7 @@ const dec_vtable dec_ouroboros_vtable = {
     .state_save = ouro_state_save,
     .state_load = ouro_state_load,
 };
+/* clang-format on */
 
 /* ---- ouroboros.h (for tests and tools; the harness uses the vtable's state hooks) -------- */
 

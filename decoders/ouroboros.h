@@ -25,6 +25,8 @@ typedef struct {
     long suffix_steps;        /* target steps that accepted at least one suffix token */
     long suffix_tokens;       /* suffix tokens accepted by the target */
     long pool_phrases;
+    long stop[4];    /* target steps by why their draft ended: gamma, p_min, end token, room */
+    long draft_goal; /* the draft lengths aimed at, summed over target steps */
 } ouroboros_counts;
 
 /* Writes the pool to path (it is not modified). */

@@ -1,5 +1,5 @@
 /* pld.c: prompt lookup decoding (Saxena 2023, apoorvumang/prompt-lookup-decoding; the draft
- * rule llama.cpp's examples/lookup builds on), greedy only.
+ * rule llama.cpp's examples/lookup builds on).
  *
  * The draft comes from the context itself (prompt + output so far, the current token last):
  * for n = ngram down to 1, take the last n tokens and look for an earlier occurrence of them;
@@ -22,7 +22,12 @@
  *  - The draft is trimmed to the tokens still wanted (max_new, capped by the framework at the
  *    context length), and the accept walk stops at the end token.
  * The search scans the context backwards: O(context x ngram) integer compares per step, a few
- * microseconds at 4096 tokens, against a forward pass of milliseconds. */
+ * microseconds at 4096 tokens, against a forward pass of milliseconds.
+ *
+ * Sampling (decoder.h): each draft token is a fixed guess verified by dec_accept: coupled mode
+ * accepts it iff it is plain sampling's token; standard mode with probability p(x), a rejected
+ * one replaced by a draw from p without x (the rejection rule with a point-mass draft; Hugging
+ * Face's prompt lookup samples the target and compares, which has the same distribution). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +39,7 @@ enum { P_NGRAM, P_K };
 typedef struct {
     fwd_ctx *f;
     float *logits;        /* (k + 1) x vocab */
-    int *tok, *am, *path; /* k + 1 each */
+    int *tok, *am, *path; /* k + 1 each: batch tokens, the step's emitted tokens, 0..k */
     int *ctx;             /* prompt + output, seq_len */
 } pld;
 
@@ -73,29 +78,36 @@ static int pld_draft(const int *ctx, int len, int max_ngram, int k, int *draft) 
 
 static int pld_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     pld *p = d->impl;
-    const int vocab = d->env.target->cfg.vocab_size;
+    const size_t V = (size_t)d->env.target->cfg.vocab_size;
     memcpy(p->ctx, prompt, sizeof(int) * (size_t)n_prompt);
     if (dec_prefill(d, DEC_TARGET, p->f, prompt, n_prompt, p->logits, err)) return -1;
     int len = n_prompt;
-    p->ctx[len++] = p->tok[0] = fwd_argmax(p->logits, vocab);
+    p->ctx[len] = p->tok[0] = dec_pick(d, p->logits, len);
+    len++;
     dec_emit(d, p->tok, 1);
     while (!d->done) {
         int left = d->max_new - d->n_out, k = d->param[P_K] < left - 1 ? d->param[P_K] : left - 1;
         int nd = pld_draft(p->ctx, len, d->param[P_NGRAM], k, p->tok + 1);
         if (dec_eval(d, DEC_TARGET, p->f, nd + 1, p->tok, NULL, NULL, nd + 1, p->logits, 0, err))
             return -1;
-        for (int i = 0; i <= nd; i++) p->am[i] = fwd_argmax(p->logits + (size_t)i * vocab, vocab);
-        int acc = 0;
-        while (acc < nd && p->tok[1 + acc] == p->am[acc])
-            if (p->am[acc++] == d->end_id) break; /* nothing after the end token */
-        int ended = acc > 0 && p->am[acc - 1] == d->end_id;
+        /* row i predicts position len + i; draft token tok[1 + i] sits there */
+        int acc = 0, next = -1, ended = 0;
+        while (acc < nd && !ended) {
+            if (!dec_accept(d, p->logits + (size_t)acc * V, NULL, p->tok[1 + acc], len + acc,
+                            &next))
+                break;
+            p->am[acc] = p->tok[1 + acc];
+            ended = p->am[acc++] == d->end_id; /* nothing after the end token */
+        }
+        if (acc == nd && !ended) next = dec_pick(d, p->logits + (size_t)nd * V, len + nd);
+        p->am[acc] = next;
         int emitted = dec_emit(d, p->am, ended ? acc : acc + 1);
         memcpy(p->ctx + len, p->am, sizeof(int) * (size_t)emitted);
         len += emitted;
         dec_step_done(d, nd + 1, nd, acc, emitted);
         if (d->done) break;
         if (fwd_commit(p->f, p->path, acc + 1, err)) return -1; /* current + accepted drafts */
-        p->tok[0] = p->am[acc];
+        p->tok[0] = next;
     }
     return 0;
 }

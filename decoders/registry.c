@@ -1,10 +1,12 @@
 /* registry.c: the decoder table, spec parsing and the shared framework of dec_impl.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sampling.h"
 #include "util/clock.h"
 #include "util/err.h"
 
@@ -45,6 +47,9 @@ static void list_params(const dec_vtable *vt, char *buf, size_t n) {
         else if (p->kind == PARAM_LIST)
             snprintf(buf + len, n - len, "%s%s (1..%d values in %d..%d joined by '-', default %s)",
                      i ? ", " : "", p->key, DEC_MAX_LIST, p->min, p->max, p->def_list);
+        else if (p->kind == PARAM_REAL)
+            snprintf(buf + len, n - len, "%s%s (%g..%g, default %g)", i ? ", " : "", p->key,
+                     p->rmin, p->rmax, p->rdef);
         else {
             snprintf(buf + len, n - len, "%s%s (", i ? ", " : "", p->key);
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -68,18 +73,32 @@ const char *dec_help(void) {
     return buf;
 }
 
-static int param_index(const dec *d, const char *key) {
+static int param_index(const dec *d, const char *key, param_kind kind) {
     for (int i = 0; i < d->vt->n_params; i++)
-        if (strcmp(d->vt->params[i].key, key) == 0) return i;
+        if (strcmp(d->vt->params[i].key, key) == 0 &&
+            (d->vt->params[i].kind == PARAM_REAL) == (kind == PARAM_REAL))
+            return i;
     abort(); /* a decoder asked for a parameter it did not declare: a programming error */
 }
 
 int dec_param(const dec *d, const char *key) {
-    return d->param[param_index(d, key)];
+    return d->param[param_index(d, key, PARAM_INT)];
+}
+
+double dec_param_real(const dec *d, const char *key) {
+    return d->rparam[param_index(d, key, PARAM_REAL)];
+}
+
+/* A real parameter's value as the canonical spec prints it (%g), so that the spec stored with
+ * a sample determines the value exactly. */
+static double real_canonical(double v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", v);
+    return strtod(buf, NULL);
 }
 
 const int *dec_param_list(const dec *d, const char *key, int *n) {
-    int i = param_index(d, key);
+    int i = param_index(d, key, PARAM_LIST);
     *n = d->param[i];
     return d->list[i];
 }
@@ -106,25 +125,31 @@ static int parse_list(dec *d, int idx, const char *val, char *err) {
     }
 }
 
-/* The canonical spec: every parameter, in table order; list parameters joined by '-'. list:
- * the parsed lists (NULL: the defaults, given as text in the table). */
-static void canonical(const dec_vtable *vt, const int *param, const int (*list)[DEC_MAX_LIST],
-                      char *out, size_t n) {
+/* The canonical spec: every parameter, in table order (a quiet one only when it is not its
+ * default); list parameters joined by '-'. list: the parsed lists (NULL: the defaults, given
+ * as text in the table). */
+static void canonical(const dec_vtable *vt, const int *param, const double *rparam,
+                      const int (*list)[DEC_MAX_LIST], char *out, size_t n) {
     snprintf(out, n, "%s", vt->name);
-    for (int i = 0; i < vt->n_params; i++) {
+    for (int i = 0, shown = 0; i < vt->n_params; i++) {
         const param_def *p = &vt->params[i];
+        if (p->quiet && p->kind != PARAM_LIST && param[i] == p->def &&
+            rparam[i] == real_canonical(p->rdef))
+            continue;
         size_t len = strlen(out);
+        char sep = shown++ ? ',' : ':';
         if (p->kind == PARAM_INT)
-            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, param[i]);
+            snprintf(out + len, n - len, "%c%s=%d", sep, p->key, param[i]);
+        else if (p->kind == PARAM_REAL)
+            snprintf(out + len, n - len, "%c%s=%g", sep, p->key, rparam[i]);
         else if (p->kind == PARAM_LIST && !list)
-            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->def_list);
+            snprintf(out + len, n - len, "%c%s=%s", sep, p->key, p->def_list);
         else if (p->kind == PARAM_LIST) {
-            snprintf(out + len, n - len, "%c%s=%d", i ? ',' : ':', p->key, list[i][0]);
+            snprintf(out + len, n - len, "%c%s=%d", sep, p->key, list[i][0]);
             for (int k = 1; k < param[i]; k++)
                 snprintf(out + strlen(out), n - strlen(out), "-%d", list[i][k]);
-        }
-        else
-            snprintf(out + len, n - len, "%c%s=%s", i ? ',' : ':', p->key, p->choices[param[i]]);
+        } else
+            snprintf(out + len, n - len, "%c%s=%s", sep, p->key, p->choices[param[i]]);
     }
 }
 
@@ -132,6 +157,7 @@ static int parse_params(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
     for (int i = 0; i < vt->n_params; i++) {
         d->param[i] = vt->params[i].kind == PARAM_LIST ? 0 : vt->params[i].def;
+        d->rparam[i] = real_canonical(vt->params[i].rdef);
         if (vt->params[i].kind == PARAM_LIST && parse_list(d, i, vt->params[i].def_list, err))
             return -1;
     }
@@ -174,6 +200,15 @@ static int parse_params(dec *d, const char *s, char *err) {
                 return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val,
                                p->min, p->max);
             d->param[idx] = (int)v;
+        } else if (p->kind == PARAM_REAL) {
+            char *end;
+            double v = strtod(val, &end);
+            if (!*val || *end || !isfinite(v))
+                return err_set(err, "%s: %s=%s is not a number", vt->name, kv, val);
+            if (v < p->rmin || v > p->rmax)
+                return err_set(err, "%s: %s=%s is out of range %g..%g", vt->name, kv, val, p->rmin,
+                               p->rmax);
+            d->rparam[idx] = real_canonical(v);
         } else {
             int found = -1;
             for (int c = 0; c < 6 && p->choices[c]; c++)
@@ -183,15 +218,19 @@ static int parse_params(dec *d, const char *s, char *err) {
             d->param[idx] = found;
         }
     }
-    canonical(vt, d->param, (const int(*)[DEC_MAX_LIST])d->list, d->spec, sizeof d->spec);
+    canonical(vt, d->param, d->rparam, (const int(*)[DEC_MAX_LIST])d->list, d->spec,
+              sizeof d->spec);
     return 0;
 }
 
 int dec_registry_default_spec(int i, char *buf, size_t n) {
     if (i < 0 || i >= N_DECODERS) return -1;
     int param[DEC_MAX_PARAMS];
-    for (int k = 0; k < registry[i]->n_params; k++) param[k] = registry[i]->params[k].def;
-    canonical(registry[i], param, NULL, buf, n);
+    double rparam[DEC_MAX_PARAMS];
+    for (int k = 0; k < registry[i]->n_params; k++)
+        param[k] = registry[i]->params[k].def,
+        rparam[k] = real_canonical(registry[i]->params[k].rdef);
+    canonical(registry[i], param, rparam, NULL, buf, n);
     return 0;
 }
 
@@ -217,6 +256,8 @@ int dec_vtable_check(const dec_vtable *vt, char *err) {
                        vt->state_name);
     return 0;
 }
+
+static int sampling_new(dec *d, char *err);
 
 int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
     *out = NULL;
@@ -244,13 +285,15 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
                        "they must share one vocabulary",
                        env->draft->path, env->draft->cfg.vocab_size, env->target->path,
                        env->target->cfg.vocab_size);
+    if (dec_sampling_check(&env->sampling, err)) return -1;
     dec *d = calloc(1, sizeof *d);
     if (!d) return err_set(err, "decoder: out of memory");
     d->vt = vt;
     d->env = *env;
     snprintf(d->name, sizeof d->name, "%s", vt->name);
     d->end_id = env->target->cfg.end_id;
-    if (parse_params(d, colon ? colon + 1 : "", err) || vt->create(d, err)) {
+    if (parse_params(d, colon ? colon + 1 : "", err) || sampling_new(d, err) ||
+        vt->create(d, err)) {
         dec_free(d);
         return -1;
     }
@@ -261,7 +304,53 @@ int dec_create(dec **out, const char *spec, const dec_env *env, char *err) {
 void dec_free(dec *d) {
     if (!d) return;
     if (d->vt && d->vt->destroy) d->vt->destroy(d);
+    samp_work_free(d->sw);
+    free(d->sp), free(d->sq), free(d->sr);
     free(d);
+}
+
+void dec_set_seed(dec *d, unsigned long long seed) {
+    d->env.sampling.seed = seed;
+}
+
+/* ---- sampling settings (decoder.h) ---- */
+
+int dec_sampling_on(const dec_sampling *s) {
+    return s->temperature > 0;
+}
+
+const char *dec_sampling_name(const dec_sampling *s) {
+    return !dec_sampling_on(s)               ? "greedy"
+           : s->mode == DEC_SAMPLING_COUPLED ? "coupled"
+                                             : "standard";
+}
+
+int dec_sampling_parse_mode(const char *name, dec_sampling_mode *out) {
+    if (!strcmp(name, "standard")) return *out = DEC_SAMPLING_STANDARD, 0;
+    if (!strcmp(name, "coupled")) return *out = DEC_SAMPLING_COUPLED, 0;
+    return -1;
+}
+
+int dec_sampling_check(const dec_sampling *s, char *err) {
+    if (!(s->temperature >= 0 && s->temperature <= 100))
+        return err_set(err, "temperature %g is out of range 0..100", s->temperature);
+    if (s->top_k < 0) return err_set(err, "top-k %d is negative", s->top_k);
+    if (!(s->top_p >= 0 && s->top_p <= 1))
+        return err_set(err, "top-p %g is out of range 0..1", s->top_p);
+    if (s->mode != DEC_SAMPLING_STANDARD && s->mode != DEC_SAMPLING_COUPLED)
+        return err_set(err, "sampling mode %d is neither standard nor coupled", (int)s->mode);
+    return 0;
+}
+
+/* The framework's sampling memory (dec_impl.h), only when the decoder samples. */
+static int sampling_new(dec *d, char *err) {
+    if (!dec_sampling_on(&d->env.sampling)) return 0;
+    size_t V = (size_t)d->env.target->cfg.vocab_size;
+    d->sp = malloc(sizeof(double) * V);
+    d->sq = malloc(sizeof(double) * V);
+    d->sr = malloc(sizeof(double) * V);
+    if (!d->sp || !d->sq || !d->sr) return err_set(err, "decoder: out of memory");
+    return samp_work_new(&d->sw, (int)V, err);
 }
 
 int dec_registry_size(void) {
@@ -395,27 +484,29 @@ int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens,
     return rc;
 }
 
-int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
-                char *err) {
-    double t0 = clock_now();
-    if (fwd_truncate(f, 0, err)) return -1;
-    /* In chunks of MIN_BATCH (what every context holds) with a cancel check before each: a long
-     * prompt on a large model takes a while. The chunking cannot change the result (batch
-     * invariance); each chunk's last row also computes logits, which the next overwrites. */
-    int rc = 0;
-    for (int done = 0; done < n_prompt && rc == 0;) {
-        int chunk = n_prompt - done < MIN_BATCH ? n_prompt - done : MIN_BATCH;
+/* The prompt tokens[0..n) in chunks of MIN_BATCH (what every context holds) with a cancel
+ * check before each: a long prompt on a large model takes a while. The chunking cannot change
+ * the result (batch invariance); each chunk's last row also computes logits, which the next
+ * overwrites. Each chunk is one pass of the trace. */
+static int prefill_chunks(dec *d, dec_which which, fwd_ctx *f, const int *tokens, int n,
+                          float *logits, char *err) {
+    for (int done = 0; done < n;) {
+        int chunk = n - done < MIN_BATCH ? n - done : MIN_BATCH;
         double c0 = clock_now();
-        rc = cancel_now(d, err) || fwd_prefill(f, prompt + done, chunk, logits, err) ? -1 : 0;
+        if (cancel_now(d, err) || fwd_prefill(f, tokens + done, chunk, logits, err)) return -1;
         int last = chunk - 1; /* one pass per chunk: its last row's logits */
-        if (rc == 0) trace_pass(d, which, chunk, &last, 1, done, 1, clock_now() - c0);
+        trace_pass(d, which, chunk, &last, 1, done, 1, clock_now() - c0);
         done += chunk;
     }
+    return 0;
+}
+
+/* Counts a prompt pass that started at t0 as one step of `which`. Both models' prompt passes
+ * are prefill time: the draft's is not decoding either (spec and Ouroboros prefill the draft
+ * once per prompt, as the reference implementations time it inside the prompt phase). */
+static void prefill_done(dec *d, dec_which which, double t0) {
     double dt = clock_now() - t0;
     dec_stats *st = d->st;
-    /* Both models' prompt passes are prefill time: the draft's is not decoding either (spec and
-     * Ouroboros prefill the draft once per prompt, as the reference implementations time it
-     * inside the prompt phase). */
     st->t_prefill += dt;
     if (which == DEC_TARGET) {
         st->t_target += dt;
@@ -425,6 +516,38 @@ int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_pr
         st->draft_steps++;
     }
     d->t_step = t0 + dt; /* the first decode step's time starts after the prompt passes */
+}
+
+int dec_prefill(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_prompt, float *logits,
+                char *err) {
+    double t0 = clock_now();
+    int rc =
+        fwd_truncate(f, 0, err) || prefill_chunks(d, which, f, prompt, n_prompt, logits, err) ? -1 : 0;
+    prefill_done(d, which, t0);
+    return rc;
+}
+
+int dec_prefill_batch(dec *d, dec_which which, fwd_ctx *f, const int *prompt, int n_before, int n,
+                      const int *tokens, const int *parent, int n_commit, const int *out_rows,
+                      int n_out, float *logits, char *err) {
+    double t0 = clock_now();
+    int path[MIN_BATCH];
+    for (int i = 0; i < n_commit && i < MIN_BATCH; i++) path[i] = i;
+    int rc = n_commit < 1 || n_commit > MIN_BATCH
+                 ? err_set(err, "dec_prefill_batch: %d prompt rows to commit (1..%d)", n_commit,
+                           MIN_BATCH)
+             : fwd_truncate(f, 0, err) ||
+                     prefill_chunks(d, which, f, prompt, n_before, logits, err) ||
+                     cancel_now(d, err)
+                 ? -1
+                 : 0;
+    if (rc == 0) {
+        double c0 = clock_now();
+        rc = fwd_eval(f, n, tokens, parent, NULL, out_rows, n_out, logits, err) ? -1 : 0;
+        if (rc == 0) trace_pass(d, which, n, out_rows, n_out, n_before, 1, clock_now() - c0);
+        if (rc == 0 && fwd_commit(f, path, n_commit, err)) rc = -1;
+    }
+    prefill_done(d, which, t0);
     return rc;
 }
 

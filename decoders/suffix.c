@@ -91,6 +91,10 @@ static void target_tokens(const float *logits, int n, int V, int *top) {
 }
 
 static int sfx_create(dec *d, char *err) {
+    /* its verification is greedy (token_tree.h); sampling needs dec_tree_walk (not yet) */
+    if (dec_sampling_on(&d->env.sampling))
+        return err_set(err, "suffix: sampling (temperature > 0) is not supported yet; use spec, "
+                            "ouroboros, lookahead, jacobi or pld, or temperature 0");
     sfx *s = calloc(1, sizeof *s);
     if (!s) return err_set(err, "suffix: out of memory");
     d->impl = s;

@@ -176,6 +176,10 @@ static long shape_nodes(const int *shape, int n, long *widest) {
 }
 
 static int tree_create(dec *d, char *err) {
+    /* its verification is greedy (token_tree.h); sampling needs dec_tree_walk (not yet) */
+    if (dec_sampling_on(&d->env.sampling))
+        return err_set(err, "tree: sampling (temperature > 0) is not supported yet; use spec, "
+                            "ouroboros, lookahead, jacobi or pld, or temperature 0");
     tree *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, "tree: out of memory");
     d->impl = t;

@@ -2,6 +2,7 @@
 #include "harness/args.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -141,6 +142,20 @@ const char *args_str(const args_opt *opts, int n_opts, const char *name, const c
 int args_flag(const args_opt *opts, int n_opts, const char *name) {
     const args_opt *o = args_get(opts, n_opts, name);
     return o && o->count > 0;
+}
+
+int args_seed(const args_opt *opts, int n_opts, const char *name, unsigned long long def,
+              unsigned long long *out, char *err) {
+    const char *s = args_str(opts, n_opts, name, NULL);
+    *out = def;
+    if (!s) return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-' || s[0] == ' ')
+        return err_set(err, "%s: '%.40s' is not a seed (an unsigned integer)", name, s);
+    *out = v;
+    return 0;
 }
 
 int args_int(const args_opt *opts, int n_opts, const char *name, long def, long min, long max,

@@ -42,6 +42,10 @@ int args_int(const args_opt *opts, int n_opts, const char *name, long def, long 
 int args_seconds(const args_opt *opts, int n_opts, const char *name, double def, double min,
                  double max, double *out, char *err);
 const args_opt *args_get(const args_opt *opts, int n_opts, const char *name);
+/* A seed option (--shuffle, --seed): an unsigned 64-bit integer, all of the value; *out = def
+ * when absent. "NAME: 'V' is not a seed (an unsigned integer)" otherwise. */
+int args_seed(const args_opt *opts, int n_opts, const char *name, unsigned long long def,
+              unsigned long long *out, char *err);
 
 /* Prints "usage: ..." and the option table to stdout (for --help, which exits 0 so that
  * `decbench run --help | less` works). */

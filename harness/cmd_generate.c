@@ -7,6 +7,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/sampling_opts.h"
 #include "harness/session.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -77,8 +78,11 @@ static void print_stats(const char *name, const char *spec, const dec_stats *st)
 
 enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS, G_CTX, G_HELP, G_COUNT };
 
+/* The options of generate: the table above, then the sampling options (sampling_opts.h). */
+#define G_ALL (G_COUNT + SAMPLING_N_OPTS)
+
 int cmd_generate(int argc, char **argv) {
-    args_opt o[G_COUNT] = {
+    args_opt o[G_ALL] = {
         [G_MODEL] = {"--model", "-m", 1,
                      "model file (llama2.c .bin or GGUF; a bare name is looked up in the models "
                      "folder)",
@@ -107,35 +111,39 @@ int cmd_generate(int argc, char **argv) {
         [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
     };
+    sampling_options(o + G_COUNT);
     char err[ERR_LEN];
     const char *pos[1];
     int n_pos;
-    if (args_parse(argc, argv, 2, o, G_COUNT, pos, 0, &n_pos, err))
+    if (args_parse(argc, argv, 2, o, G_ALL, pos, 0, &n_pos, err))
         return cmd_usage("generate", err);
-    if (args_flag(o, G_COUNT, "--help")) {
-        args_usage("decbench generate --model FILE [--prompt TEXT] [-n N] [--decoder SPEC]", o,
-                   G_COUNT);
+    if (args_flag(o, G_ALL, "--help")) {
+        args_usage("decbench generate --model FILE [--prompt TEXT] [-n N] [--decoder SPEC] "
+                   "[--temperature T [--top-k K] [--top-p P] [--seed S] [--sampling MODE]]",
+                   o, G_ALL);
+        fputs(sampling_help, stdout);
         printf("decoders:\n%s", dec_help());
         return 0;
     }
     long max_new, threads, ctx;
-    if (args_int(o, G_COUNT, "--max-new", 256, 0, 1 << 24, &max_new, err) ||
-        args_int(o, G_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
-        args_int(o, G_COUNT, "--ctx", 0, 1, 1 << 20, &ctx, err))
+    dec_sampling sampling;
+    if (args_int(o, G_ALL, "--max-new", 256, 0, 1 << 24, &max_new, err) ||
+        args_int(o, G_ALL, "--threads", 0, 0, 1024, &threads, err) ||
+        args_int(o, G_ALL, "--ctx", 0, 1, 1 << 20, &ctx, err) ||
+        sampling_opts_get(o, G_ALL, &sampling, err))
         return cmd_usage("generate", err);
-    const char *kernels = args_str(o, G_COUNT, "--kernels", "exact");
+    const char *kernels = args_str(o, G_ALL, "--kernels", "exact");
     kern_mode km;
     if (kern_mode_parse(kernels, &km)) {
         snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
         return cmd_usage("generate", err);
     }
-    if (!args_str(o, G_COUNT, "--model", NULL))
+    if (!args_str(o, G_ALL, "--model", NULL))
         return cmd_usage("generate", "--model FILE is required");
     session s;
-    if (session_open(&s, args_str(o, G_COUNT, "--model", NULL),
-                     args_str(o, G_COUNT, "--draft", NULL),
-                     args_str(o, G_COUNT, "--tokenizer", NULL),
-                     args_str(o, G_COUNT, "--kernels", "exact"), (int)threads, err))
+    if (session_open(&s, args_str(o, G_ALL, "--model", NULL), args_str(o, G_ALL, "--draft", NULL),
+                     args_str(o, G_ALL, "--tokenizer", NULL),
+                     args_str(o, G_ALL, "--kernels", "exact"), (int)threads, err))
         return cmd_fail("generate", err);
     if (session_set_ctx(&s, (int)ctx, err)) {
         session_close(&s);
@@ -145,17 +153,17 @@ int cmd_generate(int argc, char **argv) {
     int rc = 1, *prompt = NULL, n_prompt = 0, *out = NULL, n_out = 0;
     dec *d = NULL;
     stream st = {s.tokenizer, -1};
+    s.sampling = sampling;
     dec_env env = session_env(&s);
     env.on_tokens = on_tokens;
     env.user = &st;
-    if (session_encode(&s, args_str(o, G_COUNT, "--prompt", ""), &prompt, &n_prompt, err))
-        goto done;
+    if (session_encode(&s, args_str(o, G_ALL, "--prompt", ""), &prompt, &n_prompt, err)) goto done;
     if (n_prompt > s.target->cfg.seq_len) {
         err_set(err, "prompt is %d tokens but the context length of %s is %d", n_prompt,
                 s.target->path, s.target->cfg.seq_len);
         goto done;
     }
-    if (dec_create(&d, args_str(o, G_COUNT, "--decoder", "greedy"), &env, err)) goto done;
+    if (dec_create(&d, args_str(o, G_ALL, "--decoder", "greedy"), &env, err)) goto done;
     out = malloc(sizeof(int) * (size_t)(max_new + 1));
     if (!out) {
         err_set(err, "out of memory");
@@ -175,7 +183,12 @@ int cmd_generate(int argc, char **argv) {
                 "decbench generate: note: stopped after %d of %ld new tokens: the prompt (%d "
                 "tokens) and the output fill the context length of %s (%d)\n",
                 n_out, max_new, n_prompt, s.target->path, s.target->cfg.seq_len);
-    if (args_flag(o, G_COUNT, "--stats")) print_stats(dec_name(d), dec_spec(d), &stats);
+    if (args_flag(o, G_ALL, "--stats")) {
+        char how[160];
+        sampling_describe(&sampling, how, sizeof how);
+        fprintf(stderr, "%-29s %s\n", "tokens chosen by", how);
+        print_stats(dec_name(d), dec_spec(d), &stats);
+    }
     rc = 0;
 done:
     if (rc) cmd_fail("generate", err);

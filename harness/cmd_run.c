@@ -29,6 +29,12 @@
  *     only (the names from before the hooks were generic). The paths are in the recorded
  *     command line. With --resume the loaded file, not the state of the interrupted run, is
  *     where the remaining samples start.
+ *   - Sampling (--temperature T > 0, harness/sampling_opts.h): greedy is plain sampling and
+ *     the reference. Coupled mode checks every output against it token by token, as at
+ *     temperature 0; standard mode cannot (a decoder's draws differ from plain sampling's while
+ *     keeping its distribution), so its samples are stored unchecked (matched NULL) and each
+ *     decoder's rejection tests are checked against their expected acceptances after the run
+ *     (a failure marks the run failed like a mismatch).
  *   - Exit status: 0 success, 1 error or mismatch, 2 usage error, 130 interrupted.
  *   - stdout gets the summary table only (markdown, `decbench report` layout summary);
  *     progress, notes and errors go to stderr. */
@@ -194,6 +200,9 @@ int cmd_run(int argc, char **argv) {
     if (res.mismatches)
         fprintf(stderr, "decbench run: %ld sample(s) DIFFER from greedy (see MISMATCH above)%s\n",
                 res.mismatches, failed ? "; run marked failed (--allow-mismatch to accept)" : "");
+    if (res.samp_suspect)
+        fprintf(stderr, "decbench run: %ld decoder(s) FAILED the sampling check (see above)%s\n",
+                res.samp_suspect, failed ? "; run marked failed (--allow-mismatch to accept)" : "");
     fprintf(stderr,
             "decbench run: run %" PRId64 " %s: %ld sample(s) measured, %ld already stored, in %s\n",
             run_id, failed ? "failed" : "complete", res.measured, res.skipped, ro.db_path);

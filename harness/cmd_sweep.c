@@ -153,7 +153,7 @@ static int one_run(sweep *s, char *const *canon, char *const *shown, int64_t *ru
         return -1;
     }
     if (m < 0) return -1;
-    s->mismatches += res.mismatches;
+    s->mismatches += res.mismatches + res.samp_suspect; /* a failed sampling check, too */
     *status = fin == DB_COMPLETE ? 'c' : fin == DB_FAILED ? 'f' : 'r';
     return m;
 }

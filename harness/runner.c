@@ -227,6 +227,13 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     progress_init(&r->prog, stderr, -1);
     /* Test hook: the mismatch path (divergence, margin, 'failed' run) cannot be reached with
      * exact decoders, so the CLI tests corrupt one output token of every non-greedy sample. */
+    /* Test hook: a verifier that accepts too often (dec_sampling.test_flaw = 2), to prove the
+     * standard-sampling check fails a run (tests/cli_sampling.sh). */
+    const char *flaw = getenv("DECBENCH_TEST_SAMPLING_FLAW");
+    if (flaw) {
+        r->o.sampling.test_flaw = atoi(flaw);
+        progress_note(&r->prog, "decbench: TEST HOOK DECBENCH_TEST_SAMPLING_FLAW=%s", flaw);
+    }
     const char *flip = getenv("DECBENCH_TEST_FLIP_TOKEN");
     r->test_flip = flip ? atoi(flip) : -1;
     if (flip)
@@ -244,6 +251,7 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     r->s.allow_nonfinite = o->allow_nonfinite;
     runner_watch_model(r->s.target); /* a SIGBUS in their mappings: runner_signals.c */
     runner_watch_model(r->s.draft);
+    r->s.sampling = r->o.sampling;
     r->out = malloc(sizeof(int) * (size_t)r->max_out);
     /* Every verification step emits at least one token; the margin of 16 covers decoders that
      * may close a step without emitting (a full trace is never cut below that). */
@@ -525,6 +533,11 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->kernels = kern_mode_name(r->s.kernels);
     run->seed = r->o.seed;
     run->env = env;
+    run->sampling = dec_sampling_name(&r->o.sampling);
+    run->temperature = r->o.sampling.temperature;
+    run->top_k = r->o.sampling.top_k;
+    run->top_p = r->o.sampling.top_p;
+    run->sampling_seed = r->o.sampling.seed;
     run->shard = runner_shard_text(r);
 }
 
@@ -555,13 +568,16 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                 {"draft model", run.draft_hash, dhash},
                 {"datasets", run.datasets, r->datasets},
                 {"templates", run.prompt_template, r->templates},
-                {"kernels", run.kernels, kern_mode_name(r->s.kernels)}};
+                {"kernels", run.kernels, kern_mode_name(r->s.kernels)},
+                {"--sampling", run.sampling, dec_sampling_name(&r->o.sampling)}};
     struct {
         const char *what;
         int64_t stored, now;
     } num[] = {{"--max-new", run.max_new, r->run_max_new},
                {"--repeats", run.repeats, r->o.repeats},
-               {"--shuffle seed", (int64_t)run.seed, (int64_t)r->o.seed}};
+               {"--shuffle seed", (int64_t)run.seed, (int64_t)r->o.seed},
+               {"--top-k", run.top_k, r->o.sampling.top_k},
+               {"--seed", (int64_t)run.sampling_seed, (int64_t)r->o.sampling.seed}};
     char **specs = NULL;
     int n_specs = 0;
     const char *shard = runner_shard_text(r);
@@ -586,6 +602,15 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                     run_id, num[i].what, num[i].stored, num[i].now);
             goto done;
         }
+    const dec_sampling *smp = &r->o.sampling;
+    double top_p = smp->top_p > 0 && dec_sampling_on(smp) ? smp->top_p : 1;
+    if (run.temperature != (dec_sampling_on(smp) ? smp->temperature : 0) || run.top_p != top_p) {
+        err_set(err,
+                "--resume %" PRId64 ": the run used --temperature %g --top-p %g, this command "
+                "%g and %g: give the run's original options",
+                run_id, run.temperature, run.top_p, smp->temperature, top_p);
+        goto done;
+    }
     /* Every decoder the run measured must be one this command measures. */
     if (db_run_specs(d, run_id, &specs, &n_specs, err)) goto done;
     for (int i = 0; i < n_specs; i++) {
@@ -618,9 +643,13 @@ int runner_finish(db *d, int64_t run_id, int m, const runner_result *res, int al
     if (m < 0 || m == RUNNER_INTERRUPTED) {
         *status = DB_INCOMPLETE;
         snprintf(why, sizeof why, "%s", m < 0 ? error : "interrupted (SIGINT or SIGTERM)");
-    } else if (res->mismatches && !allow_mismatch) {
+    } else if ((res->mismatches || res->samp_suspect) && !allow_mismatch) {
         *status = DB_FAILED;
-        snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+        if (res->mismatches)
+            snprintf(why, sizeof why, "%ld sample(s) differ from greedy", res->mismatches);
+        else
+            snprintf(why, sizeof why, "%ld decoder(s) failed the sampling check",
+                     res->samp_suspect);
     }
     return db_stop_run(d, run_id, *status, why[0] ? why : NULL, err);
 }
@@ -669,6 +698,12 @@ static dec_env measuring_env(runner *r) {
     return env;
 }
 
+/* Standard sampling: outputs are draws, not plain sampling's tokens; they are checked by the
+ * rejection tests' statistics (sampling_check) instead of token by token. */
+static int standard_sampling(const runner *r) {
+    return dec_sampling_on(&r->o.sampling) && r->o.sampling.mode == DEC_SAMPLING_STANDARD;
+}
+
 /* "tinystories[3] (id 3) lookahead:W=4 repeat 0", for messages ("turn 2" for later turns). */
 static void where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n) {
     char turn[24] = "";
@@ -694,10 +729,8 @@ static double greedy_margin(runner *r, const runner_prompt *p, int pos, char *er
     int rc = fwd_truncate(f, 0, err) || fwd_prefill(f, toks, n, r->logits, err);
     free(toks);
     if (rc) return NAN;
-    int V = r->s.target->cfg.vocab_size, top = fwd_argmax(r->logits, V), second = -1;
-    for (int v = 0; v < V; v++)
-        if (v != top && (second < 0 || r->logits[v] > r->logits[second])) second = v;
-    return second < 0 ? NAN : (double)r->logits[top] - r->logits[second];
+    return dec_sampling_margin(&r->o.sampling, r->logits, r->s.target->cfg.vocab_size,
+                               p->n_ids + pos);
 }
 
 /* Compares r->out[0..n) with greedy's reference and fills the match fields of s. */
@@ -726,10 +759,11 @@ static void check_exact(runner *r, const runner_prompt *p, int n, db_sample *s, 
                   "decbench: *** MISMATCH: %s: the output differs from greedy's\n"
                   "decbench: *** first difference at output position %d (%d greedy tokens, %d from "
                   "the decoder): greedy token %d, decoder token %d (-1: ended)\n"
-                  "decbench: *** greedy's top-1 minus top-2 logit there: %s (near 0: a tie broken "
+                  "decbench: *** greedy's top-1 minus top-2 %s there: %s (near 0: a tie broken "
                   "by rounding; large: a decoder bug)\n"
                   "decbench: ************************************************************",
-                  w, pos, p->n_ref, n, s->greedy_token, s->decoder_token, margin);
+                  w, pos, p->n_ref, n, s->greedy_token, s->decoder_token,
+                  dec_sampling_on(&r->o.sampling) ? "score (logit / T + noise)" : "logit", margin);
 }
 
 /* Generates one sample with d and stores it. */
@@ -762,7 +796,9 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
                    .spec = canon,
                    .repeat = rep,
                    .output_hash = db_output_hash(r->out, n)};
-    if (!p->ref) { /* greedy's first output for this prompt: it IS the reference */
+    if (standard_sampling(r)) {
+        s.match = is_greedy_spec(canon) ? 1 : -1; /* plain sampling is its own reference */
+    } else if (!p->ref) { /* greedy's first output for this prompt: it IS the reference */
         p->ref = malloc(sizeof(int) * (size_t)(n ? n : 1));
         if (!p->ref) return err_set(err, "out of memory");
         memcpy(p->ref, r->out, sizeof(int) * (size_t)n);
@@ -790,6 +826,7 @@ static int measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
     }
     if (db_insert_sample(d, run_id, &s, &st, r->o.trace ? r->trace : NULL, n_trace, NULL, err))
         return -1;
+    r->last = st;
     res->measured++;
     progress_sample_done(&r->prog, n, st.t_total);
     return 0;
@@ -917,13 +954,50 @@ static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
+/* A decoder's rejection tests over the samples this command measured (standard sampling). */
+typedef struct {
+    long tests, accepts;
+    double expected, variance;
+} samp_sums;
+
+static void samp_add(samp_sums *c, const dec_stats *st) {
+    c->tests += st->samp_tests;
+    c->accepts += st->samp_accepts;
+    c->expected += st->samp_expected;
+    c->variance += st->samp_variance;
+}
+
+/* Acceptance against its theoretical rate: each rejection test accepts with a probability the
+ * decoder knows before drawing (sum min(p, q), or p(x) for a fixed guess), so the acceptances
+ * of a correct verifier are their expected number within a few standard deviations. |z| > 5
+ * (a chance of 6e-7 for a correct one) is reported as a failure. Returns how many failed. */
+static long sampling_check(runner *r, const samp_sums *c, char *const *shown, int n) {
+    long bad = 0;
+    for (int k = 0; k < n; k++) {
+        if (c[k].tests == 0) continue;
+        double z = c[k].variance > 0 ? (c[k].accepts - c[k].expected) / sqrt(c[k].variance) : 0;
+        int suspect = fabs(z) > 5;
+        bad += suspect;
+        progress_note(&r->prog,
+                      "decbench: sampling check: %s: %ld of %ld rejection tests accepted "
+                      "(%.1f%%), theory %.1f (%.1f%%): z = %.2f%s",
+                      shown[k], c[k].accepts, c[k].tests, 100.0 * c[k].accepts / c[k].tests,
+                      c[k].expected, 100.0 * c[k].expected / c[k].tests, z,
+                      suspect ? ": *** FAILED (|z| > 5): the verifier does not keep plain "
+                                "sampling's distribution"
+                              : "");
+    }
+    return bad;
+}
+
 int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
                    const char *title, runner_result *res, char *err) {
     memset(res, 0, sizeof *res);
     dec **decs = calloc((size_t)n, sizeof *decs);
     char *warmed = calloc((size_t)n, 1), *todo = calloc((size_t)n, 1);
+    samp_sums *check = calloc((size_t)n, sizeof *check);
     int rc = -1;
-    if (!decs || !warmed || !todo) {
+    if (!decs || !warmed || !todo || !check) {
         err_set(err, "out of memory");
         goto done;
     }
@@ -972,12 +1046,14 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
-                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]))
+                if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]) && !standard_sampling(r))
                     step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
-                if (step_rc == 0 && !runner_stopped())
+                if (step_rc == 0 && !runner_stopped()) {
                     step_rc =
                         measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep, res, err);
+                    if (step_rc == 0) samp_add(&check[k], &r->last);
+                }
                 if (step_rc < 0) goto done;
                 if (step_rc == RUNNER_CANCELLED || runner_stopped()) {
                     rc = RUNNER_INTERRUPTED;
@@ -987,6 +1063,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         }
     }
     if (save_states(r, decs, canon, n, err)) goto done;
+    if (standard_sampling(r)) res->samp_suspect = sampling_check(r, check, shown, n);
     rc = RUNNER_DONE;
 done:
     if (runner_changed_file()) { /* whatever stopped the loop, this is why */
@@ -995,6 +1072,7 @@ done:
                      "the sample being measured is not stored: restore the file, then --resume",
                      runner_changed_file());
     }
+    free(check);
     for (int k = 0; decs && k < n; k++) dec_free(decs[k]);
     free(decs);
     free(warmed);

@@ -41,6 +41,7 @@
 #include "datasets/dataset.h"
 #include "harness/args.h"
 #include "harness/progress.h"
+#include "harness/sampling_opts.h"
 #include "harness/session.h"
 #include "results/db.h"
 
@@ -66,6 +67,7 @@ typedef struct {
     int order, order_n;
     uint64_t order_seed;
     int allow_nonfinite; /* NaN/Inf logits decoded instead of stopping the run */
+    dec_sampling sampling; /* --temperature, --top-k, --top-p, --seed, --sampling */
 } runner_opts;
 
 /* --order grouped (default: every prompt of the first dataset, then the next dataset's),
@@ -80,8 +82,9 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 /* Turn t of the record at position i is stored as sample_index i + (t - 1) x this. */
 #define RUNNER_TURN_STRIDE 1000000
 
-/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)). */
-#define RUNNER_N_OPTS 26
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 26 of
+ * runner_opts.c's table, then the sampling options (harness/sampling_opts.h). */
+#define RUNNER_N_OPTS (26 + SAMPLING_N_OPTS)
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -160,10 +163,12 @@ typedef struct {
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
     char self_hash[17]; /* --draft self:TYPE: the draft's fingerprint (runner.c) */
     int64_t self_bytes;
+    dec_stats last; /* the statistics of the last sample measured */
 } runner;
 
 typedef struct {
     long measured, skipped, mismatches;
+    long samp_suspect; /* standard sampling: decoders whose acceptances failed the check */
 } runner_result;
 
 enum { RUNNER_DONE = 0, RUNNER_INTERRUPTED = 1 };

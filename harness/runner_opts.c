@@ -17,7 +17,7 @@
 #define OPTV(n, a, meta, h)                                                                        \
     { .name = n, .alias = a, .takes_value = 1, .help = h, .metavar = meta }
 
-static const args_opt common[RUNNER_N_OPTS] = {
+static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
     OPTV("--model", "-m", "FILE", "target model (llama2.c .bin or GGUF), required"),
     OPTV("--draft", NULL, "FILE",
          "draft model for spec / tree / ouroboros (same vocabulary), or self:TYPE: the target "
@@ -79,6 +79,7 @@ static const args_opt common[RUNNER_N_OPTS] = {
 
 void runner_options(args_opt *o) {
     memcpy(o, common, sizeof common);
+    sampling_options(o + RUNNER_N_OPTS - SAMPLING_N_OPTS);
 }
 
 #define DEFAULT_DB "results/decbench.db"
@@ -104,6 +105,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     kern_mode km;
     if (kern_mode_parse(ro->kernels, &km))
         return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
+    if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];
     if (args_int(o, n, "--limit", 0, 0, 1 << 30, &v[0], err) ||
@@ -151,15 +153,10 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
             return -1;
         ro->shard_i = (int)si, ro->shard_n = (int)sn;
     }
-    const char *seed = args_str(o, n, "--shuffle", NULL);
-    if (seed) {
-        char *end;
-        errno = 0;
-        ro->seed = strtoull(seed, &end, 10);
-        if (!*seed || *end || errno || seed[0] == '-')
-            return err_set(err, "--shuffle: '%s' is not a seed (an unsigned integer)", seed);
-        ro->shuffle = 1;
-    }
+    unsigned long long shuffle;
+    if (args_seed(o, n, "--shuffle", 0, &shuffle, err)) return -1;
+    ro->seed = shuffle;
+    ro->shuffle = args_str(o, n, "--shuffle", NULL) != NULL;
     /* --dataset a,b --dataset c: the names, in order. */
     const args_opt *ds = args_get(o, n, "--dataset");
     size_t used = 0;
@@ -204,6 +201,7 @@ void runner_help(void) {
         "    a run at a time: a --resume of a run another process is measuring is refused\n"
         "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
         "    `decbench report`, CI gate: `decbench compare`\n");
+    fputs(sampling_help, stdout);
     char buf[8192];
     ds_help(buf, sizeof buf);
     printf("datasets:\n%s", buf);

@@ -180,5 +180,6 @@ dec_env session_env(const session *s) {
                      .draft = s->draft,
                      .pool = s->pool,
                      .kernels = s->kernels,
-                     .allow_nonfinite = s->allow_nonfinite};
+                     .allow_nonfinite = s->allow_nonfinite,
+                     .sampling = s->sampling};
 }

@@ -16,6 +16,7 @@ typedef struct {
     char model_path[4096], draft_path[4096], tokenizer_path[4096];
     char draft_note[512]; /* --draft self:TYPE: what was built (for the user), else "" */
     int allow_nonfinite; /* --allow-nonfinite: passed to the decoders (dec_env) */
+    dec_sampling sampling; /* zero (greedy) after session_open; set by the command */
 } session;
 
 /* Where a model (or tokenizer) named on the command line is: the path as given when it

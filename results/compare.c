@@ -146,10 +146,11 @@ static int key_cmp(const rec *a, const rec *b) {
     return a->repeat < b->repeat ? -1 : a->repeat > b->repeat;
 }
 
-/* Header facts of a run: commit, model hash, kernels, and the machine its speed depends on
- * (threads, CPU model, logical CPUs). */
+/* Header facts of a run: commit, model hash, kernels, sampling (e.g. "greedy", "coupled T=0.8
+ * top-k=40 top-p=0.95 seed=1"), and the machine its speed depends on (threads, CPU model,
+ * logical CPUs). */
 typedef struct {
-    char commit[32], model[32], kernels[32], cpu[256];
+    char commit[32], model[32], kernels[32], cpu[256], sampling[128];
     int threads, cpu_threads;
 } run_fact;
 
@@ -160,11 +161,15 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
     strcpy(f->model, "?");
     strcpy(f->kernels, "?");
     strcpy(f->cpu, "?");
+    strcpy(f->sampling, "?");
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT COALESCE(substr(e.git_commit, 1, 10) || CASE WHEN e.git_dirty "
                            "THEN '+dirty' ELSE '' END, '?'), COALESCE(r.model_hash, '?'), "
                            "COALESCE(r.kernels, '?'), COALESCE(r.threads, 0), "
-                           "COALESCE(e.cpu_model, '?'), COALESCE(e.cpu_threads, 0) FROM runs r "
+                           "COALESCE(e.cpu_model, '?'), COALESCE(e.cpu_threads, 0), "
+                           "r.sampling || CASE WHEN r.sampling = 'greedy' THEN '' ELSE ' T=' || "
+                           "r.temperature || ' top-k=' || r.top_k || ' top-p=' || r.top_p || "
+                           "' seed=' || r.sampling_seed END FROM runs r "
                            "LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
                            -1, &st, NULL) != SQLITE_OK)
         return;
@@ -176,6 +181,7 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
         f->threads = sqlite3_column_int(st, 3);
         snprintf(f->cpu, sizeof f->cpu, "%s", (const char *)sqlite3_column_text(st, 4));
         f->cpu_threads = sqlite3_column_int(st, 5);
+        snprintf(f->sampling, sizeof f->sampling, "%s", (const char *)sqlite3_column_text(st, 6));
     }
     sqlite3_finalize(st);
 }
@@ -415,6 +421,10 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
                     "WARNING: %s: the speed comparison measures the machines as much as the "
                     "code\n",
                     res->warning);
+        if (strcmp(fact[0].sampling, fact[1].sampling))
+            fprintf(out,
+                    "WARNING: different sampling (%s vs %s): output differences are expected\n",
+                    fact[0].sampling, fact[1].sampling);
         fputc('\n', out);
         if (res->n_det_diff) {
             rt_note(&det, "%ld sample(s) differ%s.", res->n_det_diff,

@@ -101,6 +101,13 @@ typedef struct {
     const char *kernels; /* kern_mode_name() */
     uint64_t seed;
     const db_env *env; /* NULL: no environment row */
+    /* How tokens were chosen (decoders/decoder.h, dec_sampling): "greedy" (or NULL),
+     * "standard" or "coupled", with the temperature, top-k (0: none), top-p (1: none) and
+     * seed of the sampling. */
+    const char *sampling;
+    double temperature, top_p;
+    int top_k;
+    uint64_t sampling_seed;
     int64_t sweep_id;
     int64_t baseline_run_id; /* the run holding greedy's samples when this one has none */
     /* SHA-256 of the model files (64 hex); NULL: computed here by db_file_sha256 */
@@ -150,6 +157,10 @@ typedef struct {
     int64_t max_new, repeats;
     uint64_t seed;
     db_status status;
+    char *sampling; /* "greedy", "standard", "coupled" */
+    double temperature, top_p;
+    int64_t top_k;
+    uint64_t sampling_seed;
 } db_run_info;
 
 /* -1 with "db_get_run: no run N in PATH" when it does not exist. */

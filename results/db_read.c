@@ -30,7 +30,8 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
     sqlite3_stmt *st;
     if (prepare(d, &st,
                 "SELECT model_hash, draft_hash, datasets, template, kernels, max_new, repeats, "
-                "seed, status, COALESCE(shard, '') FROM runs WHERE id = ?",
+                "seed, status, COALESCE(shard, ''), sampling, temperature, top_k, top_p, "
+                "sampling_seed FROM runs WHERE id = ?",
                 "db_get_run", err) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -46,6 +47,11 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
         out->seed = (uint64_t)sqlite3_column_int64(st, 7);
         out->status = status_of((const char *)sqlite3_column_text(st, 8));
         out->shard = text_dup(st, 9);
+        out->sampling = text_dup(st, 10);
+        out->temperature = sqlite3_column_double(st, 11);
+        out->top_k = sqlite3_column_int64(st, 12);
+        out->top_p = sqlite3_column_double(st, 13);
+        out->sampling_seed = (uint64_t)sqlite3_column_int64(st, 14);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) {
@@ -55,7 +61,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
                    : err_set(err, "db_get_run: %s: %s", d->path, sqlite3_errmsg(d->h));
     }
     if (!out->model_hash || !out->draft_hash || !out->datasets || !out->prompt_template ||
-        !out->kernels || !out->shard) {
+        !out->kernels || !out->shard || !out->sampling) {
         db_run_info_free(out);
         return err_set(err, "db_get_run: out of memory");
     }
@@ -69,6 +75,7 @@ void db_run_info_free(db_run_info *r) {
     free(r->prompt_template);
     free(r->kernels);
     free(r->shard);
+    free(r->sampling);
     memset(r, 0, sizeof *r);
 }
 

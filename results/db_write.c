@@ -167,8 +167,9 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
                 "INSERT INTO runs (command, label, model_path, model_bytes, model_hash, "
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
                 "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
-                "model_sha256, draft_sha256, shard, decoders) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "model_sha256, draft_sha256, shard, decoders, sampling, temperature, top_k, "
+                "top_p, sampling_seed) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -196,6 +197,12 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     bind_text(st, i++, draft_sha);
     bind_text(st, i++, r->shard);
     bind_text(st, i++, r->decoders);
+    int samples = r->sampling && strcmp(r->sampling, "greedy") != 0;
+    bind_text(st, i++, samples ? r->sampling : "greedy");
+    sqlite3_bind_double(st, i++, samples ? r->temperature : 0);
+    sqlite3_bind_int(st, i++, samples ? r->top_k : 0);
+    sqlite3_bind_double(st, i++, samples && r->top_p > 0 ? r->top_p : 1);
+    sqlite3_bind_int64(st, i++, samples ? (int64_t)r->sampling_seed : 0);
     if (step_done(d, st, "db_begin_run", "run", err) != 0) goto fail;
     sqlite3_finalize(st);
     st = NULL;

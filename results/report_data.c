@@ -408,7 +408,10 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err) {
              "COALESCE(r.datasets, '?'), COALESCE(r.max_new, 0), "
              "COALESCE(r.repeats, 0), COALESCE(r.threads, 0), COALESCE(r.kernels, '?'), "
              "COALESCE(substr(e.git_commit, 1, 10), '?'), COALESCE(e.git_dirty, 0), "
-             "COALESCE(e.cpu_model, '?'), r.started, r.baseline_run_id "
+             "COALESCE(e.cpu_model, '?'), r.started, r.baseline_run_id, "
+             "CASE WHEN r.sampling = 'greedy' THEN '' ELSE ', ' || r.sampling || ' sampling (T=' "
+             "|| r.temperature || ', top-k=' || r.top_k || ', top-p=' || r.top_p || ', seed=' || "
+             "r.sampling_seed || ')' END "
              "FROM runs r LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
              &st, err) != 0)
         return -1;
@@ -425,10 +428,10 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err) {
                  (long long)sqlite3_column_int64(st, 13));
     snprintf(out, n,
              "Run %" PRId64 " (%s%s%s%s): model %s [%s], datasets %s, max_new %d, %d repeat(s), "
-             "%d thread(s), kernels %s, commit %s%s, %s, started %s%s",
+             "%d thread(s), kernels %s%s, commit %s%s, %s, started %s%s",
              run_id, T(0), label[0] ? ", '" : "", label, label[0] ? "'" : "", T(2), T(3), T(4),
              sqlite3_column_int(st, 5), sqlite3_column_int(st, 6), sqlite3_column_int(st, 7), T(8),
-             T(9), sqlite3_column_int(st, 10) ? "+dirty" : "", T(11), T(12), base);
+             T(14), T(9), sqlite3_column_int(st, 10) ? "+dirty" : "", T(11), T(12), base);
 #undef T
     sqlite3_finalize(st);
     return 0;

@@ -258,3 +258,19 @@ INSERT INTO cost_v7 (run_id, rows, context, logit_rows, seconds, repeats, gflops
     FROM cost;
 DROP TABLE cost;
 ALTER TABLE cost_v7 RENAME TO cost;
+
+-- @version 8
+-- Sampling at temperature > 0 (decoders/decoder.h, dec_sampling): how the run chose tokens, and
+-- per sample the rejection tests of standard sampling with their expected number of acceptances
+-- and its variance (stats/stats.h), from which `run` checks acceptance against its theoretical
+-- rate. Runs before this version were greedy: sampling = 'greedy', temperature 0.
+ALTER TABLE runs ADD COLUMN sampling TEXT NOT NULL DEFAULT 'greedy'
+    CHECK (sampling IN ('greedy', 'standard', 'coupled'));
+ALTER TABLE runs ADD COLUMN temperature REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN top_k INTEGER NOT NULL DEFAULT 0;   -- 0: no top-k cut
+ALTER TABLE runs ADD COLUMN top_p REAL NOT NULL DEFAULT 1;     -- 1: no top-p cut
+ALTER TABLE runs ADD COLUMN sampling_seed INTEGER NOT NULL DEFAULT 0; -- the uint64 as signed
+ALTER TABLE samples ADD COLUMN samp_tests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_accepts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_expected REAL NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN samp_variance REAL NOT NULL DEFAULT 0;

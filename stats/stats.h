@@ -62,6 +62,15 @@ typedef struct {
     X(t_prefill, double, SUM, VARIES,                                                              \
       "seconds of the prompt passes, the target's and the draft model's")                          \
     X(t_total, double, SUM, VARIES, "seconds of the whole generate call")                          \
+    X(samp_tests, long, SUM, DET,                                                                  \
+      "standard sampling: rejection tests of drafted or guessed tokens (0 at temperature 0 and "   \
+      "in coupled mode)")                                                                          \
+    X(samp_accepts, long, SUM, DET, "of samp_tests, those that accepted their token")              \
+    X(samp_expected, double, SUM, DET,                                                             \
+      "expected samp_accepts: the sum over tests of the acceptance probability before the "        \
+      "proposal was drawn (sum of min(p, q) over the vocabulary; p(x) for a fixed guess x)")       \
+    X(samp_variance, double, SUM, DET,                                                             \
+      "variance of samp_accepts around samp_expected: the sum over tests of alpha (1 - alpha)")    \
     STAT_TEST_COUNTERS(X)
 
 /* The counter-list test build (tests/CMakeLists.txt: decbench_testcounter, compiled with

@@ -95,9 +95,9 @@ expect_eq migrated_new_rows 0 "$(q migrated.db "SELECT COUNT(*) FROM samples WHE
 # 4. a decoder's own counters: Ouroboros' are stored per sample and reported
 tiny "$B" o.db --decoder ouroboros:gamma=4,W=4,beta=4,K=2
 expect_eq ouroboros_run 0 $?
-expect_eq ouroboros_counters 18 "$(q o.db "SELECT COUNT(*) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE s.decoder = 'ouroboros'")"
+expect_eq ouroboros_counters 28 "$(q o.db "SELECT COUNT(*) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE s.decoder = 'ouroboros'")"
 expect_eq ouroboros_draft_tokens_positive 2 "$(q o.db "SELECT COUNT(*) FROM counters WHERE name = 'draft_tokens' AND value > 0")"
-expect_eq ouroboros_defs 9 "$(q o.db "SELECT COUNT(*) FROM counter_defs WHERE decoder = 'ouroboros'")"
+expect_eq ouroboros_defs 14 "$(q o.db "SELECT COUNT(*) FROM counter_defs WHERE decoder = 'ouroboros'")"
 $B report --db o.db --layout counters >o_report.md
 expect_grep ouroboros_reported '\| ouroboros\.suffix_tokens +\|' o_report.md
 

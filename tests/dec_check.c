@@ -21,7 +21,10 @@ static void on_step(void *user, const dec_step *s) {
 
 int dec_check_greedy(const dec_env *env, const int *prompt, int n_prompt, int max_new, int *out) {
     char err[ERR_LEN];
-    dec_env genv = {.target = env->target, .pool = env->pool, .kernels = env->kernels};
+    dec_env genv = {.target = env->target,
+                    .pool = env->pool,
+                    .kernels = env->kernels,
+                    .sampling = env->sampling}; /* plain sampling at T > 0 */
     dec *g;
     dec_stats st;
     int n = -1;

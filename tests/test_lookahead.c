@@ -14,7 +14,11 @@
  *  4. N=2, G=0, refill=align is Jacobi decoding: same tokens, steps, rows and acceptance as
  *     jacobi:window=W-1, for both init rules;
  *  5. context edges (a prompt near seq_len, a short-context model), no allocation in
- *     generate, parameter errors.
+ *     generate, parameter errors;
+ *  6. LADE's start (init=lade, fill_prefill=1): greedy's tokens on the real model, prompts of
+ *     1 token, of a few and of 600 (prefill chunks before the window's pass); the prompt pass
+ *     stays one step that yields one token; the window enters the first decode step filled one
+ *     level further; no allocation; the new parameters stay out of the spec by default.
  * With DECBENCH_REPORT=1 it also prints the variant comparison on 20 prompts (slow). */
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +78,7 @@ static void test_layout(const model *m) {
             int cur = la->ctx[9], g1[3] = {5, 6, 7}, g2[3] = {5, 6, 9}, g3[3] = {8, 8, 8};
             ngram_pool_add(la->pool, cur, g1), ngram_pool_add(la->pool, cur, g2);
             ngram_pool_add(la->pool, cur, g3);
-            int L, n_out, n = la_build(d, la, 100, &L, &n_out);
+            int L, n_out, n = la_build(d, la, 100, 1, &L, &n_out);
             CHECK(L == 3 && n == W * (N - 1) + (share ? 7 : 9) && la->cand0 == W * (N - 1));
             CHECK(la->tok[0] == cur && la->par[0] == -1);
             /* window rows: visibility and positions (depth = position - base) */
@@ -116,7 +120,7 @@ static void test_layout(const model *m) {
             int want_out = 1 + (jac ? W - 1 : 0) + W + (n - la->cand0);
             CHECK_MSG(n_out == want_out, "%s: %d logits rows, expected %d", spec, n_out, want_out);
             /* cut at depth 2: cells with level + column > 2 and candidate tokens past 2 go */
-            n = la_build(d, la, 2, &L, &n_out);
+            n = la_build(d, la, 2, 1, &L, &n_out);
             bad = L != 2;
             for (int l = 0; l < N - 1; l++)
                 for (int i = 0; i < W; i++) bad += (ROW(la, l, i) >= 0) != (l + i <= 2);
@@ -137,7 +141,7 @@ static void test_refill(const model *m) {
             snprintf(spec, sizeof spec, "lookahead:W=%d,N=%d,refill=%s", W, N, rules[ri]);
             lookahead *la = la_setup(&d, m, spec);
             int L, n_out;
-            la_build(d, la, 100, &L, &n_out);
+            la_build(d, la, 100, 1, &L, &n_out);
             for (int i = 0; i < W; i++) la->am[ROW(la, N - 2, i)] = 200 + i;
             int old[3][6];
             for (int l = 0; l < N - 1; l++)
@@ -364,6 +368,60 @@ static void test_alloc_and_params(void) {
     model_close(m), model_close(donor);
 }
 
+static void test_lade_start(void) {
+    char err[ERR_LEN];
+    model *m;
+    CHECK_MSG(model_open(&m, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
+    if (!m) return;
+    dec_env env = {.target = m, .kernels = KERN_EXACT};
+    const char *specs[] = {"lookahead:W=15,N=5,G=15,init=lade",
+                           "lookahead:W=15,N=5,G=15,fill_prefill=1",
+                           "lookahead:W=15,N=5,G=15,init=lade,fill_prefill=1",
+                           "lookahead:W=4,N=3,G=4,fill_prefill=1,seed_pool=1,jacobi=1",
+                           "lookahead:W=3,N=2,G=2,fill_prefill=1,refill=lade"};
+    const int bos = 1;
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        long steps = 0, verify = 0;
+        for (int i = 0; i < 5; i++) {
+            dec_stats st;
+            char what[64];
+            snprintf(what, sizeof what, "lade start prompt %d", i);
+            CHECK(dec_check_exact(&env, specs[s], ids[i], lens[i], 200, NULL, &st, NULL, what));
+            steps += st.target_steps, verify += st.verify_steps;
+        }
+        CHECK(dec_check_exact(&env, specs[s], &bos, 1, 64, NULL, NULL, NULL, "BOS only"));
+        CHECK_MSG(steps == verify + 5, "%s: %ld steps, %ld verifications", specs[s], steps, verify);
+        fprintf(stderr, "%s: %ld target steps on 5 prompts\n", specs[s], steps);
+    }
+    /* the window's pass after a prompt longer than a prefill chunk */
+    model *donor, *sm = dec_check_synth_untied("64,160,2,4,2,512,1024", 3, &donor);
+    dec_env senv = {.target = sm, .kernels = KERN_EXACT};
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
+    CHECK(dec_check_exact(&senv, "lookahead:W=5,N=4,G=5,fill_prefill=1", prompt,
+                          DEC_CHECK_SYNTH_PROMPT, 40, NULL, NULL, NULL, "600-token prompt"));
+    /* after the prompt's pass the window holds two levels (its fill step done); the decode
+     * step that ends a 2-token output does not move the window */
+    dec *d;
+    CHECK(dec_create(&d, "lookahead:W=5,N=4,G=5,fill_prefill=1,init=lade", &env, err) == 0);
+    int out[64], n;
+    dec_stats st;
+    CHECK(dec_generate(d, ids[0], lens[0], 2, out, &n, &st, err) == 0 && n == 2);
+    lookahead *la = d->impl;
+    CHECK_MSG(la->top == 1 && la->width == la->C - 1 && st.target_steps == 2, "top %d width %d",
+              la->top, la->width);
+    long before = dec_check_mallocs;
+    CHECK(dec_generate(d, ids[1], lens[1], 60, out, &n, &st, err) == 0);
+    CHECK_MSG(dec_check_mallocs == before, "fill_prefill: %ld allocations",
+              dec_check_mallocs - before);
+    dec_free(d);
+    CHECK(dec_create(&d, "lookahead:fill_prefill=0", &env, err) == 0);
+    CHECK(strcmp(dec_spec(d), "lookahead:W=15,N=5,G=15,seed_pool=0,refill=align,full_bonus=1,"
+                              "jacobi=0,share=1,init=prompt,seed=0") == 0);
+    dec_free(d);
+    model_close(sm), model_close(donor), model_close(m);
+}
+
 int main(void) {
     if (dec_check_tinystories(20, ids, lens)) return test_finish("test_lookahead");
     model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
@@ -373,6 +431,7 @@ int main(void) {
     test_jacobi_case();
     test_grid();
     test_alloc_and_params();
+    test_lade_start();
     test_real("models/stories260K.bin");
     test_real("models/llama2xs.bin");
     return test_finish("test_lookahead");

@@ -14,7 +14,10 @@
  *     same bytes and the same decoding as the decoder that was never saved; a corrupted,
  *     truncated, foreign or mismatched file is refused with a message and changes nothing; the
  *     decoder interface's state hooks reach the same pool file, and its own counters reach
- *     dec_stats. */
+ *     dec_stats;
+ *  7. the options beyond the default (issue 12.3, 13.5): trim=1 cuts every draft to gamma (the
+ *     reference's cut; without it drafts run past gamma), p_min stops drafts short, adapt=1
+ *     moves the aimed length; all still greedy's tokens, one stop reason per step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +54,7 @@ static void run_prompts(const dec_env *env, const char *spec, int n, int max_new
         equal += same;
         CHECK(ouroboros_counts_get(d, &c, err) == 0);
         /* the same counts reach the statistics, through the vtable's counter table */
-        CHECK(st.n_counters == 9 && !strcmp(st.counter_defs[4].name, "inspired") &&
+        CHECK(st.n_counters == 14 && !strcmp(st.counter_defs[4].name, "inspired") &&
               st.counters[1] == c.draft_tokens && st.counters[4] == c.inspired &&
               st.counters[7] == c.suffix_tokens && st.counters[8] == c.pool_phrases);
         sum->new_tokens += st.new_tokens, sum->target_steps += st.target_steps;
@@ -182,6 +185,68 @@ static void test_no_malloc(const model *tm, const model *dm) {
     CHECK(dec_generate(d, ids[1], lens[1], 128, out, &n, &st, err) == 0);
     CHECK_MSG(!dec_check_counting || dec_check_mallocs == before, "%ld allocations in generate",
               dec_check_mallocs - before);
+    dec_free(d);
+}
+
+/* The longest draft (drafted tokens of a step; K=0: no suffix in it) and the steps past gamma. */
+typedef struct {
+    int gamma, longest;
+    long past;
+} draft_lens;
+
+static void on_draft(void *user, const dec_step *s) {
+    draft_lens *l = user;
+    if (s->drafted > l->longest) l->longest = s->drafted;
+    l->past += s->drafted > l->gamma;
+}
+
+static void test_options(const model *tm, const model *dm) {
+    char err[ERR_LEN];
+    dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
+    const char *specs[] = {"ouroboros:gamma=2,W=8,beta=4,K=0",
+                           "ouroboros:gamma=2,W=8,beta=4,K=0,trim=1",
+                           "ouroboros:gamma=3,W=8,beta=4,K=2,p_min=0.75",
+                           "ouroboros:gamma=2,W=8,beta=4,K=2,adapt=1,gamma_max=6"};
+    static int out[DEC_CHECK_MAX_OUT];
+    for (int s = 0; s < 4; s++) {
+        draft_lens len = {.gamma = s < 2 ? 2 : 99};
+        long stops[5] = {0}, steps = 0;
+        for (int i = 0; i < 4; i++) {
+            dec_stats st;
+            char what[64];
+            snprintf(what, sizeof what, "options prompt %d", i);
+            CHECK(dec_check_exact(&env, specs[s], ids[i], lens[i], 200, NULL, &st, NULL, what));
+            for (int c = 0; c < 5; c++) stops[c] += (long)st.counters[9 + c];
+            steps += st.verify_steps;
+        }
+        /* the lengths: a cold pool per call, one decoder reporting each step */
+        dec_env e = env;
+        e.on_step = on_draft, e.user = &len;
+        dec *d;
+        int n;
+        dec_stats st;
+        CHECK(dec_create(&d, specs[s], &e, err) == 0);
+        for (int i = 0; i < 4; i++)
+            CHECK(dec_generate(d, ids[i], lens[i], 200, out, &n, &st, err) == 0);
+        dec_free(d);
+        fprintf(stderr,
+                "%s: longest draft %d, %ld steps past gamma; stops: gamma %ld, p_min %ld, end "
+                "%ld, room %ld; mean aimed length %.2f\n",
+                specs[s], len.longest, len.past, stops[0], stops[1], stops[2], stops[3],
+                (double)stops[4] / steps);
+        CHECK_MSG(stops[0] + stops[1] + stops[2] + stops[3] == steps, "%s: one reason per step",
+                  specs[s]);
+        if (s == 0) CHECK(len.longest > 2 && len.past > 0);
+        if (s == 1) CHECK(len.longest == 2 && len.past == 0);
+        if (s == 2) CHECK(stops[1] > 0);
+        if (s == 3) CHECK(stops[4] != 2 * steps && stops[1] == 0);
+    }
+    /* the new parameters stay out of the spec at their defaults */
+    dec *d;
+    CHECK(dec_create(&d, "ouroboros:trim=0,p_min=0,adapt=0", &env, err) == 0);
+    CHECK_MSG(!strcmp(dec_spec(d), "ouroboros:gamma=4,W=20,beta=8,K=3,lookahead=1,suffix=1,"
+                                   "inspire=1,refine=1,warm=1,seed=10"),
+              "%s", dec_spec(d));
     dec_free(d);
 }
 
@@ -336,6 +401,7 @@ int main(void) {
     test_no_malloc(s260, xs);
     test_warm_and_files(s260, xs);
     test_end_inside(s260);
+    test_options(s260, xs);
     test_real(s260, xs, "stories260K target, llama2xs draft");
     test_real(xs, s260, "llama2xs target, stories260K draft");
     test_synthetic(); /* last: it reuses the prompt buffers */

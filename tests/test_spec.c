@@ -8,7 +8,10 @@
  *  3. context edges: a prompt near the target's seq_len (drafts trimmed), a draft whose context
  *     is shorter than the prompt (never drafts) or runs out mid-way;
  *  4. the end token arriving inside an accepted run: stop right there, nothing after it;
- *  5. statistics add up (tests/dec_check.c), and generate() allocates nothing. */
+ *  5. statistics add up (tests/dec_check.c), and generate() allocates nothing;
+ *  6. dynamic draft length (p_min, adapt=1): still greedy's tokens; p_min cuts drafts (fewer
+ *     draft passes, stop_p_min counted), every step has exactly one stop reason, adapt moves
+ *     the aimed length; the new parameters stay out of the spec at their defaults. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +166,51 @@ static void test_no_malloc(const model *tm, const model *dm) {
     CHECK_MSG(!dec_check_counting || dec_check_mallocs == before, "%ld allocations in generate",
               dec_check_mallocs - before);
     dec_free(d);
+    CHECK(dec_create(&d, "spec:gamma=2,p_min=0.6,adapt=1", &env, err) == 0);
+    before = dec_check_mallocs;
+    CHECK(dec_generate(d, ids[1], lens[1], 300, out, &n, &st, err) == 0);
+    CHECK_MSG(!dec_check_counting || dec_check_mallocs == before,
+              "%ld allocations in generate (p_min, adapt)", dec_check_mallocs - before);
+    dec_free(d);
+}
+
+/* The decoder counters of spec.c, by row: stop_gamma, stop_p_min, stop_end, stop_room,
+ * draft_goal. */
+enum { STOP_GAMMA, STOP_P_MIN, STOP_END, STOP_ROOM, DRAFT_GOAL };
+
+static void test_dynamic(const model *tm, const model *dm) {
+    dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
+    const char *specs[] = {"spec:gamma=4", "spec:gamma=4,p_min=0.75", "spec:gamma=4,adapt=1",
+                           "spec:gamma=3,p_min=0.5,adapt=1,gamma_max=8"};
+    long draft_steps[4] = {0}, steps[4] = {0}, stops[4][5] = {{0}};
+    for (int s = 0; s < 4; s++)
+        for (int i = 0; i < 6; i++) {
+            dec_stats st;
+            char what[64];
+            snprintf(what, sizeof what, "dynamic prompt %d", i);
+            CHECK(dec_check_exact(&env, specs[s], ids[i], lens[i], 256, NULL, &st, NULL, what));
+            draft_steps[s] += st.draft_steps, steps[s] += st.verify_steps;
+            CHECK_MSG(st.n_counters == 5 && !strcmp(st.counter_defs[STOP_P_MIN].name, "stop_p_min"),
+                      "%d counters", st.n_counters);
+            for (int c = 0; c < 5; c++) stops[s][c] += (long)st.counters[c];
+        }
+    for (int s = 0; s < 4; s++) {
+        fprintf(stderr,
+                "%s: %ld target steps, %ld draft passes; stops: gamma %ld, p_min %ld, end %ld, "
+                "room %ld; mean aimed length %.2f\n",
+                specs[s], steps[s], draft_steps[s], stops[s][STOP_GAMMA], stops[s][STOP_P_MIN],
+                stops[s][STOP_END], stops[s][STOP_ROOM], (double)stops[s][DRAFT_GOAL] / steps[s]);
+        CHECK_MSG(stops[s][STOP_GAMMA] + stops[s][STOP_P_MIN] + stops[s][STOP_END] +
+                          stops[s][STOP_ROOM] ==
+                      steps[s],
+                  "%s: one stop reason per step", specs[s]);
+    }
+    /* fixed gamma: 4 aimed at on every step the draft had room for (room counts those without) */
+    CHECK(stops[0][STOP_P_MIN] == 0 && stops[0][DRAFT_GOAL] % 4 == 0 &&
+          stops[0][DRAFT_GOAL] >= 4 * (steps[0] - stops[0][STOP_ROOM]));
+    CHECK(stops[1][STOP_P_MIN] > steps[1] / 2 && draft_steps[1] < draft_steps[0] * 3 / 4);
+    CHECK(stops[2][DRAFT_GOAL] % 4 != 0 && stops[2][STOP_P_MIN] == 0);
+    CHECK(stops[3][STOP_P_MIN] > 0);
 }
 
 static void test_errors(const model *m) {
@@ -177,6 +225,18 @@ static void test_errors(const model *m) {
     CHECK(dec_create(&d, "spec:gamma=5", &env, err) == 0);
     CHECK(strcmp(dec_spec(d), "spec:gamma=5") == 0);
     dec_free(d);
+    /* parameters added later appear only when set; a real one is stored as printed */
+    CHECK(dec_create(&d, "spec:gamma=5,p_min=0,adapt=0,gamma_max=16", &env, err) == 0);
+    CHECK_MSG(strcmp(dec_spec(d), "spec:gamma=5") == 0, "%s", dec_spec(d));
+    dec_free(d);
+    CHECK(dec_create(&d, "spec:p_min=0.123456789,adapt=1", &env, err) == 0);
+    CHECK_MSG(strcmp(dec_spec(d), "spec:gamma=4,p_min=0.123457,adapt=1") == 0, "%s", dec_spec(d));
+    dec_free(d);
+    CHECK(dec_create(&d, "spec:p_min=1.5", &env, err) == -1);
+    CHECK_MSG(strstr(err, "spec: p_min=1.5 is out of range 0..1") != NULL, "%s", err);
+    CHECK(dec_create(&d, "spec:p_min=high", &env, err) == -1);
+    CHECK_MSG(strstr(err, "spec: p_min=high is not a number") != NULL, "%s", err);
+    CHECK(dec_create(&d, "spec:p_min=nan", &env, err) == -1);
 }
 
 int main(void) {
@@ -190,6 +250,7 @@ int main(void) {
     test_prefill_time(s260);
     test_synthetic();
     test_end_inside(s260);
+    test_dynamic(s260, xs);
     test_real(s260, xs, "stories260K target, llama2xs draft");
     test_real(xs, s260, "llama2xs target, stories260K draft");
     model_close(s260), model_close(xs);
