@@ -81,20 +81,18 @@ typedef struct {
     float *logits;             /* (budget + 1) x vocab */
     int *tok, *par, *top;      /* the target pass: budget + 1 rows */
     int *path, *em, *depth_of; /* budget + 1 */
+    int *walk;                 /* 2 (budget + 1): token_tree_sample's scratch */
     int *seq;                  /* the text: prompt + output */
 } sfx;
 
-/* The target's token for each of the n rows of a pass: greedy's argmax. The one place that
- * chooses the target's tokens (a sampling rule would replace this function). */
+/* The target's token for each of the n rows of a pass at temperature 0: greedy's argmax. At a
+ * temperature above 0 the speculation tree is verified by token_tree_sample instead (its
+ * tokens are fixed guesses). */
 static void target_tokens(const float *logits, int n, int V, int *top) {
     for (int r = 0; r < n; r++) top[r] = fwd_argmax(logits + (size_t)r * V, V);
 }
 
 static int sfx_create(dec *d, char *err) {
-    /* its verification is greedy (token_tree.h); sampling needs dec_tree_walk (not yet) */
-    if (dec_sampling_on(&d->env.sampling))
-        return err_set(err, "suffix: sampling (temperature > 0) is not supported yet; use spec, "
-                            "ouroboros, lookahead, jacobi or pld, or temperature 0");
     sfx *s = calloc(1, sizeof *s);
     if (!s) return err_set(err, "suffix: out of memory");
     d->impl = s;
@@ -116,9 +114,9 @@ static int sfx_create(dec *d, char *err) {
     s->tok = malloc(sizeof(int) * R), s->par = malloc(sizeof(int) * R);
     s->top = malloc(sizeof(int) * R), s->path = malloc(sizeof(int) * R);
     s->em = malloc(sizeof(int) * R), s->depth_of = malloc(sizeof(int) * R);
-    s->seq = malloc(sizeof(int) * (size_t)c->seq_len);
+    s->seq = malloc(sizeof(int) * (size_t)c->seq_len), s->walk = malloc(sizeof(int) * 2 * R);
     if (!s->logits || !s->tok || !s->par || !s->top || !s->path || !s->em || !s->depth_of ||
-        !s->seq)
+        !s->seq || !s->walk)
         return err_set(err, "suffix: out of memory");
     return dec_fwd_new(d, d->env.target, (int)R, &s->f, err);
 }
@@ -144,8 +142,7 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     memcpy(s->seq, prompt, sizeof(int) * (size_t)n_prompt);
     int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
     if (dec_prefill(d, DEC_TARGET, s->f, prompt, n_prompt, s->logits, err)) return -1;
-    target_tokens(s->logits, 1, V, s->top);
-    int first = s->top[0];
+    int first = dec_pick(d, s->logits, n_prompt); /* the argmax at temperature 0 */
     learn(s, &L, &first, dec_emit(d, &first, 1));
     while (!d->done) {
         /* 1. the better speculation of the two trees, trimmed to what could be emitted */
@@ -167,10 +164,16 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             s->tok[1 + i] = sp->tok[i], s->par[1 + i] = sp->parent[i] + 1;
         if (dec_eval(d, DEC_TARGET, s->f, rows, s->tok, s->par, NULL, rows, s->logits, 0, err))
             return -1;
-        target_tokens(s->logits, rows, V, s->top);
-        /* 3. the longest path of target tokens, then the bonus token */
-        int np, n_emit =
-                    token_tree_accept(rows, s->tok, s->par, s->top, d->end_id, s->path, &np, s->em);
+        /* 3. the longest path of target tokens, then the bonus token (at temperature > 0:
+         * of plain sampling's tokens, token_tree.h) */
+        int np, n_emit;
+        if (dec_sampling_on(&d->env.sampling)) {
+            n_emit = token_tree_sample(d, rows, s->tok, s->par, s->logits, L - 1, s->walk, s->path,
+                                       &np, s->em);
+        } else {
+            target_tokens(s->logits, rows, V, s->top);
+            n_emit = token_tree_accept(rows, s->tok, s->par, s->top, d->end_id, s->path, &np, s->em);
+        }
         int emitted = dec_emit(d, s->em, n_emit);
         dec_step_done(d, rows, token_tree_depth(rows, s->par, s->depth_of), np - 1, emitted);
         if (sp->n) {
@@ -194,6 +197,7 @@ static void sfx_destroy(dec *d) {
     stree_free(s->local), stree_free(s->global);
     stree_spec_free(s->ws_local), stree_spec_free(s->ws_global);
     free(s->logits), free(s->tok), free(s->par), free(s->top), free(s->path), free(s->em);
+    free(s->walk);
     free(s->depth_of), free(s->seq);
     free(s);
 }

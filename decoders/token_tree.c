@@ -1,6 +1,8 @@
 /* token_tree.c: see token_tree.h. */
 #include "decoders/token_tree.h"
 
+#include "decoders/dec_impl.h"
+
 int token_tree_accept(int n, const int *tok, const int *parent, const int *top, int end_id,
                       int *path, int *n_path, int *emit) {
     int np = 0, ne = 0, cur = 0, ended = 0;
@@ -27,4 +29,17 @@ int token_tree_depth(int n, const int *parent, int *depth) {
         if (depth[r] > deepest) deepest = depth[r];
     }
     return deepest;
+}
+
+int token_tree_sample(dec *d, int n, const int *tok, const int *parent, const float *logits,
+                      int root_pos, int *scratch, int *path, int *n_path, int *emit) {
+    int *trow = scratch, *cand = scratch + n;
+    for (int r = 0; r < n; r++) trow[r] = r;
+    for (int r = 1; r < n; r++) cand[r - 1] = r;
+    dec_tree t = {.tok = tok, .par = parent, .trow = trow, .drow = NULL, .tl = logits, .dl = NULL};
+    int next = -1, k = dec_tree_walk(d, &t, 0, root_pos, cand, n - 1, path, &next);
+    for (int i = 0; i < k; i++) emit[i] = tok[path[i + 1]];
+    *n_path = k + 1;
+    if (next >= 0) emit[k++] = next;
+    return k;
 }

@@ -131,6 +131,7 @@ typedef struct {
     int *rnode;                   /* the node of each target row but the root */
     int *dtok, *dpar, *eval;      /* a draft pass: tokens, parents (scratch rows), its nodes */
     int *order, *path, *dpath, *em;
+    int *walk; /* 2 x max_trows: token_tree_sample's scratch */
     int *ctok; /* top_tokens output */
     double *clogp;
     int *seq; /* the text, then this step's emitted tokens */
@@ -140,8 +141,10 @@ static int imin(int a, int b) {
     return a < b ? a : b;
 }
 
-/* The target's token for each of the n rows of a pass: greedy's argmax. The one place that
- * chooses the target's tokens (a sampling rule would replace this function). */
+/* The target's token for each of the n rows of a pass at temperature 0: greedy's argmax. At a
+ * temperature above 0 the tree is verified by token_tree_sample instead (its nodes, the
+ * draft's top-k, are fixed guesses there: exact in both sampling modes, though a standard-mode
+ * draft drawn from q would be accepted more often). */
 static void target_tokens(const float *logits, int n, int V, int *top) {
     for (int r = 0; r < n; r++) top[r] = fwd_argmax(logits + (size_t)r * V, V);
 }
@@ -176,10 +179,6 @@ static long shape_nodes(const int *shape, int n, long *widest) {
 }
 
 static int tree_create(dec *d, char *err) {
-    /* its verification is greedy (token_tree.h); sampling needs dec_tree_walk (not yet) */
-    if (dec_sampling_on(&d->env.sampling))
-        return err_set(err, "tree: sampling (temperature > 0) is not supported yet; use spec, "
-                            "ouroboros, lookahead, jacobi or pld, or temperature 0");
     tree *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, "tree: out of memory");
     d->impl = t;
@@ -232,12 +231,13 @@ static int tree_create(dec *d, char *err) {
     t->eval = malloc(sizeof(int) * P);
     t->order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
     t->dpath = malloc(sizeof(int) * TR), t->em = malloc(sizeof(int) * TR);
+    t->walk = malloc(sizeof(int) * 2 * TR);
     t->ctok = malloc(sizeof(int) * (size_t)widest_k);
     t->clogp = malloc(sizeof(double) * (size_t)widest_k);
     t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
     if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
         !t->top || !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
-        !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq)
+        !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq || !t->walk)
         return err_set(err, "tree: out of memory");
     /* the draft's scratch holds every node evaluated in one step */
     if (dec_fwd_new(d, d->env.target, t->max_trows, &t->ft, err) ||
@@ -400,8 +400,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     memcpy(t->seq, prompt, sizeof(int) * (size_t)n_prompt);
     int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
     if (dec_prefill(d, DEC_TARGET, t->ft, prompt, n_prompt, t->tlog, err)) return -1;
-    target_tokens(t->tlog, 1, V, t->top);
-    t->seq[L] = t->top[0];
+    t->seq[L] = dec_pick(d, t->tlog, n_prompt); /* the argmax at temperature 0 */
     L += dec_emit(d, &t->seq[L], 1);
     t->draft_ok = n_prompt < t->D_L;
     if (t->draft_ok && dec_prefill(d, DEC_DRAFT, t->fd, prompt, n_prompt, t->rootlog, err))
@@ -439,11 +438,17 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         }
         if (dec_eval(d, DEC_TARGET, t->ft, rows, t->ttok, t->tpar, NULL, rows, t->tlog, 0, err))
             return -1;
-        target_tokens(t->tlog, rows, V, t->top);
-        /* 4. the longest path of target tokens, then the bonus token */
-        int np, nd = 0, branched = 0;
-        int n_emit =
-            token_tree_accept(rows, t->ttok, t->tpar, t->top, d->end_id, t->path, &np, t->em);
+        /* 4. the longest path of target tokens, then the bonus token (at temperature > 0: of
+         * plain sampling's tokens, token_tree.h) */
+        int np, nd = 0, branched = 0, n_emit;
+        if (dec_sampling_on(&d->env.sampling)) {
+            n_emit = token_tree_sample(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->walk, t->path,
+                                       &np, t->em);
+        } else {
+            target_tokens(t->tlog, rows, V, t->top);
+            n_emit =
+                token_tree_accept(rows, t->ttok, t->tpar, t->top, d->end_id, t->path, &np, t->em);
+        }
         const int a = np - 1;
         for (int i = 1; i < np; i++) {
             const tnode *x = &t->node[t->rnode[t->path[i]]];
@@ -471,7 +476,7 @@ static void tree_destroy(dec *d) {
     free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
     free(t->ttok), free(t->tpar), free(t->top), free(t->rnode), free(t->dtok), free(t->dpar),
         free(t->eval);
-    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->ctok), free(t->clogp);
+    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok), free(t->clogp);
     free(t->seq);
     free(t);
 }

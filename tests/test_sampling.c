@@ -173,6 +173,10 @@ static const char *const all_specs[] = {
     "spec:gamma=2,p_min=0.5,adapt=1",
     "ouroboros:gamma=4,W=4,beta=4,K=2",
     "ouroboros:gamma=2,W=4,beta=3,K=3,trim=1,p_min=0.3,adapt=1",
+    "tree:shape=3-2-1",
+    "tree:mode=dynamic,nodes=8,depth=4,k=2",
+    "tree:mode=split,branches=2,p_split=10,nodes=8",
+    "suffix:budget=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -400,7 +404,9 @@ static void test_standard(const model *tm, const model *dm) {
                            "ouroboros:gamma=3,W=4,beta=3,K=3",
                            "lookahead:W=4,N=3,G=4,seed_pool=1,jacobi=1",
                            "jacobi:window=4",
-                           "pld:ngram=2,k=4"};
+                           "pld:ngram=2,k=4",
+                           "tree:shape=2-2-1",
+                           "suffix:budget=6"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, got, &st)) continue;
         double p = compare_samples(plain, got, specs[i], 1);
