@@ -113,7 +113,9 @@ for m in target draft; do
 done
 printf "  greedy "
 for ((k = 1; k <= UNITS; k++)); do
-    "$B" report --db "$DB:$k" --format csv | awk -F, '$2 == "greedy" {printf " %.1f", $5}'
+    "$B" report --db "$DB:$k" --format csv |
+        awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
+                 $c["decoder"] == "greedy" {printf " %.1f", $c["tps_decode"]}'
 done
 echo
 echo "# $(uptime)"
