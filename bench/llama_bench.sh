@@ -40,6 +40,9 @@ THREADS_LIST=${THREADS_LIST:-1 $(nproc)}
 KERNELS=${KERNELS:-exact}
 PAIRS=${PAIRS:-3}
 N=${N:-128}
+# The vocabulary generate reads BOS from: a cached file written by `synth --type MIX` has none
+# (tokenizer model 'none', which llama-bench accepts); the presets have 32000 tokens.
+TOK=${TOKENIZER:-${DECBENCH_MODELS:-${DECBENCH_SHARED:-../shared}/models}/tok32000.bin}
 source bench/cache.sh
 OUT=${OUT:-$CACHE/llama_bench}
 mkdir -p "$OUT"
@@ -77,7 +80,7 @@ for preset in $PRESETS; do
             for km in $KERNELS; do
                 tg=() p8=() p64=() dtg=() dp8=() dp64=() ltg=() lp8=() lp64=() bwr=() gbs=()
                 for i in $(seq "$PAIRS"); do
-                    d_tg=$($B generate --model "$g" -n "$N" --threads "$th" --kernels "$km" --stats 2>&1 >/dev/null |
+                    d_tg=$($B generate --model "$g" --tokenizer "$TOK" -n "$N" --threads "$th" --kernels "$km" --stats 2>&1 >/dev/null |
                         awk '/^speed/ { print $2 }')
                     cost=$($B cost --model "$g" --rows 8,64 --context 0 --logits last --threads "$th" \
                         --kernels "$km" --no-bandwidth --seconds 500ms)
