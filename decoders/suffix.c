@@ -79,18 +79,11 @@ typedef struct {
     stree_spec *ws_local, *ws_global;
     fwd_ctx *f;
     float *logits;             /* (budget + 1) x vocab */
-    int *tok, *par, *top;      /* the target pass: budget + 1 rows */
+    int *tok, *par;            /* the target pass: budget + 1 rows */
     int *path, *em, *depth_of; /* budget + 1 */
-    int *walk;                 /* 2 (budget + 1): token_tree_sample's scratch */
+    int *walk;                 /* 2 (budget + 1): token_tree_verify's scratch */
     int *seq;                  /* the text: prompt + output */
 } sfx;
-
-/* The target's token for each of the n rows of a pass at temperature 0: greedy's argmax. At a
- * temperature above 0 the speculation tree is verified by token_tree_sample instead (its
- * tokens are fixed guesses). */
-static void target_tokens(const float *logits, int n, int V, int *top) {
-    for (int r = 0; r < n; r++) top[r] = fwd_argmax(logits + (size_t)r * V, V);
-}
 
 static int sfx_create(dec *d, char *err) {
     sfx *s = calloc(1, sizeof *s);
@@ -112,10 +105,10 @@ static int sfx_create(dec *d, char *err) {
         return -1;
     s->logits = malloc(sizeof(float) * R * (size_t)s->V);
     s->tok = malloc(sizeof(int) * R), s->par = malloc(sizeof(int) * R);
-    s->top = malloc(sizeof(int) * R), s->path = malloc(sizeof(int) * R);
+    s->path = malloc(sizeof(int) * R);
     s->em = malloc(sizeof(int) * R), s->depth_of = malloc(sizeof(int) * R);
     s->seq = malloc(sizeof(int) * (size_t)c->seq_len), s->walk = malloc(sizeof(int) * 2 * R);
-    if (!s->logits || !s->tok || !s->par || !s->top || !s->path || !s->em || !s->depth_of ||
+    if (!s->logits || !s->tok || !s->par || !s->path || !s->em || !s->depth_of ||
         !s->seq || !s->walk)
         return err_set(err, "suffix: out of memory");
     return dec_fwd_new(d, d->env.target, (int)R, &s->f, err);
@@ -132,7 +125,6 @@ static void learn(sfx *s, int *L, const int *tokens, int n) {
 
 static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     sfx *s = d->impl;
-    const int V = s->V;
     const long evicted0 = stree_evicted(s->global);
     if (!s->warm) stree_clear(s->global);
     stree_clear(s->local);
@@ -166,14 +158,8 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             return -1;
         /* 3. the longest path of target tokens, then the bonus token (at temperature > 0:
          * of plain sampling's tokens, token_tree.h) */
-        int np, n_emit;
-        if (dec_sampling_on(&d->env.sampling)) {
-            n_emit = token_tree_sample(d, rows, s->tok, s->par, s->logits, L - 1, s->walk, s->path,
-                                       &np, s->em);
-        } else {
-            target_tokens(s->logits, rows, V, s->top);
-            n_emit = token_tree_accept(rows, s->tok, s->par, s->top, d->end_id, s->path, &np, s->em);
-        }
+        int np, n_emit = token_tree_verify(d, rows, s->tok, s->par, s->logits, L - 1, s->walk,
+                                           s->path, &np, s->em);
         int emitted = dec_emit(d, s->em, n_emit);
         dec_step_done(d, rows, token_tree_depth(rows, s->par, s->depth_of), np - 1, emitted);
         if (sp->n) {
@@ -196,7 +182,7 @@ static void sfx_destroy(dec *d) {
     fwd_free(s->f);
     stree_free(s->local), stree_free(s->global);
     stree_spec_free(s->ws_local), stree_spec_free(s->ws_global);
-    free(s->logits), free(s->tok), free(s->par), free(s->top), free(s->path), free(s->em);
+    free(s->logits), free(s->tok), free(s->par), free(s->path), free(s->em);
     free(s->walk);
     free(s->depth_of), free(s->seq);
     free(s);

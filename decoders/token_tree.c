@@ -31,8 +31,13 @@ int token_tree_depth(int n, const int *parent, int *depth) {
     return deepest;
 }
 
-int token_tree_sample(dec *d, int n, const int *tok, const int *parent, const float *logits,
+int token_tree_verify(dec *d, int n, const int *tok, const int *parent, const float *logits,
                       int root_pos, int *scratch, int *path, int *n_path, int *emit) {
+    if (!dec_sampling_on(&d->env.sampling)) { /* greedy: each row's argmax, the longest path */
+        const int V = d->env.target->cfg.vocab_size;
+        for (int r = 0; r < n; r++) scratch[r] = fwd_argmax(logits + (size_t)r * V, V);
+        return token_tree_accept(n, tok, parent, scratch, d->end_id, path, n_path, emit);
+    }
     int *trow = scratch, *cand = scratch + n;
     for (int r = 0; r < n; r++) trow[r] = r;
     for (int r = 1; r < n; r++) cand[r - 1] = r;

@@ -18,15 +18,16 @@
 int token_tree_accept(int n, const int *tok, const int *parent, const int *top, int end_id,
                       int *path, int *n_path, int *emit);
 
-/* At temperature > 0 (dec_sampling_on): the same tree verified by dec_tree_walk (dec_impl.h),
- * its candidates taken as fixed guesses (they are functions of the prefix: a draft's top-k, a
- * suffix tree's counts), which the coupled pick verifies by a match and standard sampling by
- * the multi-candidate rule for deterministic candidates (SpecInfer; LADE), so the emitted
- * tokens are plain sampling's, or distributed as them. root_pos: the position of row 0's
- * token; scratch: 2 n ints. Returns the tokens to emit (the accepted ones, then the residual's
- * or the bonus pick unless an end token was accepted); path and n_path as above. */
+/* The tree verified as the decoder's sampling settings say: at temperature 0 each row's argmax
+ * and token_tree_accept; above 0 dec_tree_walk (dec_impl.h) with the candidates taken as fixed
+ * guesses (they are functions of the prefix: a draft's top-k, a suffix tree's counts), which
+ * the coupled pick verifies by a match and standard sampling by the multi-candidate rule for
+ * deterministic candidates (SpecInfer; LADE), so the emitted tokens are plain sampling's, or
+ * distributed as them. logits: n rows of the target's vocabulary; root_pos: the position of
+ * row 0's token; scratch: 2 n ints. Returns the tokens to emit and fills path and n_path as
+ * token_tree_accept does. */
 struct dec;
-int token_tree_sample(struct dec *d, int n, const int *tok, const int *parent,
+int token_tree_verify(struct dec *d, int n, const int *tok, const int *parent,
                       const float *logits, int root_pos, int *scratch, int *path, int *n_path,
                       int *emit);
 

@@ -127,11 +127,11 @@ typedef struct {
     tseq *seq_s;
     int n_seq;
     float *tlog, *dlog, *rootlog; /* target pass; latest draft pass; the root's draft logits */
-    int *ttok, *tpar, *top;       /* target pass: tokens, parents, the target's token per row */
+    int *ttok, *tpar;             /* target pass: tokens, parents */
     int *rnode;                   /* the node of each target row but the root */
     int *dtok, *dpar, *eval;      /* a draft pass: tokens, parents (scratch rows), its nodes */
     int *order, *path, *dpath, *em;
-    int *walk; /* 2 x max_trows: token_tree_sample's scratch */
+    int *walk; /* 2 x max_trows: token_tree_verify's scratch */
     int *ctok; /* top_tokens output */
     double *clogp;
     int *seq; /* the text, then this step's emitted tokens */
@@ -139,14 +139,6 @@ typedef struct {
 
 static int imin(int a, int b) {
     return a < b ? a : b;
-}
-
-/* The target's token for each of the n rows of a pass at temperature 0: greedy's argmax. At a
- * temperature above 0 the tree is verified by token_tree_sample instead (its nodes, the
- * draft's top-k, are fixed guesses there: exact in both sampling modes, though a standard-mode
- * draft drawn from q would be accepted more often). */
-static void target_tokens(const float *logits, int n, int V, int *top) {
-    for (int r = 0; r < n; r++) top[r] = fwd_argmax(logits + (size_t)r * V, V);
 }
 
 /* The n most probable tokens of a row of draft logits, most probable first (ties: the lower
@@ -226,7 +218,7 @@ static int tree_create(dec *d, char *err) {
     t->dlog = malloc(sizeof(float) * P * V);
     t->rootlog = malloc(sizeof(float) * V);
     t->ttok = malloc(sizeof(int) * TR), t->tpar = malloc(sizeof(int) * TR);
-    t->top = malloc(sizeof(int) * TR), t->rnode = malloc(sizeof(int) * TR);
+    t->rnode = malloc(sizeof(int) * TR);
     t->dtok = malloc(sizeof(int) * P), t->dpar = malloc(sizeof(int) * P);
     t->eval = malloc(sizeof(int) * P);
     t->order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
@@ -236,7 +228,7 @@ static int tree_create(dec *d, char *err) {
     t->clogp = malloc(sizeof(double) * (size_t)widest_k);
     t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
     if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
-        !t->top || !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
+        !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
         !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq || !t->walk)
         return err_set(err, "tree: out of memory");
     /* the draft's scratch holds every node evaluated in one step */
@@ -396,7 +388,6 @@ static void publish(dec *d, int n_tree, int a, int branched);
 
 static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     tree *t = d->impl;
-    const int V = t->V;
     memcpy(t->seq, prompt, sizeof(int) * (size_t)n_prompt);
     int L = n_prompt; /* seq[0..L) is the text; seq[L-1] is not yet in the target's cache */
     if (dec_prefill(d, DEC_TARGET, t->ft, prompt, n_prompt, t->tlog, err)) return -1;
@@ -440,15 +431,9 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             return -1;
         /* 4. the longest path of target tokens, then the bonus token (at temperature > 0: of
          * plain sampling's tokens, token_tree.h) */
-        int np, nd = 0, branched = 0, n_emit;
-        if (dec_sampling_on(&d->env.sampling)) {
-            n_emit = token_tree_sample(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->walk, t->path,
+        int np, nd = 0, branched = 0;
+        int n_emit = token_tree_verify(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->walk, t->path,
                                        &np, t->em);
-        } else {
-            target_tokens(t->tlog, rows, V, t->top);
-            n_emit =
-                token_tree_accept(rows, t->ttok, t->tpar, t->top, d->end_id, t->path, &np, t->em);
-        }
         const int a = np - 1;
         for (int i = 1; i < np; i++) {
             const tnode *x = &t->node[t->rnode[t->path[i]]];
@@ -474,7 +459,7 @@ static void tree_destroy(dec *d) {
     if (!t) return;
     fwd_free(t->ft), fwd_free(t->fd);
     free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
-    free(t->ttok), free(t->tpar), free(t->top), free(t->rnode), free(t->dtok), free(t->dpar),
+    free(t->ttok), free(t->tpar), free(t->rnode), free(t->dtok), free(t->dpar),
         free(t->eval);
     free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok), free(t->clogp);
     free(t->seq);
