@@ -44,6 +44,7 @@ N=${N:-128}
 # (tokenizer model 'none', which llama-bench accepts); the presets have 32000 tokens.
 TOK=${TOKENIZER:-${DECBENCH_MODELS:-${DECBENCH_SHARED:-../shared}/models}/tok32000.bin}
 source bench/cache.sh
+source bench/llama_csv.sh
 OUT=${OUT:-$CACHE/llama_bench}
 mkdir -p "$OUT"
 
@@ -53,16 +54,6 @@ gguf() {
     g=$(gguf_name "$1" "$2")
     [ -f "$g" ] || $B convert --model "$(synth_cached "$1")" --type "$2" -o "$g" >&2
     echo "$g"
-}
-# csv_col FILE NAME: the column NAME of a llama-bench CSV, one value per data row.
-csv_col() {
-    awk -v name="$2" 'NR == 1 { n = split($0, h, ","); for (i = 1; i <= n; i++) if (h[i] == name) c = i; next }
-        { sub(/^"/, ""); sub(/"$/, ""); split($0, f, "\",\""); print f[c] }' "$1"
-}
-# llama_ts FILE N_PROMPT N_GEN: avg_ts of the row with those sizes.
-llama_ts() {
-    paste -d' ' <(csv_col "$1" n_prompt) <(csv_col "$1" n_gen) <(csv_col "$1" avg_ts) |
-        awk -v p="$2" -v g="$3" '$1 == p && $2 == g { print $3 }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f..%.2f", lo, hi }'; }

@@ -75,7 +75,7 @@ int cmd_cost(int argc, char **argv) {
              "committed tokens before the measured pass, a list (default " MEASURE_DEFAULT_CONTEXTS
              "; lowered to fit the model)",
              "LIST"},
-        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
+        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
         [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas",
                     "exact|exact-int8|blas"},
         [C_SECONDS] = {"--seconds", NULL, 1,

@@ -102,7 +102,7 @@ int cmd_generate(int argc, char **argv) {
                      "draft model for spec / tree / ouroboros, or self:TYPE (the target "
                      "requantized in memory: self:q8_0, self:q4_0, self:Q4_K_M, ...)",
                      "FILE"},
-        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per core)", "N"},
+        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
         [G_KERN] = {"--kernels", NULL, 1,
                     "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
                     "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)",

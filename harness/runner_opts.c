@@ -42,7 +42,7 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
         "measured passes over the prompts (default 1; 3+ for a standard deviation)"),
     OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
-    OPTV("--threads", "-t", "N", "threads (default: one per core)"),
+    OPTV("--threads", "-t", "N", "threads (default: one per CPU of the affinity mask)"),
     OPTV("--kernels", NULL, "exact|exact-int8|blas",
         "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
         "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),

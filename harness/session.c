@@ -1,5 +1,6 @@
 #include "harness/session.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,12 @@
 #include "util/err.h"
 #include "util/paths.h"
 
+/* The CPUs this process may run on (its affinity mask), so that `taskset` and `numactl
+ * --cpunodebind` choose the default thread count as they choose the CPUs; all online CPUs if
+ * the mask cannot be read. More threads than allowed CPUs would only take turns on them. */
 int session_cores(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }

@@ -45,7 +45,7 @@ const char *session_self_type(const char *draft_path);
  * its own trained context if shorter: --ctx. n = 0 keeps MODEL_DEFAULT_CTX (model.h). */
 int session_set_ctx(session *s, int n, char *err);
 
-/* The number of online cores. */
+/* The default thread count: the CPUs of this process's affinity mask (taskset, numactl). */
 int session_cores(void);
 
 /* Encodes text with BOS (when the vocabulary wants it) into a malloc'd array. */

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "model/forward.h"
@@ -35,6 +34,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "util/err.h"
+#include "tests/fuzz_memfd.h"
 
 /* Reads everything a caller could read from an opened file. Returns a checksum so that the
  * reads are not optimized away. */
@@ -175,23 +175,16 @@ volatile unsigned fuzz_gguf_sink; /* keeps the reads above from being optimized 
 
 /* The fuzz entry: never fails, only crashes if the library has a bug. */
 int fuzz_gguf_one(const uint8_t *data, size_t size) {
-    int fd = memfd_create("fuzz_gguf", MFD_CLOEXEC);
-    if (fd < 0) return 0;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t k = write(fd, data + done, size - done);
-        if (k <= 0) break;
-        done += (size_t)k;
-    }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfd("fuzz_gguf", data, size, path, sizeof path);
+    if (fd < 0) return 0;
     char err[ERR_LEN];
     gguf *g;
-    if (done == size && gguf_open(&g, path, err) == 0) {
+    if (gguf_open(&g, path, err) == 0) {
         fuzz_gguf_sink += fuzz_walk(g);
         gguf_close(g);
     }
-    if (done == size) fuzz_gguf_sink += fuzz_tokenizer(path) + fuzz_model(path);
+    fuzz_gguf_sink += fuzz_tokenizer(path) + fuzz_model(path);
     close(fd);
     return 0;
 }

@@ -124,8 +124,8 @@ static int fuzz_jsonl_target(int k, char *spec, size_t n, const char **tpl, cons
 }
 
 /* How many targets the selector byte chooses among (test_datasets.c replays each seed with
- * every one). */
-static int fuzz_jsonl_n_targets(void) {
+ * every one; unused in the fuzz target itself). */
+__attribute__((unused)) static int fuzz_jsonl_n_targets(void) {
     char spec[128];
     const char *tpl, *dir;
     return fuzz_jsonl_target(-1, spec, sizeof spec, &tpl, &dir);

@@ -25,13 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "model/forward.h"
 #include "model/llama2c.h"
 #include "model/model.h"
 #include "util/err.h"
+#include "tests/fuzz_memfd.h"
 
 /* Reads the first and last byte of every array the loader bound. */
 static unsigned fuzz_llama2c_walk(const model *m) {
@@ -86,18 +86,12 @@ int fuzz_llama2c_loaded, fuzz_llama2c_ran; /* inputs that loaded, and that ran a
 
 /* The fuzz entry: never fails, only crashes if the library has a bug. */
 int fuzz_llama2c_one(const uint8_t *data, size_t size) {
-    int fd = memfd_create("fuzz_llama2c", MFD_CLOEXEC);
+    char path[64];
+    int fd = fuzz_memfd("fuzz_llama2c", data, size, path, sizeof path);
     if (fd < 0) return 0;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t k = write(fd, data + done, size - done);
-        if (k <= 0) break;
-        done += (size_t)k;
-    }
-    char path[64], err[ERR_LEN];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    char err[ERR_LEN];
     model *m;
-    if (done == size && model_open_llama2c(&m, path, err) == 0) {
+    if (model_open_llama2c(&m, path, err) == 0) {
         fuzz_llama2c_loaded++;
         unsigned ran = fuzz_llama2c_forward(m);
         fuzz_llama2c_ran += ran != 0;
@@ -105,7 +99,7 @@ int fuzz_llama2c_one(const uint8_t *data, size_t size) {
         model_close(m);
     }
     /* the format dispatch in front of it (GGUF inputs go to fuzz_gguf's reader) */
-    if (done == size && size >= 4 && memcmp(data, "GGUF", 4) != 0 && model_open(&m, path, err) == 0)
+    if (size >= 4 && memcmp(data, "GGUF", 4) != 0 && model_open(&m, path, err) == 0)
         model_close(m);
     close(fd);
     return 0;

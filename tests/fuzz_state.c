@@ -30,13 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "decoders/decoder.h"
 #include "decoders/ouroboros.h"
 #include "model/synth.h"
 #include "util/err.h"
+#include "tests/fuzz_memfd.h"
 #include "util/hash.h"
 
 enum { FUZZ_STATE_N = 2, FUZZ_STATE_PROMPT = 8, FUZZ_STATE_MAX_NEW = 16 };
@@ -129,17 +129,11 @@ static void fuzz_state_use(dec *d) {
 /* The fuzz entry: never fails, only aborts if the library breaks its contract. */
 int fuzz_state_one(const uint8_t *data, size_t size) {
     fuzz_state_init();
-    int fd = memfd_create("fuzz_state", MFD_CLOEXEC);
+    char path[64];
+    int fd = fuzz_memfd("fuzz_state", data, size, path, sizeof path);
     if (fd < 0) return 0;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t k = write(fd, data + done, size - done);
-        if (k <= 0) break;
-        done += (size_t)k;
-    }
-    char path[64], err[ERR_LEN];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    for (int i = 0; done == size && i < FUZZ_STATE_N; i++) {
+    char err[ERR_LEN];
+    for (int i = 0; i < FUZZ_STATE_N; i++) {
         dec *d = fs.d[i];
         long before = fuzz_state_phrases(d);
         if (dec_state_load(d, path, err) != 0) {

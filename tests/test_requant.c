@@ -66,10 +66,14 @@ static int same_matrices(const model *a, const model *b, const char *what) {
 /* Logits of a few prompt tokens: bit-identical. */
 static void same_logits(const model *a, const model *b, const char *what) {
     char err[ERR_LEN];
-    fwd_ctx *fa, *fb;
+    fwd_ctx *fa = NULL, *fb = NULL;
     static float la[1 << 16], lb[1 << 16];
-    CHECK(fwd_new(&fa, a, NULL, 8, KERN_EXACT, err) == 0 &&
-          fwd_new(&fb, b, NULL, 8, KERN_EXACT, err) == 0);
+    if (fwd_new(&fa, a, NULL, 8, KERN_EXACT, err) != 0 ||
+        fwd_new(&fb, b, NULL, 8, KERN_EXACT, err) != 0) {
+        CHECK_MSG(0, "%s: %s", what, err);
+        if (fa) fwd_free(fa);
+        return;
+    }
     CHECK(fwd_prefill(fa, ids[0], lens[0], la, err) == 0 &&
           fwd_prefill(fb, ids[0], lens[0], lb, err) == 0);
     CHECK_MSG(!memcmp(la, lb, sizeof(float) * (size_t)a->cfg.vocab_size), "%s: logits differ",

@@ -361,16 +361,16 @@ static void test_specials(void) {
 static void test_invalid_utf8(void) {
     tok *t = load_vocab("llama-bpe");
     const char *bad[] = {"\xff",
-                         "a\x80"
-                         "b",
+                         ("a\x80"
+                          "b"),
                          "\xe6\x97",
                          "\xc0\xaf",
                          "\xed\xa0\x80",
                          "\xf4\x90\x80\x80"};
     /* a cut sequence is one U+FFFD per byte: llama.cpp steps one byte past an invalid lead */
     const char *same[] = {"\xef\xbf\xbd",
-                          "a\xef\xbf\xbd"
-                          "b",
+                          ("a\xef\xbf\xbd"
+                           "b"),
                           "\xef\xbf\xbd\xef\xbf\xbd",
                           "/",
                           "\xef\xbf\xbd",
