@@ -33,6 +33,7 @@
 #include "model/tok_internal.h"
 #include "util/err.h"
 #include "util/hash.h"
+#include "util/heap.h"
 
 #define MAPPED_CP_END 0x144 /* the stand-ins are below U+0144 */
 
@@ -499,29 +500,7 @@ static int before(const bigram *a, const bigram *b) {
     return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
 }
 
-static void heap_push(bigram *h, int *n, bigram b) {
-    int i = (*n)++;
-    while (i > 0 && before(&b, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = b;
-}
-
-static bigram heap_pop(bigram *h, int *n) {
-    bigram top = h[0], last = h[--*n];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && before(&h[c + 1], &h[c])) c++;
-        if (!before(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = last;
-    return top;
-}
+HEAP_DEFINE(bigram, before)
 
 static void try_pair(const bpe *v, const symbol *sym, int left, bigram *heap, int *nheap) {
     if (left < 0 || sym[left].next < 0) return;
@@ -529,7 +508,7 @@ static void try_pair(const bpe *v, const symbol *sym, int left, bigram *heap, in
     if (sym[left].id < 0 || sym[right].id < 0) return;
     const merge *m = find_merge(v, sym[left].id, sym[right].id);
     if (m)
-        heap_push(heap, nheap,
+        bigram_heap_push(heap, nheap,
                   (bigram){m->rank, left, right, sym[left].len + sym[right].len, m->result});
 }
 
@@ -567,7 +546,7 @@ static int encode_word(const bpe *v, const unsigned char *w, int k, scratch *s, 
     int nheap = 0;
     for (int i = 0; i + 1 < k; i++) try_pair(v, sym, i, s->heap, &nheap);
     while (nheap > 0) {
-        bigram b = heap_pop(s->heap, &nheap);
+        bigram b = bigram_heap_pop(s->heap, &nheap);
         symbol *l = &sym[b.left], *r = &sym[b.right];
         if (l->len == 0 || r->len == 0 || l->next != b.right || l->len + r->len != b.len) continue;
         l->id = b.result;

@@ -17,6 +17,7 @@
 #include "model/tok_internal.h"
 #include "util/err.h"
 #include "util/hash.h"
+#include "util/heap.h"
 
 #define SPACE_MARK "\xe2\x96\x81" /* '▁', SentencePiece's whitespace symbol */
 /* Longest decoded piece: SentencePiece vocabularies keep the limit they always had. */
@@ -325,29 +326,7 @@ static int before(const bigram *a, const bigram *b) {
     return a->score > b->score || (a->score == b->score && a->left < b->left);
 }
 
-static void heap_push(bigram *h, int *n, bigram b) {
-    int i = (*n)++;
-    while (i > 0 && before(&b, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = b;
-}
-
-static bigram heap_pop(bigram *h, int *n) {
-    bigram top = h[0], last = h[--*n];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && before(&h[c + 1], &h[c])) c++;
-        if (!before(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = last;
-    return top;
-}
+HEAP_DEFINE(bigram, before)
 
 static void try_pair(const spm *v, const char *buf, const symbol *sym, int left, bigram *heap,
                      int *nheap) {
@@ -355,7 +334,7 @@ static void try_pair(const spm *v, const char *buf, const symbol *sym, int left,
     int right = sym[left].next;
     int len = sym[left].len + sym[right].len;
     int id = lookup(v, buf + sym[left].start, (size_t)len);
-    if (id >= 0) heap_push(heap, nheap, (bigram){v->score[id], left, right, len});
+    if (id >= 0) bigram_heap_push(heap, nheap, (bigram){v->score[id], left, right, len});
 }
 
 static int spm_encode(const tok *t, const char *text, size_t text_len, int *ids, int *n,
@@ -393,7 +372,7 @@ static int spm_encode(const tok *t, const char *text, size_t text_len, int *ids,
     int nheap = 0;
     for (int i = 0; i + 1 < nsym; i++) try_pair(v, buf, sym, i, heap, &nheap);
     while (nheap > 0) {
-        bigram b = heap_pop(heap, &nheap);
+        bigram b = bigram_heap_pop(heap, &nheap);
         symbol *l = &sym[b.left], *r = &sym[b.right];
         if (l->len == 0 || r->len == 0 || l->next != b.right || l->len + r->len != b.len) continue;
         l->len += r->len;
