@@ -1,15 +1,13 @@
 /* ouroboros_pool.c: refinement and the pool file of ouroboros_pool.h. */
 #include "decoders/ouroboros_pool.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/state_file.h"
 #include "util/err.h"
-#include "util/file.h"
-#include "util/hash.h"
 
 static const char MAGIC[8] = {'D', 'B', 'O', 'U', 'R', 'O', 'P', '1'};
 #define HEADER_BYTES (8 + 5 * 4)
@@ -24,15 +22,6 @@ void ouro_pool_replace(ngram_pool *p, int key, const int *old, const int *phrase
     ngram_pool_add(p, key, phrase);
 }
 
-static unsigned char *put_u32(unsigned char *b, uint32_t v) {
-    for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-    return b + 4;
-}
-
-static uint32_t get_u32(const unsigned char *b) {
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) {
     const int len = ngram_pool_n(p);
     size_t n_keys = 0, size = HEADER_BYTES + 8;
@@ -40,32 +29,20 @@ int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) 
         if (ngram_pool_count(p, k)) n_keys++, size += 8 + 4 * (size_t)ngram_pool_count(p, k) * len;
     unsigned char *buf = malloc(size), *b = buf;
     if (!buf) return err_set(err, "%s: out of memory for %zu bytes", path, size);
-    memcpy(b, MAGIC, 8), b += 8;
-    b = put_u32(b, 1), b = put_u32(b, (uint32_t)vocab), b = put_u32(b, (uint32_t)ngram_pool_g(p));
-    b = put_u32(b, (uint32_t)len), b = put_u32(b, (uint32_t)n_keys);
+    b = sf_put_head(b, MAGIC, vocab), b = sf_put_u32(b, (uint32_t)ngram_pool_g(p));
+    b = sf_put_u32(b, (uint32_t)len), b = sf_put_u32(b, (uint32_t)n_keys);
     for (int k = 0; k < vocab; k++) {
         int count = ngram_pool_count(p, k);
         if (!count) continue;
-        b = put_u32(b, (uint32_t)k), b = put_u32(b, (uint32_t)count);
+        b = sf_put_u32(b, (uint32_t)k), b = sf_put_u32(b, (uint32_t)count);
         for (int i = count - 1; i >= 0; i--) { /* oldest first */
             const int *ph = ngram_pool_get(p, k, i);
-            for (int j = 0; j < len; j++) b = put_u32(b, (uint32_t)ph[j]);
+            for (int j = 0; j < len; j++) b = sf_put_u32(b, (uint32_t)ph[j]);
         }
     }
-    uint64_t h = hash_fnv1a(buf, size - 8);
-    b = put_u32(b, (uint32_t)h), b = put_u32(b, (uint32_t)(h >> 32));
-    /* through PATH.tmp and a rename (file.h): a failed save leaves an older file at PATH intact
-     * and no PATH.tmp behind */
-    file_out o;
-    if (file_out_open(&o, path, "pool", err)) {
-        free(buf);
-        return -1;
-    }
-    int ok = fwrite(buf, 1, size, o.f) == size, e = errno;
+    int rc = sf_write(buf, size, "Ouroboros pool", path, err);
     free(buf);
-    if (ok) return file_out_commit(&o, err);
-    file_out_abort(&o);
-    return err_set(err, "%s: cannot write the pool: %s", path, strerror(e));
+    return rc;
 }
 
 /* The largest pool file read: a real pool (32000 keys x 64 phrases x 8 tokens) is 65 MB; a
@@ -75,18 +52,10 @@ int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) 
 /* Checks buf (fill == NULL) or adds its phrases to fill (after a successful check). */
 static int parse(const unsigned char *buf, size_t size, int vocab, int len, const char *path,
                  ngram_pool *fill, char *err) {
-    if (size < HEADER_BYTES + 8)
-        return err_set(err, "%s: truncated: %zu bytes, a pool file has at least %d", path, size,
-                       HEADER_BYTES + 8);
-    if (memcmp(buf, MAGIC, 8) != 0)
-        return err_set(err, "%s: byte 0: not a decbench Ouroboros pool file (magic DBOUROP1)",
-                       path);
-    uint32_t version = get_u32(buf + 8), fvocab = get_u32(buf + 12), cap = get_u32(buf + 16),
-             flen = get_u32(buf + 20), n_keys = get_u32(buf + 24);
-    if (version != 1) return err_set(err, "%s: byte 8: version %u, expected 1", path, version);
-    if (fvocab != (uint32_t)vocab)
-        return err_set(err, "%s: byte 12: a vocabulary of %u tokens, the model has %d", path,
-                       fvocab, vocab);
+    if (sf_check_head(buf, size, MAGIC, HEADER_BYTES, vocab, "Ouroboros pool", path, err))
+        return -1;
+    uint32_t fvocab = (uint32_t)vocab, cap = sf_get_u32(buf + 16), flen = sf_get_u32(buf + 20),
+             n_keys = sf_get_u32(buf + 24);
     if (cap < 1 || cap > 65535)
         return err_set(err, "%s: byte 16: %u phrases per key, expected 1..65535", path, cap);
     if (flen != (uint32_t)len)
@@ -101,7 +70,7 @@ static int parse(const unsigned char *buf, size_t size, int vocab, int len, cons
         if (end - at < 8)
             return err_set(err, "%s: byte %zu: truncated in key record %u of %u", path, at, r + 1,
                            n_keys);
-        uint32_t key = get_u32(buf + at), n = get_u32(buf + at + 4);
+        uint32_t key = sf_get_u32(buf + at), n = sf_get_u32(buf + at + 4);
         if ((long)key <= prev || key >= fvocab)
             return err_set(err, "%s: byte %zu: key %u, expected %ld..%u (keys increase)", path, at,
                            key, prev + 1, fvocab - 1);
@@ -113,7 +82,7 @@ static int parse(const unsigned char *buf, size_t size, int vocab, int len, cons
             return err_set(err, "%s: byte %zu: truncated in the phrases of key %u", path, at, key);
         for (uint32_t i = 0; i < n; i++) { /* oldest first: adding them in order keeps LRU */
             for (uint32_t j = 0; j < flen; j++, at += 4) {
-                uint32_t t = get_u32(buf + at);
+                uint32_t t = sf_get_u32(buf + at);
                 if (t >= fvocab)
                     return err_set(err, "%s: byte %zu: token %u outside the vocabulary of %u", path,
                                    at, t, fvocab);
@@ -123,14 +92,7 @@ static int parse(const unsigned char *buf, size_t size, int vocab, int len, cons
         }
         prev = key;
     }
-    if (at != end)
-        return err_set(err, "%s: byte %zu: %zu unexpected bytes before the checksum", path, at,
-                       end - at);
-    uint64_t want = hash_fnv1a(buf, end);
-    uint64_t got = get_u32(buf + end) | (uint64_t)get_u32(buf + end + 4) << 32;
-    if (want != got)
-        return err_set(err, "%s: byte %zu: checksum mismatch (the file is corrupted)", path, end);
-    return 0;
+    return sf_check_end(buf, at, end, path, err);
 }
 
 int ouro_pool_load(ngram_pool *p, int vocab, const char *path, char *err) {

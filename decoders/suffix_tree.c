@@ -9,9 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoders/state_file.h"
 #include "util/err.h"
-#include "util/file.h"
-#include "util/hash.h"
 
 /* A node: one token below its parent. Index 0 is the root (the empty string); 0 in child and
  * sibling means none (the root is nobody's child). */
@@ -347,15 +346,6 @@ void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_sp
 static const char MAGIC[8] = {'D', 'B', 'S', 'U', 'F', 'F', 'X', '1'};
 #define HEADER_BYTES (8 + 3 * 4)
 
-static unsigned char *put_u32(unsigned char *b, uint32_t v) {
-    for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-    return b + 4;
-}
-
-static uint32_t get_u32(const unsigned char *b) {
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 int stree_save(const suffix_tree *t, int vocab, const char *path, long *n_seqs, long *n_tokens,
                char *err) {
     long seqs = 0;
@@ -363,25 +353,15 @@ int stree_save(const suffix_tree *t, int vocab, const char *path, long *n_seqs, 
     size_t size = HEADER_BYTES + 4 * (size_t)seqs + 4 * (size_t)t->n_tok + 8;
     unsigned char *buf = malloc(size), *b = buf;
     if (!buf) return err_set(err, "%s: out of memory for %zu bytes", path, size);
-    memcpy(b, MAGIC, 8), b += 8;
-    b = put_u32(b, 1), b = put_u32(b, (uint32_t)vocab), b = put_u32(b, (uint32_t)seqs);
+    b = sf_put_head(b, MAGIC, vocab), b = sf_put_u32(b, (uint32_t)seqs);
     long at = t->ring_head;
     for (long s = 0; s < t->n_seq; s++) {
         long len = t->seq_len[(t->seq_head + s) % t->max_seq];
-        if (len) b = put_u32(b, (uint32_t)len);
+        if (len) b = sf_put_u32(b, (uint32_t)len);
         for (long i = 0; i < len; i++, at = (at + 1) % t->max_tokens)
-            b = put_u32(b, (uint32_t)t->ring[at]);
+            b = sf_put_u32(b, (uint32_t)t->ring[at]);
     }
-    uint64_t h = hash_fnv1a(buf, size - 8);
-    b = put_u32(b, (uint32_t)h), put_u32(b, (uint32_t)(h >> 32));
-    file_out o;
-    int rc = file_out_open(&o, path, "suffix tree", err);
-    if (rc == 0 && fwrite(buf, 1, size, o.f) != size) {
-        err_set(err, "%s: cannot write the suffix tree: %s", path, strerror(errno));
-        file_out_abort(&o);
-        rc = -1;
-    }
-    if (rc == 0) rc = file_out_commit(&o, err);
+    int rc = sf_write(buf, size, "suffix tree", path, err);
     free(buf);
     if (rc == 0 && n_seqs) *n_seqs = seqs;
     if (rc == 0 && n_tokens) *n_tokens = t->n_tok;
@@ -391,43 +371,28 @@ int stree_save(const suffix_tree *t, int vocab, const char *path, long *n_seqs, 
 /* Checks buf (fill == NULL), or appends its sequences to fill (after a successful check). */
 static int parse(const unsigned char *buf, size_t size, int vocab, const char *path,
                  suffix_tree *fill, char *err) {
-    if (size < HEADER_BYTES + 8)
-        return err_set(err, "%s: truncated: %zu bytes, a suffix tree file has at least %d", path,
-                       size, HEADER_BYTES + 8);
-    if (memcmp(buf, MAGIC, 8) != 0)
-        return err_set(err, "%s: byte 0: not a decbench suffix tree file (magic DBSUFFX1)", path);
-    uint32_t version = get_u32(buf + 8), fvocab = get_u32(buf + 12), n_seqs = get_u32(buf + 16);
-    if (version != 1) return err_set(err, "%s: byte 8: version %u, expected 1", path, version);
-    if (fvocab != (uint32_t)vocab)
-        return err_set(err, "%s: byte 12: a vocabulary of %u tokens, the model has %d", path,
-                       fvocab, vocab);
+    if (sf_check_head(buf, size, MAGIC, HEADER_BYTES, vocab, "suffix tree", path, err)) return -1;
+    uint32_t fvocab = (uint32_t)vocab, n_seqs = sf_get_u32(buf + 16);
     size_t at = HEADER_BYTES, end = size - 8;
     for (uint32_t s = 0; s < n_seqs; s++) {
         if (end - at < 4)
             return err_set(err, "%s: byte %zu: truncated in sequence %u of %u", path, at, s + 1,
                            n_seqs);
-        uint32_t len = get_u32(buf + at);
+        uint32_t len = sf_get_u32(buf + at);
         if (len < 1 || (end - at - 4) / 4 < len)
             return err_set(err, "%s: byte %zu: sequence %u of %u tokens, expected 1..%zu", path, at,
                            s + 1, len, (end - at - 4) / 4);
         at += 4;
         if (fill) stree_begin(fill);
         for (uint32_t i = 0; i < len; i++, at += 4) {
-            uint32_t tok = get_u32(buf + at);
+            uint32_t tok = sf_get_u32(buf + at);
             if (tok >= fvocab)
                 return err_set(err, "%s: byte %zu: token %u outside the vocabulary of %u", path, at,
                                tok, fvocab);
             if (fill) stree_append(fill, (int)tok);
         }
     }
-    if (at != end)
-        return err_set(err, "%s: byte %zu: %zu unexpected bytes before the checksum", path, at,
-                       end - at);
-    uint64_t want = hash_fnv1a(buf, end);
-    uint64_t got = get_u32(buf + end) | (uint64_t)get_u32(buf + end + 4) << 32;
-    if (want != got)
-        return err_set(err, "%s: byte %zu: checksum mismatch (the file is corrupted)", path, end);
-    return 0;
+    return sf_check_end(buf, at, end, path, err);
 }
 
 int stree_load_bytes(suffix_tree *t, int vocab, const unsigned char *buf, size_t size,
