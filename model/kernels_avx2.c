@@ -291,12 +291,43 @@ static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const un
         for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
 }
 
+/* Rows [0, rows) widened exactly into buf, K floats per row: the weights tile_blocks forms in
+ * registers, stored instead of multiplied. */
+static inline __attribute__((always_inline)) void widen_blocks(wtype WT, const unsigned char *w,
+                                                               size_t ldw, int rows, int K,
+                                                               float *buf, int bytes) {
+    const int BS = avx2_block_size(WT);
+    for (int i = 0; i < rows; i++) {
+        float *o = buf + (size_t)i * K;
+        for (int k = 0, b = 0; k < K; k += BS, b++) {
+            const unsigned char *blk = w + (size_t)i * ldw + (size_t)b * bytes;
+            blk_scales s;
+            scales_of(WT, blk, &s);
+            for (int c = 0; c < BS / 16; c++) {
+                _mm256_storeu_ps(o + k + 16 * c, half8(WT, blk, c, 0, &s));
+                _mm256_storeu_ps(o + k + 16 * c + 8, half8(WT, blk, c, 1, &s));
+            }
+        }
+    }
+}
+
 /* Tokens in threes, one row at a time (its weights formed once per three tokens); one or two
  * tokens left, two rows at a time (the registers hold no more accumulators), far apart when the
- * matrix streams (kern_rowgroup). */
+ * matrix streams (kern_rowgroup). From kern_widen_from(WT) tokens on, panels of rows are widened
+ * once into a buffer for the f32 tiles instead (the same bits, kernels_isa.h). */
 static inline __attribute__((always_inline)) void
 matmul_blocks(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const float *x,
               size_t ldx, int T, float *y, size_t ldy, int bytes, int streams) {
+    if (T >= kern_widen_from(WT)) {
+        int n = kern_widen_rows(K);
+        float buf[n * K];
+        for (int r = 0; r < rows; r += n) {
+            int rt = rows - r < n ? rows - r : n;
+            widen_blocks(WT, w + (size_t)r * ldw, ldw, rt, K, buf, bytes);
+            matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy, 0);
+        }
+        return;
+    }
     int t3 = T / 3 * 3;
     for (int r = 0; r < rows; r++)
         for (int t = 0; t < t3; t += 3)

@@ -522,6 +522,57 @@ static void avx512_values(const float *e, size_t lde, const float *sum, int nq, 
     }
 }
 
+/* Rows [0, rows) of storage type WT widened exactly into buf, K floats per row: the weights
+ * tile() forms in registers (chunk, load_w16, q8_0's loop), stored instead of multiplied. */
+static inline __attribute__((always_inline)) void widen_typed(wtype WT, const unsigned char *w,
+                                                              size_t ldw, int rows, int K,
+                                                              float *buf) {
+    for (int i = 0; i < rows; i++) {
+        const unsigned char *b = w + (size_t)i * ldw;
+        float *o = buf + (size_t)i * K;
+        if (WT == WTYPE_Q8_0) {
+            for (int k = 0; k < K; k += 32, b += 34) {
+                __m512 d = bcast_half(b);
+#pragma GCC unroll 2
+                for (int half = 0; half < 2; half++) {
+                    __m128i q8 = _mm_loadu_si128((const __m128i *)(b + 2 + 16 * half));
+                    _mm512_storeu_ps(o + k + 16 * half,
+                                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)), d));
+                }
+            }
+        } else if (is_block(WT)) {
+            const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
+            const int GROUP = BS == 32 ? 16 : 1;
+            stage st;
+            for (int k0 = 0; k0 < K; k0 += GROUP * BS) {
+                int nb = (K - k0) / BS < GROUP ? (K - k0) / BS : GROUP;
+                if (GROUP > 1) {
+                    stage_group(WT, b, nb, &st);
+                    STAGED();
+                }
+                for (int j = 0; j < nb; j++, b += BB) {
+                    if (GROUP == 1) {
+                        stage_block(WT, b, &st);
+                        STAGED();
+                    }
+                    sub_state ss = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+#pragma GCC unroll 16
+                    for (int c = 0; c < BS / 16; c++) {
+                        if (c % SUB == 0) ss = sub_prep(WT, c, &st, GROUP > 1 ? j : 0);
+                        _mm512_storeu_ps(o + k0 + j * BS + 16 * c, chunk(WT, b, c, ss));
+                    }
+                }
+            }
+        } else {
+            for (int k = 0; k < K; k += KERN_LANES) {
+                __mmask16 m =
+                    K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+                _mm512_mask_storeu_ps(o + k, m, load_w16(WT, b, k, m));
+            }
+        }
+    }
+}
+
 /* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 4x1 (streaming), 16x1 or 8x1
  * (in the cache), 8x2 or 5x3 tiles, so that each fold serves many results (T = 1, plain decoding,
  * is the 1-token case). Rows are grouped by kern_rowgroup: far apart when the matrix streams
@@ -532,6 +583,17 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
+    if (T >= kern_widen_from(WT)) { /* widen once, then the f32 tiles (kernels_isa.h) */
+        int n = kern_widen_rows(K);
+        float buf[n * K];
+        for (int r = 0; r < rows; r += n) {
+            int rt = rows - r < n ? rows - r : n;
+            widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf);
+            kern_avx512_f32((const unsigned char *)buf, 4 * (size_t)K, rt, K, x, ldx, T, y + r,
+                            ldy, 0);
+        }
+        return;
+    }
     int t0 = T / 4 * 4;
     if (t0)
         ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4,

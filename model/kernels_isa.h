@@ -129,6 +129,20 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
         }                                                                                          \
     } while (0)
 
+/* The rows per pass from which a tile of a quantized type widens a panel of kern_widen_rows
+ * rows into a float buffer once and runs the f32 tiles over it, instead of widening every
+ * weight again for each block of 4 tokens. The same floats meet the same FMAs in the same
+ * order, so the bits do not change (tests/test_kernels.c runs T on both sides). Measured on
+ * the synthetic presets (Zen 4, 2 threads, rows/s of `decbench cost`, direct -> widened):
+ * T = 64: 110M q8_0 489 -> 740, Q4_K_M 487 -> 750, Q6_K 462 -> 819; T = 8: Q4_K_M 538 -> 522
+ * (110M), 51 -> 56 (1.1B), Q6_K 320 -> 442; q8_0, whose widening is cheapest, gains from
+ * T = 16 (110M 526 -> 511 is a tie, 1.1B 52 -> 65) and loses at T = 8 (466 -> 399). f16 and
+ * bf16 never: their widening is one instruction per 16 weights and the buffer's stores and
+ * loads cost more (T = 64: 820 -> 635). */
+static inline int kern_widen_from(wtype t) {
+    return t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16 ? 1 << 30 : t == WTYPE_Q8_0 ? 16 : 8;
+}
+
 /* Rows widened at a time by the generic paths: up to 16, fewer for long rows so the buffer
  * (on the stack) stays within 256 KB. */
 static inline int kern_widen_rows(int K) {

@@ -1,6 +1,7 @@
 /* test_kernels.c: every instruction set's kernels equal the scalar reference bit for bit.
  *  1. matrix products for every row of the weight-type table (wtype.h) on every instruction
- *     set this CPU runs (scalar, AVX2, AVX-512): odd K (tails), every tile edge, T = 1..9,
+ *     set this CPU runs (scalar, AVX2, AVX-512): odd K (tails), every tile edge, T = 1..9 and
+ *     both sides of the widening thresholds (kern_widen_from),
  *     row offsets; a matrix too big for the cache (the streaming row groups) whole and
  *     in thread shares; a new type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
@@ -65,13 +66,18 @@ static int same_rows(const float *a, const float *b, int T, int n, int ld) {
     return 1;
 }
 
-/* Every type, small matrices: K tails, T = 1..9, row offsets 0..2. */
+/* Rows per pass tested: every small count, and both sides of kern_widen_from's thresholds (8
+ * for the block types, 16 for q8_0), where the tiles start widening a panel of rows first. */
+static const int test_T[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24};
+#define N_TEST_T (int)(sizeof test_T / sizeof test_T[0])
+
+/* Every type, small matrices: K tails, the T of test_T, row offsets 0..2. */
 static void test_matmul_small(rng_state *r) {
     int Ks[] = {1, 7, 16, 17, 31, 32, 64, 96, 172, 288};
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
-            int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 9;
+            int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 24;
             if (tt->block > 1 && ki > 0 &&
                 K == (Ks[ki - 1] + tt->block - 1) / tt->block * tt->block)
                 continue; /* the same K again */
@@ -83,14 +89,14 @@ static void test_matmul_small(rng_state *r) {
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                 if (!isa_on[isa]) continue;
                 int bad = 0;
-                for (int n = 1; n <= T; n++)
-                    for (int r0 = 0; r0 < 3; r0++) {
+                for (int ti = 0; ti < N_TEST_T; ti++)
+                    for (int r0 = 0, n = test_T[ti]; r0 < 3; r0++) {
                         kern_matmul_isa((kern_isa)isa, &m, r0, R, x, K, n, y1, R);
                         kern_matmul_ref(&m, r0, R, x, K, n, y2, R);
                         bad += !same_rows(y1, y2, n, R - r0, R);
                     }
-                CHECK_MSG(bad == 0, "%s %s K=%d: %d of 27 shapes differ from the reference",
-                          kern_isa_name((kern_isa)isa), tt->name, K, bad);
+                CHECK_MSG(bad == 0, "%s %s K=%d: %d of %d shapes differ from the reference",
+                          kern_isa_name((kern_isa)isa), tt->name, K, bad, 3 * N_TEST_T);
             }
             /* the public entry point runs the active instruction set */
             kern_matmul(&m, 0, R, x, K, T, y1, R);
@@ -112,12 +118,14 @@ static void test_matmul_streaming(rng_state *r) {
         int R = (int)((600 << 10) / row_bytes) | 1; /* > 512 KB; odd, so not whole 16-row tiles */
         if (R < 501) R = 501;
         unsigned char *w = random_matrix(r, (wtype)t, R, K);
-        float *x = malloc(sizeof(float) * 6 * K);
-        float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
-        for (int i = 0; i < 6 * K; i++) x[i] = 2 * rng_unit(r) - 1;
+        float *x = malloc(sizeof(float) * 17 * K);
+        float *y1 = malloc(sizeof(float) * 17 * R), *y2 = malloc(sizeof(float) * 17 * R);
+        for (int i = 0; i < 17 * K; i++) x[i] = 2 * rng_unit(r) - 1;
         wmat m = {(wtype)t, w, R, K};
         const int cuts[] = {0, 37, 160, R / 2 + 1, R};
-        for (int n = 1; n <= 6; n++) {
+        const int ns[] = {1, 2, 3, 4, 5, 6, 8, 16, 17};
+        for (int ni = 0; ni < 9; ni++) {
+            const int n = ns[ni];
             kern_matmul_ref(&m, 0, R, x, K, n, y2, R);
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                 if (!isa_on[isa]) continue;
@@ -125,7 +133,7 @@ static void test_matmul_streaming(rng_state *r) {
                 kern_matmul_isa((kern_isa)isa, &m, 0, R, x, K, n, y1, R);
                 CHECK_MSG(same_rows(y1, y2, n, R, R), "%s large %s matrix (%dx%d), T=%d differs",
                           in, tt->name, R, K, n);
-                memset(y1, 0, sizeof(float) * 6 * R);
+                memset(y1, 0, sizeof(float) * 17 * R);
                 for (int c = 0; c + 1 < 5; c++)
                     kern_matmul_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], x, K, n, y1 + cuts[c],
                                     R);
