@@ -33,6 +33,7 @@ PRESETS=${PRESETS:-1.1B llama-3.1-8b}
 MIXES=${MIXES:-Q4_0 Q4_K_M Q6_K}
 [ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
 source bench/cache.sh
+source bench/llama_csv.sh
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 free_gb() { df -Pk "$CACHE" | awk 'NR == 2 {printf "%d", $4 / 1e6}'; }
 avail_gb() { awk '/^MemAvailable/ {printf "%.1f", $2 / 1e6}' /proc/meminfo; }
@@ -50,7 +51,7 @@ synth_gguf() {
     [ -f "$f" ] || "$B" synth --config "$1" --type "$2" --tokenizer "$(vocab_for "$1")" --seed 1 -o "$f" >&2
     echo "$f"
 }
-rows_ms() { awk -v r="$2" '$1 == r {print $2}' "$1"; }
+rows_ms() { awk -v r="$2" '$1 == r && $8 == 1 {print $2; exit}' "$1"; } # the pass with one row's logits
 median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 load_start=$(loadavg)
@@ -84,8 +85,8 @@ for preset in $PRESETS; do
         mb=$(sed -n 's/.* weights, \([0-9.]*\) MB$/\1/p' "$cost" | head -1)
         lb=-
         if [ -n "${LLAMA_BENCH:-}" ]; then
-            lb=$("$LLAMA_BENCH" -m "$g" -p 0 -n "$N" -t "$THREADS" -r 3 -o csv 2>/dev/null |
-                awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /avg_ts/) c = i} NR == 2 {gsub(/"/, "", $c); print $c}')
+            "$LLAMA_BENCH" -m "$g" -p 0 -n "$N" -t "$THREADS" -r 3 -o csv >"$CACHE/model_speed_llama.csv" 2>/dev/null
+            lb=$(llama_ts "$CACHE/model_speed_llama.csv" 0 "$N")
         fi
         results+=("$preset $mix $mb $tps $med $lb $cost")
     done
