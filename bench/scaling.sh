@@ -70,7 +70,7 @@ for f in $FILES; do
         if [ -n "${LLAMA_BENCH:-}" ]; then
             csv=$CACHE/scaling_llama.csv
             "$LLAMA_BENCH" -m "$f" -p 64 -n "$N" -t "$th" -r 1 -o csv >"$csv" 2>/dev/null
-            peer=" | $(llama_ts "$csv" 0 "$N") / $(llama_ts "$csv" 64 0)"
+            peer=$(printf " | %.1f / %.1f" "$(llama_ts "$csv" 0 "$N")" "$(llama_ts "$csv" 64 0)")
         fi
         printf "%-34s %4s | %s%6.1f/%-5.1f (%3.0f%%)%s\n" "$(basename "$f")" "$th" "$line" "$gbs" "$bw" \
             "$(awk -v g="$gbs" -v b="$bw" 'BEGIN { print (b > 0 ? 100 * g / b : 0) }')" "$peer"
