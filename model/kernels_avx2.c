@@ -106,13 +106,9 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
                               int rows, int K, const float *x, size_t ldx, int T, float *y,
                               size_t ldy, int streams) {
     (void)streams;
-    int n = kern_widen_rows(K);
-    float buf[n * K];
-    for (int r = 0; r < rows; r += n) {
-        int rt = rows - r < n ? rows - r : n;
-        for (int i = 0; i < rt; i++) to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K);
-        matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy, 0);
-    }
+    KERN_WIDENED_PANELS(kern_avx2_f32, rows, K, x, ldx, T, y, ldy,
+                        for (int i = 0; i < rt; i++)
+                            to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K));
 }
 
 /* ---- block types ------------------------------------------------------------------------ */
@@ -319,13 +315,8 @@ static inline __attribute__((always_inline)) void
 matmul_blocks(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const float *x,
               size_t ldx, int T, float *y, size_t ldy, int bytes, int streams) {
     if (T >= kern_widen_from(WT)) {
-        int n = kern_widen_rows(K);
-        float buf[n * K];
-        for (int r = 0; r < rows; r += n) {
-            int rt = rows - r < n ? rows - r : n;
-            widen_blocks(WT, w + (size_t)r * ldw, ldw, rt, K, buf, bytes);
-            matmul_f32(buf, (size_t)K, rt, K, x, ldx, T, y + r, ldy, 0);
-        }
+        KERN_WIDENED_PANELS(kern_avx2_f32, rows, K, x, ldx, T, y, ldy,
+                            widen_blocks(WT, w + (size_t)r * ldw, ldw, rt, K, buf, bytes));
         return;
     }
     int t3 = T / 3 * 3;

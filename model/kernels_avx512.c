@@ -522,8 +522,9 @@ static void avx512_values(const float *e, size_t lde, const float *sum, int nq, 
     }
 }
 
-/* Rows [0, rows) of storage type WT widened exactly into buf, K floats per row: the weights
- * tile() forms in registers (chunk, load_w16, q8_0's loop), stored instead of multiplied. */
+/* Rows [0, rows) of a quantized type WT widened exactly into buf, K floats per row: the
+ * weights tile() forms in registers (chunk, q8_0's loop), stored instead of multiplied. Float
+ * types are never widened (kern_widen_from). */
 static inline __attribute__((always_inline)) void widen_typed(wtype WT, const unsigned char *w,
                                                               size_t ldw, int rows, int K,
                                                               float *buf) {
@@ -563,12 +564,6 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
                     }
                 }
             }
-        } else {
-            for (int k = 0; k < K; k += KERN_LANES) {
-                __mmask16 m =
-                    K - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
-                _mm512_mask_storeu_ps(o + k, m, load_w16(WT, b, k, m));
-            }
         }
     }
 }
@@ -584,14 +579,8 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
     if (T >= kern_widen_from(WT)) { /* widen once, then the f32 tiles (kernels_isa.h) */
-        int n = kern_widen_rows(K);
-        float buf[n * K];
-        for (int r = 0; r < rows; r += n) {
-            int rt = rows - r < n ? rows - r : n;
-            widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf);
-            kern_avx512_f32((const unsigned char *)buf, 4 * (size_t)K, rt, K, x, ldx, T, y + r,
-                            ldy, 0);
-        }
+        KERN_WIDENED_PANELS(kern_avx512_f32, rows, K, x, ldx, T, y, ldy,
+                            widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf));
         return;
     }
     int t0 = T / 4 * 4;
@@ -638,14 +627,9 @@ static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *
                                 int rows, int K, const float *x, size_t ldx, int T, float *y,
                                 size_t ldy, int streams) {
     (void)streams; /* the buffer is in the cache */
-    int n = kern_widen_rows(K);
-    float buf[n * K];
-    for (int r = 0; r < rows; r += n) {
-        int rt = rows - r < n ? rows - r : n;
-        for (int i = 0; i < rt; i++) to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K);
-        matmul_typed(WTYPE_F32, (const unsigned char *)buf, 4 * (size_t)K, rt, K, x, ldx, T, y + r,
-                     ldy, 0);
-    }
+    KERN_WIDENED_PANELS(kern_avx512_f32, rows, K, x, ldx, T, y, ldy,
+                        for (int i = 0; i < rt; i++)
+                            to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K));
 }
 
 const kern_isa_ops kern_isa_avx512_ops = {

@@ -143,12 +143,29 @@ static inline int kern_widen_from(wtype t) {
     return t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16 ? 1 << 30 : t == WTYPE_Q8_0 ? 16 : 8;
 }
 
-/* Rows widened at a time by the generic paths: up to 16, fewer for long rows so the buffer
- * (on the stack) stays within 256 KB. */
+/* Rows widened at a time into a float panel (KERN_WIDENED_PANELS): up to 16, fewer for long
+ * rows so the buffer (on the stack) stays within 256 KB. */
 static inline int kern_widen_rows(int K) {
     int n = (int)(65536 / (K > 0 ? K : 1));
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }
+
+/* Widens a matrix of `rows` rows of K values exactly, kern_widen_rows(K) rows at a time, into a
+ * float panel and multiplies each panel by an ISA's f32 tile, F32_TILE (a KERN_TILE_DECL
+ * function). `widen` fills rows r .. r + rt - 1 of the matrix into buf (K floats per row):
+ * to_float row by row for types without a tile (the generic paths), a tile's own SIMD
+ * widening for wide passes (kern_widen_from). */
+#define KERN_WIDENED_PANELS(F32_TILE, rows, K, x, ldx, T, y, ldy, widen)                          \
+    do {                                                                                           \
+        int n_ = kern_widen_rows(K);                                                               \
+        float buf[n_ * (K)];                                                                       \
+        for (int r = 0; r < (rows); r += n_) {                                                     \
+            int rt = (rows) - r < n_ ? (rows) - r : n_;                                            \
+            widen;                                                                                 \
+            F32_TILE((const unsigned char *)buf, 4 * (size_t)(K), rt, K, x, ldx, T, (y) + r, ldy, \
+                     0);                                                                           \
+        }                                                                                          \
+    } while (0)
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define KERN_X86 1

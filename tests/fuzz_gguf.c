@@ -33,8 +33,8 @@
 #include "model/kernels.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
-#include "util/err.h"
 #include "tests/fuzz_memfd.h"
+#include "util/err.h"
 
 /* Reads everything a caller could read from an opened file. Returns a checksum so that the
  * reads are not optimized away. */

@@ -30,8 +30,8 @@
 #include "model/forward.h"
 #include "model/llama2c.h"
 #include "model/model.h"
-#include "util/err.h"
 #include "tests/fuzz_memfd.h"
+#include "util/err.h"
 
 /* Reads the first and last byte of every array the loader bound. */
 static unsigned fuzz_llama2c_walk(const model *m) {

@@ -35,8 +35,8 @@
 #include "decoders/decoder.h"
 #include "decoders/ouroboros.h"
 #include "model/synth.h"
-#include "util/err.h"
 #include "tests/fuzz_memfd.h"
+#include "util/err.h"
 #include "util/hash.h"
 
 enum { FUZZ_STATE_N = 2, FUZZ_STATE_PROMPT = 8, FUZZ_STATE_MAX_NEW = 16 };

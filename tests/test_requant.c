@@ -71,7 +71,7 @@ static void same_logits(const model *a, const model *b, const char *what) {
     if (fwd_new(&fa, a, NULL, 8, KERN_EXACT, err) != 0 ||
         fwd_new(&fb, b, NULL, 8, KERN_EXACT, err) != 0) {
         CHECK_MSG(0, "%s: %s", what, err);
-        if (fa) fwd_free(fa);
+        fwd_free(fa);
         return;
     }
     CHECK(fwd_prefill(fa, ids[0], lens[0], la, err) == 0 &&
