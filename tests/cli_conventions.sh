@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# cli_conventions.sh: the conventions every command follows (issue 14.1, 15.11): --help on
-# stdout with exit 0, usage errors exit 2 in every command, getopt_long's forms (-n8, --opt=V,
-# prefixes), placeholders that say what a value is, --version, report's output format taken
-# from --out's extension (and ambiguity refused), cost --seconds in seconds, models found by
-# name in the models folder, messages without internal function names, the note when the
-# context length cuts a generation, the live progress line, compare's machine warnings, and the
-# SHA-256 model fingerprint (stored, shown, cached per file).
+# cli_conventions.sh: the conventions every command follows (issue 14.1, 15.11): --help on stdout
+# with exit 0, usage errors exit 2 in every command, getopt_long's forms (-n8, --opt=V,
+# prefixes), placeholders that say what a value is, --version, report's output format taken from
+# --out's extension (and ambiguity refused), cost --seconds in seconds, the default thread count
+# taken from the affinity mask, models found by name in the models folder, messages without
+# internal function names, the note when the context length cuts a generation, the live progress
+# line, compare's machine warnings, and the SHA-256 model fingerprint (stored, shown, cached per
+# file).
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_conventions}
@@ -83,6 +84,13 @@ ls *.tmp 2>/dev/null | grep -q . && bad "report left a .tmp file" || ok
 # 6. cost --seconds is seconds (or with a unit)
 $B cost --model "$M" --rows 1 --seconds 50ms --no-bandwidth --threads 1 >c1.txt 2>&1; expect_eq cost_ms 0 $?
 $B cost --model "$M" --rows 1 --seconds 0.05 --no-bandwidth --threads 1 >c2.txt 2>&1; expect_eq cost_s 0 $?
+
+# 6b. the default thread count is the CPUs of the affinity mask, so taskset sets it (a machine
+# with one CPU cannot tell it from the online count)
+if [ "$(nproc --all)" -gt 1 ]; then
+    taskset -c 0 $B cost --model "$M" --rows 1 --seconds 10ms --no-bandwidth >aff.txt 2>&1
+    expect_grep default_threads_affinity "^# 1 threads," aff.txt
+fi
 
 # 7. messages name files and fields, not our functions (db_open:, report_plot_render:, ...)
 python3 -c "import sqlite3; c = sqlite3.connect('foreign.db'); c.execute('CREATE TABLE t (a)'); c.commit()"
