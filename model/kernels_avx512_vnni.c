@@ -35,8 +35,12 @@ static inline __m512 two_halves(const unsigned char *b0, const unsigned char *b1
     uint16_t h0, h1 = 0;
     memcpy(&h0, b0, 2);
     if (b1) memcpy(&h1, b1, 2);
-    return _mm512_cvtph_ps(
-        _mm256_inserti128_si256(_mm256_set1_epi16((short)h0), _mm_set1_epi16((short)h1), 1));
+    /* both converted in one narrow register, then spread by one permute: fewer shuffles than
+     * two broadcasts and an insert (q4_0 in cache, 1 thread: 1.86 -> 1.72 ns per 64 weights;
+     * q8_0 within the noise) */
+    __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)h0 | (uint32_t)h1 << 16)));
+    const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    return _mm512_permutexvar_ps(pick, _mm512_castps128_ps512(d));
 }
 
 typedef struct {
@@ -72,7 +76,12 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j)));
         v = _mm512_mask_srli_epi16(v, (__mmask32)0xffff0000u, v, 4);
         g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
-        g.a = _mm512_insertf32x8(_mm512_set1_ps(st->s[2 * j]), _mm256_set1_ps(st->s[2 * j + 1]), 1);
+        /* one permute of the staged scales (the compiler turns two broadcasts and an insert
+         * into three shuffles, the port this loop is short of: in cache, 1 thread, 2.23 -> 1.76
+         * ns per 64 weights; 1.1B Q4_K_M T=1 pass 1.05-1.26x faster) */
+        const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+        g.a = _mm512_permutexvar_ps(_mm512_add_epi32(pick, _mm512_set1_epi32(2 * j)),
+                                    _mm512_loadu_ps(st->s));
     } else { /* q6_k: group j = values 128h + 32k + 0..31 for k = 2(j % 2) and the next */
         int j = p % 4, h = j / 2, k0 = 2 * (j % 2);
         const unsigned char *b = r + (size_t)(p / 4) * 210;
