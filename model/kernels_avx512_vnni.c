@@ -89,10 +89,17 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         ql = j % 2 ? _mm512_srli_epi16(ql, 4) : ql;
         __m512i qh =
             _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h)));
-        qh = _mm512_srli_epi16(qh, 2 * k0); /* bits 2k, 2k+1 to the bottom */
-        qh = _mm512_mask_srli_epi16(qh, (__mmask32)0xffff0000u, qh, 2);
-        g.u = _mm512_or_si512(_mm512_and_si512(ql, _mm512_set1_epi8(15)),
-                              _mm512_slli_epi16(_mm512_and_si512(qh, _mm512_set1_epi8(3)), 4));
+        /* bits 2k, 2k+1 of each byte to bits 4, 5 by one variable shift of the 16-bit words
+         * (k = k0 in the low half, k0 + 1 in the high half: left 4 / 2 for k0 = 0, right 0 / 2
+         * for k0 = 2; what crosses into the other byte is masked off), then one ternary logic
+         * op puts them above ql's nibble: three ops where shift, masked shift, and, shift and or
+         * took five (q6_k in cache, 1 thread: 2.22 -> 1.93 ns per 64 weights at T=1,
+         * 1.19 -> 1.09 at T=4) */
+        const __m512i lo4_hi2 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+        const __m512i lo0_hi2 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+        qh = k0 ? _mm512_srlv_epi16(qh, lo0_hi2) : _mm512_sllv_epi16(qh, lo4_hi2);
+        qh = _mm512_and_si512(qh, _mm512_set1_epi8(0x30));
+        g.u = _mm512_ternarylogic_epi32(ql, _mm512_set1_epi8(15), qh, 0xEA); /* a & b | c */
         const __m512i sub = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
         g.a = _mm512_permutexvar_ps(_mm512_add_epi32(sub, _mm512_set1_epi32(4 * j)),
                                     _mm512_loadu_ps(st->s));
