@@ -11,7 +11,8 @@
 # once to $CACHE by bench/cache.sh), each weight type in $TYPES (default "f32 f16 q8_0 Q4_K_M
 # Q6_K": `decbench convert --type`, the last two llama-quantize's mixes), each thread count in
 # $THREADS_LIST (default
-# "1 $(nproc)") and each decbench kernel mode in $KERNELS (default "exact"), $PAIRS pairs
+# "1 $(nproc)") and each decbench kernel mode in $KERNELS (default "auto": exact-int8 for the
+# quantized files, exact for the float ones, as decbench picks it), $PAIRS pairs
 # (default 3), each pair run back to back:
 #   decbench: greedy decode tok/s (`generate -n $N --stats`, decode only, N=128 after BOS:
 #             llama-bench's tg$N also decodes N tokens from an empty context), rows/s of one
@@ -37,7 +38,7 @@ fi
 PRESETS=${PRESETS:-110M 1.1B}
 TYPES=${TYPES:-f32 f16 q8_0 Q4_K_M Q6_K}
 THREADS_LIST=${THREADS_LIST:-1 $(nproc)}
-KERNELS=${KERNELS:-exact}
+KERNELS=${KERNELS:-auto}
 PAIRS=${PAIRS:-3}
 N=${N:-128}
 # The vocabulary generate reads BOS from: a cached file written by `synth --type MIX` has none
@@ -80,6 +81,7 @@ for preset in $PRESETS; do
                     one=$($B cost --model "$g" --rows 1 --context 0 --threads "$th" --kernels "$km" --seconds 500ms)
                     bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$one")
                     g1=$(awk '$1 == 1 { print $5 }' <<<"$one")
+                    kres=$(sed -n 's/.* \([a-z0-9-]*\) kernels,.*/\1/p' <<<"$one") # what auto chose
                     csv=$OUT/${preset}_${t}_t${th}_pair$i.csv
                     "$LLAMA_BENCH" -m "$g" -p 8,64 -n "$N" -t "$th" -r 1 -o csv >"$csv" 2>/dev/null
                     l_tg=$(llama_ts "$csv" 0 "$N") l_p8=$(llama_ts "$csv" 8 0) l_p64=$(llama_ts "$csv" 64 0)
@@ -91,7 +93,7 @@ for preset in $PRESETS; do
                     printf "%7.1f/%-7.1f %5.2fx (%s)" "$(printf '%s\n' $1 | median)" \
                         "$(printf '%s\n' $2 | median)" "$(printf '%s\n' $3 | median)" "$(printf '%s\n' $3 | minmax)"
                 }
-                printf "%-6s %-5s %-3s %-11s | %s | %s | %s | %3.0f%% (%s)\n" "$preset" "$t" "$th" "$km" \
+                printf "%-6s %-5s %-3s %-11s | %s | %s | %s | %3.0f%% (%s)\n" "$preset" "$t" "$th" "$kres" \
                     "$(col "${dtg[*]}" "${ltg[*]}" "${tg[*]}")" "$(col "${dp8[*]}" "${lp8[*]}" "${p8[*]}")" \
                     "$(col "${dp64[*]}" "${lp64[*]}" "${p64[*]}")" \
                     "$(printf '%s\n' "${bwr[@]}" | median | awk '{ print 100 * $1 }')" "${gbs[*]}"

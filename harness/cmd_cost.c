@@ -76,8 +76,7 @@ int cmd_cost(int argc, char **argv) {
              "; lowered to fit the model)",
              "LIST"},
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
-        [C_KERN] = {"--kernels", NULL, 1, "exact (default), exact-int8 or blas",
-                    "exact|exact-int8|blas"},
+        [C_KERN] = {"--kernels", NULL, 1, KERNELS_HELP, KERNELS_METAVAR},
         [C_SECONDS] = {"--seconds", NULL, 1,
                        "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
                        "0.3s, 1m)",
@@ -137,7 +136,7 @@ int cmd_cost(int argc, char **argv) {
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
-    if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "exact"), &km))
+    if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "auto"), &km))
         return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
@@ -153,6 +152,7 @@ int cmd_cost(int argc, char **argv) {
     if (need > m->cfg.seq_len &&
         model_set_context(m, need < m->cfg.ctx_train ? need : m->cfg.ctx_train, err))
         goto done;
+    km = kern_mode_resolve(km, m, NULL);
     if (measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err) ||
         fwd_new(&f, m, pool, g.rows[g.n_rows - 1], km, err))
         goto done;

@@ -103,10 +103,7 @@ int cmd_generate(int argc, char **argv) {
                      "requantized in memory: self:q8_0, self:q4_0, self:Q4_K_M, ...)",
                      "FILE"},
         [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
-        [G_KERN] = {"--kernels", NULL, 1,
-                    "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 "
-                    "products for q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant)",
-                    "exact|exact-int8|blas"},
+        [G_KERN] = {"--kernels", NULL, 1, KERNELS_HELP, KERNELS_METAVAR},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
@@ -132,7 +129,7 @@ int cmd_generate(int argc, char **argv) {
         args_int(o, G_ALL, "--ctx", 0, 1, 1 << 20, &ctx, err) ||
         sampling_opts_get(o, G_ALL, &sampling, err))
         return cmd_usage("generate", err);
-    const char *kernels = args_str(o, G_ALL, "--kernels", "exact");
+    const char *kernels = args_str(o, G_ALL, "--kernels", "auto");
     kern_mode km;
     if (kern_mode_parse(kernels, &km)) {
         snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
@@ -143,7 +140,7 @@ int cmd_generate(int argc, char **argv) {
     session s;
     if (session_open(&s, args_str(o, G_ALL, "--model", NULL), args_str(o, G_ALL, "--draft", NULL),
                      args_str(o, G_ALL, "--tokenizer", NULL),
-                     args_str(o, G_ALL, "--kernels", "exact"), (int)threads, err))
+                     args_str(o, G_ALL, "--kernels", "auto"), (int)threads, err))
         return cmd_fail("generate", err);
     if (session_set_ctx(&s, (int)ctx, err)) {
         session_close(&s);

@@ -122,7 +122,7 @@ static const args_opt options[P_COUNT] = {
                   "else 1)",
                   "N"},
     [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
-    [P_KERNELS] = {"--kernels", NULL, 1, "exact (default) or blas, as `run`", "MODE"},
+    [P_KERNELS] = {"--kernels", NULL, 1, "as `run`: " KERNELS_HELP, KERNELS_METAVAR},
     [P_CTX] = {"--ctx", NULL, 1, "context in tokens, as `run`", "N"},
     [P_DATA_DIR] = {"--data-dir", NULL, 1, "datasets folder, as `run`", "DIR"},
     [P_PROJECT] = {"--project-cost", NULL, 1,

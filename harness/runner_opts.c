@@ -43,9 +43,7 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
     OPTV("--warmup", NULL, "N",
         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per CPU of the affinity mask)"),
-    OPTV("--kernels", NULL, "exact|exact-int8|blas",
-        "exact (default, batch-invariant), exact-int8 (batch-invariant, int8 products "
-        "for q8_0/q4_0/q4_k/q6_k) or blas (not invariant: mismatches likely)"),
+    OPTV("--kernels", NULL, KERNELS_METAVAR, KERNELS_HELP),
     OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0,
@@ -90,7 +88,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->model = args_str(o, n, "--model", NULL);
     ro->draft = args_str(o, n, "--draft", NULL);
     ro->tokenizer = args_str(o, n, "--tokenizer", NULL);
-    ro->kernels = args_str(o, n, "--kernels", "exact");
+    ro->kernels = args_str(o, n, "--kernels", "auto");
     ro->data_dir = args_str(o, n, "--data-dir", NULL);
     ro->template_name = args_str(o, n, "--template", NULL);
     ro->chat_template = args_str(o, n, "--chat-template", NULL);

@@ -121,7 +121,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
     if (!model_path) return err_set(err, "--model FILE is required");
-    if (kern_mode_parse(kernels ? kernels : "exact", &s->kernels))
+    if (kern_mode_parse(kernels ? kernels : "auto", &s->kernels))
         return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, kernels);
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
@@ -142,6 +142,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         goto fail;
     }
     if (s->draft && !session_self_type(draft_path) && check_draft(s, draft_path, err)) goto fail;
+    s->kernels = kern_mode_resolve(s->kernels, s->target, s->draft);
     return 0;
 fail:
     session_close(s);

@@ -54,15 +54,36 @@ struct fwd_ctx {
 };
 
 const char *kern_mode_name(kern_mode k) {
-    return k == KERN_BLAS ? "blas" : k == KERN_EXACT_INT8 ? "exact-int8" : "exact";
+    return k == KERN_BLAS         ? "blas"
+           : k == KERN_EXACT_INT8 ? "exact-int8"
+           : k == KERN_AUTO       ? "auto"
+                                  : "exact";
 }
 
 int kern_mode_parse(const char *s, kern_mode *out) {
-    if (strcmp(s, "exact") == 0) *out = KERN_EXACT;
+    if (strcmp(s, "auto") == 0) *out = KERN_AUTO;
+    else if (strcmp(s, "exact") == 0) *out = KERN_EXACT;
     else if (strcmp(s, "blas") == 0) *out = KERN_BLAS;
     else if (strcmp(s, "exact-int8") == 0) *out = KERN_EXACT_INT8;
     else return -1;
     return 0;
+}
+
+static int has_int8_matrix(const model *m) {
+    if (!m) return 0;
+    if (kern_int8_supported(m->wcls.type)) return 1;
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        const wmat *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (int i = 0; i < 7; i++)
+            if (kern_int8_supported(w[i]->type)) return 1;
+    }
+    return 0;
+}
+
+kern_mode kern_mode_resolve(kern_mode k, const model *m, const model *draft) {
+    if (k != KERN_AUTO) return k;
+    return has_int8_matrix(m) || has_int8_matrix(draft) ? KERN_EXACT_INT8 : KERN_EXACT;
 }
 
 int fwd_max_batch(const fwd_ctx *c) { return c->max_batch; }
@@ -96,7 +117,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
         return err_set(err, "max batch %d is out of range 1..4096", max_batch);
     fwd_ctx *c = calloc(1, sizeof *c);
     if (!c) return err_set(err, "forward context: out of memory");
-    c->m = m, c->pool = pool, c->mode = mode, c->max_batch = max_batch;
+    c->m = m, c->pool = pool, c->mode = kern_mode_resolve(mode, m, NULL), c->max_batch = max_batch;
     c->cap = cfg->seq_len + max_batch;
     size_t B = (size_t)max_batch, kv = (size_t)cfg->n_layers * c->cap * cfg->kv_dim;
     int nt = tpool_size(pool), half = cfg->rope_dim / 2;
@@ -124,7 +145,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->depth = calloc(B, sizeof(int));
     c->pos = calloc(B, sizeof(int));
     c->anc = calloc(B * B, sizeof(int));
-    if (mode == KERN_EXACT_INT8) { /* rows as wide as the widest product input */
+    if (c->mode == KERN_EXACT_INT8) { /* rows as wide as the widest product input */
         int width = cfg->dim > cfg->hidden_dim ? cfg->dim : cfg->hidden_dim;
         width = c->q_dim > width ? c->q_dim : width;
         c->lda = kern_act_bytes(width);
@@ -132,7 +153,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     }
     if (!c->kc || !c->vc || !c->x || !c->xb || !c->xb2 || !c->q || !c->hb || !c->hb2 ||
         !c->kb || !c->vb || !c->att || !c->att_io || !c->tails || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc ||
-        (mode == KERN_EXACT_INT8 && !c->xa)) {
+        (c->mode == KERN_EXACT_INT8 && !c->xa)) {
         fwd_free(c);
         return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
                        2 * kv * sizeof(float) >> 20);
@@ -150,7 +171,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
             c->rope_cos[(size_t)p * half + i] = cosf(val);
             c->rope_sin[(size_t)p * half + i] = sinf(val);
         }
-    if (mode == KERN_BLAS) openblas_set_num_threads(nt);
+    if (c->mode == KERN_BLAS) openblas_set_num_threads(nt);
     *out = c;
     return 0;
 }

@@ -68,7 +68,7 @@ CREATE TABLE runs (
     repeats         INTEGER,
     warmup          INTEGER,
     threads         INTEGER,            -- decbench thread-pool size
-    kernels         TEXT,               -- 'exact' / 'blas'
+    kernels         TEXT,               -- the mode that ran: 'exact' / 'exact-int8' / 'blas' (never 'auto')
     seed            INTEGER,            -- the uint64 seed's bit pattern as a signed 64-bit value
     env_id          INTEGER REFERENCES environments(id),
     sweep_id        INTEGER REFERENCES sweeps(id),
