@@ -74,9 +74,14 @@ static inline const float *kern_a8_ds(const void *row, int K) {
 /* Whether a matrix of that many bytes streams from memory (a tile's `streams`). The whole
  * matrix, not one thread's share of its rows, decides: the 110M shape's rows split 8 ways fit
  * in the cache, the matrix does not (deciding by the share made q8_0 110M 1.5-2x slower at
- * T = 1). */
+ * T = 1). The bound is low because a one-row pass reads each matrix once per token with the
+ * rest of the model in between: a matrix that would fit in the cache is not in it unless the
+ * whole model is. At 512 KB, the 110M shape's 768 x 768 k-quant matrices (484 KB in q6_k) were
+ * read by tiles of adjacent rows from memory; at 64 KB their int8 one-row passes are 1.9x
+ * (Q6_K) and 1.3x (Q4_K_M) faster on one thread, 1.2x on two, and nothing else moved (f32,
+ * f16, q8_0 110M, 1.1B, 15M, stories260K within 5%; best of 4-5 alternations). */
 static inline int kern_streams(size_t matrix_bytes) {
-    return matrix_bytes > ((size_t)512 << 10);
+    return matrix_bytes > ((size_t)64 << 10);
 }
 
 /* Row groups of a tile of RT rows. A matrix in the cache is read in groups of adjacent rows.

@@ -37,7 +37,7 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
     if (streams) T = 1 + T % 2; /* the streaming tiles are the T = 1 and 2 ones */
     int K = tt->block == 1 ? 16 * blocks + data[2] % 16 : tt->block * blocks;
     size_t row_bytes = wtype_row_bytes(t, K);
-    if (streams) rows = (int)((600 << 10) / row_bytes) + 3; /* > 512 KB */
+    if (streams) rows = (int)((600 << 10) / row_bytes) + 3; /* streams (kern_streams) */
     size_t n = row_bytes * (size_t)rows;
     const uint8_t *src = data + 4;
     size_t nsrc = size - 4;

@@ -107,15 +107,16 @@ static void test_matmul_small(rng_state *r) {
     }
 }
 
-/* Every type, a matrix too big for the cache (> 512 KB): the streaming tiles, rows taken far
- * apart (kern_rowgroup; an odd row count leaves the last part short); whole and in shares of
- * rows as the thread pool calls it (each share fits in the cache, the matrix does not). */
+/* Every type, a matrix that streams (600 KB, over kern_streams' bound): the streaming tiles,
+ * rows taken far apart (kern_rowgroup; an odd row count leaves the last part short); whole and
+ * in shares of rows as the thread pool calls it (each share fits in the cache, the matrix does
+ * not). */
 static void test_matmul_streaming(rng_state *r) {
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
         int K = (1088 + tt->block - 1) / tt->block * tt->block;
         size_t row_bytes = wtype_row_bytes((wtype)t, K);
-        int R = (int)((600 << 10) / row_bytes) | 1; /* > 512 KB; odd, so not whole 16-row tiles */
+        int R = (int)((600 << 10) / row_bytes) | 1; /* streams; odd, so not whole 16-row tiles */
         if (R < 501) R = 501;
         unsigned char *w = random_matrix(r, (wtype)t, R, K);
         float *x = malloc(sizeof(float) * 17 * K);
