@@ -32,7 +32,7 @@
  * by kern_mode_resolve once the models are open: exact-int8 when the target or the draft holds
  * a matrix of a type with int8 products (a quantized file), else exact. On float models the two
  * compute the same bits, so the choice only changes quantized runs, where the int8 mode is the
- * faster one (README, "Decisions": 22-35% faster at T=1 on 110M and 1.1B q8_0/Q4_K_M/Q6_K).
+ * faster one (README, "Decisions": 1.2-1.6x faster at T=1 on 110M and 1.1B q8_0/Q4_K_M/Q6_K).
  * fwd_new resolves it for its own model when handed one. */
 typedef enum { KERN_EXACT = 0, KERN_BLAS = 1, KERN_EXACT_INT8 = 2, KERN_AUTO = 3 } kern_mode;
 const char *kern_mode_name(kern_mode k);
