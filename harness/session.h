@@ -26,6 +26,13 @@ typedef struct {
  * Returns out. */
 const char *session_find_model(const char *name, char *out, size_t n);
 
+/* The --kernels option's text, shared by run, sweep, generate, cost and paper. */
+#define KERNELS_METAVAR "auto|exact|exact-int8|blas"
+#define KERNELS_HELP                                                                               \
+    "auto (default: exact-int8 for a quantized model or draft, else exact), exact "                \
+    "(batch-invariant, float products), exact-int8 (batch-invariant, int8 products for "           \
+    "q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
+
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,
  * kernels (a KERNELS_METAVAR name, NULL: "auto", resolved here over target and draft:
@@ -35,12 +42,6 @@ const char *session_find_model(const char *name, char *out, size_t n);
  * (self:q8_0, self:q4_0, self:Q4_K_M, ...: what `decbench convert --type` writes) is no file
  * but the target requantized in memory (model/requant.h; a draft FILE named so is given as
  * ./self:...). */
-/* The --kernels option's text, shared by run, sweep, generate, cost and paper. */
-#define KERNELS_METAVAR "auto|exact|exact-int8|blas"
-#define KERNELS_HELP                                                                               \
-    "auto (default: exact-int8 for a quantized model or draft, else exact), exact "                \
-    "(batch-invariant, float products), exact-int8 (batch-invariant, int8 products for "           \
-    "q8_0/q4_0/q4_k/q6_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
