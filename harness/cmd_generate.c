@@ -139,8 +139,7 @@ int cmd_generate(int argc, char **argv) {
         return cmd_usage("generate", "--model FILE is required");
     session s;
     if (session_open(&s, args_str(o, G_ALL, "--model", NULL), args_str(o, G_ALL, "--draft", NULL),
-                     args_str(o, G_ALL, "--tokenizer", NULL),
-                     args_str(o, G_ALL, "--kernels", "auto"), (int)threads, err))
+                     args_str(o, G_ALL, "--tokenizer", NULL), kernels, (int)threads, err))
         return cmd_fail("generate", err);
     if (session_set_ctx(&s, (int)ctx, err)) {
         session_close(&s);

@@ -73,9 +73,9 @@ static int has_int8_matrix(const model *m) {
     if (!m) return 0;
     if (kern_int8_supported(m->wcls.type)) return 1;
     for (int l = 0; l < m->cfg.n_layers; l++) {
-        const model_layer *L = &m->layers[l];
-        const wmat *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
-        for (int i = 0; i < 7; i++)
+        const wmat *w[MODEL_LAYER_MATS];
+        model_layer_mats(&m->layers[l], w);
+        for (int i = 0; i < MODEL_LAYER_MATS; i++)
             if (kern_int8_supported(w[i]->type)) return 1;
     }
     return 0;

@@ -48,6 +48,20 @@ static inline __m512 bcast_half(const unsigned char *p) {
     return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 
+/* The permute index that fills lanes 0-7 with element 0 and lanes 8-15 with element 1 (add 2j
+ * for elements 2j and 2j + 1). */
+static inline __m512i halves_index(void) {
+    return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+}
+
+/* Two f16 values packed in `pair` (the first in the low 16 bits) widened: the first in lanes
+ * 0-7, the second in lanes 8-15. Converted together in one narrow register and spread by one
+ * permute, fewer shuffles than two broadcasts and an insert. */
+static inline __m512 bcast_half_pair(uint32_t pair) {
+    __m128 two = _mm_cvtph_ps(_mm_cvtsi32_si128((int)pair));
+    return _mm512_permutexvar_ps(halves_index(), _mm512_castps128_ps512(two));
+}
+
 static inline __m512i bytes16(const unsigned char *p) { /* 16 bytes, zero-extended */
     return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
 }
@@ -104,10 +118,7 @@ static inline __attribute__((always_inline)) void stage_block(wtype WT, const un
         __m512i sm = _mm512_cvtepu8_epi32(_mm_or_si128(a, h)); /* sc 0-7, m 0-7 */
         uint32_t dm;
         memcpy(&dm, b, 4);
-        __m512 dd =
-            _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                                  _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dm))));
-        _mm512_storeu_ps(st->s, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(sm)));
+        _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half_pair(dm), _mm512_cvtepi32_ps(sm)));
     } else if (WT == WTYPE_Q6_K) { /* d * sc in lane c */
         __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)));
         _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 208), _mm512_cvtepi32_ps(sc)));

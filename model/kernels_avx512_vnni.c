@@ -35,12 +35,9 @@ static inline __m512 two_halves(const unsigned char *b0, const unsigned char *b1
     uint16_t h0, h1 = 0;
     memcpy(&h0, b0, 2);
     if (b1) memcpy(&h1, b1, 2);
-    /* both converted in one narrow register, then spread by one permute: fewer shuffles than
-     * two broadcasts and an insert (q4_0 in cache, 1 thread: 1.86 -> 1.72 ns per 64 weights;
-     * q8_0 within the noise) */
-    __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)h0 | (uint32_t)h1 << 16)));
-    const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    return _mm512_permutexvar_ps(pick, _mm512_castps128_ps512(d));
+    /* one conversion and one permute (q4_0 in cache, 1 thread: 1.86 -> 1.72 ns per 64 weights
+     * against two broadcasts and an insert; q8_0 within the noise) */
+    return bcast_half_pair((uint32_t)h0 | (uint32_t)h1 << 16);
 }
 
 typedef struct {
@@ -82,8 +79,7 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         /* one permute of the staged scales (the compiler turns two broadcasts and an insert
          * into three shuffles, the port this loop is short of: in cache, 1 thread, 2.23 -> 1.76
          * ns per 64 weights; 1.1B Q4_K_M T=1 pass 1.05-1.26x faster) */
-        const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-        g.a = _mm512_permutexvar_ps(_mm512_add_epi32(pick, _mm512_set1_epi32(2 * j)),
+        g.a = _mm512_permutexvar_ps(_mm512_add_epi32(halves_index(), _mm512_set1_epi32(2 * j)),
                                     _mm512_loadu_ps(st->s));
     } else { /* q6_k: group j = values 128h + 32k + 0..31 for k = 2(j % 2) and the next */
         int j = p % 4, h = j / 2, k0 = 2 * (j % 2);

@@ -84,8 +84,9 @@ size_t model_weight_bytes(const model *m) {
                vec_bytes(m->rope_freqs, c->rope_dim / 2);
     for (int l = 0; l < c->n_layers; l++) {
         const model_layer *L = &m->layers[l];
-        const wmat *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
-        for (int i = 0; i < 7; i++) b += mat_bytes(w[i]);
+        const wmat *w[MODEL_LAYER_MATS];
+        model_layer_mats(L, w);
+        for (int i = 0; i < MODEL_LAYER_MATS; i++) b += mat_bytes(w[i]);
         b += vec_bytes(L->rms_att, c->dim) + vec_bytes(L->rms_ffn, c->dim);
         b += vec_bytes(L->bq, q) + vec_bytes(L->bk, c->kv_dim) + vec_bytes(L->bv, c->kv_dim);
         b += vec_bytes(L->q_norm, c->head_size) + vec_bytes(L->k_norm, c->head_size);

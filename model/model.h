@@ -107,6 +107,13 @@ void model_pad_logits(model *m, int width);
 int model_logits_width(const model *m);
 void model_close(model *m);
 
+/* The weight matrices of a layer, in file order: wq, wk, wv, wo, w1, w2, w3. */
+#define MODEL_LAYER_MATS 7
+static inline void model_layer_mats(const model_layer *L, const wmat *out[MODEL_LAYER_MATS]) {
+    out[0] = &L->wq, out[1] = &L->wk, out[2] = &L->wv, out[3] = &L->wo;
+    out[4] = &L->w1, out[5] = &L->w2, out[6] = &L->w3;
+}
+
 /* Total bytes of the weight matrices and vectors (what one T=1 forward pass streams). */
 size_t model_weight_bytes(const model *m);
 /* Parameter count. */
