@@ -9,7 +9,8 @@
 # convert_mix.c): Q4_0 (q4_0, output q6_k), Q4_K_M (q4_k; output, and attn_v / ffn_down of the
 # layers llama.cpp's use_more_bits picks, q6_k; rows that are not whole super-blocks fall back as
 # llama-quantize does) and Q6_K. For each preset of $PRESETS (default: 1.1B, TinyLlama's shape,
-# and llama-3.1-8b when memory and disk allow) and mix of $MIXES:
+# and llama-3.1-8b when memory and disk allow; any `decbench synth` preset works, e.g.
+# PRESETS=qwen2.5-0.5b) and mix of $MIXES:
 #   1. greedy tokens/s (generate -n $N --stats, decode only) and the weight traffic it implies;
 #   2. T=1 against the read bandwidth: $PAIRS back-to-back pairs of (bandwidth probe, T=1
 #      passes) in one `decbench cost` process each; the median of the ratios is the figure (the
@@ -70,7 +71,9 @@ for preset in $PRESETS; do
             continue
         fi
         cost=$CACHE/model_cost_${preset}_$mix.txt
-        tps=$($B generate --model "$g" -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
+        # a one-word prompt: Qwen's and DeepSeek's vocabularies add no BOS, and generate needs a
+        # token to start from (decode speed does not depend on it)
+        tps=$($B generate --model "$g" --prompt Once -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
             awk '/^speed/ {print $2}')
         ratios=()
         for i in $(seq "$PAIRS"); do

@@ -359,16 +359,26 @@ TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
  * signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2, or 128 * 127
  * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
  * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
- * shifted to the type's offset, takes q4_0's 8 and q6_k's 32 back out (kernels_avx512_vnni.c
+ * shifted to the type's offset, takes q4_0's 8, q5_0's 16 and q6_k's 32 back out (kernels_avx512_vnni.c
  * says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
  * of the canonical 16, whose fold starts by adding the two (fold256x2). */
 
-static inline int int8_bytes(wtype WT) {
-    return WT == WTYPE_Q8_0 ? 34 : WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_K ? 144 : 210;
+static inline int int8_kq(wtype WT) {
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
 }
 
-static inline int int8_kq(wtype WT) {
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q6_K;
+static inline int int8_min(wtype WT) { /* mins per sub-block (kernels.h's M) */
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
+}
+
+/* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
+static inline __m256i bits_to_16s(uint32_t h) {
+    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                          2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h), pick);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit),
+                            _mm256_set1_epi8(16));
 }
 
 /* Block b's 8 lanes of P against the activation bytes xq (32) and their c (8 lanes). */
@@ -384,11 +394,29 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
         __m128i q = _mm_loadu_si128((const __m128i *)(r + (size_t)b * 18 + 2));
         u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
         s0 = _mm256_srai_epi32(c, 4);
+    } else if (WT == WTYPE_Q5_0) {
+        const unsigned char *blk = r + (size_t)b * 22;
+        __m128i q = _mm_loadu_si128((const __m128i *)(blk + 6));
+        uint32_t h;
+        memcpy(&h, blk + 2, 4);
+        u = _mm256_or_si256(
+            _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15)),
+            bits_to_16s(h));
+        s0 = _mm256_srai_epi32(c, 3);
     } else if (WT == WTYPE_Q4_K) {
         int j = b % 8;
         __m256i q =
             _mm256_loadu_si256((const __m256i *)(r + (size_t)(b / 8) * 144 + 16 + 32 * (j / 2)));
         u = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
+    } else if (WT == WTYPE_Q5_K) { /* as q4_k, plus 16 where bit j of qh[l] is set */
+        int j = b % 8;
+        const unsigned char *sb = r + (size_t)(b / 8) * 176;
+        __m256i q = _mm256_loadu_si256((const __m256i *)(sb + 48 + 32 * (j / 2)));
+        __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 16));
+        qh = _mm256_and_si256(_mm256_srli_epi16(qh, j), _mm256_set1_epi8(1));
+        u = _mm256_or_si256(_mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q,
+                                             _mm256_set1_epi8(15)),
+                            _mm256_slli_epi16(qh, 4));
     } else { /* q6_k: values 128h + 32k + 0..31 */
         int j = b % 8, h = j / 4, k = j % 4;
         const unsigned char *sb = r + (size_t)(b / 8) * 210;
@@ -405,7 +433,7 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
 /* Block b's lane scales A (8 lanes) from the row's decoded scales. */
 static inline __attribute__((always_inline)) __m256 int8_scales(wtype WT, int b,
                                                                 const blk_scales *s) {
-    if (WT == WTYPE_Q4_K) return _mm256_set1_ps(s->d[b % 8]);
+    if (int8_min(WT)) return _mm256_set1_ps(s->d[b % 8]);
     if (WT == WTYPE_Q6_K) /* sub-blocks 2j, 2j + 1 of 16 values */
         return _mm256_set_m128(_mm_set1_ps(s->d[2 * (b % 8) + 1]), _mm_set1_ps(s->d[2 * (b % 8)]));
     return _mm256_set1_ps(s->d[0]);
@@ -419,13 +447,13 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
     __m256 lo[2][2], hi[2][2], mn[2][2];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = mn[i][t] = _mm256_setzero_ps();
-    const int nb = K / 32, BB = int8_bytes(WT);
+    const int nb = K / 32, BB = kern_block_bytes(WT);
     blk_scales s[2];
     for (int b = 0; b < nb; b++) {
         if (!int8_kq(WT) || b % 8 == 0) {
             const unsigned char *blk = w + (size_t)(int8_kq(WT) ? b / 8 : b) * BB;
             for (int i = 0; i < RT; i++) scales_of(WT, blk + i * ldw, &s[i]);
-            if (WT == WTYPE_Q4_K)
+            if (int8_min(WT))
                 for (int t = 0; t < TT; t++) {
                     __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + b);
                     for (int i = 0; i < RT; i++)
@@ -455,7 +483,7 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) {
             float v = fold256x2(lo[i][t], hi[i][t]);
-            if (WT == WTYPE_Q4_K) {
+            if (int8_min(WT)) {
                 __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(mn[i][t]),
                                        _mm256_extractf128_ps(mn[i][t], 1));
                 __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
@@ -493,7 +521,9 @@ int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     }
 INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
 INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)
+INT8(kern_avx2_int8_q5_0, WTYPE_Q5_0)
 INT8(kern_avx2_int8_q4_k, WTYPE_Q4_K)
+INT8(kern_avx2_int8_q5_k, WTYPE_Q5_K)
 INT8(kern_avx2_int8_q6_k, WTYPE_Q6_K)
 
 const kern_isa_ops kern_isa_avx2_ops = {

@@ -56,31 +56,6 @@ static inline int block_size(wtype WT) {
                : 32;
 }
 
-static inline int block_bytes(wtype WT) {
-    switch (WT) {
-    case WTYPE_Q4_0:
-        return 18;
-    case WTYPE_Q4_1:
-        return 20;
-    case WTYPE_Q5_0:
-        return 22;
-    case WTYPE_Q5_1:
-        return 24;
-    case WTYPE_Q2_K:
-        return 84;
-    case WTYPE_Q3_K:
-        return 110;
-    case WTYPE_Q4_K:
-        return 144;
-    case WTYPE_Q5_K:
-        return 176;
-    case WTYPE_Q6_K:
-        return 210;
-    default:
-        return 34;
-    }
-}
-
 /* Chunks sharing one scale (and table): 2 (32 values) or 1 (16). */
 static inline int sub_chunks(wtype WT) {
     return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q6_K ? 1 : 2;
@@ -96,7 +71,7 @@ static inline __attribute__((always_inline)) void stage_group(wtype WT, const un
                                                               int nb, stage *st) {
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                           _mm512_set1_epi32(block_bytes(WT)));
+                           _mm512_set1_epi32(kern_block_bytes(WT)));
     __mmask16 k = nb >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nb) - 1);
     __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, idx, b, 1);
     _mm512_storeu_ps(st->s, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g)));
@@ -222,7 +197,7 @@ static inline __attribute__((always_inline)) __m512 chunk(wtype WT, const unsign
 static inline __attribute__((always_inline)) void tile_blocks(wtype WT, const unsigned char **wr,
                                                               int RT, const float *x, size_t ldx,
                                                               int TT, int K, __m512 acc[16]) {
-    const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
+    const int BS = block_size(WT), BB = kern_block_bytes(WT), SUB = sub_chunks(WT);
     const int GROUP = BS == 32 ? 16 : 1; /* blocks per staging */
     stage st[16];
     for (int k0 = 0; k0 < K; k0 += GROUP * BS) {
@@ -542,7 +517,7 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
                 }
             }
         } else if (is_block(WT)) {
-            const int BS = block_size(WT), BB = block_bytes(WT), SUB = sub_chunks(WT);
+            const int BS = block_size(WT), BB = kern_block_bytes(WT), SUB = sub_chunks(WT);
             const int GROUP = BS == 32 ? 16 : 1;
             stage st;
             for (int k0 = 0; k0 < K; k0 += GROUP * BS) {

@@ -6,8 +6,9 @@
  * 64 signed bytes, and vpdpbusd sums u * q over each 4 values into the 16 lanes, starting from
  * the activation row's stored c (-128 times the 4 values' sum) scaled to the type's offset:
  * q8_0 weights are made unsigned by + 128 (xor 0x80), so starting at -128 * sum leaves exactly
- * the sum of w * q; q4_0's nibbles are w + 8 (start -8 * sum = c >> 4), q6_k's 6-bit values
- * w + 32 (start c >> 2), q4_k's nibbles w itself (start 0). Each lane's integer is the P of
+ * the sum of w * q; q4_0's nibbles are w + 8 (start -8 * sum = c >> 4), q5_0's 5-bit values
+ * w + 16 (start c >> 3), q6_k's 6-bit values w + 32 (start c >> 2), q4_k's nibbles and q5_k's
+ * 5-bit values w itself (start 0); a 5th bit is added as 16 under a byte mask. Each lane's integer is the P of
  * kernels.h, exact, so its conversion, times the scale vector A * d (the lane's two scales),
  * fused into the lane's accumulator is the reference's order. Lanes 0-7 hold block 2p and 8-15
  * block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want. The tile shapes are the
@@ -23,11 +24,11 @@
 #include "model/kernels_avx512.h"
 
 static inline int kq(wtype WT) { /* a k-quant: 256-value super-blocks, 4 groups each */
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q6_K;
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
 }
 
-static inline int bytes_of(wtype WT) {
-    return WT == WTYPE_Q8_0 ? 34 : WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_K ? 144 : 210;
+static inline int has_min(wtype WT) { /* mins per sub-block (kernels.h's M) */
+    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
 }
 
 /* Two f16 scales (block 2p and 2p + 1, or 0 for a missing second block) in lanes 0-7, 8-15. */
@@ -57,25 +58,42 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         g.u = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1),
                                _mm512_set1_epi8((char)0x80));
         g.a = two_halves(b, one ? NULL : b + 34);
-    } else if (WT == WTYPE_Q4_0) {
-        const unsigned char *b = r + (size_t)(2 * p) * 18;
+    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0) {
+        const int BB = kern_block_bytes(WT), qs = WT == WTYPE_Q5_0 ? 6 : 2;
+        const unsigned char *b = r + (size_t)(2 * p) * BB;
         /* q0 q0 q1 q1 by broadcast loads and one insert, the 2nd and 4th quarters shifted:
          * lo0 hi0 lo1 hi1 with one shuffle where an insert, a widening insert and a lane shuffle
          * were three (in cache, 1 thread, best of 6: 1.71 -> 1.63 ns per 64 weights at T=1,
          * streaming 1.89 -> 1.70) */
-        __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + 2)));
+        __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + qs)));
         __m256i q1 = one ? _mm256_setzero_si256()
-                         : _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + 20)));
+                         : _mm256_broadcastsi128_si256(
+                               _mm_loadu_si128((const __m128i *)(b + BB + qs)));
         __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
         v = _mm512_mask_srli_epi16(v, (__mmask32)0xff00ff00u, v, 4);
         g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
-        g.a = two_halves(b, one ? NULL : b + 18);
-    } else if (WT == WTYPE_Q4_K) { /* group j: low nibbles of qs[32j..], then the high ones */
+        if (WT == WTYPE_Q5_0) { /* bit v of a block's qh is its value v's 5th bit: + 16 */
+            uint32_t h0, h1 = 0;
+            memcpy(&h0, b + 2, 4);
+            if (!one) memcpy(&h1, b + BB + 2, 4);
+            g.u = _mm512_mask_add_epi8(g.u, (__mmask64)h0 | (__mmask64)h1 << 32, g.u,
+                                       _mm512_set1_epi8(16));
+        }
+        g.a = two_halves(b, one ? NULL : b + BB);
+    } else if (has_min(WT)) { /* group j: low nibbles of qs[32j..], then the high ones */
         int j = p % 4;
-        const unsigned char *b = r + (size_t)(p / 4) * 144;
-        __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j)));
+        const unsigned char *b = r + (size_t)(p / 4) * kern_block_bytes(WT);
+        const int qs = WT == WTYPE_Q5_K ? 48 : 16;
+        __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + qs + 32 * j)));
         v = _mm512_mask_srli_epi16(v, (__mmask32)0xffff0000u, v, 4);
         g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
+        if (WT == WTYPE_Q5_K) { /* the 5th bits: bit 2j of qh[l] (low half), 2j + 1 (high) */
+            __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16)));
+            __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << 2 * j)),
+                                             _mm256_set1_epi8((char)(2 << 2 * j)), 1);
+            g.u = _mm512_mask_add_epi8(g.u, _mm512_test_epi8_mask(qh, bit), g.u,
+                                       _mm512_set1_epi8(16));
+        }
         /* one permute of the staged scales (the compiler turns two broadcasts and an insert
          * into three shuffles, the port this loop is short of: in cache, 1 thread, 2.23 -> 1.76
          * ns per 64 weights; 1.1B Q4_K_M T=1 pass 1.05-1.26x faster) */
@@ -113,6 +131,8 @@ static inline __attribute__((always_inline)) __m512i start_of(wtype WT, __m512i 
         return c;
     case WTYPE_Q4_0:
         return _mm512_srai_epi32(c, 4);
+    case WTYPE_Q5_0:
+        return _mm512_srai_epi32(c, 3);
     case WTYPE_Q6_K:
         return _mm512_srai_epi32(c, 2);
     default:
@@ -134,7 +154,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
                                                        size_t lda, int TT, int K, float *y,
                                                        size_t ldy, size_t ys) {
     __m512 acc[16];
-    __m256 accm[16]; /* q4_k's mins, per (row, token) */
+    __m256 accm[16]; /* q4_k's and q5_k's mins, per (row, token) */
     const unsigned char *wr[16];
 #pragma GCC unroll 16
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps(), accm[n] = _mm256_setzero_ps();
@@ -146,8 +166,8 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         if (kq(WT)) {
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++)
-                stage_block(WT, wr[i] + (size_t)(p0 / 4) * bytes_of(WT), &st[i]);
-            if (WT == WTYPE_Q4_K) { /* the super-block's mins: M (dmin * m, lanes 8-15) . d * s */
+                stage_block(WT, wr[i] + (size_t)(p0 / 4) * kern_block_bytes(WT), &st[i]);
+            if (has_min(WT)) { /* the super-block's mins: M (dmin * m, lanes 8-15) . d * s */
 #pragma GCC unroll 16
                 for (int t = 0; t < TT; t++) {
                     __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + 2 * p0);
@@ -191,7 +211,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
     for (int t = 0; t < TT; t++)
         for (int i = 0; i < rows && i < RT; i++) {
             float v = out[t * RT + i];
-            if (WT == WTYPE_Q4_K) v -= fold256(accm[t * RT + i]);
+            if (has_min(WT)) v -= fold256(accm[t * RT + i]);
             y[t * ldy + i * ys] = v;
         }
 }
@@ -228,6 +248,8 @@ matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     }
 INT8(kern_vnni_q8_0, WTYPE_Q8_0)
 INT8(kern_vnni_q4_0, WTYPE_Q4_0)
+INT8(kern_vnni_q5_0, WTYPE_Q5_0)
 INT8(kern_vnni_q4_k, WTYPE_Q4_K)
+INT8(kern_vnni_q5_k, WTYPE_Q5_K)
 INT8(kern_vnni_q6_k, WTYPE_Q6_K)
 #endif

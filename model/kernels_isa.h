@@ -50,6 +50,33 @@ void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq
                             const float *v, int n_shared, const int *const *tail, const int *n_tail,
                             float *out, size_t ldo);
 
+/* Bytes of one block of a block type (wtype.c's block_bytes), as a constant the tiles' type
+ * switches fold: WT is a compile-time constant at every call. */
+static inline int kern_block_bytes(wtype WT) {
+    switch (WT) {
+    case WTYPE_Q4_0:
+        return 18;
+    case WTYPE_Q4_1:
+        return 20;
+    case WTYPE_Q5_0:
+        return 22;
+    case WTYPE_Q5_1:
+        return 24;
+    case WTYPE_Q2_K:
+        return 84;
+    case WTYPE_Q3_K:
+        return 110;
+    case WTYPE_Q4_K:
+        return 144;
+    case WTYPE_Q5_K:
+        return 176;
+    case WTYPE_Q6_K:
+        return 210;
+    default:
+        return 34;
+    }
+}
+
 /* The int8 mode's quantized activation row (kern_act_quantize, kernels.h): groups of 64 values
  * (two blocks of 32, the 16 lanes of one AVX-512 register), then a float per block for the
  * mins. In a group, q: the 64 int8 values; c: per 4 values (one 32-bit lane), -128 times their
@@ -213,11 +240,15 @@ KERN_TILE_DECL(kern_avx512_q6_k);
             int T, float *y, size_t ldy, int streams)
 KERN_INT8_DECL(kern_avx2_int8_q8_0);
 KERN_INT8_DECL(kern_avx2_int8_q4_0);
+KERN_INT8_DECL(kern_avx2_int8_q5_0);
 KERN_INT8_DECL(kern_avx2_int8_q4_k);
+KERN_INT8_DECL(kern_avx2_int8_q5_k);
 KERN_INT8_DECL(kern_avx2_int8_q6_k);
 KERN_INT8_DECL(kern_vnni_q8_0);
 KERN_INT8_DECL(kern_vnni_q4_0);
+KERN_INT8_DECL(kern_vnni_q5_0);
 KERN_INT8_DECL(kern_vnni_q4_k);
+KERN_INT8_DECL(kern_vnni_q5_k);
 KERN_INT8_DECL(kern_vnni_q6_k);
 #define KERN_X86_FN(f) f
 #else

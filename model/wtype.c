@@ -180,7 +180,10 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .to_float = wtype_q5_0_to_float,
          .from_float = wtype_q5_0_from_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_0), [KERN_ISA_AVX512] = X86(kern_avx512_q5_0)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_0), [KERN_ISA_AVX512] = X86(kern_avx512_q5_0)},
+         .int8 = {.to_int8 = wtype_q5_0_to_int8,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_0),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q5_0)}}},
     [WTYPE_Q5_1] =
         {.name = "q5_1",
          .ggml_type = GGML_Q5_1,
@@ -240,7 +243,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .file_type = 17,
          .to_float = wtype_q5_k_to_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_k), [KERN_ISA_AVX512] = X86(kern_avx512_q5_k)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_k), [KERN_ISA_AVX512] = X86(kern_avx512_q5_k)},
+         .int8 = {.to_int8 = wtype_q5_k_to_int8,
+                  .has_min = 1,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_k),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q5_k)}}},
     [WTYPE_Q6_K] =
         {.name = "q6_k",
          .ggml_type = GGML_Q6_K,

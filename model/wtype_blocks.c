@@ -227,6 +227,22 @@ void wtype_q4_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
     }
 }
 
+/* q5_0: w = q5 - 16, scale d. */
+void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    (void)min32;
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 32; i++, b += 22, w += 32, scale4 += 8) {
+        uint32_t qh;
+        memcpy(&qh, b + 2, 4);
+        for (int j = 0; j < 16; j++) {
+            w[j] = (int8_t)(((b[6 + j] & 15) | (int)((qh >> j) & 1) << 4) - 16);
+            w[j + 16] = (int8_t)(((b[6 + j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4) - 16);
+        }
+        float d = half(b);
+        for (int m = 0; m < 8; m++) scale4[m] = d;
+    }
+}
+
 /* q4_k: w = q (0..15), scale d * sc and min dmin * m of the value's sub-block (both exact). */
 void wtype_q4_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
     const unsigned char *b = src;
@@ -238,6 +254,26 @@ void wtype_q4_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
                 int sc, m;
                 wtype_k4_scale_min(b + 4, 2 * g + p, &sc, &m);
                 for (int l = 0; l < 32; l++) w[l] = (int8_t)(p ? q[l] >> 4 : q[l] & 15);
+                for (int k = 0; k < 8; k++) scale4[k] = d * (float)sc;
+                *min32 = dmin * (float)m;
+            }
+        }
+    }
+}
+
+/* q5_k: w = q (0..31, the 5th bit from qh), scale and min as q4_k. */
+void wtype_q5_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 256; i++, b += 176) {
+        float d = half(b), dmin = half(b + 2);
+        for (int g = 0; g < 4; g++) {
+            const unsigned char *q = b + 48 + 32 * g, *qh = b + 16;
+            for (int p = 0; p < 2; p++, w += 32, scale4 += 8, min32++) {
+                int sc, m;
+                wtype_k4_scale_min(b + 4, 2 * g + p, &sc, &m);
+                for (int l = 0; l < 32; l++)
+                    w[l] = (int8_t)((p ? q[l] >> 4 : q[l] & 15) |
+                                    ((qh[l] >> (2 * g + p)) & 1) << 4);
                 for (int k = 0; k < 8; k++) scale4[k] = d * (float)sc;
                 *min32 = dmin * (float)m;
             }
