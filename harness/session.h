@@ -31,7 +31,7 @@ const char *session_find_model(const char *name, char *out, size_t n);
 #define KERNELS_HELP                                                                               \
     "auto (default: exact-int8 for a quantized model or draft, else exact), exact "                \
     "(batch-invariant, float products), exact-int8 (batch-invariant, int8 products for "           \
-    "q8_0/q4_0/q5_0/q4_k/q5_k/q6_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
+    "every block type but q2_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
 
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,

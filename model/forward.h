@@ -24,7 +24,7 @@
 #include "model/tpool.h"
 
 /* KERN_EXACT_INT8 ("exact-int8"): batch-invariant like KERN_EXACT, with the int8 mode's
- * kernels (kernels.h) for the weight types that have one (q8_0, q4_0, q5_0, q4_k, q5_k, q6_k): each input
+ * kernels (kernels.h) for the weight types that have one (every block type but q2_k): each input
  * row of a product is quantized to 8-bit blocks by itself, then multiplied in integers. Other
  * types run their exact kernels, so an f32/f16/bf16 model computes the exact mode's bits; a
  * quantized one computes other bits (close to the exact mode's, not equal), its own greedy. */

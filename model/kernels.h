@@ -63,8 +63,7 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
                      const int *slots, int n, float *scratch, float *out);
 
 /* ---- the int8 mode (forward.h's KERN_EXACT_INT8) -------------------------------------------
- * For the weight types with an int8 row in their table (wtype.h: q8_0, q4_0, q5_0, q4_k, q5_k,
- * q6_k), a
+ * For the weight types with an int8 row in their table (wtype.h: every block type but q2_k), a
  * matrix product first quantizes each input row by itself (kern_act_quantize), as llama.cpp
  * does before its integer dot products, then multiplies integers. Its own canonical order,
  * again a function of K alone (not of T, the tile, the ISA or the thread):
@@ -72,9 +71,11 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
  *     127, q = x * (1 / d_b) rounded to the nearest int8 (ties to even, limited to +-127; 0
  *     when d_b = 0 or the product is NaN);
  *   weights: integers w with a float scale A per 4 consecutive values and, for types with mins
- *     (q4_k, q5_k), a float M per block of 32: q8_0 w = q, A = d; q4_0 w = q - 8, A = d; q5_0
- *     w = q5 - 16, A = d; q4_k w = q (0..15), A = d * sc, M = dmin * m (of the value's
- *     sub-block); q5_k w = q (0..31), A and M as q4_k; q6_k w = q6 - 32, A = d * sc;
+ *     (q4_1, q5_1, q4_k, q5_k), a float M per block of 32: q8_0 w = q, A = d; q4_0 w = q - 8,
+ *     A = d; q5_0 w = q5 - 16, A = d; q4_1 and q5_1 w = q (0..15, 0..31), A = d, M = -m (their
+ *     value is d * q + m); q4_k w = q (0..15), A = d * sc, M = dmin * m (of the value's
+ *     sub-block); q5_k w = q (0..31), A and M as q4_k; q6_k w = q6 - 32, A = d * sc; q3_k
+ *     w = q2 - 4 * !bit (-4..3), A = d * (scale - 32) of the value's sub-block of 16;
  *   per block b and lane m = 0..7, P = the sum of w * q over values 32b + 4m .. +3 (an exact
  *     integer); 16 float lanes from +0, lane 8 (b mod 2) + m taking fma(A * d_b, (float)P, lane)
  *     for b = 0, 1, 2, ...; a missing last odd block counts as zero terms; the pairwise fold of

@@ -359,16 +359,20 @@ TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
  * signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2, or 128 * 127
  * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
  * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
- * shifted to the type's offset, takes q4_0's 8, q5_0's 16 and q6_k's 32 back out (kernels_avx512_vnni.c
+ * shifted to the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out (kernels_avx512_vnni.c
  * says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
  * of the canonical 16, whose fold starts by adding the two (fold256x2). */
 
 static inline int int8_kq(wtype WT) {
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
+    return WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
 }
 
-static inline int int8_min(wtype WT) { /* mins per sub-block (kernels.h's M) */
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
+static inline int int8_block_min(wtype WT) { /* a min per 32-value block: d * q + m */
+    return WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1;
+}
+
+static inline int int8_min(wtype WT) { /* kernels.h's M: per block, or per k-quant sub-block */
+    return int8_block_min(WT) || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
 }
 
 /* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
@@ -394,15 +398,18 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
         __m128i q = _mm_loadu_si128((const __m128i *)(r + (size_t)b * 18 + 2));
         u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
         s0 = _mm256_srai_epi32(c, 4);
-    } else if (WT == WTYPE_Q5_0) {
-        const unsigned char *blk = r + (size_t)b * 22;
-        __m128i q = _mm_loadu_si128((const __m128i *)(blk + 6));
-        uint32_t h;
-        memcpy(&h, blk + 2, 4);
-        u = _mm256_or_si256(
-            _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15)),
-            bits_to_16s(h));
-        s0 = _mm256_srai_epi32(c, 3);
+    } else if (WT == WTYPE_Q5_0 || WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1) {
+        /* qs at 6 (q5_0), 4 (q4_1), 8 (q5_1); the 5th bits' qh at 2 (q5_0), 4 (q5_1) */
+        const unsigned char *blk = r + (size_t)b * kern_block_bytes(WT);
+        __m128i q = _mm_loadu_si128(
+            (const __m128i *)(blk + (WT == WTYPE_Q5_0 ? 6 : WT == WTYPE_Q4_1 ? 4 : 8)));
+        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
+        if (WT != WTYPE_Q4_1) {
+            uint32_t h;
+            memcpy(&h, blk + (WT == WTYPE_Q5_0 ? 2 : 4), 4);
+            u = _mm256_or_si256(u, bits_to_16s(h));
+        }
+        if (WT == WTYPE_Q5_0) s0 = _mm256_srai_epi32(c, 3);
     } else if (WT == WTYPE_Q4_K) {
         int j = b % 8;
         __m256i q =
@@ -417,6 +424,16 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
         u = _mm256_or_si256(_mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q,
                                              _mm256_set1_epi8(15)),
                             _mm256_slli_epi16(qh, 4));
+    } else if (WT == WTYPE_Q3_K) { /* values 128h + 32k + 0..31: the 2 bits at 2k of qs[32h + l],
+                                      * + 4 where bit 4h + k of hmask[l] is set (w + 4) */
+        int j = b % 8, h = j / 4, k = j % 4;
+        const unsigned char *sb = r + (size_t)(b / 8) * 110;
+        __m256i qs = _mm256_loadu_si256((const __m256i *)(sb + 32 + 32 * h));
+        __m256i hm = _mm256_loadu_si256((const __m256i *)sb);
+        hm = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), _mm256_set1_epi8(1));
+        u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), _mm256_set1_epi8(3)),
+                            _mm256_slli_epi16(hm, 2));
+        s0 = _mm256_srai_epi32(c, 5);
     } else { /* q6_k: values 128h + 32k + 0..31 */
         int j = b % 8, h = j / 4, k = j % 4;
         const unsigned char *sb = r + (size_t)(b / 8) * 210;
@@ -433,14 +450,15 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
 /* Block b's lane scales A (8 lanes) from the row's decoded scales. */
 static inline __attribute__((always_inline)) __m256 int8_scales(wtype WT, int b,
                                                                 const blk_scales *s) {
-    if (int8_min(WT)) return _mm256_set1_ps(s->d[b % 8]);
-    if (WT == WTYPE_Q6_K) /* sub-blocks 2j, 2j + 1 of 16 values */
+    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) return _mm256_set1_ps(s->d[b % 8]);
+    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) /* sub-blocks 2j, 2j + 1 of 16 values */
         return _mm256_set_m128(_mm_set1_ps(s->d[2 * (b % 8) + 1]), _mm_set1_ps(s->d[2 * (b % 8)]));
     return _mm256_set1_ps(s->d[0]);
 }
 
-/* RT rows x TT tokens (RT * TT <= 4), each product in two 8-lane accumulators (and q4_k's mins
- * in an 8-lane one). */
+/* RT rows x TT tokens (RT * TT <= 4), each product in two 8-lane accumulators (and the mins in
+ * an 8-lane one: q4_k's and q5_k's per super-block; q4_1's and q5_1's gathered over 8 blocks,
+ * lane j taking fma(-m, d * s, lane) for block 8u + j, as kernels.h orders them). */
 static inline __attribute__((always_inline)) void
 int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned char *xa, size_t lda,
           int TT, int K, float *y, size_t ldy, size_t ys) {
@@ -449,11 +467,14 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = mn[i][t] = _mm256_setzero_ps();
     const int nb = K / 32, BB = kern_block_bytes(WT);
     blk_scales s[2];
+    float m8[2][8] = {{0}}; /* q4_1, q5_1: the current 8 blocks' mins, per row */
     for (int b = 0; b < nb; b++) {
         if (!int8_kq(WT) || b % 8 == 0) {
             const unsigned char *blk = w + (size_t)(int8_kq(WT) ? b / 8 : b) * BB;
             for (int i = 0; i < RT; i++) scales_of(WT, blk + i * ldw, &s[i]);
-            if (int8_min(WT))
+            if (int8_block_min(WT))
+                for (int i = 0; i < RT; i++) m8[i][b % 8] = s[i].m[0];
+            if (int8_kq(WT) && int8_min(WT))
                 for (int t = 0; t < TT; t++) {
                     __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + b);
                     for (int i = 0; i < RT; i++)
@@ -474,6 +495,17 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
                 else
                     lo[i][t] = _mm256_fmadd_ps(sc, p, lo[i][t]);
             }
+        }
+        if (int8_block_min(WT) && (b % 8 == 7 || b == nb - 1)) { /* blocks 8u.. done */
+            for (int t = 0; t < TT; t++) {
+                float ds8[8] = {0}; /* past the row's end: 0 * 0, the lane unchanged */
+                memcpy(ds8, kern_a8_ds(xa + t * lda, K) + b / 8 * 8,
+                       sizeof(float) * (size_t)(b % 8 + 1));
+                for (int i = 0; i < RT; i++)
+                    mn[i][t] = _mm256_fnmadd_ps(_mm256_loadu_ps(m8[i]), _mm256_loadu_ps(ds8),
+                                                mn[i][t]);
+            }
+            memset(m8, 0, sizeof m8);
         }
     }
     if (nb % 2)
@@ -522,6 +554,9 @@ int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
 INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
 INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)
 INT8(kern_avx2_int8_q5_0, WTYPE_Q5_0)
+INT8(kern_avx2_int8_q4_1, WTYPE_Q4_1)
+INT8(kern_avx2_int8_q5_1, WTYPE_Q5_1)
+INT8(kern_avx2_int8_q3_k, WTYPE_Q3_K)
 INT8(kern_avx2_int8_q4_k, WTYPE_Q4_K)
 INT8(kern_avx2_int8_q5_k, WTYPE_Q5_K)
 INT8(kern_avx2_int8_q6_k, WTYPE_Q6_K)

@@ -7,8 +7,11 @@
  * the activation row's stored c (-128 times the 4 values' sum) scaled to the type's offset:
  * q8_0 weights are made unsigned by + 128 (xor 0x80), so starting at -128 * sum leaves exactly
  * the sum of w * q; q4_0's nibbles are w + 8 (start -8 * sum = c >> 4), q5_0's 5-bit values
- * w + 16 (start c >> 3), q6_k's 6-bit values w + 32 (start c >> 2), q4_k's nibbles and q5_k's
- * 5-bit values w itself (start 0); a 5th bit is added as 16 under a byte mask. Each lane's integer is the P of
+ * w + 16 (start c >> 3), q6_k's 6-bit values w + 32 (start c >> 2), q3_k's 3-bit values w + 4
+ * (start c >> 5), q4_k's nibbles and q5_k's
+ * 5-bit values, q4_1's nibbles and q5_1's 5-bit values w itself (start 0); a 5th bit is added
+ * as 16 under a byte mask. Mins (q4_1, q5_1 per block; q4_k, q5_k per sub-block) go to an
+ * 8-lane accumulator per result, as kernels.h orders them. Each lane's integer is the P of
  * kernels.h, exact, so its conversion, times the scale vector A * d (the lane's two scales),
  * fused into the lane's accumulator is the reference's order. Lanes 0-7 hold block 2p and 8-15
  * block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want. The tile shapes are the
@@ -24,11 +27,32 @@
 #include "model/kernels_avx512.h"
 
 static inline int kq(wtype WT) { /* a k-quant: 256-value super-blocks, 4 groups each */
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
+    return WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
 }
 
-static inline int has_min(wtype WT) { /* mins per sub-block (kernels.h's M) */
-    return WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
+/* The staged 16 per-16-value scales (q3_k, q6_k: stage_block's lane c) of group j: sub-block
+ * 4j + m / 4 in lane m. */
+static inline __m512 scales16(const stage *st, int j) {
+    const __m512i sub = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(_mm512_add_epi32(sub, _mm512_set1_epi32(4 * j)),
+                                 _mm512_loadu_ps(st->s));
+}
+
+static inline int block_min(wtype WT) { /* a min per 32-value block: the value is d * q + m */
+    return WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1;
+}
+
+static inline int has_min(wtype WT) { /* kernels.h's M: per block, or per k-quant sub-block */
+    return block_min(WT) || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
+}
+
+/* 32-value blocks of nibbles (and a 5th bit): where their qs and qh start in the block */
+static inline int qs_at(wtype WT) {
+    return WT == WTYPE_Q4_0 ? 2 : WT == WTYPE_Q4_1 ? 4 : WT == WTYPE_Q5_0 ? 6 : 8;
+}
+
+static inline int qh_at(wtype WT) { /* q5_0, q5_1 */
+    return WT == WTYPE_Q5_0 ? 2 : 4;
 }
 
 /* Two f16 scales (block 2p and 2p + 1, or 0 for a missing second block) in lanes 0-7, 8-15. */
@@ -58,8 +82,8 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         g.u = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1),
                                _mm512_set1_epi8((char)0x80));
         g.a = two_halves(b, one ? NULL : b + 34);
-    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0) {
-        const int BB = kern_block_bytes(WT), qs = WT == WTYPE_Q5_0 ? 6 : 2;
+    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || block_min(WT)) {
+        const int BB = kern_block_bytes(WT), qs = qs_at(WT);
         const unsigned char *b = r + (size_t)(2 * p) * BB;
         /* q0 q0 q1 q1 by broadcast loads and one insert, the 2nd and 4th quarters shifted:
          * lo0 hi0 lo1 hi1 with one shuffle where an insert, a widening insert and a lane shuffle
@@ -72,15 +96,16 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
         v = _mm512_mask_srli_epi16(v, (__mmask32)0xff00ff00u, v, 4);
         g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
-        if (WT == WTYPE_Q5_0) { /* bit v of a block's qh is its value v's 5th bit: + 16 */
+        if (WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) { /* bit v of qh: value v's 5th bit, + 16 */
             uint32_t h0, h1 = 0;
-            memcpy(&h0, b + 2, 4);
-            if (!one) memcpy(&h1, b + BB + 2, 4);
+            memcpy(&h0, b + qh_at(WT), 4);
+            if (!one) memcpy(&h1, b + BB + qh_at(WT), 4);
             g.u = _mm512_mask_add_epi8(g.u, (__mmask64)h0 | (__mmask64)h1 << 32, g.u,
                                        _mm512_set1_epi8(16));
         }
         g.a = two_halves(b, one ? NULL : b + BB);
-    } else if (has_min(WT)) { /* group j: low nibbles of qs[32j..], then the high ones */
+    } else if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) { /* group j: low nibbles of qs[32j..],
+                                                         * then the high ones */
         int j = p % 4;
         const unsigned char *b = r + (size_t)(p / 4) * kern_block_bytes(WT);
         const int qs = WT == WTYPE_Q5_K ? 48 : 16;
@@ -99,6 +124,20 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
          * ns per 64 weights; 1.1B Q4_K_M T=1 pass 1.05-1.26x faster) */
         g.a = _mm512_permutexvar_ps(_mm512_add_epi32(halves_index(), _mm512_set1_epi32(2 * j)),
                                     _mm512_loadu_ps(st->s));
+    } else if (WT == WTYPE_Q3_K) { /* group j: values 128h + 32k + 0..31, k = 2(j % 2) and the
+                                      * next; u = the 2 bits at 2k of qs[32h + l], + 4 where bit
+                                      * 4h + k of hmask[l] is set (w + 4) */
+        int j = p % 4, h = j / 2, k0 = 2 * (j % 2);
+        const unsigned char *b = r + (size_t)(p / 4) * 110;
+        __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h)));
+        const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * k0)),
+                                                 _mm256_set1_epi16((short)(2 * k0 + 2)), 1);
+        g.u = _mm512_and_si512(_mm512_srlv_epi16(qs, shift), _mm512_set1_epi8(3));
+        __m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b));
+        const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (4 * h + k0))),
+                                               _mm256_set1_epi8((char)(2 << (4 * h + k0))), 1);
+        g.u = _mm512_mask_add_epi8(g.u, _mm512_test_epi8_mask(hm, bit), g.u, _mm512_set1_epi8(4));
+        g.a = scales16(st, j);
     } else { /* q6_k: group j = values 128h + 32k + 0..31 for k = 2(j % 2) and the next */
         int j = p % 4, h = j / 2, k0 = 2 * (j % 2);
         const unsigned char *b = r + (size_t)(p / 4) * 210;
@@ -117,9 +156,7 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         qh = k0 ? _mm512_srlv_epi16(qh, lo0_hi2) : _mm512_sllv_epi16(qh, lo4_hi2);
         qh = _mm512_and_si512(qh, _mm512_set1_epi8(0x30));
         g.u = _mm512_ternarylogic_epi32(ql, _mm512_set1_epi8(15), qh, 0xEA); /* a & b | c */
-        const __m512i sub = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-        g.a = _mm512_permutexvar_ps(_mm512_add_epi32(sub, _mm512_set1_epi32(4 * j)),
-                                    _mm512_loadu_ps(st->s));
+        g.a = scales16(st, j);
     }
     return g;
 }
@@ -135,6 +172,8 @@ static inline __attribute__((always_inline)) __m512i start_of(wtype WT, __m512i 
         return _mm512_srai_epi32(c, 3);
     case WTYPE_Q6_K:
         return _mm512_srai_epi32(c, 2);
+    case WTYPE_Q3_K:
+        return _mm512_srai_epi32(c, 5);
     default:
         return _mm512_setzero_si512();
     }
@@ -147,6 +186,42 @@ static inline float fold256(__m256 a) {
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+/* q4_1, q5_1: the mins of group p's two blocks (0 for a missing second one), for lanes 2p and
+ * 2p + 1 (mod 8) of the 8-lane min accumulators, kept until min_flush. */
+static inline __attribute__((always_inline)) void min_pair(wtype WT, const unsigned char *const *wr,
+                                                           int RT, int p, int one,
+                                                           float m8[][8]) {
+    const int BB = kern_block_bytes(WT), lane = 2 * (p % 4);
+#pragma GCC unroll 16
+    for (int i = 0; i < RT; i++) {
+        const unsigned char *b = wr[i] + (size_t)(2 * p) * BB;
+        uint16_t h0, h1 = 0;
+        memcpy(&h0, b + 2, 2);
+        if (!one) memcpy(&h1, b + BB + 2, 2); /* nothing past the row is read */
+        m8[i][lane] = _cvtsh_ss(h0);
+        m8[i][lane + 1] = _cvtsh_ss(h1);
+    }
+}
+
+/* q4_1, q5_1: blocks 8u..8u+7 done: lane j takes fma(-m, d * s, lane) for block 8u + j
+ * (kernels.h; -(m * ds) + lane is one rounding, as fma(-m, ds, lane)); blocks past the row's end
+ * give 0 * 0, which leaves the lane as it is. */
+static inline __attribute__((always_inline)) void min_flush(const unsigned char *xa, size_t lda,
+                                                            int K, int RT, int TT, int u,
+                                                            float m8[][8], __m256 *accm) {
+    const int nb = K / 32, left = nb - 8 * u;
+    const __mmask8 valid = (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1);
+#pragma GCC unroll 16
+    for (int t = 0; t < TT; t++) {
+        __m256 ds = _mm256_maskz_loadu_ps(valid, kern_a8_ds(xa + t * lda, K) + 8 * u);
+#pragma GCC unroll 16
+        for (int i = 0; i < RT; i++)
+            accm[t * RT + i] = _mm256_fnmadd_ps(_mm256_loadu_ps(m8[i]), ds, accm[t * RT + i]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < RT; i++) memset(m8[i], 0, sizeof m8[i]);
+}
+
 /* RT rows x TT tokens, RT * TT <= 16, one 16-lane accumulator each (lane t * RT + i of the
  * fold, as the exact tiles); rows past `rows` reuse the last and are not stored. */
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
@@ -154,7 +229,8 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
                                                        size_t lda, int TT, int K, float *y,
                                                        size_t ldy, size_t ys) {
     __m512 acc[16];
-    __m256 accm[16]; /* q4_k's and q5_k's mins, per (row, token) */
+    __m256 accm[16]; /* the mins (q4_1, q5_1, q4_k, q5_k), per (row, token) */
+    float m8[16][8] = {{0}}; /* q4_1, q5_1: the mins of the 8 blocks of lanes 0-7, per row */
     const unsigned char *wr[16];
 #pragma GCC unroll 16
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps(), accm[n] = _mm256_setzero_ps();
@@ -184,6 +260,8 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             wgroup g[16];
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) g[i] = load_group(WT, wr[i], p, one, &st[i]);
+            if (block_min(WT)) /* -m into lanes 2p, 2p + 1 (mod 8) */
+                min_pair(WT, wr, RT, p, one, m8);
 #pragma GCC unroll 16
             for (int t = 0; t < TT; t++) {
                 const kern_a8_group *xg = (const kern_a8_group *)(xa + t * lda) + p;
@@ -198,6 +276,8 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
                         _mm512_fmadd_ps(_mm512_mul_ps(g[i].a, dv), _mm512_cvtepi32_ps(s), acc[n]);
                 }
             }
+            if (block_min(WT) && (p % 4 == 3 || p == ng - 1))
+                min_flush(xa, lda, K, RT, TT, p / 4, m8, accm);
         }
     }
     float out[16];
@@ -249,6 +329,9 @@ matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
 INT8(kern_vnni_q8_0, WTYPE_Q8_0)
 INT8(kern_vnni_q4_0, WTYPE_Q4_0)
 INT8(kern_vnni_q5_0, WTYPE_Q5_0)
+INT8(kern_vnni_q4_1, WTYPE_Q4_1)
+INT8(kern_vnni_q5_1, WTYPE_Q5_1)
+INT8(kern_vnni_q3_k, WTYPE_Q3_K)
 INT8(kern_vnni_q4_k, WTYPE_Q4_K)
 INT8(kern_vnni_q5_k, WTYPE_Q5_K)
 INT8(kern_vnni_q6_k, WTYPE_Q6_K)

@@ -168,7 +168,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .file_type = 3,
          .to_float = wtype_q4_1_to_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_1), [KERN_ISA_AVX512] = X86(kern_avx512_q4_1)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q4_1), [KERN_ISA_AVX512] = X86(kern_avx512_q4_1)},
+         .int8 = {.to_int8 = wtype_q4_1_to_int8,
+                  .has_min = 1,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_1),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q4_1)}}},
     [WTYPE_Q5_0] =
         {.name = "q5_0",
          .ggml_type = GGML_Q5_0,
@@ -194,7 +198,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .file_type = 9,
          .to_float = wtype_q5_1_to_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_1), [KERN_ISA_AVX512] = X86(kern_avx512_q5_1)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q5_1), [KERN_ISA_AVX512] = X86(kern_avx512_q5_1)},
+         .int8 = {.to_int8 = wtype_q5_1_to_int8,
+                  .has_min = 1,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_1),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q5_1)}}},
     [WTYPE_Q2_K] =
         {.name = "q2_k",
          .ggml_type = GGML_Q2_K,
@@ -216,7 +224,10 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .file_type = 12,
          .to_float = wtype_q3_k_to_float,
          .exact.isa =
-             {[KERN_ISA_AVX2] = X86(kern_avx2_q3_k), [KERN_ISA_AVX512] = X86(kern_avx512_q3_k)}},
+             {[KERN_ISA_AVX2] = X86(kern_avx2_q3_k), [KERN_ISA_AVX512] = X86(kern_avx512_q3_k)},
+         .int8 = {.to_int8 = wtype_q3_k_to_int8,
+                  .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q3_k),
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q3_k)}}},
     [WTYPE_Q4_K] =
         {.name = "q4_k",
          .ggml_type = GGML_Q4_K,

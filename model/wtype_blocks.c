@@ -243,6 +243,35 @@ void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
     }
 }
 
+/* q4_1 and q5_1: w = q (0..15 or 0..31), scale d, min -m (the value is d * q + m). */
+void wtype_q4_1_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 32; i++, b += 20, w += 32, scale4 += 8, min32++) {
+        for (int j = 0; j < 16; j++) {
+            w[j] = (int8_t)(b[4 + j] & 15);
+            w[j + 16] = (int8_t)(b[4 + j] >> 4);
+        }
+        float d = half(b);
+        for (int m = 0; m < 8; m++) scale4[m] = d;
+        *min32 = -half(b + 2);
+    }
+}
+
+void wtype_q5_1_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 32; i++, b += 24, w += 32, scale4 += 8, min32++) {
+        uint32_t qh;
+        memcpy(&qh, b + 4, 4);
+        for (int j = 0; j < 16; j++) {
+            w[j] = (int8_t)((b[8 + j] & 15) | (int)((qh >> j) & 1) << 4);
+            w[j + 16] = (int8_t)((b[8 + j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4);
+        }
+        float d = half(b);
+        for (int m = 0; m < 8; m++) scale4[m] = d;
+        *min32 = -half(b + 2);
+    }
+}
+
 /* q4_k: w = q (0..15), scale d * sc and min dmin * m of the value's sub-block (both exact). */
 void wtype_q4_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
     const unsigned char *b = src;
@@ -277,6 +306,24 @@ void wtype_q5_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
                 for (int k = 0; k < 8; k++) scale4[k] = d * (float)sc;
                 *min32 = dmin * (float)m;
             }
+        }
+    }
+}
+
+/* q3_k: w = q2 - 4 * !bit (-4..3), scale d * (scale - 32) of the value's sub-block of 16. */
+void wtype_q3_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
+    (void)min32;
+    const unsigned char *b = src;
+    for (int i = 0; i < n / 256; i++, b += 110) {
+        float d = half(b + 108);
+        int sc[16];
+        wtype_q3_k_scales(b + 96, sc);
+        for (int c = 0; c < 16; c++, w += 16, scale4 += 4) {
+            int h = c / 8, j = (c % 8) / 2, p = c % 2;
+            const unsigned char *q = b + 32 + 32 * h + 16 * p, *hm = b + 16 * p;
+            for (int l = 0; l < 16; l++)
+                w[l] = (int8_t)(((q[l] >> (2 * j)) & 3) - ((hm[l] >> (4 * h + j)) & 1 ? 0 : 4));
+            for (int m = 0; m < 4; m++) scale4[m] = d * (float)sc[c];
         }
     }
 }

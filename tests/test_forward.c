@@ -316,11 +316,13 @@ int main(void) {
             test_invariance(q, quant[i], t, i < 3 ? 8 : 4, 50 + t, KERN_EXACT);
         model_close(q);
     }
-    /* the int8 mode: every type it has (q8_0, q4_0, q5_0, q4_k, q5_k, q6_k), 1 and 2 threads;
-     * and on a model without those types it computes the exact mode's bits */
+    /* the int8 mode: every type it has (q8_0, q4_0, q5_0, q4_1, q5_1, q3_k, q4_k, q5_k, q6_k), 1
+     * and 2 threads; and on a model without those types it computes the exact mode's bits */
     const char *int8[] = {"models/quantized/xs_Q4_K_M.gguf", "models/quantized/xs_Q8_0.gguf",
                           "models/quantized/kq_Q4_0.gguf",   "models/quantized/kq_Q6_K.gguf",
-                          "models/quantized/kq_Q5_0.gguf",   "models/quantized/kq_Q5_K_M.gguf"};
+                          "models/quantized/kq_Q5_0.gguf",   "models/quantized/kq_Q5_K_M.gguf",
+                          "models/quantized/kq_Q4_1.gguf",   "models/quantized/xs_Q5_1.gguf",
+                          "models/quantized/kq_Q3_K_M.gguf"};
     for (size_t i = 0; i < sizeof int8 / sizeof int8[0]; i++) {
         model *q;
         CHECK_MSG(model_open(&q, test_shared(int8[i]), err) == 0, "%s", err);
