@@ -359,8 +359,8 @@ TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
  * signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2, or 128 * 127
  * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
  * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
- * shifted to the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out (kernels_avx512_vnni.c
- * says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
+ * shifted to the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out
+ * (kernels_avx512_vnni.c says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
  * of the canonical 16, whose fold starts by adding the two (fold256x2). */
 
 static inline int int8_kq(wtype WT) {

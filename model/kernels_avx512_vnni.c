@@ -7,16 +7,15 @@
  * the activation row's stored c (-128 times the 4 values' sum) scaled to the type's offset:
  * q8_0 weights are made unsigned by + 128 (xor 0x80), so starting at -128 * sum leaves exactly
  * the sum of w * q; q4_0's nibbles are w + 8 (start -8 * sum = c >> 4), q5_0's 5-bit values
- * w + 16 (start c >> 3), q6_k's 6-bit values w + 32 (start c >> 2), q3_k's 3-bit values w + 4
- * (start c >> 5), q4_k's nibbles and q5_k's
- * 5-bit values, q4_1's nibbles and q5_1's 5-bit values w itself (start 0); a 5th bit is added
- * as 16 under a byte mask. Mins (q4_1, q5_1 per block; q4_k, q5_k per sub-block) go to an
- * 8-lane accumulator per result, as kernels.h orders them. Each lane's integer is the P of
- * kernels.h, exact, so its conversion, times the scale vector A * d (the lane's two scales),
- * fused into the lane's accumulator is the reference's order. Lanes 0-7 hold block 2p and 8-15
- * block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want. The tile shapes are the
- * exact kernels' (kernels_avx512.c): 4 rows x 4 tokens; at one token 8 rows in the cache, 4 far
- * apart when the matrix streams (kern_rowgroup). */
+ * w + 16 (start c >> 3), q3_k's 3-bit values w + 4 (start c >> 5), q6_k's 6-bit values w + 32
+ * (start c >> 2), and the values of q4_1, q5_1, q4_k and q5_k w itself (start 0); a 5th (q3_k:
+ * 3rd) bit is added as 16 (4) under a byte mask. Mins (q4_1, q5_1 per block; q4_k, q5_k per
+ * sub-block) go to an 8-lane accumulator per result, as kernels.h orders them. Each lane's
+ * integer is the P of kernels.h, exact, so its conversion, times the scale vector A * d (the
+ * lane's two scales), fused into the lane's accumulator is the reference's order. Lanes 0-7
+ * hold block 2p and 8-15 block 2p + 1 of group p, as the canonical lanes 8 (b mod 2) + m want.
+ * The tile shapes are the exact kernels' (kernels_avx512.c): 4 rows x 4 tokens; at one token 8
+ * rows in the cache, 4 far apart when the matrix streams (kern_rowgroup). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -128,7 +127,7 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
                                       * next; u = the 2 bits at 2k of qs[32h + l], + 4 where bit
                                       * 4h + k of hmask[l] is set (w + 4) */
         int j = p % 4, h = j / 2, k0 = 2 * (j % 2);
-        const unsigned char *b = r + (size_t)(p / 4) * 110;
+        const unsigned char *b = r + (size_t)(p / 4) * kern_block_bytes(WT);
         __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h)));
         const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * k0)),
                                                  _mm256_set1_epi16((short)(2 * k0 + 2)), 1);
