@@ -247,10 +247,7 @@ static inline __attribute__((always_inline)) __m256 half8(wtype WT, const unsign
 }
 
 static inline int avx2_block_size(wtype WT) {
-    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K ||
-                   WT == WTYPE_Q6_K
-               ? 256
-               : 32;
+    return kern_is_kquant(WT) ? 256 : 32;
 }
 
 /* RT rows (1-2) x TT tokens (1-3) of a block type, each dot product in its own pair of 8-lane
@@ -360,20 +357,9 @@ TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
  * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
  * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
  * shifted to the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out
- * (kernels_avx512_vnni.c says how). Block 2p goes to the low accumulator, 2p + 1 to the high one: lanes 0-7 and 8-15
- * of the canonical 16, whose fold starts by adding the two (fold256x2). */
-
-static inline int int8_kq(wtype WT) {
-    return WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
-}
-
-static inline int int8_block_min(wtype WT) { /* a min per 32-value block: d * q + m */
-    return WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1;
-}
-
-static inline int int8_min(wtype WT) { /* kernels.h's M: per block, or per k-quant sub-block */
-    return int8_block_min(WT) || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
-}
+ * (kernels_avx512_vnni.c says how). Block 2p goes to the low accumulator, 2p + 1 to the high
+ * one: lanes 0-7 and 8-15 of the canonical 16, whose fold starts by adding the two
+ * (fold256x2). */
 
 /* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
 static inline __m256i bits_to_16s(uint32_t h) {
@@ -399,14 +385,12 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
         u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
         s0 = _mm256_srai_epi32(c, 4);
     } else if (WT == WTYPE_Q5_0 || WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1) {
-        /* qs at 6 (q5_0), 4 (q4_1), 8 (q5_1); the 5th bits' qh at 2 (q5_0), 4 (q5_1) */
         const unsigned char *blk = r + (size_t)b * kern_block_bytes(WT);
-        __m128i q = _mm_loadu_si128(
-            (const __m128i *)(blk + (WT == WTYPE_Q5_0 ? 6 : WT == WTYPE_Q4_1 ? 4 : 8)));
+        __m128i q = _mm_loadu_si128((const __m128i *)(blk + kern_qs_at(WT)));
         u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
         if (WT != WTYPE_Q4_1) {
             uint32_t h;
-            memcpy(&h, blk + (WT == WTYPE_Q5_0 ? 2 : 4), 4);
+            memcpy(&h, blk + kern_qh_at(WT), 4);
             u = _mm256_or_si256(u, bits_to_16s(h));
         }
         if (WT == WTYPE_Q5_0) s0 = _mm256_srai_epi32(c, 3);
@@ -417,7 +401,7 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
         u = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
     } else if (WT == WTYPE_Q5_K) { /* as q4_k, plus 16 where bit j of qh[l] is set */
         int j = b % 8;
-        const unsigned char *sb = r + (size_t)(b / 8) * 176;
+        const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
         __m256i q = _mm256_loadu_si256((const __m256i *)(sb + 48 + 32 * (j / 2)));
         __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 16));
         qh = _mm256_and_si256(_mm256_srli_epi16(qh, j), _mm256_set1_epi8(1));
@@ -427,7 +411,7 @@ static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const 
     } else if (WT == WTYPE_Q3_K) { /* values 128h + 32k + 0..31: the 2 bits at 2k of qs[32h + l],
                                       * + 4 where bit 4h + k of hmask[l] is set (w + 4) */
         int j = b % 8, h = j / 4, k = j % 4;
-        const unsigned char *sb = r + (size_t)(b / 8) * 110;
+        const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
         __m256i qs = _mm256_loadu_si256((const __m256i *)(sb + 32 + 32 * h));
         __m256i hm = _mm256_loadu_si256((const __m256i *)sb);
         hm = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), _mm256_set1_epi8(1));
@@ -469,12 +453,12 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
     blk_scales s[2];
     float m8[2][8] = {{0}}; /* q4_1, q5_1: the current 8 blocks' mins, per row */
     for (int b = 0; b < nb; b++) {
-        if (!int8_kq(WT) || b % 8 == 0) {
-            const unsigned char *blk = w + (size_t)(int8_kq(WT) ? b / 8 : b) * BB;
+        if (!kern_is_kquant(WT) || b % 8 == 0) {
+            const unsigned char *blk = w + (size_t)(kern_is_kquant(WT) ? b / 8 : b) * BB;
             for (int i = 0; i < RT; i++) scales_of(WT, blk + i * ldw, &s[i]);
-            if (int8_block_min(WT))
+            if (kern_block_min(WT))
                 for (int i = 0; i < RT; i++) m8[i][b % 8] = s[i].m[0];
-            if (int8_kq(WT) && int8_min(WT))
+            if (kern_is_kquant(WT) && kern_int8_min(WT))
                 for (int t = 0; t < TT; t++) {
                     __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + b);
                     for (int i = 0; i < RT; i++)
@@ -496,7 +480,7 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
                     lo[i][t] = _mm256_fmadd_ps(sc, p, lo[i][t]);
             }
         }
-        if (int8_block_min(WT) && (b % 8 == 7 || b == nb - 1)) { /* blocks 8u.. done */
+        if (kern_block_min(WT) && (b % 8 == 7 || b == nb - 1)) { /* blocks 8u.. done */
             for (int t = 0; t < TT; t++) {
                 float ds8[8] = {0}; /* past the row's end: 0 * 0, the lane unchanged */
                 memcpy(ds8, kern_a8_ds(xa + t * lda, K) + b / 8 * 8,
@@ -515,7 +499,7 @@ int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned c
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) {
             float v = fold256x2(lo[i][t], hi[i][t]);
-            if (int8_min(WT)) {
+            if (kern_int8_min(WT)) {
                 __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(mn[i][t]),
                                        _mm256_extractf128_ps(mn[i][t], 1));
                 __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));

@@ -50,10 +50,7 @@ static inline int is_block(wtype WT) {
 }
 
 static inline int block_size(wtype WT) {
-    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K ||
-                   WT == WTYPE_Q6_K
-               ? 256
-               : 32;
+    return kern_is_kquant(WT) ? 256 : 32;
 }
 
 /* Chunks sharing one scale (and table): 2 (32 values) or 1 (16). */

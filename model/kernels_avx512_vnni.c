@@ -25,33 +25,12 @@
 
 #include "model/kernels_avx512.h"
 
-static inline int kq(wtype WT) { /* a k-quant: 256-value super-blocks, 4 groups each */
-    return WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K || WT == WTYPE_Q6_K;
-}
-
 /* The staged 16 per-16-value scales (q3_k, q6_k: stage_block's lane c) of group j: sub-block
  * 4j + m / 4 in lane m. */
 static inline __m512 scales16(const stage *st, int j) {
     const __m512i sub = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(_mm512_add_epi32(sub, _mm512_set1_epi32(4 * j)),
                                  _mm512_loadu_ps(st->s));
-}
-
-static inline int block_min(wtype WT) { /* a min per 32-value block: the value is d * q + m */
-    return WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1;
-}
-
-static inline int has_min(wtype WT) { /* kernels.h's M: per block, or per k-quant sub-block */
-    return block_min(WT) || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
-}
-
-/* 32-value blocks of nibbles (and a 5th bit): where their qs and qh start in the block */
-static inline int qs_at(wtype WT) {
-    return WT == WTYPE_Q4_0 ? 2 : WT == WTYPE_Q4_1 ? 4 : WT == WTYPE_Q5_0 ? 6 : 8;
-}
-
-static inline int qh_at(wtype WT) { /* q5_0, q5_1 */
-    return WT == WTYPE_Q5_0 ? 2 : 4;
 }
 
 /* Two f16 scales (block 2p and 2p + 1, or 0 for a missing second block) in lanes 0-7, 8-15. */
@@ -81,8 +60,8 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         g.u = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1),
                                _mm512_set1_epi8((char)0x80));
         g.a = two_halves(b, one ? NULL : b + 34);
-    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || block_min(WT)) {
-        const int BB = kern_block_bytes(WT), qs = qs_at(WT);
+    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || kern_block_min(WT)) {
+        const int BB = kern_block_bytes(WT), qs = kern_qs_at(WT);
         const unsigned char *b = r + (size_t)(2 * p) * BB;
         /* q0 q0 q1 q1 by broadcast loads and one insert, the 2nd and 4th quarters shifted:
          * lo0 hi0 lo1 hi1 with one shuffle where an insert, a widening insert and a lane shuffle
@@ -97,8 +76,8 @@ static inline __attribute__((always_inline)) wgroup load_group(wtype WT, const u
         g.u = _mm512_and_si512(v, _mm512_set1_epi8(15));
         if (WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) { /* bit v of qh: value v's 5th bit, + 16 */
             uint32_t h0, h1 = 0;
-            memcpy(&h0, b + qh_at(WT), 4);
-            if (!one) memcpy(&h1, b + BB + qh_at(WT), 4);
+            memcpy(&h0, b + kern_qh_at(WT), 4);
+            if (!one) memcpy(&h1, b + BB + kern_qh_at(WT), 4);
             g.u = _mm512_mask_add_epi8(g.u, (__mmask64)h0 | (__mmask64)h1 << 32, g.u,
                                        _mm512_set1_epi8(16));
         }
@@ -235,14 +214,14 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
     for (int n = 0; n < 16; n++) acc[n] = _mm512_setzero_ps(), accm[n] = _mm256_setzero_ps();
 #pragma GCC unroll 16
     for (int i = 0; i < RT; i++) wr[i] = w + (i < rows ? i : rows - 1) * ldw;
-    const int nb = K / 32, ng = kern_a8_groups(K), per = kq(WT) ? 4 : 1;
+    const int nb = K / 32, ng = kern_a8_groups(K), per = kern_is_kquant(WT) ? 4 : 1;
     for (int p0 = 0; p0 < ng; p0 += per) { /* a k-quant's super-block, or one group */
         stage st[16];
-        if (kq(WT)) {
+        if (kern_is_kquant(WT)) {
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++)
                 stage_block(WT, wr[i] + (size_t)(p0 / 4) * kern_block_bytes(WT), &st[i]);
-            if (has_min(WT)) { /* the super-block's mins: M (dmin * m, lanes 8-15) . d * s */
+            if (kern_int8_min(WT)) { /* the super-block's mins: M (dmin * m, lanes 8-15) . d * s */
 #pragma GCC unroll 16
                 for (int t = 0; t < TT; t++) {
                     __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + 2 * p0);
@@ -259,7 +238,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
             wgroup g[16];
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++) g[i] = load_group(WT, wr[i], p, one, &st[i]);
-            if (block_min(WT)) /* -m into lanes 2p, 2p + 1 (mod 8) */
+            if (kern_block_min(WT)) /* -m into lanes 2p, 2p + 1 (mod 8) */
                 min_pair(WT, wr, RT, p, one, m8);
 #pragma GCC unroll 16
             for (int t = 0; t < TT; t++) {
@@ -275,7 +254,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
                         _mm512_fmadd_ps(_mm512_mul_ps(g[i].a, dv), _mm512_cvtepi32_ps(s), acc[n]);
                 }
             }
-            if (block_min(WT) && (p % 4 == 3 || p == ng - 1))
+            if (kern_block_min(WT) && (p % 4 == 3 || p == ng - 1))
                 min_flush(xa, lda, K, RT, TT, p / 4, m8, accm);
         }
     }
@@ -290,7 +269,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
     for (int t = 0; t < TT; t++)
         for (int i = 0; i < rows && i < RT; i++) {
             float v = out[t * RT + i];
-            if (has_min(WT)) v -= fold256(accm[t * RT + i]);
+            if (kern_int8_min(WT)) v -= fold256(accm[t * RT + i]);
             y[t * ldy + i * ys] = v;
         }
 }

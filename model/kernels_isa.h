@@ -77,6 +77,30 @@ static inline int kern_block_bytes(wtype WT) {
     }
 }
 
+/* The tiles' compile-time view of a type (WT is a constant at every call): a k-quant (256-value super-blocks); a min per 32-value block (q4_1,
+ * q5_1: the value is d * q + m); kernels.h's M at all (those, and q4_k / q5_k per sub-block). */
+static inline int kern_is_kquant(wtype WT) {
+    return WT == WTYPE_Q2_K || WT == WTYPE_Q3_K || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K ||
+           WT == WTYPE_Q6_K;
+}
+
+static inline int kern_block_min(wtype WT) {
+    return WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1;
+}
+
+static inline int kern_int8_min(wtype WT) {
+    return kern_block_min(WT) || WT == WTYPE_Q4_K || WT == WTYPE_Q5_K;
+}
+
+/* Where a 32-value block's packed nibbles (qs) and 5th bits (qh: q5_0, q5_1) start. */
+static inline int kern_qs_at(wtype WT) {
+    return WT == WTYPE_Q4_0 ? 2 : WT == WTYPE_Q4_1 ? 4 : WT == WTYPE_Q5_0 ? 6 : 8;
+}
+
+static inline int kern_qh_at(wtype WT) {
+    return WT == WTYPE_Q5_0 ? 2 : 4;
+}
+
 /* The int8 mode's quantized activation row (kern_act_quantize, kernels.h): groups of 64 values
  * (two blocks of 32, the 16 lanes of one AVX-512 register), then a float per block for the
  * mins. In a group, q: the 64 int8 values; c: per 4 values (one 32-bit lane), -128 times their
