@@ -1,10 +1,9 @@
-/* kernels_avx2.c: the AVX2 kernels (compiled with -mavx2 -mfma and without AVX-512, run only
- * on CPUs that have them: kernels.c checks). The 16 lanes of the canonical order (kernels.h)
- * are two 8-lane registers, so tiles are at most 2 rows x 3 tokens. f32 weights are read in
- * place, the block types by tiles of their own (below); f16 and bf16 are widened exactly, 16
- * rows at a time, into a small buffer (their to_float, wtype.h) and go through the f32 tiles.
- * Attention and sums use the scalar reference (the AVX-512 copies exist because this machine
- * has AVX-512). */
+/* kernels_avx2.c: the AVX2 kernels (compiled with -mavx2 -mfma -mf16c and without AVX-512, run
+ * only on CPUs that have them: kernels.c checks). The 16 lanes of the canonical order
+ * (kernels.h) are two 8-lane registers, so tiles are at most 2 rows x 3 tokens. f32 weights are
+ * read in place, f16 and bf16 widened exactly in registers (F16C), the block types by tiles of
+ * their own (below). Attention and sums use the scalar reference (the AVX-512 copies exist
+ * because the machine they were written on has AVX-512). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -28,20 +27,53 @@ static inline __m256 maskload8(const float *p, int n) { /* first n (0..8) floats
     return _mm256_maskload_ps(p, m);
 }
 
-/* AVX2 holds the 16 lanes in two registers, so tiles are at most 2 rows x 3 tokens. */
-static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
-                                                       const float *x, size_t ldx, int TT, int K,
-                                                       float *y, size_t ldy, size_t ys) {
+/* 8 weights of a row of f32, f16 or bf16 from column k widened to float exactly (WT is a
+ * constant at every call). f16 by F16C's vcvtph2ps, which widens exactly like kern_f16_to_f32
+ * (subnormals included); bf16 is its 16 bits moved up. */
+static inline __attribute__((always_inline)) __m256 load_w8(wtype WT, const unsigned char *p,
+                                                            size_t k) {
+    switch (WT) {
+    case WTYPE_F16:
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * k)));
+    case WTYPE_BF16:
+        return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p + 2 * k))), 16));
+    default:
+        return _mm256_loadu_ps((const float *)p + k);
+    }
+}
+
+/* The first n (0..8) weights from column k, the rest 0 (a row's last partial 16). */
+static inline __attribute__((always_inline)) __m256 load_w8_part(wtype WT, const unsigned char *p,
+                                                                 size_t k, int n) {
+    if (WT == WTYPE_F32) return maskload8((const float *)p + k, n);
+    unsigned char b[16] = {0};
+    memcpy(b, p + 2 * k, 2 * (size_t)n);
+    return load_w8(WT, b, 0);
+}
+
+/* RT rows of type WT (ldw values apart) against TT tokens, each dot product in its own pair of
+ * 8-lane accumulators (AVX2 holds the 16 lanes in two registers, so tiles are at most 2 rows x
+ * 3 tokens). */
+static inline __attribute__((always_inline)) void tile_w(wtype WT, const unsigned char *w,
+                                                         size_t ldw, int RT, const float *x,
+                                                         size_t ldx, int TT, int K, float *y,
+                                                         size_t ldy, size_t ys) {
     __m256 lo[4][4], hi[4][4];
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = _mm256_setzero_ps();
     int k = 0;
     for (; k + KERN_LANES <= K; k += KERN_LANES) {
+        __m256 wl[4], wh[4];
+        for (int i = 0; i < RT; i++) {
+            wl[i] = load_w8(WT, w, i * ldw + k);
+            wh[i] = load_w8(WT, w, i * ldw + k + 8);
+        }
         for (int t = 0; t < TT; t++) {
             __m256 xl = _mm256_loadu_ps(x + t * ldx + k), xh = _mm256_loadu_ps(x + t * ldx + k + 8);
             for (int i = 0; i < RT; i++) {
-                lo[i][t] = _mm256_fmadd_ps(_mm256_loadu_ps(w + i * ldw + k), xl, lo[i][t]);
-                hi[i][t] = _mm256_fmadd_ps(_mm256_loadu_ps(w + i * ldw + k + 8), xh, hi[i][t]);
+                lo[i][t] = _mm256_fmadd_ps(wl[i], xl, lo[i][t]);
+                hi[i][t] = _mm256_fmadd_ps(wh[i], xh, hi[i][t]);
             }
         }
     }
@@ -50,13 +82,19 @@ static inline __attribute__((always_inline)) void tile(const float *w, size_t ld
         for (int t = 0; t < TT; t++) {
             __m256 xl = maskload8(x + t * ldx + k, nl), xh = maskload8(x + t * ldx + k + 8, nh);
             for (int i = 0; i < RT; i++) {
-                lo[i][t] = _mm256_fmadd_ps(maskload8(w + i * ldw + k, nl), xl, lo[i][t]);
-                hi[i][t] = _mm256_fmadd_ps(maskload8(w + i * ldw + k + 8, nh), xh, hi[i][t]);
+                lo[i][t] = _mm256_fmadd_ps(load_w8_part(WT, w, i * ldw + k, nl), xl, lo[i][t]);
+                hi[i][t] = _mm256_fmadd_ps(load_w8_part(WT, w, i * ldw + k + 8, nh), xh, hi[i][t]);
             }
         }
     }
     for (int i = 0; i < RT; i++)
         for (int t = 0; t < TT; t++) y[t * ldy + i * ys] = fold256x2(lo[i][t], hi[i][t]);
+}
+
+static inline __attribute__((always_inline)) void tile(const float *w, size_t ldw, int RT,
+                                                       const float *x, size_t ldx, int TT, int K,
+                                                       float *y, size_t ldy, size_t ys) {
+    tile_w(WTYPE_F32, (const unsigned char *)w, ldw, RT, x, ldx, TT, K, y, ldy, ys);
 }
 
 static float avx2_dot(const float *a, const float *b, int n) {
@@ -68,11 +106,13 @@ static float avx2_dot(const float *a, const float *b, int n) {
 #define TILE_R 2
 #define TILE_T 3
 
-/* A block of rt <= TILE_R rows (ldw floats apart, results ys apart) against all T tokens in
+/* A block of rt <= TILE_R rows (ldw values apart, results ys apart) against all T tokens in
  * tiles of TILE_T. */
-#define TILE_CASE(R, TT_) tile(w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy, ys)
-static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_t ldx, int T, int K,
-                       float *y, size_t ldy, size_t ys) {
+#define TILE_CASE(R, TT_) tile_w(WT, w, ldw, R, x + t * ldx, ldx, TT_, K, y + t * ldy, ldy, ys)
+static inline __attribute__((always_inline)) void rows_block(wtype WT, const unsigned char *w,
+                                                             size_t ldw, int rt, const float *x,
+                                                             size_t ldx, int T, int K, float *y,
+                                                             size_t ldy, size_t ys) {
     int t = 0;
     for (; t + TILE_T <= T; t += TILE_T) {
         if (rt == 1)
@@ -88,16 +128,127 @@ static void rows_block(const float *w, size_t ldw, int rt, const float *x, size_
     }
 }
 
-/* Rows in pairs (far apart when the matrix streams: kern_rowgroup). */
-static void matmul_f32(const float *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
-                       int T, float *y, size_t ldy, int streams) {
-    KERN_ROWS_LOOP(TILE_R, rows, streams, (const unsigned char *)w, 4 * ldw,
-                   rows_block((const float *)wr, ws / 4, valid, x, ldx, T, K, y + row, ldy, step));
+/* ---- wide passes: half sweeps -------------------------------------------------------------
+ * The 16 lanes of the canonical order are independent until the fold: lanes 0-7 take the terms
+ * k = 16m + 0..7, lanes 8-15 the terms 16m + 8..15. A tile of both halves needs two registers
+ * per (row, token), so AVX2's 16 registers hold 2 rows x 3 tokens: 5 loads per 6 FMAs, and at 64
+ * tokens the inputs stream from L2 (f32 110M, 1 thread: 22 GFLOP/s, a fifth of the core's FMA
+ * peak). From WIDE_FROM tokens on the tiles run the halves as two sweeps instead, each with one
+ * register per (row, token): 6 rows x 2 tokens, 8 loads per 12 FMAs, the 2 tokens' inputs held
+ * in registers. A row group's chunk of WIDE_CHUNK values of K stays in L1 while the tokens pass
+ * over it, and the partial sums of up to WIDE_TOKENS tokens wait in memory between chunks. Each
+ * lane still takes its terms in increasing k by the same FMAs, and a row's last partial 16
+ * gives fma(0, 0, lane) past K in both halves as the reference does, so the bits are the
+ * canonical order's (tests/test_kernels.c runs both sides of WIDE_FROM).
+ * Measured on one core of this machine (Zen 3 VM, 4 rows x 256 values in L1, FMAs per ns; the
+ * core's peak 5.9): 6x2 4.1-4.3, 2x6 4.1-4.2, 5x2 3.9-4.0, 3x4 3.9, 4x3 3.4-3.6 (16 registers
+ * in use: the compiler reloads inputs), 3x3 3.5, 4x2 3.3. 6x2 keeps the weights in L1 and
+ * loads each input once per 6 rows. */
+#define WIDE_RT 6
+#define WIDE_CHUNK 512
+#define WIDE_TOKENS 64
+#define WIDE_FROM 3
+
+typedef __m256 wide_part[2][WIDE_RT]; /* one token's partial sums: [half][row] */
+
+/* Lanes h*8 .. h*8+7 of the 16-value groups in [k0, k1) (k0 a multiple of 16; k1 too unless it
+ * is K) of WIDE_RT rows x TT tokens, added to p[t][h][i]. */
+static inline __attribute__((always_inline)) void wide_sweep(wtype WT, const unsigned char *const *wr,
+                                                             const float *x, size_t ldx, int TT,
+                                                             int k0, int k1, int K, int h,
+                                                             wide_part *p) {
+    __m256 a[WIDE_RT][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < WIDE_RT; i++)
+#pragma GCC unroll 2
+        for (int t = 0; t < TT; t++) a[i][t] = p[t][h][i];
+    const int full = k1 < K ? k1 : K / 16 * 16;
+    int k = k0;
+    for (; k < full; k += 16) {
+        const int kk = k + 8 * h;
+        __m256 xv[2];
+#pragma GCC unroll 2
+        for (int t = 0; t < TT; t++) xv[t] = _mm256_loadu_ps(x + t * ldx + kk);
+#pragma GCC unroll 8
+        for (int i = 0; i < WIDE_RT; i++) {
+            __m256 wv = load_w8(WT, wr[i], (size_t)kk);
+#pragma GCC unroll 2
+            for (int t = 0; t < TT; t++) a[i][t] = _mm256_fmadd_ps(wv, xv[t], a[i][t]);
+        }
+    }
+    if (k < k1) { /* the row's last partial 16 values: lanes past K take fma(0, 0, lane) */
+        const int kk = k + 8 * h, n = K - kk < 0 ? 0 : K - kk > 8 ? 8 : K - kk;
+        __m256 xv[2];
+        for (int t = 0; t < TT; t++) xv[t] = maskload8(x + t * ldx + kk, n);
+        for (int i = 0; i < WIDE_RT; i++) {
+            __m256 wv = load_w8_part(WT, wr[i], (size_t)kk, n);
+            for (int t = 0; t < TT; t++) a[i][t] = _mm256_fmadd_ps(wv, xv[t], a[i][t]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < WIDE_RT; i++)
+#pragma GCC unroll 2
+        for (int t = 0; t < TT; t++) p[t][h][i] = a[i][t];
+}
+
+/* WIDE_RT rows at w (ws bytes apart; rows past `valid` repeat the last and are not stored) x
+ * nt <= WIDE_TOKENS tokens, results step apart. */
+static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsigned char *w,
+                                                            size_t ws, int valid, const float *x,
+                                                            size_t ldx, int nt, int K, float *y,
+                                                            size_t ldy, size_t step) {
+    const unsigned char *wr[WIDE_RT];
+    for (int i = 0; i < WIDE_RT; i++) wr[i] = w + (size_t)(i < valid ? i : valid - 1) * ws;
+    wide_part part[WIDE_TOKENS];
+    for (int t = 0; t < nt; t++)
+        for (int i = 0; i < WIDE_RT; i++) part[t][0][i] = part[t][1][i] = _mm256_setzero_ps();
+    for (int k0 = 0; k0 < K; k0 += WIDE_CHUNK) {
+        int k1 = K - k0 < WIDE_CHUNK ? K : k0 + WIDE_CHUNK, t = 0;
+        for (; t + 2 <= nt; t += 2)
+            for (int h = 0; h < 2; h++) wide_sweep(WT, wr, x + t * ldx, ldx, 2, k0, k1, K, h, part + t);
+        if (t < nt)
+            for (int h = 0; h < 2; h++) wide_sweep(WT, wr, x + t * ldx, ldx, 1, k0, k1, K, h, part + t);
+    }
+    for (int t = 0; t < nt; t++)
+        for (int i = 0; i < valid; i++)
+            y[t * ldy + i * step] = fold256x2(part[t][0][i], part[t][1][i]);
+}
+
+/* Rows in pairs (far apart when the matrix streams: kern_rowgroup); ldw in bytes. From
+ * WIDE_FROM tokens on, blocks of WIDE_TOKENS tokens by rows in sixes and half sweeps (above). */
+static inline __attribute__((always_inline)) void matmul_float(wtype WT, const unsigned char *w,
+                                                               size_t ldw, int rows, int K,
+                                                               const float *x, size_t ldx, int T,
+                                                               float *y, size_t ldy, int streams) {
+    if (T >= WIDE_FROM) {
+        for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
+            int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
+            KERN_ROWS_LOOP(WIDE_RT, rows, streams, w, ldw,
+                           wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
+                                     y + t0 * ldy + row, ldy, step));
+        }
+        return;
+    }
+    const size_t es = WT == WTYPE_F32 ? 4 : 2; /* bytes per weight */
+    KERN_ROWS_LOOP(TILE_R, rows, streams, w, ldw,
+                   rows_block(WT, wr, ws / es, valid, x, ldx, T, K, y + row, ldy, step));
 }
 
 void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
                    int T, float *y, size_t ldy, int streams) {
-    matmul_f32((const float *)w, ldw / 4, rows, K, x, ldx, T, y, ldy, streams);
+    matmul_float(WTYPE_F32, w, ldw, rows, K, x, ldx, T, y, ldy, streams);
+}
+
+/* f16 and bf16 widen in registers, once per tile of up to 3 tokens: a wide pass pays one
+ * conversion per 8 weights and 3 tokens, less than storing and reloading a widened panel. */
+void kern_avx2_f16(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
+                   int T, float *y, size_t ldy, int streams) {
+    matmul_float(WTYPE_F16, w, ldw, rows, K, x, ldx, T, y, ldy, streams);
+}
+
+void kern_avx2_bf16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                    size_t ldx, int T, float *y, size_t ldy, int streams) {
+    matmul_float(WTYPE_BF16, w, ldw, rows, K, x, ldx, T, y, ldy, streams);
 }
 
 /* Other types: widen a few rows at a time into a small buffer (exact), then the same tiles;
@@ -106,7 +257,7 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
                               int rows, int K, const float *x, size_t ldx, int T, float *y,
                               size_t ldy, int streams) {
     (void)streams;
-    KERN_WIDENED_PANELS(kern_avx2_f32, rows, K, x, ldx, T, y, ldy,
+    KERN_WIDENED_PANELS(kern_avx2_f32, WIDE_RT, rows, K, x, ldx, T, y, ldy,
                         for (int i = 0; i < rt; i++)
                             to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K));
 }
@@ -304,35 +455,28 @@ static inline __attribute__((always_inline)) void widen_blocks(wtype WT, const u
     }
 }
 
-/* Tokens in threes, one row at a time (its weights formed once per three tokens); one or two
- * tokens left, two rows at a time (the registers hold no more accumulators), far apart when the
- * matrix streams (kern_rowgroup). From kern_widen_from(WT) tokens on, panels of rows are widened
- * once into a buffer for the f32 tiles instead (the same bits, kernels_isa.h). */
+/* One or two tokens: two rows at a time (the registers hold no more accumulators), far apart
+ * when the matrix streams (kern_rowgroup). From WIDE_FROM tokens on, panels of rows are widened
+ * once into a buffer for the wide f32 tiles (the same floats in the same order, kernels_isa.h):
+ * on this ISA that wins from 3 tokens (one core, in cache, ns per 64 weights and token, direct
+ * -> widened: q8_0 6.2 -> 4.3 at 3 tokens, 6.9 -> 3.3 at 8; q4_k 10.5 -> 6.3 at 4; q6_k 9.7 ->
+ * 6.4 at 4), unlike AVX-512's kern_widen_from, whose direct tiles hold 4 rows x 4 tokens. */
 static inline __attribute__((always_inline)) void
 matmul_blocks(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const float *x,
               size_t ldx, int T, float *y, size_t ldy, int bytes, int streams) {
-    if (T >= kern_widen_from(WT)) {
-        KERN_WIDENED_PANELS(kern_avx2_f32, rows, K, x, ldx, T, y, ldy,
+    if (T >= WIDE_FROM) {
+        KERN_WIDENED_PANELS(kern_avx2_f32, WIDE_RT, rows, K, x, ldx, T, y, ldy,
                             widen_blocks(WT, w + (size_t)r * ldw, ldw, rt, K, buf, bytes));
         return;
     }
-    int t3 = T / 3 * 3;
-    for (int r = 0; r < rows; r++)
-        for (int t = 0; t < t3; t += 3)
-            tile_blocks(WT, w + r * ldw, ldw, 1, x + t * ldx, ldx, 3, K, y + t * ldy + r, ldy, 1,
-                        bytes);
-    int rem = T - t3;
-    const float *xr = x + t3 * ldx;
-    float *yr = y + t3 * ldy;
-    if (rem)
-        KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
-            if (valid == 1)
-                rem == 1 ? tile_blocks(WT, wr, ws, 1, xr, ldx, 1, K, yr + row, ldy, step, bytes)
-                         : tile_blocks(WT, wr, ws, 1, xr, ldx, 2, K, yr + row, ldy, step, bytes);
-            else
-                rem == 1 ? tile_blocks(WT, wr, ws, 2, xr, ldx, 1, K, yr + row, ldy, step, bytes)
-                         : tile_blocks(WT, wr, ws, 2, xr, ldx, 2, K, yr + row, ldy, step, bytes);
-        });
+    KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
+        if (valid == 1)
+            T == 1 ? tile_blocks(WT, wr, ws, 1, x, ldx, 1, K, y + row, ldy, step, bytes)
+                   : tile_blocks(WT, wr, ws, 1, x, ldx, 2, K, y + row, ldy, step, bytes);
+        else
+            T == 1 ? tile_blocks(WT, wr, ws, 2, x, ldx, 1, K, y + row, ldy, step, bytes)
+                   : tile_blocks(WT, wr, ws, 2, x, ldx, 2, K, y + row, ldy, step, bytes);
+    });
 }
 
 #define TYPED(fn, WT, BYTES)                                                                       \

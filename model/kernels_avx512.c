@@ -551,7 +551,7 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
     if (T >= kern_widen_from(WT)) { /* widen once, then the f32 tiles (kernels_isa.h) */
-        KERN_WIDENED_PANELS(kern_avx512_f32, rows, K, x, ldx, T, y, ldy,
+        KERN_WIDENED_PANELS(kern_avx512_f32, 1, rows, K, x, ldx, T, y, ldy,
                             widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf));
         return;
     }
@@ -599,7 +599,7 @@ static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *
                                 int rows, int K, const float *x, size_t ldx, int T, float *y,
                                 size_t ldy, int streams) {
     (void)streams; /* the buffer is in the cache */
-    KERN_WIDENED_PANELS(kern_avx512_f32, rows, K, x, ldx, T, y, ldy,
+    KERN_WIDENED_PANELS(kern_avx512_f32, 1, rows, K, x, ldx, T, y, ldy,
                         for (int i = 0; i < rt; i++)
                             to_float(w + (size_t)(r + i) * ldw, buf + (size_t)i * K, K));
 }

@@ -185,8 +185,8 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
         }                                                                                          \
     } while (0)
 
-/* The rows per pass from which a tile of a quantized type widens a panel of kern_widen_rows
- * rows into a float buffer once and runs the f32 tiles over it, instead of widening every
+/* The rows per pass from which an AVX-512 tile of a quantized type widens a panel of
+ * kern_widen_rows rows into a float buffer once and runs the f32 tiles over it, instead of widening every
  * weight again for each block of 4 tokens. The same floats meet the same FMAs in the same
  * order, so the bits do not change (tests/test_kernels.c runs T on both sides). Measured on
  * the synthetic presets (Zen 4, 2 threads, rows/s of `decbench cost`, direct -> widened):
@@ -194,26 +194,29 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
  * (110M), 51 -> 56 (1.1B), Q6_K 320 -> 442; q8_0, whose widening is cheapest, gains from
  * T = 16 (110M 526 -> 511 is a tie, 1.1B 52 -> 65) and loses at T = 8 (466 -> 399). f16 and
  * bf16 never: their widening is one instruction per 16 weights and the buffer's stores and
- * loads cost more (T = 64: 820 -> 635). */
+ * loads cost more (T = 64: 820 -> 635; AVX2 alike: kernels_avx2.c). AVX2's direct tiles hold
+ * only 2 rows x 3 tokens: it widens from 3 tokens (kernels_avx2.c, matmul_blocks). */
 static inline int kern_widen_from(wtype t) {
     return t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16 ? 1 << 30 : t == WTYPE_Q8_0 ? 16 : 8;
 }
 
-/* Rows widened at a time into a float panel (KERN_WIDENED_PANELS): up to 16, fewer for long
- * rows so the buffer (on the stack) stays within 256 KB. */
-static inline int kern_widen_rows(int K) {
-    int n = (int)(65536 / (K > 0 ? K : 1));
-    return n < 1 ? 1 : n > 16 ? 16 : n;
+/* Rows widened at a time into a float panel (KERN_WIDENED_PANELS): a multiple of `unit` (the
+ * rows of the f32 tile that runs over the panel: AVX2's wide tiles take 6), up to 16 (AVX2: 18),
+ * fewer for long rows so the buffer (on the stack) stays within 256 KB, at least one unit. */
+static inline int kern_widen_rows(int K, int unit) {
+    int cap = (16 + unit - 1) / unit * unit, n = (int)(65536 / (K > 0 ? K : 1));
+    n = n > cap ? cap : n / unit * unit;
+    return n < unit ? unit : n;
 }
 
-/* Widens a matrix of `rows` rows of K values exactly, kern_widen_rows(K) rows at a time, into a
- * float panel and multiplies each panel by an ISA's f32 tile, F32_TILE (a KERN_TILE_DECL
+/* Widens a matrix of `rows` rows of K values exactly, kern_widen_rows(K, UNIT) rows at a time,
+ * into a float panel and multiplies each panel by an ISA's f32 tile, F32_TILE (a KERN_TILE_DECL
  * function). `widen` fills rows r .. r + rt - 1 of the matrix into buf (K floats per row):
- * to_float row by row for types without a tile (the generic paths), a tile's own SIMD
- * widening for wide passes (kern_widen_from). */
-#define KERN_WIDENED_PANELS(F32_TILE, rows, K, x, ldx, T, y, ldy, widen)                          \
+ * to_float row by row for types without a tile (the generic paths), a tile's own SIMD widening
+ * for wide passes (kern_widen_from). */
+#define KERN_WIDENED_PANELS(F32_TILE, UNIT, rows, K, x, ldx, T, y, ldy, widen)                    \
     do {                                                                                           \
-        int n_ = kern_widen_rows(K);                                                               \
+        int n_ = kern_widen_rows(K, UNIT);                                                         \
         float buf[n_ * (K)];                                                                       \
         for (int r = 0; r < (rows); r += n_) {                                                     \
             int rt = (rows) - r < n_ ? (rows) - r : n_;                                            \
@@ -229,6 +232,10 @@ extern const kern_isa_ops kern_isa_avx2_ops, kern_isa_avx512_ops;
 /* Tiles named in the weight-type table. */
 void kern_avx2_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
                    int T, float *y, size_t ldy, int streams);
+void kern_avx2_f16(const unsigned char *w, size_t ldw, int rows, int K, const float *x, size_t ldx,
+                   int T, float *y, size_t ldy, int streams);
+void kern_avx2_bf16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
+                    size_t ldx, int T, float *y, size_t ldy, int streams);
 void kern_avx512_f32(const unsigned char *w, size_t ldw, int rows, int K, const float *x,
                      size_t ldx, int T, float *y, size_t ldy, int streams);
 void kern_avx512_f16(const unsigned char *w, size_t ldw, int rows, int K, const float *x,

@@ -98,7 +98,7 @@ enum {
 
 /* file_type is llama.cpp's enum llama_ftype for a file mostly of the type (ALL_F32 0, MOSTLY_F16
  * 1, Q4_0 2, Q4_1 3, Q8_0 7, Q5_0 8, Q5_1 9, Q2_K 10, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, Q6_K 18,
- * BF16 32). AVX2 widens f16 and bf16 through to_float (kernels_avx2.c). */
+ * BF16 32). */
 #define X86 KERN_X86_FN
 static const wtype_traits table[WTYPE_COUNT] = {
     [WTYPE_F32] =
@@ -120,7 +120,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
                    .file_type = 1,
                    .to_float = f16_to_float,
                    .from_float = f16_from_float,
-                   .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_f16)}},
+                   .exact.isa = {[KERN_ISA_AVX2] = X86(kern_avx2_f16),
+                                 [KERN_ISA_AVX512] = X86(kern_avx512_f16)}},
     [WTYPE_BF16] = {.name = "bf16",
                     .ggml_type = GGML_BF16,
                     .block = 1,
@@ -129,7 +130,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .file_type = 32,
                     .to_float = bf16_to_float,
                     .from_float = bf16_from_float,
-                    .exact.isa = {[KERN_ISA_AVX512] = X86(kern_avx512_bf16)}},
+                    .exact.isa = {[KERN_ISA_AVX2] = X86(kern_avx2_bf16),
+                                  [KERN_ISA_AVX512] = X86(kern_avx512_bf16)}},
     [WTYPE_Q8_0] =
         {.name = "q8_0",
          .ggml_type = GGML_Q8_0,

@@ -66,18 +66,19 @@ static int same_rows(const float *a, const float *b, int T, int n, int ld) {
     return 1;
 }
 
-/* Rows per pass tested: every small count, and both sides of kern_widen_from's thresholds (8
- * for the block types, 16 for q8_0), where the tiles start widening a panel of rows first. */
-static const int test_T[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24};
+/* Rows per pass tested: every small count, both sides of kern_widen_from's thresholds (8 for the
+ * block types, 16 for q8_0), where the tiles start widening a panel of rows first, and of the
+ * AVX2 wide tiles' blocks of 64 tokens (kernels_avx2.c, WIDE_TOKENS). */
+static const int test_T[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24, 64, 65, 70};
 #define N_TEST_T (int)(sizeof test_T / sizeof test_T[0])
 
 /* Every type, small matrices: K tails, the T of test_T, row offsets 0..2. */
 static void test_matmul_small(rng_state *r) {
-    int Ks[] = {1, 7, 16, 17, 31, 32, 64, 96, 172, 288};
+    int Ks[] = {1, 7, 16, 17, 31, 32, 64, 96, 172, 288, 1033}; /* 1033: chunks of K (AVX2) */
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
-            int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 24;
+            int K = (Ks[ki] + tt->block - 1) / tt->block * tt->block, R = 11, T = 70;
             if (tt->block > 1 && ki > 0 &&
                 K == (Ks[ki - 1] + tt->block - 1) / tt->block * tt->block)
                 continue; /* the same K again */

@@ -1,0 +1,174 @@
+/* kernel_speed.c: nanoseconds per 64 weights of each weight type's matrix tiles, both kernel
+ * modes, on one core (model/GGUF.md and README's kernel figures). Not a test and not built by
+ * default:
+ *
+ *   cmake --build build --target kernel_speed && taskset -c 1 build/kernel_speed [TYPE ...]
+ *
+ * For each type (default: every type of the table) it times kern_matmul (the exact mode) and
+ * kern_matmul_int8 (the int8 mode, activations quantized once outside the timing; `-` where the
+ * type has no int8 product) on the active instruction set (DECBENCH_ISA=avx2|scalar picks a
+ * lower one), at T = 1, 2, 4, 8, 16 and 64 rows of input, for a matrix in the cache (64 rows x
+ * 2048: what the tiles' arithmetic costs) and, at T = 1, for one that streams from memory (256
+ * MB: what a one-row pass of a large model sees). The figure is time / (rows x K / 64 x T): the
+ * cost of one weight meeting one input row, so a tile that reuses a weight for several rows
+ * gets cheaper with T. Weights are random bytes with every f16 scale set to 1, so every value is
+ * finite and no denormal slows the arithmetic. Best of 5 runs of at least 0.2 s each.
+ * KERNEL_SPEED_T=1,8,64 picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/kernels.h"
+#include "model/wtype.h"
+
+#define K 2048
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Offsets of a block's f16 scale fields (d, and dmin or m where the type has one). */
+static void scale_offsets(wtype t, int *a, int *b) {
+    *a = *b = -1;
+    switch (t) {
+    case WTYPE_Q8_0:
+    case WTYPE_Q4_0:
+    case WTYPE_Q5_0:
+        *a = 0;
+        break;
+    case WTYPE_Q4_1:
+    case WTYPE_Q5_1:
+    case WTYPE_Q4_K:
+    case WTYPE_Q5_K:
+        *a = 0, *b = 2;
+        break;
+    case WTYPE_Q2_K:
+        *a = 80, *b = 82;
+        break;
+    case WTYPE_Q3_K:
+        *a = 108;
+        break;
+    case WTYPE_Q6_K:
+        *a = 208;
+        break;
+    default:
+        break;
+    }
+}
+
+static unsigned char *matrix(wtype t, int rows) {
+    const wtype_traits *tt = wtype_get(t);
+    size_t n = wtype_row_bytes(t, K) * (size_t)rows;
+    unsigned char *w = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!w) return NULL;
+    uint64_t s = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        w[i] = (unsigned char)(s >> 24);
+    }
+    if (t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16) { /* values in [-1, 1] */
+        for (size_t i = 0; i < (size_t)rows * K; i++) {
+            float f = (float)((int)(i * 2654435761u % 2001) - 1000) / 1000.0f;
+            if (t == WTYPE_F32) memcpy(w + 4 * i, &f, 4);
+            uint16_t h = t == WTYPE_F16 ? kern_f32_to_f16(f) : kern_f32_to_bf16(f);
+            if (t != WTYPE_F32) memcpy(w + 2 * i, &h, 2);
+        }
+        return w;
+    }
+    int a, b;
+    scale_offsets(t, &a, &b);
+    const uint16_t one = 0x3c00;
+    for (size_t blk = 0; blk < n / (size_t)tt->block_bytes; blk++) {
+        unsigned char *p = w + blk * (size_t)tt->block_bytes;
+        if (a >= 0) memcpy(p + a, &one, 2);
+        if (b >= 0) memcpy(p + b, &one, 2);
+    }
+    return w;
+}
+
+/* Best of 5 runs of >= 0.2 s: ns per 64 weights and input row. */
+static double time_ns(const wmat *m, int int8, const float *x, const void *xa, size_t lda, int T,
+                      float *y) {
+    double best = 1e30;
+    for (int run = 0; run < 5; run++) {
+        int reps = 0;
+        double t0 = now(), dt;
+        do {
+            if (int8)
+                kern_matmul_int8(m, 0, m->rows, xa, lda, T, y, m->rows);
+            else
+                kern_matmul(m, 0, m->rows, x, K, T, y, m->rows);
+            reps++;
+        } while ((dt = now() - t0) < 0.2);
+        double ns = dt / reps * 1e9 / ((double)m->rows * K / 64 * T);
+        best = ns < best ? ns : best;
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    const char *isa = getenv("DECBENCH_ISA");
+    if (isa)
+        for (int i = 0; i < KERN_ISA_COUNT; i++)
+            if (strcmp(isa, kern_isa_name((kern_isa)i)) == 0 && kern_isa_use((kern_isa)i) != 0) {
+                fprintf(stderr, "kernel_speed: this CPU cannot run %s\n", isa);
+                return 2;
+            }
+    int Ts[16] = {1, 2, 4, 8, 16, 64}, NT = 6;
+    enum { TMAX = 64, CACHE_ROWS = 64 };
+    const char *tl = getenv("KERNEL_SPEED_T"); /* e.g. "1,8,64": the T columns */
+    if (tl) {
+        NT = 0;
+        for (const char *p = tl; *p && NT < 16;) {
+            int v = (int)strtol(p, (char **)&p, 10);
+            if (v < 1 || v > TMAX) {
+                fprintf(stderr, "kernel_speed: KERNEL_SPEED_T: %d is not in 1..%d\n", v, TMAX);
+                return 2;
+            }
+            Ts[NT++] = v;
+            while (*p == ',') p++;
+        }
+    }
+    const int stream = getenv("KERNEL_SPEED_NO_STREAM") == NULL;
+    float *x = malloc(sizeof(float) * K * TMAX);
+    float *y = malloc(sizeof(float) * (1 << 20)); /* the streaming matrix's rows at T = 1 */
+    size_t lda = kern_act_bytes(K);
+    void *xa = aligned_alloc(64, lda * TMAX);
+    if (!x || !y || !xa) return 1;
+    for (int i = 0; i < K * TMAX; i++) x[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+    kern_act_quantize(x, K, TMAX, K, xa, lda);
+    printf("# kernel_speed: ns per 64 weights and input row, one thread, %s, K = %d\n",
+           kern_simd_name(), K);
+    printf("%-6s %-5s", "type", "mode");
+    for (int i = 0; i < NT; i++) printf("  T=%-4d", Ts[i]);
+    printf(stream ? "  stream T=1\n" : "\n");
+    for (int ti = 0; ti < WTYPE_COUNT; ti++) {
+        wtype t = (wtype)ti;
+        int wanted = argc < 2;
+        for (int a = 1; a < argc; a++) wanted |= strcmp(argv[a], wtype_name(t)) == 0;
+        if (!wanted) continue;
+        unsigned char *wc = matrix(t, CACHE_ROWS);
+        int stream_rows = stream ? (int)(((size_t)256 << 20) / wtype_row_bytes(t, K)) : 1;
+        unsigned char *ws = matrix(t, stream_rows);
+        if (!wc || !ws) return 1;
+        wmat mc = {t, wc, CACHE_ROWS, K}, ms = {t, ws, stream_rows, K};
+        for (int int8 = 0; int8 < 2; int8++) {
+            printf("%-6s %-5s", wtype_name(t), int8 ? "int8" : "exact");
+            if (int8 && !kern_int8_supported(t)) {
+                printf("  -\n");
+                continue;
+            }
+            for (int i = 0; i < NT; i++) printf("  %6.3f", time_ns(&mc, int8, x, xa, lda, Ts[i], y));
+            if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, 1, y));
+            printf("\n");
+            fflush(stdout);
+        }
+        free(wc), free(ws);
+    }
+    free(x), free(y), free(xa);
+    return 0;
+}
