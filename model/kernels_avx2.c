@@ -1,9 +1,11 @@
-/* kernels_avx2.c: the AVX2 kernels (compiled with -mavx2 -mfma -mf16c and without AVX-512, run
- * only on CPUs that have them: kernels.c checks). The 16 lanes of the canonical order
- * (kernels.h) are two 8-lane registers, so tiles are at most 2 rows x 3 tokens. f32 weights are
- * read in place, f16 and bf16 widened exactly in registers (F16C), the block types by tiles of
- * their own (below). Attention and sums use the scalar reference (the AVX-512 copies exist
- * because the machine they were written on has AVX-512). */
+/* kernels_avx2.c: the exact mode's AVX2 kernels (compiled with -mavx2 -mfma -mf16c and without
+ * AVX-512, run only on CPUs that have them: kernels.c checks; the int8 mode's tiles are in
+ * kernels_avx2_int8.c). The 16 lanes of the canonical order (kernels.h) are two 8-lane
+ * registers: passes of one or two tokens hold both in tiles of up to 2 rows, wider ones run the
+ * two halves as separate sweeps of 6 rows x 2 tokens (below). f32 weights are read in place,
+ * f16 and bf16 widened exactly in registers (F16C), the block types by tiles of their own at one
+ * or two tokens and widened into float panels for more. Attention and sums use the scalar
+ * reference (the AVX-512 copies exist because the machine they were written on has AVX-512). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -12,20 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/kernels_avx2.h"
 #include "model/wtype_blocks.h"
-
-static inline float fold256x2(__m256 lo, __m256 hi) {
-    __m256 s8 = _mm256_add_ps(lo, hi);
-    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
-
-static inline __m256 maskload8(const float *p, int n) { /* first n (0..8) floats, rest 0 */
-    const int32_t idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_loadu_si256((const __m256i *)idx));
-    return _mm256_maskload_ps(p, m);
-}
 
 /* 8 weights of a row of f32, f16 or bf16 from column k widened to float exactly (WT is a
  * constant at every call). f16 by F16C's vcvtph2ps, which widens exactly like kern_f16_to_f32
@@ -269,11 +259,6 @@ static void avx2_matmul_widen(kern_to_float_fn to_float, const unsigned char *w,
  * rounded addition of a min, here fused (fmadd / fmsub of an exact product rounds once, like
  * ggml's `d1 * q - m1`). Scales are decoded once per block with scalar code. */
 
-static inline float half_f32(const unsigned char *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return _cvtsh_ss(h);
-}
 
 static inline __m256i bytes8(const unsigned char *p) { /* 8 bytes, zero-extended */
     return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
@@ -494,200 +479,6 @@ TYPED(kern_avx2_q3_k, WTYPE_Q3_K, 110)
 TYPED(kern_avx2_q4_k, WTYPE_Q4_K, 144)
 TYPED(kern_avx2_q5_k, WTYPE_Q5_K, 176)
 TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
-
-/* ---- the int8 mode (kernels.h) ---------------------------------------------------------- */
-/* A block of 32 values is one register of bytes; vpmaddubsw multiplies unsigned weight bytes by
- * signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2, or 128 * 127
- * * 2 for q8_0, whose signed weights go in as |w| against the activations given w's signs) and
- * vpmaddwd by ones sums them into the 8 lanes of P (kernels.h), exact; the activation row's c,
- * shifted to the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out
- * (kernels_avx512_vnni.c says how). Block 2p goes to the low accumulator, 2p + 1 to the high
- * one: lanes 0-7 and 8-15 of the canonical 16, whose fold starts by adding the two
- * (fold256x2). */
-
-/* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
-static inline __m256i bits_to_16s(uint32_t h) {
-    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
-                                          2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
-    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h), pick);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit),
-                            _mm256_set1_epi8(16));
-}
-
-/* Block b's 8 lanes of P against the activation bytes xq (32) and their c (8 lanes). */
-static inline __attribute__((always_inline)) __m256i int8_block(wtype WT, const unsigned char *r,
-                                                                int b, __m256i xq, __m256i c) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i u, x = xq, s0 = _mm256_setzero_si256();
-    if (WT == WTYPE_Q8_0) {
-        __m256i wv = _mm256_loadu_si256((const __m256i *)(r + (size_t)b * 34 + 2));
-        u = _mm256_sign_epi8(wv, wv); /* |w| (0x80 read unsigned: 128) */
-        x = _mm256_sign_epi8(xq, wv);
-    } else if (WT == WTYPE_Q4_0) {
-        __m128i q = _mm_loadu_si128((const __m128i *)(r + (size_t)b * 18 + 2));
-        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
-        s0 = _mm256_srai_epi32(c, 4);
-    } else if (WT == WTYPE_Q5_0 || WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1) {
-        const unsigned char *blk = r + (size_t)b * kern_block_bytes(WT);
-        __m128i q = _mm_loadu_si128((const __m128i *)(blk + kern_qs_at(WT)));
-        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
-        if (WT != WTYPE_Q4_1) {
-            uint32_t h;
-            memcpy(&h, blk + kern_qh_at(WT), 4);
-            u = _mm256_or_si256(u, bits_to_16s(h));
-        }
-        if (WT == WTYPE_Q5_0) s0 = _mm256_srai_epi32(c, 3);
-    } else if (WT == WTYPE_Q4_K) {
-        int j = b % 8;
-        __m256i q =
-            _mm256_loadu_si256((const __m256i *)(r + (size_t)(b / 8) * 144 + 16 + 32 * (j / 2)));
-        u = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
-    } else if (WT == WTYPE_Q5_K) { /* as q4_k, plus 16 where bit j of qh[l] is set */
-        int j = b % 8;
-        const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
-        __m256i q = _mm256_loadu_si256((const __m256i *)(sb + 48 + 32 * (j / 2)));
-        __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 16));
-        qh = _mm256_and_si256(_mm256_srli_epi16(qh, j), _mm256_set1_epi8(1));
-        u = _mm256_or_si256(_mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q,
-                                             _mm256_set1_epi8(15)),
-                            _mm256_slli_epi16(qh, 4));
-    } else if (WT == WTYPE_Q3_K) { /* values 128h + 32k + 0..31: the 2 bits at 2k of qs[32h + l],
-                                      * + 4 where bit 4h + k of hmask[l] is set (w + 4) */
-        int j = b % 8, h = j / 4, k = j % 4;
-        const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
-        __m256i qs = _mm256_loadu_si256((const __m256i *)(sb + 32 + 32 * h));
-        __m256i hm = _mm256_loadu_si256((const __m256i *)sb);
-        hm = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), _mm256_set1_epi8(1));
-        u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), _mm256_set1_epi8(3)),
-                            _mm256_slli_epi16(hm, 2));
-        s0 = _mm256_srai_epi32(c, 5);
-    } else { /* q6_k: values 128h + 32k + 0..31 */
-        int j = b % 8, h = j / 4, k = j % 4;
-        const unsigned char *sb = r + (size_t)(b / 8) * 210;
-        __m256i ql = _mm256_loadu_si256((const __m256i *)(sb + 64 * h + 32 * (k & 1)));
-        __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 128 + 32 * h));
-        ql = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(15));
-        qh = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), _mm256_set1_epi8(3));
-        u = _mm256_or_si256(ql, _mm256_slli_epi16(qh, 4));
-        s0 = _mm256_srai_epi32(c, 2);
-    }
-    return _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
-}
-
-/* Block b's lane scales A (8 lanes) from the row's decoded scales. */
-static inline __attribute__((always_inline)) __m256 int8_scales(wtype WT, int b,
-                                                                const blk_scales *s) {
-    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) return _mm256_set1_ps(s->d[b % 8]);
-    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) /* sub-blocks 2j, 2j + 1 of 16 values */
-        return _mm256_set_m128(_mm_set1_ps(s->d[2 * (b % 8) + 1]), _mm_set1_ps(s->d[2 * (b % 8)]));
-    return _mm256_set1_ps(s->d[0]);
-}
-
-/* RT rows x TT tokens (RT * TT <= 4), each product in two 8-lane accumulators (and the mins in
- * an 8-lane one: q4_k's and q5_k's per super-block; q4_1's and q5_1's gathered over 8 blocks,
- * lane j taking fma(-m, d * s, lane) for block 8u + j, as kernels.h orders them). */
-static inline __attribute__((always_inline)) void
-int8_tile(wtype WT, const unsigned char *w, size_t ldw, int RT, const unsigned char *xa, size_t lda,
-          int TT, int K, float *y, size_t ldy, size_t ys) {
-    __m256 lo[2][2], hi[2][2], mn[2][2];
-    for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) lo[i][t] = hi[i][t] = mn[i][t] = _mm256_setzero_ps();
-    const int nb = K / 32, BB = kern_block_bytes(WT);
-    blk_scales s[2];
-    float m8[2][8] = {{0}}; /* q4_1, q5_1: the current 8 blocks' mins, per row */
-    for (int b = 0; b < nb; b++) {
-        if (!kern_is_kquant(WT) || b % 8 == 0) {
-            const unsigned char *blk = w + (size_t)(kern_is_kquant(WT) ? b / 8 : b) * BB;
-            for (int i = 0; i < RT; i++) scales_of(WT, blk + i * ldw, &s[i]);
-            if (kern_block_min(WT))
-                for (int i = 0; i < RT; i++) m8[i][b % 8] = s[i].m[0];
-            if (kern_is_kquant(WT) && kern_int8_min(WT))
-                for (int t = 0; t < TT; t++) {
-                    __m256 ds = _mm256_loadu_ps(kern_a8_ds(xa + t * lda, K) + b);
-                    for (int i = 0; i < RT; i++)
-                        mn[i][t] = _mm256_fmadd_ps(_mm256_loadu_ps(s[i].m), ds, mn[i][t]);
-                }
-        }
-        int half = b % 2;
-        for (int t = 0; t < TT; t++) {
-            const kern_a8_group *g = (const kern_a8_group *)(xa + t * lda) + b / 2;
-            __m256i xq = _mm256_loadu_si256((const __m256i *)(g->q + 32 * half));
-            __m256i c = _mm256_loadu_si256((const __m256i *)(g->c + 8 * half));
-            __m256 dv = _mm256_loadu_ps(g->d + 8 * half);
-            for (int i = 0; i < RT; i++) {
-                __m256 p = _mm256_cvtepi32_ps(int8_block(WT, w + i * ldw, b, xq, c));
-                __m256 sc = _mm256_mul_ps(int8_scales(WT, b, &s[i]), dv);
-                if (half)
-                    hi[i][t] = _mm256_fmadd_ps(sc, p, hi[i][t]);
-                else
-                    lo[i][t] = _mm256_fmadd_ps(sc, p, lo[i][t]);
-            }
-        }
-        if (kern_block_min(WT) && (b % 8 == 7 || b == nb - 1)) { /* blocks 8u.. done */
-            for (int t = 0; t < TT; t++) {
-                float ds8[8] = {0}; /* past the row's end: 0 * 0, the lane unchanged */
-                memcpy(ds8, kern_a8_ds(xa + t * lda, K) + b / 8 * 8,
-                       sizeof(float) * (size_t)(b % 8 + 1));
-                for (int i = 0; i < RT; i++)
-                    mn[i][t] = _mm256_fnmadd_ps(_mm256_loadu_ps(m8[i]), _mm256_loadu_ps(ds8),
-                                                mn[i][t]);
-            }
-            memset(m8, 0, sizeof m8);
-        }
-    }
-    if (nb % 2)
-        for (int i = 0; i < RT; i++)
-            for (int t = 0; t < TT; t++)
-                hi[i][t] = _mm256_fmadd_ps(_mm256_setzero_ps(), _mm256_setzero_ps(), hi[i][t]);
-    for (int i = 0; i < RT; i++)
-        for (int t = 0; t < TT; t++) {
-            float v = fold256x2(lo[i][t], hi[i][t]);
-            if (kern_int8_min(WT)) {
-                __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(mn[i][t]),
-                                       _mm256_extractf128_ps(mn[i][t], 1));
-                __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-                v -= _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-            }
-            y[t * ldy + i * ys] = v;
-        }
-}
-
-/* Rows in pairs (far apart when the matrix streams: kern_rowgroup) against tokens in pairs;
- * the odd row or token alone. */
-static inline __attribute__((always_inline)) void
-int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
-            size_t lda, int T, float *y, size_t ldy, int streams) {
-    KERN_ROWS_LOOP(2, rows, streams, w, ldw, {
-        int t = 0;
-        if (valid == 2) {
-            for (; t + 2 <= T; t += 2)
-                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
-            if (t < T)
-                int8_tile(WT, wr, ws, 2, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
-        } else {
-            for (; t + 2 <= T; t += 2)
-                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 2, K, y + t * ldy + row, ldy, step);
-            if (t < T)
-                int8_tile(WT, wr, ws, 1, xa + t * lda, lda, 1, K, y + t * ldy + row, ldy, step);
-        }
-    });
-}
-
-#define INT8(fn, WT)                                                                               \
-    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
-            int T, float *y, size_t ldy, int streams) {                                            \
-        int8_matmul(WT, w, ldw, rows, K, xa, lda, T, y, ldy, streams);                             \
-    }
-INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
-INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)
-INT8(kern_avx2_int8_q5_0, WTYPE_Q5_0)
-INT8(kern_avx2_int8_q4_1, WTYPE_Q4_1)
-INT8(kern_avx2_int8_q5_1, WTYPE_Q5_1)
-INT8(kern_avx2_int8_q3_k, WTYPE_Q3_K)
-INT8(kern_avx2_int8_q4_k, WTYPE_Q4_K)
-INT8(kern_avx2_int8_q5_k, WTYPE_Q5_K)
-INT8(kern_avx2_int8_q6_k, WTYPE_Q6_K)
 
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",

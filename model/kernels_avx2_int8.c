@@ -1,0 +1,360 @@
+/* kernels_avx2_int8.c: the int8 mode's AVX2 tiles (kernels.h, "the int8 mode"), compiled with
+ * the AVX2 flags and run on CPUs without AVX-512 VNNI (kernels_int8.c picks; same bits).
+ *
+ * A block of 32 values is one register of bytes: vpmaddubsw multiplies the unsigned weight
+ * bytes u by the signed activation bytes into 16-bit pairs (no saturation: at most 63 * 127 * 2;
+ * q8_0's signed weights go in as |w| against the activations given w's signs) and vpmaddwd by
+ * ones sums them into the 8 lanes of P (kernels.h), exact. The activation row's c, shifted to
+ * the type's offset, takes q4_0's 8, q5_0's 16, q3_k's 4 and q6_k's 32 back out (kernels.h's
+ * c is -128 times the 4 values' sum; arithmetic shifts make it -8, -16, -4 and -32 times).
+ * Then lane m takes fma(A * d, (float)P, lane): A the row's scale of those 4 values, d the
+ * activation block's; block 2p goes to lanes 0-7 (lo) and 2p + 1 to lanes 8-15 (hi) of the
+ * canonical 16, whose fold starts by adding the two.
+ *
+ * Tiles run a unit of 8 blocks (a k-quant's super-block) at a time: its scales are staged once
+ * per row with vector operations (q4_k's 6-bit scales and mins from three 32-bit words, q3_k's
+ * by byte shuffles), then the even blocks update the lo accumulators and the odd ones the hi
+ * accumulators, in two sweeps, so a result needs one register, not two; each block's weights
+ * are unpacked once per row and meet every token of the tile. Mins (q4_1, q5_1 per block, q4_k
+ * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them. */
+#include "model/kernels.h"
+#include "model/kernels_isa.h"
+
+#if KERN_X86
+#include <stdint.h>
+#include <string.h>
+
+#include "model/kernels_avx2.h"
+
+/* A row's scales for one unit of 8 blocks: s[0] lanes j = A of block j (q4_k, q5_k: d * sc of
+ * sub-block j); q3_k, q6_k: the 16 per-16-value scales d * sc, s[0] sub-blocks 0-7, s[1] 8-15;
+ * m: q4_k, q5_k's M = dmin * m of sub-block j, q4_1, q5_1's m of block j (0 past the row). */
+typedef struct {
+    __m256 s[2], m;
+} unit_scales;
+
+/* q4_k / q5_k: the 8 scales and 8 mins of the 12 bytes at p (wtype_k4_scale_min), as two
+ * words of 4 bytes each: sub-blocks 0-3 are the low 6 bits of bytes 0-3 (scales) and 4-7
+ * (mins); 4-7 take their low 4 bits from bytes 8-11 and their high 2 from the top of bytes 0-7. */
+static inline void k4_scales_mins(const unsigned char *p, __m128i *sc, __m128i *m) {
+    uint32_t u[3];
+    memcpy(u, p, 12);
+    uint32_t sc_lo = u[0] & 0x3f3f3f3fu, m_lo = u[1] & 0x3f3f3f3fu;
+    uint32_t sc_hi = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
+    uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
+    *sc = _mm_set_epi32(0, 0, (int)sc_hi, (int)sc_lo);
+    *m = _mm_set_epi32(0, 0, (int)m_hi, (int)m_lo);
+}
+
+/* q3_k: the 16 scales minus 32 of the 12 bytes at p (wtype_q3_k_scales) as 16 signed bytes:
+ * scale i's low 4 bits are byte i's low nibble (i < 8) or byte i - 8's high one, its high 2
+ * bits are bits 2(i / 4) of byte 8 + i % 4. */
+static inline __m128i q3k_scales(const unsigned char *p) {
+    __m128i v = _mm_loadl_epi64((const __m128i *)p);
+    const __m128i nib = _mm_set1_epi8(15);
+    __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(v, nib), _mm_and_si128(_mm_srli_epi16(v, 4), nib));
+    uint32_t w;
+    memcpy(&w, p + 8, 4);
+    __m128i hi = _mm_and_si128(_mm_set_epi32((int)(w >> 6), (int)(w >> 4), (int)(w >> 2), (int)w),
+                               _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
+static inline __m256 bytes_to_f32(__m128i v, int sign) { /* the low 8 bytes as 8 floats */
+    return _mm256_cvtepi32_ps(sign ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
+}
+
+/* The scales of the super-block at b (k-quants), or the mins of blocks b0.. (n of them) of a
+ * row at r (q4_1, q5_1). */
+static inline __attribute__((always_inline)) void stage_unit(wtype WT, const unsigned char *r,
+                                                             int b0, int n, unit_scales *st) {
+    const int BB = kern_block_bytes(WT);
+    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
+        const unsigned char *b = r + (size_t)(b0 / 8) * BB;
+        __m128i sc, m;
+        k4_scales_mins(b + 4, &sc, &m);
+        st->s[0] = _mm256_mul_ps(_mm256_set1_ps(half_f32(b)), bytes_to_f32(sc, 0));
+        st->m = _mm256_mul_ps(_mm256_set1_ps(half_f32(b + 2)), bytes_to_f32(m, 0));
+    } else if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) {
+        const unsigned char *b = r + (size_t)(b0 / 8) * BB;
+        __m128i sc = WT == WTYPE_Q3_K ? q3k_scales(b + 96) : _mm_loadu_si128((const __m128i *)(b + 192));
+        __m256 d = _mm256_set1_ps(half_f32(b + (WT == WTYPE_Q3_K ? 108 : 208)));
+        st->s[0] = _mm256_mul_ps(d, bytes_to_f32(sc, 1));
+        st->s[1] = _mm256_mul_ps(d, bytes_to_f32(_mm_srli_si128(sc, 8), 1));
+    } else if (kern_block_min(WT)) {
+        uint16_t h[8] = {0};
+        for (int j = 0; j < n; j++) memcpy(&h[j], r + (size_t)(b0 + j) * BB + 2, 2);
+        st->m = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    }
+}
+
+/* Block b = 8u + j's lane scales A (8 lanes) of a row at r with its unit's staged scales (j is
+ * a constant at every call: the tiles unroll a unit). */
+static inline __attribute__((always_inline)) __m256 block_scales(wtype WT, const unsigned char *r,
+                                                                 int b, int j,
+                                                                 const unit_scales *st) {
+    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K)
+        return _mm256_permutevar8x32_ps(st->s[0], _mm256_set1_epi32(j));
+    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) { /* sub-blocks 2j, 2j + 1 of 16 values */
+        const int s = 2 * j % 8;
+        return _mm256_permutevar8x32_ps(st->s[j / 4], _mm256_setr_epi32(s, s, s, s, s + 1, s + 1,
+                                                                         s + 1, s + 1));
+    }
+    uint16_t h;
+    memcpy(&h, r + (size_t)b * kern_block_bytes(WT), 2);
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
+
+/* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
+static inline __m256i bits_to_16s(uint32_t h) {
+    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                          2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h), pick);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit),
+                            _mm256_set1_epi8(16));
+}
+
+/* Block b = 8u + j's 32 weights of the row at r as bytes: unsigned u (w plus the type's offset),
+ * or for q8_0 the signed w itself. */
+static inline __attribute__((always_inline)) __m256i unpack(wtype WT, const unsigned char *r, int b,
+                                                            int j) {
+    const __m256i nib = _mm256_set1_epi8(15);
+    if (WT == WTYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(r + (size_t)b * 34 + 2));
+    if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || kern_block_min(WT)) {
+        const unsigned char *blk = r + (size_t)b * kern_block_bytes(WT);
+        __m128i q = _mm_loadu_si128((const __m128i *)(blk + kern_qs_at(WT)));
+        __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), nib);
+        if (WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) {
+            uint32_t h;
+            memcpy(&h, blk + kern_qh_at(WT), 4);
+            u = _mm256_or_si256(u, bits_to_16s(h));
+        }
+        return u;
+    }
+    const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
+    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) { /* sub-block j: the low (even j) or high nibbles
+                                                  * of qs[32 (j / 2) ..], q5_k's bit j of qh[l] */
+        __m256i q = _mm256_loadu_si256(
+            (const __m256i *)(sb + (WT == WTYPE_Q4_K ? 16 : 48) + 32 * (j / 2)));
+        __m256i u = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, nib);
+        if (WT == WTYPE_Q5_K) {
+            __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 16));
+            qh = _mm256_and_si256(_mm256_srli_epi16(qh, j), _mm256_set1_epi8(1));
+            u = _mm256_or_si256(u, _mm256_slli_epi16(qh, 4));
+        }
+        return u;
+    }
+    const int h = j / 4, k = j % 4; /* values 128h + 32k + 0..31 */
+    if (WT == WTYPE_Q3_K) { /* the 2 bits at 2k of qs[32h + l], + 4 where bit 4h + k of
+                             * hmask[l] is set (w + 4) */
+        __m256i qs = _mm256_loadu_si256((const __m256i *)(sb + 32 + 32 * h));
+        __m256i hm = _mm256_loadu_si256((const __m256i *)sb);
+        hm = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), _mm256_set1_epi8(1));
+        return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), _mm256_set1_epi8(3)),
+                               _mm256_slli_epi16(hm, 2));
+    }
+    /* q6_k: ql's low (k < 2) or high nibbles, qh's bits 2k, 2k + 1 above them (w + 32) */
+    __m256i ql = _mm256_loadu_si256((const __m256i *)(sb + 64 * h + 32 * (k & 1)));
+    __m256i qh = _mm256_loadu_si256((const __m256i *)(sb + 128 + 32 * h));
+    ql = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), nib);
+    qh = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), _mm256_set1_epi8(3));
+    return _mm256_or_si256(ql, _mm256_slli_epi16(qh, 4));
+}
+
+/* The start of the integer sums: c scaled to the type's offset (none for q8_0 and the types
+ * without one). */
+static inline __attribute__((always_inline)) int has_offset(wtype WT) {
+    return WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || WT == WTYPE_Q3_K || WT == WTYPE_Q6_K;
+}
+
+static inline __attribute__((always_inline)) __m256i start_of(wtype WT, __m256i c) {
+    return _mm256_srai_epi32(c, WT == WTYPE_Q4_0 ? 4 : WT == WTYPE_Q5_0 ? 3 : WT == WTYPE_Q3_K ? 5 : 2);
+}
+
+/* One token's view of block b: its bytes, the start of its sums, its scales d (8 lanes). */
+typedef struct {
+    __m256i q, s0;
+    __m256 d;
+} act_block;
+
+static inline __attribute__((always_inline)) act_block act_of(wtype WT, const unsigned char *xrow,
+                                                              int b) {
+    const kern_a8_group *g = (const kern_a8_group *)xrow + b / 2;
+    const int half = b % 2;
+    act_block a;
+    a.q = _mm256_loadu_si256((const __m256i *)(g->q + 32 * half));
+    a.s0 = has_offset(WT) ? start_of(WT, _mm256_loadu_si256((const __m256i *)(g->c + 8 * half)))
+                          : _mm256_setzero_si256();
+    a.d = _mm256_loadu_ps(g->d + 8 * half);
+    return a;
+}
+
+/* P (8 lanes) of weights u (unpack) against one token's block. */
+static inline __attribute__((always_inline)) __m256i sums(wtype WT, __m256i u, __m256i uabs,
+                                                          const act_block *a) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if (WT == WTYPE_Q8_0)
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(uabs, _mm256_sign_epi8(a->q, u)), ones);
+    __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, a->q), ones);
+    return has_offset(WT) ? _mm256_add_epi32(a->s0, p) : p;
+}
+
+#define I8_RT_MAX 8
+#define I8_TT_MAX 8
+
+/* RT rows (wr[i]) x TT tokens (activation rows xa + t * lda) over the whole row: acc[par][i][t]
+ * the lanes of even (par 0) and odd blocks, mn[i][t] the mins. */
+static inline __attribute__((always_inline)) void
+int8_tile(wtype WT, const unsigned char *const *wr, int RT, const unsigned char *xa, size_t lda,
+          int TT, int K, __m256 acc[2][I8_RT_MAX][I8_TT_MAX], __m256 mn[I8_RT_MAX][I8_TT_MAX]) {
+    const int nb = K / 32;
+#pragma GCC unroll 8
+    for (int i = 0; i < RT; i++)
+#pragma GCC unroll 8
+        for (int t = 0; t < TT; t++)
+            acc[0][i][t] = acc[1][i][t] = mn[i][t] = _mm256_setzero_ps();
+    for (int b0 = 0; b0 < nb; b0 += 8) { /* a unit of 8 blocks */
+        const int n = nb - b0 < 8 ? nb - b0 : 8;
+        unit_scales st[I8_RT_MAX];
+        if (kern_is_kquant(WT) || kern_block_min(WT)) {
+#pragma GCC unroll 8
+            for (int i = 0; i < RT; i++) stage_unit(WT, wr[i], b0, n, &st[i]);
+        }
+        if (kern_int8_min(WT)) { /* the unit's mins: M . d * s (k-quants), -m . d * s */
+#pragma GCC unroll 8
+            for (int t = 0; t < TT; t++) {
+                __m256 ds = maskload8(kern_a8_ds(xa + t * lda, K) + b0, n);
+#pragma GCC unroll 8
+                for (int i = 0; i < RT; i++)
+                    mn[i][t] = kern_block_min(WT) ? _mm256_fnmadd_ps(st[i].m, ds, mn[i][t])
+                                                  : _mm256_fmadd_ps(st[i].m, ds, mn[i][t]);
+            }
+        }
+#pragma GCC unroll 2
+        for (int par = 0; par < 2; par++) {
+            __m256 a[I8_RT_MAX][I8_TT_MAX];
+#pragma GCC unroll 8
+            for (int i = 0; i < RT; i++)
+#pragma GCC unroll 8
+                for (int t = 0; t < TT; t++) a[i][t] = acc[par][i][t];
+#pragma GCC unroll 4
+            for (int jj = 0; jj < 4; jj++) {
+                const int j = par + 2 * jj, b = b0 + j;
+                if (j >= n) break;
+                __m256i u[I8_RT_MAX], uabs[I8_RT_MAX];
+                __m256 A[I8_RT_MAX];
+#pragma GCC unroll 8
+                for (int i = 0; i < RT; i++) {
+                    u[i] = unpack(WT, wr[i], b, j);
+                    uabs[i] = WT == WTYPE_Q8_0 ? _mm256_sign_epi8(u[i], u[i]) : u[i];
+                    A[i] = block_scales(WT, wr[i], b, j, &st[i]);
+                }
+#pragma GCC unroll 8
+                for (int t = 0; t < TT; t++) {
+                    act_block x = act_of(WT, xa + t * lda, b);
+#pragma GCC unroll 8
+                    for (int i = 0; i < RT; i++)
+                        a[i][t] = _mm256_fmadd_ps(_mm256_mul_ps(A[i], x.d),
+                                                  _mm256_cvtepi32_ps(sums(WT, u[i], uabs[i], &x)),
+                                                  a[i][t]);
+                }
+            }
+#pragma GCC unroll 8
+            for (int i = 0; i < RT; i++)
+#pragma GCC unroll 8
+                for (int t = 0; t < TT; t++) acc[par][i][t] = a[i][t];
+        }
+    }
+    if (nb % 2) /* the missing last odd block: zero terms, fma(0, 0, lane) as the reference */
+#pragma GCC unroll 8
+        for (int i = 0; i < RT; i++)
+#pragma GCC unroll 8
+            for (int t = 0; t < TT; t++)
+                acc[1][i][t] = _mm256_fmadd_ps(_mm256_setzero_ps(), _mm256_setzero_ps(), acc[1][i][t]);
+}
+
+/* RT rows at w (ws bytes apart; rows past `valid` repeat the last and are not stored) x TT
+ * tokens, results step apart. */
+static inline __attribute__((always_inline)) void
+int8_rows(wtype WT, const unsigned char *w, size_t ws, int RT, int valid, const unsigned char *xa,
+          size_t lda, int TT, int K, float *y, size_t ldy, size_t step) {
+    const unsigned char *wr[I8_RT_MAX];
+#pragma GCC unroll 8
+    for (int i = 0; i < RT; i++) wr[i] = w + (size_t)(i < valid ? i : valid - 1) * ws;
+    __m256 acc[2][I8_RT_MAX][I8_TT_MAX], mn[I8_RT_MAX][I8_TT_MAX];
+    int8_tile(WT, wr, RT, xa, lda, TT, K, acc, mn);
+    for (int i = 0; i < valid; i++)
+        for (int t = 0; t < TT; t++) {
+            float v = fold256x2(acc[0][i][t], acc[1][i][t]);
+            if (kern_int8_min(WT)) v -= fold256(mn[i][t]);
+            y[t * ldy + i * step] = v;
+        }
+}
+
+/* Tile shapes: one token, 4 rows (far apart when the matrix streams: kern_rowgroup); more, 2
+ * rows x 4 tokens, the 1-3 tokens left 2 x 1-3. Measured on one core of this machine (Zen 3
+ * VM, kernel_speed, in cache, ns per 64 weights and token, T = 8 / 64): q4_k 2 x 4 2.3 / 2.6,
+ * 4 x 2 2.8 / 2.9, 3 x 3 2.6 / 2.7, 4 x 3 3.1 / 3.0, 1 x 8 2.4 / 2.5; q8_0 2 x 4 2.0 / 2.2,
+ * 4 x 2 2.5 / 2.7; 2 x 6 no better. At one token 8 rows were no faster than 4. */
+#define I8_RT1 4
+#define I8_RT 2
+#define I8_TT 4
+
+/* Several tokens: a block of row groups whose weights take about I8_BLOCK_BYTES (they stay in L2)
+ * meets one tile of tokens after another, so a tile's activation rows (3 bytes per value,
+ * kernels_isa.h) are read once per block, not once per row group: at 64 tokens they did not
+ * fit in L2 and streamed from L3 for every 2 rows (1.1B q8_0 / Q4_K_M, 1 thread: 18.2 / 16.6
+ * rows/s at 64 tokens, below the 20.9 / 14.5 at 8). */
+#define I8_BLOCK_BYTES (128 << 10)
+
+static inline __attribute__((always_inline)) void
+int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
+            size_t lda, int T, float *y, size_t ldy, int streams) {
+    if (T == 1) {
+        KERN_ROWS_LOOP(I8_RT1, rows, streams, w, ldw,
+                       int8_rows(WT, wr, ws, I8_RT1, valid, xa, lda, 1, K, y + row, ldy, step));
+        return;
+    }
+    kern_rowgroups g = kern_rowgroups_of(rows, I8_RT, streams);
+    int per = (int)(I8_BLOCK_BYTES / (I8_RT * ldw));
+    per = per < 1 ? 1 : per;
+    for (int j0 = 0; j0 < g.groups; j0 += per) {
+        int j1 = g.groups - j0 < per ? g.groups : j0 + per;
+        for (int t = 0; t < T; t += I8_TT) {
+            const int tt = T - t < I8_TT ? T - t : I8_TT;
+            const unsigned char *xt = xa + t * lda;
+            for (int j = j0; j < j1; j++) {
+                int row, valid, step;
+                kern_rowgroup(&g, j, rows, I8_RT, &row, &valid, &step);
+                const unsigned char *wr = w + (size_t)row * ldw;
+                size_t ws = (size_t)step * ldw;
+                float *yt = y + t * ldy + row;
+                if (tt == I8_TT)
+                    int8_rows(WT, wr, ws, I8_RT, valid, xt, lda, I8_TT, K, yt, ldy, step);
+                else if (tt == 3)
+                    int8_rows(WT, wr, ws, I8_RT, valid, xt, lda, 3, K, yt, ldy, step);
+                else if (tt == 2)
+                    int8_rows(WT, wr, ws, I8_RT, valid, xt, lda, 2, K, yt, ldy, step);
+                else
+                    int8_rows(WT, wr, ws, I8_RT, valid, xt, lda, 1, K, yt, ldy, step);
+            }
+        }
+    }
+}
+
+#define INT8(fn, WT)                                                                               \
+    void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
+            int T, float *y, size_t ldy, int streams) {                                            \
+        int8_matmul(WT, w, ldw, rows, K, xa, lda, T, y, ldy, streams);                             \
+    }
+INT8(kern_avx2_int8_q8_0, WTYPE_Q8_0)
+INT8(kern_avx2_int8_q4_0, WTYPE_Q4_0)
+INT8(kern_avx2_int8_q5_0, WTYPE_Q5_0)
+INT8(kern_avx2_int8_q4_1, WTYPE_Q4_1)
+INT8(kern_avx2_int8_q5_1, WTYPE_Q5_1)
+INT8(kern_avx2_int8_q3_k, WTYPE_Q3_K)
+INT8(kern_avx2_int8_q4_k, WTYPE_Q4_K)
+INT8(kern_avx2_int8_q5_k, WTYPE_Q5_K)
+INT8(kern_avx2_int8_q6_k, WTYPE_Q6_K)
+#endif
