@@ -4,8 +4,9 @@
  * registers: passes of one or two tokens hold both in tiles of up to 2 rows, wider ones run the
  * two halves as separate sweeps of 6 rows x 2 tokens (below). f32 weights are read in place,
  * f16 and bf16 widened exactly in registers (F16C), the block types by tiles of their own at one
- * or two tokens and widened into float panels for more. Attention and sums use the scalar
- * reference (the AVX-512 copies exist because the machine they were written on has AVX-512). */
+ * or two tokens and widened into float panels for more. Attention's scores are f32 products
+ * (kern_attend_shared), its softmax and value sums in kernels_avx2_attend.c; kern_attend of a
+ * single query (tests) runs the scalar reference. */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -483,10 +484,10 @@ TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",
     .dot = avx2_dot,
-    .sum = kern_sum_ref,
+    .sum = kern_avx2_sum,
     .attend = kern_attend_ref,
-    .softmax = kern_isa_scalar_softmax,
-    .values = kern_isa_scalar_values,
+    .softmax = kern_avx2_softmax,
+    .values = kern_avx2_values,
     .matmul_widen = avx2_matmul_widen,
 };
 #endif

@@ -1,10 +1,12 @@
-/* kernels_avx2.h: what the AVX2 files (kernels_avx2.c, kernels_avx2_int8.c) share: the folds of
+/* kernels_avx2.h: what the AVX2 files (kernels_avx2.c, kernels_avx2_int8.c,
+ * kernels_avx2_attend.c) share: the folds of
  * the canonical order's lanes (kernels.h) held in 8-lane registers, masked loads, f16 scales.
  * Internal to model/; include only from files compiled with the AVX2 flags (CMakeLists.txt). */
 #ifndef MODEL_KERNELS_AVX2_H
 #define MODEL_KERNELS_AVX2_H
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -34,5 +36,12 @@ static inline float half_f32(const unsigned char *p) {
     memcpy(&h, p, 2);
     return _cvtsh_ss(h);
 }
+
+/* kernels_avx2_attend.c: kern_isa_ops' sum, softmax and value sums. */
+float kern_avx2_sum(const float *a, int n);
+float kern_avx2_softmax(float *s, int n);
+void kern_avx2_values(const float *e, size_t lde, const float *sum, int nq, int hs, const float *v,
+                      int n_shared, const int *const *tail, const int *n_tail, float *out,
+                      size_t ldo);
 
 #endif

@@ -354,8 +354,8 @@ static void test_attend(rng_state *r) {
 /* kern_attend_shared: queries sharing a head's keys (rows hs apart) equal kern_attend over their
  * own slot lists, on every ISA: no shared keys, few, many; tails of 0..5 keys; 1..9 queries. */
 static void test_attend_shared(rng_state *r) {
-    const int hss[] = {16, 48, 64, 80}, shared[] = {0, 1, 3, 50, 301};
-    for (int hi = 0; hi < 4; hi++)
+    const int hss[] = {16, 20, 48, 64, 80}, shared[] = {0, 1, 3, 50, 301}; /* 20: part of 8 */
+    for (int hi = 0; hi < 5; hi++)
         for (int si = 0; si < 5; si++) {
             int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9), cap = ns + 40;
             float *k = malloc(sizeof(float) * cap * hs), *v = malloc(sizeof(float) * cap * hs);
