@@ -26,24 +26,32 @@
 
 #include "model/kernels_avx2.h"
 
-/* A row's scales for one unit of 8 blocks: s[0] lanes j = A of block j (q4_k, q5_k: d * sc of
- * sub-block j); q3_k, q6_k: the 16 per-16-value scales d * sc, s[0] sub-blocks 0-7, s[1] 8-15;
- * m: q4_k, q5_k's M = dmin * m of sub-block j, q4_1, q5_1's m of block j (0 past the row). */
+/* A row's scales for one unit of 8 blocks: s[0] lane j = A of block j (q4_k, q5_k: d * sc of
+ * sub-block j); q3_k, q6_k: the 16
+ * per-16-value scales d * sc, s[0] sub-blocks 0-7, s[1] 8-15 (the 32-value types stage none: a
+ * unit's 8 f16 scales gathered into one register cost more than converting each where it is
+ * used, q8_0 one-row tiles 1.7x slower); m: q4_k, q5_k's M = dmin * m of
+ * sub-block j, q4_1, q5_1's m of block j (0 past the row). */
 typedef struct {
     __m256 s[2], m;
 } unit_scales;
 
-/* q4_k / q5_k: the 8 scales and 8 mins of the 12 bytes at p (wtype_k4_scale_min), as two
- * words of 4 bytes each: sub-blocks 0-3 are the low 6 bits of bytes 0-3 (scales) and 4-7
- * (mins); 4-7 take their low 4 bits from bytes 8-11 and their high 2 from the top of bytes 0-7. */
-static inline void k4_scales_mins(const unsigned char *p, __m128i *sc, __m128i *m) {
-    uint32_t u[3];
-    memcpy(u, p, 12);
-    uint32_t sc_lo = u[0] & 0x3f3f3f3fu, m_lo = u[1] & 0x3f3f3f3fu;
-    uint32_t sc_hi = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
-    uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
-    *sc = _mm_set_epi32(0, 0, (int)sc_hi, (int)sc_lo);
-    *m = _mm_set_epi32(0, 0, (int)m_hi, (int)m_lo);
+/* q4_k / q5_k: the 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of the 12 bytes at p
+ * (wtype_k4_scale_min), for 32-bit words u0, u1, u2: sub-blocks 0-3 are the low 6 bits of u0's
+ * bytes (scales) and u1's (mins); 4-7 take their low 4 bits from u2's bytes (scales: low
+ * nibbles, mins: high) and their high 2 from the top of u0's (scales) and u1's (mins) bytes.
+ * p + 12..15 are read and ignored (they are the block's own qs). */
+static inline __m128i k4_scales_mins(const unsigned char *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);                    /* u0 u1 u2 - */
+    __m128i a = _mm_shuffle_epi32(v, 0x44);                              /* u0 u1 u0 u1 */
+    __m128i c = _mm_shuffle_epi32(v, 0xAA);                              /* u2 u2 u2 u2 */
+    c = _mm_blend_epi16(c, _mm_srli_epi32(c, 4), 0xC0);                  /* -  -  u2 u2>>4 */
+    __m128i hi = _mm_or_si128(_mm_and_si128(c, _mm_set1_epi8(15)),
+                              _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(a, 6),
+                                                           _mm_set1_epi8(3)), 4));
+    __m128i lo = _mm_and_si128(a, _mm_set1_epi8(63));
+    /* lo: sc_lo m_lo . . ; hi: . . sc_hi m_hi -> sc_lo sc_hi m_lo m_hi */
+    return _mm_unpacklo_epi32(lo, _mm_unpackhi_epi64(hi, hi));
 }
 
 /* q3_k: the 16 scales minus 32 of the 12 bytes at p (wtype_q3_k_scales) as 16 signed bytes:
@@ -64,45 +72,67 @@ static inline __m256 bytes_to_f32(__m128i v, int sign) { /* the low 8 bytes as 8
     return _mm256_cvtepi32_ps(sign ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
 }
 
-/* The scales of the super-block at b (k-quants), or the mins of blocks b0.. (n of them) of a
- * row at r (q4_1, q5_1). */
-static inline __attribute__((always_inline)) void stage_unit(wtype WT, const unsigned char *r,
-                                                             int b0, int n, unit_scales *st) {
-    const int BB = kern_block_bytes(WT);
+/* The 16-bit values at p, p + stride, ... (n of them, 0..8; 0 past them) in one register,
+ * inserted in place (gathered through memory, 2-byte stores then a 16-byte load, they missed
+ * store forwarding: q8_0 and q4_0 one-row tiles 1.7x slower). */
+static inline __attribute__((always_inline)) __m128i halves8(const unsigned char *p, int stride,
+                                                             int n) {
+    __m128i v = _mm_setzero_si128();
+    uint16_t h;
+#define HALF_AT(j)                                                                                 \
+    if (n > (j)) {                                                                                 \
+        memcpy(&h, p + (size_t)(j) * stride, 2);                                                   \
+        v = _mm_insert_epi16(v, h, j);                                                             \
+    }
+    HALF_AT(0) HALF_AT(1) HALF_AT(2) HALF_AT(3) HALF_AT(4) HALF_AT(5) HALF_AT(6) HALF_AT(7)
+#undef HALF_AT
+    return v;
+}
+
+/* The scales of the super-block at u (k-quants), or the mins of the n blocks from u (q4_1,
+ * q5_1; 0 past them). */
+static inline __attribute__((always_inline)) void stage_unit(wtype WT, const unsigned char *u,
+                                                             int n, unit_scales *st) {
     if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
-        const unsigned char *b = r + (size_t)(b0 / 8) * BB;
-        __m128i sc, m;
-        k4_scales_mins(b + 4, &sc, &m);
-        st->s[0] = _mm256_mul_ps(_mm256_set1_ps(half_f32(b)), bytes_to_f32(sc, 0));
-        st->m = _mm256_mul_ps(_mm256_set1_ps(half_f32(b + 2)), bytes_to_f32(m, 0));
+        __m128i sm = k4_scales_mins(u + 4);
+        st->s[0] = _mm256_mul_ps(_mm256_set1_ps(half_f32(u)), bytes_to_f32(sm, 0));
+        st->m = _mm256_mul_ps(_mm256_set1_ps(half_f32(u + 2)),
+                              bytes_to_f32(_mm_unpackhi_epi64(sm, sm), 0));
     } else if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) {
-        const unsigned char *b = r + (size_t)(b0 / 8) * BB;
-        __m128i sc = WT == WTYPE_Q3_K ? q3k_scales(b + 96) : _mm_loadu_si128((const __m128i *)(b + 192));
-        __m256 d = _mm256_set1_ps(half_f32(b + (WT == WTYPE_Q3_K ? 108 : 208)));
+        __m128i sc = WT == WTYPE_Q3_K ? q3k_scales(u + 96) : _mm_loadu_si128((const __m128i *)(u + 192));
+        __m256 d = _mm256_set1_ps(half_f32(u + (WT == WTYPE_Q3_K ? 108 : 208)));
         st->s[0] = _mm256_mul_ps(d, bytes_to_f32(sc, 1));
         st->s[1] = _mm256_mul_ps(d, bytes_to_f32(_mm_srli_si128(sc, 8), 1));
-    } else if (kern_block_min(WT)) {
-        uint16_t h[8] = {0};
-        for (int j = 0; j < n; j++) memcpy(&h[j], r + (size_t)(b0 + j) * BB + 2, 2);
-        st->m = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    } else if (kern_block_min(WT)) { /* q4_1, q5_1: the blocks' m (at 2) */
+        st->m = _mm256_cvtph_ps(halves8(u + 2, kern_block_bytes(WT), n));
     }
 }
 
-/* Block b = 8u + j's lane scales A (8 lanes) of a row at r with its unit's staged scales (j is
- * a constant at every call: the tiles unroll a unit). */
-static inline __attribute__((always_inline)) __m256 block_scales(wtype WT, const unsigned char *r,
-                                                                 int b, int j,
-                                                                 const unit_scales *st) {
-    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K)
-        return _mm256_permutevar8x32_ps(st->s[0], _mm256_set1_epi32(j));
-    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) { /* sub-blocks 2j, 2j + 1 of 16 values */
-        const int s = 2 * j % 8;
-        return _mm256_permutevar8x32_ps(st->s[j / 4], _mm256_setr_epi32(s, s, s, s, s + 1, s + 1,
-                                                                         s + 1, s + 1));
+/* A row's scale products A * d_b for one token and unit of a k-quant: p[j] for the 8 blocks
+ * (q4_k, q5_k), p[s] for the 16 sub-blocks of 16 values (q3_k, q6_k: block s / 2's d_b). */
+typedef struct {
+    float p[16];
+} unit_products;
+
+static inline __attribute__((always_inline)) void products(wtype WT, const unit_scales *st,
+                                                          __m256 dd, unit_products *out) {
+    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) {
+        const __m256i lo = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+        const __m256i hi = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
+        _mm256_storeu_ps(out->p, _mm256_mul_ps(st->s[0], _mm256_permutevar8x32_ps(dd, lo)));
+        _mm256_storeu_ps(out->p + 8, _mm256_mul_ps(st->s[1], _mm256_permutevar8x32_ps(dd, hi)));
+    } else {
+        _mm256_storeu_ps(out->p, _mm256_mul_ps(st->s[0], dd));
     }
-    uint16_t h;
-    memcpy(&h, r + (size_t)b * kern_block_bytes(WT), 2);
-    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
+
+/* Block j's lane scales times its d_b (8 lanes): lanes 4m..4m+3 take the products of their
+ * 4 values' scale (sub-block 2j + m for q3_k, q6_k). */
+static inline __attribute__((always_inline)) __m256 block_products(wtype WT, const unit_products *p,
+                                                                   int j) {
+    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K)
+        return _mm256_set_m128(_mm_broadcast_ss(p->p + 2 * j + 1), _mm_broadcast_ss(p->p + 2 * j));
+    return _mm256_broadcast_ss(p->p + j);
 }
 
 /* The 32 bits of h as 32 bytes, 16 where the bit is set, else 0 (byte v from bit v). */
@@ -115,14 +145,14 @@ static inline __m256i bits_to_16s(uint32_t h) {
                             _mm256_set1_epi8(16));
 }
 
-/* Block b = 8u + j's 32 weights of the row at r as bytes: unsigned u (w plus the type's offset),
- * or for q8_0 the signed w itself. */
-static inline __attribute__((always_inline)) __m256i unpack(wtype WT, const unsigned char *r, int b,
+/* Block j of the unit at un: its 32 weights as bytes, unsigned (w plus the type's offset), or
+ * for q8_0 the signed w itself. */
+static inline __attribute__((always_inline)) __m256i unpack(wtype WT, const unsigned char *un,
                                                             int j) {
     const __m256i nib = _mm256_set1_epi8(15);
-    if (WT == WTYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(r + (size_t)b * 34 + 2));
+    if (WT == WTYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(un + (size_t)j * 34 + 2));
     if (WT == WTYPE_Q4_0 || WT == WTYPE_Q5_0 || kern_block_min(WT)) {
-        const unsigned char *blk = r + (size_t)b * kern_block_bytes(WT);
+        const unsigned char *blk = un + (size_t)j * kern_block_bytes(WT);
         __m128i q = _mm_loadu_si128((const __m128i *)(blk + kern_qs_at(WT)));
         __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), nib);
         if (WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) {
@@ -132,7 +162,7 @@ static inline __attribute__((always_inline)) __m256i unpack(wtype WT, const unsi
         }
         return u;
     }
-    const unsigned char *sb = r + (size_t)(b / 8) * kern_block_bytes(WT);
+    const unsigned char *sb = un;
     if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) { /* sub-block j: the low (even j) or high nibbles
                                                   * of qs[32 (j / 2) ..], q5_k's bit j of qh[l] */
         __m256i q = _mm256_loadu_si256(
@@ -172,22 +202,27 @@ static inline __attribute__((always_inline)) __m256i start_of(wtype WT, __m256i 
     return _mm256_srai_epi32(c, WT == WTYPE_Q4_0 ? 4 : WT == WTYPE_Q5_0 ? 3 : WT == WTYPE_Q3_K ? 5 : 2);
 }
 
-/* One token's view of block b: its bytes, the start of its sums, its scales d (8 lanes). */
+/* One token's view of block j of a unit: its bytes and the start of its sums. */
 typedef struct {
     __m256i q, s0;
-    __m256 d;
 } act_block;
 
-static inline __attribute__((always_inline)) act_block act_of(wtype WT, const unsigned char *xrow,
-                                                              int b) {
-    const kern_a8_group *g = (const kern_a8_group *)xrow + b / 2;
-    const int half = b % 2;
+static inline __attribute__((always_inline)) act_block act_of(wtype WT, const kern_a8_group *xg,
+                                                              int j) {
+    const kern_a8_group *g = xg + j / 2; /* xg: the unit's first group (its first block is even) */
+    const int half = j % 2;
     act_block a;
     a.q = _mm256_loadu_si256((const __m256i *)(g->q + 32 * half));
     a.s0 = has_offset(WT) ? start_of(WT, _mm256_loadu_si256((const __m256i *)(g->c + 8 * half)))
                           : _mm256_setzero_si256();
-    a.d = _mm256_loadu_ps(g->d + 8 * half);
     return a;
+}
+
+/* Block j's activation scale d_b in 8 lanes, from its group. (A broadcast of the row's dd[b]
+ * instead made q8_0 one-row tiles 1.7x slower on this machine; the k-quants' unit products,
+ * one load of dd per unit, did not.) */
+static inline __attribute__((always_inline)) __m256 act_d(const kern_a8_group *xg, int j) {
+    return _mm256_loadu_ps(xg[j / 2].d + 8 * (j % 2));
 }
 
 /* P (8 lanes) of weights u (unpack) against one token's block. */
@@ -214,17 +249,31 @@ int8_tile(wtype WT, const unsigned char *const *wr, int RT, const unsigned char 
 #pragma GCC unroll 8
         for (int t = 0; t < TT; t++)
             acc[0][i][t] = acc[1][i][t] = mn[i][t] = _mm256_setzero_ps();
+    const int BB = kern_block_bytes(WT), UB = kern_is_kquant(WT) ? BB : 8 * BB; /* unit bytes */
     for (int b0 = 0; b0 < nb; b0 += 8) { /* a unit of 8 blocks */
         const int n = nb - b0 < 8 ? nb - b0 : 8;
-        unit_scales st[I8_RT_MAX];
-        if (kern_is_kquant(WT) || kern_block_min(WT)) {
+        const unsigned char *un[I8_RT_MAX];
+        const kern_a8_group *xg[I8_TT_MAX];
 #pragma GCC unroll 8
-            for (int i = 0; i < RT; i++) stage_unit(WT, wr[i], b0, n, &st[i]);
-        }
+        for (int i = 0; i < RT; i++) un[i] = wr[i] + (size_t)(b0 / 8) * UB;
+#pragma GCC unroll 8
+        for (int t = 0; t < TT; t++) xg[t] = (const kern_a8_group *)(xa + t * lda) + b0 / 2;
+        unit_scales st[I8_RT_MAX];
+#pragma GCC unroll 8
+        for (int i = 0; i < RT; i++) stage_unit(WT, un[i], n, &st[i]);
+        unit_products ad[I8_RT_MAX][I8_TT_MAX];
+        if (kern_is_kquant(WT))
+#pragma GCC unroll 8
+            for (int t = 0; t < TT; t++) {
+                __m256 dd = _mm256_loadu_ps(kern_a8_dd(xa + t * lda, K) + b0);
+#pragma GCC unroll 8
+                for (int i = 0; i < RT; i++) products(WT, &st[i], dd, &ad[i][t]);
+            }
         if (kern_int8_min(WT)) { /* the unit's mins: M . d * s (k-quants), -m . d * s */
 #pragma GCC unroll 8
             for (int t = 0; t < TT; t++) {
-                __m256 ds = maskload8(kern_a8_ds(xa + t * lda, K) + b0, n);
+                const float *dsp = kern_a8_ds(xa + t * lda, K) + b0;
+                __m256 ds = kern_is_kquant(WT) ? _mm256_loadu_ps(dsp) : maskload8(dsp, n);
 #pragma GCC unroll 8
                 for (int i = 0; i < RT; i++)
                     mn[i][t] = kern_block_min(WT) ? _mm256_fnmadd_ps(st[i].m, ds, mn[i][t])
@@ -240,24 +289,31 @@ int8_tile(wtype WT, const unsigned char *const *wr, int RT, const unsigned char 
                 for (int t = 0; t < TT; t++) a[i][t] = acc[par][i][t];
 #pragma GCC unroll 4
             for (int jj = 0; jj < 4; jj++) {
-                const int j = par + 2 * jj, b = b0 + j;
+                const int j = par + 2 * jj;
                 if (j >= n) break;
                 __m256i u[I8_RT_MAX], uabs[I8_RT_MAX];
-                __m256 A[I8_RT_MAX];
+                __m256 A[I8_RT_MAX]; /* the 32-value types: the block's d */
 #pragma GCC unroll 8
                 for (int i = 0; i < RT; i++) {
-                    u[i] = unpack(WT, wr[i], b, j);
+                    u[i] = unpack(WT, un[i], j);
                     uabs[i] = WT == WTYPE_Q8_0 ? _mm256_sign_epi8(u[i], u[i]) : u[i];
-                    A[i] = block_scales(WT, wr[i], b, j, &st[i]);
+                    if (!kern_is_kquant(WT)) {
+                        uint16_t h;
+                        memcpy(&h, un[i] + (size_t)j * kern_block_bytes(WT), 2);
+                        A[i] = _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+                    }
                 }
 #pragma GCC unroll 8
                 for (int t = 0; t < TT; t++) {
-                    act_block x = act_of(WT, xa + t * lda, b);
+                    act_block x = act_of(WT, xg[t], j);
 #pragma GCC unroll 8
-                    for (int i = 0; i < RT; i++)
-                        a[i][t] = _mm256_fmadd_ps(_mm256_mul_ps(A[i], x.d),
-                                                  _mm256_cvtepi32_ps(sums(WT, u[i], uabs[i], &x)),
+                    for (int i = 0; i < RT; i++) {
+                        __m256 ad_j = kern_is_kquant(WT)
+                                          ? block_products(WT, &ad[i][t], j)
+                                          : _mm256_mul_ps(A[i], act_d(xg[t], j));
+                        a[i][t] = _mm256_fmadd_ps(ad_j, _mm256_cvtepi32_ps(sums(WT, u[i], uabs[i], &x)),
                                                   a[i][t]);
+                    }
                 }
             }
 #pragma GCC unroll 8

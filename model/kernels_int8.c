@@ -19,7 +19,7 @@ int kern_int8_supported(wtype t) {
 
 size_t kern_act_bytes(int K) {
     size_t n = sizeof(kern_a8_group) * (size_t)kern_a8_groups(K) +
-               sizeof(float) * 2 * (size_t)kern_a8_groups(K);
+               sizeof(float) * 4 * (size_t)kern_a8_groups(K); /* ds and dd */
     return (n + 63) / 64 * 64;
 }
 
@@ -41,7 +41,7 @@ static int round_q8(float v) {
 static void quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;
     int ng = kern_a8_groups(K);
-    float *ds = (float *)(g + ng);
+    float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
     memset(out, 0, kern_act_bytes(K));
     for (int b = 0; b < K / 32; b++) {
         const float *xb = x + 32 * b;
@@ -65,6 +65,7 @@ static void quantize_row(const float *x, int K, void *out) {
             sum += s4;
         }
         ds[b] = d * (float)sum;
+        dd[b] = d;
     }
 }
 

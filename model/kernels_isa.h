@@ -107,7 +107,8 @@ static inline int kern_qh_at(wtype WT) {
  * sum (the start of a vpdpbusd sum that cancels a +128 offset of the weights: arithmetic shifts
  * by 4 and 2 make it -8 and -32 times, for q4_0's and q6_k's offsets); d: the lane's d_b (8
  * lanes per block). Past K everything is 0. After the groups: ds[2 * groups], d_b times the sum
- * of block b's q (rounded), for the mins. */
+ * of block b's q (rounded), for the mins; then dd[2 * groups], d_b itself, one per block (the
+ * AVX2 tiles form a unit of 8 blocks' scale products A * d_b with one multiplication). */
 typedef struct {
     int8_t q[64];
     int32_t c[16];
@@ -120,6 +121,10 @@ static inline int kern_a8_groups(int K) {
 
 static inline const float *kern_a8_ds(const void *row, int K) {
     return (const float *)((const kern_a8_group *)row + kern_a8_groups(K));
+}
+
+static inline const float *kern_a8_dd(const void *row, int K) {
+    return kern_a8_ds(row, K) + 2 * kern_a8_groups(K);
 }
 
 /* Whether a matrix of that many bytes streams from memory (a tile's `streams`). The whole
