@@ -28,9 +28,8 @@
 
 /* A row's scales for one unit of 8 blocks: s[0] lane j = A of block j (q4_k, q5_k: d * sc of
  * sub-block j); q3_k, q6_k: the 16
- * per-16-value scales d * sc, s[0] sub-blocks 0-7, s[1] 8-15 (the 32-value types stage none: a
- * unit's 8 f16 scales gathered into one register cost more than converting each where it is
- * used, q8_0 one-row tiles 1.7x slower); m: q4_k, q5_k's M = dmin * m of
+ * per-16-value scales d * sc, s[0] sub-blocks 0-7, s[1] 8-15 (the 32-value types stage none:
+ * each block's f16 d is converted where it is used); m: q4_k, q5_k's M = dmin * m of
  * sub-block j, q4_1, q5_1's m of block j (0 past the row). */
 typedef struct {
     __m256 s[2], m;
@@ -73,8 +72,8 @@ static inline __m256 bytes_to_f32(__m128i v, int sign) { /* the low 8 bytes as 8
 }
 
 /* The 16-bit values at p, p + stride, ... (n of them, 0..8; 0 past them) in one register,
- * inserted in place (gathered through memory, 2-byte stores then a 16-byte load, they missed
- * store forwarding: q8_0 and q4_0 one-row tiles 1.7x slower). */
+ * inserted in place (not gathered through memory: 2-byte stores and then a 16-byte load miss
+ * store forwarding). */
 static inline __attribute__((always_inline)) __m128i halves8(const unsigned char *p, int stride,
                                                              int n) {
     __m128i v = _mm_setzero_si128();
