@@ -126,11 +126,15 @@ static inline __attribute__((always_inline)) void products(wtype WT, const unit_
 }
 
 /* Block j's lane scales times its d_b (8 lanes): lanes 4m..4m+3 take the products of their
- * 4 values' scale (sub-block 2j + m for q3_k, q6_k). */
+ * 4 values' scale (sub-block 2j + m for q3_k, q6_k: one 8-byte broadcast and an in-lane
+ * permute; two 4-byte broadcasts and an insert measured 3-7% slower, kernel_speed q3_k T=1
+ * 4.63 -> 4.34, q6_k 4.10 -> 4.00 ns per 64 weights). */
 static inline __attribute__((always_inline)) __m256 block_products(wtype WT, const unit_products *p,
                                                                    int j) {
-    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K)
-        return _mm256_set_m128(_mm_broadcast_ss(p->p + 2 * j + 1), _mm_broadcast_ss(p->p + 2 * j));
+    if (WT == WTYPE_Q3_K || WT == WTYPE_Q6_K) { /* [a b a b | a b a b] -> [a a a a | b b b b] */
+        __m256 ab = _mm256_castpd_ps(_mm256_broadcast_sd((const double *)(p->p + 2 * j)));
+        return _mm256_permutevar_ps(ab, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    }
     return _mm256_broadcast_ss(p->p + j);
 }
 
