@@ -95,8 +95,11 @@ int kern_int8_supported(wtype t);
 size_t kern_act_bytes(int K);
 
 /* Quantizes T rows of K values (x[t * ldx + k]) into T activation rows lda bytes apart at xa
- * (64-byte aligned, lda >= kern_act_bytes(K)). One implementation for every ISA. */
+ * (64-byte aligned, lda >= kern_act_bytes(K)), on the active ISA (the scalar reference or the
+ * AVX2 version, same bytes; _isa: on the one named, for the tests). */
 void kern_act_quantize(const float *x, int ldx, int T, int K, void *xa, size_t lda);
+void kern_act_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa,
+                           size_t lda);
 
 /* y[t * ldy + (r - r0)] = the int8-mode dot product of row r of w (kern_int8_supported) with
  * activation row t, for r in [r0, r1), t in [0, T). */

@@ -402,6 +402,55 @@ int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     }
 }
 
+/* One activation row (kern_act_quantize_isa), the scalar quantize_row's operations in 8 lanes:
+ * |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the first operand, never
+ * wins, as in the scalar loop; the maximum of non-negative floats in any order), d and 1 / d
+ * as scalars, x * (1 / d) with NaN made 0, limited to +-127 and rounded by vcvtps2dq (to
+ * nearest even, as the scalar's 1.5 * 2^23 trick), the sums of 4 by two horizontal adds.
+ * The scalar loop took 3% of a 64-row pass of 110M Q4_K_M on one thread, serially. */
+void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
+    kern_a8_group *g = out;
+    const int ng = kern_a8_groups(K);
+    float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
+    memset(out, 0, kern_act_bytes(K));
+    const __m256 sign = _mm256_set1_ps(-0.0f), lim = _mm256_set1_ps(127.0f),
+                 nlim = _mm256_set1_ps(-127.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int b = 0; b < K / 32; b++) {
+        const float *xb = x + 32 * b;
+        __m256 v[4];
+        for (int i = 0; i < 4; i++) v[i] = _mm256_loadu_ps(xb + 8 * i);
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) m = _mm256_max_ps(_mm256_andnot_ps(sign, v[i]), m);
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        __m256i q[4];
+        for (int i = 0; i < 4; i++) {
+            __m256 p = _mm256_mul_ps(v[i], _mm256_set1_ps(id));
+            p = _mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q));
+            q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(p, nlim), lim));
+        }
+        /* sums of 4: [m0 m2 m4 m6 | m1 m3 m5 m7] -> m0..m7 */
+        __m256i s4 = _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
+        s4 = _mm256_permutevar8x32_epi32(s4, order);
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        bytes = _mm256_permutevar8x32_epi32(bytes, order);
+        kern_a8_group *gr = &g[b / 2];
+        const int half = b % 2;
+        _mm256_storeu_si256((__m256i *)(gr->q + 32 * half), bytes);
+        _mm256_storeu_si256((__m256i *)(gr->c + 8 * half), _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
+        _mm256_storeu_ps(gr->d + 8 * half, _mm256_set1_ps(d));
+        __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+        ds[b] = d * (float)_mm_cvtsi128_si32(t);
+        dd[b] = d;
+    }
+}
+
 #define INT8(fn, WT)                                                                               \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
             int T, float *y, size_t ldy, int streams) {                                            \

@@ -69,9 +69,19 @@ static void quantize_row(const float *x, int K, void *out) {
     }
 }
 
+void kern_act_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa,
+                           size_t lda) {
+    void (*row)(const float *, int, void *) = quantize_row;
+#if KERN_X86
+    if (isa >= KERN_ISA_AVX2) row = kern_avx2_act_quantize_row; /* AVX-512 CPUs have AVX2 */
+#else
+    (void)isa;
+#endif
+    for (int t = 0; t < T; t++) row(x + (size_t)t * ldx, K, (unsigned char *)xa + (size_t)t * lda);
+}
+
 void kern_act_quantize(const float *x, int ldx, int T, int K, void *xa, size_t lda) {
-    for (int t = 0; t < T; t++)
-        quantize_row(x + (size_t)t * ldx, K, (unsigned char *)xa + (size_t)t * lda);
+    kern_act_quantize_isa(kern_isa_active(), x, ldx, T, K, xa, lda);
 }
 
 /* ---- the scalar reference ------------------------------------------------------------------ */

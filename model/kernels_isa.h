@@ -274,6 +274,7 @@ KERN_TILE_DECL(kern_avx512_q6_k);
 #define KERN_INT8_DECL(fn)                                                                         \
     void fn(const unsigned char *w, size_t ldw, int rows, int K, const void *xa, size_t lda,       \
             int T, float *y, size_t ldy, int streams)
+void kern_avx2_act_quantize_row(const float *x, int K, void *out);
 KERN_INT8_DECL(kern_avx2_int8_q8_0);
 KERN_INT8_DECL(kern_avx2_int8_q4_0);
 KERN_INT8_DECL(kern_avx2_int8_q5_0);

@@ -222,15 +222,16 @@ static void test_int8_decoders(rng_state *r) {
     }
 }
 
-/* The quantizer on chosen values: the block's largest |x| becomes +-127, zeros stay 0 with
- * d = 0, NaN counts as 0 and is ignored by the maximum, ties round to even; the stored sums. */
-static void test_int8_quantize(void) {
+/* The quantizer on chosen values, on every ISA: the block's largest |x| becomes +-127, zeros
+ * stay 0 with d = 0, NaN counts as 0 and is ignored by the maximum, ties round to even; the
+ * stored sums. */
+static void test_int8_quantize_on(kern_isa isa) {
     const int K = 96; /* three blocks: the second group has one */
     float x[96] = {0};
     x[0] = -2.0f, x[1] = 1.0f, x[2] = NAN, x[3] = 2.0f * 63.5f / 127.0f; /* 63.5: a tie */
     x[64] = 0.5f, x[65] = -0.25f;
     unsigned char *xa = aligned_alloc(64, kern_act_bytes(K));
-    kern_act_quantize(x, K, 1, K, xa, kern_act_bytes(K));
+    kern_act_quantize_isa(isa, x, K, 1, K, xa, kern_act_bytes(K));
     const kern_a8_group *g = (const kern_a8_group *)xa;
     const float *ds = kern_a8_ds(xa, K);
     CHECK(g[0].q[0] == -127 && g[0].q[1] == 64 && g[0].q[2] == 0);
@@ -242,6 +243,38 @@ static void test_int8_quantize(void) {
     CHECK(ds[2] == (0.5f / 127.0f) * 63.0f);
     CHECK(g[1].q[32] == 0 && g[1].d[8] == 0.0f && g[1].c[15] == 0); /* past K */
     free(xa);
+}
+
+/* Every ISA's quantizer writes the reference's bytes: random rows with blocks of very
+ * different magnitudes, exact ties, NaN, infinities, huge and denormal values, and all-zero
+ * blocks. */
+static void test_int8_quantize(rng_state *r) {
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
+        if (isa_on[isa]) test_int8_quantize_on((kern_isa)isa);
+    const int K = 1024, T = 7;
+    float *x = malloc(sizeof(float) * T * K);
+    for (int i = 0; i < T * K; i++) {
+        int b = i / 32, kind = (int)(rng_unit(r) * 64);
+        float scale = b % 7 == 3 ? 0.0f : ldexpf(1.0f, (b % 11) - 5);
+        x[i] = scale * (2 * rng_unit(r) - 1);
+        if (b % 5 == 1 && i % 32 == 0) x[i] = scale; /* amax = scale: k * d / 2 are ties */
+        if (b % 5 == 1 && i % 32 > 0) x[i] = scale * (float)((int)(rng_unit(r) * 255) - 127) / 254.0f;
+        if (kind == 0) x[i] = NAN;
+        if (kind == 1 && b % 13 == 2) x[i] = INFINITY;
+        if (kind == 2) x[i] = 1e-42f; /* denormal */
+        if (kind == 3 && b % 17 == 4) x[i] = -3e38f;
+    }
+    size_t lda = kern_act_bytes(K);
+    unsigned char *ref = aligned_alloc(64, lda * T), *got = aligned_alloc(64, lda * T);
+    kern_act_quantize_isa(KERN_ISA_SCALAR, x, K, T, K, ref, lda);
+    for (int isa = 1; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        memset(got, 0xAB, lda * T);
+        kern_act_quantize_isa((kern_isa)isa, x, K, T, K, got, lda);
+        CHECK_MSG(memcmp(ref, got, lda * T) == 0, "quantizer %s differs from the reference",
+                  kern_isa_name((kern_isa)isa));
+    }
+    free(x), free(ref), free(got);
 }
 
 /* Every int8 type on every instruction set equals the int8 reference bit for bit: odd block
@@ -452,7 +485,7 @@ int main(int argc, char **argv) {
     test_matmul_small(&r);
     test_matmul_streaming(&r);
     test_int8_decoders(&r);
-    test_int8_quantize();
+    test_int8_quantize(&r);
     test_int8_matmul(&r);
     test_attend(&r);
     test_attend_shared(&r);
