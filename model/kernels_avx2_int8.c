@@ -434,14 +434,17 @@ void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
             q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(p, nlim), lim));
         }
         /* sums of 4: [m0 m2 m4 m6 | m1 m3 m5 m7] -> m0..m7 */
-        __m256i s4 = _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
+        __m256i s4 =
+            _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
         s4 = _mm256_permutevar8x32_epi32(s4, order);
-        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        __m256i bytes =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
         bytes = _mm256_permutevar8x32_epi32(bytes, order);
         kern_a8_group *gr = &g[b / 2];
         const int half = b % 2;
         _mm256_storeu_si256((__m256i *)(gr->q + 32 * half), bytes);
-        _mm256_storeu_si256((__m256i *)(gr->c + 8 * half), _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
+        _mm256_storeu_si256((__m256i *)(gr->c + 8 * half),
+                            _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
         _mm256_storeu_ps(gr->d + 8 * half, _mm256_set1_ps(d));
         __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
         t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));

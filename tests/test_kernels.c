@@ -258,7 +258,8 @@ static void test_int8_quantize(rng_state *r) {
         float scale = b % 7 == 3 ? 0.0f : ldexpf(1.0f, (b % 11) - 5);
         x[i] = scale * (2 * rng_unit(r) - 1);
         if (b % 5 == 1 && i % 32 == 0) x[i] = scale; /* amax = scale: k * d / 2 are ties */
-        if (b % 5 == 1 && i % 32 > 0) x[i] = scale * (float)((int)(rng_unit(r) * 255) - 127) / 254.0f;
+        if (b % 5 == 1 && i % 32 > 0)
+            x[i] = scale * (float)((int)(rng_unit(r) * 255) - 127) / 254.0f;
         if (kind == 0) x[i] = NAN;
         if (kind == 1 && b % 13 == 2) x[i] = INFINITY;
         if (kind == 2) x[i] = 1e-42f; /* denormal */
