@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,41 @@ void fwd_free(fwd_ctx *c) {
     free(c);
 }
 
+/* The int8 mode's packed rows (kernels.h), made once per model when its first context in that
+ * mode is (under a lock: contexts may be made from several threads). They are a cache of the
+ * weights, so the model stays const to its users. The packed matrices then take their bytes
+ * twice: the tiles of several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one
+ * copy, but its tiles of several tokens read that layout too; decbench's do not). When the
+ * allocation fails, the plain tiles run (same bits, slower). */
+static void pack_rows(const model *cm) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    model *m = (model *)cm;
+    pthread_mutex_lock(&lock);
+    if (!m->packed_done) {
+        m->packed_done = 1;
+        int nw = 0;
+        wmat *w[MODEL_MAX_LAYERS * MODEL_LAYER_MATS + 1];
+        for (int l = 0; l < m->cfg.n_layers; l++) {
+            model_layer *L = &m->layers[l];
+            wmat *lw[MODEL_LAYER_MATS] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+            for (int i = 0; i < MODEL_LAYER_MATS; i++) w[nw++] = lw[i];
+        }
+        w[nw++] = &m->wcls;
+        size_t total = 0;
+        for (int i = 0; i < nw; i++) total += (kern_int8_packed_bytes(w[i]) + 63) / 64 * 64;
+        unsigned char *p = total ? aligned_alloc(64, total) : NULL;
+        m->packed_heap = p;
+        for (int i = 0; p && i < nw; i++) {
+            size_t n = kern_int8_packed_bytes(w[i]);
+            if (!n) continue;
+            kern_int8_pack(w[i], p);
+            w[i]->packed = p;
+            p += (n + 63) / 64 * 64;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode mode,
             char *err) {
     *out = NULL;
@@ -146,6 +182,7 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->pos = calloc(B, sizeof(int));
     c->anc = calloc(B * B, sizeof(int));
     if (c->mode == KERN_EXACT_INT8) { /* rows as wide as the widest product input */
+        pack_rows(m);
         int width = cfg->dim > cfg->hidden_dim ? cfg->dim : cfg->hidden_dim;
         width = c->q_dim > width ? c->q_dim : width;
         c->lda = kern_act_bytes(width);

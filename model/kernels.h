@@ -110,6 +110,15 @@ void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const voi
 void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t lda, int T,
                           float *y, int ldy);
 
+/* Packed rows: a type may lay out its rows again, 8 at a time, for a one-row tile of one ISA
+ * that reads them faster (wtype.h's pack8: q4_0 on AVX2, where lane i of a register is row i).
+ * Same bits: the packed tile runs the same operations per row and lane. forward.c makes the
+ * copy once per model in the int8 mode (wmat.packed) and kern_matmul_int8 reads it at T = 1.
+ * kern_int8_packed_bytes: the copy's bytes (the first rows / 8 x 8 rows), 0 when the type has
+ * no packed layout or its tile would not run on the active ISA; kern_int8_pack writes it. */
+size_t kern_int8_packed_bytes(const wmat *w);
+void kern_int8_pack(const wmat *w, unsigned char *dst);
+
 /* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
  * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at
  * q + t * ldq) sees slots 0..n_shared-1, then tail[t][0..n_tail[t]). Its scores and softmax

@@ -169,6 +169,22 @@ static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
     return NULL;
 }
 
+size_t kern_int8_packed_bytes(const wmat *w) {
+    if (!kern_int8_supported(w->type) || w->rows < 8) return 0;
+    const wtype_int8 *q = &wtype_get(w->type)->int8;
+    if (!q->pack8 || !q->packed || int8_tile(q, kern_isa_active()) != q->isa[q->packed_isa])
+        return 0;
+    return (size_t)(w->rows / 8) * 8 * wtype_row_bytes(w->type, w->cols);
+}
+
+void kern_int8_pack(const wmat *w, unsigned char *dst) {
+    const wtype_int8 *q = &wtype_get(w->type)->int8;
+    size_t ldw = wtype_row_bytes(w->type, w->cols);
+    for (int r = 0; r + 8 <= w->rows; r += 8)
+        q->pack8((const unsigned char *)w->data + (size_t)r * ldw, ldw, w->cols,
+                 dst + (size_t)r * ldw);
+}
+
 void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, size_t lda,
                           int T, float *y, int ldy) {
     const wtype_int8 *q = &wtype_get(w->type)->int8;
@@ -179,8 +195,22 @@ void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const voi
     }
     const int K = w->cols;
     size_t ldw = wtype_row_bytes(w->type, K);
-    f((const unsigned char *)w->data + (size_t)r0 * ldw, ldw, r1 - r0, K, xa, lda, T, y,
-      (size_t)ldy, kern_streams((size_t)w->rows * ldw));
+    const unsigned char *data = w->data;
+    int streams = kern_streams((size_t)w->rows * ldw);
+    /* One token and a packed copy this tile's ISA reads: the whole groups of 8 rows in
+     * [r0, r1) from it, the rows around them from the matrix. */
+    int g0 = (r0 + 7) / 8, g1 = r1 / 8;
+    if (T == 1 && w->packed && q->packed && f == q->isa[q->packed_isa] && g0 < g1) {
+        if (r0 < 8 * g0)
+            f(data + (size_t)r0 * ldw, ldw, 8 * g0 - r0, K, xa, lda, 1, y, (size_t)ldy, streams);
+        q->packed(w->packed + (size_t)g0 * 8 * ldw, ldw, g1 - g0, K, xa, y + (8 * g0 - r0),
+                  streams);
+        if (8 * g1 < r1)
+            f(data + (size_t)g1 * 8 * ldw, ldw, r1 - 8 * g1, K, xa, lda, 1, y + (8 * g1 - r0),
+              (size_t)ldy, streams);
+        return;
+    }
+    f(data + (size_t)r0 * ldw, ldw, r1 - r0, K, xa, lda, T, y, (size_t)ldy, streams);
 }
 
 void kern_matmul_int8(const wmat *w, int r0, int r1, const void *xa, size_t lda, int T, float *y,

@@ -143,6 +143,7 @@ void model_close(model *m) {
     if (m->map) munmap(m->map, m->map_size);
     if (m->release) m->release(m->release_arg);
     free(m->heap);
+    free(m->packed_heap);
     free(m->layers);
     free(m);
 }

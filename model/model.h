@@ -22,6 +22,9 @@ typedef struct {
     wtype type;
     const void *data;
     int rows, cols;
+    /* The int8 mode's packed copy of the first rows / 8 x 8 rows (kernels.h, "packed rows";
+     * forward.c makes it), or NULL. */
+    const unsigned char *packed;
 } wmat;
 
 /* Which values RoPE rotates together (llama.cpp's rope types): NORM pairs i and i + 1 (Llama,
@@ -81,6 +84,8 @@ typedef struct model {
     const void *file_map;
     size_t file_map_size;
     void *heap;               /* heap memory owned by the model (synthetic, converted), or NULL */
+    void *packed_heap;        /* the wmats' packed copies (forward.c), owned, or NULL */
+    int packed_done;          /* 1 once forward.c has made them (or found none to make) */
     void (*release)(void *);  /* frees format-specific state (e.g. the GGUF reader), or NULL */
     void *release_arg;
 } model;

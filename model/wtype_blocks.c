@@ -227,6 +227,19 @@ void wtype_q4_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
     }
 }
 
+/* q4_0's packed rows (wtype.h's pack8): per block b, the 8 rows' f16 d (16 bytes), then for
+ * each 32-bit word k = 0..3 of the packed nibbles, that word of rows 0..7 (32 bytes: values
+ * 4k..4k + 3 in the low nibbles, 16 + 4k.. in the high ones): 144 bytes, the 8 rows' 18 x 8. */
+void wtype_q4_0_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst) {
+    for (int b = 0; b < n / 32; b++, dst += 144) {
+        for (int i = 0; i < 8; i++) memcpy(dst + 2 * i, w + (size_t)i * ldw + 18 * (size_t)b, 2);
+        for (int k = 0; k < 4; k++)
+            for (int i = 0; i < 8; i++)
+                memcpy(dst + 16 + 32 * k + 4 * i, w + (size_t)i * ldw + 18 * (size_t)b + 2 + 4 * k,
+                       4);
+    }
+}
+
 /* q5_0: w = q5 - 16, scale d. */
 void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
     (void)min32;

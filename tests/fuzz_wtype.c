@@ -48,7 +48,7 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
     if (w && x && y && ref) {
         for (size_t i = 0; i < n; i++) w[i] = src[i % nsrc] ^ (unsigned char)(i / nsrc);
         for (int i = 0; i < T * K; i++) x[i] = (float)((i * 37) % 29) * 0.125f - 1.75f;
-        wmat m = {t, w, rows, K};
+        wmat m = {t, w, rows, K, NULL};
         kern_matmul_ref(&m, 0, rows, x, K, T, ref, rows);
         for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
             if (!kern_isa_supported((kern_isa)isa)) continue;

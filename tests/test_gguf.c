@@ -637,12 +637,12 @@ static void write_micro_model(const char *path, wtype small, wtype big) {
                       .eos_id = 2,
                       .end_id = 2};
     model_layer y = {.rms_att = norm, .rms_ffn = norm};
-    y.wq = y.wo = (wmat){small, q, 32, 32};
-    y.wk = y.wv = (wmat){small, q, 16, 32};
-    y.w1 = y.w3 = (wmat){small, q, hidden, 32};
-    y.w2 = (wmat){big, q, 32, hidden};
+    y.wq = y.wo = (wmat){small, q, 32, 32, NULL};
+    y.wk = y.wv = (wmat){small, q, 16, 32, NULL};
+    y.w1 = y.w3 = (wmat){small, q, hidden, 32, NULL};
+    y.w2 = (wmat){big, q, 32, hidden, NULL};
     model m = {.cfg = c, .layers = &y, .rms_final = norm};
-    m.tok_embd = m.wcls = (wmat){small, q, 8, 32};
+    m.tok_embd = m.wcls = (wmat){small, q, 8, 32, NULL};
     char err[ERR_LEN];
     CHECK_MSG(write_model_gguf(&m, path, err) == 0, "%s", err);
 }

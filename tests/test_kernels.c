@@ -86,7 +86,7 @@ static void test_matmul_small(rng_state *r) {
             float *x = malloc(sizeof(float) * T * K);
             float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
             for (int i = 0; i < T * K; i++) x[i] = 2 * rng_unit(r) - 1;
-            wmat m = {(wtype)t, w, R, K};
+            wmat m = {(wtype)t, w, R, K, NULL};
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                 if (!isa_on[isa]) continue;
                 int bad = 0;
@@ -123,7 +123,7 @@ static void test_matmul_streaming(rng_state *r) {
         float *x = malloc(sizeof(float) * 17 * K);
         float *y1 = malloc(sizeof(float) * 17 * R), *y2 = malloc(sizeof(float) * 17 * R);
         for (int i = 0; i < 17 * K; i++) x[i] = 2 * rng_unit(r) - 1;
-        wmat m = {(wtype)t, w, R, K};
+        wmat m = {(wtype)t, w, R, K, NULL};
         const int cuts[] = {0, 37, 160, R / 2 + 1, R};
         const int ns[] = {1, 2, 3, 4, 5, 6, 8, 16, 17};
         for (int ni = 0; ni < 9; ni++) {
@@ -168,7 +168,7 @@ static void test_table(rng_state *r) {
         int K = 2 * tt->block;
         unsigned char *w = random_matrix(r, (wtype)t, 3, K);
         float a[1024], b[1024];
-        wmat m = {(wtype)t, w, 3, K};
+        wmat m = {(wtype)t, w, 3, K, NULL};
         kern_row_to_f32(&m, 2, a);
         tt->to_float(w + 2 * wtype_row_bytes((wtype)t, K), b, K);
         CHECK(memcmp(a, b, sizeof(float) * K) == 0);
@@ -278,9 +278,20 @@ static void test_int8_quantize(rng_state *r) {
     free(x), free(ref), free(got);
 }
 
+/* The packed copy of m (kernels.h, "packed rows") when its type has a layout, else NULL; made
+ * whether or not the active ISA would read it, so every CPU with the packed tile's ISA tests
+ * it (kern_matmul_int8_isa reads it when asked for that ISA). */
+static unsigned char *packed_copy(const wmat *m) {
+    if (!wtype_get(m->type)->int8.pack8 || m->rows < 8) return NULL;
+    unsigned char *p = malloc((size_t)(m->rows / 8) * 8 * wtype_row_bytes(m->type, m->cols));
+    kern_int8_pack(m, p);
+    return p;
+}
+
 /* Every int8 type on every instruction set equals the int8 reference bit for bit: odd block
- * counts, T = 1..9, row offsets, and a matrix that streams (whole and in shares); and the mode
- * stays close to the exact product (it rounds the activations to 8 bits, nothing else). */
+ * counts, T = 1..9, row offsets, and a matrix that streams (whole and in shares), each with and
+ * without the type's packed rows; and the mode stays close to the exact product (it rounds the
+ * activations to 8 bits, nothing else). */
 static void test_int8_matmul(rng_state *r) {
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
@@ -293,19 +304,26 @@ static void test_int8_matmul(rng_state *r) {
             unsigned char *w = random_matrix(r, (wtype)t, R, K),
                           *xa = quantized_rows(r, T, K, &lda);
             float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
-            wmat m = {(wtype)t, w, R, K};
-            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
-                if (!isa_on[isa]) continue;
-                int bad = 0;
-                for (int n = 1; n <= T; n++)
-                    for (int r0 = 0; r0 < 3; r0++) {
-                        kern_matmul_int8_isa((kern_isa)isa, &m, r0, R, xa, lda, n, y1, R);
-                        kern_matmul_int8_ref(&m, r0, R, xa, lda, n, y2, R);
-                        bad += !same_rows(y1, y2, n, R - r0, R);
-                    }
-                CHECK_MSG(bad == 0, "int8 %s %s K=%d: %d of 27 shapes differ from the reference",
-                          kern_isa_name((kern_isa)isa), tt->name, K, bad);
-            }
+            wmat m = {(wtype)t, w, R, K, NULL};
+            unsigned char *pk = packed_copy(&m);
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
+                for (int packed = 0; packed <= (pk != NULL); packed++) {
+                    if (!isa_on[isa]) continue;
+                    m.packed = packed ? pk : NULL;
+                    int bad = 0;
+                    for (int n = 1; n <= T; n++)
+                        for (int r0 = 0; r0 < 3; r0++) {
+                            kern_matmul_int8_isa((kern_isa)isa, &m, r0, R - r0 % 2, xa, lda, n,
+                                                 y1, R);
+                            kern_matmul_int8_ref(&m, r0, R - r0 % 2, xa, lda, n, y2, R);
+                            bad += !same_rows(y1, y2, n, R - r0 - r0 % 2, R);
+                        }
+                    CHECK_MSG(bad == 0, "int8 %s %s%s K=%d: %d of 27 shapes differ from the reference",
+                              kern_isa_name((kern_isa)isa), tt->name, packed ? " packed" : "", K,
+                              bad);
+                }
+            m.packed = NULL;
+            free(pk);
             kern_matmul_int8(&m, 0, R, xa, lda, T, y1, R);
             kern_matmul_int8_ref(&m, 0, R, xa, lda, T, y2, R);
             CHECK_MSG(same_rows(y1, y2, T, R, R), "kern_matmul_int8 %s K=%d", tt->name, K);
@@ -317,27 +335,32 @@ static void test_int8_matmul(rng_state *r) {
         size_t lda;
         unsigned char *w = random_matrix(r, (wtype)t, R, K), *xa = quantized_rows(r, 6, K, &lda);
         float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
-        wmat m = {(wtype)t, w, R, K};
+        wmat m = {(wtype)t, w, R, K, NULL};
+        unsigned char *pk = packed_copy(&m);
         const int cuts[] = {0, 37, 160, R / 2 + 1, R};
         for (int n = 1; n <= 6; n += 5) {
             kern_matmul_int8_ref(&m, 0, R, xa, lda, n, y2, R);
-            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
-                if (!isa_on[isa]) continue;
-                memset(y1, 0, sizeof(float) * 6 * R);
-                for (int c = 0; c + 1 < 5; c++)
-                    kern_matmul_int8_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], xa, lda, n,
-                                         y1 + cuts[c], R);
-                CHECK_MSG(same_rows(y1, y2, n, R, R), "int8 %s large %s matrix, T=%d differs",
-                          kern_isa_name((kern_isa)isa), tt->name, n);
-            }
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
+                for (int packed = 0; packed <= (pk != NULL); packed++) {
+                    if (!isa_on[isa]) continue;
+                    m.packed = packed ? pk : NULL;
+                    memset(y1, 0, sizeof(float) * 6 * R);
+                    for (int c = 0; c + 1 < 5; c++)
+                        kern_matmul_int8_isa((kern_isa)isa, &m, cuts[c], cuts[c + 1], xa, lda, n,
+                                             y1 + cuts[c], R);
+                    CHECK_MSG(same_rows(y1, y2, n, R, R),
+                              "int8 %s large %s%s matrix, T=%d differs",
+                              kern_isa_name((kern_isa)isa), tt->name, packed ? " packed" : "", n);
+                }
         }
-        free(w), free(xa), free(y1), free(y2);
+        m.packed = NULL;
+        free(w), free(xa), free(y1), free(y2), free(pk);
         /* close to the exact product: relative error of the dot products */
         K = 2048;
         float *x = malloc(sizeof(float) * K), ye[8], yi[8];
         for (int i = 0; i < K; i++) x[i] = 2 * rng_unit(r) - 1;
         w = random_matrix(r, (wtype)t, 8, K);
-        m = (wmat){(wtype)t, w, 8, K};
+        m = (wmat){(wtype)t, w, 8, K, NULL};
         xa = aligned_alloc(64, kern_act_bytes(K));
         kern_act_quantize(x, K, 1, K, xa, kern_act_bytes(K));
         kern_matmul_ref(&m, 0, 8, x, K, 1, ye, 8);
