@@ -15,6 +15,8 @@
  * finite and no denormal slows the arithmetic. Best of 40 runs of at least 25 ms each: on a
  * shared machine the best of many short runs is the figure that repeats (runs of 0.2 s each
  * moved by 30% between invocations).
+ * A third line, "pack", times the int8 mode at T = 1 with the type's packed rows (kernels.h),
+ * where the type has them on this CPU, as a model's one-row passes run.
  * KERNEL_SPEED_T=1,8,64 picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one. */
 #include <stdint.h>
 #include <stdio.h>
@@ -157,7 +159,7 @@ int main(int argc, char **argv) {
         int stream_rows = stream ? (int)(((size_t)256 << 20) / wtype_row_bytes(t, K)) : 1;
         unsigned char *ws = matrix(t, stream_rows);
         if (!wc || !ws) return 1;
-        wmat mc = {t, wc, CACHE_ROWS, K}, ms = {t, ws, stream_rows, K};
+        wmat mc = {t, wc, CACHE_ROWS, K, NULL}, ms = {t, ws, stream_rows, K, NULL};
         for (int int8 = 0; int8 < 2; int8++) {
             printf("%-6s %-5s", wtype_name(t), int8 ? "int8" : "exact");
             if (int8 && !kern_int8_supported(t)) {
@@ -169,7 +171,26 @@ int main(int argc, char **argv) {
             printf("\n");
             fflush(stdout);
         }
-        free(wc), free(ws);
+        /* the int8 mode with the type's packed rows, as a model runs it at T = 1 on this CPU */
+        size_t pcb = kern_int8_packed_bytes(&mc), psb = stream ? kern_int8_packed_bytes(&ms) : 0;
+        unsigned char *pc = pcb ? aligned_alloc(64, (pcb + 63) / 64 * 64) : NULL,
+                      *ps = psb ? aligned_alloc(64, (psb + 63) / 64 * 64) : NULL;
+        if (pc) {
+            kern_int8_pack(&mc, pc), mc.packed = pc;
+            printf("%-6s %-5s", wtype_name(t), "pack");
+            for (int i = 0; i < NT; i++)
+                if (Ts[i] == 1)
+                    printf("  %6.3f", time_ns(&mc, 1, x, xa, lda, 1, y));
+                else
+                    printf("  %6s", "-");
+            if (ps) {
+                kern_int8_pack(&ms, ps), ms.packed = ps;
+                printf("  %6.3f", time_ns(&ms, 1, x, xa, lda, 1, y));
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+        free(wc), free(ws), free(pc), free(ps);
     }
     free(x), free(y), free(xa);
     return 0;

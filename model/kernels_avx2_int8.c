@@ -16,7 +16,8 @@
  * by byte shuffles), then the even blocks update the lo accumulators and the odd ones the hi
  * accumulators, in two sweeps, so a result needs one register, not two; each block's weights
  * are unpacked once per row and meet every token of the tile. Mins (q4_1, q5_1 per block, q4_k
- * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them. */
+ * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them.
+ * q4_0's one-row passes read packed rows instead when the model has them (packed_q4_0). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
@@ -496,7 +497,7 @@ void kern_avx2_packed_q4_0(const unsigned char *p, size_t ldw, int groups, int K
         packed_q4_0(p, ldw, groups, K, xa, y, 0);
 }
 
-/* One activation row (kern_act_quantize_isa), the scalar quantize_row's operations in 8 lanes:
+/* One activation row (kern_act_quantize_isa, which zeroes it first), the scalar quantize_row's operations in 8 lanes:
  * |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the first operand, never
  * wins, as in the scalar loop; the maximum of non-negative floats in any order), d and 1 / d
  * as scalars, x * (1 / d) with NaN made 0, limited to +-127 and rounded by vcvtps2dq (to
@@ -506,7 +507,6 @@ void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;
     const int ng = kern_a8_groups(K);
     float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
-    memset(out, 0, kern_act_bytes(K));
     const __m256 sign = _mm256_set1_ps(-0.0f), lim = _mm256_set1_ps(127.0f),
                  nlim = _mm256_set1_ps(-127.0f);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);

@@ -36,13 +36,13 @@ static int round_q8(float v) {
     return (int)r;
 }
 
-/* One row: blocks of 32 as llama.cpp's quantize_row_q8_0 forms them (d = amax / 127, q = x /
- * d rounded; ggml rounds ties away from zero, this to even), laid out as kern_a8_group. */
+/* One row (zeroed by the caller): blocks of 32 as llama.cpp's quantize_row_q8_0 forms them
+ * (d = amax / 127, q = x / d rounded; ggml rounds ties away from zero, this to even), laid out
+ * as kern_a8_group. */
 static void quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;
     int ng = kern_a8_groups(K);
     float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
-    memset(out, 0, kern_act_bytes(K));
     for (int b = 0; b < K / 32; b++) {
         const float *xb = x + 32 * b;
         float amax = 0.0f;
@@ -77,7 +77,11 @@ void kern_act_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, 
 #else
     (void)isa;
 #endif
-    for (int t = 0; t < T; t++) row(x + (size_t)t * ldx, K, (unsigned char *)xa + (size_t)t * lda);
+    for (int t = 0; t < T; t++) { /* what a row does not write (past K) is 0 */
+        unsigned char *out = (unsigned char *)xa + (size_t)t * lda;
+        memset(out, 0, kern_act_bytes(K));
+        row(x + (size_t)t * ldx, K, out);
+    }
 }
 
 void kern_act_quantize(const float *x, int ldx, int T, int K, void *xa, size_t lda) {
@@ -170,19 +174,20 @@ static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
 }
 
 size_t kern_int8_packed_bytes(const wmat *w) {
-    if (!kern_int8_supported(w->type) || w->rows < 8) return 0;
+    if (!kern_int8_supported(w->type)) return 0;
     const wtype_int8 *q = &wtype_get(w->type)->int8;
-    if (!q->pack8 || !q->packed || int8_tile(q, kern_isa_active()) != q->isa[q->packed_isa])
+    if (!q->pack || !q->packed || w->rows < q->pack_rows ||
+        int8_tile(q, kern_isa_active()) != q->isa[q->packed_isa])
         return 0;
-    return (size_t)(w->rows / 8) * 8 * wtype_row_bytes(w->type, w->cols);
+    return (size_t)(w->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(w->type, w->cols);
 }
 
 void kern_int8_pack(const wmat *w, unsigned char *dst) {
     const wtype_int8 *q = &wtype_get(w->type)->int8;
     size_t ldw = wtype_row_bytes(w->type, w->cols);
-    for (int r = 0; r + 8 <= w->rows; r += 8)
-        q->pack8((const unsigned char *)w->data + (size_t)r * ldw, ldw, w->cols,
-                 dst + (size_t)r * ldw);
+    for (int r = 0; r + q->pack_rows <= w->rows; r += q->pack_rows)
+        q->pack((const unsigned char *)w->data + (size_t)r * ldw, ldw, w->cols,
+                dst + (size_t)r * ldw);
 }
 
 void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, size_t lda,
@@ -197,16 +202,16 @@ void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const voi
     size_t ldw = wtype_row_bytes(w->type, K);
     const unsigned char *data = w->data;
     int streams = kern_streams((size_t)w->rows * ldw);
-    /* One token and a packed copy this tile's ISA reads: the whole groups of 8 rows in
+    /* One token and a packed copy this tile's ISA reads: the whole groups of G rows in
      * [r0, r1) from it, the rows around them from the matrix. */
-    int g0 = (r0 + 7) / 8, g1 = r1 / 8;
+    const int G = q->pack_rows > 0 ? q->pack_rows : 1, g0 = (r0 + G - 1) / G, g1 = r1 / G;
     if (T == 1 && w->packed && q->packed && f == q->isa[q->packed_isa] && g0 < g1) {
-        if (r0 < 8 * g0)
-            f(data + (size_t)r0 * ldw, ldw, 8 * g0 - r0, K, xa, lda, 1, y, (size_t)ldy, streams);
-        q->packed(w->packed + (size_t)g0 * 8 * ldw, ldw, g1 - g0, K, xa, y + (8 * g0 - r0),
+        if (r0 < G * g0)
+            f(data + (size_t)r0 * ldw, ldw, G * g0 - r0, K, xa, lda, 1, y, (size_t)ldy, streams);
+        q->packed(w->packed + (size_t)g0 * G * ldw, ldw, g1 - g0, K, xa, y + (G * g0 - r0),
                   streams);
-        if (8 * g1 < r1)
-            f(data + (size_t)g1 * 8 * ldw, ldw, r1 - 8 * g1, K, xa, lda, 1, y + (8 * g1 - r0),
+        if (G * g1 < r1)
+            f(data + (size_t)g1 * G * ldw, ldw, r1 - G * g1, K, xa, lda, 1, y + (G * g1 - r0),
               (size_t)ldy, streams);
         return;
     }

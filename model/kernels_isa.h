@@ -284,8 +284,10 @@ KERN_INT8_DECL(kern_avx2_int8_q3_k);
 KERN_INT8_DECL(kern_avx2_int8_q4_k);
 KERN_INT8_DECL(kern_avx2_int8_q5_k);
 KERN_INT8_DECL(kern_avx2_int8_q6_k);
-void kern_avx2_packed_q4_0(const unsigned char *p, size_t ldw, int groups, int K, const void *xa,
-                           float *y, int streams);
+#define KERN_PACKED_DECL(fn)                                                                       \
+    void fn(const unsigned char *p, size_t ldw, int groups, int K, const void *xa, float *y,      \
+            int streams)
+KERN_PACKED_DECL(kern_avx2_packed_q4_0);
 KERN_INT8_DECL(kern_vnni_q8_0);
 KERN_INT8_DECL(kern_vnni_q4_0);
 KERN_INT8_DECL(kern_vnni_q5_0);

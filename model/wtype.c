@@ -160,7 +160,8 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .int8 = {.to_int8 = wtype_q4_0_to_int8,
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_0),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q4_0)},
-                  .pack8 = X86(wtype_q4_0_pack8),
+                  .pack = X86(wtype_q4_0_pack8),
+                  .pack_rows = 8,
                   .packed_isa = KERN_ISA_AVX2,
                   .packed = X86(kern_avx2_packed_q4_0)}},
     [WTYPE_Q4_1] =

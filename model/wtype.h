@@ -70,8 +70,9 @@ typedef void (*wtype_matmul_int8_fn)(const unsigned char *w, size_t ldw, int row
  * into the integers w, a float scale per 4 values (scale4[n / 4]) and, when has_min, a float
  * min per 32 values (min32[n / 32]), as kernels.h defines them for the type. isa[]: the tiles
  * (NULL: the ISA runs the next lower one's; the AVX-512 tile needs VNNI, else AVX2's runs). */
-/* A one-row int8 tile over packed rows (kernels.h, "packed rows"): `groups` groups of 8 rows
- * from p (8 x ldw bytes each) against one activation row xa, results y[0 .. 8 x groups). */
+/* A one-row int8 tile over packed rows (kernels.h, "packed rows"): `groups` groups of
+ * pack_rows rows from p (pack_rows x ldw bytes each) against one activation row xa, results
+ * y[0 .. pack_rows x groups). */
 typedef void (*wtype_packed_int8_fn)(const unsigned char *p, size_t ldw, int groups, int K,
                                      const void *xa, float *y, int streams);
 
@@ -79,10 +80,11 @@ typedef struct {
     void (*to_int8)(const void *src, int8_t *w, float *scale4, float *min32, int n);
     int has_min;
     wtype_matmul_int8_fn isa[KERN_ISA_COUNT];
-    /* Packed rows: pack8 lays out 8 rows of n values (ldw bytes apart from w) at dst, in
-     * 8 x ldw bytes; packed, the one-row tile that reads them, replaces isa[packed_isa] at
-     * T = 1. pack8 NULL: the type has no packed layout. */
-    void (*pack8)(const unsigned char *w, size_t ldw, int n, unsigned char *dst);
+    /* Packed rows: pack lays out pack_rows rows of n values (ldw bytes apart from w) at dst,
+     * in pack_rows x ldw bytes; packed, the one-row tile that reads them, replaces
+     * isa[packed_isa] at T = 1. pack NULL: the type has no packed layout. */
+    void (*pack)(const unsigned char *w, size_t ldw, int n, unsigned char *dst);
+    int pack_rows;
     kern_isa packed_isa;
     wtype_packed_int8_fn packed;
 } wtype_int8;
