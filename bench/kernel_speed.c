@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
         unsigned char *pc = pcb ? aligned_alloc(64, (pcb + 63) / 64 * 64) : NULL,
                       *ps = psb ? aligned_alloc(64, (psb + 63) / 64 * 64) : NULL;
         if (pc) {
-            kern_int8_pack(&mc, pc), mc.packed = pc;
+            kern_int8_pack(&mc, pc, 0, 1), mc.packed = pc;
             printf("%-6s %-5s", wtype_name(t), "pack");
             for (int i = 0; i < NT; i++)
                 if (Ts[i] == 1)
@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
                 else
                     printf("  %6s", "-");
             if (ps) {
-                kern_int8_pack(&ms, ps), ms.packed = ps;
+                kern_int8_pack(&ms, ps, 0, 1), ms.packed = ps;
                 printf("  %6.3f", time_ns(&ms, 1, x, xa, lda, 1, y));
             }
             printf("\n");

@@ -114,10 +114,11 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
  * that reads them faster (wtype.h's pack8: q4_0 on AVX2, where lane i of a register is row i).
  * Same bits: the packed tile runs the same operations per row and lane. forward.c makes the
  * copy once per model in the int8 mode (wmat.packed) and kern_matmul_int8 reads it at T = 1.
- * kern_int8_packed_bytes: the copy's bytes (the first rows / 8 x 8 rows), 0 when the type has
- * no packed layout or its tile would not run on the active ISA; kern_int8_pack writes it. */
+ * kern_int8_packed_bytes: the copy's bytes (the first rows / G x G rows, G the type's
+ * pack_rows), 0 when the type has no packed layout or its tile would not run on the active ISA;
+ * kern_int8_pack writes share `part` of `parts` of it (parts threads may write one copy). */
 size_t kern_int8_packed_bytes(const wmat *w);
-void kern_int8_pack(const wmat *w, unsigned char *dst);
+void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts);
 
 /* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
  * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at

@@ -182,12 +182,15 @@ size_t kern_int8_packed_bytes(const wmat *w) {
     return (size_t)(w->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(w->type, w->cols);
 }
 
-void kern_int8_pack(const wmat *w, unsigned char *dst) {
+void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts) {
     const wtype_int8 *q = &wtype_get(w->type)->int8;
     size_t ldw = wtype_row_bytes(w->type, w->cols);
-    for (int r = 0; r + q->pack_rows <= w->rows; r += q->pack_rows)
-        q->pack((const unsigned char *)w->data + (size_t)r * ldw, ldw, w->cols,
-                dst + (size_t)r * ldw);
+    const int groups = w->rows / q->pack_rows;
+    for (int g = (int)((long long)groups * part / parts);
+         g < (int)((long long)groups * (part + 1) / parts); g++) {
+        size_t at = (size_t)g * q->pack_rows * ldw;
+        q->pack((const unsigned char *)w->data + at, ldw, w->cols, dst + at);
+    }
 }
 
 void kern_matmul_int8_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, size_t lda,

@@ -7,7 +7,8 @@
  * (1..40) and blocks per row (1..4), byte 3 (its low 6 bits all set) a matrix too big for the
  * cache (the streaming tiles, T = 1 or 2: rare, as each costs ~100 ms under the sanitizers); the
  * rest, repeated as needed, are the weight bytes. Any input is valid. Types with an int8 mode
- * (kernels.h) are multiplied in that mode too, against its own reference.
+ * (kernels.h) are multiplied in that mode too, against its own reference, and again from their
+ * packed rows where they have them.
  *
  * Build and run (clang; see tests/fuzz_gguf.c for the build directory):
  *   cmake --build build-fuzz --target fuzz_wtype -j2
@@ -69,6 +70,24 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
                 kern_matmul_int8_isa((kern_isa)isa, &m, 0, rows, xa, lda, T, y, rows);
                 if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
                 compared++;
+            }
+            /* and from the type's packed rows (kernels.h), which one-row passes read */
+            const wtype_int8 *q8 = &tt->int8;
+            unsigned char *pk = q8->pack && rows >= q8->pack_rows
+                                    ? malloc((size_t)(rows / q8->pack_rows) * q8->pack_rows * row_bytes)
+                                    : NULL;
+            if (pk) {
+                kern_int8_pack(&m, pk, 0, 1);
+                m.packed = pk;
+                for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                    if (!kern_isa_supported((kern_isa)isa)) continue;
+                    memset(y, 0, sizeof(float) * (size_t)T * rows);
+                    kern_matmul_int8_isa((kern_isa)isa, &m, 0, rows, xa, lda, T, y, rows);
+                    if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
+                    compared++;
+                }
+                m.packed = NULL;
+                free(pk);
             }
         }
         free(xa);

@@ -286,7 +286,7 @@ static unsigned char *packed_copy(const wmat *m) {
     if (!q->pack || m->rows < q->pack_rows) return NULL;
     unsigned char *p =
         malloc((size_t)(m->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(m->type, m->cols));
-    kern_int8_pack(m, p);
+    kern_int8_pack(m, p, 0, 1);
     return p;
 }
 
