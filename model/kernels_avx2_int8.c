@@ -497,6 +497,106 @@ void kern_avx2_packed_q4_0(const unsigned char *p, size_t ldw, int groups, int K
         packed_q4_0(p, ldw, groups, K, xa, y, 0);
 }
 
+/* The top 2 bits of lane-word k's values (byte b: bits 2k, 2k + 1 of h) moved to bits 4-5 of
+ * each byte (16-bit shifts: the bits they carry across bytes are masked off). */
+static inline __attribute__((always_inline)) __m256i q6_top(__m256i h, int k) {
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    if (k == 0) return _mm256_and_si256(_mm256_slli_epi16(h, 4), m30);
+    if (k == 1) return _mm256_and_si256(_mm256_slli_epi16(h, 2), m30);
+    if (k == 2) return _mm256_and_si256(h, m30);
+    return _mm256_and_si256(_mm256_srli_epi16(h, 2), m30);
+}
+
+/* One token over q6_k's packed rows (wtype_q6_k_pack8), as packed_q4_0 does for q4_0: lane i of
+ * a register is row i; block j's scales A = d * sc of its two sub-blocks (lanes 0-3 and 4-7) are
+ * two conversions and multiplications for 8 rows, then times d_b, as int8_tile forms them; a
+ * register of low nibbles holds lanes k and k + 4, two registers of top bits the 8 lanes. When
+ * the matrix streams, each block prefetches 4 lines of the next super-block (all 27 at the start
+ * of a super-block were slower than none). kernel_speed, one thread, ns per 64 weights: in cache
+ * 3.4-3.5 -> 2.9-3.1; streaming 4.5-5.0 -> 4.2-4.7 (prefetching 1 KB or 2 super-blocks ahead
+ * was no better). */
+static inline __attribute__((always_inline)) void packed_q6_k(const unsigned char *p, size_t ldw,
+                                                              int groups, int K,
+                                                              const kern_a8_group *xg, float *y,
+                                                              int prefetch) {
+    const int nb = K / 32;
+    const __m256i nib = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    for (int gi = 0; gi < groups; gi++) {
+        const unsigned char *grp = p + (size_t)gi * 8 * ldw;
+        __m256 acc[2][8];
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) acc[0][m] = acc[1][m] = _mm256_setzero_ps();
+        __asm__ volatile("" : : "r"(acc) : "memory"); /* as int8_tile's */
+        for (int b0 = 0; b0 < nb; b0 += 8) {
+            const unsigned char *sb = grp + (size_t)(b0 / 8) * 1680;
+            const __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
+#pragma GCC unroll 2
+            for (int par = 0; par < 2; par++) {
+                __m256 a[8];
+#pragma GCC unroll 8
+                for (int m = 0; m < 8; m++) a[m] = acc[par][m];
+                __asm__ volatile("" ::: "memory");
+#pragma GCC unroll 4
+                for (int jj = 0; jj < 4; jj++) {
+                    const int j = par + 2 * jj;
+                    const kern_a8_group *g = xg + (b0 + j) / 2;
+                    if (prefetch) /* the next super-block, 4 lines a block */
+#pragma GCC unroll 4
+                        for (int l = 0; l < 4; l++)
+                            _mm_prefetch((const char *)sb + 1680 + 64 * (16 * par + 4 * jj + l),
+                                         _MM_HINT_T0);
+                    const __m256 db = _mm256_broadcast_ss(g->d + 8 * par);
+                    __m256 s[2];
+#pragma GCC unroll 2
+                    for (int h = 0; h < 2; h++) {
+                        __m128i sc = _mm_loadl_epi64((const __m128i *)(sb + 16 + 8 * (2 * j + h)));
+                        s[h] = _mm256_mul_ps(_mm256_mul_ps(d8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))), db);
+                    }
+                    const unsigned char *lo = sb + 144 + 128 * j, *hi = sb + 1168 + 64 * j;
+                    const __m256i H[2] = {_mm256_loadu_si256((const __m256i *)hi),
+                                          _mm256_loadu_si256((const __m256i *)(hi + 32))};
+#pragma GCC unroll 4
+                    for (int k = 0; k < 4; k++) {
+                        const __m256i q = _mm256_loadu_si256((const __m256i *)(lo + 32 * k));
+                        const __m256i u[2] = {
+                            _mm256_or_si256(_mm256_and_si256(q, nib), q6_top(H[0], k)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), nib),
+                                            q6_top(H[1], k))};
+#pragma GCC unroll 2
+                        for (int h = 0; h < 2; h++) {
+                            const int m = k + 4 * h;
+                            int32_t x4;
+                            memcpy(&x4, g->q + 32 * par + 4 * m, 4);
+                            __m256i P = _mm256_madd_epi16(_mm256_maddubs_epi16(u[h], _mm256_set1_epi32(x4)), ones);
+                            P = _mm256_add_epi32(P, start_of(WTYPE_Q6_K, _mm256_set1_epi32(g->c[8 * par + m])));
+                            a[m] = _mm256_fmadd_ps(s[h], _mm256_cvtepi32_ps(P), a[m]);
+                        }
+                    }
+                }
+                __asm__ volatile("" ::: "memory");
+#pragma GCC unroll 8
+                for (int m = 0; m < 8; m++) acc[par][m] = a[m];
+            }
+        }
+        __m256 f[8];
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
+#pragma GCC unroll 2
+        for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
+        _mm256_storeu_ps(y + 8 * gi, _mm256_add_ps(f[0], f[1]));
+    }
+}
+
+void kern_avx2_packed_q6_k(const unsigned char *p, size_t ldw, int groups, int K, const void *xa,
+                           float *y, int streams) {
+    if (streams)
+        packed_q6_k(p, ldw, groups, K, xa, y, 1);
+    else
+        packed_q6_k(p, ldw, groups, K, xa, y, 0);
+}
+
 /* One activation row (kern_act_quantize_isa, which zeroes it first), the scalar quantize_row's operations in 8 lanes:
  * |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the first operand, never
  * wins, as in the scalar loop; the maximum of non-negative floats in any order), d and 1 / d

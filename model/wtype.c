@@ -279,7 +279,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
              {[KERN_ISA_AVX2] = X86(kern_avx2_q6_k), [KERN_ISA_AVX512] = X86(kern_avx512_q6_k)},
          .int8 = {.to_int8 = wtype_q6_k_to_int8,
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q6_k),
-                          [KERN_ISA_AVX512] = X86(kern_vnni_q6_k)}}},
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q6_k)},
+                  .pack = X86(wtype_q6_k_pack8),
+                  .pack_rows = 8,
+                  .packed_isa = KERN_ISA_AVX2,
+                  .packed = X86(kern_avx2_packed_q6_k)}},
 };
 #undef X86
 

@@ -240,6 +240,43 @@ void wtype_q4_0_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *
     }
 }
 
+/* q6_k's packed rows (wtype.h's pack), per super-block of 8 rows (1680 bytes, their 8 x 210):
+ * the 8 rows' f16 d (16 bytes); the 16 scales of each row, scale s of rows 0-7 at 16 + 8s (128);
+ * per block j of 32 values and 32-bit word k = 0..3, that word of rows 0-7 (32 bytes at 144 +
+ * 128j + 32k) whose byte b holds the low 4 bits of values 4k + b (low nibble) and 4k + 16 + b
+ * (high nibble) of the block, u = w + 32 as the row's layout stores it; then per block j two
+ * registers of the top 2 bits (32 bytes each at 1168 + 64j + 32r, rows' words as before), byte b
+ * holding those of values 4(4r + m) + b at bits 2m, m = 0..3. */
+void wtype_q6_k_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst) {
+    for (int sb = 0; sb < n / 256; sb++, dst += 1680) {
+        unsigned char u[8][256];
+        for (int i = 0; i < 8; i++) {
+            const unsigned char *b = w + (size_t)i * ldw + 210 * (size_t)sb;
+            memcpy(dst + 2 * i, b + 208, 2);
+            for (int c = 0; c < 16; c++) dst[16 + 8 * c + i] = b[192 + c];
+            for (int v = 0; v < 256; v++) { /* as wtype_q6_k_to_int8 reads value v */
+                int h = v / 128, k = (v % 128) / 32, l = v % 32;
+                int ql = b[64 * h + 32 * (k & 1) + l], qh = b[128 + 32 * h + l];
+                u[i][v] = (unsigned char)((k < 2 ? ql & 15 : ql >> 4) | ((qh >> (2 * k)) & 3) << 4);
+            }
+        }
+        for (int j = 0; j < 8; j++)
+            for (int i = 0; i < 8; i++)
+                for (int bb = 0; bb < 4; bb++) {
+                    for (int k = 0; k < 4; k++)
+                        dst[144 + 128 * j + 32 * k + 4 * i + bb] =
+                            (unsigned char)((u[i][32 * j + 4 * k + bb] & 15) |
+                                            (u[i][32 * j + 4 * k + 16 + bb] & 15) << 4);
+                    for (int r = 0; r < 2; r++) {
+                        int hb = 0;
+                        for (int m = 0; m < 4; m++)
+                            hb |= (u[i][32 * j + 4 * (4 * r + m) + bb] >> 4) << (2 * m);
+                        dst[1168 + 64 * j + 32 * r + 4 * i + bb] = (unsigned char)hb;
+                    }
+                }
+    }
+}
+
 /* q5_0: w = q5 - 16, scale d. */
 void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
     (void)min32;
