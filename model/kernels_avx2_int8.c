@@ -17,7 +17,8 @@
  * accumulators, in two sweeps, so a result needs one register, not two; each block's weights
  * are unpacked once per row and meet every token of the tile. Mins (q4_1, q5_1 per block, q4_k
  * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them.
- * q4_0's one-row passes read packed rows instead when the model has them (packed_q4_0). */
+ * q4_0's and q6_k's one-row passes read packed rows instead when the model has them
+ * (packed_q4_0, packed_q6_k). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 
