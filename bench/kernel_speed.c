@@ -166,7 +166,8 @@ int main(int argc, char **argv) {
                 printf("  -\n");
                 continue;
             }
-            for (int i = 0; i < NT; i++) printf("  %6.3f", time_ns(&mc, int8, x, xa, lda, Ts[i], y));
+            for (int i = 0; i < NT; i++)
+                printf("  %6.3f", time_ns(&mc, int8, x, xa, lda, Ts[i], y));
             if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, 1, y));
             printf("\n");
             fflush(stdout);

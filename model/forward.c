@@ -124,11 +124,12 @@ static void pack_worker(void *arg, int chunk, int n_chunks, int thread) {
 
 /* The int8 mode's packed rows (kernels.h), made once per model when its first context in that
  * mode is (under a lock: contexts may be made from several threads), by the pool's threads
- * (1.1B Q4_0: 0.55 s on one thread, 0.27 s on two). They are a cache of the weights, so the model stays const
- * to its users. The packed matrices then take their bytes twice: the tiles of several tokens
- * read the file's pages (llama.cpp's repacked Q4_0 keeps one copy, but its tiles of several
- * tokens read that layout too; decbench's do not). When the allocation fails, the plain tiles
- * run (same bits, slower). */
+ * (1.1B Q4_0: 0.55 s on one thread, 0.27 s on two). They are a cache of the weights, so the
+ * model stays const to its users. The packed matrices then take their bytes twice: the tiles of
+ * several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one copy, but its tiles
+ * of several tokens read that layout too; decbench's do not, as theirs would be no faster:
+ * model/GGUF.md, "Packed rows"). When an allocation fails, the plain tiles run (same bits,
+ * slower). */
 static void pack_rows(const model *cm, tpool *pool) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     model *m = (model *)cm;
@@ -136,13 +137,13 @@ static void pack_rows(const model *cm, tpool *pool) {
     if (!m->packed_done) {
         m->packed_done = 1;
         int nw = 0;
-        wmat *w[MODEL_MAX_LAYERS * MODEL_LAYER_MATS + 1];
-        for (int l = 0; l < m->cfg.n_layers; l++) {
+        wmat **w = malloc(sizeof *w * ((size_t)m->cfg.n_layers * MODEL_LAYER_MATS + 1));
+        for (int l = 0; w && l < m->cfg.n_layers; l++) {
             model_layer *L = &m->layers[l];
             wmat *lw[MODEL_LAYER_MATS] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
             for (int i = 0; i < MODEL_LAYER_MATS; i++) w[nw++] = lw[i];
         }
-        w[nw++] = &m->wcls;
+        if (w) w[nw++] = &m->wcls;
         size_t total = 0;
         for (int i = 0; i < nw; i++) total += (kern_int8_packed_bytes(w[i]) + 63) / 64 * 64;
         unsigned char *p = total ? aligned_alloc(64, total) : NULL;
@@ -157,6 +158,7 @@ static void pack_rows(const model *cm, tpool *pool) {
         }
         pack_task t = {w, np};
         if (np) tpool_run(pool, pack_worker, &t, 4 * tpool_size(pool));
+        free(w);
     }
     pthread_mutex_unlock(&lock);
 }

@@ -423,12 +423,37 @@ int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
  * when the matrix streams, each block prefetches the lines 1 KB ahead (kernel_speed at T = 1,
  * one thread, 256 MB: 3.8 -> 3.1-3.3 ns per 64 weights, the plain read's speed; 4 rows far
  * apart in int8_tile 3.5-3.9). In cache 2.7-2.8 -> 1.9 ns per 64 weights. */
+/* Lane m of 8 packed rows (u: the bytes of their 4 values, w plus the type's offset) against a
+ * token's block (group g, half par): P plus the start of the sums, as sums() forms it. */
+static inline __attribute__((always_inline)) __m256i packed_lane(wtype WT, __m256i u,
+                                                                 const kern_a8_group *g, int par,
+                                                                 int m) {
+    int32_t x4;
+    memcpy(&x4, g->q + 32 * par + 4 * m, 4);
+    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_set1_epi32(x4)),
+                                        _mm256_set1_epi16(1));
+    return _mm256_add_epi32(p, start_of(WT, _mm256_set1_epi32(g->c[8 * par + m])));
+}
+
+/* The canonical fold of 8 packed rows (acc[par][m]: lane 8 par + m of rows 0-7), one vertical
+ * add per step for all 8, stored at y[0..7]. */
+static inline __attribute__((always_inline)) void fold_rows8(__m256 acc[2][8], float *y) {
+    __m256 f[8];
+#pragma GCC unroll 8
+    for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
+#pragma GCC unroll 2
+    for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
+    _mm256_storeu_ps(y, _mm256_add_ps(f[0], f[1]));
+}
+
 static inline __attribute__((always_inline)) void packed_q4_0(const unsigned char *p, size_t ldw,
                                                               int groups, int K,
                                                               const kern_a8_group *xg, float *y,
                                                               int prefetch) {
     const int nb = K / 32;
-    const __m256i nib = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    const __m256i nib = _mm256_set1_epi8(15);
     for (int gi = 0; gi < groups; gi++) {
         const unsigned char *grp = p + (size_t)gi * 8 * ldw;
         __m256 acc[2][8];
@@ -451,9 +476,11 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
                     const kern_a8_group *g = xg + (b0 + j) / 2;
                     if (prefetch)
 #pragma GCC unroll 3
-                        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + 1024 + 64 * l, _MM_HINT_T0);
-                    const __m256 s = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)),
-                                                   _mm256_broadcast_ss(g->d + 8 * par));
+                        for (int l = 0; l < 3; l++)
+                            _mm_prefetch((const char *)blk + 1024 + 64 * l, _MM_HINT_T0);
+                    const __m256 s =
+                        _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)),
+                                      _mm256_broadcast_ss(g->d + 8 * par));
 #pragma GCC unroll 4
                     for (int k = 0; k < 4; k++) {
                         const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * k));
@@ -461,12 +488,8 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
                                               _mm256_and_si256(_mm256_srli_epi16(q, 4), nib)};
 #pragma GCC unroll 2
                         for (int h = 0; h < 2; h++) {
-                            const int m = k + 4 * h;
-                            int32_t x4;
-                            memcpy(&x4, g->q + 32 * par + 4 * m, 4);
-                            __m256i P = _mm256_madd_epi16(_mm256_maddubs_epi16(u[h], _mm256_set1_epi32(x4)), ones);
-                            P = _mm256_add_epi32(P, start_of(WTYPE_Q4_0, _mm256_set1_epi32(g->c[8 * par + m])));
-                            a[m] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(P), a[m]);
+                            const __m256i P = packed_lane(WTYPE_Q4_0, u[h], g, par, k + 4 * h);
+                            a[k + 4 * h] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(P), a[k + 4 * h]);
                         }
                     }
                 }
@@ -479,14 +502,7 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
 #pragma GCC unroll 8
             for (int m = 0; m < 8; m++)
                 acc[1][m] = _mm256_fmadd_ps(_mm256_setzero_ps(), _mm256_setzero_ps(), acc[1][m]);
-        __m256 f[8];
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
-#pragma GCC unroll 4
-        for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
-#pragma GCC unroll 2
-        for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
-        _mm256_storeu_ps(y + 8 * gi, _mm256_add_ps(f[0], f[1]));
+        fold_rows8(acc, y + 8 * gi);
     }
 }
 
@@ -521,7 +537,7 @@ static inline __attribute__((always_inline)) void packed_q6_k(const unsigned cha
                                                               const kern_a8_group *xg, float *y,
                                                               int prefetch) {
     const int nb = K / 32;
-    const __m256i nib = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    const __m256i nib = _mm256_set1_epi8(15);
     for (int gi = 0; gi < groups; gi++) {
         const unsigned char *grp = p + (size_t)gi * 8 * ldw;
         __m256 acc[2][8];
@@ -550,8 +566,10 @@ static inline __attribute__((always_inline)) void packed_q6_k(const unsigned cha
                     __m256 s[2];
 #pragma GCC unroll 2
                     for (int h = 0; h < 2; h++) {
-                        __m128i sc = _mm_loadl_epi64((const __m128i *)(sb + 16 + 8 * (2 * j + h)));
-                        s[h] = _mm256_mul_ps(_mm256_mul_ps(d8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))), db);
+                        const __m128i sc =
+                            _mm_loadl_epi64((const __m128i *)(sb + 16 + 8 * (2 * j + h)));
+                        const __m256 A = _mm256_mul_ps(d8, bytes_to_f32(sc, 1));
+                        s[h] = _mm256_mul_ps(A, db);
                     }
                     const unsigned char *lo = sb + 144 + 128 * j, *hi = sb + 1168 + 64 * j;
                     const __m256i H[2] = {_mm256_loadu_si256((const __m256i *)hi),
@@ -565,12 +583,9 @@ static inline __attribute__((always_inline)) void packed_q6_k(const unsigned cha
                                             q6_top(H[1], k))};
 #pragma GCC unroll 2
                         for (int h = 0; h < 2; h++) {
-                            const int m = k + 4 * h;
-                            int32_t x4;
-                            memcpy(&x4, g->q + 32 * par + 4 * m, 4);
-                            __m256i P = _mm256_madd_epi16(_mm256_maddubs_epi16(u[h], _mm256_set1_epi32(x4)), ones);
-                            P = _mm256_add_epi32(P, start_of(WTYPE_Q6_K, _mm256_set1_epi32(g->c[8 * par + m])));
-                            a[m] = _mm256_fmadd_ps(s[h], _mm256_cvtepi32_ps(P), a[m]);
+                            const __m256i P = packed_lane(WTYPE_Q6_K, u[h], g, par, k + 4 * h);
+                            a[k + 4 * h] =
+                                _mm256_fmadd_ps(s[h], _mm256_cvtepi32_ps(P), a[k + 4 * h]);
                         }
                     }
                 }
@@ -579,14 +594,7 @@ static inline __attribute__((always_inline)) void packed_q6_k(const unsigned cha
                 for (int m = 0; m < 8; m++) acc[par][m] = a[m];
             }
         }
-        __m256 f[8];
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
-#pragma GCC unroll 4
-        for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
-#pragma GCC unroll 2
-        for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
-        _mm256_storeu_ps(y + 8 * gi, _mm256_add_ps(f[0], f[1]));
+        fold_rows8(acc, y + 8 * gi);
     }
 }
 
@@ -598,11 +606,12 @@ void kern_avx2_packed_q6_k(const unsigned char *p, size_t ldw, int groups, int K
         packed_q6_k(p, ldw, groups, K, xa, y, 0);
 }
 
-/* One activation row (kern_act_quantize_isa, which zeroes it first), the scalar quantize_row's operations in 8 lanes:
- * |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the first operand, never
- * wins, as in the scalar loop; the maximum of non-negative floats in any order), d and 1 / d
- * as scalars, x * (1 / d) with NaN made 0, limited to +-127 and rounded by vcvtps2dq (to
- * nearest even, as the scalar's 1.5 * 2^23 trick), the sums of 4 by two horizontal adds.
+/* One activation row (kern_act_quantize_isa, which zeroes it first), the scalar quantize_row's
+ * operations in 8 lanes: |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the
+ * first operand, never wins, as in the scalar loop; the maximum of non-negative floats in any
+ * order), d and 1 / d as scalars, x * (1 / d) with NaN made 0, limited to +-127 and rounded by
+ * vcvtps2dq (to nearest even, as the scalar's 1.5 * 2^23 trick), the sums of 4 by two
+ * horizontal adds.
  * The scalar loop took 3% of a 64-row pass of 110M Q4_K_M on one thread, serially. */
 void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;

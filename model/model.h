@@ -22,8 +22,8 @@ typedef struct {
     wtype type;
     const void *data;
     int rows, cols;
-    /* The int8 mode's packed copy of the first rows / 8 x 8 rows (kernels.h, "packed rows";
-     * forward.c makes it), or NULL. */
+    /* The int8 mode's packed copy of the first rows / G x G rows, G the type's pack_rows
+     * (kernels.h, "packed rows"; forward.c makes it), or NULL. */
     const unsigned char *packed;
 } wmat;
 

@@ -66,16 +66,16 @@ typedef void (*wtype_matmul_int8_fn)(const unsigned char *w, size_t ldw, int row
                                      const void *xa, size_t lda, int T, float *y, size_t ldy,
                                      int streams);
 
-/* The int8 mode of a type. to_int8 (the scalar reference) decodes n values (whole blocks) at src
- * into the integers w, a float scale per 4 values (scale4[n / 4]) and, when has_min, a float
- * min per 32 values (min32[n / 32]), as kernels.h defines them for the type. isa[]: the tiles
- * (NULL: the ISA runs the next lower one's; the AVX-512 tile needs VNNI, else AVX2's runs). */
 /* A one-row int8 tile over packed rows (kernels.h, "packed rows"): `groups` groups of
  * pack_rows rows from p (pack_rows x ldw bytes each) against one activation row xa, results
  * y[0 .. pack_rows x groups). */
 typedef void (*wtype_packed_int8_fn)(const unsigned char *p, size_t ldw, int groups, int K,
                                      const void *xa, float *y, int streams);
 
+/* The int8 mode of a type. to_int8 (the scalar reference) decodes n values (whole blocks) at src
+ * into the integers w, a float scale per 4 values (scale4[n / 4]) and, when has_min, a float
+ * min per 32 values (min32[n / 32]), as kernels.h defines them for the type. isa[]: the tiles
+ * (NULL: the ISA runs the next lower one's; the AVX-512 tile needs VNNI, else AVX2's runs). */
 typedef struct {
     void (*to_int8)(const void *src, int8_t *w, float *scale4, float *min32, int n);
     int has_min;
