@@ -3,7 +3,8 @@
  *
  * model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
- * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied.
+ * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied
+ * (but for the int8 mode's packed rows of some types on some CPUs: wmat.packed, forward.c).
  * A path that is not a regular file (directory, FIFO, device) is refused before it is opened
  * (util/file.h). Every header field and the exact byte size it implies are validated before
  * any weight is touched; a bad file yields one line naming the file and what is wrong. */
