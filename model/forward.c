@@ -139,9 +139,9 @@ static void pack_rows(const model *cm, tpool *pool) {
         int nw = 0;
         wmat **w = malloc(sizeof *w * ((size_t)m->cfg.n_layers * MODEL_LAYER_MATS + 1));
         for (int l = 0; w && l < m->cfg.n_layers; l++) {
-            model_layer *L = &m->layers[l];
-            wmat *lw[MODEL_LAYER_MATS] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
-            for (int i = 0; i < MODEL_LAYER_MATS; i++) w[nw++] = lw[i];
+            const wmat *lw[MODEL_LAYER_MATS];
+            model_layer_mats(&m->layers[l], lw);
+            for (int i = 0; i < MODEL_LAYER_MATS; i++) w[nw++] = (wmat *)lw[i];
         }
         if (w) w[nw++] = &m->wcls;
         size_t total = 0;

@@ -115,9 +115,11 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
  * holding row i).
  * Same bits: the packed tile runs the same operations per row and lane. forward.c makes the
  * copy once per model in the int8 mode (wmat.packed) and kern_matmul_int8 reads it at T = 1.
- * kern_int8_packed_bytes: the copy's bytes (the first rows / G x G rows, G the type's
- * pack_rows), 0 when the type has no packed layout or its tile would not run on the active ISA;
+ * kern_int8_packed_size: the copy's bytes (the first rows / G x G rows, G the type's
+ * pack_rows), 0 when the type has no packed layout; kern_int8_packed_bytes: the same, but 0 too
+ * when its tile would not run on the active ISA (whether a model makes the copy);
  * kern_int8_pack writes share `part` of `parts` of it (parts threads may write one copy). */
+size_t kern_int8_packed_size(const wmat *w);
 size_t kern_int8_packed_bytes(const wmat *w);
 void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts);
 

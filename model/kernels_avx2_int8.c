@@ -412,17 +412,6 @@ int8_matmul(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     }
 }
 
-/* One token over q4_0's packed rows (wtype_q4_0_pack8; kernels.h, "packed rows"): lane i of a
- * register is row i of the group, so lane m of the canonical 16 is one register for all 8 rows,
- * a block's 8 scales A * d_b are one conversion and one multiplication, a 32-byte load holds the
- * weights of lanes k and k + 4 (low and high nibbles) of every row, and the activations' 4 bytes
- * and c of a lane are broadcasts. The same fma(A * d_b, (float)P, lane) per row and lane as
- * int8_tile, in the same block order, so the same bits; the fold is vertical (lane j + j+8 of
- * all 8 rows in one add). Even and odd blocks of a unit go in two sweeps, as in int8_tile, so
- * the 8 lanes of a parity stay in registers. A group is one sequential stream (8 x ldw bytes):
- * when the matrix streams, each block prefetches the lines 1 KB ahead (kernel_speed at T = 1,
- * one thread, 256 MB: 3.8 -> 3.1-3.3 ns per 64 weights, the plain read's speed; 4 rows far
- * apart in int8_tile 3.5-3.9). In cache 2.7-2.8 -> 1.9 ns per 64 weights. */
 /* Lane m of 8 packed rows (u: the bytes of their 4 values, w plus the type's offset) against a
  * token's block (group g, half par): P plus the start of the sums, as sums() forms it. */
 static inline __attribute__((always_inline)) __m256i packed_lane(wtype WT, __m256i u,
@@ -435,24 +424,39 @@ static inline __attribute__((always_inline)) __m256i packed_lane(wtype WT, __m25
     return _mm256_add_epi32(p, start_of(WT, _mm256_set1_epi32(g->c[8 * par + m])));
 }
 
-/* The canonical fold of 8 packed rows (acc[par][m]: lane 8 par + m of rows 0-7), one vertical
- * add per step for all 8, stored at y[0..7]. */
-static inline __attribute__((always_inline)) void fold_rows8(__m256 acc[2][8], float *y) {
-    __m256 f[8];
-#pragma GCC unroll 8
-    for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
-#pragma GCC unroll 4
-    for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
-#pragma GCC unroll 2
-    for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
-    _mm256_storeu_ps(y, _mm256_add_ps(f[0], f[1]));
+/* q6_k: the top 2 bits of lane-word k's values (byte b: bits 2k, 2k + 1 of h) moved to bits 4-5
+ * of each byte (16-bit shifts: the bits they carry across bytes are masked off). */
+static inline __attribute__((always_inline)) __m256i q6_top(__m256i h, int k) {
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    if (k == 0) return _mm256_and_si256(_mm256_slli_epi16(h, 4), m30);
+    if (k == 1) return _mm256_and_si256(_mm256_slli_epi16(h, 2), m30);
+    if (k == 2) return _mm256_and_si256(h, m30);
+    return _mm256_and_si256(_mm256_srli_epi16(h, 2), m30);
 }
 
-static inline __attribute__((always_inline)) void packed_q4_0(const unsigned char *p, size_t ldw,
-                                                              int groups, int K,
+/* One token over packed rows (kernels.h, "packed rows"; q4_0: wtype_q4_0_pack8, q6_k:
+ * wtype_q6_k_pack8). Lane i of a register is row i of the group, so lane m of the canonical 16 is
+ * one register for all 8 rows; a block's scales A * d_b are conversions and multiplications for 8
+ * rows at once (q4_0: one, the rows' d; q6_k: two, d * sc of the block's sub-blocks for lanes 0-3
+ * and 4-7, as int8_tile forms them); a 32-byte load holds the low nibbles of lanes k and k + 4 of
+ * every row (q6_k: two registers of top bits complete the 8 lanes); the activations' 4 bytes and
+ * c of a lane are broadcasts. The same fma(A * d_b, (float)P, lane) per row and lane as
+ * int8_tile, in the same block order, so the same bits; the fold is vertical (lane j + j+8 of all
+ * 8 rows in one add). Even and odd blocks of a unit go in two sweeps, as in int8_tile, so the 8
+ * lanes of a parity stay in registers. A group is one sequential stream (8 x ldw bytes), a unit
+ * of it 8 x the row's unit. When the matrix streams (prefetch), q4_0's blocks fetch the lines
+ * 1 KB ahead and q6_k's 4 lines each of the next super-block (all 27 at the start of a
+ * super-block were slower than none). kernel_speed at T = 1, one thread, ns per 64 weights, in
+ * cache / streaming 256 MB: q4_0 2.7-2.9 -> 1.9-2.0 / 3.3-3.6 -> 2.9-3.3 (4 rows far apart in
+ * int8_tile; the plain read's speed); q6_k 3.4-3.5 -> 2.9-3.1 / 4.5-5.0 -> 4.2-4.7 (other
+ * prefetch distances, 1 KB to 2 super-blocks, no better). */
+static inline __attribute__((always_inline)) void packed_tile(wtype WT, const unsigned char *p,
+                                                              size_t ldw, int groups, int K,
                                                               const kern_a8_group *xg, float *y,
                                                               int prefetch) {
     const int nb = K / 32;
+    const int BB = kern_block_bytes(WT);
+    const size_t UB = 8 * (size_t)(kern_is_kquant(WT) ? BB : 8 * BB); /* a unit of 8 rows */
     const __m256i nib = _mm256_set1_epi8(15);
     for (int gi = 0; gi < groups; gi++) {
         const unsigned char *grp = p + (size_t)gi * 8 * ldw;
@@ -462,6 +466,10 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
         __asm__ volatile("" : : "r"(acc) : "memory"); /* as int8_tile's */
         for (int b0 = 0; b0 < nb; b0 += 8) {
             const int n = nb - b0 < 8 ? nb - b0 : 8;
+            const unsigned char *un = grp + (size_t)(b0 / 8) * UB;
+            const __m256 d8 = WT == WTYPE_Q6_K
+                                  ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)un))
+                                  : _mm256_setzero_ps();
 #pragma GCC unroll 2
             for (int par = 0; par < 2; par++) {
                 __m256 a[8];
@@ -472,24 +480,51 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
                 for (int jj = 0; jj < 4; jj++) {
                     const int j = par + 2 * jj;
                     if (j >= n) break;
-                    const unsigned char *blk = grp + (size_t)(b0 + j) * 144;
                     const kern_a8_group *g = xg + (b0 + j) / 2;
-                    if (prefetch)
-#pragma GCC unroll 3
-                        for (int l = 0; l < 3; l++)
-                            _mm_prefetch((const char *)blk + 1024 + 64 * l, _MM_HINT_T0);
-                    const __m256 s =
-                        _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)),
-                                      _mm256_broadcast_ss(g->d + 8 * par));
+                    const __m256 db = _mm256_broadcast_ss(g->d + 8 * par);
+                    const unsigned char *blk = un + (size_t)j * 144, *lo;
+                    __m256 s[2];
+                    __m256i H[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+                    if (WT == WTYPE_Q6_K) {
+                        if (prefetch)
 #pragma GCC unroll 4
-                    for (int k = 0; k < 4; k++) {
-                        const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * k));
-                        const __m256i u[2] = {_mm256_and_si256(q, nib),
-                                              _mm256_and_si256(_mm256_srli_epi16(q, 4), nib)};
+                            for (int l = 0; l < 4; l++)
+                                _mm_prefetch((const char *)un + UB + 64 * (16 * par + 4 * jj + l),
+                                             _MM_HINT_T0);
 #pragma GCC unroll 2
                         for (int h = 0; h < 2; h++) {
-                            const __m256i P = packed_lane(WTYPE_Q4_0, u[h], g, par, k + 4 * h);
-                            a[k + 4 * h] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(P), a[k + 4 * h]);
+                            const __m128i sc =
+                                _mm_loadl_epi64((const __m128i *)(un + 16 + 8 * (2 * j + h)));
+                            s[h] = _mm256_mul_ps(_mm256_mul_ps(d8, bytes_to_f32(sc, 1)), db);
+                        }
+                        lo = un + 144 + 128 * j;
+#pragma GCC unroll 2
+                        for (int h = 0; h < 2; h++)
+                            H[h] = _mm256_loadu_si256(
+                                (const __m256i *)(un + 1168 + 64 * j + 32 * h));
+                    } else { /* q4_0: the block is its rows' d, then its words */
+                        if (prefetch)
+#pragma GCC unroll 3
+                            for (int l = 0; l < 3; l++)
+                                _mm_prefetch((const char *)blk + 1024 + 64 * l, _MM_HINT_T0);
+                        s[0] = s[1] = _mm256_mul_ps(
+                            _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)), db);
+                        lo = blk + 16;
+                    }
+#pragma GCC unroll 4
+                    for (int k = 0; k < 4; k++) {
+                        const __m256i q = _mm256_loadu_si256((const __m256i *)(lo + 32 * k));
+                        __m256i u[2] = {_mm256_and_si256(q, nib),
+                                        _mm256_and_si256(_mm256_srli_epi16(q, 4), nib)};
+                        if (WT == WTYPE_Q6_K)
+#pragma GCC unroll 2
+                            for (int h = 0; h < 2; h++)
+                                u[h] = _mm256_or_si256(u[h], q6_top(H[h], k));
+#pragma GCC unroll 2
+                        for (int h = 0; h < 2; h++) {
+                            const __m256i P = packed_lane(WT, u[h], g, par, k + 4 * h);
+                            a[k + 4 * h] =
+                                _mm256_fmadd_ps(s[h], _mm256_cvtepi32_ps(P), a[k + 4 * h]);
                         }
                     }
                 }
@@ -502,109 +537,28 @@ static inline __attribute__((always_inline)) void packed_q4_0(const unsigned cha
 #pragma GCC unroll 8
             for (int m = 0; m < 8; m++)
                 acc[1][m] = _mm256_fmadd_ps(_mm256_setzero_ps(), _mm256_setzero_ps(), acc[1][m]);
-        fold_rows8(acc, y + 8 * gi);
+        /* the canonical fold, one vertical add per step for all 8 rows */
+        __m256 f[8];
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) f[m] = _mm256_add_ps(acc[0][m], acc[1][m]);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) f[m] = _mm256_add_ps(f[m], f[m + 4]);
+#pragma GCC unroll 2
+        for (int m = 0; m < 2; m++) f[m] = _mm256_add_ps(f[m], f[m + 2]);
+        _mm256_storeu_ps(y + 8 * gi, _mm256_add_ps(f[0], f[1]));
     }
 }
 
-void kern_avx2_packed_q4_0(const unsigned char *p, size_t ldw, int groups, int K, const void *xa,
-                           float *y, int streams) {
-    if (streams)
-        packed_q4_0(p, ldw, groups, K, xa, y, 1);
-    else
-        packed_q4_0(p, ldw, groups, K, xa, y, 0);
-}
-
-/* The top 2 bits of lane-word k's values (byte b: bits 2k, 2k + 1 of h) moved to bits 4-5 of
- * each byte (16-bit shifts: the bits they carry across bytes are masked off). */
-static inline __attribute__((always_inline)) __m256i q6_top(__m256i h, int k) {
-    const __m256i m30 = _mm256_set1_epi8(0x30);
-    if (k == 0) return _mm256_and_si256(_mm256_slli_epi16(h, 4), m30);
-    if (k == 1) return _mm256_and_si256(_mm256_slli_epi16(h, 2), m30);
-    if (k == 2) return _mm256_and_si256(h, m30);
-    return _mm256_and_si256(_mm256_srli_epi16(h, 2), m30);
-}
-
-/* One token over q6_k's packed rows (wtype_q6_k_pack8), as packed_q4_0 does for q4_0: lane i of
- * a register is row i; block j's scales A = d * sc of its two sub-blocks (lanes 0-3 and 4-7) are
- * two conversions and multiplications for 8 rows, then times d_b, as int8_tile forms them; a
- * register of low nibbles holds lanes k and k + 4, two registers of top bits the 8 lanes. When
- * the matrix streams, each block prefetches 4 lines of the next super-block (all 27 at the start
- * of a super-block were slower than none). kernel_speed, one thread, ns per 64 weights: in cache
- * 3.4-3.5 -> 2.9-3.1; streaming 4.5-5.0 -> 4.2-4.7 (prefetching 1 KB or 2 super-blocks ahead
- * was no better). */
-static inline __attribute__((always_inline)) void packed_q6_k(const unsigned char *p, size_t ldw,
-                                                              int groups, int K,
-                                                              const kern_a8_group *xg, float *y,
-                                                              int prefetch) {
-    const int nb = K / 32;
-    const __m256i nib = _mm256_set1_epi8(15);
-    for (int gi = 0; gi < groups; gi++) {
-        const unsigned char *grp = p + (size_t)gi * 8 * ldw;
-        __m256 acc[2][8];
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) acc[0][m] = acc[1][m] = _mm256_setzero_ps();
-        __asm__ volatile("" : : "r"(acc) : "memory"); /* as int8_tile's */
-        for (int b0 = 0; b0 < nb; b0 += 8) {
-            const unsigned char *sb = grp + (size_t)(b0 / 8) * 1680;
-            const __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sb));
-#pragma GCC unroll 2
-            for (int par = 0; par < 2; par++) {
-                __m256 a[8];
-#pragma GCC unroll 8
-                for (int m = 0; m < 8; m++) a[m] = acc[par][m];
-                __asm__ volatile("" ::: "memory");
-#pragma GCC unroll 4
-                for (int jj = 0; jj < 4; jj++) {
-                    const int j = par + 2 * jj;
-                    const kern_a8_group *g = xg + (b0 + j) / 2;
-                    if (prefetch) /* the next super-block, 4 lines a block */
-#pragma GCC unroll 4
-                        for (int l = 0; l < 4; l++)
-                            _mm_prefetch((const char *)sb + 1680 + 64 * (16 * par + 4 * jj + l),
-                                         _MM_HINT_T0);
-                    const __m256 db = _mm256_broadcast_ss(g->d + 8 * par);
-                    __m256 s[2];
-#pragma GCC unroll 2
-                    for (int h = 0; h < 2; h++) {
-                        const __m128i sc =
-                            _mm_loadl_epi64((const __m128i *)(sb + 16 + 8 * (2 * j + h)));
-                        const __m256 A = _mm256_mul_ps(d8, bytes_to_f32(sc, 1));
-                        s[h] = _mm256_mul_ps(A, db);
-                    }
-                    const unsigned char *lo = sb + 144 + 128 * j, *hi = sb + 1168 + 64 * j;
-                    const __m256i H[2] = {_mm256_loadu_si256((const __m256i *)hi),
-                                          _mm256_loadu_si256((const __m256i *)(hi + 32))};
-#pragma GCC unroll 4
-                    for (int k = 0; k < 4; k++) {
-                        const __m256i q = _mm256_loadu_si256((const __m256i *)(lo + 32 * k));
-                        const __m256i u[2] = {
-                            _mm256_or_si256(_mm256_and_si256(q, nib), q6_top(H[0], k)),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), nib),
-                                            q6_top(H[1], k))};
-#pragma GCC unroll 2
-                        for (int h = 0; h < 2; h++) {
-                            const __m256i P = packed_lane(WTYPE_Q6_K, u[h], g, par, k + 4 * h);
-                            a[k + 4 * h] =
-                                _mm256_fmadd_ps(s[h], _mm256_cvtepi32_ps(P), a[k + 4 * h]);
-                        }
-                    }
-                }
-                __asm__ volatile("" ::: "memory");
-#pragma GCC unroll 8
-                for (int m = 0; m < 8; m++) acc[par][m] = a[m];
-            }
-        }
-        fold_rows8(acc, y + 8 * gi);
+#define PACKED(fn, WT)                                                                             \
+    void fn(const unsigned char *p, size_t ldw, int groups, int K, const void *xa, float *y,      \
+            int streams) {                                                                         \
+        if (streams)                                                                               \
+            packed_tile(WT, p, ldw, groups, K, xa, y, 1);                                          \
+        else                                                                                       \
+            packed_tile(WT, p, ldw, groups, K, xa, y, 0);                                          \
     }
-}
-
-void kern_avx2_packed_q6_k(const unsigned char *p, size_t ldw, int groups, int K, const void *xa,
-                           float *y, int streams) {
-    if (streams)
-        packed_q6_k(p, ldw, groups, K, xa, y, 1);
-    else
-        packed_q6_k(p, ldw, groups, K, xa, y, 0);
-}
+PACKED(kern_avx2_packed_q4_0, WTYPE_Q4_0)
+PACKED(kern_avx2_packed_q6_k, WTYPE_Q6_K)
 
 /* One activation row (kern_act_quantize_isa, which zeroes it first), the scalar quantize_row's
  * operations in 8 lanes: |x| by clearing the sign, the block's maximum by vmaxps (a NaN, the

@@ -173,13 +173,17 @@ static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
     return NULL;
 }
 
-size_t kern_int8_packed_bytes(const wmat *w) {
+size_t kern_int8_packed_size(const wmat *w) {
     if (!kern_int8_supported(w->type)) return 0;
     const wtype_int8 *q = &wtype_get(w->type)->int8;
-    if (!q->pack || !q->packed || w->rows < q->pack_rows ||
-        int8_tile(q, kern_isa_active()) != q->isa[q->packed_isa])
-        return 0;
+    if (!q->pack || !q->packed || w->rows < q->pack_rows) return 0;
     return (size_t)(w->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(w->type, w->cols);
+}
+
+size_t kern_int8_packed_bytes(const wmat *w) {
+    size_t n = kern_int8_packed_size(w);
+    const wtype_int8 *q = &wtype_get(w->type)->int8;
+    return n && int8_tile(q, kern_isa_active()) == q->isa[q->packed_isa] ? n : 0;
 }
 
 void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts) {

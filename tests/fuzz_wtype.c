@@ -64,21 +64,12 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
         if (xa) {
             kern_act_quantize(x, K, T, K, xa, lda);
             kern_matmul_int8_ref(&m, 0, rows, xa, lda, T, ref, rows);
-            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
-                if (!kern_isa_supported((kern_isa)isa)) continue;
-                memset(y, 0, sizeof(float) * (size_t)T * rows);
-                kern_matmul_int8_isa((kern_isa)isa, &m, 0, rows, xa, lda, T, y, rows);
-                if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
-                compared++;
-            }
-            /* and from the type's packed rows (kernels.h), which one-row passes read */
-            const wtype_int8 *q8 = &tt->int8;
-            unsigned char *pk = q8->pack && rows >= q8->pack_rows
-                                    ? malloc((size_t)(rows / q8->pack_rows) * q8->pack_rows * row_bytes)
-                                    : NULL;
-            if (pk) {
-                kern_int8_pack(&m, pk, 0, 1);
-                m.packed = pk;
+            /* from the rows' own layout, then from the type's packed rows (kernels.h) */
+            size_t np = kern_int8_packed_size(&m);
+            unsigned char *pk = np ? malloc(np) : NULL;
+            if (pk) kern_int8_pack(&m, pk, 0, 1);
+            for (int packed = 0; packed <= (pk != NULL); packed++) {
+                m.packed = packed ? pk : NULL;
                 for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                     if (!kern_isa_supported((kern_isa)isa)) continue;
                     memset(y, 0, sizeof(float) * (size_t)T * rows);
@@ -86,9 +77,9 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
                     if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
                     compared++;
                 }
-                m.packed = NULL;
-                free(pk);
             }
+            m.packed = NULL;
+            free(pk);
         }
         free(xa);
     }

@@ -282,11 +282,9 @@ static void test_int8_quantize(rng_state *r) {
  * whether or not the active ISA would read it, so every CPU with the packed tile's ISA tests
  * it (kern_matmul_int8_isa reads it when asked for that ISA). */
 static unsigned char *packed_copy(const wmat *m) {
-    const wtype_int8 *q = &wtype_get(m->type)->int8;
-    if (!q->pack || m->rows < q->pack_rows) return NULL;
-    unsigned char *p =
-        malloc((size_t)(m->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(m->type, m->cols));
-    kern_int8_pack(m, p, 0, 1);
+    size_t n = kern_int8_packed_size(m);
+    unsigned char *p = n ? malloc(n) : NULL;
+    if (p) kern_int8_pack(m, p, 0, 1);
     return p;
 }
 
