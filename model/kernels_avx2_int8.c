@@ -18,7 +18,7 @@
  * are unpacked once per row and meet every token of the tile. Mins (q4_1, q5_1 per block, q4_k
  * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them.
  * q4_0's and q6_k's one-row passes read packed rows instead when the model has them
- * (packed_q4_0, packed_q6_k). */
+ * (packed_tile). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 

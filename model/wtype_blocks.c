@@ -227,7 +227,7 @@ void wtype_q4_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
     }
 }
 
-/* q4_0's packed rows (wtype.h's pack8): per block b, the 8 rows' f16 d (16 bytes), then for
+/* q4_0's packed rows (wtype.h's pack): per block b, the 8 rows' f16 d (16 bytes), then for
  * each 32-bit word k = 0..3 of the packed nibbles, that word of rows 0..7 (32 bytes: values
  * 4k..4k + 3 in the low nibbles, 16 + 4k.. in the high ones): 144 bytes, the 8 rows' 18 x 8. */
 void wtype_q4_0_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst) {
