@@ -288,6 +288,7 @@ KERN_INT8_DECL(kern_avx2_int8_q6_k);
     void fn(const unsigned char *p, size_t ldw, int groups, int K, const void *xa, float *y,      \
             int streams)
 KERN_PACKED_DECL(kern_avx2_packed_q4_0);
+KERN_PACKED_DECL(kern_avx2_packed_q4_k);
 KERN_PACKED_DECL(kern_avx2_packed_q6_k);
 KERN_INT8_DECL(kern_vnni_q8_0);
 KERN_INT8_DECL(kern_vnni_q4_0);

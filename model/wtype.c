@@ -249,7 +249,11 @@ static const wtype_traits table[WTYPE_COUNT] = {
          .int8 = {.to_int8 = wtype_q4_k_to_int8,
                   .has_min = 1,
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_k),
-                          [KERN_ISA_AVX512] = X86(kern_vnni_q4_k)}}},
+                          [KERN_ISA_AVX512] = X86(kern_vnni_q4_k)},
+                  .pack = X86(wtype_q4_k_pack8),
+                  .pack_rows = 8,
+                  .packed_isa = KERN_ISA_AVX2,
+                  .packed = X86(kern_avx2_packed_q4_k)}},
     [WTYPE_Q5_K] =
         {.name = "q5_k",
          .ggml_type = GGML_Q5_K,

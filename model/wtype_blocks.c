@@ -277,6 +277,40 @@ void wtype_q6_k_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *
     }
 }
 
+/* q4_k's packed rows (wtype.h's pack), per super-block of 8 rows (1152 bytes, their 8 x 144):
+ * the 8 rows' f16 d (16 bytes) and dmin (16); their 64 scales and 64 mins, each value v = 8j + i
+ * (sub-block j, row i) cut into 4 low bits (32 bytes, byte b: value b in the low nibble, b + 32
+ * in the high one) and 2 high bits (16 bytes, byte b: values b, b + 16, b + 32, b + 48 at bits
+ * 0, 2, 4, 6): scales' low bits at 32, mins' at 64, scales' high bits at 96, mins' at 112; then
+ * per pair p of sub-blocks and 32-bit word m = 0..7 of the pair's qs, that word of rows 0-7 (32
+ * bytes at 128 + 256p + 32m: byte b's low nibble is value 4m + b of sub-block 2p, its high
+ * nibble value 4m + b of 2p + 1). */
+void wtype_q4_k_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst) {
+    for (int sb = 0; sb < n / 256; sb++, dst += 1152) {
+        unsigned char sc[64], mn[64];
+        memset(dst + 32, 0, 96);
+        for (int i = 0; i < 8; i++) {
+            const unsigned char *b = w + (size_t)i * ldw + 144 * (size_t)sb;
+            memcpy(dst + 2 * i, b, 2);
+            memcpy(dst + 16 + 2 * i, b + 2, 2);
+            for (int j = 0; j < 8; j++) {
+                int s, m;
+                wtype_k4_scale_min(b + 4, j, &s, &m);
+                sc[8 * j + i] = (unsigned char)s, mn[8 * j + i] = (unsigned char)m;
+            }
+            for (int p = 0; p < 4; p++)
+                for (int m = 0; m < 8; m++)
+                    memcpy(dst + 128 + 256 * p + 32 * m + 4 * i, b + 16 + 32 * p + 4 * m, 4);
+        }
+        for (int v = 0; v < 64; v++) {
+            dst[32 + v % 32] |= (unsigned char)((sc[v] & 15) << (4 * (v / 32)));
+            dst[64 + v % 32] |= (unsigned char)((mn[v] & 15) << (4 * (v / 32)));
+            dst[96 + v % 16] |= (unsigned char)((sc[v] >> 4) << (2 * (v / 16)));
+            dst[112 + v % 16] |= (unsigned char)((mn[v] >> 4) << (2 * (v / 16)));
+        }
+    }
+}
+
 /* q5_0: w = q5 - 16, scale d. */
 void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n) {
     (void)min32;

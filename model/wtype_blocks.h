@@ -24,6 +24,7 @@ void wtype_k4_scale_min(const unsigned char *s, int j, int *sc, int *m);
 /* The int8 mode's decoders (kernels.h, "the int8 mode"; wtype.h's to_int8). */
 void wtype_q4_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
 void wtype_q4_0_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst);
+void wtype_q4_k_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst);
 void wtype_q6_k_pack8(const unsigned char *w, size_t ldw, int n, unsigned char *dst);
 void wtype_q5_0_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
 void wtype_q4_1_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
