@@ -124,18 +124,18 @@ static void pack_worker(void *arg, int chunk, int n_chunks, int thread) {
 
 /* The int8 mode's packed rows (kernels.h), made once per model when its first context in that
  * mode is (under a lock: contexts may be made from several threads), by the pool's threads
- * (1.1B Q4_0: 0.55 s on one thread, 0.27 s on two). They are a cache of the weights, so the
- * model stays const to its users. The packed matrices then take their bytes twice: the tiles of
- * several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one copy, but its tiles
- * of several tokens read that layout too; decbench's do not, as theirs would be no faster:
- * model/GGUF.md, "Packed rows"). When an allocation fails, the plain tiles run (same bits,
- * slower). */
+ * (1.1B Q4_0: 0.55 s on one thread, 0.27 s on two; Q4_K_M 0.5 s on two). They are a cache of
+ * the weights, so the model stays const to its users. The packed matrices then take their bytes
+ * twice: the tiles of several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one
+ * copy, but its tiles of several tokens read that layout too; decbench's do not, as theirs would
+ * be no faster: model/GGUF.md, "Packed rows"). When an allocation fails, or the environment
+ * sets DECBENCH_PACKED=0 (memory before speed), the plain tiles run (same bits, slower). */
 static void pack_rows(const model *cm, tpool *pool) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     model *m = (model *)cm;
     pthread_mutex_lock(&lock);
-    if (!m->packed_done) {
-        m->packed_done = 1;
+    const char *env = getenv("DECBENCH_PACKED");
+    if (!m->packed_done && !(env && strcmp(env, "0") == 0)) {
         int nw = 0;
         wmat **w = malloc(sizeof *w * ((size_t)m->cfg.n_layers * MODEL_LAYER_MATS + 1));
         for (int l = 0; w && l < m->cfg.n_layers; l++) {
@@ -160,6 +160,7 @@ static void pack_rows(const model *cm, tpool *pool) {
         if (np) tpool_run(pool, pack_worker, &t, 4 * tpool_size(pool));
         free(w);
     }
+    m->packed_done = 1;
     pthread_mutex_unlock(&lock);
 }
 

@@ -111,8 +111,8 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
                           float *y, int ldy);
 
 /* Packed rows: a type may lay out its rows again, a few at a time, for a one-row tile of one ISA
- * that reads them faster (wtype.h's pack: q4_0 and q6_k on AVX2, 8 rows, lane i of a register
- * holding row i).
+ * that reads them faster (wtype.h's pack: q4_0, q4_k and q6_k on AVX2, 8 rows, lane i of a
+ * register holding row i).
  * Same bits: the packed tile runs the same operations per row and lane. forward.c makes the
  * copy once per model in the int8 mode (wmat.packed) and kern_matmul_int8 reads it at T = 1.
  * kern_int8_packed_size: the copy's bytes (the first rows / G x G rows, G the type's

@@ -17,7 +17,7 @@
  * accumulators, in two sweeps, so a result needs one register, not two; each block's weights
  * are unpacked once per row and meet every token of the tile. Mins (q4_1, q5_1 per block, q4_k
  * and q5_k per sub-block) go to an 8-lane accumulator per result, as kernels.h orders them.
- * q4_0's and q6_k's one-row passes read packed rows instead when the model has them
+ * q4_0's, q4_k's and q6_k's one-row passes read packed rows instead when the model has them
  * (packed_tile). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
@@ -466,22 +466,25 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const unsigned 
     }
 }
 
-/* One token over packed rows (kernels.h, "packed rows"; q4_0: wtype_q4_0_pack8, q6_k:
- * wtype_q6_k_pack8). Lane i of a register is row i of the group, so lane m of the canonical 16 is
- * one register for all 8 rows; a block's scales A * d_b are conversions and multiplications for 8
- * rows at once (q4_0: one, the rows' d; q6_k: two, d * sc of the block's sub-blocks for lanes 0-3
- * and 4-7, as int8_tile forms them); a 32-byte load holds the low nibbles of lanes k and k + 4 of
- * every row (q6_k: two registers of top bits complete the 8 lanes); the activations' 4 bytes and
- * c of a lane are broadcasts. The same fma(A * d_b, (float)P, lane) per row and lane as
- * int8_tile, in the same block order, so the same bits; the fold is vertical (lane j + j+8 of all
- * 8 rows in one add). Even and odd blocks of a unit go in two sweeps, as in int8_tile, so the 8
- * lanes of a parity stay in registers. A group is one sequential stream (8 x ldw bytes), a unit
- * of it 8 x the row's unit. When the matrix streams (prefetch), q4_0's blocks fetch the lines
- * 1 KB ahead and q6_k's 4 lines each of the next super-block (all 27 at the start of a
- * super-block were slower than none). kernel_speed at T = 1, one thread, ns per 64 weights, in
- * cache / streaming 256 MB: q4_0 2.7-2.9 -> 1.9-2.0 / 3.3-3.6 -> 2.9-3.3 (4 rows far apart in
- * int8_tile; the plain read's speed); q6_k 3.4-3.5 -> 2.9-3.1 / 4.5-5.0 -> 4.2-4.7 (other
- * prefetch distances, 1 KB to 2 super-blocks, no better). */
+/* One token over packed rows (kernels.h, "packed rows"; q4_0: wtype_q4_0_pack8, q4_k:
+ * wtype_q4_k_pack8, q6_k: wtype_q6_k_pack8). Lane i of a register is row i of the group, so lane
+ * m of the canonical 16 is one register for all 8 rows; a block's scales A * d_b are conversions
+ * and multiplications for 8 rows at once (q4_0: one, the rows' d; q4_k: one, d * sc of the
+ * sub-block, staged per unit with its mins as stage_unit does; q6_k: two, d * sc of the block's
+ * sub-blocks for lanes 0-3 and 4-7, as int8_tile forms them); a 32-byte load holds the low
+ * nibbles of lanes k and k + 4 of every row (q4_k: lane m of the even sub-block in the low
+ * nibbles and of the odd one in the high; q6_k: two registers of top bits complete the 8 lanes);
+ * the activations' 4 bytes and c of a lane are broadcasts. The same fma(A * d_b, (float)P, lane)
+ * per row and lane as int8_tile, in the same block order, so the same bits; the folds are
+ * vertical (lane j + j+8 of all 8 rows in one add; q4_k's mins as fold256). Even and odd blocks
+ * of a unit go in two sweeps, as in int8_tile, so the 8 lanes of a parity stay in registers. A
+ * group is one sequential stream (8 x ldw bytes), a unit of it 8 x the row's unit. When the
+ * matrix streams (prefetch), each block fetches its share of the lines of the next unit (q4_0:
+ * 1 KB ahead) into L1 and of the unit 8 further on into L2 (prefetch_ahead). kernel_speed at T =
+ * 1, one thread, ns per 64 weights, in cache / streaming 256 MB, plain (4 rows far apart in
+ * int8_tile) -> packed: q4_0 2.7-2.9 -> 1.9-2.0 / 3.3-3.6 -> 2.9-3.3 (the plain read's speed);
+ * q4_k 2.5-3.3 -> 2.0 / 3.4-4.5 -> 2.6-3.5; q6_k 3.4-3.5 -> 2.9-3.1 / 4.5-5.0 -> 3.7-4.4 (other
+ * L1 prefetch distances, 1 KB to 2 super-blocks, no better). */
 static inline __attribute__((always_inline)) void packed_tile(wtype WT, const unsigned char *p,
                                                               size_t ldw, int groups, int K,
                                                               const kern_a8_group *xg, float *y,
@@ -510,9 +513,10 @@ static inline __attribute__((always_inline)) void packed_tile(wtype WT, const un
                 const __m256 dm8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(un + 16)));
 #pragma GCC unroll 8
                 for (int j = 0; j < 8; j++) {
-                    A[j] = _mm256_mul_ps(d8, bytes_to_f32(_mm_loadl_epi64((const __m128i *)(sc + 8 * j)), 0));
-                    const __m256 M =
-                        _mm256_mul_ps(dm8, bytes_to_f32(_mm_loadl_epi64((const __m128i *)(mi + 8 * j)), 0));
+                    const __m128i scj = _mm_loadl_epi64((const __m128i *)(sc + 8 * j)),
+                                  mij = _mm_loadl_epi64((const __m128i *)(mi + 8 * j));
+                    A[j] = _mm256_mul_ps(d8, bytes_to_f32(scj, 0));
+                    const __m256 M = _mm256_mul_ps(dm8, bytes_to_f32(mij, 0));
                     mn[j] = _mm256_fmadd_ps(M, _mm256_broadcast_ss(ds + b0 + j), mn[j]);
                 }
             }
@@ -558,7 +562,8 @@ static inline __attribute__((always_inline)) void packed_tile(wtype WT, const un
 #pragma GCC unroll 8
                         for (int m = 0; m < 8; m++) {
                             const __m256i q = _mm256_loadu_si256((const __m256i *)(lo + 32 * m));
-                            const __m256i u = _mm256_and_si256(par ? _mm256_srli_epi16(q, 4) : q, nib);
+                            const __m256i u =
+                                _mm256_and_si256(par ? _mm256_srli_epi16(q, 4) : q, nib);
                             a[m] = _mm256_fmadd_ps(
                                 s[0], _mm256_cvtepi32_ps(packed_lane(WT, u, g, par, m)), a[m]);
                         }

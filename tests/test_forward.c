@@ -22,6 +22,7 @@
 
 #include "model/convert.h"
 #include "model/forward.h"
+#include "model/kernels.h"
 #include "model/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -204,6 +205,40 @@ static int greedy_tokens(fwd_ctx *f, int V, int n, int *out, float *logits, char
     return -1;
 }
 
+/* DECBENCH_PACKED=0 keeps the int8 mode from making packed rows (kernels.h), and greedy decoding
+ * gives the same tokens and logits without them, bit for bit (on a CPU whose int8 tile reads
+ * packed rows the two runs take different tiles; elsewhere neither makes a copy). */
+static void test_packed_switch(void) {
+    char err[ERR_LEN];
+    const char *file = "models/quantized/kq_Q4_K_M.gguf";
+    int toks[2][12];
+    float *lg[2] = {NULL, NULL};
+    for (int off = 0; off < 2; off++) {
+        model *m;
+        if (off) setenv("DECBENCH_PACKED", "0", 1);
+        CHECK_MSG(model_open(&m, test_shared(file), err) == 0, "%s", err);
+        if (!m) break;
+        const int V = m->cfg.vocab_size;
+        fwd_ctx *f;
+        CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT_INT8, err) == 0);
+        unsetenv("DECBENCH_PACKED");
+        CHECK_MSG(off ? m->wcls.packed == NULL
+                      : (m->wcls.packed != NULL) == (kern_int8_packed_bytes(&m->wcls) > 0),
+                  "%s: packed copy %s with DECBENCH_PACKED %s", file,
+                  m->wcls.packed ? "made" : "missing", off ? "0" : "unset");
+        lg[off] = malloc(sizeof(float) * V);
+        CHECK_MSG(f && greedy_tokens(f, V, 12, toks[off], lg[off], err) < 0, "%s", err);
+        if (off) {
+            CHECK_MSG(memcmp(toks[0], toks[1], sizeof toks[0]) == 0 &&
+                          memcmp(lg[0], lg[1], sizeof(float) * V) == 0,
+                      "%s: greedy differs without packed rows", file);
+        }
+        fwd_free(f);
+        model_close(m);
+    }
+    free(lg[0]), free(lg[1]);
+}
+
 static void test_nonfinite(void) {
     char err[ERR_LEN];
     model_config c;
@@ -331,5 +366,6 @@ int main(void) {
         model_close(q);
     }
     test_int8_differs_only_when_quantized();
+    test_packed_switch();
     return test_finish("test_forward");
 }
