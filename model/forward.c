@@ -127,11 +127,11 @@ static void pack_worker(void *arg, int chunk, int n_chunks, int thread) {
  * mode is (under a lock: contexts may be made from several threads), by the pool's threads
  * (start-up of 1.1B Q4_0 / Q4_K_M / Q6_K: 0.16 / 0.25 / 0.32 s more on two threads, 0.8-1.2 s
  * on one, most of it the kernel clearing the new pages). They are a cache of the weights, so
- * the model stays const to its users. The packed matrices then take their bytes
- * twice: the tiles of several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one
- * copy, but its tiles of several tokens read that layout too; decbench's do not, as theirs would
- * be no faster: model/GGUF.md, "Packed rows"). When an allocation fails, or the environment
- * sets DECBENCH_PACKED=0 (memory before speed), the plain tiles run (same bits, slower). */
+ * the model stays const to its users. The packed matrices then take their bytes twice: the
+ * tiles of several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one copy, but
+ * its tiles of several tokens read that layout too; decbench's do not, as theirs would be no
+ * faster: model/GGUF.md, "Packed rows"). When an allocation fails, or the environment sets
+ * DECBENCH_PACKED=0 (memory before speed), the plain tiles run (same bits, slower). */
 #define PACKED_ALIGN ((size_t)2 << 20)
 
 static void pack_rows(const model *cm, tpool *pool) {

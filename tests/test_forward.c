@@ -217,11 +217,11 @@ static void test_packed_switch(void) {
         model *m;
         if (off) setenv("DECBENCH_PACKED", "0", 1);
         CHECK_MSG(model_open(&m, test_shared(file), err) == 0, "%s", err);
+        fwd_ctx *f = NULL;
+        if (m) CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT_INT8, err) == 0);
+        unsetenv("DECBENCH_PACKED");
         if (!m) break;
         const int V = m->cfg.vocab_size;
-        fwd_ctx *f;
-        CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT_INT8, err) == 0);
-        unsetenv("DECBENCH_PACKED");
         CHECK_MSG(off ? m->wcls.packed == NULL
                       : (m->wcls.packed != NULL) == (kern_int8_packed_bytes(&m->wcls) > 0),
                   "%s: packed copy %s with DECBENCH_PACKED %s", file,
