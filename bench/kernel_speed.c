@@ -17,7 +17,9 @@
  * moved by 30% between invocations).
  * A third line, "pack", times the int8 mode at T = 1 with the type's packed rows (kernels.h),
  * where the type has them on this CPU, as a model's one-row passes run.
- * KERNEL_SPEED_T=1,8,64 picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one. */
+ * KERNEL_SPEED_T=1,8,64 picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one,
+ * KERNEL_SPEED_STREAM_T=8 times the streaming matrix at T = 8 instead of 1 (what a model's
+ * multi-row pass sees: its weights come from memory once per block of row groups). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,8 +140,16 @@ int main(int argc, char **argv) {
         }
     }
     const int stream = getenv("KERNEL_SPEED_NO_STREAM") == NULL;
+    const char *st = getenv("KERNEL_SPEED_STREAM_T");
+    const int stream_T = st ? atoi(st) : 1;
+    if (stream_T < 1 || stream_T > TMAX) {
+        fprintf(stderr, "kernel_speed: KERNEL_SPEED_STREAM_T: %d is not in 1..%d\n", stream_T,
+                TMAX);
+        return 2;
+    }
     float *x = malloc(sizeof(float) * K * TMAX);
-    float *y = malloc(sizeof(float) * (1 << 20)); /* the streaming matrix's rows at T = 1 */
+    /* the streaming matrix's rows (at most 1 << 20: 256 MB of the smallest rows) x stream_T */
+    float *y = malloc(sizeof(float) * ((size_t)stream_T << 20));
     size_t lda = kern_act_bytes(K);
     void *xa = aligned_alloc(64, lda * TMAX);
     if (!x || !y || !xa) return 1;
@@ -149,7 +159,10 @@ int main(int argc, char **argv) {
            kern_simd_name(), K);
     printf("%-6s %-5s", "type", "mode");
     for (int i = 0; i < NT; i++) printf("  T=%-4d", Ts[i]);
-    printf(stream ? "  stream T=1\n" : "\n");
+    if (stream)
+        printf("  stream T=%d\n", stream_T);
+    else
+        printf("\n");
     for (int ti = 0; ti < WTYPE_COUNT; ti++) {
         wtype t = (wtype)ti;
         int wanted = argc < 2;
@@ -168,12 +181,13 @@ int main(int argc, char **argv) {
             }
             for (int i = 0; i < NT; i++)
                 printf("  %6.3f", time_ns(&mc, int8, x, xa, lda, Ts[i], y));
-            if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, 1, y));
+            if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, stream_T, y));
             printf("\n");
             fflush(stdout);
         }
         /* the int8 mode with the type's packed rows, as a model runs it at T = 1 on this CPU */
-        size_t pcb = kern_int8_packed_bytes(&mc), psb = stream ? kern_int8_packed_bytes(&ms) : 0;
+        size_t pcb = kern_int8_packed_bytes(&mc),
+               psb = stream && stream_T == 1 ? kern_int8_packed_bytes(&ms) : 0;
         unsigned char *pc = pcb ? aligned_alloc(64, (pcb + 63) / 64 * 64) : NULL,
                       *ps = psb ? aligned_alloc(64, (psb + 63) / 64 * 64) : NULL;
         if (pc) {
