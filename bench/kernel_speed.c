@@ -141,9 +141,10 @@ int main(int argc, char **argv) {
     }
     const int stream = getenv("KERNEL_SPEED_NO_STREAM") == NULL;
     const char *st = getenv("KERNEL_SPEED_STREAM_T");
-    const int stream_T = st ? atoi(st) : 1;
-    if (stream_T < 1 || stream_T > TMAX) {
-        fprintf(stderr, "kernel_speed: KERNEL_SPEED_STREAM_T: %d is not in 1..%d\n", stream_T,
+    char *end = NULL;
+    const long stream_T = st ? strtol(st, &end, 10) : 1;
+    if (stream_T < 1 || stream_T > TMAX || (st && *end)) {
+        fprintf(stderr, "kernel_speed: KERNEL_SPEED_STREAM_T: '%s' is not a number in 1..%d\n", st,
                 TMAX);
         return 2;
     }
@@ -160,7 +161,7 @@ int main(int argc, char **argv) {
     printf("%-6s %-5s", "type", "mode");
     for (int i = 0; i < NT; i++) printf("  T=%-4d", Ts[i]);
     if (stream)
-        printf("  stream T=%d\n", stream_T);
+        printf("  stream T=%ld\n", stream_T);
     else
         printf("\n");
     for (int ti = 0; ti < WTYPE_COUNT; ti++) {
@@ -181,7 +182,7 @@ int main(int argc, char **argv) {
             }
             for (int i = 0; i < NT; i++)
                 printf("  %6.3f", time_ns(&mc, int8, x, xa, lda, Ts[i], y));
-            if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, stream_T, y));
+            if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, (int)stream_T, y));
             printf("\n");
             fflush(stdout);
         }
