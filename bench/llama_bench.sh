@@ -19,7 +19,9 @@
 #             pass of T=8 and T=64 rows from an empty context (`cost --rows 8,64 --context 0
 #             --logits last`: like llama-bench's pp, which asks for the last row's logits only),
 #             and the T=1 pass's weight GB/s beside the read bandwidth the same `cost` run
-#             probes just before it (`cost --rows 1`);
+#             probes just before it (`cost --rows 1`), and the same share measured interleaved
+#             (`--bandwidth-rounds $ROUNDS`: rounds of one read and one-row passes as long, the
+#             median of the rounds' shares; harness/measure.h says why);
 #   llama-bench -p 8,64 -n $N -r 1 -o csv: tg$N, pp8 and pp64 tokens/s.
 # Each figure is the median over the pairs of decbench / llama-bench (>= 1.00 is the target),
 # printed with the medians of the two speeds. The raw llama-bench CSV of every pair is kept in
@@ -41,6 +43,7 @@ THREADS_LIST=${THREADS_LIST:-1 $(nproc)}
 KERNELS=${KERNELS:-auto}
 PAIRS=${PAIRS:-3}
 N=${N:-128}
+ROUNDS=${ROUNDS:-10}
 # The vocabulary generate reads BOS from: a cached file written by `synth --type MIX` has none
 # (tokenizer model 'none', which llama-bench accepts); the presets have 32000 tokens.
 TOK=${TOKENIZER:-${DECBENCH_MODELS:-${DECBENCH_SHARED:-../shared}/models}/tok32000.bin}
@@ -64,13 +67,13 @@ echo "# llama_bench.sh: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1
 echo "# llama-bench: $LLAMA_BENCH; decbench: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 printf "%-6s %-5s %-3s %-11s | %-26s | %-26s | %-26s | %s\n" preset type thr kernels \
     "tg$N tok/s dec/llama ratio" "pp8 rows/s dec/llama ratio" "pp64 rows/s dec/llama ratio" \
-    "T=1 GB/s of probe"
+    "T=1 of probe: interleaved | before (GB/s pass/probe)"
 for preset in $PRESETS; do
     for t in $TYPES; do
         g=$(gguf "$preset" "$t")
         for th in $THREADS_LIST; do
             for km in $KERNELS; do
-                tg=() p8=() p64=() dtg=() dp8=() dp64=() ltg=() lp8=() lp64=() bwr=() gbs=()
+                tg=() p8=() p64=() dtg=() dp8=() dp64=() ltg=() lp8=() lp64=() bwr=() gbs=() ilv=()
                 for i in $(seq "$PAIRS"); do
                     d_tg=$($B generate --model "$g" --tokenizer "$TOK" -n "$N" --threads "$th" --kernels "$km" --stats 2>&1 >/dev/null |
                         awk '/^speed/ { print $2 }')
@@ -78,7 +81,9 @@ for preset in $PRESETS; do
                         --kernels "$km" --no-bandwidth --seconds 500ms)
                     d_p8=$(awk '$1 == 8 { print 8000 / $2 }' <<<"$cost")
                     d_p64=$(awk '$1 == 64 { print 64000 / $2 }' <<<"$cost")
-                    one=$($B cost --model "$g" --rows 1 --context 0 --threads "$th" --kernels "$km" --seconds 500ms)
+                    one=$($B cost --model "$g" --rows 1 --context 0 --threads "$th" --kernels "$km" --seconds 500ms \
+                        --bandwidth-rounds "$ROUNDS")
+                    ilv+=("$(sed -n 's/.*interleaved.*: \([0-9.]*\)% (rounds.*/\1/p' <<<"$one")")
                     bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$one")
                     g1=$(awk '$1 == 1 { print $5 }' <<<"$one")
                     kres=$(sed -n 's/.* \([a-z0-9-]*\) kernels,.*/\1/p' <<<"$one") # what auto chose
@@ -93,13 +98,16 @@ for preset in $PRESETS; do
                     printf "%7.1f/%-7.1f %5.2fx (%s)" "$(printf '%s\n' $1 | median)" \
                         "$(printf '%s\n' $2 | median)" "$(printf '%s\n' $3 | median)" "$(printf '%s\n' $3 | minmax)"
                 }
-                printf "%-6s %-5s %-3s %-11s | %s | %s | %s | %3.0f%% (%s)\n" "$preset" "$t" "$th" "$kres" \
+                printf "%-6s %-5s %-3s %-11s | %s | %s | %s | %3.0f%% (%s) | %3.0f%% (%s)\n" "$preset" "$t" "$th" "$kres" \
                     "$(col "${dtg[*]}" "${ltg[*]}" "${tg[*]}")" "$(col "${dp8[*]}" "${lp8[*]}" "${p8[*]}")" \
                     "$(col "${dp64[*]}" "${lp64[*]}" "${p64[*]}")" \
+                    "$(printf '%s\n' "${ilv[@]}" | median)" "${ilv[*]}" \
                     "$(printf '%s\n' "${bwr[@]}" | median | awk '{ print 100 * $1 }')" "${gbs[*]}"
             done
         done
     done
 done
 echo "# ratios: medians over $PAIRS back-to-back pairs (decbench then llama-bench), range in brackets;"
-echo "# T=1 GB/s: weight bytes / median T=1 pass over the read bandwidth probed in the same process"
+echo "# T=1 of probe, interleaved: the median over the pairs of each pair's median of $ROUNDS rounds (read, then"
+echo "#   one-row passes as long), each pair's in brackets; before: weight bytes / mean T=1 pass over the"
+echo "#   best of 5 reads probed just before the passes, in the same process"

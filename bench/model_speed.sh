@@ -12,9 +12,11 @@
 # and llama-3.1-8b when memory and disk allow; any `decbench synth` preset works, e.g.
 # PRESETS=qwen2.5-0.5b) and mix of $MIXES:
 #   1. greedy tokens/s (generate -n $N --stats, decode only) and the weight traffic it implies;
-#   2. T=1 against the read bandwidth: $PAIRS back-to-back pairs of (bandwidth probe, T=1
-#      passes) in one `decbench cost` process each; the median of the ratios is the figure (the
-#      issue's target: >= 90%; llama.cpp streams ~100% on this machine);
+#   2. T=1 against the read bandwidth (the issue's target: >= 90%; llama.cpp streams ~100% on
+#      this machine), $PAIRS `decbench cost` processes, each measuring it two ways: interleaved
+#      (`--bandwidth-rounds $ROUNDS`: rounds of one read of the probe's buffer and one-row passes
+#      as long, the median of the rounds' shares; harness/measure.h says why) and as before (the
+#      best of 5 reads, then the mean of a second of passes); the median over the processes of each;
 #   3. the cost curve, rows 1..64 (context 64): ms per pass and t(T)/t(1);
 #   4. with LLAMA_BENCH=/path/to/llama-bench: its tg$N tokens/s on the same file, same threads
 #      (synthetic files carry a vocabulary for it: tok32000.bin for 1.1B, Llama 3's for 8B).
@@ -29,6 +31,7 @@ S=${DECBENCH_SHARED:-../shared}
 THREADS=${THREADS:-$(nproc)}
 N=${N:-64}
 PAIRS=${PAIRS:-3}
+ROUNDS=${ROUNDS:-20}
 ROWS=1,2,4,8,16,32,64
 PRESETS=${PRESETS:-1.1B llama-3.1-8b}
 MIXES=${MIXES:-Q4_0 Q4_K_M Q6_K}
@@ -75,15 +78,17 @@ for preset in $PRESETS; do
         # token to start from (decode speed does not depend on it)
         tps=$($B generate --model "$g" --prompt Once -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
             awk '/^speed/ {print $2}')
-        ratios=()
+        ratios=() ilv=()
         for i in $(seq "$PAIRS"); do
-            out=$($B cost --model "$g" --rows 1 --context 64 --threads "$THREADS")
+            out=$($B cost --model "$g" --rows 1 --context 64 --threads "$THREADS" --bandwidth-rounds "$ROUNDS")
             bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$out")
             gs=$(awk '$1 == 1 {print $5}' <<<"$out")
             ratios+=("$(awk -v g="$gs" -v bw="$bw" 'BEGIN {printf "%.3f", g / bw}')")
-            echo "$preset $mix pair $i: read bandwidth $bw GB/s, T=1 pass $gs GB/s of weights"
+            ilv+=("$(sed -n 's/.*interleaved.*: \([0-9.]*\)% (rounds.*/\1/p' <<<"$out" | awk '{printf "%.3f", $1 / 100}')")
+            echo "$preset $mix pair $i: read bandwidth $bw GB/s, T=1 pass $gs GB/s of weights; $(grep interleaved <<<"$out" | sed 's/^# //')"
         done
         med=$(printf "%s\n" "${ratios[@]}" | median)
+        imed=$(printf "%s\n" "${ilv[@]}" | median)
         $B cost --model "$g" --rows $ROWS --context 64 --threads "$THREADS" --no-bandwidth > "$cost"
         mb=$(sed -n 's/.* weights, \([0-9.]*\) MB$/\1/p' "$cost" | head -1)
         lb=-
@@ -91,23 +96,25 @@ for preset in $PRESETS; do
             "$LLAMA_BENCH" -m "$g" -p 0 -n "$N" -t "$THREADS" -r 3 -o csv >"$CACHE/model_speed_llama.csv" 2>/dev/null
             lb=$(llama_ts "$CACHE/model_speed_llama.csv" 0 "$N")
         fi
-        results+=("$preset $mix $mb $tps $med $lb $cost")
+        results+=("$preset $mix $mb $tps $med $imed $lb $cost")
     done
 done
 load_end=$(loadavg)
 
 echo
 echo "== model speed: $THREADS threads; load average $load_start at the start, $load_end at the end"
-printf "%-13s %-7s %8s %10s %9s %9s %7s %11s %9s %9s\n" model mix MB "greedy t/s" "gen GB/s" \
-    "T=1 ms" "T=1/bw" "llama t/s" "t(8)/t(1)" "t(64)/t(1)"
+printf "%-13s %-7s %8s %10s %9s %9s %9s %7s %11s %9s %9s\n" model mix MB "greedy t/s" "gen GB/s" \
+    "T=1 ms" "T=1/bw il" "before" "llama t/s" "t(8)/t(1)" "t(64)/t(1)"
 for r in "${results[@]}"; do
-    read -r preset mix mb tps med lb cost <<<"$r"
+    read -r preset mix mb tps med imed lb cost <<<"$r"
     t1=$(rows_ms "$cost" 1) t8=$(rows_ms "$cost" 8) t64=$(rows_ms "$cost" 64)
-    awk -v p="$preset" -v m="$mix" -v mb="$mb" -v tps="$tps" -v t1="$t1" -v med="$med" -v lb="$lb" \
-        -v t8="$t8" -v t64="$t64" 'BEGIN {
-        printf "%-13s %-7s %8.1f %10.2f %9.1f %9.2f %6.0f%% %11s %9.2f %9.2f\n", p, m, mb, tps,
-            mb * tps / 1e3, t1, 100 * med, lb, t8 / t1, t64 / t1 }'
+    awk -v p="$preset" -v m="$mix" -v mb="$mb" -v tps="$tps" -v t1="$t1" -v med="$med" -v imed="$imed" \
+        -v lb="$lb" -v t8="$t8" -v t64="$t64" 'BEGIN {
+        printf "%-13s %-7s %8.1f %10.2f %9.1f %9.2f %8.0f%% %6.0f%% %11s %9.2f %9.2f\n", p, m, mb, tps,
+            mb * tps / 1e3, t1, 100 * imed, 100 * med, lb, t8 / t1, t64 / t1 }'
 done
+echo "(T=1/bw il: interleaved, the median over $PAIRS processes of $ROUNDS rounds each; before: best of 5"
+echo " reads, then a second of passes, median over the processes)"
 echo
 echo "== cost curves (ms per pass, context 64)"
 printf "%-6s" rows
@@ -115,6 +122,6 @@ for r in "${results[@]}"; do read -r preset mix _ <<<"$r"; printf " %19s" "$pres
 echo
 for rows in ${ROWS//,/ }; do
     printf "%-6s" "$rows"
-    for r in "${results[@]}"; do read -r _ _ _ _ _ _ cost <<<"$r"; printf " %19s" "$(rows_ms "$cost" "$rows")"; done
+    for r in "${results[@]}"; do read -r _ _ _ _ _ _ _ cost <<<"$r"; printf " %19s" "$(rows_ms "$cost" "$rows")"; done
     echo
 done

@@ -37,6 +37,7 @@ enum {
     C_CSV,
     C_DB,
     C_NOBW,
+    C_BWROUNDS,
     C_LABEL,
     C_LOGITS,
     C_HELP,
@@ -85,6 +86,11 @@ int cmd_cost(int argc, char **argv) {
                    "FILE"},
         [C_DB] = {"--db", NULL, 1, "also store the curve as a run in this database", "FILE"},
         [C_NOBW] = {"--no-bandwidth", NULL, 0, "skip the memory-bandwidth measurement"},
+        [C_BWROUNDS] = {"--bandwidth-rounds", NULL, 1,
+                        "after the grid, also N rounds of (one bandwidth read, one-row passes as "
+                        "long) at the first context: the one-row pass's share of the bandwidth "
+                        "measured interleaved, their median (default 0: not measured)",
+                        "N"},
         [C_LABEL] = {"--label", NULL, 1, "label of the stored run", "TEXT"},
         [C_LOGITS] = {"--logits", NULL, 1,
                       "both (default: one row's logits at every context, every row's at the "
@@ -108,12 +114,13 @@ int cmd_cost(int argc, char **argv) {
         return 0;
     }
     measure_grid g = {.n_rows = 0};
-    long threads;
+    long threads, bw_rounds;
     if (measure_parse_list(args_str(o, C_COUNT, "--rows", MEASURE_DEFAULT_ROWS), "--rows", 1, 4096,
                            g.rows, MEASURE_MAX_ROWS, &g.n_rows, err) ||
         measure_parse_list(args_str(o, C_COUNT, "--context", MEASURE_DEFAULT_CONTEXTS), "--context",
                            0, 1 << 20, g.contexts, MEASURE_MAX_CONTEXTS, &g.n_contexts, err) ||
         args_int(o, C_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
+        args_int(o, C_COUNT, "--bandwidth-rounds", 0, 0, 1000, &bw_rounds, err) ||
         args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &g.min_seconds, err))
         return cmd_usage("cost", err);
     /* Before 0.2 the value was milliseconds: a bare 300 now means 5 minutes per point. */
@@ -201,6 +208,17 @@ int cmd_cost(int argc, char **argv) {
                 "rows,seconds,context,logit_rows\n",
                 model_path, nt, kern_mode_name(km));
     if (measure_cost_grid(f, &g, on_point, &out, err)) goto done;
+    if (bw_rounds > 0) {
+        measure_share sh;
+        if (measure_bandwidth_share(f, pool, (size_t)1 << 30, (int)bw_rounds, g.contexts[0], &sh,
+                                    err))
+            goto done;
+        printf("# one-row pass against the read bandwidth, interleaved, %d rounds at context %d: "
+               "%.1f%% (rounds %.1f-%.1f%%); read %.1f GB/s, pass %.1f GB/s of weights "
+               "(medians)\n",
+               sh.rounds, g.contexts[0], 100 * sh.share, 100 * sh.share_lo, 100 * sh.share_hi,
+               sh.probe_gbps, sh.pass_gbps);
+    }
     if (out.d && db_finish_run(out.d, out.run_id, DB_COMPLETE, err)) goto done;
     if (csv_open) {
         csv_open = 0;

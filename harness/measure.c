@@ -41,23 +41,98 @@ static void bw_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)thread;
 }
 
+/* A probe buffer of n floats, every page touched (NULL if it cannot be allocated). */
+static float *probe_buffer(size_t n) {
+    float *buf = malloc(n * sizeof(float));
+    for (size_t i = 0; buf && i < n; i++) buf[i] = (float)(i & 7);
+    return buf;
+}
+
+/* Seconds of one read of t's buffer by every thread of pool. */
+static double probe_read(tpool *pool, bw_task *t) {
+    double t0 = clock_now();
+    tpool_run(pool, bw_worker, t, tpool_size(pool) > 1 ? 4 * tpool_size(pool) : 1);
+    return clock_now() - t0;
+}
+
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps) {
     size_t n = bytes / sizeof(float);
-    float *buf = malloc(n * sizeof(float));
+    float *buf = probe_buffer(n);
     if (!buf) return -1;
-    for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 7); /* touch every page */
     bw_task t = {buf, n, {0}};
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = clock_now();
-        tpool_run(pool, bw_worker, &t, tpool_size(pool) > 1 ? 4 * tpool_size(pool) : 1);
-        double dt = clock_now() - t0;
+        double dt = probe_read(pool, &t);
         best = dt < best ? dt : best;
     }
     volatile float sink = t.partial[0]; /* keep the sums alive */
     (void)sink;
     free(buf);
     return (double)n * sizeof(float) / best / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, int context,
+                            measure_share *out, char *err) {
+    if (rounds < 1) return err_set(err, "bandwidth share: %d rounds (at least 1)", rounds);
+    const model *md = fwd_model(f);
+    const double weight_bytes = (double)model_weight_bytes(md);
+    size_t n = bytes / sizeof(float);
+    int n_tok = context > 1 ? context : 1;
+    int width = model_logits_width(md) > md->cfg.vocab_size ? model_logits_width(md)
+                                                             : md->cfg.vocab_size;
+    float *buf = probe_buffer(n), *logits = malloc(sizeof(float) * (size_t)width);
+    int *tokens = malloc(sizeof(int) * (size_t)n_tok);
+    double *share = malloc(sizeof(double) * 3 * (size_t)rounds), *probe = share + rounds,
+           *pass = probe + rounds;
+    int rc = 0;
+    if (!buf || !logits || !tokens || !share)
+        rc = err_set(err, "out of memory for the bandwidth share (a %zu MB buffer)", bytes >> 20);
+    for (int i = 0; rc == 0 && i < n_tok; i++)
+        tokens[i] = (int)((i * 7919u + 13) % (unsigned)md->cfg.vocab_size);
+    if (rc == 0 && (fwd_truncate(f, 0, err) ||
+                    (context > 0 && fwd_prefill(f, tokens, context, logits, err))))
+        rc = -1;
+    bw_task t = {buf, n, {0}};
+    int last_row = 0;
+    /* round -1 warms up: pages the weights in, the probe's buffer into the TLB */
+    for (int r = -1; rc == 0 && r < rounds; r++) {
+        double read = probe_read(pool, &t), spent = 0;
+        int passes = 0;
+        while (rc == 0 && (passes == 0 || spent < read)) {
+            double t0 = clock_now();
+            rc = fwd_eval(f, 1, tokens, NULL, NULL, &last_row, 1, logits, err);
+            spent += clock_now() - t0;
+            passes++;
+        }
+        if (rc == 0 && r >= 0) {
+            probe[r] = (double)n * sizeof(float) / read / 1e9;
+            pass[r] = weight_bytes * passes / spent / 1e9;
+            share[r] = pass[r] / probe[r];
+        }
+    }
+    if (rc == 0) {
+        double lo = share[0], hi = share[0];
+        for (int r = 1; r < rounds; r++) {
+            lo = share[r] < lo ? share[r] : lo;
+            hi = share[r] > hi ? share[r] : hi;
+        }
+        *out = (measure_share){median_of(share, rounds), lo, hi, median_of(probe, rounds),
+                               median_of(pass, rounds), rounds};
+    }
+    volatile float sink = t.partial[0];
+    (void)sink;
+    free(buf), free(logits), free(tokens), free(share);
+    return rc;
 }
 
 /* Multiply-adds of the matrix products one row of a pass costs, without the classifier, and of
@@ -70,11 +145,6 @@ static double measure_row_macs(const model_config *c) {
 
 static double measure_logit_macs(const model_config *c) {
     return (double)c->vocab_size * c->dim;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps) {

@@ -12,6 +12,24 @@
  * it reads every weight once. Returns < 0 if the buffer cannot be allocated. */
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
 
+/* A one-row pass's share of the read bandwidth, measured interleaved: `rounds` rounds, each one
+ * read of a `bytes` buffer by every thread of pool and then one-row passes (the last row's
+ * logits, after `context` committed tokens) until they took as long as the read; a round's share
+ * is (weight bytes / mean pass) / (buffer bytes / read time), and the figure is the median of
+ * the rounds' shares (a warm-up round first). Why: measure_read_bandwidth is the best of 5 reads
+ * taken before the passes, which `cost` then times for seconds, while this machine's bandwidth
+ * moves by a third within a minute (model/GGUF.md: single pairs of probe and passes ranged
+ * 72-115% at the 8B shape); a read and the passes beside it, a tenth of a second apart, see the
+ * same machine, and the read is timed the way the passes are (once, not the best of several).
+ * f is left with n_past = context. */
+typedef struct {
+    double share, share_lo, share_hi; /* the median, lowest and highest of the rounds */
+    double probe_gbps, pass_gbps;     /* the rounds' medians (weight bytes / pass for the pass) */
+    int rounds;
+} measure_share;
+int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, int context,
+                            measure_share *out, char *err);
+
 /* One point of a cost curve. seconds is the MEAN of the measured passes, not the median: a
  * projection prices a run's total time, a sum, whose expectation is the mean; the median leaves
  * out the passes a loaded machine stretches (measured on stories260K with other jobs running:

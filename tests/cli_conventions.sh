@@ -84,6 +84,15 @@ ls *.tmp 2>/dev/null | grep -q . && bad "report left a .tmp file" || ok
 # 6. cost --seconds is seconds (or with a unit)
 $B cost --model "$M" --rows 1 --seconds 50ms --no-bandwidth --threads 1 >c1.txt 2>&1; expect_eq cost_ms 0 $?
 $B cost --model "$M" --rows 1 --seconds 0.05 --no-bandwidth --threads 1 >c2.txt 2>&1; expect_eq cost_s 0 $?
+# 6a. --bandwidth-rounds: the one-row pass's share of the read bandwidth measured interleaved
+# (harness/measure.h), after the grid, at its first context; a share above 0, its range around it
+$B cost --model "$M" --rows 1,2 --context 3 --seconds 10ms --no-bandwidth --threads 2 \
+    --bandwidth-rounds 3 >bwr.txt 2>&1; expect_eq cost_bw_rounds_rc 0 $?
+expect_eq cost_bw_rounds_line 1 "$(awk '/interleaved, 3 rounds at context 3: / {
+    for (i = 1; i <= NF; i++) if ($i == "(rounds") { share = $(i - 1) + 0; split($(i + 1), r, "-") }
+    print (share > 0 && r[1] + 0 <= share && share <= r[2] + 0) }' bwr.txt)"
+expect_rc cost_bw_rounds_bad 2 "--bandwidth-rounds" $B cost --model "$M" --bandwidth-rounds many
+expect_rc cost_bw_rounds_range 2 "--bandwidth-rounds" $B cost --model "$M" --bandwidth-rounds 1001
 
 # 6b. the default thread count is the CPUs of the affinity mask, so taskset sets it (a machine
 # with one CPU cannot tell it from the online count)
