@@ -11,7 +11,8 @@
 # llama-quantize does) and Q6_K. For each preset of $PRESETS (default: 1.1B, TinyLlama's shape,
 # and llama-3.1-8b when memory and disk allow; any `decbench synth` preset works, e.g.
 # PRESETS=qwen2.5-0.5b) and mix of $MIXES:
-#   1. greedy tokens/s (generate -n $N --stats, decode only) and the weight traffic it implies;
+#   1. greedy tokens/s (generate -n $N --stats, decode only) and the weight traffic it implies,
+#      in each of the $PAIRS pairs below (the median is printed);
 #   2. T=1 against the read bandwidth (the issue's target: >= 90%; llama.cpp streams ~100% on
 #      this machine), $PAIRS `decbench cost` processes, each measuring it two ways: interleaved
 #      (`--bandwidth-rounds $ROUNDS`: rounds of one read of the probe's buffer and one-row passes
@@ -19,7 +20,10 @@
 #      best of 5 reads, then the mean of a second of passes); the median over the processes of each;
 #   3. the cost curve, rows 1..64 (context 64): ms per pass and t(T)/t(1);
 #   4. with LLAMA_BENCH=/path/to/llama-bench: its tg$N tokens/s on the same file, same threads
-#      (synthetic files carry a vocabulary for it: tok32000.bin for 1.1B, Llama 3's for 8B).
+#      (synthetic files carry a vocabulary for it: tok32000.bin for 1.1B, Llama 3's for 8B), run
+#      right after greedy in each pair (-r 1); the ratio printed is the median of the pairs'
+#      ratios. (Until 2026-11-27 greedy and llama-bench ran once per file, and a single slow
+#      greedy run read as 0.89x where three pairs minutes later gave 1.20-1.32x.)
 # Memory: an 8B Q6_K file is 6.6 GB and is read from the page cache; the preset is skipped when
 # MemAvailable is under 1.5x its largest file (other work on the machine needs the rest).
 # Timings are noisy on shared machines: compare figures from the same run only.
@@ -76,10 +80,18 @@ for preset in $PRESETS; do
         cost=$CACHE/model_cost_${preset}_$mix.txt
         # a one-word prompt: Qwen's and DeepSeek's vocabularies add no BOS, and generate needs a
         # token to start from (decode speed does not depend on it)
-        tps=$($B generate --model "$g" --prompt Once -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
-            awk '/^speed/ {print $2}')
-        ratios=() ilv=()
+        ratios=() ilv=() tpss=() lbs=() tgr=()
         for i in $(seq "$PAIRS"); do
+            tps=$($B generate --model "$g" --prompt Once -n "$N" --threads "$THREADS" --stats 2>&1 >/dev/null |
+                awk '/^speed/ {print $2}')
+            tpss+=("$tps")
+            if [ -n "${LLAMA_BENCH:-}" ]; then
+                "$LLAMA_BENCH" -m "$g" -p 0 -n "$N" -t "$THREADS" -r 1 -o csv >"$CACHE/model_speed_llama.csv" 2>/dev/null
+                lb=$(llama_ts "$CACHE/model_speed_llama.csv" 0 "$N")
+                lbs+=("$lb")
+                tgr+=("$(awk -v a="$tps" -v b="$lb" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')")
+                echo "$preset $mix pair $i: greedy $tps tok/s, llama-bench tg$N $lb tok/s"
+            fi
             out=$($B cost --model "$g" --rows 1 --context 64 --threads "$THREADS" --bandwidth-rounds "$ROUNDS")
             bw=$(sed -n 's/.*memory read bandwidth \([0-9.]*\) GB\/s.*/\1/p' <<<"$out")
             gs=$(awk '$1 == 1 {print $5}' <<<"$out")
@@ -89,32 +101,34 @@ for preset in $PRESETS; do
         done
         med=$(printf "%s\n" "${ratios[@]}" | median)
         imed=$(printf "%s\n" "${ilv[@]}" | median)
+        tps=$(printf "%s\n" "${tpss[@]}" | median)
+        lb=- tg=-
+        if [ ${#lbs[@]} -gt 0 ]; then
+            lb=$(printf "%s\n" "${lbs[@]}" | median)
+            tg=$(printf "%s\n" "${tgr[@]}" | median)
+        fi
         $B cost --model "$g" --rows $ROWS --context 64 --threads "$THREADS" --no-bandwidth > "$cost"
         mb=$(sed -n 's/.* weights, \([0-9.]*\) MB$/\1/p' "$cost" | head -1)
-        lb=-
-        if [ -n "${LLAMA_BENCH:-}" ]; then
-            "$LLAMA_BENCH" -m "$g" -p 0 -n "$N" -t "$THREADS" -r 3 -o csv >"$CACHE/model_speed_llama.csv" 2>/dev/null
-            lb=$(llama_ts "$CACHE/model_speed_llama.csv" 0 "$N")
-        fi
-        results+=("$preset $mix $mb $tps $med $imed $lb $cost")
+        results+=("$preset $mix $mb $tps $med $imed $lb $tg $cost")
     done
 done
 load_end=$(loadavg)
 
 echo
 echo "== model speed: $THREADS threads; load average $load_start at the start, $load_end at the end"
-printf "%-13s %-7s %8s %10s %9s %9s %9s %7s %11s %9s %9s\n" model mix MB "greedy t/s" "gen GB/s" \
-    "T=1 ms" "T=1/bw il" "before" "llama t/s" "t(8)/t(1)" "t(64)/t(1)"
+printf "%-13s %-7s %8s %10s %9s %9s %9s %7s %9s %7s %9s %9s\n" model mix MB "greedy t/s" "gen GB/s" \
+    "T=1 ms" "T=1/bw il" "before" "llama t/s" "ratio" "t(8)/t(1)" "t(64)/t(1)"
 for r in "${results[@]}"; do
-    read -r preset mix mb tps med imed lb cost <<<"$r"
+    read -r preset mix mb tps med imed lb tg cost <<<"$r"
     t1=$(rows_ms "$cost" 1) t8=$(rows_ms "$cost" 8) t64=$(rows_ms "$cost" 64)
     awk -v p="$preset" -v m="$mix" -v mb="$mb" -v tps="$tps" -v t1="$t1" -v med="$med" -v imed="$imed" \
-        -v lb="$lb" -v t8="$t8" -v t64="$t64" 'BEGIN {
-        printf "%-13s %-7s %8.1f %10.2f %9.1f %9.2f %8.0f%% %6.0f%% %11s %9.2f %9.2f\n", p, m, mb, tps,
-            mb * tps / 1e3, t1, 100 * imed, 100 * med, lb, t8 / t1, t64 / t1 }'
+        -v lb="$lb" -v tg="$tg" -v t8="$t8" -v t64="$t64" 'BEGIN {
+        printf "%-13s %-7s %8.1f %10.2f %9.1f %9.2f %8.0f%% %6.0f%% %9s %7s %9.2f %9.2f\n", p, m, mb, tps,
+            mb * tps / 1e3, t1, 100 * imed, 100 * med, lb, tg == "-" ? "-" : sprintf("%.2fx", tg),
+            t8 / t1, t64 / t1 }'
 done
-echo "(T=1/bw il: interleaved, the median over $PAIRS processes of $ROUNDS rounds each; before: best of 5"
-echo " reads, then a second of passes, median over the processes)"
+echo "(greedy t/s, llama t/s, ratio: medians over $PAIRS back-to-back pairs; T=1/bw il: interleaved, the"
+echo " median over $PAIRS processes of $ROUNDS rounds each; before: best of 5 reads, then a second of passes)"
 echo
 echo "== cost curves (ms per pass, context 64)"
 printf "%-6s" rows
@@ -122,6 +136,6 @@ for r in "${results[@]}"; do read -r preset mix _ <<<"$r"; printf " %19s" "$pres
 echo
 for rows in ${ROWS//,/ }; do
     printf "%-6s" "$rows"
-    for r in "${results[@]}"; do read -r _ _ _ _ _ _ _ cost <<<"$r"; printf " %19s" "$(rows_ms "$cost" "$rows")"; done
+    for r in "${results[@]}"; do read -r _ _ _ _ _ _ _ _ cost <<<"$r"; printf " %19s" "$(rows_ms "$cost" "$rows")"; done
     echo
 done
