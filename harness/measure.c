@@ -76,6 +76,12 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The tokens a measured pass feeds: spread over the vocabulary, the same in every measurement. */
+static void measure_tokens(int *tokens, int n, int vocab) {
+    for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)vocab);
+}
+
+/* The median of v[0..n) (n >= 1), which it sorts. */
 static double median_of(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -88,8 +94,8 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
     const double weight_bytes = (double)model_weight_bytes(md);
     size_t n = bytes / sizeof(float);
     int n_tok = context > 1 ? context : 1;
-    int width = model_logits_width(md) > md->cfg.vocab_size ? model_logits_width(md)
-                                                             : md->cfg.vocab_size;
+    int width =
+        model_logits_width(md) > md->cfg.vocab_size ? model_logits_width(md) : md->cfg.vocab_size;
     float *buf = probe_buffer(n), *logits = malloc(sizeof(float) * (size_t)width);
     int *tokens = malloc(sizeof(int) * (size_t)n_tok);
     double *share = malloc(sizeof(double) * 3 * (size_t)rounds), *probe = share + rounds,
@@ -97,10 +103,9 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
     int rc = 0;
     if (!buf || !logits || !tokens || !share)
         rc = err_set(err, "out of memory for the bandwidth share (a %zu MB buffer)", bytes >> 20);
-    for (int i = 0; rc == 0 && i < n_tok; i++)
-        tokens[i] = (int)((i * 7919u + 13) % (unsigned)md->cfg.vocab_size);
-    if (rc == 0 && (fwd_truncate(f, 0, err) ||
-                    (context > 0 && fwd_prefill(f, tokens, context, logits, err))))
+    if (rc == 0) measure_tokens(tokens, n_tok, md->cfg.vocab_size);
+    if (rc == 0 &&
+        (fwd_truncate(f, 0, err) || (context > 0 && fwd_prefill(f, tokens, context, logits, err))))
         rc = -1;
     bw_task t = {buf, n, {0}};
     int last_row = 0;
@@ -121,13 +126,11 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
         }
     }
     if (rc == 0) {
-        double lo = share[0], hi = share[0];
-        for (int r = 1; r < rounds; r++) {
-            lo = share[r] < lo ? share[r] : lo;
-            hi = share[r] > hi ? share[r] : hi;
-        }
-        *out = (measure_share){median_of(share, rounds), lo, hi, median_of(probe, rounds),
-                               median_of(pass, rounds), rounds};
+        *out = (measure_share){.share = median_of(share, rounds), /* sorts share */
+                               .probe_gbps = median_of(probe, rounds),
+                               .pass_gbps = median_of(pass, rounds),
+                               .rounds = rounds};
+        out->share_lo = share[0], out->share_hi = share[rounds - 1];
     }
     volatile float sink = t.partial[0];
     (void)sink;
@@ -274,8 +277,7 @@ int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *
         measure_run_free(m);
         return err_set(err, "out of memory");
     }
-    for (int i = 0; i < n_tok; i++)
-        m->tokens[i] = (int)((i * 7919u + 13) % (unsigned)c->vocab_size);
+    measure_tokens(m->tokens, n_tok, c->vocab_size);
     int k = 0;
     for (int j = 0; j < g->n_contexts; j++)
         for (int i = 0; i < g->n_rows; i++) {
