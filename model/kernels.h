@@ -116,9 +116,12 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
  * Same bits: the packed tile runs the same operations per row and lane. forward.c makes the
  * copy once per model in the int8 mode (wmat.packed) and kern_matmul_int8 reads it at T = 1.
  * kern_int8_packed_size: the copy's bytes (the first rows / G x G rows, G the type's
- * pack_rows), 0 when the type has no packed layout; kern_int8_packed_bytes: the same, but 0 too
+ * pack_rows), 0 when the type has no packed layout or the rows are longer than
+ * KERN_PACKED_MAX_K (a tile keeps a value per 4 of the row on its stack: 64 KB at most;
+ * Llama-3-70B's longest rows are 28672); kern_int8_packed_bytes: the same, but 0 too
  * when its tile would not run on the active ISA (whether a model makes the copy);
  * kern_int8_pack writes share `part` of `parts` of it (parts threads may write one copy). */
+enum { KERN_PACKED_MAX_K = 65536 };
 size_t kern_int8_packed_size(const wmat *w);
 size_t kern_int8_packed_bytes(const wmat *w);
 void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts);

@@ -176,7 +176,7 @@ static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
 size_t kern_int8_packed_size(const wmat *w) {
     if (!kern_int8_supported(w->type)) return 0;
     const wtype_int8 *q = &wtype_get(w->type)->int8;
-    if (!q->pack || !q->packed || w->rows < q->pack_rows) return 0;
+    if (!q->pack || !q->packed || w->rows < q->pack_rows || w->cols > KERN_PACKED_MAX_K) return 0;
     return (size_t)(w->rows / q->pack_rows) * q->pack_rows * wtype_row_bytes(w->type, w->cols);
 }
 

@@ -329,6 +329,12 @@ static void test_int8_matmul(rng_state *r) {
             CHECK_MSG(same_rows(y1, y2, T, R, R), "kern_matmul_int8 %s K=%d", tt->name, K);
             free(w), free(xa), free(y1), free(y2);
         }
+        /* no packed copy of rows longer than a packed tile keeps its starts for (kernels.h) */
+        wmat longest = {(wtype)t, NULL, 8, KERN_PACKED_MAX_K, NULL}, longer = longest;
+        longer.cols += tt->block;
+        CHECK_MSG(kern_int8_packed_size(&longer) == 0 &&
+                      (kern_int8_packed_size(&longest) > 0) == (tt->int8.pack != NULL),
+                  "%s: the packed copy's row limit", tt->name);
         /* streaming, whole and in shares */
         int K = 1024;
         int R = (int)((600 << 10) / wtype_row_bytes((wtype)t, K)) | 1;
