@@ -30,6 +30,14 @@
  * workers costs more than the work (stories260K at T=1 stays single-threaded). */
 #define PARALLEL_MIN_MACS 65536
 
+/* Attention's multiply-adds come in head-sized vectors with a softmax between them: one costs
+ * about what 4 of a product's do, so attention shares the threads from a quarter of
+ * PARALLEL_MIN_MACS, once the layer's products have woken them (the 110M preset in Q4_0 at
+ * context 64, 2 threads: 49152 per layer, which ran on the caller while the worker spun; the
+ * median pass 5.4-5.9 -> 4.8-5.2 ms in 3 of 4 pairs). stories260K's products stay on one
+ * thread, and so does its attention. */
+#define ATTEND_MAC_COST 4
+
 struct fwd_ctx {
     const model *m;
     tpool *pool;
@@ -596,7 +604,9 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
         per = per < 1 ? 1 : per;
         att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per, .blocks = (n + per - 1) / per};
         size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
-        tpool_run(att_macs < PARALLEL_MIN_MACS ? NULL : c->pool, att_worker, &at,
+        int att_shared = att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS &&
+                         (size_t)n * dim * dim >= PARALLEL_MIN_MACS;
+        tpool_run(att_shared ? c->pool : NULL, att_worker, &at,
                   cfg->n_kv_heads * at.blocks);
         mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
                       .jobs = {{&L->wo, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
