@@ -550,7 +550,7 @@ static inline __attribute__((always_inline)) void packed_tile(wtype WT, const un
                     const int j = par + 2 * jj;
                     if (j >= n) break;
                     const kern_a8_group *g = xg + (b0 + j) / 2;
-                    const int32_t *stj = st + 8 * (b0 + j);
+                    const int32_t *stj = has_offset(WT) ? st + 8 * (b0 + j) : st;
                     const __m256 db = _mm256_broadcast_ss(g->d + 8 * par);
                     const unsigned char *blk = un + (size_t)j * 144, *lo;
                     __m256 s[2];
