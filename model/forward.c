@@ -32,7 +32,7 @@
 
 /* Attention's multiply-adds come in head-sized vectors with a softmax between them: one costs
  * about what 4 of a product's do, so attention shares the threads from a quarter of
- * PARALLEL_MIN_MACS, once the layer's products have woken them (the 110M preset in Q4_0 at
+ * PARALLEL_MIN_MACS, once the layer's Q/K/V product has woken them (the 110M preset in Q4_0 at
  * context 64, 2 threads: 49152 per layer, which ran on the caller while the worker spun; the
  * median pass 5.4-5.9 -> 4.8-5.2 ms in 3 of 4 pairs). stories260K's products stay on one
  * thread, and so does its attention. */
@@ -381,7 +381,8 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     }
 }
 
-static void mm_run(fwd_ctx *c, mm_task *task) {
+/* Runs a task; returns whether it shared the threads. */
+static int mm_run(fwd_ctx *c, mm_task *task) {
     size_t macs = 0;
     int min_rows = task->jobs[0].w->rows;
     for (int j = 0; j < task->n_jobs; j++) {
@@ -413,6 +414,7 @@ static void mm_run(fwd_ctx *c, mm_task *task) {
     task->pieces = pieces < 1 ? 1 : pieces;
     int n_chunks = task->post == POST_SILU_MUL ? task->pieces : task->n_jobs * task->pieces;
     tpool_run(nt == 1 ? NULL : c->pool, mm_worker, task, n_chunks);
+    return nt > 1;
 }
 
 /* ---- attention ------------------------------------------------------------------------ */
@@ -594,7 +596,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
         mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
                        .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, c->kb, kvd}, {&L->wv, c->vb, kvd}},
                        .post = whole ? POST_NONE : POST_ROPE};
-        mm_run(c, &qkv);
+        const int products_shared = mm_run(c, &qkv);
         if (whole) qkv_finish(c, L, c->kb, c->vb, n);
         kv_store(c, l, n);
         /* jobs of whole kv heads and blocks of rows: enough of them to share between threads */
@@ -604,8 +606,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
         per = per < 1 ? 1 : per;
         att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per, .blocks = (n + per - 1) / per};
         size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
-        int att_shared = att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS &&
-                         (size_t)n * dim * dim >= PARALLEL_MIN_MACS;
+        int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
         tpool_run(att_shared ? c->pool : NULL, att_worker, &at,
                   cfg->n_kv_heads * at.blocks);
         mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,

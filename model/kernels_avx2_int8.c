@@ -505,8 +505,8 @@ static inline __attribute__((always_inline)) void packed_tile(wtype WT, const un
     const __m256i nib = _mm256_set1_epi8(15);
     const float *ds = kern_a8_ds(xg, K);
     /* The starts scaled once per call, for all its groups, instead of a shift per lane and group
-     * (kernel_speed, in cache: q4_0 2.01-2.15 -> 1.90 ns per 64 weights, q6_k 2.93-3.16 ->
-     * 2.77-2.84). At most K / 4 values (KERN_PACKED_MAX_K). */
+     * (kernel_speed, in cache, 4 runs each: q4_0 2.01-2.67 -> 1.90-1.96 ns per 64 weights, q6_k
+     * 2.93-3.79 -> 2.76-2.84). At most K / 4 values (KERN_PACKED_MAX_K). */
     int32_t st[has_offset(WT) ? 8 * nb : 1];
     if (has_offset(WT))
         for (int b = 0; b < nb; b++) {
