@@ -1,6 +1,7 @@
 /* kernels_avx512.c: the AVX-512 kernels (compiled with -mavx512f/dq/bw/vl, run only on CPUs
  * that have them: kernels.c checks). The 16 lanes of the canonical order (kernels.h) are one
- * register; tiles of up to 16 accumulators are folded 16 at a time. Each tile forms exactly the
+ * register; tiles of up to 16 accumulators are folded 16 at a time, and passes of many tokens
+ * over float weights run wide tiles of 24 over chunks of K (below, "wide passes"). Each tile forms exactly the
  * weights of the type's to_float (wtype.h) and feeds them to the FMAs in the canonical order,
  * so results equal the scalar reference bit for bit (tests/test_kernels.c). */
 #include "model/kernels.h"
@@ -540,6 +541,121 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
     }
 }
 
+/* ---- wide passes: float weights from wide_from tokens ------------------------------------
+ * The 4 x 4 tile above loads 4 weight and 4 input vectors per 16 FMAs and reads a row's whole K
+ * before the next token block, so at 64 tokens the inputs of the whole block stream from L2 for
+ * every 4 rows. Wide passes use 6 rows x 4 tokens (24 accumulators, 4 inputs and a weight in
+ * the 32 registers: 10 loads per 24 FMAs) over chunks of WIDE_CHUNK values of K: a row group's
+ * chunk stays in L1 while every token of the block passes over it, and the partial sums of up
+ * to WIDE_TOKENS tokens wait in memory between chunks. f16 and bf16 rows are widened once per
+ * chunk into a float buffer (vcvtph2ps takes the FMA ports on Intel, so widening it for every
+ * 4 tokens halves the FMA rate). Each lane still takes its terms in increasing k by the same
+ * FMAs, a zero-filled tail gives 0 * 0 terms, and the fold is fold16x16's, so the bits are the
+ * canonical order's (tests/test_kernels.c runs T on both sides of wide_from and K over several
+ * chunks). */
+#define WIDE_RT 6
+#define WIDE_TT 4
+#define WIDE_CHUNK 512
+#define WIDE_TOKENS 64
+
+/* From how many tokens a float type takes the wide path. Measured (Xeon, Emerald Rapids VM, 1
+ * thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations): 1.1B f32 T = 8
+ * 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137; 110M f32 T = 64
+ * 180-222 -> 169-203 (ties at T = 8). f16 pays for its widening once per chunk and row group, so
+ * it gains only with many token tiles per chunk: 110M f16 T = 8 30-33 -> 36-49 ms and T = 16
+ * 52-57 -> 64-75 (slower), T = 32 a tie, T = 64 183-200 -> 161-204; 1.1B f16 T = 64
+ * 1890-2154 -> 1486-1818. Not measured on AMD's Zen 4, where vcvtph2ps costs less and a
+ * widened panel lost to the direct tiles (kernels_isa.h, kern_widen_from). */
+static inline int wide_from(wtype WT) {
+    return WT == WTYPE_F32 ? 8 : WT == WTYPE_F16 || WT == WTYPE_BF16 ? 32 : 1 << 30;
+}
+
+/* Columns [k0, k1) (k0 a multiple of 16; k1 too unless it is K) of WIDE_RT rows (wr[i] holds
+ * column k0 at index 0) x TT tokens, added to the partial sums p[t * WIDE_RT + i] (which the
+ * first chunk, k0 = 0, sets: no zeroing pass, which cost 2% of a 110M f32 pass of 64 rows). */
+static inline __attribute__((always_inline)) void wide_sweep(const float *const *wr,
+                                                             const float *x, size_t ldx, int TT,
+                                                             int k0, int k1, int K, __m512 *p) {
+    __m512 a[WIDE_RT][WIDE_TT];
+#pragma GCC unroll 8
+    for (int i = 0; i < WIDE_RT; i++)
+#pragma GCC unroll 4
+        for (int t = 0; t < TT; t++) a[i][t] = k0 ? p[t * WIDE_RT + i] : _mm512_setzero_ps();
+    const int full = k1 < K ? k1 : K / KERN_LANES * KERN_LANES;
+    int k = k0;
+    for (; k < full; k += KERN_LANES) {
+        __m512 xv[WIDE_TT];
+#pragma GCC unroll 4
+        for (int t = 0; t < TT; t++) xv[t] = _mm512_loadu_ps(x + t * ldx + k);
+#pragma GCC unroll 8
+        for (int i = 0; i < WIDE_RT; i++) {
+            __m512 wv = _mm512_loadu_ps(wr[i] + (k - k0));
+            __asm__("" : "+v"(wv)); /* one load per weight vector, not one per FMA */
+#pragma GCC unroll 4
+            for (int t = 0; t < TT; t++) a[i][t] = _mm512_fmadd_ps(wv, xv[t], a[i][t]);
+        }
+    }
+    if (k < k1) { /* the row's last partial 16 values */
+        const __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
+        __m512 xv[WIDE_TT];
+        for (int t = 0; t < TT; t++) xv[t] = _mm512_maskz_loadu_ps(m, x + t * ldx + k);
+        for (int i = 0; i < WIDE_RT; i++) {
+            __m512 wv = _mm512_maskz_loadu_ps(m, wr[i] + (k - k0));
+            for (int t = 0; t < TT; t++) a[i][t] = _mm512_fmadd_ps(wv, xv[t], a[i][t]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < WIDE_RT; i++)
+#pragma GCC unroll 4
+        for (int t = 0; t < TT; t++) p[t * WIDE_RT + i] = a[i][t];
+}
+
+/* WIDE_RT rows at w (ws bytes apart; rows past `valid` repeat the last and are not stored) x
+ * nt <= WIDE_TOKENS tokens, results step apart. */
+static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsigned char *w,
+                                                            size_t ws, int valid, const float *x,
+                                                            size_t ldx, int nt, int K, float *y,
+                                                            size_t ldy, size_t step) {
+    const unsigned char *row[WIDE_RT];
+    for (int i = 0; i < WIDE_RT; i++) row[i] = w + (size_t)(i < valid ? i : valid - 1) * ws;
+    __m512 part[WIDE_TOKENS * WIDE_RT];
+    float stage[WIDE_RT][WIDE_CHUNK] __attribute__((aligned(64))); /* f16, bf16 */
+    for (int k0 = 0; k0 < K; k0 += WIDE_CHUNK) {
+        const int k1 = K - k0 < WIDE_CHUNK ? K : k0 + WIDE_CHUNK;
+        const float *wr[WIDE_RT];
+        for (int i = 0; i < WIDE_RT; i++) {
+            if (WT == WTYPE_F32) {
+                wr[i] = (const float *)row[i] + k0;
+                continue;
+            }
+            for (int k = k0; k < k1; k += KERN_LANES) { /* widened exactly, zeros past K */
+                __mmask16 m = k1 - k >= KERN_LANES ? (__mmask16)0xffff
+                                                   : (__mmask16)((1u << (k1 - k)) - 1);
+                _mm512_store_ps(stage[i] + (k - k0), load_w16(WT, row[i], k, m));
+            }
+            wr[i] = stage[i];
+        }
+        int t = 0;
+        for (; t + WIDE_TT <= nt; t += WIDE_TT)
+            wide_sweep(wr, x + t * ldx, ldx, WIDE_TT, k0, k1, K, part + t * WIDE_RT);
+        if (nt - t == 3) wide_sweep(wr, x + t * ldx, ldx, 3, k0, k1, K, part + t * WIDE_RT);
+        if (nt - t == 2) wide_sweep(wr, x + t * ldx, ldx, 2, k0, k1, K, part + t * WIDE_RT);
+        if (nt - t == 1) wide_sweep(wr, x + t * ldx, ldx, 1, k0, k1, K, part + t * WIDE_RT);
+    }
+    for (int n0 = 0; n0 < nt * WIDE_RT; n0 += 16) { /* 16 results per fold, result n = t * RT + i */
+        __m512 a[16];
+        float out[16];
+#pragma GCC unroll 16
+        for (int L = 0; L < 16; L++)
+            a[ACC_FOR_LANE(L)] = n0 + L < nt * WIDE_RT ? part[n0 + L] : _mm512_setzero_ps();
+        _mm512_storeu_ps(out, fold16x16(a));
+        for (int L = 0, t = n0 / WIDE_RT, i = n0 % WIDE_RT; L < 16 && n0 + L < nt * WIDE_RT; L++) {
+            if (i < valid) y[t * ldy + i * step] = out[L];
+            if (++i == WIDE_RT) i = 0, t++;
+        }
+    }
+}
+
 /* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 4x1 (streaming), 16x1 or 8x1
  * (in the cache), 8x2 or 5x3 tiles, so that each fold serves many results (T = 1, plain decoding,
  * is the 1-token case). Rows are grouped by kern_rowgroup: far apart when the matrix streams
@@ -550,8 +666,16 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
+    if (T >= wide_from(WT)) {
+        for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
+            int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
+            ROWS_LOOP(WIDE_RT, wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
+                                         y + t0 * ldy + row, ldy, step));
+        }
+        return;
+    }
     if (T >= kern_widen_from(WT)) { /* widen once, then the f32 tiles (kernels_isa.h) */
-        KERN_WIDENED_PANELS(kern_avx512_f32, 1, rows, K, x, ldx, T, y, ldy,
+        KERN_WIDENED_PANELS(kern_avx512_f32, WIDE_RT, rows, K, x, ldx, T, y, ldy,
                             widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf));
         return;
     }

@@ -206,7 +206,8 @@ static inline int kern_widen_from(wtype t) {
 }
 
 /* Rows widened at a time into a float panel (KERN_WIDENED_PANELS): a multiple of `unit` (the
- * rows of the f32 tile that runs over the panel: AVX2's wide tiles take 6), up to 16 (AVX2: 18),
+ * rows of the f32 tile that runs over the panel: the wide tiles of AVX2 and AVX-512 take 6), up
+ * to 16 rounded up to whole units (18),
  * fewer for long rows so the buffer (on the stack) stays within 256 KB, at least one unit. */
 static inline int kern_widen_rows(int K, int unit) {
     int cap = (16 + unit - 1) / unit * unit, n = (int)(65536 / (K > 0 ? K : 1));
