@@ -201,11 +201,12 @@ static inline __attribute__((always_inline)) void min_flush(const unsigned char 
 }
 
 /* RT rows x TT tokens, RT * TT <= 16, one 16-lane accumulator each (lane t * RT + i of the
- * fold, as the exact tiles); rows past `rows` reuse the last and are not stored. */
+ * fold, as the exact tiles); rows past `rows` reuse the last and are not stored. PF: the rows
+ * stream from memory, prefetched ahead (prefetch_rows). */
 static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned char *w, size_t ldw,
                                                        int RT, int rows, const unsigned char *xa,
                                                        size_t lda, int TT, int K, float *y,
-                                                       size_t ldy, size_t ys) {
+                                                       size_t ldy, size_t ys, int PF) {
     __m512 acc[16];
     __m256 accm[16]; /* the mins (q4_1, q5_1, q4_k, q5_k), per (row, token) */
     float m8[16][8] = {{0}}; /* q4_1, q5_1: the mins of the 8 blocks of lanes 0-7, per row */
@@ -217,6 +218,10 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
     const int nb = K / 32, ng = kern_a8_groups(K), per = kern_is_kquant(WT) ? 4 : 1;
     for (int p0 = 0; p0 < ng; p0 += per) { /* a k-quant's super-block, or one group */
         stage st[16];
+        if (PF) { /* the bytes of this step: a super-block, or a group's two blocks */
+            const size_t bytes = (size_t)(kern_is_kquant(WT) ? 1 : 2) * kern_block_bytes(WT);
+            prefetch_rows(wr, RT, (size_t)(p0 / per) * bytes, (size_t)(p0 / per + 1) * bytes);
+        }
         if (kern_is_kquant(WT)) {
 #pragma GCC unroll 16
             for (int i = 0; i < RT; i++)
@@ -275,7 +280,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 }
 
 /* Tiles as the exact kernels pick them (kernels_avx512.c, matmul_typed): tokens in fours with
- * 4-row tiles; one token left: 4 rows streaming, 8 in the cache; two or three left: 8x2, 5x3;
+ * 4-row tiles; one token left: 4 rows streaming (prefetched ahead), 8 in the cache; two or three left: 8x2, 5x3;
  * rows far apart when the matrix streams (kern_rowgroup). */
 #define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
 
@@ -285,18 +290,18 @@ matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     int t0 = T / 4 * 4;
     if (t0)
         ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, xa + t * lda, lda,
-                                                          4, K, y + t * ldy + row, ldy, step));
+                                                          4, K, y + t * ldy + row, ldy, step, 0));
     int rem = T - t0;
     const unsigned char *xr = xa + t0 * lda;
     float *yr = y + t0 * ldy;
     if (rem == 1 && streams)
-        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step));
+        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step, 1));
     else if (rem == 1)
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 1, K, yr + row, ldy, step));
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 1, K, yr + row, ldy, step, 0));
     else if (rem == 2)
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 2, K, yr + row, ldy, step));
+        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 2, K, yr + row, ldy, step, 0));
     else if (rem == 3)
-        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, lda, 3, K, yr + row, ldy, step));
+        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, lda, 3, K, yr + row, ldy, step, 0));
 }
 
 #define INT8(fn, WT)                                                                               \
