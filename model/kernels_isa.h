@@ -150,7 +150,9 @@ static inline int kern_streams(size_t matrix_bytes) {
  * arithmetic keeps up, 4-row far-apart tiles 105-168%. Session 2's remedy, a software prefetch
  * 16 KB ahead of each adjacent row, was slower than none with far-apart rows (1.1B q8_0 at
  * T = 1, one thread: 5.0 against 5.6 GB/s) and is gone; greedy decoding of the 110M q8_0 and
- * f32 presets on one thread ran 1.7-2.4x faster than with it. Group j: first row `row`,
+ * f32 presets on one thread ran 1.7-2.4x faster than with it. On top of the far-apart rows,
+ * the AVX-512 one-row tiles prefetch 2 KB ahead (kernels_avx512.h, prefetch_rows: measured on
+ * a Xeon, not yet on Zen 4). Group j: first row `row`,
  * `valid` rows (the rest reuse the last and are not stored), rows and results `step` apart. */
 typedef struct {
     int groups, part;
@@ -199,8 +201,10 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
  * (110M), 51 -> 56 (1.1B), Q6_K 320 -> 442; q8_0, whose widening is cheapest, gains from
  * T = 16 (110M 526 -> 511 is a tie, 1.1B 52 -> 65) and loses at T = 8 (466 -> 399). f16 and
  * bf16 never: their widening is one instruction per 16 weights and the buffer's stores and
- * loads cost more (T = 64: 820 -> 635; AVX2 alike: kernels_avx2.c). AVX2's direct tiles hold
- * only 2 rows x 3 tokens: it widens from 3 tokens (kernels_avx2.c, matmul_blocks). */
+ * loads cost more (T = 64: 820 -> 635; AVX2 alike: kernels_avx2.c). AVX-512's wide passes
+ * widen f16 and bf16 per chunk of K instead, into an L1-sized buffer, from 32 rows
+ * (kernels_avx512.c). AVX2's direct tiles hold only 2 rows x 3 tokens: it widens from 3 tokens
+ * (kernels_avx2.c, matmul_blocks). */
 static inline int kern_widen_from(wtype t) {
     return t == WTYPE_F32 || t == WTYPE_F16 || t == WTYPE_BF16 ? 1 << 30 : t == WTYPE_Q8_0 ? 16 : 8;
 }
