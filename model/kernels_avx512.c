@@ -571,7 +571,7 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
  * 1890-2154 -> 1486-1818. Not measured on AMD's Zen 4, where vcvtph2ps costs less and a
  * widened panel lost to the direct tiles (kernels_isa.h, kern_widen_from). */
 static inline int wide_from(wtype WT) {
-    return WT == WTYPE_F32 ? 8 : WT == WTYPE_F16 || WT == WTYPE_BF16 ? 32 : 1 << 30;
+    return WT == WTYPE_F32 ? 8 : 32;
 }
 
 /* Columns [k0, k1) (k0 a multiple of 16; k1 too unless it is K) of WIDE_RT rows (wr[i] holds
@@ -670,7 +670,7 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
-    if (T >= wide_from(WT)) {
+    if (!is_block(WT) && WT != WTYPE_Q8_0 && T >= wide_from(WT)) { /* f32, f16, bf16 */
         for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
             int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
             ROWS_LOOP(WIDE_RT, wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
