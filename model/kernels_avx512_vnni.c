@@ -280,8 +280,8 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
 }
 
 /* Tiles as the exact kernels pick them (kernels_avx512.c, matmul_typed): tokens in fours with
- * 4-row tiles; one token left: 4 rows streaming (prefetched ahead), 8 in the cache; two or three left: 8x2, 5x3;
- * rows far apart when the matrix streams (kern_rowgroup). */
+ * 4-row tiles; one token left: 4 rows streaming (prefetched ahead), 8 in the cache; two or
+ * three left: 8x2, 5x3; rows far apart when the matrix streams (kern_rowgroup). */
 #define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
 
 static inline __attribute__((always_inline)) void
