@@ -1,9 +1,9 @@
 /* kernels_avx512.c: the AVX-512 kernels (compiled with -mavx512f/dq/bw/vl, run only on CPUs
  * that have them: kernels.c checks). The 16 lanes of the canonical order (kernels.h) are one
  * register; tiles of up to 16 accumulators are folded 16 at a time, and passes of many tokens
- * over float weights run wide tiles of 24 over chunks of K (below, "wide passes"). Each tile forms exactly the
- * weights of the type's to_float (wtype.h) and feeds them to the FMAs in the canonical order,
- * so results equal the scalar reference bit for bit (tests/test_kernels.c). */
+ * over float weights run wide tiles of 24 over chunks of K (below, "wide passes"). Each tile
+ * forms exactly the weights of the type's to_float (wtype.h) and feeds them to the FMAs in the
+ * canonical order, so results equal the scalar reference bit for bit (tests/test_kernels.c). */
 #include "model/kernels.h"
 #include "model/kernels_isa.h"
 #include "model/wtype_blocks.h"
