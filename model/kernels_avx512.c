@@ -46,8 +46,12 @@ static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const uns
  * permute of that table by its 4-bit values (vpermps reads only an index's low 4 bits, so the
  * high nibble of a byte needs no masking), the 5th bit (q5, q3_k) selecting a second table. */
 
+static inline int is_float(wtype WT) { /* f32, f16, bf16: load_w16 reads them */
+    return WT == WTYPE_F32 || WT == WTYPE_F16 || WT == WTYPE_BF16;
+}
+
 static inline int is_block(wtype WT) {
-    return WT != WTYPE_F32 && WT != WTYPE_F16 && WT != WTYPE_BF16 && WT != WTYPE_Q8_0;
+    return !is_float(WT) && WT != WTYPE_Q8_0;
 }
 
 static inline int block_size(wtype WT) {
@@ -562,7 +566,7 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
 #define WIDE_CHUNK 512
 #define WIDE_TOKENS 64
 
-/* From how many tokens a float type takes the wide path. Measured (Xeon, Emerald Rapids VM, 1
+/* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald Rapids VM, 1
  * thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations): 1.1B f32 T = 8
  * 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137; 110M f32 T = 64
  * 180-222 -> 169-203 (ties at T = 8). f16 pays for its widening once per chunk and row group, so
@@ -670,7 +674,7 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
                                                                float *y, size_t ldy, int streams) {
-    if (!is_block(WT) && WT != WTYPE_Q8_0 && T >= wide_from(WT)) { /* f32, f16, bf16 */
+    if (is_float(WT) && T >= wide_from(WT)) {
         for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
             int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
             ROWS_LOOP(WIDE_RT, wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
