@@ -506,9 +506,8 @@ static void avx512_values(const float *e, size_t lde, const float *sum, int nq, 
 /* Rows [0, rows) of a quantized type WT widened exactly into buf, K floats per row: the
  * weights tile() forms in registers (chunk, q8_0's loop), stored instead of multiplied. Float
  * types are never widened (kern_widen_from). */
-static inline __attribute__((always_inline)) void widen_typed(wtype WT, const unsigned char *w,
-                                                              size_t ldw, int rows, int K,
-                                                              float *buf) {
+static inline __attribute__((always_inline)) void
+widen_typed(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, float *buf) {
     for (int i = 0; i < rows; i++) {
         const unsigned char *b = w + (size_t)i * ldw;
         float *o = buf + (size_t)i * K;
@@ -518,8 +517,9 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
 #pragma GCC unroll 2
                 for (int half = 0; half < 2; half++) {
                     __m128i q8 = _mm_loadu_si128((const __m128i *)(b + 2 + 16 * half));
-                    _mm512_storeu_ps(o + k + 16 * half,
-                                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)), d));
+                    _mm512_storeu_ps(
+                        o + k + 16 * half,
+                        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)), d));
                 }
             }
         } else if (is_block(WT)) {
@@ -557,18 +557,24 @@ static inline __attribute__((always_inline)) void widen_typed(wtype WT, const un
  * chunk stays in L1 while every token of the block passes over it, and the partial sums of up
  * to WIDE_TOKENS tokens wait in memory between chunks. f16 and bf16 rows are widened once per
  * chunk into a float buffer (vcvtph2ps takes the FMA ports on Intel, so widening it for every
- * 4 tokens halves the FMA rate). Each lane still takes its terms in increasing k by the same
- * FMAs, a zero-filled tail gives 0 * 0 terms, and the fold is fold16x16's, so the bits are the
- * canonical order's (tests/test_kernels.c runs T on both sides of wide_from and K over several
- * chunks). */
+ * 4 tokens halves the FMA rate). A K of at most WIDE_ONE_CHUNK is one chunk: the 110M
+ * preset's K = 768 as 512 + 256 paid the partial sums' round trip and a short second sweep
+ * (Xeon, min / median ms of 10 alternations, 110M T = 64, 512 + 256 -> one chunk: f32 1 thread
+ * 175.9 / 181.3 -> 170.8 / 178.3, 2 threads 114.3 / 124.2 -> 107.9 / 121.2; f16 149.1 / 167.7
+ * -> 143.8 / 159.6 and 86.9 / 100.2 -> 84.1 / 98.2), while chunks of 1024 on the 1.1B preset
+ * (K = 2048 and 5632) lost (f32 T = 64, 2 threads, min 970 -> 1022 ms). Each lane still takes its
+ * terms in increasing k by the same FMAs, a zero-filled tail gives 0 * 0 terms, and the fold is
+ * fold16x16's, so the bits are the canonical order's (tests/test_kernels.c runs T on both sides of
+ * wide_from and K over several chunks). */
 #define WIDE_RT 6
 #define WIDE_TT 4
 #define WIDE_CHUNK 512
+#define WIDE_ONE_CHUNK 1024
 #define WIDE_TOKENS 64
 
-/* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald Rapids VM, 1
- * thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations): 1.1B f32 T = 8
- * 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137; 110M f32 T = 64
+/* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald Rapids
+ * VM, 1 thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations): 1.1B f32 T =
+ * 8 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137; 110M f32 T = 64
  * 180-222 -> 169-203 (ties at T = 8). f16 pays for its widening once per chunk and row group, so
  * it gains only with many token tiles per chunk: 110M f16 T = 8 30-33 -> 36-49 ms and T = 16
  * 52-57 -> 64-75 (slower), T = 32 a tie, T = 64 183-200 -> 161-204; 1.1B f16 T = 64
@@ -581,9 +587,9 @@ static inline int wide_from(wtype WT) {
 /* Columns [k0, k1) (k0 a multiple of 16; k1 too unless it is K) of WIDE_RT rows (wr[i] holds
  * column k0 at index 0) x TT tokens, added to the partial sums p[t * WIDE_RT + i] (which the
  * first chunk, k0 = 0, sets: no zeroing pass, which cost 2% of a 110M f32 pass of 64 rows). */
-static inline __attribute__((always_inline)) void wide_sweep(const float *const *wr,
-                                                             const float *x, size_t ldx, int TT,
-                                                             int k0, int k1, int K, __m512 *p) {
+static inline __attribute__((always_inline)) void wide_sweep(const float *const *wr, const float *x,
+                                                             size_t ldx, int TT, int k0, int k1,
+                                                             int K, __m512 *p) {
     __m512 a[WIDE_RT][WIDE_TT];
 #pragma GCC unroll 8
     for (int i = 0; i < WIDE_RT; i++)
@@ -627,9 +633,10 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
     const unsigned char *row[WIDE_RT];
     for (int i = 0; i < WIDE_RT; i++) row[i] = w + (size_t)(i < valid ? i : valid - 1) * ws;
     __m512 part[WIDE_TOKENS * WIDE_RT];
-    float stage[WIDE_RT][WIDE_CHUNK] __attribute__((aligned(64))); /* f16, bf16 */
-    for (int k0 = 0; k0 < K; k0 += WIDE_CHUNK) {
-        const int k1 = K - k0 < WIDE_CHUNK ? K : k0 + WIDE_CHUNK;
+    float stage[WIDE_RT][WIDE_ONE_CHUNK] __attribute__((aligned(64))); /* f16, bf16 */
+    const int chunk = K <= WIDE_ONE_CHUNK ? K : WIDE_CHUNK;
+    for (int k0 = 0; k0 < K; k0 += chunk) {
+        const int k1 = K - k0 < chunk ? K : k0 + chunk;
         const float *wr[WIDE_RT];
         for (int i = 0; i < WIDE_RT; i++) {
             if (WT == WTYPE_F32) {
@@ -637,8 +644,8 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
                 continue;
             }
             for (int k = k0; k < k1; k += KERN_LANES) { /* widened exactly, zeros past K */
-                __mmask16 m = k1 - k >= KERN_LANES ? (__mmask16)0xffff
-                                                   : (__mmask16)((1u << (k1 - k)) - 1);
+                __mmask16 m =
+                    k1 - k >= KERN_LANES ? (__mmask16)0xffff : (__mmask16)((1u << (k1 - k)) - 1);
                 _mm512_store_ps(stage[i] + (k - k0), load_w16(WT, row[i], k, m));
             }
             wr[i] = stage[i];
