@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
                 TMAX);
         return 2;
     }
-    float *x = malloc(sizeof(float) * K * TMAX);
+    float *x = aligned_alloc(64, sizeof(float) * K * TMAX); /* as a model's input rows */
     /* the streaming matrix's rows (at most 1 << 20: 256 MB of the smallest rows) x stream_T */
     float *y = malloc(sizeof(float) * ((size_t)stream_T << 20));
     size_t lda = kern_act_bytes(K);
