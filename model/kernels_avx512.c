@@ -572,13 +572,13 @@ widen_typed(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, float
 #define WIDE_ONE_CHUNK 1024
 #define WIDE_TOKENS 64
 
-/* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald Rapids
- * VM, 1 thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations): 1.1B f32 T =
- * 8 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137; 110M f32 T = 64
- * 180-222 -> 169-203 (ties at T = 8). f16 pays for its widening once per chunk and row group, so
- * it gains only with many token tiles per chunk: 110M f16 T = 8 30-33 -> 36-49 ms and T = 16
- * 52-57 -> 64-75 (slower), T = 32 a tie, T = 64 183-200 -> 161-204; 1.1B f16 T = 64
- * 1890-2154 -> 1486-1818. Not measured on AMD's Zen 4, where vcvtph2ps costs less and a
+/* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald
+ * Rapids VM, 1 thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations):
+ * 1.1B f32 T = 8 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137;
+ * 110M f32 T = 64 180-222 -> 169-203 (ties at T = 8). f16 pays for its widening once per chunk
+ * and row group, so it gains only with many token tiles per chunk: 110M f16 T = 8 30-33 -> 36-49
+ * ms and T = 16 52-57 -> 64-75 (slower), T = 32 a tie, T = 64 183-200 -> 161-204; 1.1B f16
+ * T = 64 1890-2154 -> 1486-1818. Not measured on AMD's Zen 4, where vcvtph2ps costs less and a
  * widened panel lost to the direct tiles (kernels_isa.h, kern_widen_from). */
 static inline int wide_from(wtype WT) {
     return WT == WTYPE_F32 ? 8 : 32;
