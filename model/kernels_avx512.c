@@ -572,6 +572,26 @@ widen_typed(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, float
 #define WIDE_ONE_CHUNK 1024
 #define WIDE_TOKENS 64
 
+/* From how many tokens in a block a wide pass takes groups of adjacent rows, even from a
+ * matrix that streams (kern_rowgroup takes rows far apart then), and prefetches the next
+ * block's weights (this group's next chunk or the next group's first chunk, to L2) a share
+ * before each sweep. Far-apart rows put each of a group's 6 x 64 results in its own cache line
+ * of y, which 196 KB of inputs have pushed out of L1 since the last group wrote beside it;
+ * adjacent rows write 6 neighbouring floats per token. And during the 15 sweeps that hit L1
+ * the hardware prefetchers see no misses, so the next group's first sweep waited for memory.
+ * Measured (Xeon, Emerald Rapids VM): kern_matmul on one thread, 64 tokens, ns per 64 weights
+ * and row, far apart -> adjacent -> adjacent and prefetched: f32 2048 x 768 1.19 -> 1.07 ->
+ * 1.01, 5632 x 2048 1.16 -> 1.16 -> 1.08, 2048 x 5632 1.25 -> 1.22 -> 1.12; f16 2048 x 768
+ * 1.18-1.35 -> 1.04 -> 1.03 (a prefetch with far-apart rows was a tie; to L1 instead of L2
+ * alike). `decbench cost`, ms per pass of 64 rows, min / median of 5 alternations, before ->
+ * after: 110M f32 1 thread 140.6 / 143.2 -> 118.0 / 120.6, 2 threads 86.2 / 103.5 -> 72.8 /
+ * 81.7; f16 129.5 / 186.3 -> 112.0 / 114.2 and 76.0 / 83.3 -> 63.5 / 72.1; 1.1B on 2 threads
+ * (3 alternations) f16 874 / 891 -> 668 / 761, f32 746 / 795 -> 692 / 748. At 16 tokens 1.1B f32
+ * on one thread went 524 / 533 -> 465 / 466 (110M a tie); at 8 tokens, 2 sweeps per group, it
+ * lost: the weights stream from memory for every 8 tokens and far-apart rows read them better
+ * (110M f32 1 thread 47.2 / 54.8 -> 58.1 / 62.4, 1.1B 433 / 440 -> 476 / 508). */
+#define WIDE_ADJACENT_FROM 16
+
 /* From how many tokens a float type (is_float) takes the wide path. Measured (Xeon, Emerald
  * Rapids VM, 1 thread, `decbench cost` ms per pass, old 4 x 4 tiles -> wide, 3 alternations):
  * 1.1B f32 T = 8 537-574 -> 443-465, T = 16 770-855 -> 553-654, T = 64 2274-2643 -> 1790-2137;
@@ -625,11 +645,14 @@ static inline __attribute__((always_inline)) void wide_sweep(const float *const 
 }
 
 /* WIDE_RT rows at w (ws bytes apart; rows past `valid` repeat the last and are not stored) x
- * nt <= WIDE_TOKENS tokens, results step apart. */
+ * nt <= WIDE_TOKENS tokens, results step apart; `adjacent`: the rows are adjacent
+ * (WIDE_ADJACENT_FROM), and the next group's follow them. The folded results are stored
+ * after the last fold, from a buffer (stores interleaved with the folds, one index product each,
+ * cost 5% of kern_matmul f32 768 x 48 at 64 tokens: 1.01 -> 0.96 ns per 64 weights and row). */
 static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsigned char *w,
                                                             size_t ws, int valid, const float *x,
                                                             size_t ldx, int nt, int K, float *y,
-                                                            size_t ldy, size_t step) {
+                                                            size_t ldy, size_t step, int adjacent) {
     const unsigned char *row[WIDE_RT];
     for (int i = 0; i < WIDE_RT; i++) row[i] = w + (size_t)(i < valid ? i : valid - 1) * ws;
     __m512 part[WIDE_TOKENS * WIDE_RT];
@@ -650,25 +673,44 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
             }
             wr[i] = stage[i];
         }
+        /* Adjacent groups: the next block's bytes (this group's next chunk, or the next
+         * group's first), a share before each sweep (integer addresses: past the matrix's
+         * end they are never read, and a prefetch does not fault). */
+        const size_t es = WT == WTYPE_F32 ? 4 : 2, ahead = k1 < K ? 0 : WIDE_RT * ws;
+        const int n0 = k1 < K ? k1 : 0, n1 = k1 < K ? (K - k1 < chunk ? K : k1 + chunk) : chunk;
+        const size_t lines = adjacent ? ((size_t)(n1 - n0) * es + 63) / 64 : 0;
+        const int sweeps = nt / WIDE_TT;
         int t = 0;
-        for (; t + WIDE_TT <= nt; t += WIDE_TT)
+        for (int s = 0; t + WIDE_TT <= nt; t += WIDE_TT, s++) {
+            const size_t l0 = s * lines / sweeps, l1 = (s + 1) * lines / sweeps;
+#pragma GCC unroll 6
+            for (int i = 0; i < WIDE_RT; i++)
+                for (size_t l = l0; l < l1; l++)
+                    _mm_prefetch((const char *)((uintptr_t)row[i] + ahead + n0 * es + 64 * l),
+                                 _MM_HINT_T1);
             wide_sweep(wr, x + t * ldx, ldx, WIDE_TT, k0, k1, K, part + t * WIDE_RT);
+        }
         if (nt - t == 3) wide_sweep(wr, x + t * ldx, ldx, 3, k0, k1, K, part + t * WIDE_RT);
         if (nt - t == 2) wide_sweep(wr, x + t * ldx, ldx, 2, k0, k1, K, part + t * WIDE_RT);
         if (nt - t == 1) wide_sweep(wr, x + t * ldx, ldx, 1, k0, k1, K, part + t * WIDE_RT);
     }
+    float out[WIDE_TOKENS * WIDE_RT + 16] __attribute__((aligned(64)));
     for (int n0 = 0; n0 < nt * WIDE_RT; n0 += 16) { /* 16 results per fold, result n = t * RT + i */
         __m512 a[16];
-        float out[16];
 #pragma GCC unroll 16
         for (int L = 0; L < 16; L++)
             a[ACC_FOR_LANE(L)] = n0 + L < nt * WIDE_RT ? part[n0 + L] : _mm512_setzero_ps();
-        _mm512_storeu_ps(out, fold16x16(a));
-        for (int L = 0, t = n0 / WIDE_RT, i = n0 % WIDE_RT; L < 16 && n0 + L < nt * WIDE_RT; L++) {
-            if (i < valid) y[t * ldy + i * step] = out[L];
-            if (++i == WIDE_RT) i = 0, t++;
-        }
+        _mm512_store_ps(out + n0, fold16x16(a));
     }
+    if (valid == WIDE_RT)
+        for (int t = 0; t < nt; t++) {
+            float *yt = y + t * ldy;
+#pragma GCC unroll 6
+            for (int i = 0; i < WIDE_RT; i++) yt[i * step] = out[t * WIDE_RT + i];
+        }
+    else
+        for (int t = 0; t < nt; t++)
+            for (int i = 0; i < valid; i++) y[t * ldy + i * step] = out[t * WIDE_RT + i];
 }
 
 /* Token blocks of 4 with 4-row tiles; the 1-3 tokens left over use 4x1 (streaming), 16x1 or 8x1
@@ -684,8 +726,10 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
     if (is_float(WT) && T >= wide_from(WT)) {
         for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
             int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
-            ROWS_LOOP(WIDE_RT, wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
-                                         y + t0 * ldy + row, ldy, step));
+            const int adjacent = nt >= WIDE_ADJACENT_FROM;
+            KERN_ROWS_LOOP(WIDE_RT, rows, streams && !adjacent, w, ldw,
+                           wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
+                                     y + t0 * ldy + row, ldy, step, adjacent));
         }
         return;
     }
