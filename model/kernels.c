@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/kernels_isa.h"
@@ -177,14 +179,25 @@ void kern_row_to_f32(const wmat *w, int row, float *out) {
     wtype_get(w->type)->to_float((const unsigned char *)w->data + ldw * (size_t)row, out, w->cols);
 }
 
+float *kern_scratch_floats(size_t n) {
+    float *p = malloc(n * sizeof(float));
+    if (!p) {
+        fprintf(stderr, "decbench: out of memory for a kernel buffer of %zu bytes\n",
+                n * sizeof(float));
+        exit(EXIT_FAILURE);
+    }
+    return p;
+}
+
 void kern_matmul_ref(const wmat *w, int r0, int r1, const float *x, int ldx, int T, float *y,
                      int ldy) {
-    float row[w->cols];
+    KERN_SCRATCH(row, (size_t)w->cols);
     for (int r = r0; r < r1; r++) {
         kern_row_to_f32(w, r, row);
         for (int t = 0; t < T; t++)
             y[(size_t)t * ldy + (r - r0)] = kern_dot_ref(row, x + (size_t)t * ldx, w->cols);
     }
+    KERN_SCRATCH_END(row);
 }
 
 /* ---- the scalar ISA: the reference, one dot product at a time -------------------------- */
@@ -193,12 +206,13 @@ static void scalar_matmul_widen(kern_to_float_fn to_float, const unsigned char *
                                 int rows, int K, const float *x, size_t ldx, int T, float *y,
                                 size_t ldy, int streams) {
     (void)streams;
-    float row[K];
+    KERN_SCRATCH(row, (size_t)K);
     for (int r = 0; r < rows; r++) {
         to_float(w + (size_t)r * ldw, row, K);
         for (int t = 0; t < T; t++)
             y[(size_t)t * ldy + r] = kern_dot_ref(row, x + (size_t)t * ldx, K);
     }
+    KERN_SCRATCH_END(row);
 }
 
 const kern_isa_ops kern_isa_scalar_ops = {

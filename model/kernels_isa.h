@@ -8,6 +8,7 @@
 #define MODEL_KERNELS_ISA_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "model/wtype.h"
 
@@ -214,12 +215,32 @@ static inline int kern_widen_from(wtype t) {
 /* Rows widened at a time into a float panel (KERN_WIDENED_PANELS): a multiple of `unit` (the
  * rows of the f32 tile that runs over the panel: the wide tiles of AVX2 and AVX-512 take 6), up
  * to 16 rounded up to whole units (18),
- * fewer for long rows so the buffer (on the stack) stays within 256 KB, at least one unit. */
+ * fewer for long rows so the buffer stays within 256 KB, at least one unit (KERN_SCRATCH). */
 static inline int kern_widen_rows(int K, int unit) {
     int cap = (16 + unit - 1) / unit * unit, n = (int)(65536 / (K > 0 ? K : 1));
     n = n > cap ? cap : n / unit * unit;
     return n < unit ? unit : n;
 }
+
+/* The kernels' K-long buffers (a panel of widened rows, one widened row) live on the stack up
+ * to KERN_STACK_BYTES and on the heap beyond. A panel of 6 rows of the largest hidden size of a
+ * released model (73728, Nemotron-4 340B) is 1.7 MB. A file at MODEL_MAX_HIDDEN (2^20) would
+ * need 24 MB, past a thread's 8 MB stack: such a file crashed passes of 8 rows or more.
+ * kern_scratch_floats exits with a message when the heap is out of memory, since the kernels
+ * cannot return an error. KERN_SCRATCH declares `name`, n floats, and KERN_SCRATCH_END frees
+ * it. (kern_matmul_int8_ref's row of int8 weights and scales, 2.1 MB at MODEL_MAX_HIDDEN, stays
+ * on the stack.) */
+#define KERN_STACK_BYTES ((size_t)2 << 20)
+float *kern_scratch_floats(size_t n);
+#define KERN_SCRATCH(name, n)                                                                      \
+    const size_t name##_n_ = (n);                                                                  \
+    const int name##_heap_ = name##_n_ * sizeof(float) > KERN_STACK_BYTES;                         \
+    float name##_stack_[name##_heap_ ? 1 : name##_n_];                                             \
+    float *name = name##_heap_ ? kern_scratch_floats(name##_n_) : name##_stack_
+#define KERN_SCRATCH_END(name)                                                                     \
+    do {                                                                                           \
+        if (name##_heap_) free(name);                                                              \
+    } while (0)
 
 /* Widens a matrix of `rows` rows of K values exactly, kern_widen_rows(K, UNIT) rows at a time,
  * into a float panel and multiplies each panel by an ISA's f32 tile, F32_TILE (a KERN_TILE_DECL
@@ -229,13 +250,14 @@ static inline int kern_widen_rows(int K, int unit) {
 #define KERN_WIDENED_PANELS(F32_TILE, UNIT, rows, K, x, ldx, T, y, ldy, widen)                    \
     do {                                                                                           \
         int n_ = kern_widen_rows(K, UNIT);                                                         \
-        float buf[n_ * (K)];                                                                       \
+        KERN_SCRATCH(buf, (size_t)n_ * (K));                                                       \
         for (int r = 0; r < (rows); r += n_) {                                                     \
             int rt = (rows) - r < n_ ? (rows) - r : n_;                                            \
             widen;                                                                                 \
             F32_TILE((const unsigned char *)buf, 4 * (size_t)(K), rt, K, x, ldx, T, (y) + r, ldy, \
                      0);                                                                           \
         }                                                                                          \
+        KERN_SCRATCH_END(buf);                                                                     \
     } while (0)
 
 #if defined(__x86_64__) || defined(_M_X64)

@@ -3,7 +3,8 @@
  *     set this CPU runs (scalar, AVX2, AVX-512): odd K (tails), every tile edge, T = 1..9 and
  *     both sides of the widening thresholds (kern_widen_from),
  *     row offsets; a matrix too big for the cache (the streaming row groups) whole and
- *     in thread shares; a new type is tested by adding its row;
+ *     in thread shares; rows of 2^19 values (kernel buffers past the stack's size); a new
+ *     type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
  *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips;
@@ -146,6 +147,31 @@ static void test_matmul_streaming(rng_state *r) {
         }
         free(w), free(x), free(y1), free(y2);
     }
+}
+
+/* Rows far longer than any real model's (K = 2^19, a hidden size a file may declare: at most
+ * MODEL_MAX_HIDDEN): a widened panel of 6 such rows is 12 MB, past a thread's 8 MB stack, where
+ * it crashed until the kernels took long buffers from the heap (kernels_isa.h,
+ * KERN_STACK_BYTES). 16 tokens: every ISA widens panels of q8_0 and the block types there. */
+static void test_matmul_long_rows(rng_state *r) {
+    const wtype types[] = {WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q6_K};
+    const int K = 1 << 19, R = 7, T = 16;
+    float *x = malloc(sizeof(float) * T * K), *y1 = malloc(sizeof(float) * T * R),
+          *y2 = malloc(sizeof(float) * T * R);
+    for (size_t i = 0; i < (size_t)T * K; i++) x[i] = 2 * rng_unit(r) - 1;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        unsigned char *w = random_matrix(r, types[ti], R, K);
+        wmat m = {types[ti], w, R, K, NULL};
+        kern_matmul_ref(&m, 0, R, x, K, T, y2, R);
+        for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+            if (!isa_on[isa]) continue;
+            kern_matmul_isa((kern_isa)isa, &m, 0, R, x, K, T, y1, R);
+            CHECK_MSG(same_rows(y1, y2, T, R, R), "%s %s rows of K = 2^19, T=%d differ",
+                      kern_isa_name((kern_isa)isa), wtype_get(types[ti])->name, T);
+        }
+        free(w);
+    }
+    free(x), free(y1), free(y2);
 }
 
 /* The table agrees with the GGUF reader's list of ggml types, and to_float is what the
@@ -515,6 +541,7 @@ int main(int argc, char **argv) {
     test_table(&r);
     test_matmul_small(&r);
     test_matmul_streaming(&r);
+    test_matmul_long_rows(&r);
     test_int8_decoders(&r);
     test_int8_quantize(&r);
     test_int8_matmul(&r);
