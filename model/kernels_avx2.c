@@ -140,6 +140,12 @@ static inline __attribute__((always_inline)) void rows_block(wtype WT, const uns
 #define WIDE_CHUNK 512
 #define WIDE_TOKENS 64
 #define WIDE_FROM 3
+/* From how many tokens a block takes adjacent rows even from a matrix that streams, as
+ * AVX-512's wide passes do (kernels_avx512.c, WIDE_ADJACENT_FROM, says why). Measured with AVX2
+ * forced on the Xeon (Emerald Rapids VM; not yet on a Zen), kern_matmul on one thread, 64
+ * tokens, ns per 64 weights and row, 3 alternations, far apart -> adjacent: f32 2048 x 768
+ * 2.16-2.83 -> 2.03-2.10, f16 2.53-3.32 -> 2.41-2.46, f32 5632 x 2048 2.10-2.63 -> 1.95-2.59. */
+#define WIDE_ADJACENT_FROM 16
 
 typedef __m256 wide_part[2][WIDE_RT]; /* one token's partial sums: [half][row] */
 
@@ -213,7 +219,8 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
 }
 
 /* Rows in pairs (far apart when the matrix streams: kern_rowgroup); ldw in bytes. From
- * WIDE_FROM tokens on, blocks of WIDE_TOKENS tokens by wide tiles of half sweeps (above). */
+ * WIDE_FROM tokens on, blocks of WIDE_TOKENS tokens by wide tiles of half sweeps (above), their
+ * rows adjacent from WIDE_ADJACENT_FROM tokens. */
 static inline __attribute__((always_inline)) void matmul_float(wtype WT, const unsigned char *w,
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
@@ -221,7 +228,7 @@ static inline __attribute__((always_inline)) void matmul_float(wtype WT, const u
     if (T >= WIDE_FROM) {
         for (int t0 = 0; t0 < T; t0 += WIDE_TOKENS) {
             int nt = T - t0 < WIDE_TOKENS ? T - t0 : WIDE_TOKENS;
-            KERN_ROWS_LOOP(WIDE_RT, rows, streams, w, ldw,
+            KERN_ROWS_LOOP(WIDE_RT, rows, streams && nt < WIDE_ADJACENT_FROM, w, ldw,
                            wide_rows(WT, wr, ws, valid, x + t0 * ldx, ldx, nt, K,
                                      y + t0 * ldy + row, ldy, step));
         }

@@ -143,8 +143,8 @@ static inline int kern_streams(size_t matrix_bytes) {
 
 /* Row groups of a tile of RT rows. A matrix in the cache is read in groups of adjacent rows.
  * One that streams from memory is cut into RT equal parts and group j takes row j of each part,
- * so a tile reads RT long sequential streams (except AVX-512's wide passes of 16 tokens or more,
- * which read each row many times from L1 and take adjacent rows: kernels_avx512.c,
+ * so a tile reads RT long sequential streams (except the wide passes of AVX2 and AVX-512 from 16
+ * tokens, which read each row many times from L1 and take adjacent rows: kernels_avx512.c,
  * WIDE_ADJACENT_FROM). Tiles of adjacent rows make RT short streams (one
  * row each, 1-8 KB) that the hardware prefetchers must pick up again at every row: measured on
  * one core of this machine (Zen 4 VM; 128-192 MB matrices, K = 2048, T = 1, best of 10 runs

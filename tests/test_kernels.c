@@ -111,7 +111,7 @@ static void test_matmul_small(rng_state *r) {
 
 /* Every type, a matrix that streams (600 KB, over kern_streams' bound): the streaming tiles,
  * rows taken far apart (kern_rowgroup; an odd row count leaves the last part short) up to 8
- * tokens and adjacent in AVX-512's wide passes from 16 (WIDE_ADJACENT_FROM); whole and
+ * tokens and adjacent in the wide passes from 16 (WIDE_ADJACENT_FROM); whole and
  * in shares of rows as the thread pool calls it (each share fits in the cache, the matrix does
  * not). */
 static void test_matmul_streaming(rng_state *r) {
