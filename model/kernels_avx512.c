@@ -599,9 +599,16 @@ widen_typed(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, float
  * and row group, so it gains only with many token tiles per chunk: 110M f16 T = 8 30-33 -> 36-49
  * ms and T = 16 52-57 -> 64-75 (slower), T = 32 a tie, T = 64 183-200 -> 161-204; 1.1B f16
  * T = 64 1890-2154 -> 1486-1818. Not measured on AMD's Zen 4, where vcvtph2ps costs less and a
- * widened panel lost to the direct tiles (kernels_isa.h, kern_widen_from). */
+ * widened panel lost to the direct tiles (kernels_isa.h, kern_widen_from).
+ * Lowered after the aligned inputs and adjacent rows (2 alternations each, old -> new ms): f32
+ * from 8 to 5 tokens, because the tiles read the weights twice from memory at T = 5..7 (the
+ * 4 x 4 tiles, then the leftover tokens' tiles): 110M 1 thread T = 5 56-62 -> 40-46, T = 7 59-65
+ * -> 43-50, 2 threads T = 5 28 -> 25; 1.1B 1 thread T = 5 741-768 -> 397-508, T = 7 771-823 ->
+ * 440-527. f16 from 32 to 16: 1.1B T = 16 564-578 -> 424-462, T = 24 786-794 -> 530-566; 110M
+ * T = 24 67-76 -> 54-61, T = 16 a tie; f16 at 8 and 12 tokens still lost (1.1B T = 8 343-372 ->
+ * 405-439, 110M 29-32 -> 39-40). */
 static inline int wide_from(wtype WT) {
-    return WT == WTYPE_F32 ? 8 : 32;
+    return WT == WTYPE_F32 ? 5 : 16;
 }
 
 /* Columns [k0, k1) (k0 a multiple of 16; k1 too unless it is K) of WIDE_RT rows (wr[i] holds

@@ -205,7 +205,7 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
  * T = 16 (110M 526 -> 511 is a tie, 1.1B 52 -> 65) and loses at T = 8 (466 -> 399). f16 and
  * bf16 never: their widening is one instruction per 16 weights and the buffer's stores and
  * loads cost more (T = 64: 820 -> 635; AVX2 alike: kernels_avx2.c). AVX-512's wide passes
- * widen f16 and bf16 per chunk of K instead, into an L1-sized buffer, from 32 rows
+ * widen f16 and bf16 per chunk of K instead, into an L1-sized buffer, from 16 rows
  * (kernels_avx512.c). AVX2's direct tiles hold only 2 rows x 3 tokens: it widens from 3 tokens
  * (kernels_avx2.c, matmul_blocks). */
 static inline int kern_widen_from(wtype t) {
