@@ -684,8 +684,8 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
          * group's first), a share before each sweep (integer addresses: past the matrix's
          * end they are never read, and a prefetch does not fault). */
         const size_t es = WT == WTYPE_F32 ? 4 : 2, ahead = k1 < K ? 0 : WIDE_RT * ws;
-        const int n0 = k1 < K ? k1 : 0, n1 = k1 < K ? (K - k1 < chunk ? K : k1 + chunk) : chunk;
-        const size_t lines = adjacent ? ((size_t)(n1 - n0) * es + 63) / 64 : 0;
+        const int p0 = k1 < K ? k1 : 0, p1 = k1 < K ? (K - k1 < chunk ? K : k1 + chunk) : chunk;
+        const size_t lines = adjacent ? ((size_t)(p1 - p0) * es + 63) / 64 : 0;
         const int sweeps = nt / WIDE_TT;
         int t = 0;
         for (int s = 0; t + WIDE_TT <= nt; t += WIDE_TT, s++) {
@@ -693,7 +693,7 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
 #pragma GCC unroll 6
             for (int i = 0; i < WIDE_RT; i++)
                 for (size_t l = l0; l < l1; l++)
-                    _mm_prefetch((const char *)((uintptr_t)row[i] + ahead + n0 * es + 64 * l),
+                    _mm_prefetch((const char *)((uintptr_t)row[i] + ahead + p0 * es + 64 * l),
                                  _MM_HINT_T1);
             wide_sweep(wr, x + t * ldx, ldx, WIDE_TT, k0, k1, K, part + t * WIDE_RT);
         }
@@ -755,7 +755,7 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
     int rem = T - t0;
     const float *xr = x + t0 * ldx;
     float *yr = y + t0 * ldy;
-    if (t0 && rem) { /* the leftover tokens while the group's rows are in L1 */
+    if (t0) { /* blocks of 4, then the leftover tokens while the group's rows are in L1 */
         ROWS_LOOP(4, {
             for (int t = 0; t < t0; t += 4)
                 tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4, K, y + t * ldy + row, ldy, step, 0);
@@ -765,9 +765,6 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
         });
         return;
     }
-    if (t0)
-        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4,
-                                                          K, y + t * ldy + row, ldy, step, 0));
     if (rem == 1 && streams)
         ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, ldx, 1, K, yr + row, ldy, step, !is_block(WT)));
     else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))

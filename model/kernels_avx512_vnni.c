@@ -296,7 +296,7 @@ matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
     int rem = T - t0;
     const unsigned char *xr = xa + t0 * lda;
     float *yr = y + t0 * ldy;
-    if (t0 && rem) { /* the leftover tokens while the group's rows are in L1 */
+    if (t0) { /* blocks of 4, then the leftover tokens while the group's rows are in L1 */
         ROWS_LOOP(4, {
             for (int t = 0; t < t0; t += 4)
                 tile(WT, wr, ws, 4, valid, xa + t * lda, lda, 4, K, y + t * ldy + row, ldy, step,
@@ -307,9 +307,6 @@ matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const
         });
         return;
     }
-    if (t0)
-        ROWS_LOOP(4, for (int t = 0; t < t0; t += 4) tile(WT, wr, ws, 4, valid, xa + t * lda, lda,
-                                                          4, K, y + t * ldy + row, ldy, step, 0));
     if (rem == 1 && streams)
         ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step, 1));
     else if (rem == 1)
