@@ -137,8 +137,10 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
     const wtype_int8 *q = &wtype_get(w->type)->int8;
     const int K = w->cols;
     size_t ldw = wtype_row_bytes(w->type, K);
-    int8_t wi[K];
-    float scale4[K / 4], min32[K / 32 + 1];
+    /* one buffer: K / 4 scales, K / 32 + 1 mins, then K int8 weights (in floats, rounded up) */
+    KERN_SCRATCH(scale4, (size_t)K / 4 + K / 32 + 1 + ((size_t)K + 3) / 4);
+    float *min32 = scale4 + K / 4;
+    int8_t *wi = (int8_t *)(min32 + K / 32 + 1);
     for (int r = r0; r < r1; r++) {
         q->to_int8((const unsigned char *)w->data + (size_t)r * ldw, wi, scale4, min32, K);
         for (int t = 0; t < T; t++)
@@ -146,6 +148,7 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
                 dot_int8_ref(wi, scale4, q->has_min ? min32 : NULL, K,
                              (const unsigned char *)xa + (size_t)t * lda);
     }
+    KERN_SCRATCH_END(scale4);
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */

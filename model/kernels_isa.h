@@ -228,8 +228,8 @@ static inline int kern_widen_rows(int K, int unit) {
  * need 24 MB, past a thread's 8 MB stack: such a file crashed passes of 8 rows or more.
  * kern_scratch_floats exits with a message when the heap is out of memory, since the kernels
  * cannot return an error. KERN_SCRATCH declares `name`, n floats, and KERN_SCRATCH_END frees
- * it. (kern_matmul_int8_ref's row of int8 weights and scales, 2.1 MB at MODEL_MAX_HIDDEN, stays
- * on the stack.) */
+ * it. kern_matmul_int8_ref's row of int8 weights and scales (2.1 MB at MODEL_MAX_HIDDEN) takes
+ * one too. */
 #define KERN_STACK_BYTES ((size_t)2 << 20)
 float *kern_scratch_floats(size_t n);
 #define KERN_SCRATCH(name, n)                                                                      \

@@ -222,6 +222,32 @@ static unsigned char *quantized_rows(rng_state *r, int T, int K, size_t *lda) {
     return xa;
 }
 
+/* The int8 mode on rows of K = 2^20 (MODEL_MAX_HIDDEN): the scalar reference's row of int8
+ * weights and scales is 2.1 MB there, past KERN_STACK_BYTES, so it comes from the heap; every
+ * ISA's tiles agree with it, at 1 and 4 tokens. */
+static void test_matmul_int8_long_rows(rng_state *r) {
+    const wtype types[] = {WTYPE_Q8_0, WTYPE_Q4_K};
+    const int K = 1 << 20, R = 3, T = 4;
+    size_t lda;
+    unsigned char *xa = quantized_rows(r, T, K, &lda);
+    float y1[4 * 3], y2[4 * 3];
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        unsigned char *w = random_matrix(r, types[ti], R, K);
+        wmat m = {types[ti], w, R, K, NULL};
+        for (int n = 1; n <= T; n += T - 1) {
+            kern_matmul_int8_ref(&m, 0, R, xa, lda, n, y2, R);
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa]) continue;
+                kern_matmul_int8_isa((kern_isa)isa, &m, 0, R, xa, lda, n, y1, R);
+                CHECK_MSG(same_rows(y1, y2, n, R, R), "%s %s int8 rows of K = 2^20, T=%d differ",
+                          kern_isa_name((kern_isa)isa), wtype_get(types[ti])->name, n);
+            }
+        }
+        free(w);
+    }
+    free(xa);
+}
+
 /* Each int8 row's integers and scales rebuild to_float's weights exactly (A * w - M with the
  * float32 operations of the exact decoders), so the int8 decoders read the same layouts as the
  * dequantizers checked against llama.cpp (test_wtype.c). */
@@ -542,6 +568,7 @@ int main(int argc, char **argv) {
     test_matmul_small(&r);
     test_matmul_streaming(&r);
     test_matmul_long_rows(&r);
+    test_matmul_int8_long_rows(&r);
     test_int8_decoders(&r);
     test_int8_quantize(&r);
     test_int8_matmul(&r);
