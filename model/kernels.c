@@ -127,6 +127,20 @@ float kern_exp_ref(float x) {
     return p * scale;
 }
 
+const uint64_t kern_expf_table[32] = {
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
+
+static void scalar_expf(const float *x, float *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = expf(x[i]);
+}
+
 /* kern_attend's softmax: the scores' maximum (exact in any order), exp of each score minus it,
  * and their canonical sum, returned. */
 float kern_isa_scalar_softmax(float *s, int n) {
@@ -223,6 +237,7 @@ const kern_isa_ops kern_isa_scalar_ops = {
     .softmax = kern_isa_scalar_softmax,
     .values = kern_isa_scalar_values,
     .matmul_widen = scalar_matmul_widen,
+    .expf = scalar_expf,
 };
 
 /* ---- dispatch ------------------------------------------------------------------------- */
@@ -311,6 +326,45 @@ float kern_sum(const float *a, int n) {
 void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
                  const int *slots, int n, float *scratch, float *out) {
     isa_ops[kern_isa_active()]->attend(q, hs, k, v, stride, slots, n, scratch, out);
+}
+
+void kern_expf_isa(kern_isa isa, const float *x, float *y, int n) {
+    isa_ops[isa]->expf(x, y, n);
+}
+
+/* Per ISA: 0 not compared yet, 1 equal to libm's expf, 2 not (libm for every value). */
+static _Atomic int expf_state[KERN_ISA_COUNT];
+
+/* Whether isa's expf equals libm's on 65536 inputs: every sign and exponent, and for each a
+ * mantissa of its own (bit patterns i * 65537 + 40503). ~0.3 ms, once per process and ISA. */
+static int expf_agrees(kern_isa isa) {
+    enum { N = 4096 };
+    float x[N], y[N];
+    for (uint32_t i0 = 0; i0 < 65536; i0 += N) {
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t b = (i0 + i) * 65537u + 40503u;
+            memcpy(&x[i], &b, 4);
+        }
+        isa_ops[isa]->expf(x, y, N);
+        for (int i = 0; i < N; i++) {
+            float ref = expf(x[i]);
+            if (memcmp(&ref, &y[i], 4) != 0) return 0;
+        }
+    }
+    return 1;
+}
+
+void kern_expf(const float *x, float *y, int n) {
+    kern_isa isa = kern_isa_active();
+    int st = atomic_load_explicit(&expf_state[isa], memory_order_relaxed);
+    if (st == 0) { /* threads that race here all compute the same answer */
+        st = isa == KERN_ISA_SCALAR || expf_agrees(isa) ? 1 : 2;
+        if (st == 2)
+            fprintf(stderr, "decbench: this libm's expf is not glibc's algorithm; SiLU calls it "
+                            "per value (same bits, slower)\n");
+        atomic_store_explicit(&expf_state[isa], st, memory_order_relaxed);
+    }
+    isa_ops[st == 1 ? isa : KERN_ISA_SCALAR]->expf(x, y, n);
 }
 
 float kern_dot_isa(kern_isa isa, const float *a, const float *b, int n) {

@@ -51,6 +51,13 @@ float kern_sum_ref(const float *a, int n);
  * expf whose vector and scalar versions may differ. */
 float kern_exp_ref(float x);
 
+/* y[i] = libm's expf(x[i]) for i < n, bit for bit (x and y do not overlap): SiLU's exp, which
+ * stays libm's so that greedy output equals llama2.c's. In SIMD lanes where the CPU has them and
+ * this libm's expf is glibc's algorithm (kernels_isa.h): the first call compares the two on
+ * 65536 inputs and, on any difference, calls libm for every value from then on. */
+void kern_expf(const float *x, float *y, int n);
+void kern_expf_isa(kern_isa isa, const float *x, float *y, int n); /* no comparison */
+
 /* One query head attending over keys/values at slots[0..n) of a cache whose rows are
  * `stride` floats apart (k, v point at the head's first column): scores = canonical
  * dot(q, k) / sqrt(hs), softmax with kern_exp and kern_sum, out = sum_s e_s v_s (in slot

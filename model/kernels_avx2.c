@@ -12,6 +12,7 @@
 
 #if KERN_X86
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -495,6 +496,45 @@ TYPED(kern_avx2_q4_k, WTYPE_Q4_K, 144)
 TYPED(kern_avx2_q5_k, WTYPE_Q5_K, 176)
 TYPED(kern_avx2_q6_k, WTYPE_Q6_K, 210)
 
+/* ---- libm's expf (kernels_isa.h) ------------------------------------------------------- */
+
+static inline __m256d pd_bits(uint64_t b) {
+    return _mm256_castsi256_pd(_mm256_set1_epi64x((long long)b));
+}
+
+/* 4 floats' expf in double lanes, glibc's operations in glibc's order. */
+static inline __m128 expf4(__m128 x) {
+    const __m256d inv = pd_bits(KERN_EXPF_INV_LN2_N), shift = pd_bits(KERN_EXPF_SHIFT);
+    const __m256d xd = _mm256_cvtps_pd(x);
+    const __m256d kds = _mm256_fmadd_pd(inv, xd, shift); /* k in the low mantissa bits */
+    const __m256d r = _mm256_fmsub_pd(inv, xd, _mm256_sub_pd(kds, shift));
+    const __m256i ki = _mm256_castpd_si256(kds);
+    __m256i t = _mm256_i64gather_epi64((const long long *)kern_expf_table,
+                                       _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+    t = _mm256_add_epi64(t, _mm256_slli_epi64(ki, 47));
+    const __m256d z = _mm256_fmadd_pd(r, pd_bits(KERN_EXPF_C0), pd_bits(KERN_EXPF_C1));
+    __m256d y = _mm256_fmadd_pd(r, pd_bits(KERN_EXPF_C2), _mm256_set1_pd(1.0));
+    y = _mm256_fmadd_pd(z, _mm256_mul_pd(r, r), y);
+    return _mm256_cvtpd_ps(_mm256_mul_pd(y, _mm256_castsi256_pd(t)));
+}
+
+/* 8 at a time; lanes glibc treats apart (|x| >= 88, inf, NaN) and the last n % 8 go to libm. */
+static void avx2_expf(const float *x, float *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, _mm256_set_m128(expf4(_mm256_extractf128_ps(v, 1)),
+                                                expf4(_mm256_castps256_ps128(v))));
+        __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 20),
+                                       _mm256_set1_epi32(0x7ff));
+        for (int sp = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                 top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
+             sp; sp &= sp - 1)
+            y[i + __builtin_ctz((unsigned)sp)] = expf(x[i + __builtin_ctz((unsigned)sp)]);
+    }
+    for (; i < n; i++) y[i] = expf(x[i]);
+}
+
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",
     .dot = avx2_dot,
@@ -503,5 +543,6 @@ const kern_isa_ops kern_isa_avx2_ops = {
     .softmax = kern_avx2_softmax,
     .values = kern_avx2_values,
     .matmul_widen = avx2_matmul_widen,
+    .expf = avx2_expf,
 };
 #endif

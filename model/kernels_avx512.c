@@ -797,6 +797,49 @@ TYPED(kern_avx512_q4_k, WTYPE_Q4_K)
 TYPED(kern_avx512_q5_k, WTYPE_Q5_K)
 TYPED(kern_avx512_q6_k, WTYPE_Q6_K)
 
+/* ---- libm's expf (kernels_isa.h) ------------------------------------------------------- */
+
+static inline __m512d pd_bits(uint64_t b) {
+    return _mm512_castsi512_pd(_mm512_set1_epi64((long long)b));
+}
+
+/* 8 floats' expf in double lanes, glibc's operations in glibc's order. */
+static inline __m256 expf8(__m256 x) {
+    const __m512d inv = pd_bits(KERN_EXPF_INV_LN2_N), shift = pd_bits(KERN_EXPF_SHIFT);
+    const __m512d xd = _mm512_cvtps_pd(x);
+    const __m512d kds = _mm512_fmadd_pd(inv, xd, shift); /* k in the low mantissa bits */
+    const __m512d r = _mm512_fmsub_pd(inv, xd, _mm512_sub_pd(kds, shift));
+    const __m512i ki = _mm512_castpd_si512(kds), i = _mm512_and_si512(ki, _mm512_set1_epi64(31));
+    const __m512i *tab = (const __m512i *)kern_expf_table;
+    __m512i t = _mm512_mask_blend_epi64(
+        _mm512_test_epi64_mask(i, _mm512_set1_epi64(16)),
+        _mm512_permutex2var_epi64(_mm512_loadu_si512(tab), i, _mm512_loadu_si512(tab + 1)),
+        _mm512_permutex2var_epi64(_mm512_loadu_si512(tab + 2), i, _mm512_loadu_si512(tab + 3)));
+    t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
+    const __m512d z = _mm512_fmadd_pd(r, pd_bits(KERN_EXPF_C0), pd_bits(KERN_EXPF_C1));
+    __m512d y = _mm512_fmadd_pd(r, pd_bits(KERN_EXPF_C2), _mm512_set1_pd(1.0));
+    y = _mm512_fmadd_pd(z, _mm512_mul_pd(r, r), y);
+    return _mm512_cvtpd_ps(_mm512_mul_pd(y, _mm512_castsi512_pd(t)));
+}
+
+/* 16 at a time; lanes glibc treats apart (|x| >= 88, inf, NaN) and the last n % 16 go to libm.
+ * 2048 values in the cache, one core, best of 50 runs: libm 3.2 ns per value, AVX2 0.8 ns,
+ * this 0.5 ns (Xeon, Emerald Rapids VM). */
+static void avx512_expf(const float *x, float *y, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m256 lo = expf8(_mm512_castps512_ps256(v)), hi = expf8(_mm512_extractf32x8_ps(v, 1));
+        _mm512_storeu_ps(y + i, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
+        __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 20),
+                                       _mm512_set1_epi32(0x7ff));
+        for (__mmask16 sp = _mm512_cmpge_epu32_mask(top, _mm512_set1_epi32(KERN_EXPF_SPECIAL_TOP));
+             sp; sp &= (__mmask16)(sp - 1))
+            y[i + __builtin_ctz(sp)] = expf(x[i + __builtin_ctz(sp)]);
+    }
+    for (; i < n; i++) y[i] = expf(x[i]);
+}
+
 /* Types without a tile of their own: rows widened exactly into a buffer, then the f32 tiles. */
 static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *w, size_t ldw,
                                 int rows, int K, const float *x, size_t ldx, int T, float *y,
@@ -815,5 +858,6 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .softmax = avx512_softmax,
     .values = avx512_values,
     .matmul_widen = avx512_matmul_widen,
+    .expf = avx512_expf,
 };
 #endif

@@ -7,7 +7,8 @@
  *     type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
- *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips;
+ *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips; the
+ *     SIMD copies of libm's expf (kern_expf) against libm;
  *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
  *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
  *     reference (a difference traps).
@@ -525,6 +526,58 @@ static void test_exp_and_halves(void) {
     CHECK_MSG(bad == 0, "%d half values do not round trip", bad);
 }
 
+/* kern_expf equals libm's expf bit for bit on every ISA under test: every 251st float bit
+ * pattern (17 million values, every sign and exponent; DECBENCH_EXPF_ALL=1 compares all 2^32,
+ * ~20 s an ISA), the edges of glibc's special cases, lengths with a tail, and the public entry
+ * point (which compares with libm once, then runs the active ISA's copy). */
+static void test_expf(void) {
+    enum { N = 4096 };
+    static float x[N], y[N];
+    const char *all = getenv("DECBENCH_EXPF_ALL");
+    const uint64_t step = all && strcmp(all, "1") == 0 ? 1 : 251;
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        uint64_t bad = 0, n = 0;
+        for (uint64_t b0 = 0; b0 < (1ull << 32); b0 += step * N) {
+            int m = 0;
+            for (; m < N && b0 + step * (uint64_t)m < (1ull << 32); m++) {
+                uint32_t b = (uint32_t)(b0 + step * (uint64_t)m);
+                memcpy(&x[m], &b, 4);
+            }
+            kern_expf_isa((kern_isa)isa, x, y, m);
+            for (int i = 0; i < m; i++) {
+                float ref = expf(x[i]);
+                bad += memcmp(&ref, &y[i], 4) != 0;
+            }
+            n += (uint64_t)m;
+        }
+        /* glibc's special-case edges, NaN, infinities, zeros, subnormals, at every lane */
+        const float edge[] = {88.0f, -88.0f, nextafterf(88.0f, 0), nextafterf(-88.0f, 0), 88.72283f,
+                              88.72284f, -103.97208f, -103.97209f, -87.33655f, -87.33656f,
+                              INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f,
+                              -20.5f, 20.5f, 1.0f, -1.0f, 0.5f, 3.4e38f, -3.4e38f};
+        const int ne = (int)(sizeof edge / sizeof edge[0]);
+        for (int len = 1; len <= 40; len++)
+            for (int sh = 0; sh < ne; sh++) {
+                for (int i = 0; i < len; i++) x[i] = edge[(i + sh) % ne];
+                kern_expf_isa((kern_isa)isa, x, y, len);
+                for (int i = 0; i < len; i++) {
+                    float ref = expf(x[i]);
+                    bad += memcmp(&ref, &y[i], 4) != 0 && !(isnan(ref) && isnan(y[i]));
+                    n++;
+                }
+            }
+        CHECK_MSG(bad == 0, "%s: kern_expf differs from libm's expf on %llu of %llu values",
+                  kern_isa_name((kern_isa)isa), (unsigned long long)bad, (unsigned long long)n);
+    }
+    for (int i = 0; i < N; i++) x[i] = -30.0f + 60.0f * (float)i / N;
+    kern_expf(x, y, N);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += expf(x[i]) != y[i];
+    CHECK_MSG(bad == 0, "kern_expf (%s) differs from libm's expf on %d of %d", kern_simd_name(), bad,
+              N);
+}
+
 static void test_fuzz_corpus(rng_state *r) {
     static uint8_t buf[512];
     int compared = 0;
@@ -575,6 +628,7 @@ int main(int argc, char **argv) {
     test_attend(&r);
     test_attend_shared(&r);
     test_exp_and_halves();
+    test_expf();
     test_fuzz_corpus(&r);
     char name[64];
     snprintf(name, sizeof name, "test_kernels%s%s", argc > 1 ? "_" : "", argc > 1 ? argv[1] : "");
