@@ -529,8 +529,10 @@ static void avx2_expf(const float *x, float *y, int n) {
                                        _mm256_set1_epi32(0x7ff));
         for (int sp = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
                  top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
-             sp; sp &= sp - 1)
-            y[i + __builtin_ctz((unsigned)sp)] = expf(x[i + __builtin_ctz((unsigned)sp)]);
+             sp; sp &= sp - 1) {
+            const int k = i + __builtin_ctz((unsigned)sp);
+            y[k] = expf(x[k]);
+        }
     }
     for (; i < n; i++) y[i] = expf(x[i]);
 }

@@ -834,8 +834,10 @@ static void avx512_expf(const float *x, float *y, int n) {
         __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 20),
                                        _mm512_set1_epi32(0x7ff));
         for (__mmask16 sp = _mm512_cmpge_epu32_mask(top, _mm512_set1_epi32(KERN_EXPF_SPECIAL_TOP));
-             sp; sp &= (__mmask16)(sp - 1))
-            y[i + __builtin_ctz(sp)] = expf(x[i + __builtin_ctz(sp)]);
+             sp; sp &= (__mmask16)(sp - 1)) {
+            const int k = i + __builtin_ctz(sp);
+            y[k] = expf(x[k]);
+        }
     }
     for (; i < n; i++) y[i] = expf(x[i]);
 }
