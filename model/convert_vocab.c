@@ -231,25 +231,40 @@ int convert_vocab_eos(const convert_vocab *v) {
     return v->eos;
 }
 
+/* Whether piece p of length n is one of v's pieces listed in at[0..k). */
+static int vocab_holds(const convert_vocab *v, const int *at, int k, const char *p, size_t n) {
+    for (int j = 0; j < k; j++)
+        if (v->len[at[j]] == n && memcmp(v->piece[at[j]], p, n) == 0) return 1;
+    return 0;
+}
+
 /* The per-token arrays of n rows: v's tokens, then "[PADi]" of type unused (llama.cpp's
  * converter pads a vocabulary to the embedding's rows that way: Qwen2.5's 151665 tokens to 151936
- * or 152064 rows). */
+ * or 152064 rows). A vocabulary may already hold a "[PADi]" at another id (the fuzzer made one);
+ * since the loader rejects a repeated token, that pad becomes "[PADi_k]" with the least k free.
+ * Pads cannot repeat each other: plain ones differ in i, only suffixed ones hold '_'. */
 static int write_tokens(const convert_vocab *v, gguf_writer *w, int n) {
+    enum { PAD_NAME = 32 }; /* "[PAD" + 2 x 10 digits + "_]" + NUL fits */
     const char **piece = malloc(sizeof *piece * (size_t)n);
     uint64_t *len = malloc(sizeof *len * (size_t)n);
     float *score = malloc(sizeof *score * (size_t)n);
     int32_t *type = malloc(sizeof *type * (size_t)n);
-    char *pads = malloc(16 * (size_t)(n - v->n) + 1);
+    char *pads = malloc(PAD_NAME * (size_t)(n - v->n) + 1);
+    int *padlike = malloc(sizeof *padlike * (size_t)(v->n + 1)), npadlike = 0;
     int rc = -1;
-    if (piece && len && score && type && pads) {
+    if (piece && len && score && type && pads && padlike) {
+        for (int i = 0; i < v->n && n > v->n; i++)
+            if (v->len[i] >= 4 && memcmp(v->piece[i], "[PAD", 4) == 0) padlike[npadlike++] = i;
         for (int i = 0; i < n; i++) {
             if (i < v->n) {
                 piece[i] = v->piece[i], len[i] = v->len[i], type[i] = v->type[i];
                 score[i] = v->score ? v->score[i] : 0.0f;
                 continue;
             }
-            char *p = pads + 16 * (size_t)(i - v->n);
-            len[i] = (uint64_t)snprintf(p, 16, "[PAD%d]", i);
+            char *p = pads + PAD_NAME * (size_t)(i - v->n);
+            len[i] = (uint64_t)snprintf(p, PAD_NAME, "[PAD%d]", i);
+            for (int k = 1; vocab_holds(v, padlike, npadlike, p, len[i]); k++)
+                len[i] = (uint64_t)snprintf(p, PAD_NAME, "[PAD%d_%d]", i, k);
             piece[i] = p, type[i] = TT_UNUSED, score[i] = 0.0f;
         }
         gguf_writer_add_array(w, "tokenizer.ggml.tokens", GGUF_STRING, piece, len, (uint64_t)n);
@@ -258,7 +273,7 @@ static int write_tokens(const convert_vocab *v, gguf_writer *w, int n) {
         rc = gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_I32, type, NULL,
                                    (uint64_t)n);
     }
-    free(piece), free(len), free(score), free(type), free(pads);
+    free(piece), free(len), free(score), free(type), free(pads), free(padlike);
     return rc;
 }
 

@@ -773,6 +773,39 @@ static int test_fuzz_corpus(void) {
     return runs;
 }
 
+/* Inputs the fuzzer found crashing, replayed on every run (fuzz_vocab_one aborts on a defect). */
+static void test_fuzz_crashes(void) {
+    /* deepseek-llm, stand-ins first, padded by 128: the vocabulary holds "[PAD258]" at id 256,
+     * so the copy's pad 258 repeated it and the copy did not load (CI, 2026-11-28). */
+    static const uint8_t pad_name_taken[] = "\003\317\377[PAD258]\000\015";
+    fuzz_vocab_one(pad_name_taken, sizeof pad_name_taken - 1);
+    /* The same directly: pad 259's name is taken twice over, so it becomes "[PAD259_2]". */
+    mini m;
+    mini_init(&m);
+    mini_add(&m, "[PAD259]", 1);   /* 256 */
+    mini_add(&m, "[PAD259_1]", 1); /* 257 */
+    mini_add(&m, "xy", 1);         /* 258 */
+    char err[ERR_LEN];
+    convert_vocab *v = NULL;
+    tok *u = NULL;
+    const char *copy = test_tmp("pad_taken_copy.gguf");
+    CHECK_MSG(convert_vocab_load(&v, mini_write(&m, "gpt-2", "pad_taken.gguf"), err) == 0, "%s",
+              err);
+    gguf_writer *w = gguf_writer_new(0);
+    CHECK(v && w && convert_vocab_write(v, w, -1, m.n + 3) == 0);
+    CHECK_MSG(gguf_writer_write(w, copy, err) == 0, "%s", err);
+    gguf_writer_free(w);
+    convert_vocab_free(v);
+    CHECK_MSG(tok_load(&u, copy, err) == 0, "%s", err);
+    if (!u) return;
+    static const char *const want[] = {"[PAD259_2]", "[PAD260]", "[PAD261]"};
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(strcmp(tok_piece(u, m.n + i), want[i]) == 0, "pad %d: '%s', want '%s'", m.n + i,
+                  tok_piece(u, m.n + i), want[i]);
+    CHECK(strcmp(tok_piece(u, 256), "[PAD259]") == 0);
+    tok_free(u);
+}
+
 int main(void) {
     test_vectors();
     test_split_rules();
@@ -782,6 +815,7 @@ int main(void) {
     test_pre_tokenizers();
     test_errors();
     test_fuzz_corpus();
+    test_fuzz_crashes();
     test_every_token();
     test_every_code_point();
     return test_finish("test_tokenizer_bpe");
