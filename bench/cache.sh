@@ -1,7 +1,7 @@
 # bench/cache.sh: the synthetic models the benchmark scripts share (sourced, not run).
 #
 # Files live in $CACHE = ${DECBENCH_BENCH_CACHE:-~/.cache/decbench} and carry the synthetic
-# format version in their names (`decbench synth --version`, model/synth.h), so a cache made by
+# format version in their names (`decbench synth --version`, model/convert/synth.h), so a cache made by
 # an older decbench is never mistaken for the current shape: a new version writes new files
 # (delete the old ones by hand: synth_*_v<old>*). Needs $B, the decbench binary.
 CACHE=${DECBENCH_BENCH_CACHE:-$HOME/.cache/decbench}

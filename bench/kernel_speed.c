@@ -26,8 +26,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/kernels.h"
-#include "model/wtype.h"
+#include "model/kernels/kernels.h"
+#include "model/weights/wtype.h"
 
 #define K 2048
 
@@ -80,7 +80,7 @@ static unsigned char *matrix(wtype t, int rows) {
         for (size_t i = 0; i < (size_t)rows * K; i++) {
             float f = (float)((int)(i * 2654435761u % 2001) - 1000) / 1000.0f;
             if (t == WTYPE_F32) memcpy(w + 4 * i, &f, 4);
-            uint16_t h = t == WTYPE_F16 ? kern_f32_to_f16(f) : kern_f32_to_bf16(f);
+            uint16_t h = t == WTYPE_F16 ? wtype_f32_to_f16(f) : wtype_f32_to_bf16(f);
             if (t != WTYPE_F32) memcpy(w + 2 * i, &h, 2);
         }
         return w;

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/kernels_isa.h"
+#include "model/kernels/kernels_isa.h"
 
 #define K 2048
 #define ROWS 64

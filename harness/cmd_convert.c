@@ -1,6 +1,6 @@
 /* cmd_convert.c: `decbench convert`: a model (llama2.c checkpoint, or GGUF to change its weight
  * type) and its vocabulary to a GGUF file in f32, f16, bf16, q8_0, q4_0, q5_0, q4_k or q6_k, or
- * in llama-quantize's mix of Q4_0, Q4_K_M, Q6_K or Q8_0 (model/convert.h). */
+ * in llama-quantize's mix of Q4_0, Q4_K_M, Q6_K or Q8_0 (model/convert/convert.h). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,7 +10,8 @@
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "harness/session.h"
-#include "model/convert.h"
+#include "model/convert/convert.h"
+#include "model/formats/model_file.h"
 #include "util/err.h"
 #include "util/paths.h"
 

@@ -7,7 +7,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
-#include "model/synth.h"
+#include "model/convert/synth.h"
 #include "util/err.h"
 
 enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };

@@ -21,7 +21,8 @@
 #include <string.h>
 
 #include "harness/paper.h"
-#include "model/gguf.h"
+#include "model/formats/gguf.h"
+#include "model/formats/model_file.h"
 #include "model/model.h"
 #include "util/err.h"
 

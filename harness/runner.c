@@ -497,7 +497,7 @@ static int save_states(runner *r, dec *const *decs, char *const *canon, int n, c
 
 /* The draft's fingerprint for the run record and --resume: its file's, or for --draft
  * self:TYPE (no file) FNV-1a 64 of the target's fingerprint and "self:TYPE": the draft is a
- * deterministic function of the two (model/requant.h). hex = "" when there is no draft or its
+ * deterministic function of the two (model/convert/requant.h). hex = "" when there is no draft or its
  * file cannot be read. */
 static void draft_fingerprint(const runner *r, int64_t *bytes, char hex[17]) {
     hex[0] = '\0';

@@ -6,8 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/gguf.h"
-#include "model/requant.h"
+#include "model/formats/gguf.h"
+#include "model/convert/requant.h"
+#include "model/formats/model_file.h"
 #include "util/err.h"
 #include "util/paths.h"
 
@@ -92,7 +93,7 @@ const char *session_self_type(const char *draft_path) {
     return draft_path && strncmp(draft_path, "self:", 5) == 0 ? draft_path + 5 : NULL;
 }
 
-/* --draft self:TYPE: the target requantized in memory (model/requant.h) as `decbench convert
+/* --draft self:TYPE: the target requantized in memory (model/convert/requant.h) as `decbench convert
  * --type TYPE` would store it (a type, or a llama-quantize mix; rows TYPE cannot hold in f16);
  * s->draft_note says what was built. */
 static int open_self_draft(session *s, const char *type, char *err) {

@@ -4,7 +4,7 @@
 #define HARNESS_SESSION_H
 
 #include "decoders/decoder.h"
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 
 typedef struct {
     model *target, *draft;
@@ -40,7 +40,7 @@ const char *session_find_model(const char *name, char *out, size_t n);
  * threads (0: one per core). Refuses a tokenizer whose vocabulary size differs from the
  * model's, and a draft whose vocabulary differs from the target's. A draft "self:TYPE"
  * (self:q8_0, self:q4_0, self:Q4_K_M, ...: what `decbench convert --type` writes) is no file
- * but the target requantized in memory (model/requant.h; a draft FILE named so is given as
+ * but the target requantized in memory (model/convert/requant.h; a draft FILE named so is given as
  * ./self:...). */
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "model/kernels.h"
+#include "model/kernels/kernels.h"
 #include "util/err.h"
 
 /* Below this many multiply-adds a parallel section runs on the calling thread: waking the

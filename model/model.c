@@ -1,4 +1,5 @@
-/* model.c: model files (format detection, llama2.c checkpoints) and configuration checks. */
+/* model.c: the model in memory: configuration checks, sizes and release (model_close). The
+ * readers that fill it live in model/formats/. */
 #include "model/model.h"
 
 #include <limits.h>
@@ -7,8 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "model/gguf.h"
-#include "model/llama2c.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -122,20 +121,6 @@ void model_pad_logits(model *m, int width) {
 
 int model_logits_width(const model *m) {
     return m->logits_width > 0 ? m->logits_width : m->cfg.vocab_size;
-}
-
-int model_open(model **out, const char *path, char *err) {
-    *out = NULL;
-    int fd = file_open_regular(path, "model", err); /* a directory or FIFO is refused here */
-    if (fd < 0) return -1;
-    unsigned char magic[4] = {0};
-    ssize_t got = read(fd, magic, 4);
-    close(fd);
-    if (got == 0) return err_set(err, "%s: empty file, expected a model", path);
-    int rc = got == 4 && memcmp(magic, "GGUF", 4) == 0 ? model_open_gguf(out, path, err)
-                                                       : model_open_llama2c(out, path, err);
-    if (rc == 0 && (*out)->cfg.seq_len > MODEL_DEFAULT_CTX) (*out)->cfg.seq_len = MODEL_DEFAULT_CTX;
-    return rc;
 }
 
 void model_close(model *m) {

@@ -1,7 +1,7 @@
 /* model.h: a decoder-only transformer's configuration and weights (Llama and the
  * architectures of model/arch.h: Llama 1/2/3, Mistral, Qwen2, Qwen3).
  *
- * model_open() detects the format by content (never by file name): llama2.c legacy
+ * model/formats/model_file.h's model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
  * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied
  * (but for the int8 mode's packed rows of some types on some CPUs: wmat.packed, forward.c).
@@ -14,19 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/wtype.h"
-
-/* A row-major matrix of `rows` rows of `cols` values each in storage type `type` (wtype.h);
- * rows are contiguous, cols is a multiple of the type's block and a row is cols / block blocks
- * laid out as in GGUF (q8_0: {fp16 scale, 32 x int8}, 34 bytes). */
-typedef struct {
-    wtype type;
-    const void *data;
-    int rows, cols;
-    /* The int8 mode's packed copy of the first rows / G x G rows, G the type's pack_rows
-     * (kernels.h, "packed rows"; forward.c makes it), or NULL. */
-    const unsigned char *packed;
-} wmat;
+#include "model/weights/wtype.h"
 
 /* Which values RoPE rotates together (llama.cpp's rope types): NORM pairs i and i + 1 (Llama,
  * and llama2.c checkpoints); NEOX pairs i and i + rope_dim / 2 within each head (Qwen2, Qwen3). */
@@ -91,10 +79,6 @@ typedef struct model {
     void *release_arg;
 } model;
 
-/* Opens a model file of any supported format. On success *out owns the mapping. Its context
- * (cfg.seq_len) is the file's capped at MODEL_DEFAULT_CTX. */
-int model_open(model **out, const char *path, char *err);
-
 /* The context a model runs with unless told otherwise. The KV cache is float32 and allocated for
  * the whole context (forward.c): Llama-3.1-8B's declared 131072 tokens would need 34 GB of it,
  * Qwen2.5-7B's 32768 3.8 GB, while the datasets' prompts plus outputs stay under 4096 tokens
@@ -145,8 +129,5 @@ int model_config_check(const model_config *c, const char *what, char *err);
  * on unchecked fields (a derived field that would not fit an int is set to 0, which
  * model_config_check then refuses); call model_config_check before using the result. */
 void model_config_derive(model_config *c);
-
-/* llama2.c loader (both formats). Used by model_open; exposed for tests. */
-int model_open_llama2c(model **out, const char *path, char *err);
 
 #endif

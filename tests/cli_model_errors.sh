@@ -71,7 +71,7 @@ expect_ok roundtrip "Tom and Sue: héllo 🙂" $B detokenize --tokenizer "$TOK" 
 expect_ok invalid_utf8_runs "0" bash -c "$B generate --model $M --prompt \$'\\xff\\xfe abc \\xc3' -n 3 >/dev/null 2>&1; echo \$?"
 # synth writes a loadable model; generate works on it
 # the format version the bench caches name files by: a positive integer, the one synth.h holds
-expect_ok synth_version "$(sed -n 's/^#define SYNTH_VERSION \([0-9]*\).*/\1/p' "${DECBENCH_SOURCE:?}/model/synth.h")" $B synth --version
+expect_ok synth_version "$(sed -n 's/^#define SYNTH_VERSION \([0-9]*\).*/\1/p' "${DECBENCH_SOURCE:?}/model/convert/synth.h")" $B synth --version
 $B synth --config 64,128,2,4,2,512,128 --seed 3 -o "$T/syn.bin" 2>/dev/null
 expect_ok synth_generate "0" bash -c "$B generate --model $T/syn.bin --tokenizer $TOK -n 5 >/dev/null 2>&1; echo \$?"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_self_draft.sh: quantized self-speculation from the command line. `--draft self:TYPE` is no
-# file but the target requantized in memory (model/requant.h): spec, tree and Ouroboros run
+# file but the target requantized in memory (model/convert/requant.h): spec, tree and Ouroboros run
 # with it and stay exact; the run records the draft as 'self:TYPE' with a fingerprint derived
 # from the target's, so --resume refuses another TYPE; an unknown TYPE is refused before a
 # database is created; `generate` says what the draft holds.

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "datasets/dataset.h"
-#include "model/synth.h"
-#include "model/tokenizer.h"
+#include "model/convert/synth.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

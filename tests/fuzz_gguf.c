@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 #include "model/forward.h"
-#include "model/gguf.h"
-#include "model/kernels.h"
+#include "model/formats/gguf.h"
+#include "model/kernels/kernels.h"
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/fuzz_memfd.h"
 #include "util/err.h"
 

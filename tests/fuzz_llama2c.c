@@ -27,8 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/llama2c.h"
+#include "model/formats/llama2c.h"
 #include "model/model.h"
 #include "tests/fuzz_memfd.h"
 #include "util/err.h"

@@ -34,7 +34,7 @@
 
 #include "decoders/decoder.h"
 #include "decoders/ouroboros.h"
-#include "model/synth.h"
+#include "model/convert/synth.h"
 #include "tests/fuzz_memfd.h"
 #include "util/err.h"
 #include "util/hash.h"

@@ -4,7 +4,7 @@
  * verbatim, padding tokens appended) and the draft check (tok_compatible).
  *
  * Random bytes almost never make a GGUF file, so each input describes a vocabulary that is
- * then written as GGUF (model/gguf.h's writer) and loaded with tok_load, as a file on disk:
+ * then written as GGUF (model/formats/gguf.h's writer) and loaded with tok_load, as a file on disk:
  *   byte 0   pre-tokenizer: index into fuzz_vocab_pres (the last entries are unknown names)
  *   byte 1   flags: 1 the 256 byte stand-ins come first, 2 tokenizer.ggml.add_bos_token,
  *            4 tokenizer.ggml.bos_token_id = byte 2, 8 no token_type array, 16 parse
@@ -37,9 +37,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/convert.h"
-#include "model/gguf.h"
-#include "model/tokenizer.h"
+#include "model/convert/convert.h"
+#include "model/formats/gguf.h"
+#include "model/tokenizer/tokenizer.h"
 #include "util/err.h"
 
 static const char *const fuzz_vocab_pres[] = {

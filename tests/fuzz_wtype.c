@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/kernels.h"
+#include "model/kernels/kernels.h"
 
 static int same_bits(const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++)

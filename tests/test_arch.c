@@ -21,10 +21,11 @@
 #include <string.h>
 
 #include "model/arch.h"
-#include "model/convert.h"
+#include "model/convert/convert.h"
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/synth.h"
-#include "model/tokenizer.h"
+#include "model/convert/synth.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

@@ -20,10 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/convert.h"
-#include "model/kernels.h"
-#include "model/synth.h"
-#include "model/tokenizer.h"
+#include "model/convert/convert.h"
+#include "model/formats/model_file.h"
+#include "model/kernels/kernels.h"
+#include "model/convert/synth.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -139,7 +140,7 @@ static void test_quantizers(void) {
     for (int j = 0; j < 32; j++) x[j] = sinf(j * 1.7f + 0.3f) * (j == 9 ? 3.0f : 0.01f);
     convert_row_q8_0(x, blk, 32);
     memcpy(&d, blk, 2);
-    float step = kern_f16_to_f32(d);
+    float step = wtype_f16_to_f32(d);
     CHECK((signed char)blk[2 + 9] == 127 || (signed char)blk[2 + 9] == -127);
     for (int j = 0; j < 32; j++) worst = fmaxf(worst, fabsf(x[j] - step * (signed char)blk[2 + j]));
     CHECK_MSG(worst <= 0.55f * step, "worst error %g of a step %g", worst, step);

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "datasets/dataset.h"
-#include "model/gguf.h"
-#include "model/tokenizer.h"
+#include "model/formats/gguf.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

@@ -20,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/convert.h"
+#include "model/convert/convert.h"
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/kernels.h"
-#include "model/synth.h"
+#include "model/kernels/kernels.h"
+#include "model/convert/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/rng.h"

@@ -10,10 +10,11 @@
 #include <sys/stat.h>
 
 #include "model/arch.h"
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/gguf.h"
+#include "model/formats/gguf.h"
 #include "model/model.h"
-#include "model/synth.h"
+#include "model/convert/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

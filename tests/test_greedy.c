@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "decoders/decoder.h"
-#include "model/tokenizer.h"
+#include "model/formats/model_file.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

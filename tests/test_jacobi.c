@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "decoders/decoder.h"
-#include "model/synth.h"
+#include "model/convert/synth.h"
+#include "model/formats/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

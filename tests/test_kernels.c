@@ -20,9 +20,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model/gguf.h"
-#include "model/kernels.h"
-#include "model/kernels_isa.h"
+#include "model/formats/gguf.h"
+#include "model/kernels/kernels.h"
+#include "model/kernels/kernels_isa.h"
 #include "tests/testutil.h"
 #include "util/rng.h"
 
@@ -43,7 +43,7 @@ static unsigned char *random_matrix(rng_state *r, wtype t, int rows, int cols) {
         for (size_t i = 0; i < (size_t)rows * cols; i++) {
             float f = 2 * rng_unit(r) - 1;
             if (t == WTYPE_F32) memcpy(w + 4 * i, &f, 4);
-            uint16_t h = t == WTYPE_F16 ? kern_f32_to_f16(f) : kern_f32_to_bf16(f);
+            uint16_t h = t == WTYPE_F16 ? wtype_f32_to_f16(f) : wtype_f32_to_bf16(f);
             if (t != WTYPE_F32) memcpy(w + 2 * i, &h, 2);
         }
         return w;
@@ -263,10 +263,10 @@ static void test_int8_decoders(rng_state *r) {
         for (int row = 0; row < 5; row++) {
             const unsigned char *src = w + (size_t)row * wtype_row_bytes((wtype)t, K);
             tt->to_float(src, f, K);
-            tt->int8.to_int8(src, wi, s4, m32, K);
+            kern_traits_get((wtype)t)->int8.to_int8(src, wi, s4, m32, K);
             for (int i = 0; i < K; i++) {
                 float v = s4[i / 4] * (float)wi[i];
-                if (tt->int8.has_min) v = v - m32[i / 32];
+                if (kern_traits_get((wtype)t)->int8.has_min) v = v - m32[i / 32];
                 bad += memcmp(&v, &f[i], 4) != 0;
             }
         }
@@ -387,7 +387,7 @@ static void test_int8_matmul(rng_state *r) {
         wmat longest = {(wtype)t, NULL, 8, KERN_PACKED_MAX_K, NULL}, longer = longest;
         longer.cols += tt->block;
         CHECK_MSG(kern_int8_packed_size(&longer) == 0 &&
-                      (kern_int8_packed_size(&longest) > 0) == (tt->int8.pack != NULL),
+                      (kern_int8_packed_size(&longest) > 0) == (kern_traits_get((wtype)t)->int8.pack != NULL),
                   "%s: the packed copy's row limit", tt->name);
         /* streaming, whole and in shares */
         int K = 1024;
@@ -521,7 +521,7 @@ static void test_exp_and_halves(void) {
     int bad = 0;
     for (uint32_t v = 0; v < 65536; v++) {
         if (((v >> 10) & 31) == 31 && (v & 1023)) continue; /* NaN payloads */
-        if (kern_f32_to_f16(kern_f16_to_f32((uint16_t)v)) != v) bad++;
+        if (wtype_f32_to_f16(wtype_f16_to_f32((uint16_t)v)) != v) bad++;
     }
     CHECK_MSG(bad == 0, "%d half values do not round trip", bad);
 }

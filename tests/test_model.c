@@ -15,9 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/llama2c.h"
-#include "model/synth.h"
+#include "model/formats/llama2c.h"
+#include "model/convert/synth.h"
 #include "tests/fuzz_llama2c.c"
 #include "tests/testutil.h"
 #include "util/err.h"

@@ -15,9 +15,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/requant.h"
-#include "model/synth.h"
+#include "model/convert/requant.h"
+#include "model/convert/synth.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

@@ -8,8 +8,8 @@
 #include <time.h>
 #include <math.h>
 
-#include "model/gguf.h"
-#include "model/tokenizer.h"
+#include "model/formats/gguf.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

@@ -1,4 +1,4 @@
-/* test_tokenizer_bpe.c: byte-level BPE vocabularies (model/tok_bpe.c, model/tok_pre.c) and
+/* test_tokenizer_bpe.c: byte-level BPE vocabularies (model/tokenizer/tok_bpe.c, model/tokenizer/tok_pre.c) and
  * the vocabulary-type dispatch. llama.cpp's reference vectors for every byte-level vocabulary
  * in ../shared/tokenizer-vectors, with decode(encode(s)) == s for each; llama.cpp's
  * test-tokenizer-1-bpe properties (every token's text and every code point round trip);
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "model/gguf.h"
-#include "model/tok_internal.h"
-#include "model/tokenizer.h"
+#include "model/formats/gguf.h"
+#include "model/tokenizer/tok_internal.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/fuzz_vocab.c"
 #include "tests/testutil.h"
 #include "util/err.h"

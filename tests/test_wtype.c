@@ -20,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/convert.h"
+#include "model/convert/convert.h"
+#include "model/formats/model_file.h"
 #include "model/forward.h"
-#include "model/gguf.h"
-#include "model/kernels.h"
+#include "model/formats/gguf.h"
+#include "model/kernels/kernels.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

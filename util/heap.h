@@ -1,5 +1,5 @@
 /* heap.h: a binary min-heap over an array of any element type, written once for the two
- * tokenizers' bigram queues (model/tok_spm.c, model/tok_bpe.c), whose element types and orders
+ * tokenizers' bigram queues (model/tokenizer/tok_spm.c, model/tokenizer/tok_bpe.c), whose element types and orders
  * differ. HEAP_DEFINE(T, BEFORE) defines, for elements of type T and BEFORE(const T *a,
  * const T *b) true when a must come out first:
  *   static void T##_heap_push(T *h, int *n, T x)   adds x (h has room for it);

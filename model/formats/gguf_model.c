@@ -1,0 +1,317 @@
+/* gguf_model.c: models from GGUF files, driven by the architecture table (arch.h: llama.cpp's
+ * tensor names and "%s.*" keys) and the weight-type table (wtype.h: which ggml types load).
+ *
+ * Weights stay in the mapping and in their stored type. GGUF lists dimensions fastest first,
+ * so a [rows x cols] matrix of model.h is a tensor with ne = {cols, rows}. For Llama files
+ * llama.cpp's converter permutes Q and K so that RoPE rotates adjacent pairs (its "normal" rope
+ * mode), the same convention llama2.c checkpoints use; Qwen2/Qwen3 files keep Hugging Face's
+ * order and rotate pairs half a head apart (NEOX): the architecture's row says which.
+ *
+ * Hyper-parameters are read as llama.cpp's llama_model::load_hparams reads them: the head size
+ * is attention.key_length when present (Qwen3, Mistral-Nemo-style files), else embedding_length
+ * / head_count, and value_length must equal it; rope.dimension_count defaults to the head size;
+ * rope.scaling.type none or linear (rope.scaling.factor: DeepSeek-Coder's 4).
+ *
+ * Anything that would change the computation and that this loader does not implement (other
+ * architectures, MoE experts, YaRN or LongRoPE scaling, separate key and value head sizes,
+ * tensors the architecture's row does not list, such as output biases) is refused with a
+ * message rather than silently ignored: the point of the project is exact decoding, and a
+ * half-understood model is not exact. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/arch.h"
+#include "model/formats/gguf.h"
+#include "model/model.h"
+#include "util/err.h"
+
+typedef struct {
+    const gguf *g;
+    const char *path;
+    const model_arch *arch;
+    char *used; /* per tensor: bound to a weight */
+    char *err;
+    char key[ARCH_KEY_LEN]; /* the last key formatted by K() */
+} loader;
+
+/* The architecture's key k ("llama.context_length"), valid until the next call. */
+static const char *K(loader *L, arch_kv k) {
+    return arch_key(L->arch, k, L->key);
+}
+
+/* A required u32 config key that must fit in 1..INT_MAX. */
+static int key_int(loader *L, const char *key, int *out) {
+    uint32_t v;
+    if (gguf_get_u32(L->g, key, &v, L->err)) return -1;
+    if (v == 0 || v > INT_MAX)
+        return err_set(L->err, "%s: %s = %u, expected 1..%d", L->path, key, v, INT_MAX);
+    *out = (int)v;
+    return 0;
+}
+
+static int opt_int(loader *L, const char *key, int *out) {
+    return gguf_find_key(L->g, key) < 0 ? 0 : key_int(L, key, out);
+}
+
+/* An optional token id (0 allowed). */
+static int opt_id(loader *L, const char *key, int *out) {
+    uint32_t v;
+    if (gguf_find_key(L->g, key) < 0) return 0;
+    if (gguf_get_u32(L->g, key, &v, L->err)) return -1;
+    if (v > INT_MAX) return err_set(L->err, "%s: %s = %u is out of range", L->path, key, v);
+    *out = (int)v;
+    return 0;
+}
+
+static int opt_f32(loader *L, const char *key, float *out) {
+    return gguf_find_key(L->g, key) < 0 ? 0 : gguf_get_f32(L->g, key, out, L->err);
+}
+
+/* The tensor `name`, which must be a [rows x cols] matrix (rows 1 for a vector). */
+static const gguf_tensor *shaped(loader *L, const char *name, int rows, int cols) {
+    const gguf_tensor *t = gguf_find_tensor(L->g, name);
+    if (!t) {
+        err_set(L->err, "%s: tensor '%s' is missing", L->path, name);
+        return NULL;
+    }
+    if (t->ne[0] != (uint64_t)cols || t->ne[1] != (uint64_t)rows || t->ne[2] != 1 ||
+        t->ne[3] != 1) {
+        err_set(L->err,
+                "%s: tensor '%s' has ne = [%llu, %llu, %llu, %llu], expected [%d, %d] "
+                "(columns first)",
+                L->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], cols, rows);
+        return NULL;
+    }
+    L->used[t - gguf_tensor_at(L->g, 0)] = 1;
+    return t;
+}
+
+static int bind_matrix(loader *L, const char *name, int rows, int cols, wmat *w) {
+    const gguf_tensor *t = shaped(L, name, rows, cols);
+    if (!t) return -1;
+    if (wtype_from_ggml(t->type, &w->type)) {
+        char list[160] = "";
+        for (int i = 0; i < WTYPE_COUNT; i++) {
+            const char *gn = gguf_type_name(wtype_get((wtype)i)->ggml_type);
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", gn);
+        }
+        const char *tn = gguf_type_name(t->type);
+        return err_set(L->err, "%s: tensor '%s' has type %s, which is not supported (%s)", L->path,
+                       name, tn ? tn : "?", list);
+    }
+    /* The element alignment the kernels' typed loads rely on (GGUF guarantees it only when
+     * general.alignment is a multiple of it). */
+    size_t align = (size_t)wtype_get(w->type)->align;
+    if ((uintptr_t)t->data % align)
+        return err_set(L->err, "%s: tensor '%s' data is not %zu-byte aligned", L->path, name,
+                       align);
+    w->data = t->data;
+    w->rows = rows;
+    w->cols = cols;
+    return 0;
+}
+
+/* Vectors (norm weights, biases, RoPE factors) are read as plain floats by the forward pass;
+ * llama.cpp's converter keeps every 1-D tensor in F32. */
+static int bind_vector(loader *L, const char *name, int dim, const float **out) {
+    const gguf_tensor *t = shaped(L, name, 1, dim);
+    if (!t) return -1;
+    if (t->type != GGUF_TENSOR_F32) {
+        const char *tn = gguf_type_name(t->type);
+        return err_set(L->err,
+                       "%s: tensor '%s' is %s; norm weights, biases and RoPE factors "
+                       "must be F32",
+                       L->path, name, tn ? tn : "?");
+    }
+    if ((uintptr_t)t->data % 4)
+        return err_set(L->err, "%s: tensor '%s' data is not 4-byte aligned", L->path, name);
+    *out = t->data;
+    return 0;
+}
+
+/* Refuses keys announcing features this loader would otherwise silently ignore, and reads
+ * the RoPE scaling llama.cpp applies: none, or linear (positions times 1 / factor). */
+static int read_rope_scaling(loader *L, model_config *c) {
+    uint32_t experts = 0;
+    const char *s = "none";
+    if (gguf_find_key(L->g, K(L, ARCH_KV_EXPERT_COUNT)) >= 0 &&
+        gguf_get_u32(L->g, L->key, &experts, L->err))
+        return -1;
+    if (experts > 0)
+        return err_set(L->err,
+                       "%s: %s = %u: mixture-of-experts models are not "
+                       "supported",
+                       L->path, L->key, experts);
+    if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0 &&
+        gguf_get_str(L->g, L->key, &s, L->err))
+        return -1;
+    float factor = 0.0f; /* llama.cpp: 0 or absent means no scaling */
+    if (opt_f32(L, K(L, ARCH_KV_ROPE_SCALING_FACTOR), &factor)) return -1;
+    if (strcmp(s, "none") == 0) return 0; /* llama.cpp ignores the factor then */
+    if (strcmp(s, "linear") != 0)
+        return err_set(L->err,
+                       "%s: %s = '%.32s' is not supported (only none and linear RoPE scaling)",
+                       L->path, K(L, ARCH_KV_ROPE_SCALING_TYPE), s);
+    if (!(factor >= 0.0f) || factor > 1e6f || (factor > 0.0f && factor < 1e-6f))
+        return err_set(L->err, "%s: %s = %g is out of range", L->path, L->key, (double)factor);
+    c->rope_factor = factor == 0.0f ? 1.0f : factor;
+    return 0;
+}
+
+static int read_config(loader *L, model_config *c) {
+    const char *arch;
+    if (gguf_get_str(L->g, "general.architecture", &arch, L->err)) return -1;
+    if (!(L->arch = arch_find(arch))) {
+        char names[200];
+        arch_names(names, sizeof names);
+        return err_set(L->err, "%s: architecture '%.40s' is not supported (only %s)", L->path, arch,
+                       names);
+    }
+    memset(c, 0, sizeof *c);
+    if (key_int(L, K(L, ARCH_KV_CONTEXT_LENGTH), &c->seq_len) ||
+        key_int(L, K(L, ARCH_KV_EMBEDDING_LENGTH), &c->dim) ||
+        key_int(L, K(L, ARCH_KV_BLOCK_COUNT), &c->n_layers) ||
+        key_int(L, K(L, ARCH_KV_FEED_FORWARD_LENGTH), &c->hidden_dim) ||
+        key_int(L, K(L, ARCH_KV_HEAD_COUNT), &c->n_heads))
+        return -1;
+    c->n_kv_heads = c->n_heads;
+    c->rope_theta = 10000.0f; /* llama.cpp's default when rope.freq_base is absent */
+    if (opt_int(L, K(L, ARCH_KV_HEAD_COUNT_KV), &c->n_kv_heads) ||
+        opt_f32(L, K(L, ARCH_KV_ROPE_FREQ_BASE), &c->rope_theta) ||
+        gguf_get_f32(L->g, K(L, ARCH_KV_RMS_EPS), &c->norm_eps, L->err))
+        return -1;
+    c->head_size = c->dim / c->n_heads;
+    int value_length = 0;
+    if (opt_int(L, K(L, ARCH_KV_KEY_LENGTH), &c->head_size)) return -1;
+    if (opt_int(L, K(L, ARCH_KV_VALUE_LENGTH), &value_length)) return -1;
+    if (value_length && value_length != c->head_size)
+        return err_set(L->err, "%s: %s = %d differs from the key head size %d", L->path, L->key,
+                       value_length, c->head_size);
+    c->rope_dim = c->head_size;
+    if (opt_int(L, K(L, ARCH_KV_ROPE_DIMENSION_COUNT), &c->rope_dim)) return -1;
+    c->rope = L->arch->rope;
+    c->rope_factor = 1.0f;
+    c->ctx_train = c->seq_len;
+    if (!(c->norm_eps > 0.0f) || !(c->rope_theta > 0.0f))
+        return err_set(L->err,
+                       "%s: layer_norm_rms_epsilon %g and rope.freq_base %g must be "
+                       "positive",
+                       L->path, (double)c->norm_eps, (double)c->rope_theta);
+    /* The vocabulary size is the embedding's row count; llama.vocab_size must agree. */
+    const gguf_tensor *emb = gguf_find_tensor(L->g, "token_embd.weight");
+    if (!emb) return err_set(L->err, "%s: tensor 'token_embd.weight' is missing", L->path);
+    if (emb->ne[1] == 0 || emb->ne[1] > INT_MAX)
+        return err_set(L->err, "%s: token_embd.weight has %llu rows", L->path,
+                       (unsigned long long)emb->ne[1]);
+    c->vocab_size = (int)emb->ne[1];
+    int vocab = c->vocab_size;
+    if (opt_int(L, K(L, ARCH_KV_VOCAB_SIZE), &vocab)) return -1;
+    if (vocab != c->vocab_size)
+        return err_set(L->err, "%s: %s %d differs from token_embd.weight's %d rows", L->path,
+                       L->key, vocab, c->vocab_size);
+    /* The vocabulary in the same file must match it, or ids it produces would index past
+     * the embedding (llama.cpp requires the same equality). */
+    uint64_t n_tokens;
+    if (gguf_find_key(L->g, "tokenizer.ggml.tokens") >= 0) {
+        if (gguf_get_arr_len(L->g, "tokenizer.ggml.tokens", GGUF_STRING, &n_tokens, L->err))
+            return -1;
+        if (n_tokens != (uint64_t)c->vocab_size)
+            return err_set(L->err,
+                           "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has "
+                           "%d rows",
+                           L->path, (unsigned long long)n_tokens, c->vocab_size);
+    }
+    c->bos_id = 1, c->eos_id = 2;
+    if (opt_id(L, "tokenizer.ggml.bos_token_id", &c->bos_id) ||
+        opt_id(L, "tokenizer.ggml.eos_token_id", &c->eos_id))
+        return -1;
+    c->end_id = c->eos_id; /* GGUF (chat/instruct) models end a reply with EOS */
+    if (c->bos_id >= c->vocab_size || c->eos_id >= c->vocab_size)
+        return err_set(L->err, "%s: BOS %d / EOS %d outside the vocabulary of %d", L->path,
+                       c->bos_id, c->eos_id, c->vocab_size);
+    if (model_config_check(c, L->path, L->err)) return -1;
+    /* Only now: the check bounds n_kv_heads by n_heads, so this cannot overflow (the fuzzer
+     * found the overflow with a huge head_count_kv when it was computed before the check). */
+    c->kv_dim = c->n_kv_heads * c->head_size;
+    return read_rope_scaling(L, c);
+}
+
+/* Binds tensor t of layer l (or the model-wide one) where the tensor table says, if the
+ * architecture has it; an optional tensor may be missing. */
+static int bind_tensor(loader *L, model *m, arch_tensor t, int l) {
+    const arch_tensor_info *ti = arch_tensor_get(t);
+    char name[64];
+    arch_tensor_name(t, l, name, sizeof name);
+    if (L->arch->tensors[t] == ARCH_OPTIONAL && !gguf_find_tensor(L->g, name)) return 0;
+    int rows = arch_dim_value(&m->cfg, ti->rows), cols = arch_dim_value(&m->cfg, ti->cols);
+    if (ti->vector) return bind_vector(L, name, cols, arch_vector(m, t, l));
+    return bind_matrix(L, name, rows, cols, arch_matrix(m, t, l));
+}
+
+static int bind_weights(loader *L, model *m) {
+    const model_config *c = &m->cfg;
+    const unsigned char *has = L->arch->tensors;
+    for (int t = 0; t < ARCH_T_COUNT; t++) /* model-wide tensors first, then layer by layer */
+        if (has[t] && !arch_tensor_get((arch_tensor)t)->per_layer &&
+            bind_tensor(L, m, (arch_tensor)t, 0))
+            return -1;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int t = 0; t < ARCH_T_COUNT; t++)
+            if (has[t] && arch_tensor_get((arch_tensor)t)->per_layer &&
+                bind_tensor(L, m, (arch_tensor)t, l))
+                return -1;
+    if (!m->wcls.data) m->wcls = m->tok_embd; /* no output.weight: tied embeddings */
+    for (int i = 0; i < gguf_tensor_count(L->g); i++)
+        if (!L->used[i])
+            return err_set(L->err,
+                           "%s: tensor '%.60s' is not part of a plain %s model; refusing to "
+                           "ignore it",
+                           L->path, gguf_tensor_at(L->g, i)->name, L->arch->title);
+    m->main_type = c->n_layers > 0 ? m->layers[0].wq.type : m->tok_embd.type;
+    return 0;
+}
+
+static void release_gguf(void *g) {
+    gguf_close(g);
+}
+
+int model_open_gguf(model **out, const char *path, char *err) {
+    *out = NULL;
+    gguf *g;
+    if (gguf_open(&g, path, err)) return -1;
+    model *m = calloc(1, sizeof *m);
+    loader L = {
+        .g = g, .path = path, .used = calloc((size_t)gguf_tensor_count(g) + 1, 1), .err = err};
+    if (!m || !L.used) {
+        err_set(err, "%s: out of memory", path);
+        goto fail;
+    }
+    m->release = release_gguf;
+    m->release_arg = g;
+    m->file_map = gguf_mapping(g, &m->file_map_size);
+    m->format = "gguf";
+    snprintf(m->path, sizeof m->path, "%s", path);
+    if (read_config(&L, &m->cfg)) goto fail;
+    if (!(m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers))) {
+        err_set(err, "%s: out of memory for %d layers", path, m->cfg.n_layers);
+        goto fail;
+    }
+    m->arch = L.arch;
+    if (bind_weights(&L, m)) goto fail;
+    free(L.used);
+    *out = m;
+    return 0;
+fail:
+    free(L.used);
+    if (m) {
+        m->release = NULL;
+        model_close(m);
+    }
+    gguf_close(g);
+    return -1;
+}

@@ -1,0 +1,135 @@
+/* kernels_avx2_attend.c: attention's reductions on AVX2 (kern_isa_ops' sum, softmax and values;
+ * compiled with the AVX2 flags, run only on CPUs that have them). Each is the scalar reference's
+ * arithmetic in 8 lanes, operation for operation, so the bits are the reference's
+ * (tests/test_kernels.c compares every ISA): the canonical sum's 16 lanes as two registers, the
+ * fixed exp polynomial of kern_exp_ref lane by lane, and the value sums' four fused multiply-add
+ * chains per column (keys s = 0, 1, 2, 3 mod 4, in slot order) with a column in each lane.
+ * Before these existed AVX2 ran the scalar reference: at long contexts the value sums, one
+ * column at a time, cost as much as the scores. */
+#include "model/kernels/kernels.h"
+#include "model/kernels/kernels_isa.h"
+
+#if KERN_X86
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "model/kernels/kernels_avx2.h"
+
+float kern_avx2_sum(const float *a, int n) {
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + KERN_LANES <= n; k += KERN_LANES) {
+        lo = _mm256_add_ps(lo, _mm256_loadu_ps(a + k));
+        hi = _mm256_add_ps(hi, _mm256_loadu_ps(a + k + 8));
+    }
+    if (k < n) { /* lanes past n add +0, as the reference does */
+        int left = n - k, nl = left < 8 ? left : 8;
+        lo = _mm256_add_ps(lo, maskload8(a + k, nl));
+        hi = _mm256_add_ps(hi, maskload8(a + k + 8, left - nl));
+    }
+    return fold256x2(lo, hi);
+}
+
+static inline __m256 exp8(__m256 x) { /* kern_exp_ref in 8 lanes, operation for operation */
+    x = _mm256_max_ps(x, _mm256_set1_ps(KERN_EXP_LO));
+    __m256 t = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(KERN_EXP_L2E)),
+                             _mm256_set1_ps(KERN_EXP_SHIFTER));
+    __m256 n = _mm256_sub_ps(t, _mm256_set1_ps(KERN_EXP_SHIFTER));
+    __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(KERN_EXP_C1)));
+    r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(KERN_EXP_C2)));
+    __m256 p = _mm256_set1_ps(kern_exp_poly[0]);
+    for (int i = 1; i < 6; i++)
+        p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kern_exp_poly[i]));
+    __m256 r2 = _mm256_mul_ps(r, r);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r2), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* kern_attend's softmax: max (exact in any order), exp8, the canonical sum. */
+float kern_avx2_softmax(float *s, int n) {
+    float mx = s[0];
+    __m256 vmx = _mm256_set1_ps(mx);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(s + i));
+    float m8[8];
+    _mm256_storeu_ps(m8, vmx);
+    for (int j = 0; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
+    for (; i < n; i++) mx = s[i] > mx ? s[i] : mx;
+    vmx = _mm256_set1_ps(mx);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(s + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmx)));
+    if (i < n) {
+        float t[8];
+        _mm256_storeu_ps(t, exp8(_mm256_sub_ps(maskload8(s + i, n - i), vmx)));
+        memcpy(s + i, t, sizeof(float) * (size_t)(n - i));
+    }
+    return kern_avx2_sum(s, n);
+}
+
+/* acc[j] += w * v for the chain j = s mod 4 known only at run time (remainders and tails). */
+static inline __attribute__((always_inline)) void chain_fma(__m256 acc[4], int j, __m256 w,
+                                                            __m256 v) {
+    switch (j) {
+    case 0:
+        acc[0] = _mm256_fmadd_ps(w, v, acc[0]);
+        break;
+    case 1:
+        acc[1] = _mm256_fmadd_ps(w, v, acc[1]);
+        break;
+    case 2:
+        acc[2] = _mm256_fmadd_ps(w, v, acc[2]);
+        break;
+    default:
+        acc[3] = _mm256_fmadd_ps(w, v, acc[3]);
+        break;
+    }
+}
+
+/* kern_attend's value sums for the queries of kern_attend_shared, two at a time: each 8 columns
+ * of a shared value row are loaded once and fed to both queries' chain s mod 4. */
+void kern_avx2_values(const float *e, size_t lde, const float *sum, int nq, int hs,
+                      const float *v, int n_shared, const int *const *tail, const int *n_tail,
+                      float *out, size_t ldo) {
+    for (int q0 = 0; q0 < nq; q0 += 2) {
+        const int QB = nq - q0 < 2 ? nq - q0 : 2;
+        const float *eq[2] = {e + (size_t)q0 * lde, e + (size_t)(q0 + QB - 1) * lde};
+        for (int c = 0; c < hs; c += 8) {
+            const int nc = hs - c < 8 ? hs - c : 8;
+            __m256 a[2][4];
+            for (int i = 0; i < 2; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm256_setzero_ps();
+            int s = 0;
+            if (nc == 8)
+                for (; s + 4 <= n_shared; s += 4) {
+#pragma GCC unroll 4
+                    for (int j = 0; j < 4; j++) {
+                        __m256 vs = _mm256_loadu_ps(v + (size_t)(s + j) * hs + c);
+#pragma GCC unroll 2
+                        for (int i = 0; i < 2; i++)
+                            a[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(eq[i] + s + j), vs, a[i][j]);
+                    }
+                }
+            for (; s < n_shared; s++) {
+                __m256 vs = maskload8(v + (size_t)s * hs + c, nc);
+                for (int i = 0; i < 2; i++) chain_fma(a[i], s % 4, _mm256_broadcast_ss(eq[i] + s), vs);
+            }
+            for (int i = 0; i < QB; i++) {
+                const int t = q0 + i;
+                for (int j = 0; j < n_tail[t]; j++) {
+                    int st = n_shared + j;
+                    chain_fma(a[i], st % 4, _mm256_broadcast_ss(eq[i] + st),
+                              maskload8(v + (size_t)tail[t][j] * hs + c, nc));
+                }
+                __m256 r =
+                    _mm256_add_ps(_mm256_add_ps(a[i][0], a[i][1]), _mm256_add_ps(a[i][2], a[i][3]));
+                float o[8];
+                _mm256_storeu_ps(o, _mm256_div_ps(r, _mm256_set1_ps(sum[t])));
+                memcpy(out + (size_t)t * ldo + c, o, sizeof(float) * (size_t)nc);
+            }
+        }
+    }
+}
+#endif

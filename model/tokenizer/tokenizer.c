@@ -1,0 +1,365 @@
+/* tokenizer.c: the tokenizer's public API (tokenizer.h). Detects the file format, picks the
+ * vocabulary type from one table (tokenizer.ggml.model, as llama.cpp's llama_vocab_type) and
+ * does what is common to every type: special ids, the add-BOS flag, and matching special
+ * tokens in the raw text before the type's encoder sees it (llama.cpp's
+ * tokenizer_st_partition). The types live in tok_spm.c and tok_bpe.c. */
+#include "model/tokenizer/tokenizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/formats/gguf.h"
+#include "model/tokenizer/tok_internal.h"
+#include "util/err.h"
+#include "util/file.h"
+
+/* The vocabulary types: a new one is a tok_kind row here plus its file. */
+static const tok_kind *const kinds[] = {&tok_kind_spm, &tok_kind_bpe};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
+
+int tok_vocab_size(const tok *t) {
+    return t->n;
+}
+int tok_bos(const tok *t) {
+    return t->bos;
+}
+int tok_eos(const tok *t) {
+    return t->eos;
+}
+int tok_eot(const tok *t) {
+    return t->eot;
+}
+int tok_pad(const tok *t) {
+    return t->pad;
+}
+int tok_add_bos(const tok *t) {
+    return t->add_bos;
+}
+int tok_add_eos(const tok *t) {
+    return t->add_eos;
+}
+const char *tok_model_name(const tok *t) {
+    return t->kind->model;
+}
+const char *tok_pre_name(const tok *t) {
+    return t->pre ? t->pre : "";
+}
+const char *tok_chat_template(const tok *t) {
+    return t->chat_template;
+}
+
+const char *tok_piece(const tok *t, int id) {
+    return id >= 0 && id < t->n ? t->kind->piece(t, id) : NULL;
+}
+
+int tok_decode(const tok *t, int prev, int id, char *buf, size_t n) {
+    if (id < 0 || id >= t->n || n == 0) return -1;
+    return t->kind->decode(t, prev, id, buf, n);
+}
+
+void tok_free(tok *t) {
+    if (!t) return;
+    if (t->kind && t->impl) t->kind->free_impl(t->impl);
+    free(t->type);
+    free(t->special);
+    free(t->chat_template);
+    free(t);
+}
+
+size_t tok_utf8_valid_len(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
+    if (len <= 1) return len;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    /* Overlong forms, surrogates and values past U+10FFFF are not code points either. */
+    if (len == 2 && c < 0xc2) return 0;
+    if (len == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))) return 0;
+    if (len == 4 && ((c == 0xf0 && s[1] < 0x90) || c > 0xf4 || (c == 0xf4 && s[1] >= 0x90)))
+        return 0;
+    return len;
+}
+
+/* ---- special tokens -------------------------------------------------------------------- */
+
+static int by_length_desc(const void *a, const void *b, void *ctx) {
+    int x = *(const int *)a, y = *(const int *)b;
+    size_t lx = strlen(tok_piece(ctx, x)), ly = strlen(tok_piece(ctx, y));
+    if (lx != ly) return lx > ly ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The tokens matched in raw text: control, user-defined and unknown ones, longest first as
+ * llama.cpp's cache_special_tokens (its sort leaves equal lengths in no set order; ours is
+ * by id). */
+static int build_specials(tok *t, const char *path, char *err) {
+    int count = 0;
+    for (int i = 0; i < t->n; i++)
+        count += t->type[i] == TT_CONTROL || t->type[i] == TT_USER || t->type[i] == TT_UNKNOWN;
+    if (count == 0) return 0;
+    t->special = malloc((size_t)count * sizeof *t->special);
+    if (!t->special) return err_set(err, "%s: out of memory", path);
+    for (int i = 0; i < t->n; i++)
+        if ((t->type[i] == TT_CONTROL || t->type[i] == TT_USER || t->type[i] == TT_UNKNOWN) &&
+            tok_piece(t, i)[0] != 0)
+            t->special[t->n_special++] = i;
+    qsort_r(t->special, (size_t)t->n_special, sizeof *t->special, by_length_desc, t);
+    return 0;
+}
+
+/* ---- loading --------------------------------------------------------------------------- */
+
+static int load_gguf(tok *t, const char *path, char *err) {
+    gguf *g;
+    if (gguf_open(&g, path, err)) return -1;
+    const char *model;
+    int rc = -1;
+    if (gguf_get_str(g, "tokenizer.ggml.model", &model, err)) goto done;
+    for (size_t k = 0; k < N_KINDS && !t->kind; k++)
+        if (strcmp(model, kinds[k]->model) == 0) t->kind = kinds[k];
+    if (!t->kind) {
+        err_set(err,
+                "%s: tokenizer model '%.40s' is not supported (known: 'llama' SentencePiece, "
+                "'gpt2' byte-level BPE)",
+                path, model);
+        goto done;
+    }
+    if (t->kind->load_gguf(t, g, err)) goto done;
+    if (gguf_find_key(g, "tokenizer.ggml.add_eos_token") >= 0 &&
+        gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))
+        goto done;
+    if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
+        const char *tpl;
+        if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err)) goto done;
+        if (!(t->chat_template = strdup(tpl))) {
+            err_set(err, "%s: out of memory", path);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    gguf_close(g);
+    return rc;
+}
+
+int tok_file_chat_template(const char *path, char **out, char *err) {
+    *out = NULL;
+    FILE *f = file_fopen_regular(path, "tokenizer", err); /* a FIFO would block fopen() */
+    if (!f) return -1;
+    char magic[4];
+    int gguf_file = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    fclose(f);
+    if (!gguf_file) return 0;
+    gguf *g;
+    if (gguf_open(&g, path, err)) return -1;
+    const char *tpl;
+    int rc = 0;
+    if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
+        if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err))
+            rc = -1;
+        else if (!(*out = strdup(tpl)))
+            rc = err_set(err, "%s: out of memory", path);
+    }
+    gguf_close(g);
+    return rc;
+}
+
+int tok_load(tok **out, const char *path, char *err) {
+    *out = NULL;
+    int fd = file_open_regular(path, "tokenizer", err); /* a FIFO would block open() */
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return err_set(err, "%s: cannot stat: %s", path, strerror(errno));
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return err_set(err, "%s: empty file", path);
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return err_set(err, "%s: mmap failed: %s", path, strerror(errno));
+    tok *t = calloc(1, sizeof *t);
+    int rc;
+    if (!t) {
+        rc = err_set(err, "%s: out of memory", path);
+    } else {
+        t->bos = t->eos = t->eot = t->pad = -1;
+        if (size >= 4 && memcmp(map, "GGUF", 4) == 0) {
+            rc = load_gguf(t, path, err);
+        } else {
+            t->kind = &tok_kind_spm;
+            rc = tok_spm_load_llama2c(t, map, size, path, err);
+        }
+        if (rc == 0) rc = build_specials(t, path, err);
+    }
+    munmap(map, size);
+    if (rc) {
+        tok_free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+/* ---- drafts ----------------------------------------------------------------------------- */
+
+/* llama.cpp's common_speculative_are_compatible (common/speculative.cpp): the limits it uses. */
+#define COMPAT_MAX_SIZE_DIFF 128 /* SPEC_VOCAB_MAX_SIZE_DIFFERENCE */
+#define COMPAT_FIRST_ID 5        /* SPEC_VOCAB_CHECK_START_TOKEN_ID */
+
+/* At most n - 1 bytes of s for a message, control bytes as '?'. */
+static void shown(char *out, size_t n, const char *s) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) out[i] = (unsigned char)s[i] < 32 ? '?' : s[i];
+    out[i] = 0;
+}
+
+int tok_compatible(const tok *target, const tok *draft, const char *draft_path, char *err) {
+    /* llama.cpp compares llama_vocab_type through a bool, so SentencePiece against byte-level
+     * BPE slips through there; here the types themselves must match. */
+    if (target->kind != draft->kind)
+        return err_set(err,
+                       "draft %s: its vocabulary is %s (tokenizer.ggml.model '%s'), the target's "
+                       "%s ('%s'): a draft must share the target's vocabulary",
+                       draft_path, draft->kind->what, draft->kind->model, target->kind->what,
+                       target->kind->model);
+    if (target->add_bos != draft->add_bos || target->add_eos != draft->add_eos ||
+        target->bos != draft->bos || target->eos != draft->eos)
+        return err_set(err,
+                       "draft %s: special tokens differ from the target's: BOS %d (add %d), EOS "
+                       "%d (add %d) against the target's BOS %d (add %d), EOS %d (add %d)",
+                       draft_path, draft->bos, draft->add_bos, draft->eos, draft->add_eos,
+                       target->bos, target->add_bos, target->eos, target->add_eos);
+    int diff = target->n > draft->n ? target->n - draft->n : draft->n - target->n;
+    if (diff > COMPAT_MAX_SIZE_DIFF)
+        return err_set(err,
+                       "draft %s: %d tokens against the target's %d: they differ by %d, more "
+                       "than the %d padding tokens allowed",
+                       draft_path, draft->n, target->n, diff, COMPAT_MAX_SIZE_DIFF);
+    int n = target->n < draft->n ? target->n : draft->n;
+    for (int i = COMPAT_FIRST_ID; i < n; i++) {
+        const char *a = tok_piece(target, i), *b = tok_piece(draft, i);
+        if (strcmp(a, b) != 0) {
+            char ta[64], tb[64];
+            shown(ta, sizeof ta, a);
+            shown(tb, sizeof tb, b);
+            return err_set(err,
+                           "draft %s: token %d is '%s' in the draft and '%s' in the target: a "
+                           "draft must share the target's vocabulary",
+                           draft_path, i, tb, ta);
+        }
+    }
+    return 0;
+}
+
+/* ---- encoding -------------------------------------------------------------------------- */
+
+/* A stretch of the text: raw bytes to encode (id < 0) or one special token. */
+typedef struct {
+    size_t start, len;
+    int id;
+} fragment;
+
+/* Splits the text at every occurrence of each special token in turn, longest token first,
+ * as llama.cpp's tokenizer_st_partition does (so with overlapping candidates the longer
+ * token wins even when the shorter one starts earlier). frag and tmp hold 2 * len + 1
+ * fragments each. Returns the count. */
+static size_t partition(const tok *t, const char *text, size_t len, int parse_special,
+                        fragment *frag, fragment *tmp, uint64_t *pairs) {
+    /* Which byte pairs occur in the text: a token can only occur if all of its pairs do.
+     * This skips almost every candidate without searching for it (DeepSeek-LLM has 2385
+     * user-defined "[PAD...]" tokens: searching the text for each took 90% of the time). */
+    const unsigned char *u = (const unsigned char *)text;
+    memset(pairs, 0, 65536 / 8);
+    for (size_t i = 0; i + 1 < len; i++)
+        pairs[(u[i] << 8 | u[i + 1]) >> 6] |= 1ull << (u[i + 1] & 63);
+    size_t n = 1;
+    frag[0] = (fragment){0, len, -1};
+    for (int k = 0; k < t->n_special; k++) {
+        int id = t->special[k];
+        if (!parse_special && t->type[id] != TT_USER) continue;
+        const unsigned char *s = (const unsigned char *)tok_piece(t, id);
+        size_t slen = strlen((const char *)s), m = 0, j = 1;
+        while (j < slen && (pairs[(s[j - 1] << 8 | s[j]) >> 6] >> (s[j] & 63) & 1)) j++;
+        if (j < slen || !memmem(text, len, s, slen)) continue; /* the usual case: no copy */
+        for (size_t i = 0; i < n; i++) {
+            if (frag[i].id >= 0) {
+                tmp[m++] = frag[i];
+                continue;
+            }
+            size_t pos = frag[i].start, end = frag[i].start + frag[i].len;
+            const char *hit;
+            while (pos < end && (hit = memmem(text + pos, end - pos, s, slen))) {
+                size_t at = (size_t)(hit - text);
+                if (at > pos) tmp[m++] = (fragment){pos, at - pos, -1};
+                tmp[m++] = (fragment){at, slen, id};
+                pos = at + slen;
+            }
+            if (pos < end) tmp[m++] = (fragment){pos, end - pos, -1};
+        }
+        memcpy(frag, tmp, m * sizeof *frag);
+        n = m;
+    }
+    return n;
+}
+
+int tok_encode_flags(const tok *t, const char *text, int flags, int *ids, int *n, char *err) {
+    *n = 0;
+    size_t len = strlen(text);
+    if (len > INT_MAX / 4) return err_set(err, "tok_encode: text of %zu bytes is too long", len);
+    size_t cap = len + 3;
+    int count = 0;
+    if (flags & TOK_ADD_BOS) {
+        if (t->bos < 0) return err_set(err, "tok_encode: the vocabulary has no BOS token");
+        ids[count++] = t->bos;
+    }
+    int parse_special = (flags & TOK_PARSE_SPECIAL) != 0, any = 0;
+    for (int k = 0; k < t->n_special && !any; k++)
+        any = parse_special || t->type[t->special[k]] == TT_USER;
+    if (!any || len == 0) {
+        if (t->kind->encode(t, text, len, ids, &count, cap, err)) return -1;
+        *n = count;
+        return 0;
+    }
+    fragment *frag = malloc(2 * (2 * len + 1) * sizeof *frag);
+    uint64_t *pairs = malloc(65536 / 8);
+    if (!frag || !pairs) {
+        free(frag), free(pairs);
+        return err_set(err, "tok_encode: out of memory for %zu bytes of text", len);
+    }
+    size_t nf = partition(t, text, len, parse_special, frag, frag + 2 * len + 1, pairs);
+    free(pairs);
+    int rc = 0;
+    for (size_t i = 0; i < nf && rc == 0; i++) {
+        if (frag[i].id < 0)
+            rc = t->kind->encode(t, text + frag[i].start, frag[i].len, ids, &count, cap, err);
+        else if ((size_t)count < cap)
+            ids[count++] = frag[i].id;
+        else
+            rc = err_set(err, "tok_encode: more than strlen + 3 = %zu tokens", cap);
+    }
+    free(frag);
+    if (rc) return -1;
+    *n = count;
+    return 0;
+}
+
+int tok_encode(const tok *t, const char *text, int add_bos, int *ids, int *n, char *err) {
+    return tok_encode_flags(t, text, add_bos ? TOK_ADD_BOS : 0, ids, n, err);
+}
