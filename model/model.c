@@ -129,6 +129,7 @@ void model_close(model *m) {
     if (m->release) m->release(m->release_arg);
     free(m->heap);
     free(m->packed_heap);
+    free(m->r16_heap);
     free(m->layers);
     free(m);
 }

@@ -327,7 +327,7 @@ void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, in
                             const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo) {
     const kern_isa_ops *ops = isa_ops[isa];
     if (n_shared > 0) { /* the shared keys as the rows of an f32 matrix */
-        wmat keys = {WTYPE_F32, k, n_shared, hs, NULL};
+        wmat keys = {WTYPE_F32, k, n_shared, hs, NULL, NULL};
         kern_matmul_isa(isa, &keys, 0, n_shared, q, (int)ldq, nq, scratch, (int)lds);
     }
     float div = sqrtf((float)hs), sum[nq];
