@@ -211,8 +211,10 @@ const char *kern_isa_name(kern_isa isa) {
     return isa >= 0 && isa < KERN_ISA_COUNT ? names[isa] : "?";
 }
 
-/* The ISA in use: the best the CPU supports until kern_isa_use() picks another. Set once and
- * read by every thread, hence atomic (every writer stores the same value). */
+/* The ISA in use: the best the CPU supports (or a lower one the environment names in
+ * DECBENCH_ISA=avx2|scalar: what a CPU without AVX-512 would run, measured on one with it) until
+ * kern_isa_use() picks another. Set once and read by every thread, hence atomic (every writer
+ * stores the same value). */
 static _Atomic int active_isa = -1;
 
 kern_isa kern_isa_active(void) {
@@ -224,6 +226,9 @@ kern_isa kern_isa_active(void) {
             a = i;
             break;
         }
+    const char *env = getenv("DECBENCH_ISA");
+    for (int i = 0; env && i < a; i++)
+        if (strcmp(env, kern_isa_name((kern_isa)i)) == 0) a = i;
     atomic_store_explicit(&active_isa, a, memory_order_relaxed);
     return (kern_isa)a;
 }

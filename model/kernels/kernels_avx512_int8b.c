@@ -32,13 +32,16 @@
 #include <string.h>
 
 enum { SLICE = 8 };
-/* One-token passes prefetch each group's bytes this far ahead (2 KB, as the int8 mode's one-row
- * tiles: kernels_avx512.h, STREAM_PREFETCH; kernel_speed, streaming T = 1, ns per 64 weights,
- * none / 2048 ahead: q4_k 3.2 / 2.4, q6_k 5.9 / 4.4, q8_0 4.6 / 4.1); passes of several tokens
- * prefetch the next slice's bytes while they unpack this one. */
+/* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 and PF_FAR ahead into
+ * L2 (the int8 mode's packed AVX2 tiles do the same; kernels_avx2_int8b.c has the AVX2 figures:
+ * without the far prefetch, AVX2 read 56-66% of the probe on the 1.1B preset's k-quant mixes);
+ * on AVX-512, 2 / 2 and 2 / 8 KB measured within the noise of a busy machine (q8_0 102-111%,
+ * Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads). Passes of several tokens
+ * prefetch the next slice's bytes while they unpack this one. (The prefetch addresses are
+ * formed as integers: near the copy's end they point past it, which a prefetch may do and a C
+ * pointer may not.) */
 #define PF_DIST 2048
-/* (The prefetch addresses are formed as integers: near the copy's end they point past it, which
- * a prefetch may do and a C pointer may not.) */
+#define PF_FAR 8192
 
 /* One block of one group of 16 rows, unpacked: the integers u (w plus the type's offset) of
  * values 4m..4m+3 in register m, the units' scales A (a[1]: the second half's, 16-value
@@ -81,7 +84,8 @@ static inline __m512 halves(const unsigned char *p) {
 
 /* Byte j (0..3) of each 32-bit lane, unsigned / signed, as floats. */
 static inline __m512 byte_u(__m512i v, int j) {
-    return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, 8 * j), _mm512_set1_epi32(255)));
+    return _mm512_cvtepi32_ps(
+        _mm512_and_si512(_mm512_srli_epi32(v, 8 * j), _mm512_set1_epi32(255)));
 }
 
 static inline __m512 byte_s(__m512i v, int j) {
@@ -93,16 +97,18 @@ static inline __m512 byte_s(__m512i v, int j) {
  * against its bit. */
 static inline __m512i fifth_bits(__m512i qh, int c) {
     const __m512i rep = _mm512_set1_epi32(0x01010101 * (c / 2));
-    const __m512i idx = _mm512_add_epi8(
-        rep, _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000));
+    const __m512i idx =
+        _mm512_add_epi8(rep, _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000));
     const __m512i bit = _mm512_set1_epi32((int)(0x08040201u << (4 * (c % 2))));
     const __mmask64 k = _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx), bit);
     return _mm512_maskz_mov_epi8(k, _mm512_set1_epi8(16));
 }
 
-/* Block b of the group at g (16-row copy) into r. */
-static inline __attribute__((always_inline)) void unpack_block(wtype WT, const unsigned char *g,
-                                                               int b, brec *r, const __m512 *ks) {
+/* Block b = 8 sb + j of the group at g (16-row copy) into r (ks: the super-block's scales; j a
+ * constant where the caller unrolls, so that a k-quant's shifts are immediates). */
+static inline __attribute__((always_inline)) void
+unpack_block(wtype WT, const unsigned char *g, int sb, int j0, brec *r, const __m512 *ks) {
+    const int b = 8 * sb + j0;
     const __m512i m4 = _mm512_set1_epi8(15);
     if (WT == WTYPE_Q8_0) {
         const unsigned char *p = g + (size_t)b * 544;
@@ -131,8 +137,8 @@ static inline __attribute__((always_inline)) void unpack_block(wtype WT, const u
     } else if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
         /* super-block fields x16: d @0, dmin @32, scales @64 (3 words), q5_k qh @256 (8 words),
          * qs (32 words: pair p's word k at 8p + k, low nibbles sub-block 2p, high 2p + 1) */
-        const int s = b % 8, pr = s / 2, hi = s % 2;
-        const unsigned char *p = g + (size_t)(b / 8) * 16 * (WT == WTYPE_Q4_K ? 144 : 176);
+        const int s = j0, pr = s / 2, hi = s % 2;
+        const unsigned char *p = g + (size_t)sb * 16 * (WT == WTYPE_Q4_K ? 144 : 176);
         const unsigned char *qs = p + (WT == WTYPE_Q4_K ? 256 : 768) + 512 * pr;
         r->a[0] = ks[s], r->m = ks[8 + s];
 #pragma GCC unroll 8
@@ -141,7 +147,8 @@ static inline __attribute__((always_inline)) void unpack_block(wtype WT, const u
             r->w[k] = _mm512_and_si512(hi ? _mm512_srli_epi16(v, 4) : v, m4);
             if (WT == WTYPE_Q5_K) { /* bit s of qh byte l: the 5th bit of value 32s + l */
                 const __m512i h = ld(p + 256 + 64 * k);
-                const __m512i at4 = s <= 4 ? _mm512_slli_epi16(h, 4 - s) : _mm512_srli_epi16(h, s - 4);
+                const __m512i at4 =
+                    s <= 4 ? _mm512_slli_epi16(h, 4 - s) : _mm512_srli_epi16(h, s - 4);
                 r->w[k] = _mm512_ternarylogic_epi32(r->w[k], at4, _mm512_set1_epi8(16), 0xF8);
             }
         }
@@ -149,30 +156,32 @@ static inline __attribute__((always_inline)) void unpack_block(wtype WT, const u
         /* super-block fields x16: hmask @0 (8 words), qs @512 (16 words), scales @1536, d @1728;
          * block bb = 4h + j: value 128h + 32j + l is bits 2j of qs byte 32h + l, plus 4 when
          * bit 4h + j of hmask byte l is set (w + 4) */
-        const int bb = b % 8, h = bb / 4, j = bb % 4;
-        const unsigned char *p = g + (size_t)(b / 8) * 1760;
+        const int bb = j0, h = bb / 4, j = bb % 4;
+        const unsigned char *p = g + (size_t)sb * 1760;
         r->a[0] = ks[2 * bb], r->a[1] = ks[2 * bb + 1];
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
-            const __m512i q = _mm512_and_si512(_mm512_srli_epi16(ld(p + 512 + 64 * (8 * h + k)), 2 * j),
-                                               _mm512_set1_epi8(3));
+            const __m512i q = _mm512_and_si512(
+                _mm512_srli_epi16(ld(p + 512 + 64 * (8 * h + k)), 2 * j), _mm512_set1_epi8(3));
             const __m512i hm = ld(p + 64 * k);
             const int sh = 4 * h + j; /* the bit to bit 2 */
-            const __m512i at2 = sh <= 2 ? _mm512_slli_epi16(hm, 2 - sh) : _mm512_srli_epi16(hm, sh - 2);
+            const __m512i at2 =
+                sh <= 2 ? _mm512_slli_epi16(hm, 2 - sh) : _mm512_srli_epi16(hm, sh - 2);
             r->w[k] = _mm512_ternarylogic_epi32(q, at2, _mm512_set1_epi8(4), 0xF8);
         }
     } else { /* q6_k: ql @0 (32 words), qh @2048 (16 words), scales @3072 (4 words), d @3328;
               * block bb = 4h + q: value 128h + 32q + l is ql byte 64h + 32(q & 1) + l (low
               * nibble for q < 2, high above) with bits 2q, 2q + 1 of qh byte 32h + l on top */
-        const int bb = b % 8, h = bb / 4, q = bb % 4;
-        const unsigned char *p = g + (size_t)(b / 8) * 3360;
+        const int bb = j0, h = bb / 4, q = bb % 4;
+        const unsigned char *p = g + (size_t)sb * 3360;
         r->a[0] = ks[2 * bb], r->a[1] = ks[2 * bb + 1];
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             __m512i lo = ld(p + 64 * (16 * h + 8 * (q & 1) + k));
             lo = q >= 2 ? _mm512_srli_epi16(lo, 4) : lo;
             const __m512i qh = ld(p + 2048 + 64 * (8 * h + k));
-            const __m512i at4 = q <= 2 ? _mm512_slli_epi16(qh, 4 - 2 * q) : _mm512_srli_epi16(qh, 2);
+            const __m512i at4 =
+                q <= 2 ? _mm512_slli_epi16(qh, 4 - 2 * q) : _mm512_srli_epi16(qh, 2);
             /* (lo & 15) | (at4 & 0x30) */
             r->w[k] = _mm512_ternarylogic_epi32(_mm512_and_si512(lo, m4), at4,
                                                 _mm512_set1_epi8(0x30), 0xF8);
@@ -194,8 +203,8 @@ static inline __attribute__((always_inline)) void kquant_scales(wtype WT, const 
          * 0-3), 8-11 (low nibbles: scales 4-7; high nibbles: mins 4-7, with the top 2 bits of
          * bytes 0-3 and 4-7 above them) */
         const __m512i sc_lo = _mm512_and_si512(s0, k6), mn_lo = _mm512_and_si512(s1, k6);
-        const __m512i sc_hi = _mm512_ternarylogic_epi32(
-            _mm512_and_si512(s2, k4), _mm512_srli_epi32(s0, 2), k30, 0xF8);
+        const __m512i sc_hi = _mm512_ternarylogic_epi32(_mm512_and_si512(s2, k4),
+                                                        _mm512_srli_epi32(s0, 2), k30, 0xF8);
         const __m512i mn_hi = _mm512_ternarylogic_epi32(
             _mm512_and_si512(_mm512_srli_epi32(s2, 4), k4), _mm512_srli_epi32(s1, 2), k30, 0xF8);
 #pragma GCC unroll 8
@@ -212,9 +221,8 @@ static inline __attribute__((always_inline)) void kquant_scales(wtype WT, const 
         __m512i x[4];
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
-            const __m512i lo = _mm512_and_si512(i < 2 ? (i ? s1 : s0)
-                                                      : _mm512_srli_epi32(i == 2 ? s0 : s1, 4),
-                                                k4);
+            const __m512i lo = _mm512_and_si512(
+                i < 2 ? (i ? s1 : s0) : _mm512_srli_epi32(i == 2 ? s0 : s1, 4), k4);
             const __m512i top = _mm512_and_si512(_mm512_srli_epi32(s2, 2 * i), k3);
             x[i] = _mm512_or_si512(lo, _mm512_slli_epi32(top, 4));
         }
@@ -226,7 +234,8 @@ static inline __attribute__((always_inline)) void kquant_scales(wtype WT, const 
         const unsigned char *p = g + (size_t)sb * 3360;
         const __m512 d = halves(p + 3328);
 #pragma GCC unroll 16
-        for (int c = 0; c < 16; c++) ks[c] = _mm512_mul_ps(d, byte_s(ld(p + 3072 + 64 * (c / 4)), c % 4));
+        for (int c = 0; c < 16; c++)
+            ks[c] = _mm512_mul_ps(d, byte_s(ld(p + 3072 + 64 * (c / 4)), c % 4));
     }
 }
 
@@ -301,7 +310,8 @@ static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, 
                     for (int t = 0; t < n; t++) {
                         const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
 #pragma GCC unroll 2
-                        for (int g = 0; g < RG; g++) s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                        for (int g = 0; g < RG; g++)
+                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
                     }
                 }
 #pragma GCC unroll 8
@@ -380,41 +390,50 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
     __m512 acc[4], ks[4][16];
 #pragma GCC unroll 4
     for (int g = 0; g < RG; g++) acc[g] = _mm512_setzero_ps();
-    for (int b = 0; b < nb; b++, xr += KERN_A8B_REC) {
-        if (kq && b % 8 == 0)
+    for (int sb = 0; 8 * sb < nb; sb++) {
+        if (kq)
 #pragma GCC unroll 4
-            for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gbytes, b / 8, ks[g]);
-        {
-            const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
-#pragma GCC unroll 4
-            for (int g = 0; g < RG; g++)
-                for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64)
-                    _mm_prefetch((const char *)((uintptr_t)gp + (size_t)g * gbytes + a + PF_DIST), _MM_HINT_T0);
-        }
-        brec r[4];
-#pragma GCC unroll 4
-        for (int g = 0; g < RG; g++) unpack_block(WT, gp + (size_t)g * gbytes, b, &r[g], ks[g]);
-        const __m512 d = bcastf(xr + 32);
-#pragma GCC unroll 2
-        for (int u = 0; u < units; u++) {
-            __m512i s[4];
-            const __m512i st = start_of(KIND, xr, 1, 0, u);
-#pragma GCC unroll 4
-            for (int g = 0; g < RG; g++) s[g] = st;
+            for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gbytes, sb, ks[g]);
 #pragma GCC unroll 8
-            for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
-                const __m512i x = bcast(xr + 4 * m);
+        for (int j = 0; j < 8; j++, xr += KERN_A8B_REC) { /* j a constant: the k-quants' shifts */
+            const int b = 8 * sb + j;
+            if (b >= nb) break;
+            {
+                const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
 #pragma GCC unroll 4
-                for (int g = 0; g < RG; g++) s[g] = _mm512_dpbusd_epi32(s[g], r[g].w[m], x);
+                for (int g = 0; g < RG; g++)
+                    for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64)
+                        _mm_prefetch(
+                            (const char *)((uintptr_t)gp + (size_t)g * gbytes + a + PF_DIST),
+                            _MM_HINT_T0);
             }
+            brec r[4];
 #pragma GCC unroll 4
             for (int g = 0; g < RG; g++)
-                acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d), _mm512_cvtepi32_ps(s[g]), acc[g]);
-        }
-        if (KIND == K_MIN) {
-            const __m512 ds = bcastf(xr + 36);
+                unpack_block(WT, gp + (size_t)g * gbytes, sb, j, &r[g], ks[g]);
+            const __m512 d = bcastf(xr + 32);
+#pragma GCC unroll 2
+            for (int u = 0; u < units; u++) {
+                __m512i s[4];
+                const __m512i st = start_of(KIND, xr, 1, 0, u);
 #pragma GCC unroll 4
-            for (int g = 0; g < RG; g++) acc[g] = _mm512_fmadd_ps(r[g].m, ds, acc[g]);
+                for (int g = 0; g < RG; g++) s[g] = st;
+#pragma GCC unroll 8
+                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
+                    const __m512i x = bcast(xr + 4 * m);
+#pragma GCC unroll 4
+                    for (int g = 0; g < RG; g++) s[g] = _mm512_dpbusd_epi32(s[g], r[g].w[m], x);
+                }
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++)
+                    acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d), _mm512_cvtepi32_ps(s[g]),
+                                             acc[g]);
+            }
+            if (KIND == K_MIN) {
+                const __m512 ds = bcastf(xr + 36);
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++) acc[g] = _mm512_fmadd_ps(r[g].m, ds, acc[g]);
+            }
         }
     }
 #pragma GCC unroll 4
@@ -443,13 +462,16 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
             { /* the next slice's bytes in each group (past the last slice: the next groups') */
                 const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
                 for (int i = 0; i < RG; i++)
-                    for (size_t a = (size_t)(b0 + SLICE) * bb; a < (size_t)(b0 + SLICE + nbs) * bb; a += 64)
-                        _mm_prefetch((const char *)((uintptr_t)gp + (size_t)i * gbytes + a), _MM_HINT_T0);
+                    for (size_t a = (size_t)(b0 + SLICE) * bb; a < (size_t)(b0 + SLICE + nbs) * bb;
+                         a += 64)
+                        _mm_prefetch((const char *)((uintptr_t)gp + (size_t)i * gbytes + a),
+                                     _MM_HINT_T0);
             }
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
+#pragma GCC unroll 8
                 for (int j = 0; j < nbs; j++)
-                    unpack_block(WT, gp + (size_t)i * gbytes, b0 + j, &panel[j * RG + i], ks[i]);
+                    unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i], ks[i]);
             }
             for (int c = 0; c < nc; c++) {
                 const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;

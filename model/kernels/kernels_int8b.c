@@ -106,8 +106,8 @@ void kern_matmul_int8b_ref(const wmat *w, int r0, int r1, const void *xa, int T,
     for (int r = r0; r < r1; r++) {
         q->to_int8((const unsigned char *)w->data + (size_t)r * ldw, wi, scale4, min32, K);
         for (int t = 0; t < T; t++)
-            y[(size_t)t * ldy + (r - r0)] = dot_int8b_ref(wi, scale4, q->has_min ? min32 : NULL,
-                                                          unit_of(w->type), K, xa, T, t);
+            y[(size_t)t * ldy + (r - r0)] =
+                dot_int8b_ref(wi, scale4, q->has_min ? min32 : NULL, unit_of(w->type), K, xa, T, t);
     }
     KERN_SCRATCH_END(scale4);
 }
@@ -168,8 +168,7 @@ void kern_matmul_int8b_isa(kern_isa isa, const wmat *w, int r0, int r1, const vo
      * rows in [r0, r1) */
     const int ga = (r0 + 15) / 16, gb = r1 / 16;
     if (w->r16 && ga < gb)
-        f(w->r16 + (size_t)ga * gbytes, gbytes, gb - ga, K, xa, T, y + (16 * ga - r0),
-          (size_t)ldy);
+        f(w->r16 + (size_t)ga * gbytes, gbytes, gb - ga, K, xa, T, y + (16 * ga - r0), (size_t)ldy);
     KERN_SCRATCH(part, (size_t)16 * T + (w->r16 ? 0 : gbytes / sizeof(float) + 1));
     unsigned char *copy = (unsigned char *)(part + (size_t)16 * T);
     for (int g = r0 / 16; g < (r1 + 15) / 16; g++) {
@@ -177,8 +176,8 @@ void kern_matmul_int8b_isa(kern_isa isa, const wmat *w, int r0, int r1, const vo
         const unsigned char *p = w->r16 ? w->r16 + (size_t)g * gbytes : copy;
         const int rows = w->rows - 16 * g < 16 ? w->rows - 16 * g : 16;
         if (!w->r16)
-            wtype_pack16(w->type, (const unsigned char *)w->data + (size_t)g * gbytes, ldw, rows,
-                         K, copy);
+            wtype_pack16(w->type, (const unsigned char *)w->data + (size_t)g * gbytes, ldw, rows, K,
+                         copy);
         const int lo = 16 * g > r0 ? 16 * g : r0, hi = 16 * g + 16 < r1 ? 16 * g + 16 : r1;
         if (lo == 16 * g && hi == 16 * g + 16) { /* a whole group (no copy made): straight in */
             f(p, gbytes, 1, K, xa, T, y + (lo - r0), (size_t)ldy);

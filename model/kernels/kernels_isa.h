@@ -376,6 +376,15 @@ KERN_PACKED_DECL(kern_avx2_packed_q6_k);
     void fn(const unsigned char *p, size_t gbytes, int groups, int K, const void *xa, int T,       \
             float *y, size_t ldy)
 void kern_avx2_act8b_quantize_row(const float *x, int K, unsigned char *chunk, int n, int i);
+KERN_INT8B_DECL(kern_avx2_int8b_q8_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_1);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_1);
+KERN_INT8B_DECL(kern_avx2_int8b_q3_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q6_k);
 KERN_INT8B_DECL(kern_vnni8b_q8_0);
 KERN_INT8B_DECL(kern_vnni8b_q4_0);
 KERN_INT8B_DECL(kern_vnni8b_q4_1);
