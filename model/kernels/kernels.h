@@ -168,6 +168,8 @@ size_t kern_act8b_bytes(int T, int K);
  * scalar reference or AVX2, same bytes; _isa: on the one named). */
 void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa);
 void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa);
+/* The same for tokens [t0, t1) of the T only (threads may quantize disjoint ranges of a pass). */
+void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1);
 
 /* y[t * ldy + (r - r0)] = the int8b dot product of row r of w (kern_int8b_supported) with token
  * t of the T rows at xa (kern_act8b_quantize), for r in [r0, r1), t in [0, T). */
@@ -216,6 +218,14 @@ int kern_isa_supported(kern_isa isa);
 const char *kern_isa_name(kern_isa isa);
 kern_isa kern_isa_active(void);
 int kern_isa_use(kern_isa isa);
+
+/* What the active instruction set's matrix tiles can issue at most per cycle and core: int8 ops
+ * (2 per multiply-add: vpdpbusd with AVX-512 VNNI, else vpmaddubsw) and f32 flops (2 per FMA),
+ * and a name for it ("avx512-vnni x2", ...). A nominal figure from the ISA and the vendor, not a
+ * measurement: two 512-bit units on Intel's AVX-512 cores, one on AMD's (Zen 4 runs a 512-bit
+ * instruction on its two 256-bit pipes); two 256-bit units for AVX2. `decbench cost` multiplies
+ * it by the cores and their measured clock. */
+void kern_peak_per_cycle(double *int8_ops, double *f32_flops, const char **what);
 
 /* The name of the active instruction set ("avx512", "avx2", "scalar"). */
 const char *kern_simd_name(void);

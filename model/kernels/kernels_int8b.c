@@ -44,7 +44,9 @@ static void quantize_row_ref(const float *x, int K, unsigned char *chunk, int n,
     }
 }
 
-void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa) {
+/* Tokens [lo, hi) of T. */
+static void quantize_part(kern_isa isa, const float *x, int ldx, int T, int K, void *xa, int lo,
+                          int hi) {
     void (*row)(const float *, int, unsigned char *, int, int) = quantize_row_ref;
 #if KERN_X86
     if (isa >= KERN_ISA_AVX2) row = kern_avx2_act8b_quantize_row; /* AVX-512 CPUs have AVX2 */
@@ -54,12 +56,21 @@ void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K
     for (int c = 0; c < kern_a8b_chunks(T); c++) {
         const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
         unsigned char *chunk = (unsigned char *)xa + kern_a8b_at(K, t0, n, 0);
-        for (int i = 0; i < n; i++) row(x + (size_t)(t0 + i) * ldx, K, chunk, n, i);
+        for (int i = 0; i < n; i++)
+            if (t0 + i >= lo && t0 + i < hi) row(x + (size_t)(t0 + i) * ldx, K, chunk, n, i);
     }
 }
 
+void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa) {
+    quantize_part(isa, x, ldx, T, K, xa, 0, T);
+}
+
 void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa) {
-    kern_act8b_quantize_isa(kern_isa_active(), x, ldx, T, K, xa);
+    quantize_part(kern_isa_active(), x, ldx, T, K, xa, 0, T);
+}
+
+void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1) {
+    quantize_part(kern_isa_active(), x, ldx, T, K, xa, t0, t1);
 }
 
 /* ---- the scalar reference ------------------------------------------------------------------ */
@@ -140,6 +151,28 @@ static int cpu_has_vnni(void) {
 #else
     return 0;
 #endif
+}
+
+void kern_peak_per_cycle(double *int8_ops, double *f32_flops, const char **what) {
+    const kern_isa isa = kern_isa_active();
+    if (isa == KERN_ISA_SCALAR) { /* two scalar FMAs, a multiply-add of integers */
+        *int8_ops = 2, *f32_flops = 4, *what = "scalar";
+        return;
+    }
+    int amd = 0;
+#if defined(__x86_64__) || defined(_M_X64)
+    unsigned a, b, c, d;
+    amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541; /* "Auth"enticAMD */
+#endif
+    if (isa == KERN_ISA_AVX512) {
+        const int units = amd ? 1 : 2;
+        *f32_flops = units * 16 * 2;
+        *int8_ops = cpu_has_vnni() ? units * 64 * 2 : 2 * 32 * 2;
+        *what = cpu_has_vnni() ? (amd ? "avx512-vnni x1" : "avx512-vnni x2")
+                               : (amd ? "avx512 x1, int8 avx2" : "avx512 x2, int8 avx2");
+        return;
+    }
+    *int8_ops = 2 * 32 * 2, *f32_flops = 2 * 8 * 2, *what = "avx2 x2";
 }
 
 /* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
