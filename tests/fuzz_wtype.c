@@ -84,7 +84,7 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
         }
         free(xa);
         /* the int8b mode: from the rows' own layout and from the 16-row copy (kernels.h) */
-        xa = kern_int8b_supported(t) ? aligned_alloc(64, kern_act8b_bytes(T, K) + 64) : NULL;
+        xa = kern_int8b_supported(t) ? aligned_alloc(64, kern_act8b_bytes(T, K)) : NULL;
         if (xa) {
             kern_act8b_quantize(x, K, T, K, xa);
             kern_matmul_int8b_ref(&m, 0, rows, xa, T, ref, rows);

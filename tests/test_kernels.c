@@ -444,7 +444,7 @@ static unsigned char *quantized8b_rows(rng_state *r, int T, int K, unsigned char
         float scale = b % 7 == 3 ? 0.0f : (float)(1 << (b % 5)) / 4;
         x[i] = scale * (2 * rng_unit(r) - 1);
     }
-    unsigned char *xa = aligned_alloc(64, kern_act8b_bytes(T, K) + 64);
+    unsigned char *xa = aligned_alloc(64, kern_act8b_bytes(T, K));
     kern_act8b_quantize(x, K, T, K, xa);
     if (xa8) {
         *xa8 = aligned_alloc(64, kern_act_bytes(K) * (size_t)T);
@@ -470,8 +470,10 @@ static void test_int8b_quantize(rng_state *r) {
             if (kind == 1 && b % 13 == 2) x[i] = INFINITY;
             if (kind == 2) x[i] = 1e-42f;
         }
-        size_t n = kern_act8b_bytes(T, K), lda = kern_act_bytes(K);
-        unsigned char *ref = aligned_alloc(64, n), *got = aligned_alloc(64, n);
+        /* the layout's bytes (kern_act8b_bytes rounds them up to 64) */
+        size_t n = (size_t)T * (K / 32) * KERN_A8B_REC, lda = kern_act_bytes(K);
+        unsigned char *ref = aligned_alloc(64, kern_act8b_bytes(T, K)),
+                      *got = aligned_alloc(64, kern_act8b_bytes(T, K));
         unsigned char *a8 = aligned_alloc(64, lda * T);
         kern_act8b_quantize_isa(KERN_ISA_SCALAR, x, K, T, K, ref);
         kern_act_quantize_isa(KERN_ISA_SCALAR, x, K, T, K, a8, lda);

@@ -160,7 +160,8 @@ void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts);
 /* Whether type t has int8b tiles (every type with an int8 row). */
 int kern_int8b_supported(wtype t);
 
-/* Bytes of T quantized activation rows of K values (K a multiple of 32) in the int8b layout. */
+/* Bytes of T quantized activation rows of K values (K a multiple of 32) in the int8b layout,
+ * rounded up to a multiple of 64 (aligned_alloc's sizes). */
 size_t kern_act8b_bytes(int T, int K);
 
 /* Quantizes T rows of K values (x[t * ldx + k]) into the int8b layout at xa (64-byte aligned,

@@ -20,7 +20,7 @@ int kern_int8b_supported(wtype t) {
 }
 
 size_t kern_act8b_bytes(int T, int K) {
-    return (size_t)T * (size_t)(K / 32) * KERN_A8B_REC;
+    return ((size_t)T * (size_t)(K / 32) * KERN_A8B_REC + 63) / 64 * 64;
 }
 
 /* ---- quantizing activations -------------------------------------------------------------- */
