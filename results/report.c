@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "results/text_escape.h"
 #include "util/err.h"
 
 int report_format_parse(const char *s, report_format *out) {
@@ -91,7 +92,7 @@ static json_t *row_object(sqlite3_stmt *st) {
             v = json_null();
             break;
         default:
-            v = json_string((const char *)sqlite3_column_text(st, i));
+            v = txt_json((const char *)sqlite3_column_text(st, i));
         }
         json_object_set_new(o, sqlite3_column_name(st, i), v);
     }

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "results/report_internal.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 
 /* Turn t of record i is stored with sample_index i + (t - 1) * 10^6 (schema.sql step 6): the
@@ -178,11 +179,12 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                                    "new_tokens", "wall_time", "decoding_steps", "accept_lengths",
                                    "output_hash");
                 rec = json_pack(
-                    "{s:o, s:o, s:s, s:s, s:[o], s:s, s:s, s:s, s:i, s:I}", "question_id",
-                    qid && end && !*end && *qid ? json_integer(qnum) : json_string(qid ? qid : ""),
-                    "category", TXT(5) ? json_string(TXT(5)) : json_null(), "answer_id", answer,
-                    "model_id", slash ? slash + 1 : model, "choices", choice, "dataset", TXT(2),
-                    "decoder", lab, "spec", TXT(7), "repeat", rep, "run", (json_int_t)run);
+                    "{s:o, s:o, s:s, s:o, s:[o], s:o, s:o, s:o, s:i, s:I}", "question_id",
+                    qid && end && !*end && *qid ? json_integer(qnum) : txt_json(qid ? qid : ""),
+                    "category", TXT(5) ? txt_json(TXT(5)) : json_null(), "answer_id", answer,
+                    "model_id", txt_json(slash ? slash + 1 : model), "choices", choice, "dataset",
+                    txt_json(TXT(2)), "decoder", txt_json(lab), "spec", txt_json(TXT(7)), "repeat",
+                    rep, "run", (json_int_t)run);
                 if (!rec) {
                     rc = err_set(err, "report: out of memory");
                     break;
@@ -194,7 +196,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
             json_array_append_new(json_object_get(choice, "new_tokens"), json_integer(nt));
             json_array_append_new(json_object_get(choice, "wall_time"), json_real(wall));
             json_array_append_new(json_object_get(choice, "decoding_steps"), json_integer(dsteps));
-            json_array_append_new(json_object_get(choice, "output_hash"), json_string(TXT(14)));
+            json_array_append_new(json_object_get(choice, "output_hash"), txt_json(TXT(14)));
             if (sqlite3_column_type(st, 13) != SQLITE_NULL && !sqlite3_column_int(st, 13))
                 json_object_set_new(rec, "matched", json_false());
             if (accept_lengths(h, sid, dsteps, json_object_get(choice, "accept_lengths"), err))
