@@ -49,9 +49,13 @@ int cmd_merge(int argc, char **argv) {
         }
         fprintf(stderr,
                 "decbench merge: %s: %d run(s) added, %d shard(s) joined, %ld sample(s) added, "
-                "%ld already in %s\n",
+                "%ld already in %s",
                 pos[i], res.runs_added, res.shards_added, res.samples_added, res.samples_same,
                 pos[0]);
+        if (res.samples_filled)
+            fprintf(stderr, " (%ld of them given rows they lacked: a trace or passes)",
+                    res.samples_filled);
+        fputc('\n', stderr);
         if (res.note[0]) fprintf(stderr, "decbench merge: note: %s\n", res.note);
     }
     db_close(d);

@@ -89,7 +89,7 @@ static int load(db *d, int64_t run, recs *out, char *err) {
     out->r = NULL;
     out->n = 0;
     if (sqlite3_prepare_v2(db_sqlite(d), sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "compare: %s: %s", db_path(d), sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "compare: %s: %s", db_path(d), db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, run);
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {

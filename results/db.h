@@ -26,6 +26,12 @@
 /* The SQLite header's application_id of a decbench database: "DECB". */
 #define DB_APPLICATION_ID 0x44454342
 
+/* The most tokens one sample holds (prompt or output): `run --max-new` stops there, and no
+ * prompt decbench runs is longer. Reading a database, a count above it (or a count above
+ * DB_MAX_COUNT, exact in a double) is refused as damage rather than looped over. */
+#define DB_MAX_TOKENS (1 << 24)
+#define DB_MAX_COUNT (1LL << 53)
+
 typedef struct db db;
 
 /* DB_READ_ANY: read-only like DB_READ, but a database at an older schema version is read
@@ -240,11 +246,12 @@ int db_file_sha256(db *d, const char *path, char hex[65], char *err);
 /* ---- merging (results/db_merge.c, `decbench merge`) --------------------------------------- */
 
 typedef struct {
-    int runs_added;     /* runs new in the output */
-    int shards_added;   /* shards added to a run already there */
-    long samples_added; /* samples copied */
-    long samples_same;  /* samples already there with equal deterministic figures */
-    char note[512];     /* a warning worth printing (shards on different machines), or "" */
+    int runs_added;      /* runs new in the output */
+    int shards_added;    /* shards added to a run already there */
+    long samples_added;  /* samples copied */
+    long samples_same;   /* samples already there with equal deterministic figures */
+    long samples_filled; /* of those, samples that got rows they lacked (a trace, the passes) */
+    char note[512];      /* a warning worth printing (shards on different machines), or "" */
 } db_merge_result;
 
 /* Adds every run and sweep of the database in_path to d (opened DB_WRITE) in one transaction;

@@ -127,7 +127,7 @@ static int default_runs(db *d, int64_t **ids, int *n, char *err) {
                            "id = ?) AND status = 'complete' AND EXISTS (SELECT 1 FROM samples "
                            "WHERE run_id = runs.id) ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, (*ids)[0]);
     int64_t *sweep = NULL;
     int k = 0;
@@ -402,7 +402,7 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
                       "s.id = h.sample_id WHERE s.run_id = ? AND h.kind = 'accept' "
                       "GROUP BY s.spec, h.k ORDER BY MIN(s.id), h.k";
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
+        return err_set(err, "report_plot_data: %s", db_errmsg(h));
     for (int r = 0; rc == 0 && r < n_ids; r++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, ids[r]);
@@ -479,7 +479,7 @@ static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int 
                            "(SELECT MIN(rows) FROM c) "
                            "FROM c ORDER BY rows",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
+        return err_set(err, "report_plot_data: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, ids[0]);
     char note[1536];
     if (rep_run_note(d, ids[0], note, sizeof note, err) != 0) {
@@ -543,7 +543,7 @@ static int history_runs(db *d, int64_t **ids, int *n, char *err) {
         -1, &st, NULL);
     if (rc != SQLITE_OK) {
         free(latest);
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     }
     sqlite3_bind_int64(st, 1, latest[0]);
     free(latest);
@@ -579,7 +579,7 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
                                       "FROM runs r LEFT JOIN environments e ON e.id = r.env_id "
                                       "WHERE r.id = ?",
                                       -1, &st, NULL) != SQLITE_OK)
-        rc = err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        rc = err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     if (rc == 0) {
         fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; x label = "
                    "commit ('+' = uncommitted changes)\nrun\tcommit");
