@@ -48,7 +48,7 @@ static int accept_lengths(sqlite3 *h, int64_t sid, int64_t decode_steps, json_t 
     if (sqlite3_prepare_v2(
             h, "SELECT emitted FROM trace WHERE sample_id = ? AND step > 0 ORDER BY step", -1, &st,
             NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, sid);
     int traced = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -62,15 +62,29 @@ static int accept_lengths(sqlite3 *h, int64_t sid, int64_t decode_steps, json_t 
             "SELECT k, count FROM histograms WHERE sample_id = ? AND kind = 'accept' "
             "ORDER BY k",
             -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, sid);
     int64_t n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t k = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+        /* one entry per verification step: no more than a sample's tokens (each step yields
+         * one), whatever the histogram says */
+        if (c < 0 || n + c > DB_MAX_TOKENS + 1) {
+            sqlite3_finalize(st);
+            return err_set(err,
+                           "report: sample %" PRId64 ": its accept histogram counts more "
+                           "verification steps than a sample has tokens (%d)",
+                           sid, DB_MAX_TOKENS);
+        }
         for (int64_t i = 0; i < c; i++) json_array_append_new(arr, json_integer(k + 1));
         n += c;
     }
     sqlite3_finalize(st);
+    if (decode_steps > DB_MAX_TOKENS + 1)
+        return err_set(err,
+                       "report: sample %" PRId64 ": %" PRId64 " decode steps, more than a "
+                       "sample has tokens (%d)",
+                       sid, decode_steps, DB_MAX_TOKENS);
     for (int64_t i = 0; n == 0 && i < decode_steps; i++)
         json_array_append_new(arr, json_integer(1));
     return 0;
@@ -88,7 +102,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
     snprintf(sql, sizeof sql, SAMPLES_SQL, stat_derived[STAT_D_decode_steps].sql);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     int c[15];
     if (t) {
         const char *cols[][3] = {{"run", "run", "i"},
