@@ -11,7 +11,9 @@
  * the meta marker read-only. Databases are opened in WAL mode with foreign keys on and a busy
  * timeout, so several processes may write the same file. Each sample is inserted in one
  * transaction (sample, histograms and trace together or not at all), so an interrupted run
- * leaves only whole samples behind and can be resumed.
+ * leaves only whole samples behind and can be resumed. A database is input: db_open refuses
+ * one whose schema is not exactly decbench's (a view, trigger or extra object, other columns)
+ * and, for reading, one whose samples hold values no run stores (results/db_check.c).
  *
  * Errors: functions return 0 or -1 and write one line starting with "db_" into err
  * (ERR_LEN bytes), as everywhere in decbench. */
@@ -257,8 +259,9 @@ typedef struct {
 /* Adds every run and sweep of the database in_path to d (opened DB_WRITE) in one transaction;
  * shards of one work (run/sweep --shard) join OUT's run of that work. Refused (d unchanged):
  * shards of one work from another commit or other models, a sample already in d with other
- * deterministic figures, a shard still running or interrupted. Merging a file twice changes
- * nothing. res is added to (zero it first). The rules are db_merge.c's header comment. */
+ * deterministic figures, a shard still running or interrupted, a table of the schema that
+ * hangs off neither a run nor a sample. Merging a file twice changes nothing. res is added to
+ * (zero it first). The rules are db_merge.c's header comment. */
 int db_merge(db *d, const char *in_path, db_merge_result *res, char *err);
 
 /* ---- cost -------------------------------------------------------------------------------- */
