@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "results/plot_internal.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 
 #define MAXP 32
@@ -188,12 +189,14 @@ int plot_write_heatmap(db *d, const report_plot_opts *o, const int64_t *ids, int
             if (!strcmp(k[j], "N")) nn[m] = atof(v[j]), has |= 2;
         }
         if (has != 3) continue;
+        char a[160], b[160];
         for (int j = 0; j < m && rc == 0; j++)
             if (w[j] == w[m] && nn[j] == nn[m])
                 rc = err_set(err,
                              "report_plot_data: heatmap: %s and %s share W=%g, N=%g (another "
                              "parameter differs): plot one of them (--run)",
-                             s[of[j]].spec, s[i].spec, w[m], nn[m]);
+                             txt_plain_buf(a, sizeof a, s[of[j]].spec),
+                             txt_plain_buf(b, sizeof b, s[i].spec), w[m], nn[m]);
         of[m++] = i;
     }
     if (rc == 0 && m < 2)
@@ -256,9 +259,10 @@ int plot_write_ablation(db *d, const report_plot_opts *o, const int64_t *ids, in
         if (!strncmp(specs[i], name, len) && (specs[i][len] == ':' || specs[i][len] == '\0'))
             specs[k++] = specs[i];
     }
+    char shown[96];
     if (rc == 0 && k < 2)
         rc = err_set(err, "report_plot_data: an ablation needs two or more variants of %s%s",
-                     name[0] ? name : "one decoder",
+                     name[0] ? txt_plain_buf(shown, sizeof shown, name) : "one decoder",
                      name[0] ? "" : " (--grid or several --decoder of the same name)");
     if (rc == 0) {
         fputs("# variants of ", f);

@@ -131,7 +131,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
         rt_col_hide(t, c[6]);
     }
     json_t *rec = NULL, *choice = NULL;
-    char key[1024] = "", prev[1024] = "";
+    char *prev = NULL; /* the record's key (whole: a cut key could join two records) */
     int rc = 0;
     long rows = 0;
     for (int r = 0; rc == 0 && r < n_ids; r++) {
@@ -174,9 +174,13 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                 continue;
             }
             /* JSONL: the turns of one question, decoder and repeat form one record */
-            snprintf(key, sizeof key, "%" PRId64 "\x1f%s\x1f%d\x1f%s\x1f%d", run, TXT(2), index,
-                     TXT(7), rep);
-            if (strcmp(key, prev)) {
+            char *key = sqlite3_mprintf("%lld\x1f%s\x1f%d\x1f%s\x1f%d", (long long)run, TXT(2),
+                                        index, TXT(7), rep);
+            if (!key) {
+                rc = err_set(err, "report: out of memory");
+                break;
+            }
+            if (!prev || strcmp(key, prev)) {
                 if (rec) {
                     if (json_dumpf(rec, jsonl, JSON_COMPACT | JSON_PRESERVE_ORDER)) rc = -1;
                     fputc('\n', jsonl);
@@ -204,8 +208,11 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                     break;
                 }
                 json_object_set_new(rec, "matched", json_true());
-                snprintf(prev, sizeof prev, "%s", key);
+                sqlite3_free(prev);
+                prev = key;
+                key = NULL;
             }
+            sqlite3_free(key);
             json_array_append_new(json_object_get(choice, "turns"), json_string(""));
             json_array_append_new(json_object_get(choice, "new_tokens"), json_integer(nt));
             json_array_append_new(json_object_get(choice, "wall_time"), json_real(wall));
@@ -219,6 +226,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
         }
     }
     sqlite3_finalize(st);
+    sqlite3_free(prev);
     if (rec) {
         if (rc == 0 && json_dumpf(rec, jsonl, JSON_COMPACT | JSON_PRESERVE_ORDER)) rc = -1;
         if (rc == 0) fputc('\n', jsonl);

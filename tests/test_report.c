@@ -1073,8 +1073,45 @@ static void test_hostile_text(const char *dir) {
     db_close(d);
 }
 
+/* Nothing left out by a fixed size: Spec-Bench records of samples whose dataset name is longer
+ * than a kilobyte stay one per repeat, and a table with a column per dataset refuses more
+ * datasets than it has columns for instead of dropping some. */
+static void test_no_silent_limits(void) {
+    const char *path = test_tmp("limits.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    int64_t run = new_run(d, "limits", "long", NULL, 0, 0);
+    static char ds[1200];
+    memset(ds, 'a', sizeof ds - 1);
+    for (int rep = 0; rep < 2; rep++)
+        add(d, run,
+            &(sample_in){.ds = ds, .decoder = "greedy", .spec = "greedy", .rep = rep,
+                         .new_tokens = 10, .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
+    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_JSONL, .layout = REPORT_SAMPLES};
+    char *t = render(d, &o);
+    CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
+    free(t);
+    int64_t run2 = new_run(d, "many", "many", NULL, 0, 0);
+    for (int k = 0; k < 65; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "ds%d", k);
+        add(d, run2,
+            &(sample_in){.ds = name, .decoder = "greedy", .spec = "greedy", .new_tokens = 10,
+                         .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
+    }
+    o = (report_opts){.run_ids = &run2, .n_runs = 1, .layout = REPORT_PAPER};
+    FILE *null = fopen("/dev/null", "w");
+    CHECK_MSG(report_write(d, &o, null, err) == -1 && strstr(err, "more than 64 datasets"), "%s",
+              err);
+    fclose(null);
+    db_close(d);
+}
+
 int main(void) {
     test_text_escape();
+    test_no_silent_limits();
     const char *path = test_tmp("report.db");
     db *d = build(path);
     test_summary(d);
