@@ -18,7 +18,7 @@
  * a refused merge leaves OUT as it was.
  *
  * What is copied: every table a run owns. Besides the tables merge handles itself (meta,
- * environments, sweeps, runs, samples, counter_defs, file_sha256: merge_plan says how), each
+ * environments, sweeps, runs, samples, counter_defs, file_sha256: OWN_TABLES says how), each
  * table of the schema must hang off a run or a sample (one foreign key, to runs(id) or
  * samples(id): cost, histograms, trace, counters, passes); such a table is carried with its
  * run or sample whatever its name, so a table added to schema.sql is merged without a change
@@ -246,7 +246,7 @@ int db_merge_plan(sqlite3 *out, db_merge_plan_t *p, char *err) {
                          "merge: table '%s' is neither one merge handles itself nor a run's or a "
                          "sample's (one foreign key, to runs(id) or samples(id)): merge does not "
                          "know where its rows belong, and refuses rather than drop them "
-                         "(results/db_merge.c, merge_plan)",
+                         "(results/db_merge.c, db_merge_plan)",
                          txt_plain_buf(shown, sizeof shown, name));
         }
     }

@@ -19,10 +19,11 @@ LIMIT=${DECBENCH_HOSTILE_LIMIT:-30}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
 
-# Two traced shards of one run (greedy and suffix: histograms, the suffix decoder's own
-# counters, the step and pass traces), and a cost curve for the projected layout.
+# Two traced shards of one run (greedy, suffix and pld: histograms, the suffix decoder's own
+# counters, the step and pass traces; suffix keeps its repeat in shard 1, pld's prompts split),
+# and a cost curve for the projected layout.
 RUN=(run --model "$M" --dataset tinystories --limit 2 -n 16 --warmup 0 --threads 1 --trace
-    --decoder suffix)
+    --decoder suffix --decoder pld)
 for i in 1 2; do
     $B "${RUN[@]}" --shard $i/2 --db s$i.db >s$i.log 2>&1 || { echo "setup: shard $i failed"; cat s$i.log; exit 1; }
 done
@@ -37,13 +38,16 @@ src.backup(dst)
 dst.close()
 PY
 }
-# sqlx DB SQL: runs a script on DB as any SQLite user could (no decbench involved)
+# sqlx DB SQL: runs a script on DB as any SQLite user could (no decbench involved); a script
+# that should change rows and changes none fails (the case would test nothing)
 sqlx() {
     python3 - "$1" "$2" <<'PY'
-import sqlite3, sys
+import re, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.executescript(sys.argv[2])
 c.commit()
+if re.search(r"\b(UPDATE|INSERT|DELETE)\b", sys.argv[2]) and not re.search(r"\bTRIGGER\b", sys.argv[2]):
+    assert c.total_changes > 0, "the craft changed no row: " + sys.argv[2]
 PY
 }
 
@@ -55,13 +59,13 @@ recursive_view() { # TABLE: TABLE becomes a view that never ends
         CREATE VIEW $1 AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r)
         SELECT t.* FROM $1_real t, r;"
 }
-out_with() { # SQL: the merge output is shard 1 with SQL applied; $X is shard 2
-    copy s1.db "$O"
+out_with() { # SQL: the merge output is shard 2 with SQL applied; $X is shard 1
+    copy s2.db "$O"
     sqlx "$O" "$1"
-    copy s2.db "$X"
-}
-with() { # SQL: shard 1 with SQL applied
     copy s1.db "$X"
+}
+with() { # SQL [SHARD]: shard 1 (or SHARD) with SQL applied
+    copy "s${2:-1}.db" "$X"
     sqlx "$X" "$1"
 }
 # A sample whose deterministic fingerprint is long (every histogram position with a large
@@ -87,11 +91,13 @@ many_shards() { # shard 1 of 3000 holding 1..1500, shard 2's run as shard 1501
 }
 
 # ---- checks after exit 0: print nothing when right, else the outcome and why ----------------
-passes_all() { # OUT holds every pass of both shards, and the projection keeps its basis
-    local want got
-    want=$(($(q s1.db "SELECT COUNT(*) FROM passes") + $(q s2.db "SELECT COUNT(*) FROM passes")))
-    got=$(q "$O" "SELECT COUNT(*) FROM passes")
-    [ "$got" = "$want" ] || { echo "data lost: $got passes of $want"; return; }
+passes_all() { # each sample of OUT has the passes of the sample it came from (a prompt both
+    # shards measured greedy on is kept once, from shard 1), and the projection keeps its basis
+    local want got key="dataset || '/' || sample_index || '/' || spec || '/' || repeat"
+    local per="SELECT $key, (SELECT COUNT(*) FROM passes p WHERE p.sample_id = s.id) FROM samples s"
+    want=$({ q s1.db "$per"; q s2.db "$per"; } | awk -F'|' '!seen[$1]++' | sort)
+    got=$(q "$O" "$per" | sort)
+    [ -n "$want" ] && [ "$got" = "$want" ] || { echo "data lost: passes per sample $(echo $got) vs $(echo $want)"; return; }
     $B report --db "$O" --layout projected --project-cost cost.csv --format csv 2>/dev/null |
         grep -q '"passes' || echo "data lost: the projection lost its basis 'passes'"
 }
@@ -136,7 +142,7 @@ view_samples_plot   :: recursive_view samples    :: plot --db $X --kind speedup 
 view_histograms     :: recursive_view histograms :: report --db $X --layout accept                   :: 1 :: error:histograms.*view
 view_meta           :: recursive_view meta       :: report --db $X                                   :: 1 :: error:meta.*view
 view_runs_out       :: recursive_view runs       :: merge $X s2.db                                   :: 1 :: error:runs.*view
-trigger_in_out      :: out_with "CREATE TRIGGER t AFTER INSERT ON samples BEGIN UPDATE runs SET label = 'pwned'; END;" :: merge $O $X :: 1 :: error:trigger.*t
+trigger_in_out      :: out_with "CREATE TRIGGER t AFTER INSERT ON samples BEGIN UPDATE runs SET label = 'pwned'; END;" :: merge $O $X :: 1 :: error:trigger 't'
 trigger_in_input    :: with "CREATE TRIGGER t AFTER INSERT ON samples BEGIN SELECT 1; END;" :: report --db $X :: 1 :: error:trigger.*t
 extra_table         :: with "CREATE TABLE extra (x);" :: merge $O $X                                    :: 1 :: error:table.*extra
 extra_index         :: with "CREATE INDEX extra_ix ON samples (dataset);" :: report --db $X             :: 1 :: error:index.*extra_ix
@@ -151,7 +157,7 @@ hist_count_huge     :: with "DELETE FROM trace; UPDATE histograms SET count = 40
 steps_huge          :: with "DELETE FROM trace; DELETE FROM histograms; UPDATE samples SET target_steps = 4000000000000000000;" :: report --db $X --layout samples --format jsonl :: 1 :: error:target_steps
 hist_k_range        :: with "UPDATE histograms SET k = k + 1000000 WHERE kind = 'pos_tried';" :: report --db $X --layout accept :: 1 :: error:histogram
 fingerprint_tail    :: long_fingerprint          :: merge $O $X                                      :: 1 :: error:differs from the same sample
-decoder_det_counter :: with "UPDATE counters SET value = value + 1 WHERE name = 'spec_steps';" :: merge $O s1.db $X :: 1 :: error:differs from the same sample
+decoder_det_counter :: with "UPDATE counters SET value = value + 1 WHERE name = 'spec_steps';" 2 :: merge $O s2.db $X :: 1 :: error:differs from the same sample
 many_shards         :: many_shards               :: merge $O $X                                      :: 0 :: ok:all_shards
 sweep_created       :: with "INSERT INTO sweeps (id, spec, created) VALUES (7, 'g', '2001-02-03T04:05:06.000Z'); UPDATE runs SET sweep_id = 7;" :: merge $O $X :: 0 :: ok:sweep_created
 label_json_utf8     :: with "UPDATE runs SET label = CAST(x'636166ff65' AS TEXT);" :: report --db $X --format json :: 0 :: ok:json_label
