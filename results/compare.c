@@ -9,6 +9,7 @@
 
 #include "results/report.h"
 #include "results/report_internal.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 
 /* The deterministic figures: every framework counter the list (stats/stats.h) marks STAT_DET,
@@ -88,7 +89,7 @@ static int load(db *d, int64_t run, recs *out, char *err) {
     out->r = NULL;
     out->n = 0;
     if (sqlite3_prepare_v2(db_sqlite(d), sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "compare: %s: %s", db_path(d), sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "compare: %s: %s", db_path(d), db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, run);
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -175,13 +176,16 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
         return;
     sqlite3_bind_int64(st, 1, run);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(f->commit, sizeof f->commit, "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(f->model, sizeof f->model, "%s", (const char *)sqlite3_column_text(st, 1));
-        snprintf(f->kernels, sizeof f->kernels, "%s", (const char *)sqlite3_column_text(st, 2));
+        /* kept as printed: these reach the terminal in the header lines and warnings */
+#define TXT(i) ((const char *)sqlite3_column_text(st, i))
+        txt_plain_buf(f->commit, sizeof f->commit, TXT(0));
+        txt_plain_buf(f->model, sizeof f->model, TXT(1));
+        txt_plain_buf(f->kernels, sizeof f->kernels, TXT(2));
         f->threads = sqlite3_column_int(st, 3);
-        snprintf(f->cpu, sizeof f->cpu, "%s", (const char *)sqlite3_column_text(st, 4));
+        txt_plain_buf(f->cpu, sizeof f->cpu, TXT(4));
         f->cpu_threads = sqlite3_column_int(st, 5);
-        snprintf(f->sampling, sizeof f->sampling, "%s", (const char *)sqlite3_column_text(st, 6));
+        txt_plain_buf(f->sampling, sizeof f->sampling, TXT(6) ? TXT(6) : "?");
+#undef TXT
     }
     sqlite3_finalize(st);
 }

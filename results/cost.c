@@ -68,6 +68,47 @@ double cost_curve_t(const cost_curve *c, double rows, double context, double log
     return t > c->floor ? t : c->floor;
 }
 
+/* sum over integer x in [x0, x1] of max(fl, a + b x) */
+static double sum_clamped(double a, double b, double fl, double x0, double x1) {
+    if (x1 < x0) return 0;
+    double lin0 = x0, lin1 = x1; /* where a + b x >= floor */
+    if (b == 0) {
+        if (a < fl) lin1 = x0 - 1;
+    } else {
+        double cross = (fl - a) / b;
+        if (b > 0 && cross > x0) lin0 = fmin(ceil(cross), x1 + 1);
+        if (b < 0 && cross < x1) lin1 = fmax(floor(cross), x0 - 1);
+    }
+    double m = lin1 - lin0 + 1, sum = 0;
+    if (m > 0) sum = m * a + b * (lin0 + lin1) * m / 2;
+    return sum + fl * ((x1 - x0 + 1) - (m > 0 ? m : 0));
+}
+
+double cost_curve_greedy(const cost_curve *c, int64_t prompt, int64_t n) {
+    /* up to this many passes the terms are added one by one (every real sample: the figures
+     * stay exactly what they were); beyond, per segment of the curve in closed form, so that
+     * no count read from a database can make the sum take long */
+    enum { EXACT_PASSES = 1 << 16 };
+    double sum = 0;
+    if (n - 1 <= EXACT_PASSES) {
+        for (int64_t i = 0; i + 1 < n; i++) sum += cost_curve_t(c, 1, (double)(prompt + i), 1);
+        return sum;
+    }
+    double x0 = (double)prompt, x1 = (double)(prompt + n - 2);
+    if (!c->grid || c->n_lv == 1) /* constant in the context */
+        return (x1 - x0 + 1) * cost_curve_t(c, 1, x0, 1);
+    double k1 = c->n_k > 1 ? lerp(c->k_logits, c->k_secs, c->n_k, 1) : 0;
+    for (int i = 0; i + 1 < c->n_lv; i++) { /* segment i: cost_curve_t's choice of levels */
+        const level *a = &c->lv[i], *b = &c->lv[i + 1];
+        double lo = i == 0 ? x0 : fmax(x0, floor(a->context) + 1);
+        double hi = i + 2 == c->n_lv ? x1 : fmin(x1, floor(b->context));
+        double ba = lerp(a->rows, a->secs, a->n, 1), bb = lerp(b->rows, b->secs, b->n, 1);
+        double slope = (bb - ba) / (b->context - a->context);
+        sum += sum_clamped(ba - slope * a->context + k1, slope, c->floor, lo, hi);
+    }
+    return sum;
+}
+
 const char *cost_curve_source(const cost_curve *c) {
     return c->source;
 }
@@ -250,7 +291,7 @@ static int load_run(point *p, int *n, db *d, int64_t run, char *err) {
                            "SELECT rows, seconds, COALESCE(context, -1), logit_rows FROM cost "
                            "WHERE run_id = ? ORDER BY rows",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s: %s", db_path(d), sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report: %s: %s", db_path(d), db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, run);
     char where[4200];
     snprintf(where, sizeof where, "%s run %" PRId64, db_path(d), run);
@@ -349,7 +390,7 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
                            "= r.id AND c.context IS NOT NULL AND c.logit_rows = 1) >= ?9 "
                            "ORDER BY r.id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "cost: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "cost: %s", db_errmsg(db_sqlite(d)));
     const char *text[] = {hash,           kernels,       env->git_commit, env->hostname,
                           env->cpu_model, env->compiler, env->cflags};
     const int at[] = {1, 3, 4, 5, 6, 7, 8};
@@ -374,7 +415,7 @@ int cost_usage_of(db *d, const int64_t *runs, int n, int draft, cost_usage *u, c
                            "MAX(p.context) FROM passes p JOIN samples s ON s.id = p.sample_id "
                            "WHERE s.run_id = ?1 AND p.model = ?2 GROUP BY p.rows ORDER BY p.rows",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "cost: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "cost: %s", db_errmsg(db_sqlite(d)));
     /* per rows value: the passes' total seconds and count, over all runs */
     double tot[COST_USAGE_ROWS];
     for (int i = 0; i < n; i++) {

@@ -48,6 +48,12 @@ void cost_curve_free(cost_curve *c);
  * extrapolation could go lower). */
 double cost_curve_t(const cost_curve *c, double rows, double context, double logit_rows);
 
+/* Greedy's decode passes for a prompt of `prompt` tokens and n new tokens: the sum of
+ * t(1, prompt + i, 1) over i < n - 1 (its first token comes from the prompt pass). Added term
+ * by term up to 65536 passes, in closed form per segment of the curve beyond (equal to a
+ * rounding), so it takes no longer for a count read from a damaged database. */
+double cost_curve_greedy(const cost_curve *c, int64_t prompt, int64_t n);
+
 /* What was loaded ("FILE", "FILE run N"), whether it models the context and the logit rows
  * (version 2) and the measured ranges (contexts 0..0 for a version 1 curve). */
 const char *cost_curve_source(const cost_curve *c);

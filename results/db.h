@@ -11,7 +11,9 @@
  * the meta marker read-only. Databases are opened in WAL mode with foreign keys on and a busy
  * timeout, so several processes may write the same file. Each sample is inserted in one
  * transaction (sample, histograms and trace together or not at all), so an interrupted run
- * leaves only whole samples behind and can be resumed.
+ * leaves only whole samples behind and can be resumed. A database is input: db_open refuses
+ * one whose schema is not exactly decbench's (a view, trigger or extra object, other columns)
+ * and, for reading, one whose samples hold values no run stores (results/db_check.c).
  *
  * Errors: functions return 0 or -1 and write one line starting with "db_" into err
  * (ERR_LEN bytes), as everywhere in decbench. */
@@ -25,6 +27,12 @@
 
 /* The SQLite header's application_id of a decbench database: "DECB". */
 #define DB_APPLICATION_ID 0x44454342
+
+/* The most tokens one sample holds (prompt or output): `run --max-new` stops there, and no
+ * prompt decbench runs is longer. Reading a database, a count above it (or a count above
+ * DB_MAX_COUNT, exact in a double) is refused as damage rather than looped over. */
+#define DB_MAX_TOKENS (1 << 24)
+#define DB_MAX_COUNT (1LL << 53)
 
 typedef struct db db;
 
@@ -240,18 +248,20 @@ int db_file_sha256(db *d, const char *path, char hex[65], char *err);
 /* ---- merging (results/db_merge.c, `decbench merge`) --------------------------------------- */
 
 typedef struct {
-    int runs_added;     /* runs new in the output */
-    int shards_added;   /* shards added to a run already there */
-    long samples_added; /* samples copied */
-    long samples_same;  /* samples already there with equal deterministic figures */
-    char note[512];     /* a warning worth printing (shards on different machines), or "" */
+    int runs_added;      /* runs new in the output */
+    int shards_added;    /* shards added to a run already there */
+    long samples_added;  /* samples copied */
+    long samples_same;   /* samples already there with equal deterministic figures */
+    long samples_filled; /* of those, samples that got rows they lacked (a trace, the passes) */
+    char note[512];      /* a warning worth printing (shards on different machines), or "" */
 } db_merge_result;
 
 /* Adds every run and sweep of the database in_path to d (opened DB_WRITE) in one transaction;
  * shards of one work (run/sweep --shard) join OUT's run of that work. Refused (d unchanged):
  * shards of one work from another commit or other models, a sample already in d with other
- * deterministic figures, a shard still running or interrupted. Merging a file twice changes
- * nothing. res is added to (zero it first). The rules are db_merge.c's header comment. */
+ * deterministic figures, a shard still running or interrupted, a table of the schema that
+ * hangs off neither a run nor a sample. Merging a file twice changes nothing. res is added to
+ * (zero it first). The rules are db_merge.c's header comment. */
 int db_merge(db *d, const char *in_path, db_merge_result *res, char *err);
 
 /* ---- cost -------------------------------------------------------------------------------- */

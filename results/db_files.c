@@ -44,7 +44,7 @@ int db_file_sha256(db *d, const char *path, char hex[65], char *err) {
                            "INSERT OR REPLACE INTO file_sha256 (path, size, mtime_ns, inode, "
                            "device, sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                            -1, &q, NULL) != SQLITE_OK)
-        return err_set(err, "db_file_sha256: %s", sqlite3_errmsg(d->h));
+        return err_set(err, "db_file_sha256: %s", db_errmsg(d->h));
     sqlite3_bind_text(q, 1, abs, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 2, (int64_t)st.st_size);
     sqlite3_bind_int64(q, 3, mtime);
@@ -52,7 +52,7 @@ int db_file_sha256(db *d, const char *path, char hex[65], char *err) {
     sqlite3_bind_int64(q, 5, (int64_t)st.st_dev);
     sqlite3_bind_text(q, 6, hex, 64, SQLITE_STATIC);
     int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -1;
-    if (rc) err_set(err, "db_file_sha256: %s", sqlite3_errmsg(d->h));
+    if (rc) err_set(err, "db_file_sha256: %s", db_errmsg(d->h));
     sqlite3_finalize(q);
     return rc;
 }

@@ -68,7 +68,7 @@ static int damaged(sqlite3 *h, const char *path, char *err) {
     return err_set(err,
                    "db_open: %s is a decbench database, but damaged (%s): restore it from a copy, "
                    "or save what is left with `sqlite3 %s .recover | sqlite3 NEW.db`",
-                   path, sqlite3_errmsg(h), path);
+                   path, db_errmsg(h), path);
 }
 
 static int is_damage(sqlite3 *h) {
@@ -82,12 +82,26 @@ static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
     int objects = 0;
     if (query_int(h, "SELECT count(*) FROM sqlite_master", &objects) != 0)
         return is_damage(h) ? damaged(h, path, err)
-                            : err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+                            : err_set(err, "db_open: %s: %s", path, db_errmsg(h));
     if (objects == 0) {
         *version = 0;
         return 0;
     }
     sqlite3_stmt *st;
+    /* meta must be a table before it is read (views are off on every connection: a view
+     * would fail to read, and the message should say why) */
+    if (sqlite3_prepare_v2(h, "SELECT type FROM sqlite_master WHERE name = 'meta'", -1, &st,
+                           NULL) == SQLITE_OK) {
+        char type[16] = "table";
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(type, sizeof type, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (strcmp(type, "table"))
+            return err_set(err,
+                           "db_open: %s: 'meta' is a %s, where a decbench database has a table: "
+                           "refusing to use it",
+                           path, type);
+    }
     const char *sql = "SELECT value FROM meta WHERE key = 'application'";
     int ours = 0;
     int broken = 0;
@@ -108,12 +122,14 @@ static int check_marker(sqlite3 *h, const char *path, int *version, char *err) {
                        "(meta.application); refusing to use it",
                        path);
     if (query_int(h, "PRAGMA user_version", version) != 0)
-        return err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(h));
+        return err_set(err, "db_open: %s: %s", path, db_errmsg(h));
     if (*version < 1)
         return err_set(err,
                        "db_open: %s has schema version %d, which no decbench writes (1..%d): "
                        "its header was changed by another program",
                        path, *version, db_schema_version());
+    /* a newer version is refused by the callers, with its own message */
+    if (*version <= db_schema_version() && db_check_schema(h, path, *version, err)) return -1;
     return 0;
 }
 
@@ -171,8 +187,7 @@ static int set_wal(sqlite3 *h, const char *path, char *err) {
         }
         if (ok) return 0;
         if (!busy || clock_now() > give_up)
-            return err_set(err, "db_open: %s: cannot switch to WAL mode: %s", path,
-                           sqlite3_errmsg(h));
+            return err_set(err, "db_open: %s: cannot switch to WAL mode: %s", path, db_errmsg(h));
         sqlite3_sleep(10);
     }
 }
@@ -204,12 +219,13 @@ static int open_handle(sqlite3 **h, const char *path, int flags, char *err) {
         int sys = *h ? sqlite3_system_errno(*h) : 0;
         err_set(err, "db_open: cannot %s %s: %s%s%s%s",
                 flags & SQLITE_OPEN_CREATE ? "create" : "open", path, sys ? strerror(sys) : "",
-                sys ? " (" : "", *h ? sqlite3_errmsg(*h) : "out of memory", sys ? ")" : "");
+                sys ? " (" : "", *h ? db_errmsg(*h) : "out of memory", sys ? ")" : "");
         sqlite3_close(*h);
         *h = NULL;
         return -1;
     }
     sqlite3_extended_result_codes(*h, 1);
+    db_harden(*h, NULL);
     /* Every connection waits for another process's lock, the read-only probe of step 2
      * included: without it, 4 runs creating one database together failed 6 times in 60 with
      * "database is locked" (the probe met the creator's write lock). */
@@ -235,7 +251,7 @@ static int open_read(sqlite3 **h, const char *path, char *err) {
         if (is_damage(*h)) /* the header says it is ours: damaged, not foreign */
             damaged(*h, path, err);
         else
-            err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
+            err_set(err, "db_open: %s: %s", path, db_errmsg(*h));
         sqlite3_close(*h);
         *h = NULL;
         return -1;
@@ -259,7 +275,7 @@ static int open_read(sqlite3 **h, const char *path, char *err) {
     snprintf(u, (size_t)(uri + sizeof uri - u), "?immutable=1");
     if (open_handle(h, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err) != 0) return -1;
     if (query_int(*h, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
-        err_set(err, "db_open: %s: %s", path, sqlite3_errmsg(*h));
+        err_set(err, "db_open: %s: %s", path, db_errmsg(*h));
         sqlite3_close(*h);
         *h = NULL;
         return -1;
@@ -279,7 +295,7 @@ static int migrate_in_memory(sqlite3 **h, const char *path, int target, char *er
     if (b) sqlite3_backup_finish(b);
     if (rc != SQLITE_DONE) {
         err_set(err, "db_open: %s: cannot copy it into memory to read it migrated: %s", path,
-                sqlite3_errmsg(m));
+                db_errmsg(m));
         sqlite3_close(m);
         return -1;
     }
@@ -359,9 +375,16 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     }
     d->h = h;
     d->writable = mode == DB_WRITE;
+    db_harden(h, &d->watch);
     /* For db_claim_run (an OFD write lock needs a descriptor open for writing). A failure only
      * means no run locks: the runs still work, as on a file system without them. */
     d->lock_fd = mode == DB_WRITE ? open(path, O_RDWR | O_CLOEXEC) : -1;
+    /* what is read is checked first: reports, plots, compare and merge's inputs loop over
+     * these values (a writer checks the samples it compares itself) */
+    if (mode != DB_WRITE && db_check_values(h, path, err)) {
+        db_close(d);
+        return -1;
+    }
     *out = d;
     return 0;
 }

@@ -21,7 +21,7 @@ static db_status status_of(const char *s) {
 
 static int prepare(db *d, sqlite3_stmt **st, const char *sql, const char *fn, char *err) {
     if (sqlite3_prepare_v2(d->h, sql, -1, st, NULL) != SQLITE_OK)
-        return err_set(err, "%s: %s: %s", fn, d->path, sqlite3_errmsg(d->h));
+        return err_set(err, "%s: %s: %s", fn, d->path, db_errmsg(d->h));
     return 0;
 }
 
@@ -58,7 +58,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
         db_run_info_free(out);
         return rc == SQLITE_DONE
                    ? err_set(err, "db_get_run: no run %" PRId64 " in %s", run_id, d->path)
-                   : err_set(err, "db_get_run: %s: %s", d->path, sqlite3_errmsg(d->h));
+                   : err_set(err, "db_get_run: %s: %s", d->path, db_errmsg(d->h));
     }
     if (!out->model_hash || !out->draft_hash || !out->datasets || !out->prompt_template ||
         !out->kernels || !out->shard || !out->sampling) {
@@ -111,7 +111,7 @@ int db_run_specs(db *d, int64_t run_id, char ***specs, int *n, char *err) {
         *specs = NULL;
         *n = 0;
         return err_set(err, "db_run_specs: %s: %s", d->path,
-                       rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(d->h));
+                       rc == SQLITE_NOMEM ? "out of memory" : db_errmsg(d->h));
     }
     return 0;
 }
@@ -128,7 +128,7 @@ int db_get_sweep(db *d, int64_t sweep_id, char **spec, char *err) {
     if (rc != SQLITE_ROW)
         return rc == SQLITE_DONE
                    ? err_set(err, "db_get_sweep: no sweep %" PRId64 " in %s", sweep_id, d->path)
-                   : err_set(err, "db_get_sweep: %s: %s", d->path, sqlite3_errmsg(d->h));
+                   : err_set(err, "db_get_sweep: %s: %s", d->path, db_errmsg(d->h));
     return *spec ? 0 : err_set(err, "db_get_sweep: out of memory");
 }
 
@@ -161,7 +161,7 @@ int db_sweep_runs(db *d, int64_t sweep_id, db_sweep_run **runs, int *n, char *er
         *runs = NULL;
         *n = 0;
         return err_set(err, "db_sweep_runs: %s: %s", d->path,
-                       rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(d->h));
+                       rc == SQLITE_NOMEM ? "out of memory" : db_errmsg(d->h));
     }
     return 0;
 }
@@ -182,7 +182,7 @@ int db_find_run(db *d, const char *command, unsigned mask, int64_t *run_id, db_s
         found = 1;
     }
     if (!found && rc != SQLITE_DONE) {
-        err_set(err, "db_find_run: %s: %s", d->path, sqlite3_errmsg(d->h));
+        err_set(err, "db_find_run: %s: %s", d->path, db_errmsg(d->h));
         sqlite3_finalize(st);
         return -1;
     }

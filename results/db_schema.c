@@ -70,7 +70,7 @@ int db_schema_step(int v, char **sql, char *err) {
 int db_exec(sqlite3 *h, const char *sql, const char *what, char *err) {
     char *msg = NULL;
     if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        err_set(err, "%s: %s", what, msg ? msg : sqlite3_errmsg(h));
+        err_set(err, "%s: %s", what, msg ? msg : db_errmsg(h));
         sqlite3_free(msg);
         return -1;
     }

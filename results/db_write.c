@@ -35,7 +35,7 @@ static void bind_real_or_null(sqlite3_stmt *st, int i, double v) {
 
 static int prepare(db *d, sqlite3_stmt **st, const char *sql, const char *fn, char *err) {
     if (sqlite3_prepare_v2(d->h, sql, -1, st, NULL) != SQLITE_OK)
-        return err_set(err, "%s: %s", fn, sqlite3_errmsg(d->h));
+        return err_set(err, "%s: %s", fn, db_errmsg(d->h));
     return 0;
 }
 
@@ -47,7 +47,7 @@ static int need_write(db *d, const char *fn, char *err) {
 static int step_done(db *d, sqlite3_stmt *st, const char *fn, const char *what, char *err) {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return err_set(err, "%s: %s: %s", fn, what, sqlite3_errmsg(d->h));
+    if (rc != SQLITE_DONE) return err_set(err, "%s: %s: %s", fn, what, db_errmsg(d->h));
     return 0;
 }
 
@@ -132,7 +132,7 @@ static int env_id(db *d, const db_env *e, int64_t *id, char *err) {
     if (rc == 0)
         *id = sqlite3_column_int64(st, 0);
     else
-        err_set(err, "db_begin_run: environment: %s", sqlite3_errmsg(d->h));
+        err_set(err, "db_begin_run: environment: %s", db_errmsg(d->h));
     sqlite3_finalize(st);
     return rc;
 }
@@ -323,7 +323,7 @@ int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index,
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return err_set(err, "db_sample_done: %s", sqlite3_errmsg(d->h));
+        return err_set(err, "db_sample_done: %s", db_errmsg(d->h));
     *done = rc == SQLITE_ROW;
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "results/llama_csv.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -46,6 +47,10 @@ void plot_num(FILE *f, double v) {
         fprintf(f, "\t%.6g", v);
 }
 
+void plot_text(FILE *f, const char *s) {
+    if (txt_put(f, txt_tsv, s)) fputc('?', f);
+}
+
 /* ---- labels ---------------------------------------------------------------------------------
  * Canonical specs list every parameter ("lookahead:W=15,N=5,G=15,init=..."), far too long for
  * a legend. A legend shows the decoder name plus only the parameters that differ between the
@@ -65,7 +70,9 @@ void plot_header(FILE *f, const report_plot_opts *o, char **specs, int n, const 
     for (int j = 0; j < n; j++) {
         char lab[512];
         plot_label(o, specs, n, j, lab, sizeof lab);
-        fprintf(f, "\t%s%s", lab, extra);
+        fputc('\t', f);
+        plot_text(f, lab);
+        fputs(extra, f);
     }
     fputc('\n', f);
 }
@@ -120,7 +127,7 @@ static int default_runs(db *d, int64_t **ids, int *n, char *err) {
                            "id = ?) AND status = 'complete' AND EXISTS (SELECT 1 FROM samples "
                            "WHERE run_id = runs.id) ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, (*ids)[0]);
     int64_t *sweep = NULL;
     int k = 0;
@@ -219,7 +226,7 @@ static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, i
                 plot_errors_what(o));
         plot_header(f, o, specs, n_specs, "\terror");
         for (int k = 0; k < n_ds; k++) {
-            fputs(ds[k], f);
+            plot_text(f, ds[k]);
             for (int j = 0; j < n_specs; j++) {
                 double v = NAN, e = 0;
                 for (int i = 0; i < n; i++)
@@ -350,7 +357,9 @@ static int write_scaling(db *d, const report_plot_opts *o, const int64_t *ids, i
             if (done[i]) continue;
             char lab[512];
             series_label(pts[i].series, all_series, n_pts, lab, sizeof lab);
-            fprintf(f, "W\t%s\n", lab);
+            fputs("W\t", f);
+            plot_text(f, lab);
+            fputc('\n', f);
             for (;;) {
                 int best = -1;
                 for (int j = i; j < n_pts; j++)
@@ -393,7 +402,7 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
                       "s.id = h.sample_id WHERE s.run_id = ? AND h.kind = 'accept' "
                       "GROUP BY s.spec, h.k ORDER BY MIN(s.id), h.k";
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
+        return err_set(err, "report_plot_data: %s", db_errmsg(h));
     for (int r = 0; rc == 0 && r < n_ids; r++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, ids[r]);
@@ -447,11 +456,12 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
 
 /* ---- (d) cost curve ------------------------------------------------------------------------
  * A grid curve (results/cost.h) is drawn at its first context with every row's logits (what a
- * curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory
- * bandwidth: no pass can be faster, and at T = 1 a pass should be close to it) and T x t(1)
- * (what T separate one-row passes would cost: the gap to it is the batching gain). The
- * bandwidth is the measured memory bandwidth when stored, else the best GB/s any pass reached
- * (then the bound is optimistic only by the measurement's own error). */
+ * curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms per
+ * pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory bandwidth: no pass can be faster,
+ * and at T = 1 a pass should be close to it) and T x t(1) (what T separate one-row passes would
+ * cost: the gap to it is the batching gain). The bandwidth is the measured memory bandwidth when
+ * stored, else the best GB/s any pass reached (then the bound is optimistic only by the
+ * measurement's own error). */
 static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
                       char *err) {
     (void)n_ids;
@@ -469,15 +479,20 @@ static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int 
                            "(SELECT MIN(rows) FROM c) "
                            "FROM c ORDER BY rows",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(h));
+        return err_set(err, "report_plot_data: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, ids[0]);
     char note[1536];
     if (rep_run_note(d, ids[0], note, sizeof note, err) != 0) {
         sqlite3_finalize(st);
         return -1;
     }
-    fprintf(f, "# forward-pass latency versus rows per pass. %s%s%s\n", note,
-            ll.n ? " llama_ms: llama-bench, " : "", ll.n ? o->llama_csv : "");
+    fputs("# forward-pass latency versus rows per pass. ", f);
+    plot_text(f, note);
+    if (ll.n) {
+        fputs(" llama_ms: llama-bench, ", f);
+        plot_text(f, o->llama_csv);
+    }
+    fputc('\n', f);
     fprintf(f, "rows\tms_per_pass\tgflops\tgbps\tbandwidth_bound_ms\tlinear_ms\tllama_ms\n");
     int n = 0, li = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -528,7 +543,7 @@ static int history_runs(db *d, int64_t **ids, int *n, char *err) {
         -1, &st, NULL);
     if (rc != SQLITE_OK) {
         free(latest);
-        return err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     }
     sqlite3_bind_int64(st, 1, latest[0]);
     free(latest);
@@ -564,7 +579,7 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
                                       "FROM runs r LEFT JOIN environments e ON e.id = r.env_id "
                                       "WHERE r.id = ?",
                                       -1, &st, NULL) != SQLITE_OK)
-        rc = err_set(err, "report_plot_data: %s", sqlite3_errmsg(db_sqlite(d)));
+        rc = err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     if (rc == 0) {
         fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; x label = "
                    "commit ('+' = uncommitted changes)\nrun\tcommit");
@@ -574,7 +589,8 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
             sqlite3_bind_int64(st, 1, ids[r]);
             const char *commit = "unknown";
             if (sqlite3_step(st) == SQLITE_ROW) commit = (const char *)sqlite3_column_text(st, 0);
-            fprintf(f, "%" PRId64 "\t%s", ids[r], commit);
+            fprintf(f, "%" PRId64 "\t", ids[r]);
+            plot_text(f, commit);
             for (int j = 0; j < n_specs; j++) {
                 double v = NAN;
                 for (int i = 0; i < n; i++)

@@ -9,6 +9,11 @@
 /* A value of a data file: "\t%.6g", or "\t?" when missing. */
 void plot_num(FILE *f, double v);
 
+/* Text of a data file (a legend, dataset name, commit, or a comment line's note): through
+ * txt_tsv (text_escape.h), so that no value from the database splits a row or a field, starts
+ * a comment or a quoted field; "?" if out of memory. */
+void plot_text(FILE *f, const char *s);
+
 /* The legend of specs[i]: its report label when o has default specs, else the decoder's name
  * plus the parameters that differ between the plotted specs of that decoder. */
 void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out, size_t len);

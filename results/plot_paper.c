@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "results/plot_internal.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 
 #define MAXP 32
@@ -116,7 +117,9 @@ int plot_write_tradeoff(db *d, const report_plot_opts *o, const int64_t *ids, in
                 seen = strlen(done[j]) == len && !strncmp(done[j], specs[i], len);
             if (seen) continue;
             snprintf(done[n_done++], sizeof done[0], "%.*s", (int)len, specs[i]);
-            fprintf(f, "%srows_per_step\t%s\tlabel\n", n_done > 1 ? "\n\n" : "", done[n_done - 1]);
+            fprintf(f, "%srows_per_step\t", n_done > 1 ? "\n\n" : "");
+            plot_text(f, done[n_done - 1]);
+            fputs("\tlabel\n", f);
             for (int j = i; j < n_specs; j++) {
                 if (strncmp(specs[j], specs[i], len) ||
                     (specs[j][len] != ':' && specs[j][len] != '\0'))
@@ -131,7 +134,9 @@ int plot_write_tradeoff(db *d, const report_plot_opts *o, const int64_t *ids, in
                 plot_label(o, specs, n_specs, j, lab, sizeof lab);
                 fprintf(f, "%.6g", x);
                 plot_num(f, y);
-                fprintf(f, "\t%s\n", lab);
+                fputc('\t', f);
+                plot_text(f, lab);
+                fputc('\n', f);
             }
         }
     }
@@ -184,12 +189,14 @@ int plot_write_heatmap(db *d, const report_plot_opts *o, const int64_t *ids, int
             if (!strcmp(k[j], "N")) nn[m] = atof(v[j]), has |= 2;
         }
         if (has != 3) continue;
+        char a[160], b[160];
         for (int j = 0; j < m && rc == 0; j++)
             if (w[j] == w[m] && nn[j] == nn[m])
                 rc = err_set(err,
                              "report_plot_data: heatmap: %s and %s share W=%g, N=%g (another "
                              "parameter differs): plot one of them (--run)",
-                             s[of[j]].spec, s[i].spec, w[m], nn[m]);
+                             txt_plain_buf(a, sizeof a, s[of[j]].spec),
+                             txt_plain_buf(b, sizeof b, s[i].spec), w[m], nn[m]);
         of[m++] = i;
     }
     if (rc == 0 && m < 2)
@@ -252,15 +259,18 @@ int plot_write_ablation(db *d, const report_plot_opts *o, const int64_t *ids, in
         if (!strncmp(specs[i], name, len) && (specs[i][len] == ':' || specs[i][len] == '\0'))
             specs[k++] = specs[i];
     }
+    char shown[96];
     if (rc == 0 && k < 2)
         rc = err_set(err, "report_plot_data: an ablation needs two or more variants of %s%s",
-                     name[0] ? name : "one decoder",
+                     name[0] ? txt_plain_buf(shown, sizeof shown, name) : "one decoder",
                      name[0] ? "" : " (--grid or several --decoder of the same name)");
     if (rc == 0) {
+        fputs("# variants of ", f);
+        plot_text(f, name);
         fprintf(f,
-                "# variants of %s: end-to-end speed-up over greedy with its error bar (%s; 0 = "
-                "none) and tokens per target step\nvariant\tspeedup_e2e\terror\ttokens_per_step\n",
-                name, plot_errors_what(o));
+                ": end-to-end speed-up over greedy with its error bar (%s; 0 = none) and tokens "
+                "per target step\nvariant\tspeedup_e2e\terror\ttokens_per_step\n",
+                plot_errors_what(o));
         for (int j = 0; j < k; j++) {
             char lab[512];
             plot_label(o, specs, k, j, lab, sizeof lab);
@@ -271,7 +281,7 @@ int plot_write_ablation(db *d, const report_plot_opts *o, const int64_t *ids, in
                     e = plot_error(o, &s[q], 1);
                     t = rep_tokens_per_step(&s[q]);
                 }
-            fputs(lab, f);
+            plot_text(f, lab);
             plot_num(f, v);
             plot_num(f, e);
             plot_num(f, t);

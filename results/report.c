@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "results/text_escape.h"
 #include "util/err.h"
 
 int report_format_parse(const char *s, report_format *out) {
@@ -91,7 +92,7 @@ static json_t *row_object(sqlite3_stmt *st) {
             v = json_null();
             break;
         default:
-            v = json_string((const char *)sqlite3_column_text(st, i));
+            v = txt_json((const char *)sqlite3_column_text(st, i));
         }
         json_object_set_new(o, sqlite3_column_name(st, i), v);
     }
@@ -235,14 +236,20 @@ static void algo_label(const rep_stat *s, int n, int i, char *out, size_t len) {
         snprintf(out, len, "%s", lab);
 }
 
-/* Distinct datasets (REP_ALL excluded) in order of appearance; returns count. */
-static int datasets(const rep_stat *s, int n, const char **out, int max) {
+/* Distinct datasets (REP_ALL excluded) in order of appearance; returns count, or -1 with a
+ * message when there are more than max (a column per dataset: none is left out silently). */
+static int datasets(const rep_stat *s, int n, const char **out, int max, char *err) {
     int k = 0;
     for (int i = 0; i < n; i++) {
         if (!strcmp(s[i].dataset, REP_ALL)) continue;
         int seen = 0;
         for (int j = 0; j < k && !seen; j++) seen = !strcmp(out[j], s[i].dataset);
-        if (!seen && k < max) out[k++] = s[i].dataset;
+        if (!seen && k == max)
+            return err_set(err,
+                           "report: more than %d datasets for one table: report fewer runs "
+                           "at a time",
+                           max);
+        if (!seen) out[k++] = s[i].dataset;
     }
     return k;
 }
@@ -322,7 +329,8 @@ static int assign_rows(rtable *t, const rep_stat *s, int n, const int *keep, int
 
 static int paper(rtable *t, const rep_stat *s, int n, char *err) {
     const char *ds[64];
-    int n_ds = datasets(s, n, ds, 64);
+    int n_ds = datasets(s, n, ds, 64, err);
+    if (n_ds < 0) return -1;
     int c_label = rt_col_add(t, "Algorithm", "algorithm", RT_TEXT, NULL);
     add_task_cols(t, ds, n_ds, 0);
     int *keep = malloc((size_t)n * sizeof *keep), *row_of = malloc((size_t)n * sizeof *row_of);
@@ -393,7 +401,12 @@ static int ablation(rtable *t, const rep_stat *s, int n, const char *name, char 
         }
     }
     const char *ds[64];
-    int n_ds = datasets(s, n, ds, 64);
+    int n_ds = datasets(s, n, ds, 64, err);
+    if (n_ds < 0) {
+        free(keep);
+        free(row_of);
+        return -1;
+    }
     int c_label = rt_col_add(t, "Variant", "variant", RT_TEXT, NULL);
     int c_key[MAXP];
     for (int q = 0; q < n_keys; q++)

@@ -27,7 +27,7 @@ int rep_positions(db *d, int64_t run_id, int per_ds, rep_pos **out, int *n, char
                            "h.kind IN ('pos_tried', 'pos_accepted') GROUP BY s.ds, s.spec, "
                            "h.kind, h.k ORDER BY MIN(s.id)",
                            -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report: %s", db_errmsg(db_sqlite(d)));
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, per_ds);
     int rc = 0;

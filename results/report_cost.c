@@ -61,9 +61,12 @@ static void sql_greedy(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
     const curves *c = sqlite3_user_data(ctx);
     int64_t p = sqlite3_value_int64(argv[0]), n = sqlite3_value_int64(argv[1]);
-    double sum = 0;
-    for (int64_t i = 0; i + 1 < n; i++) sum += cost_curve_t(c->target, 1, (double)(p + i), 1);
-    sqlite3_result_double(ctx, sum);
+    /* the database's values were checked when it was opened (db_check_values) */
+    if (p < 0 || n < 0 || p > DB_MAX_TOKENS || n > DB_MAX_TOKENS) {
+        sqlite3_result_error(ctx, "a sample's prompt_tokens or new_tokens is out of range", -1);
+        return;
+    }
+    sqlite3_result_double(ctx, cost_curve_greedy(c->target, p, n));
 }
 
 /* Per (ds, spec): samples; samples with a pass trace; with a step trace only; greedy's
@@ -143,11 +146,11 @@ static int project_run(db *d, int64_t run, const curves *cv, const rep_stat *s, 
     for (size_t i = 0; rc == 0 && i < sizeof fns / sizeof fns[0]; i++)
         if (sqlite3_create_function(h, fns[i].name, fns[i].args, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                     (void *)cv, fns[i].fn, NULL, NULL) != SQLITE_OK)
-            rc = err_set(err, "report: cannot register %s: %s", fns[i].name, sqlite3_errmsg(h));
+            rc = err_set(err, "report: cannot register %s: %s", fns[i].name, db_errmsg(h));
     for (int per_ds = 1; per_ds >= 0 && rc == 0; per_ds--) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(h, PROJECT_SQL, -1, &st, NULL) != SQLITE_OK) {
-            rc = err_set(err, "report: projection query: %s", sqlite3_errmsg(h));
+            rc = err_set(err, "report: projection query: %s", db_errmsg(h));
             break;
         }
         sqlite3_bind_int64(st, 1, run);
@@ -172,8 +175,7 @@ static int project_run(db *d, int64_t run, const curves *cv, const rep_stat *s, 
                 o->found = 1;
             }
         }
-        if (step != SQLITE_DONE)
-            rc = err_set(err, "report: projection query: %s", sqlite3_errmsg(h));
+        if (step != SQLITE_DONE) rc = err_set(err, "report: projection query: %s", db_errmsg(h));
         sqlite3_finalize(st);
     }
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)

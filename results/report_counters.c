@@ -59,7 +59,7 @@ int rep_counters(db *d, const rep_stat *s, int n, int multi_run, rtable *t, char
     c.def = rt_col_add(t, "definition", "definition", RT_TEXT, NULL);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db_sqlite(d), DECODER_COUNTERS_SQL, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: counters query: %s", sqlite3_errmsg(db_sqlite(d)));
+        return err_set(err, "report: counters query: %s", db_errmsg(db_sqlite(d)));
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < STAT_N_COUNTERS; k++) {
             const stat_def *def = &stat_counters[k];

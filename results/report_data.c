@@ -19,7 +19,7 @@
 
 static int prep(sqlite3 *h, const char *sql, sqlite3_stmt **st, char *err) {
     if (sqlite3_prepare_v2(h, sql, -1, st, NULL) != SQLITE_OK)
-        return err_set(err, "report: query failed: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: query failed: %s", db_errmsg(h));
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "results/report_internal.h"
+#include "results/text_escape.h"
 #include "util/err.h"
 
 /* Turn t of record i is stored with sample_index i + (t - 1) * 10^6 (schema.sql step 6): the
@@ -47,7 +48,7 @@ static int accept_lengths(sqlite3 *h, int64_t sid, int64_t decode_steps, json_t 
     if (sqlite3_prepare_v2(
             h, "SELECT emitted FROM trace WHERE sample_id = ? AND step > 0 ORDER BY step", -1, &st,
             NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, sid);
     int traced = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -61,15 +62,29 @@ static int accept_lengths(sqlite3 *h, int64_t sid, int64_t decode_steps, json_t 
             "SELECT k, count FROM histograms WHERE sample_id = ? AND kind = 'accept' "
             "ORDER BY k",
             -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, sid);
     int64_t n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t k = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+        /* one entry per verification step: no more than a sample's tokens (each step yields
+         * one), whatever the histogram says */
+        if (c < 0 || n + c > DB_MAX_TOKENS + 1) {
+            sqlite3_finalize(st);
+            return err_set(err,
+                           "report: sample %" PRId64 ": its accept histogram counts more "
+                           "verification steps than a sample has tokens (%d)",
+                           sid, DB_MAX_TOKENS);
+        }
         for (int64_t i = 0; i < c; i++) json_array_append_new(arr, json_integer(k + 1));
         n += c;
     }
     sqlite3_finalize(st);
+    if (decode_steps > DB_MAX_TOKENS + 1)
+        return err_set(err,
+                       "report: sample %" PRId64 ": %" PRId64 " decode steps, more than a "
+                       "sample has tokens (%d)",
+                       sid, decode_steps, DB_MAX_TOKENS);
     for (int64_t i = 0; n == 0 && i < decode_steps; i++)
         json_array_append_new(arr, json_integer(1));
     return 0;
@@ -87,7 +102,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
     snprintf(sql, sizeof sql, SAMPLES_SQL, stat_derived[STAT_D_decode_steps].sql);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report: %s", sqlite3_errmsg(h));
+        return err_set(err, "report: %s", db_errmsg(h));
     int c[15];
     if (t) {
         const char *cols[][3] = {{"run", "run", "i"},
@@ -116,7 +131,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
         rt_col_hide(t, c[6]);
     }
     json_t *rec = NULL, *choice = NULL;
-    char key[1024] = "", prev[1024] = "";
+    char *prev = NULL; /* the record's key (whole: a cut key could join two records) */
     int rc = 0;
     long rows = 0;
     for (int r = 0; rc == 0 && r < n_ids; r++) {
@@ -159,9 +174,13 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                 continue;
             }
             /* JSONL: the turns of one question, decoder and repeat form one record */
-            snprintf(key, sizeof key, "%" PRId64 "\x1f%s\x1f%d\x1f%s\x1f%d", run, TXT(2), index,
-                     TXT(7), rep);
-            if (strcmp(key, prev)) {
+            char *key = sqlite3_mprintf("%lld\x1f%s\x1f%d\x1f%s\x1f%d", (long long)run, TXT(2),
+                                        index, TXT(7), rep);
+            if (!key) {
+                rc = err_set(err, "report: out of memory");
+                break;
+            }
+            if (!prev || strcmp(key, prev)) {
                 if (rec) {
                     if (json_dumpf(rec, jsonl, JSON_COMPACT | JSON_PRESERVE_ORDER)) rc = -1;
                     fputc('\n', jsonl);
@@ -178,23 +197,27 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                                    "new_tokens", "wall_time", "decoding_steps", "accept_lengths",
                                    "output_hash");
                 rec = json_pack(
-                    "{s:o, s:o, s:s, s:s, s:[o], s:s, s:s, s:s, s:i, s:I}", "question_id",
-                    qid && end && !*end && *qid ? json_integer(qnum) : json_string(qid ? qid : ""),
-                    "category", TXT(5) ? json_string(TXT(5)) : json_null(), "answer_id", answer,
-                    "model_id", slash ? slash + 1 : model, "choices", choice, "dataset", TXT(2),
-                    "decoder", lab, "spec", TXT(7), "repeat", rep, "run", (json_int_t)run);
+                    "{s:o, s:o, s:s, s:o, s:[o], s:o, s:o, s:o, s:i, s:I}", "question_id",
+                    qid && end && !*end && *qid ? json_integer(qnum) : txt_json(qid ? qid : ""),
+                    "category", TXT(5) ? txt_json(TXT(5)) : json_null(), "answer_id", answer,
+                    "model_id", txt_json(slash ? slash + 1 : model), "choices", choice, "dataset",
+                    txt_json(TXT(2)), "decoder", txt_json(lab), "spec", txt_json(TXT(7)), "repeat",
+                    rep, "run", (json_int_t)run);
                 if (!rec) {
                     rc = err_set(err, "report: out of memory");
                     break;
                 }
                 json_object_set_new(rec, "matched", json_true());
-                snprintf(prev, sizeof prev, "%s", key);
+                sqlite3_free(prev);
+                prev = key;
+                key = NULL;
             }
+            sqlite3_free(key);
             json_array_append_new(json_object_get(choice, "turns"), json_string(""));
             json_array_append_new(json_object_get(choice, "new_tokens"), json_integer(nt));
             json_array_append_new(json_object_get(choice, "wall_time"), json_real(wall));
             json_array_append_new(json_object_get(choice, "decoding_steps"), json_integer(dsteps));
-            json_array_append_new(json_object_get(choice, "output_hash"), json_string(TXT(14)));
+            json_array_append_new(json_object_get(choice, "output_hash"), txt_json(TXT(14)));
             if (sqlite3_column_type(st, 13) != SQLITE_NULL && !sqlite3_column_int(st, 13))
                 json_object_set_new(rec, "matched", json_false());
             if (accept_lengths(h, sid, dsteps, json_object_get(choice, "accept_lengths"), err))
@@ -203,6 +226,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
         }
     }
     sqlite3_finalize(st);
+    sqlite3_free(prev);
     if (rec) {
         if (rc == 0 && json_dumpf(rec, jsonl, JSON_COMPACT | JSON_PRESERVE_ORDER)) rc = -1;
         if (rc == 0) fputc('\n', jsonl);

@@ -1,8 +1,9 @@
-/* report_table.c: a plain table and its three renderings (markdown, CSV, JSON).
+/* report_table.c: a plain table and its renderings (markdown, CSV, JSON, JSONL, LaTeX).
  *
  * Layouts fill an rtable; this file alone decides how numbers look. Markdown is for people
  * (rounded, aligned, units in the header); CSV and JSON are for programs (10 significant
- * digits, machine keys, missing values empty / null rather than "-"). */
+ * digits, machine keys, missing values empty / null rather than "-"). Every text (cells,
+ * headers, keys, notes, title) is written through its format's function of text_escape.h. */
 #include "results/report_internal.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results/text_escape.h"
 #include "util/err.h"
 
 static char *dup_or_null(rtable *t, const char *s) {
@@ -150,39 +152,57 @@ static int is_text(const rt_col *c) {
     return c->kind == RT_TEXT || c->kind == RT_VALUE;
 }
 
-/* Width in characters: UTF-8 continuation bytes do not count; an escaped '|' takes two. */
+/* Width in characters of escaped text: UTF-8 continuation bytes do not count. */
 static int md_len(const char *s) {
     int len = 0;
-    for (const char *p = s; *p; p++)
-        len += *p == '|' ? 2 : ((unsigned char)*p & 0xC0) == 0x80 ? 0 : 1;
+    for (const char *p = s; *p; p++) len += ((unsigned char)*p & 0xC0) != 0x80;
     return len;
 }
 
-/* Markdown cells must not break the table: a '|' inside text is escaped. */
-static void md_put(FILE *out, const char *s, int width, int right) {
-    int len = md_len(s);
+/* A cell, header or note as Markdown text (txt_md: '|' and control characters escaped), padded
+ * to width. Returns -1 when out of memory. */
+static int md_put(FILE *out, const char *s, int width, int right) {
+    char *e = txt_md(s);
+    if (!e) return -1;
+    int len = md_len(e);
     if (right)
         for (int i = len; i < width; i++) fputc(' ', out);
-    for (const char *p = s; *p; p++) {
-        if (*p == '|') fputc('\\', out);
-        fputc(*p, out);
-    }
+    fputs(e, out);
     if (!right)
         for (int i = len; i < width; i++) fputc(' ', out);
+    free(e);
+    return 0;
 }
 
-static void write_md(const rtable *t, FILE *out) {
-    if (t->title) fprintf(out, "## %s\n\n", t->title);
-    for (int i = 0; i < t->n_notes; i++) fprintf(out, "%s  \n", t->notes[i]);
+/* The width s takes once escaped, -1 when out of memory. */
+static int md_width(const char *s) {
+    char *e = txt_md(s);
+    int len = e ? md_len(e) : -1;
+    free(e);
+    return len;
+}
+
+static int write_md(const rtable *t, FILE *out) {
+    int bad = 0;
+    if (t->title) {
+        fputs("## ", out);
+        bad |= md_put(out, t->title, 0, 0);
+        fputs("\n\n", out);
+    }
+    for (int i = 0; i < t->n_notes; i++) {
+        bad |= md_put(out, t->notes[i], 0, 0);
+        fputs("  \n", out);
+    }
     if (t->n_notes) fputc('\n', out);
     int *w = calloc((size_t)t->n_cols, sizeof *w);
-    if (!w) return;
+    if (!w) return -1;
     char buf[256];
     for (int c = 0; c < t->n_cols; c++) {
-        w[c] = md_len(t->cols[c].header);
+        w[c] = md_width(t->cols[c].header);
         if (w[c] < 3) w[c] = 3;
         for (int r = 0; r < t->n_rows; r++) {
-            int l = md_len(md_cell(t, r, c, buf, sizeof buf));
+            int l = md_width(md_cell(t, r, c, buf, sizeof buf));
+            if (l < 0) bad = -1;
             if (l > w[c]) w[c] = l;
         }
     }
@@ -190,7 +210,7 @@ static void write_md(const rtable *t, FILE *out) {
     for (int c = 0; c < t->n_cols; c++) {
         if (t->cols[c].hidden) continue;
         fputc(' ', out);
-        md_put(out, t->cols[c].header, w[c], !is_text(&t->cols[c]));
+        bad |= md_put(out, t->cols[c].header, w[c], !is_text(&t->cols[c]));
         fputs(" |", out);
     }
     fputs("\n|", out);
@@ -206,34 +226,23 @@ static void write_md(const rtable *t, FILE *out) {
         for (int c = 0; c < t->n_cols; c++) {
             if (t->cols[c].hidden) continue;
             fputc(' ', out);
-            md_put(out, md_cell(t, r, c, buf, sizeof buf), w[c], !is_text(&t->cols[c]));
+            bad |= md_put(out, md_cell(t, r, c, buf, sizeof buf), w[c], !is_text(&t->cols[c]));
             fputs(" |", out);
         }
         fputc('\n', out);
     }
     fputc('\n', out);
     free(w);
+    return bad ? -1 : 0;
 }
 
-/* RFC 4180: quote a field holding a comma, quote or line break; double inner quotes. Decoder
- * specs ("lookahead:W=15,N=5,G=15") always need it. */
-static void csv_put(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"') fputc('"', out);
-        fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-static void write_csv(const rtable *t, FILE *out) {
+/* RFC 4180 fields through txt_csv: decoder specs ("lookahead:W=15,N=5,G=15") are quoted; a
+ * line break is escaped, so every record is one line. */
+static int write_csv(const rtable *t, FILE *out) {
+    int bad = 0;
     for (int c = 0; c < t->n_cols; c++) {
         if (c) fputc(',', out);
-        csv_put(out, t->cols[c].key);
+        bad |= txt_put(out, txt_csv, t->cols[c].key);
     }
     fputc('\n', out);
     for (int r = 0; r < t->n_rows; r++) {
@@ -241,13 +250,14 @@ static void write_csv(const rtable *t, FILE *out) {
             if (c) fputc(',', out);
             const rt_cell *x = cell(t, r, c);
             if (is_text(&t->cols[c])) {
-                if (x->text) csv_put(out, x->text);
+                if (x->text) bad |= txt_put(out, txt_csv, x->text);
             } else if (!isnan(x->num)) {
                 fprintf(out, t->cols[c].kind == RT_INT ? "%.0f" : "%.10g", x->num);
             }
         }
         fputc('\n', out);
     }
+    return bad ? -1 : 0;
 }
 
 /* A row as a JSON object keyed by column key (missing = null). */
@@ -261,14 +271,21 @@ static json_t *json_row(const rtable *t, int r) {
         if (t->cols[c].kind == RT_VALUE && x->text && *x->text && end && !*end)
             v = json_integer(iv);
         else if (is_text(&t->cols[c]))
-            v = x->text ? json_string(x->text) : json_null();
+            v = x->text ? txt_json(x->text) : json_null();
         else if (isnan(x->num) || isinf(x->num))
             v = json_null();
         else if (t->cols[c].kind == RT_INT)
             v = json_integer((json_int_t)x->num);
         else
             v = json_real(x->num);
-        json_object_set_new(o, t->cols[c].key, v);
+        /* a key holds a dataset's name (paper layout: "<dataset>_tps"): valid UTF-8 too */
+        char *key = txt_utf8(t->cols[c].key);
+        if (!v || !key || json_object_set_new(o, key, v)) {
+            free(key);
+            json_decref(o);
+            return NULL;
+        }
+        free(key);
     }
     return o;
 }
@@ -285,43 +302,40 @@ static int write_jsonl(const rtable *t, FILE *out, char *err) {
     return 0;
 }
 
-/* LaTeX text: the ten special characters escaped, "±" as $\pm$, a speed-up's "x" as
- * $\times$. */
-static void tex_put(FILE *out, const char *s, int number) {
+/* A LaTeX cell: text through txt_tex (the specials and control characters escaped, "±" as
+ * $\pm$); a number's "x" after a digit (a speed-up) as $\times$. */
+static int tex_put(FILE *out, const char *s, int number) {
+    if (!number) return txt_put(out, txt_tex, s);
     for (const char *p = s; *p; p++) {
-        if (!strncmp(p, "±", strlen("±"))) {
+        if (*p == 'x' && p > s && p[-1] >= '0' && p[-1] <= '9') {
+            fputs("$\\times$", out);
+        } else if (!strncmp(p, "±", strlen("±"))) {
             fputs("$\\pm$", out);
             p += strlen("±") - 1;
-        } else if (number && *p == 'x' && p > s && p[-1] >= '0' && p[-1] <= '9') {
-            fputs("$\\times$", out);
-        } else if (strchr("&%$#_{}", *p)) {
-            fputc('\\', out);
-            fputc(*p, out);
-        } else if (*p == '~') {
-            fputs("\\textasciitilde{}", out);
-        } else if (*p == '^') {
-            fputs("\\textasciicircum{}", out);
-        } else if (*p == '\\') {
-            fputs("\\textbackslash{}", out);
         } else {
-            fputc(*p, out);
+            char one[2] = {*p, 0};
+            if (txt_put(out, txt_tex, one)) return -1;
         }
     }
+    return 0;
 }
 
-static void write_latex(const rtable *t, FILE *out) {
+/* Comment lines too go through txt_tex: a line break or carriage return in a note would end
+ * the comment, and what follows would run as TeX. */
+static int write_latex(const rtable *t, FILE *out) {
+    int bad = 0;
     fprintf(out, "%% decbench report%s", t->title ? ": " : "");
-    if (t->title) fputs(t->title, out);
+    if (t->title) bad |= txt_put(out, txt_tex, t->title);
     fputc('\n', out);
     for (int i = 0; i < t->n_notes; i++) {
         fputs("% ", out);
-        for (const char *p = t->notes[i]; *p; p++) fputc(*p == '\n' ? ' ' : *p, out);
+        bad |= txt_put(out, txt_tex, t->notes[i]);
         fputc('\n', out);
     }
     fputs("% needs \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n", out);
     if (t->title) {
         fputs("\\caption{", out);
-        tex_put(out, t->title, 0);
+        bad |= tex_put(out, t->title, 0);
         fputs("}\n", out);
     }
     fputs("\\begin{tabular}{", out);
@@ -332,7 +346,7 @@ static void write_latex(const rtable *t, FILE *out) {
     for (int c = 0; c < t->n_cols; c++) {
         if (t->cols[c].hidden) continue;
         fputs(sep, out);
-        tex_put(out, t->cols[c].header, 0);
+        bad |= tex_put(out, t->cols[c].header, 0);
         sep = " & ";
     }
     fputs(" \\\\\n\\midrule\n", out);
@@ -342,25 +356,29 @@ static void write_latex(const rtable *t, FILE *out) {
         for (int c = 0; c < t->n_cols; c++) {
             if (t->cols[c].hidden) continue;
             fputs(sep, out);
-            tex_put(out, md_cell(t, r, c, buf, sizeof buf), !is_text(&t->cols[c]));
+            bad |= tex_put(out, md_cell(t, r, c, buf, sizeof buf), !is_text(&t->cols[c]));
             sep = " & ";
         }
         fputs(" \\\\\n", out);
     }
     fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);
+    return bad ? -1 : 0;
 }
 
 static int write_json(const rtable *t, FILE *out, json_t *extra, char *err) {
     json_t *root = json_object(), *cols = json_array(), *rows = json_array(), *notes = json_array();
     if (!root || !cols || !rows || !notes) goto oom;
-    json_object_set_new(root, "title", t->title ? json_string(t->title) : json_null());
-    for (int i = 0; i < t->n_notes; i++) json_array_append_new(notes, json_string(t->notes[i]));
+    json_object_set_new(root, "title", t->title ? txt_json(t->title) : json_null());
+    for (int i = 0; i < t->n_notes; i++)
+        if (json_array_append_new(notes, txt_json(t->notes[i]))) goto oom;
     json_object_set_new(root, "notes", notes);
     notes = NULL;
     for (int c = 0; c < t->n_cols; c++) {
         static const char *kinds[] = {"text", "int", "real", "value"};
-        json_array_append_new(cols, json_pack("{s:s, s:s, s:s}", "key", t->cols[c].key, "header",
-                                              t->cols[c].header, "type", kinds[t->cols[c].kind]));
+        if (json_array_append_new(
+                cols, json_pack("{s:o, s:o, s:s}", "key", txt_json(t->cols[c].key), "header",
+                                txt_json(t->cols[c].header), "type", kinds[t->cols[c].kind])))
+            goto oom;
     }
     json_object_set_new(root, "columns", cols);
     cols = NULL;
@@ -395,12 +413,10 @@ int rt_write(const rtable *t, report_format f, FILE *out, struct json_t *extra, 
     json_decref(extra);
     if (f == REPORT_JSONL) {
         if (write_jsonl(t, out, err)) return -1;
-    } else if (f == REPORT_CSV) {
-        write_csv(t, out);
-    } else if (f == REPORT_LATEX) {
-        write_latex(t, out);
-    } else {
-        write_md(t, out);
+    } else if (f == REPORT_CSV     ? write_csv(t, out)
+               : f == REPORT_LATEX ? write_latex(t, out)
+                                   : write_md(t, out)) {
+        return err_set(err, "report: out of memory writing the table");
     }
     if (ferror(out)) return err_set(err, "report: write error: %s", strerror(errno));
     return 0;

@@ -26,6 +26,7 @@
 
 #include "results/db.h"
 #include "results/report.h"
+#include "results/text_escape.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -194,7 +195,7 @@ static db *build(const char *path) {
     for (int i = 0; i < 4; i++) {
         /* 1 MB of weights at a measured 2 GB/s: the bandwidth bound is 0.5 ms. */
         db_cost c = {rows[i], ms[i] / 1e3, 20, 10.0 * rows[i], 1e6 / (ms[i] / 1e3) / 1e9,
-                     1000000, 2.0, -1, rows[i]};
+                     1000000, 2.0,         -1, rows[i]};
         CHECK_MSG(db_insert_cost(d, r4, &c, err) == 0, "%s", err);
     }
     CHECK(db_finish_run(d, r4, DB_COMPLETE, err) == 0);
@@ -770,9 +771,9 @@ static void test_plot_data(db *d, const char *dir) {
           "\"12800000000\",\"10\"\n",
           cf);
     fclose(cf);
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir,
-                               err) == 0,
-              "%s", err);
+    CHECK_MSG(
+        report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir, err) == 0,
+        "%s", err);
     t = slurp(path);
     CHECK_MSG(strstr(t, "\n4\t?\t?\t?\t?\t?\t40\n8\t2\t80\t0.5\t0.5\t8\t?\n") != NULL, "%s", t);
     CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\t320\n") != NULL);
@@ -885,7 +886,232 @@ static void test_plot_render(const char *dir) {
     fprintf(stderr, "test_report: plots written to %s\n", dir);
 }
 
+/* ---- text from the database in every format --------------------------------------------- */
+
+static int count_char(const char *s, char c) {
+    int n = 0;
+    for (; *s; s++) n += *s == c;
+    return n;
+}
+
+/* No control character but the line feeds between lines (and the tabs between fields when
+ * tabs), and valid UTF-8 throughout. */
+static int clean_text(const char *s, int tabs) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p < 0x20 && *p != '\n' && !(tabs && *p == '\t')) || *p == 0x7F) return 0;
+        if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) return 0; /* C1 */
+        if (*p >= 0x80) {
+            int len = *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC2 ? 2 : 0;
+            if (!len) return 0;
+            for (int i = 1; i < len; i++)
+                if ((p[i] & 0xC0) != 0x80) return 0;
+            p += len - 1;
+        }
+    }
+    return 1;
+}
+
+/* The escaping functions themselves, one per format (text_escape.h). */
+static void test_text_escape(void) {
+    /* CR LF tab, ESC, a C1 control (CSI, U+009B), an invalid byte, and each format's specials */
+    const char *s = "a\rb\nc\td\x1b[2J|e,\"f\"#_\xC2\x9B\xFF~^\\{} ±";
+    char *t = txt_plain(s);
+    CHECK_MSG(!strcmp(t, "a\\rb\\nc\\td\\x1B[2J|e,\"f\"#_\\u009b\\xFF~^\\{} ±"), "%s", t);
+    free(t);
+    t = txt_md(s);
+    CHECK_MSG(!strcmp(t, "a\\rb\\nc\\td\\x1B[2J\\|e,\"f\"#_\\u009b\\xFF~^\\{} ±"), "%s", t);
+    free(t);
+    t = txt_csv(s);
+    CHECK_MSG(!strcmp(t, "\"a\\rb\\nc\\td\\x1B[2J|e,\"\"f\"\"#_\\u009b\\xFF~^\\{} ±\""), "%s", t);
+    free(t);
+    t = txt_csv("plain");
+    CHECK(!strcmp(t, "plain"));
+    free(t);
+    t = txt_tsv("#x\t\"y\"#");
+    CHECK_MSG(!strcmp(t, "\\x23x\\t\\x22y\\x22#"), "%s", t);
+    free(t);
+    t = txt_tex(s);
+    CHECK_MSG(!strcmp(t,
+                      "a\\textbackslash{}rb\\textbackslash{}nc\\textbackslash{}td\\textbackslash{}"
+                      "x1B[2J|e,\"f\"\\#\\_\\textbackslash{}u009b\\textbackslash{}xFF"
+                      "\\textasciitilde{}\\textasciicircum{}\\textbackslash{}\\{\\} $\\pm$"),
+              "%s", t);
+    free(t);
+    /* JSON: valid UTF-8 as is (jansson escapes the controls), a stray byte as U+00XX; UTF-8
+     * that only looks valid (overlong, surrogate, beyond U+10FFFF) counts as stray bytes */
+    json_t *j = txt_json("caf\xFF\r\xC3\xA9\xC0\xAF\xED\xA0\x80\xF4\x90\x80\x80");
+    CHECK_MSG(j && !strcmp(json_string_value(j),
+                           "caf\xC3\xBF\r\xC3\xA9\xC3\x80\xC2\xAF\xC3\xAD\xC2\xA0\xC2\x80"
+                           "\xC3\xB4\xC2\x90\xC2\x80\xC2\x80"),
+              "%s", j ? json_string_value(j) : "(null)");
+    json_decref(j);
+    char buf[12];
+    CHECK_MSG(!strcmp(txt_plain_buf(buf, sizeof buf, "abcdefg\x1b[2J"), "abcdefg"), "%s", buf);
+}
+
+/* A run whose label, model path and dataset name hold line breaks, a carriage return before
+ * TeX, an escape sequence, a '|' and a byte that is not UTF-8: every format keeps one line per
+ * row and runs nothing; JSON keeps every byte. */
+static void test_hostile_text(const char *dir) {
+    const char *path = test_tmp("hostile_text.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    static const char evil[] = "x\r\\input{evil}\n| fake | row |\n# head\x1b[2J\xFF";
+    db_run r = {0};
+    r.label = evil;
+    r.model_path = evil;
+    r.datasets = "ds";
+    r.max_new = 100;
+    r.repeats = 1;
+    r.kernels = "exact";
+    int64_t run = 0;
+    CHECK_MSG(db_begin_run(d, &r, &run, err) == 0, "%s", err);
+    const char *ds = "tiny\nstories\t#\"\xFF";
+    add(d, run,
+        &(sample_in){.ds = ds,
+                     .decoder = "greedy",
+                     .spec = "greedy",
+                     .new_tokens = 100,
+                     .steps = 100,
+                     .rows = 99,
+                     .t_decode = 2.0,
+                     .match = -1});
+    add(d, run,
+        &(sample_in){.ds = ds,
+                     .decoder = "lookahead",
+                     .spec = LA,
+                     .new_tokens = 100,
+                     .steps = 25,
+                     .rows = 720,
+                     .accepted = 75,
+                     .t_decode = 1.0,
+                     .match = 1,
+                     .hist = LA_HIST});
+    CHECK_MSG(db_finish_run(d, run, DB_COMPLETE, err) == 0, "%s", err);
+    report_opts o = {.run_ids = &run, .n_runs = 1};
+    for (int f = REPORT_MARKDOWN; f <= REPORT_LATEX; f++) {
+        o.format = (report_format)f;
+        char *t = render(d, &o);
+        if (!t) continue;
+        if (f != REPORT_JSON) CHECK_MSG(clean_text(t, 0), "format %d: %s", f, t);
+        if (f == REPORT_MARKDOWN) { /* every table row has the header's cells */
+            int cells = -1;
+            for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+                CHECK_MSG(strncmp(line, "# ", 2), "a heading from the label: %s", line);
+                if (line[0] != '|') continue;
+                int n = count_char(line, '|');
+                for (char *p = strstr(line, "\\|"); p; p = strstr(p + 2, "\\|")) n--;
+                if (cells < 0) cells = n;
+                CHECK_MSG(n == cells, "%d cells, %d in the header: %s", n, cells, line);
+            }
+        } else if (f == REPORT_CSV) { /* header + 2 rows, one line each */
+            CHECK_MSG(count_char(t, '\n') == 3, "%s", t);
+            CHECK_MSG(strstr(t, "\"tiny\\nstories\\t#\"\"\\xFF\"") != NULL, "%s", t);
+        } else if (f == REPORT_LATEX) { /* the label stays inside its comment line */
+            for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n"))
+                CHECK_MSG(line[0] == '%' || !strstr(line, "input{evil"), "%s", line);
+            CHECK(!strstr(t, "\\input"));
+        } else if (f == REPORT_JSON) {
+            json_error_t je;
+            json_t *root = json_loads(t, 0, &je);
+            CHECK_MSG(root, "%s: %s", je.text, t);
+            json_t *run0 = json_array_get(json_object_get(root, "runs"), 0);
+            const char *label = json_string_value(json_object_get(run0, "label"));
+            CHECK_MSG(label &&
+                          !strcmp(label, "x\r\\input{evil}\n| fake | row |\n# head\x1b[2J\xC3\xBF"),
+                      "%s", label ? label : "(no label)");
+            CHECK(json_string_value(json_object_get(run0, "model_path")) != NULL);
+            const char *note = json_string_value(json_array_get(json_object_get(root, "notes"), 0));
+            CHECK_MSG(note && strstr(note, "\xC3\xBF"), "%s", note ? note : "(no note)");
+            json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+            const char *dsv = json_string_value(json_object_get(row, "dataset"));
+            CHECK_MSG(dsv && !strcmp(dsv, "tiny\nstories\t#\"\xC3\xBF"), "%s", dsv ? dsv : "-");
+            json_decref(root);
+        }
+        free(t);
+    }
+    /* paper layout: the dataset is part of JSON keys ("<dataset>_tps") */
+    o.format = REPORT_JSON;
+    o.layout = REPORT_PAPER;
+    char *t = render(d, &o);
+    json_t *root = t ? json_loads(t, 0, NULL) : NULL;
+    json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+    CHECK_MSG(json_object_get(row, "tiny\nstories\t#\"\xC3\xBF_tps") != NULL, "%s", t ? t : "");
+    json_decref(root);
+    free(t);
+    /* Spec-Bench records (JSONL): one line per record, every text kept */
+    o.format = REPORT_JSONL;
+    o.layout = REPORT_SAMPLES;
+    t = render(d, &o);
+    CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
+    for (char *line = t ? strtok(t, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        json_t *rec = json_loads(line, 0, NULL);
+        CHECK_MSG(rec && json_string_value(json_object_get(rec, "dataset")) &&
+                      json_string_value(json_object_get(rec, "model_id")),
+                  "%s", line);
+        json_decref(rec);
+    }
+    free(t);
+    /* plot data: a header and one row per dataset, each with the header's fields */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP,
+                               &(report_plot_opts){.run_ids = &run, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
+    char file[4400];
+    snprintf(file, sizeof file, "%s/speedup.tsv", dir);
+    t = slurp(file);
+    CHECK_MSG(t && clean_text(t, 1), "%s", t ? t : "");
+    int data_lines = 0;
+    for (char *line = t ? strtok(t, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') continue;
+        data_lines++;
+        CHECK_MSG(count_char(line, '\t') == 2 && line[0] != '"', "%s", line);
+    }
+    CHECK_MSG(data_lines == 2, "%d data lines", data_lines);
+    free(t);
+    db_close(d);
+}
+
+/* Nothing left out by a fixed size: Spec-Bench records of samples whose dataset name is longer
+ * than a kilobyte stay one per repeat, and a table with a column per dataset refuses more
+ * datasets than it has columns for instead of dropping some. */
+static void test_no_silent_limits(void) {
+    const char *path = test_tmp("limits.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    int64_t run = new_run(d, "limits", "long", NULL, 0, 0);
+    static char ds[1200];
+    memset(ds, 'a', sizeof ds - 1);
+    for (int rep = 0; rep < 2; rep++)
+        add(d, run,
+            &(sample_in){.ds = ds, .decoder = "greedy", .spec = "greedy", .rep = rep,
+                         .new_tokens = 10, .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
+    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_JSONL, .layout = REPORT_SAMPLES};
+    char *t = render(d, &o);
+    CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
+    free(t);
+    int64_t run2 = new_run(d, "many", "many", NULL, 0, 0);
+    for (int k = 0; k < 65; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "ds%d", k);
+        add(d, run2,
+            &(sample_in){.ds = name, .decoder = "greedy", .spec = "greedy", .new_tokens = 10,
+                         .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
+    }
+    o = (report_opts){.run_ids = &run2, .n_runs = 1, .layout = REPORT_PAPER};
+    FILE *null = fopen("/dev/null", "w");
+    CHECK_MSG(report_write(d, &o, null, err) == -1 && strstr(err, "more than 64 datasets"), "%s",
+              err);
+    fclose(null);
+    db_close(d);
+}
+
 int main(void) {
+    test_text_escape();
+    test_no_silent_limits();
     const char *path = test_tmp("report.db");
     db *d = build(path);
     test_summary(d);
@@ -899,6 +1125,7 @@ int main(void) {
     mkdir(dir, 0755);
     test_plot_data(d, dir);
     test_plot_render(dir);
+    test_hostile_text(dir);
     db_close(d);
     return test_finish("test_report");
 }
