@@ -109,6 +109,10 @@ int gguf_get_str(const gguf *g, const char *key, const char **out, char *err);
 int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint64_t *n, char *err);
 int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err);
 int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err);
+/* The same for an array of at least n elements: the first n (llama.cpp reads per-token arrays
+ * by index, so a longer one works there). */
+int gguf_get_arr_f32_prefix(const gguf *g, const char *key, float *out, uint64_t n, char *err);
+int gguf_get_arr_i32_prefix(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err);
 /* Element i of a string array, pointing into the mapping (valid until gguf_close). */
 int gguf_get_arr_str(const gguf *g, const char *key, uint64_t i, gguf_str *out, char *err);
 

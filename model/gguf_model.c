@@ -26,6 +26,7 @@
 #include "model/arch.h"
 #include "model/gguf.h"
 #include "model/model.h"
+#include "model/tokenizer.h"
 #include "util/err.h"
 
 typedef struct {
@@ -54,16 +55,6 @@ static int key_int(loader *L, const char *key, int *out) {
 
 static int opt_int(loader *L, const char *key, int *out) {
     return gguf_find_key(L->g, key) < 0 ? 0 : key_int(L, key, out);
-}
-
-/* An optional token id (0 allowed). */
-static int opt_id(loader *L, const char *key, int *out) {
-    uint32_t v;
-    if (gguf_find_key(L->g, key) < 0) return 0;
-    if (gguf_get_u32(L->g, key, &v, L->err)) return -1;
-    if (v > INT_MAX) return err_set(L->err, "%s: %s = %u is out of range", L->path, key, v);
-    *out = (int)v;
-    return 0;
 }
 
 static int opt_f32(loader *L, const char *key, float *out) {
@@ -226,11 +217,12 @@ static int read_config(loader *L, model_config *c) {
                            "%d rows",
                            L->path, (unsigned long long)n_tokens, c->vocab_size);
     }
+    /* BOS and EOS as the tokenizer reads them (llama.cpp's rule: a key naming no token counts
+     * as absent, the vocabulary type's default then; the tokenizer of the same file warns
+     * about it, so this stays silent). A file without a vocabulary keeps Llama's 1 and 2. */
     c->bos_id = 1, c->eos_id = 2;
-    if (opt_id(L, "tokenizer.ggml.bos_token_id", &c->bos_id) ||
-        opt_id(L, "tokenizer.ggml.eos_token_id", &c->eos_id))
-        return -1;
-    c->end_id = c->eos_id; /* GGUF (chat/instruct) models end a reply with EOS */
+    if (tok_gguf_bos_eos(L->g, c->vocab_size, &c->bos_id, &c->eos_id, L->err)) return -1;
+    c->end_id = c->eos_id; /* GGUF (chat/instruct) models end a reply with EOS (-1: none) */
     if (c->bos_id >= c->vocab_size || c->eos_id >= c->vocab_size)
         return err_set(L->err, "%s: BOS %d / EOS %d outside the vocabulary of %d", L->path,
                        c->bos_id, c->eos_id, c->vocab_size);

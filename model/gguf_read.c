@@ -715,10 +715,11 @@ static int is_any(uint32_t t) {
     return 1;
 }
 
-static int check_len(const gguf *g, const gguf_kv *kv, uint64_t n, char *err) {
-    if (kv->n == n) return 0;
-    return err_set(err, "%s: key '%s' has %llu elements, expected %llu", g->path, kv->key,
-                   (unsigned long long)kv->n, (unsigned long long)n);
+/* exact: the array holds n elements; else at least n (the first n are read). */
+static int check_len(const gguf *g, const gguf_kv *kv, uint64_t n, int exact, char *err) {
+    if (kv->n == n || (!exact && kv->n > n)) return 0;
+    return err_set(err, "%s: key '%s' has %llu elements, expected %s%llu", g->path, kv->key,
+                   (unsigned long long)kv->n, exact ? "" : "at least ", (unsigned long long)n);
 }
 
 int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint64_t *n, char *err) {
@@ -731,16 +732,16 @@ int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint6
     return 0;
 }
 
-int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+static int arr_f32(const gguf *g, const char *key, float *out, uint64_t n, int exact, char *err) {
     const gguf_kv *kv = lookup_array(g, key, is_f32, "an array of f32", err);
-    if (!kv || check_len(g, kv, n, err)) return -1;
+    if (!kv || check_len(g, kv, n, exact, err)) return -1;
     memcpy(out, kv->val, (size_t)n * 4);
     return 0;
 }
 
-int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+static int arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, int exact, char *err) {
     const gguf_kv *kv = lookup_array(g, key, is_int, "an array of integers", err);
-    if (!kv || check_len(g, kv, n, err)) return -1;
+    if (!kv || check_len(g, kv, n, exact, err)) return -1;
     int esz = gguf_vtype_size(kv->elem);
     for (uint64_t i = 0; i < n; i++) {
         int neg = 0;
@@ -752,6 +753,19 @@ int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, c
         out[i] = neg ? (int32_t)(-(int64_t)m) : (int32_t)m;
     }
     return 0;
+}
+
+int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+    return arr_f32(g, key, out, n, 1, err);
+}
+int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+    return arr_i32(g, key, out, n, 1, err);
+}
+int gguf_get_arr_f32_prefix(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+    return arr_f32(g, key, out, n, 0, err);
+}
+int gguf_get_arr_i32_prefix(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+    return arr_i32(g, key, out, n, 0, err);
 }
 
 int gguf_get_arr_str(const gguf *g, const char *key, uint64_t i, gguf_str *out, char *err) {
