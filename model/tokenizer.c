@@ -388,6 +388,17 @@ static int load_gguf(tok *t, const char *path, char *err) {
         goto done;
     }
     if (t->kind->finish && t->kind->finish(t, path, err)) goto done;
+    /* A model's <arch>.vocab_size only names the model's size class in llama.cpp, which takes
+     * the vocabulary's size from the tokens: a different value is ignored there and here. */
+    const char *arch;
+    char key[96];
+    uint32_t declared;
+    if (gguf_find_key(g, "general.architecture") >= 0 &&
+        gguf_get_str(g, "general.architecture", &arch, NULL) == 0 &&
+        snprintf(key, sizeof key, "%.64s.vocab_size", arch) > 0 && gguf_find_key(g, key) >= 0 &&
+        gguf_get_u32(g, key, &declared, NULL) == 0 && declared != (uint32_t)t->n)
+        tok_warn(t, "%s: %s = %u differs from its %d tokens: ignored, as llama.cpp ignores it",
+                 path, key, declared, t->n);
     if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
         const char *tpl;
         if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err)) goto done;

@@ -12,6 +12,8 @@
  *     piece and decode it whole.
  *   - a llama2.c tokenizer whose pieces exceed its max_token_length (llama.cpp's converter
  *     ignores that field).
+ *   - a model whose vocab_size differs from its tokens' count, and whose trained context is
+ *     past 2^20 (both load in llama.cpp).
  * With DECBENCH_LLAMA_CPP_MODELS naming llama.cpp's models/ folder: every vocabulary-only GGUF
  * there whose type decbench reads (tokenizer.ggml.model llama or gpt2) loads and reproduces
  * llama.cpp's vectors (the .inp/.out files beside it, as its test-tokenizer-0 runs them: no
@@ -241,6 +243,28 @@ static void test_converted_llama2c(void) {
 done:
     model_close(g);
     model_close(m);
+}
+
+/* Keys llama.cpp reads without refusing: a vocab_size other than the tokens' count (it names
+ * the model's size class there; the tokens give the size) and a trained context past
+ * decbench's largest (Llama-3-8B-Gradient-4194k declares 4194304). */
+static void test_model_keys(void) {
+    char err[ERR_LEN];
+    const char *src = test_tmp("stories260K.gguf"), *p = test_tmp("stories260K-keys.gguf");
+    const key_edit edits[] = {
+        {"llama.vocab_size", GGUF_U32, 600, NULL},
+        {"llama.context_length", GGUF_U32, 4194304, NULL},
+    };
+    if (rewrite(src, p, edits, 2, 0)) return;
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, p, err) == 0, "%s", err);
+    if (m) {
+        CHECK(m->cfg.vocab_size == 512 && m->cfg.ctx_train == MODEL_MAX_SEQ &&
+              m->cfg.seq_len == MODEL_DEFAULT_CTX);
+        model_close(m);
+    }
+    tok_free(load_warned(p, (const char *[]){"llama.vocab_size = 600 differs from its 512 tokens",
+                                             "ignored", NULL}));
 }
 
 /* ---- long pieces ------------------------------------------------------------------------- */
@@ -502,6 +526,7 @@ static void test_llama_cpp_models(void) {
 int main(void) {
     test_converter_special_ids();
     test_converted_llama2c();
+    test_model_keys();
     test_long_pieces_bpe();
     test_long_pieces_spm();
     test_llama2c_max_token_length();
