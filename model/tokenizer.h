@@ -28,14 +28,16 @@
 #include <stddef.h>
 
 /* A buffer size for tok_decode that holds the pieces of common vocabularies (Llama, Qwen,
- * GPT-2). Pieces can be longer (GPT-NeoX/MPT have 1024-byte ones): tok_text has no limit. */
+ * GPT-2). Pieces can be longer (GPT-NeoX and MPT have one of 512 spaces): tok_text has no
+ * limit. */
 #define TOK_PIECE_MAX 512
 
 typedef struct tok tok;
 typedef struct gguf gguf;
 
 /* Loads a llama2.c tokenizer file or the vocabulary of a GGUF file (detected by content).
- * Only tokenizer.* keys are read, so a GGUF of any architecture (or none) works. */
+ * Only tokenizer.* keys are read (and <arch>.vocab_size, to warn when it differs from the
+ * token count), so a GGUF of any architecture (or none) works. */
 int tok_load(tok **out, const char *path, char *err);
 void tok_free(tok *t);
 /* What the load read leniently, one line per kind of oddity, each naming the file and the key
