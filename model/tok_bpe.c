@@ -218,7 +218,7 @@ static int32_t extra_id(bpe *v, const char *s, size_t n) {
     }
     uint32_t x = v->n_x++;
     v->xoff[x] = v->xtext_len, v->xlen[x] = (uint32_t)n;
-    memcpy(v->xtext + v->xtext_len, s, n);
+    if (n) memcpy(v->xtext + v->xtext_len, s, n); /* "a " names the empty string */
     v->xtext_len += (uint32_t)n;
     uint32_t h = (uint32_t)hash_fnv1a(s, n) & (v->xhash_cap - 1);
     while (v->xhash[h] >= 0) h = (h + 1) & (v->xhash_cap - 1);
