@@ -865,9 +865,9 @@ static char *answer_text(const runner *r, const runner_prompt *p) {
     if (!m) return NULL;
     int prev = p->ids[p->n_ids - 1];
     for (int i = 0; i < p->n_ref && p->ref[i] != r->s.target->cfg.end_id; i++) {
-        char piece[TOK_PIECE_MAX];
-        int k = tok_decode(r->s.tokenizer, prev, p->ref[i], piece, sizeof piece);
-        if (k > 0) fwrite(piece, 1, (size_t)k, m);
+        size_t k;
+        const char *piece = tok_text(r->s.tokenizer, prev, p->ref[i], &k);
+        if (piece && k > 0) fwrite(piece, 1, k, m);
         prev = p->ref[i];
     }
     fclose(m);

@@ -70,6 +70,16 @@ static int has_gguf_vocab(const char *path) {
     return has;
 }
 
+void session_print_warnings(const tok *t) {
+    const char *w = tok_warnings(t);
+    while (*w) {
+        const char *end = strchr(w, '\n');
+        int len = end ? (int)(end - w) : (int)strlen(w);
+        fprintf(stderr, "decbench: warning: %.*s\n", len, w);
+        w += len + (end != NULL);
+    }
+}
+
 /* A draft must share the target's vocabulary. When both vocabularies are GGUF's, they are
  * compared as llama.cpp compares them (tok_compatible: sizes may differ by up to 128 padding
  * tokens, and the draft's logits are then padded to the target's width); otherwise the draft
@@ -78,7 +88,9 @@ static int check_draft(session *s, const char *draft_path, char *err) {
     int tv = s->target->cfg.vocab_size, dv = s->draft->cfg.vocab_size;
     if (has_gguf_vocab(s->tokenizer_path) && has_gguf_vocab(draft_path)) {
         tok *dt = NULL;
-        int rc = tok_load(&dt, draft_path, err) || tok_compatible(s->tokenizer, dt, draft_path, err);
+        int rc = tok_load(&dt, draft_path, err);
+        if (rc == 0) session_print_warnings(dt);
+        rc = rc || tok_compatible(s->tokenizer, dt, draft_path, err);
         tok_free(dt);
         if (rc) return -1;
     } else if (dv != tv) {
@@ -136,6 +148,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         session_find_model(tokenizer_path, s->tokenizer_path, sizeof s->tokenizer_path);
     else if (default_tokenizer(s->target, s->tokenizer_path, sizeof s->tokenizer_path, err)) goto fail;
     if (tok_load(&s->tokenizer, s->tokenizer_path, err)) goto fail;
+    session_print_warnings(s->tokenizer);
     if (tok_vocab_size(s->tokenizer) != s->target->cfg.vocab_size) {
         err_set(err, "tokenizer %s has %d tokens but model %s has a vocabulary of %d: they do not "
                      "belong together", s->tokenizer_path, tok_vocab_size(s->tokenizer), model_path,

@@ -46,6 +46,10 @@ int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
 
+/* Prints what tok_load read leniently (tok_warnings), one "decbench: warning: " line each, on
+ * stderr. session_open does it for the tokenizers it loads. */
+void session_print_warnings(const tok *t);
+
 /* The TYPE of a draft given as "self:TYPE", else NULL. */
 const char *session_self_type(const char *draft_path);
 

@@ -482,6 +482,67 @@ static void test_truncations(void) {
         expect_bytes_error(r.b, r.n, needle);                                                      \
     } while (0)
 
+/* What ggml's reader accepts opens here too, read as ggml reads it: version 0, a key or tensor
+ * name holding a NUL byte (read up to it; keys equal up to the NUL are two keys, the first
+ * found), an empty key, a string value holding a NUL byte, a bool byte of 2 (true). */
+static void test_ggml_leniency(void) {
+    layout L;
+    const char *p = test_tmp("lenient.gguf");
+    char err[ERR_LEN];
+    const char *s;
+    int b;
+    raw r = small_file(&L);
+    put_u32(&r, L.version, 0);
+    r.b[L.key0_len + 8 + 10] = 0; /* "general.ar\0hitecture" */
+    r.b[L.str0_len + 8 + 2] = 0;  /* "ll\0ma" */
+    r.b[L.bool_val] = 2;
+    r.b[L.t_name_len + 8] = 0; /* tensor "\0" */
+    write_file(p, r.b, r.n);
+    gguf *g = open_ok(p);
+    if (g) {
+        CHECK(gguf_version(g) == 0 && gguf_find_key(g, "general.architecture") < 0);
+        CHECK(gguf_get_str(g, "general.ar", &s, err) == 0 && strcmp(s, "ll") == 0);
+        CHECK(gguf_get_bool(g, "test.flag", &b, err) == 0 && b == 1);
+        CHECK(gguf_find_tensor(g, "") != NULL && gguf_find_tensor(g, "w") == NULL);
+        gguf_close(g);
+    }
+    /* Two keys "k\0a" and "k\0b", and an empty one. */
+    r.n = 0;
+    r_bytes(&r, "GGUF", 4);
+    r_u32(&r, 3);
+    r_u64(&r, 0);
+    r_u64(&r, 3);
+    for (int i = 0; i < 3; i++) {
+        const char *key[] = {"k\0a", "k\0b", ""};
+        r_u64(&r, i < 2 ? 3 : 0);
+        r_bytes(&r, key[i], i < 2 ? 3 : 0);
+        r_u32(&r, GGUF_U8);
+        uint8_t v = (uint8_t)(5 + i);
+        r_bytes(&r, &v, 1);
+    }
+    write_file(p, r.b, r.n);
+    g = open_ok(p);
+    if (g) {
+        uint32_t v;
+        CHECK(gguf_kv_count(g) == 3 && gguf_get_u32(g, "k", &v, err) == 0 && v == 5);
+        CHECK(gguf_get_u32(g, "", &v, err) == 0 && v == 7);
+        gguf_close(g);
+    }
+    /* Equal whole keys still repeat one another, as in ggml. */
+    r.n = 0;
+    r_bytes(&r, "GGUF", 4);
+    r_u32(&r, 3);
+    r_u64(&r, 0);
+    r_u64(&r, 2);
+    for (int i = 0; i < 2; i++) {
+        r_u64(&r, 3);
+        r_bytes(&r, "k\0a", 3);
+        r_u32(&r, GGUF_U8);
+        r_bytes(&r, "\x05", 1);
+    }
+    expect_bytes_error(r.b, r.n, "metadata pair 1: key 'k' repeats pair 0");
+}
+
 static void test_corruptions(void) {
     layout L;
     CORRUPT(put_u64(&r, L.n_kv, 1ull << 40), "metadata count 1099511627776 needs more than the");
@@ -490,8 +551,8 @@ static void test_corruptions(void) {
     /* One pair too few: the third pair is read as a tensor info. */
     CORRUPT(put_u64(&r, L.n_kv, 2), "tensor 0 ('test.flag'): n_dims 7 is more than 4");
     CORRUPT(put_u64(&r, L.key0_len, 1ull << 62), "metadata pair 0: truncated: key needs");
-    CORRUPT(put_u64(&r, L.key0_len, 0), "metadata pair 0: empty name");
-    CORRUPT(r.b[L.key0_len + 10] = 0, "name contains a NUL byte");
+    /* an empty key is a key (ggml's too): "general.architecture" is then read as its type */
+    CORRUPT(put_u64(&r, L.key0_len, 0), "metadata pair 0 (''): unknown value type");
     CORRUPT(put_u32(&r, L.type0, 13), "('general.architecture'): unknown value type 13");
     CORRUPT(put_u32(&r, L.type0, 0x80000000u), "unknown value type 2147483648");
     CORRUPT(put_u64(&r, L.str0_len, UINT64_MAX), "string value needs 18446744073709551615 bytes");
@@ -502,7 +563,6 @@ static void test_corruptions(void) {
     CORRUPT((put_u32(&r, L.arr_elem, GGUF_STRING), put_u64(&r, L.arr_len, 1ull << 50)),
             "array of 1125899906842624 strings needs more");
     CORRUPT(put_u32(&r, L.arr_elem, GGUF_STRING), "string 0 of the array needs");
-    CORRUPT(r.b[L.bool_val] = 2, "('test.flag'): bool value is not 0 or 1");
     CORRUPT(put_u32(&r, L.t_ndims, 5), "tensor 0 ('w'): n_dims 5 is more than 4");
     CORRUPT(put_u32(&r, L.t_ndims, 0xffffffffu), "n_dims 4294967295");
     CORRUPT(put_u32(&r, L.t_type, 4), "tensor 0 ('w'): unknown ggml type 4");
@@ -1107,6 +1167,7 @@ int main(void) {
     test_open_errors();
     test_truncations();
     test_corruptions();
+    test_ggml_leniency();
     test_mutation_corpus();
     test_model_from_llama2c();
     test_model_tiny();

@@ -26,6 +26,7 @@
 #include "model/arch.h"
 #include "model/formats/gguf.h"
 #include "model/model.h"
+#include "model/tokenizer/tokenizer.h"
 #include "util/err.h"
 
 typedef struct {
@@ -54,16 +55,6 @@ static int key_int(loader *L, const char *key, int *out) {
 
 static int opt_int(loader *L, const char *key, int *out) {
     return gguf_find_key(L->g, key) < 0 ? 0 : key_int(L, key, out);
-}
-
-/* An optional token id (0 allowed). */
-static int opt_id(loader *L, const char *key, int *out) {
-    uint32_t v;
-    if (gguf_find_key(L->g, key) < 0) return 0;
-    if (gguf_get_u32(L->g, key, &v, L->err)) return -1;
-    if (v > INT_MAX) return err_set(L->err, "%s: %s = %u is out of range", L->path, key, v);
-    *out = (int)v;
-    return 0;
 }
 
 static int opt_f32(loader *L, const char *key, float *out) {
@@ -173,8 +164,14 @@ static int read_config(loader *L, model_config *c) {
                        names);
     }
     memset(c, 0, sizeof *c);
-    if (key_int(L, K(L, ARCH_KV_CONTEXT_LENGTH), &c->seq_len) ||
-        key_int(L, K(L, ARCH_KV_EMBEDDING_LENGTH), &c->dim) ||
+    /* A trained context past decbench's largest (MODEL_MAX_SEQ, 2^20: Llama-3-8B-Gradient-4194k
+     * declares 4194304) is read as that largest, which no run reaches (the default context is
+     * MODEL_DEFAULT_CTX); llama.cpp loads such files too. */
+    uint32_t ctx;
+    if (gguf_get_u32(L->g, K(L, ARCH_KV_CONTEXT_LENGTH), &ctx, L->err)) return -1;
+    if (ctx == 0) return err_set(L->err, "%s: %s = 0, expected 1..%u", L->path, L->key, UINT32_MAX);
+    c->seq_len = ctx > MODEL_MAX_SEQ ? MODEL_MAX_SEQ : (int)ctx;
+    if (key_int(L, K(L, ARCH_KV_EMBEDDING_LENGTH), &c->dim) ||
         key_int(L, K(L, ARCH_KV_BLOCK_COUNT), &c->n_layers) ||
         key_int(L, K(L, ARCH_KV_FEED_FORWARD_LENGTH), &c->hidden_dim) ||
         key_int(L, K(L, ARCH_KV_HEAD_COUNT), &c->n_heads))
@@ -209,15 +206,17 @@ static int read_config(loader *L, model_config *c) {
         return err_set(L->err, "%s: token_embd.weight has %llu rows", L->path,
                        (unsigned long long)emb->ne[1]);
     c->vocab_size = (int)emb->ne[1];
-    int vocab = c->vocab_size;
-    if (opt_int(L, K(L, ARCH_KV_VOCAB_SIZE), &vocab)) return -1;
+    /* The vocabulary in the same file must match it, or ids it produces would index past
+     * the embedding (llama.cpp requires the same equality). With a vocabulary, llama.cpp takes
+     * its size from the tokens and ignores vocab_size (tok_load warns when they differ);
+     * without one, vocab_size is the embedding's row count there, so it must agree. */
+    uint64_t n_tokens;
+    int has_tokens = gguf_find_key(L->g, "tokenizer.ggml.tokens") >= 0, vocab = c->vocab_size;
+    if (!has_tokens && opt_int(L, K(L, ARCH_KV_VOCAB_SIZE), &vocab)) return -1;
     if (vocab != c->vocab_size)
         return err_set(L->err, "%s: %s %d differs from token_embd.weight's %d rows", L->path,
                        L->key, vocab, c->vocab_size);
-    /* The vocabulary in the same file must match it, or ids it produces would index past
-     * the embedding (llama.cpp requires the same equality). */
-    uint64_t n_tokens;
-    if (gguf_find_key(L->g, "tokenizer.ggml.tokens") >= 0) {
+    if (has_tokens) {
         if (gguf_get_arr_len(L->g, "tokenizer.ggml.tokens", GGUF_STRING, &n_tokens, L->err))
             return -1;
         if (n_tokens != (uint64_t)c->vocab_size)
@@ -226,11 +225,12 @@ static int read_config(loader *L, model_config *c) {
                            "%d rows",
                            L->path, (unsigned long long)n_tokens, c->vocab_size);
     }
+    /* BOS and EOS as the tokenizer reads them (llama.cpp's rule: a key naming no token counts
+     * as absent, the vocabulary type's default then; the tokenizer of the same file warns
+     * about it, so this stays silent). A file without a vocabulary keeps Llama's 1 and 2. */
     c->bos_id = 1, c->eos_id = 2;
-    if (opt_id(L, "tokenizer.ggml.bos_token_id", &c->bos_id) ||
-        opt_id(L, "tokenizer.ggml.eos_token_id", &c->eos_id))
-        return -1;
-    c->end_id = c->eos_id; /* GGUF (chat/instruct) models end a reply with EOS */
+    if (tok_gguf_bos_eos(L->g, c->vocab_size, &c->bos_id, &c->eos_id, L->err)) return -1;
+    c->end_id = c->eos_id; /* GGUF (chat/instruct) models end a reply with EOS (-1: none) */
     if (c->bos_id >= c->vocab_size || c->eos_id >= c->vocab_size)
         return err_set(L->err, "%s: BOS %d / EOS %d outside the vocabulary of %d", L->path,
                        c->bos_id, c->eos_id, c->vocab_size);
