@@ -35,6 +35,7 @@
 #include "harness/commands.h"
 #include "harness/paper.h"
 #include "harness/runner.h"
+#include "results/cost.h"
 #include "results/report.h"
 #include "util/err.h"
 
@@ -346,7 +347,15 @@ static int run_part(paper_ctx *c, part_plan *p, char *err) {
     int n = 0, rc = -1;
     const args_opt *dopt = &o[RUNNER_N_OPTS];
     if (runner_open(&r, &ro, err)) return -1;
-    if (runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    /* --project-cost may be a cost run of the database the parts are stored in */
+    char cost_path[4096];
+    int64_t cost_run;
+    const char *cost = args_str(c->o, P_COUNT, "--project-cost", NULL);
+    file_io extra[1] = {{"--project-cost", NULL, FILE_IO_IN_DB, NULL}};
+    if (cost && report_split_source(cost, cost_path, sizeof cost_path, &cost_run, err) == 0)
+        extra[0].path = cost_path;
+    if (runner_check_files(&r, extra, 1, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
         canonical_specs(&r, p, err) || runner_make_parent(ro.db_path, err) ||
         db_open(&d, ro.db_path, DB_WRITE, err))
         goto out;
@@ -650,6 +659,17 @@ int cmd_paper(int argc, char **argv) {
     if (args_flag(o, P_COUNT, "--dry-run")) {
         for (int k = 0; k < c.n_parts; k++) printf("%s\n", c.parts[k].command);
         goto done;
+    }
+    /* The cost curve is read after every part was measured: a missing or malformed one is
+     * refused now, not after hours of runs. */
+    const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
+    if (cost) {
+        cost_curve *curve;
+        if (cost_curve_load(&curve, cost, "--project-cost", err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+        cost_curve_free(curve);
     }
     fprintf(stderr, "decbench paper: %s: %d run(s); the model: %s\n", c.rc->name, c.n_parts,
             c.model.why);

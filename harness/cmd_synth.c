@@ -9,6 +9,7 @@
 #include "harness/commands.h"
 #include "model/synth.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
 
@@ -63,6 +64,8 @@ int cmd_synth(int argc, char **argv) {
         args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) ||
         synth_shape_parse(cfg_s, &s, err))
         return cmd_usage("synth", err);
+    file_io io[2] = {{"-o", out, FILE_IO_OUT, NULL}, {"--tokenizer", tok_s, FILE_IO_IN, NULL}};
+    if (file_check_io(io, 2, err)) return cmd_fail("synth", err);
     model_config *c = &s.cfg;
     if (vocab > 0) c->vocab_size = (int)vocab;
     if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);
