@@ -153,16 +153,6 @@ int cmd_generate(int argc, char **argv) {
     dec_env env = session_env(&s);
     env.on_tokens = on_tokens;
     env.user = &st;
-    size_t bytes;
-    if (!session_text_fits(&s, args_str(o, G_ALL, "--prompt", ""), s.target->cfg.seq_len + 1L,
-                           &bytes)) { /* certainly too long: not encoded */
-        err_set(err,
-                "prompt is %zu bytes, more than %d tokens (of at most %zu bytes each), but the "
-                "context length of %s is %d",
-                bytes, s.target->cfg.seq_len + 1, s.token_bytes, s.target->path,
-                s.target->cfg.seq_len);
-        goto done;
-    }
     if (session_encode(&s, args_str(o, G_ALL, "--prompt", ""), &prompt, &n_prompt, err)) goto done;
     if (n_prompt > s.target->cfg.seq_len) {
         err_set(err, "prompt is %d tokens but the context length of %s is %d", n_prompt,

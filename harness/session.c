@@ -193,7 +193,8 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
 
 int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len) {
     *len = strlen(text);
-    return *len <= (size_t)max_tokens * (s->token_bytes ? s->token_bytes : 4);
+    return *len <= SESSION_ENCODE_ALWAYS ||
+           *len <= (size_t)max_tokens * (s->token_bytes ? s->token_bytes : 4);
 }
 
 dec_env session_env(const session *s) {

@@ -65,7 +65,9 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
                          char *err);
 
 /* Whether text may encode to fewer than max_tokens tokens: 0 when it certainly cannot, for
- * being longer than max_tokens x token_bytes bytes. Every token stands for at most token_bytes
+ * being longer than max_tokens x token_bytes bytes and than SESSION_ENCODE_ALWAYS (a text up
+ * to 1 MB is encoded all the same, in half a second at most, so that the message refusing it
+ * gives its exact length in tokens). Every token stands for at most token_bytes
  * bytes of the text (the longest piece of the vocabulary, as stored or decoded; at least 4,
  * a character the vocabulary lacks being one unknown token): the encoders lose no byte, and
  * each byte a piece stands for takes at least one byte of the piece (SentencePiece's space is
@@ -73,6 +75,7 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
  * <0xXX> is 6; a control token written in the text is its own text). So a prompt far beyond
  * the context is refused without encoding it: a 100 MB line took 51 s and 2.9 GB to encode
  * before the "prompt too long" message. */
+#define SESSION_ENCODE_ALWAYS ((size_t)1 << 20)
 int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len);
 
 /* A dec_env for this session. */

@@ -22,7 +22,8 @@
 #     PATH.tmp a write truncates first), plot and tune figures, sweep and paper --db;
 #   - every file is checked before the work: paper --project-cost, tune --out, plot
 #     --llama-csv and --plots-dir, cost --csv;
-#   - tune resolves a bare model name as run does; a prompt far beyond the context is refused
+#   - tune resolves a bare model name as run does (and prices a self:TYPE draft, no file);
+#     a prompt far beyond the context is refused
 #     without being encoded (a 20 MB JSONL line).
 set -u
 . "$(dirname "$0")/lib_cli.sh"
@@ -142,9 +143,9 @@ report_out_no_folder|1|no/r\.md\.tmp: cannot create|$B report --db R.db -o no/r.
 run_state_save_no_folder|1|--state-save: no/p\.bin\.tmp: cannot create|eval "$OURO --db new.db --state-save no/p.bin"
 # names and sizes
 tune_bare_model_name|0||eval "$TUNE --model stories260K.bin --db new.db --out tfig"
+tune_self_draft|0||eval "$TUNE --model m.bin --draft self:q8_0 --db new.db --out tfig"
 jsonl_line_20mb|1|the prompt is [0-9]+ bytes, more than 512 tokens .* leave such prompts out with --skip-long|$B run --model m.bin --tokenizer tok.bin --dataset jsonl:$T/big.jsonl --max-new 8 --threads 1 --decoder pld --db new.db
 jsonl_line_20mb_skipped|0||$B run --model m.bin --tokenizer tok.bin --dataset jsonl:ds.jsonl --dataset jsonl:$T/big.jsonl --skip-long --max-new 8 --threads 1 --warmup 0 --decoder pld --db new.db
-generate_prompt_100kb|1|prompt is 100000 bytes, more than 513 tokens|$B generate --model m.bin --tokenizer tok.bin -n 4 --prompt "$(head -c 100000 /dev/zero | tr '\0' a)"
 CORPUS
 
 summary=""
