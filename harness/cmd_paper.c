@@ -330,17 +330,24 @@ static int canonical_specs(runner *r, part_plan *p, char *err) {
     return 0;
 }
 
-/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
-static int run_part(paper_ctx *c, part_plan *p, char *err) {
-    args_opt o[RUNNER_N_OPTS + 1];
+/* The part's `decbench run` options, parsed by run's own table into o (RUNNER_N_OPTS + 1
+ * entries: the last is --decoder) and ro. */
+static int part_options(part_plan *p, args_opt *o, runner_opts *ro, char *err) {
     runner_options(o);
     o[RUNNER_N_OPTS] = (args_opt){.name = "--decoder", .takes_value = 1, .help = ""};
     const char *pos[1];
     int n_pos;
+    return args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
+                   runner_opts_get(o, RUNNER_N_OPTS + 1, ro, err)
+               ? -1
+               : 0;
+}
+
+/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
+static int run_part(paper_ctx *c, part_plan *p, char *err) {
+    args_opt o[RUNNER_N_OPTS + 1];
     runner_opts ro;
-    if (args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
-        runner_opts_get(o, RUNNER_N_OPTS + 1, &ro, err))
-        return -1;
+    if (part_options(p, o, &ro, err)) return -1;
     runner r;
     db *d = NULL;
     char **canon = NULL, **shown = NULL;
@@ -660,8 +667,17 @@ int cmd_paper(int argc, char **argv) {
         for (int k = 0; k < c.n_parts; k++) printf("%s\n", c.parts[k].command);
         goto done;
     }
-    /* The cost curve is read after every part was measured: a missing or malformed one is
-     * refused now, not after hours of runs. */
+    /* Every part's datasets are read now, and the cost curve the table is priced with:
+     * a file missing for the last part, or a malformed curve, is refused before the first
+     * part measures, not after hours of runs. */
+    for (int k = 0; k < c.n_parts; k++) {
+        args_opt po[RUNNER_N_OPTS + 1];
+        runner_opts pro;
+        if (part_options(&c.parts[k], po, &pro, err) || runner_check_datasets(&pro, err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+    }
     const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
     if (cost) {
         cost_curve *curve;

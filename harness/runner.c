@@ -235,6 +235,16 @@ static int encode_prompts(runner *r, char *err) {
     return 0;
 }
 
+int runner_check_datasets(const runner_opts *o, char *err) {
+    static runner r; /* large; one command per process */
+    memset(&r, 0, sizeof r);
+    r.o = *o;
+    int rc = open_datasets(&r, err);
+    for (int i = 0; i < r.n_sets; i++) ds_free(r.sets[i]);
+    memset(&r, 0, sizeof r);
+    return rc;
+}
+
 static void draft_fingerprint(const runner *r, int64_t *bytes, char hex[17]);
 
 int runner_open(runner *r, const runner_opts *o, char *err) {

@@ -184,6 +184,10 @@ enum { RUNNER_CANCELLED = 2 };
  * Progress and notes go to stderr. */
 int runner_open(runner *r, const runner_opts *o, char *err);
 void runner_close(runner *r);
+/* What runner_open does with the datasets of o alone (every record read and rendered, the
+ * selection made), without a model: for a command that runs several workloads (paper's parts)
+ * to refuse a bad one before measuring the first. */
+int runner_check_datasets(const runner_opts *o, char *err);
 
 /* Creates (and frees) each spec's decoder to validate it and get its canonical spec; with
  * add_greedy, greedy is put first (added if absent). Duplicates (same canonical spec) are

@@ -20,7 +20,8 @@
 #   - no output may replace an input, nor another output (util/file.h file_check_io): run
 #     --state-save/--pool-save/--db, report -o, cost --csv/--db, convert/synth -o (and the
 #     PATH.tmp a write truncates first), plot and tune figures, sweep and paper --db;
-#   - every file is checked before the work: paper --project-cost, tune --out, plot
+#   - every file is checked before the work: paper --project-cost and every part's datasets
+#     (the last part's missing file was found after the first parts measured), tune --out, plot
 #     --llama-csv and --plots-dir, cost --csv;
 #   - tune resolves a bare model name as run does (and prices a self:TYPE draft, no file);
 #     a prompt far beyond the context is refused
@@ -37,7 +38,9 @@ cp "$S/models/stories260K.bin" m.bin && cp "$S/models/tok512.bin" tok.bin &&
 head -2 "$S/datasets/tinystories/prompts_once_upon_a_time.jsonl" >ds.jsonl
 [ -s ds.jsonl ] || printf '%s\n' '{"prompt": "Once upon a time"}' '{"prompt": "Lily had a cat"}' >ds.jsonl
 printf 'garbage\n' >afile
-mkdir adir pl fig && mkfifo fifo
+mkdir adir pl fig dd && mkfifo fifo
+# a datasets folder without the last part of ouro-table2 (wmt_de_en)
+ln -s "$S/datasets/gsm8k" dd/gsm8k && ln -s "$S/datasets/cnn_dailymail" dd/cnn_dailymail
 RUN="\$B run --model m.bin --tokenizer tok.bin --dataset jsonl:ds.jsonl --max-new 8 --threads 1 --warmup 0"
 OURO="$RUN --draft d.bin --decoder ouroboros:gamma=2,W=4,beta=4"
 COST="\$B cost --model m.bin --rows 1,2 --context 4 --seconds 0.02 --no-bandwidth"
@@ -132,6 +135,7 @@ report_out_new|0||$B report --db R.db -o rep.md
 paper_cost_in_its_db|0||cp R.db R3.db && eval "$COST --db R3.db" && eval "$PAPER --db R3.db --project-cost R3.db"
 # every file checked before the work
 paper_project_cost_missing|1|--project-cost missing\.csv: cannot open cost|eval "$PAPER --db new.db --project-cost missing.csv"
+paper_dataset_missing_last_part|1|dd/wmt_de_en/specbench_translation\.jsonl: not found|$B paper ouro-table2 --model m.bin --tokenizer tok.bin --limit 1 --max-new 8 --cut-long --threads 1 --data-dir dd --db new.db
 paper_project_cost_malformed|1|cost source afile has no points|eval "$PAPER --db new.db --project-cost afile"
 cost_csv_fifo|1|fifo: is not a regular file \(a FIFO\), expected a CSV file|eval "$COST --csv fifo"
 cost_csv_no_folder|1|no/x\.csv\.tmp: cannot create|eval "$COST --csv no/x.csv"
