@@ -7,6 +7,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/session.h"
 #include "model/synth.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -58,6 +59,8 @@ int cmd_synth(int argc, char **argv) {
     const char *type_s = args_str(o, S_COUNT, "--type", NULL),
                *tok_s = args_str(o, S_COUNT, "--tokenizer", NULL);
     if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
+    char tok_path[4096]; /* a bare file name is looked up in the models folder, as run does */
+    if (tok_s) tok_s = session_find_model(tok_s, tok_path, sizeof tok_path);
     long seed, vocab;
     synth_shape s;
     if (args_int(o, S_COUNT, "--seed", 1, 0, 0x7fffffffL, &seed, err) ||

@@ -23,7 +23,8 @@
 #   - every file is checked before the work: paper --project-cost and every part's datasets
 #     (the last part's missing file was found after the first parts measured), tune --out, plot
 #     --llama-csv and --plots-dir, cost --csv;
-#   - tune resolves a bare model name as run does (and prices a self:TYPE draft, no file);
+#   - tune resolves a bare model name as run does (and prices a self:TYPE draft, no file),
+#     synth a bare tokenizer name;
 #     a prompt far beyond the context is refused
 #     without being encoded (a 20 MB JSONL line).
 set -u
@@ -148,6 +149,7 @@ run_state_save_no_folder|1|--state-save: no/p\.bin\.tmp: cannot create|eval "$OU
 # names and sizes
 tune_bare_model_name|0||eval "$TUNE --model stories260K.bin --db new.db --out tfig"
 tune_self_draft|0||eval "$TUNE --model m.bin --draft self:q8_0 --db new.db --out tfig"
+synth_bare_tokenizer_name|0||$B synth --config 260K --type f32 --tokenizer tok512.bin -o syn.gguf
 jsonl_line_20mb|1|the prompt is [0-9]+ bytes, more than 512 tokens .* leave such prompts out with --skip-long|$B run --model m.bin --tokenizer tok.bin --dataset jsonl:$T/big.jsonl --max-new 8 --threads 1 --decoder pld --db new.db
 jsonl_line_20mb_skipped|0||$B run --model m.bin --tokenizer tok.bin --dataset jsonl:ds.jsonl --dataset jsonl:$T/big.jsonl --skip-long --max-new 8 --threads 1 --warmup 0 --decoder pld --db new.db
 CORPUS
