@@ -153,7 +153,14 @@ int cmd_cost(int argc, char **argv) {
     cost_out out = {.bw = -1};
     file_out csv;
     int rc = 1, csv_open = 0;
-    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
+    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
+               *db_path = args_str(o, C_COUNT, "--db", NULL);
+    /* the outputs, checked before anything is measured: not the model, not each other */
+    file_io io[3] = {{"--csv", csv_path, FILE_IO_OUT, "CSV"},
+                     {"--db", db_path, FILE_IO_DB, NULL},
+                     {"--model", model_path, FILE_IO_IN, NULL}};
+    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) || file_check_io(io, 3, err))
+        goto done;
     /* the context the grid needs, within what the model was trained for (its default is capped
      * at MODEL_DEFAULT_CTX); beyond that, measure_grid_fit lowers the contexts */
     int need = g.contexts[g.n_contexts - 1] + g.rows[g.n_rows - 1];
@@ -166,8 +173,6 @@ int cmd_cost(int argc, char **argv) {
         goto done;
     out.m = m;
     if (note[0]) fprintf(stderr, "decbench cost: %s\n", note);
-    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
-               *db_path = args_str(o, C_COUNT, "--db", NULL);
     if (csv_path) {
         if (file_out_open(&csv, csv_path, "CSV", err)) goto done;
         csv_open = 1;

@@ -35,6 +35,7 @@
 #include "harness/commands.h"
 #include "harness/paper.h"
 #include "harness/runner.h"
+#include "results/cost.h"
 #include "results/report.h"
 #include "util/err.h"
 
@@ -329,24 +330,39 @@ static int canonical_specs(runner *r, part_plan *p, char *err) {
     return 0;
 }
 
-/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
-static int run_part(paper_ctx *c, part_plan *p, char *err) {
-    args_opt o[RUNNER_N_OPTS + 1];
+/* The part's `decbench run` options, parsed by run's own table into o (RUNNER_N_OPTS + 1
+ * entries: the last is --decoder) and ro. */
+static int part_options(part_plan *p, args_opt *o, runner_opts *ro, char *err) {
     runner_options(o);
     o[RUNNER_N_OPTS] = (args_opt){.name = "--decoder", .takes_value = 1, .help = ""};
     const char *pos[1];
     int n_pos;
+    return args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
+                   runner_opts_get(o, RUNNER_N_OPTS + 1, ro, err)
+               ? -1
+               : 0;
+}
+
+/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
+static int run_part(paper_ctx *c, part_plan *p, char *err) {
+    args_opt o[RUNNER_N_OPTS + 1];
     runner_opts ro;
-    if (args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
-        runner_opts_get(o, RUNNER_N_OPTS + 1, &ro, err))
-        return -1;
+    if (part_options(p, o, &ro, err)) return -1;
     runner r;
     db *d = NULL;
     char **canon = NULL, **shown = NULL;
     int n = 0, rc = -1;
     const args_opt *dopt = &o[RUNNER_N_OPTS];
     if (runner_open(&r, &ro, err)) return -1;
-    if (runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    /* --project-cost may be a cost run of the database the parts are stored in */
+    char cost_path[4096];
+    int64_t cost_run;
+    const char *cost = args_str(c->o, P_COUNT, "--project-cost", NULL);
+    file_io extra[1] = {{"--project-cost", NULL, FILE_IO_IN_DB, NULL}};
+    if (cost && report_split_source(cost, cost_path, sizeof cost_path, &cost_run, err) == 0)
+        extra[0].path = cost_path;
+    if (runner_check_files(&r, extra, 1, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
         canonical_specs(&r, p, err) || runner_make_parent(ro.db_path, err) ||
         db_open(&d, ro.db_path, DB_WRITE, err))
         goto out;
@@ -650,6 +666,26 @@ int cmd_paper(int argc, char **argv) {
     if (args_flag(o, P_COUNT, "--dry-run")) {
         for (int k = 0; k < c.n_parts; k++) printf("%s\n", c.parts[k].command);
         goto done;
+    }
+    /* Every part's datasets are read now, and the cost curve the table is priced with:
+     * a file missing for the last part, or a malformed curve, is refused before the first
+     * part measures, not after hours of runs. */
+    for (int k = 0; k < c.n_parts; k++) {
+        args_opt po[RUNNER_N_OPTS + 1];
+        runner_opts pro;
+        if (part_options(&c.parts[k], po, &pro, err) || runner_check_datasets(&pro, err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+    }
+    const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
+    if (cost) {
+        cost_curve *curve;
+        if (cost_curve_load(&curve, cost, "--project-cost", err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+        cost_curve_free(curve);
     }
     fprintf(stderr, "decbench paper: %s: %d run(s); the model: %s\n", c.rc->name, c.n_parts,
             c.model.why);

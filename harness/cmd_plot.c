@@ -20,6 +20,7 @@
 #include "harness/runner.h"
 #include "results/report.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_ERRORS, L_DECODER, L_LLAMA, L_HELP, L_COUNT };
 
@@ -113,6 +114,29 @@ int cmd_plot(int argc, char **argv) {
     if ((int)errors < 0) return cmd_usage("plot", "--errors: expected repeats, prompts or none");
     char what[4200];
     snprintf(what, sizeof what, "the plots folder %s", out);
+    /* The files read (the database, --llama-csv, the scripts) and the figures written, before
+     * any is: a figure must not replace an input, and a missing input must not cut a
+     * `--kind all` short after some figures were replaced. */
+    char db_file[4096], files[3 * REPORT_PLOT_KINDS][4200];
+    int64_t ignored;
+    const char *db_arg = args_str(o, L_COUNT, "--db", "results/decbench.db");
+    if (report_split_source(db_arg, db_file, sizeof db_file, &ignored, err))
+        snprintf(db_file, sizeof db_file, "%s", db_arg);
+    file_io io[3 + 3 * REPORT_PLOT_KINDS] = {
+        {"--db", db_file, FILE_IO_IN, NULL},
+        {"--llama-csv", args_str(o, L_COUNT, "--llama-csv", NULL), FILE_IO_IN, "llama-bench CSV"},
+        {"--plots-dir", args_str(o, L_COUNT, "--plots-dir", NULL), FILE_IO_IN_DIR,
+         "gnuplot scripts"}};
+    int n_io = 3;
+    static const char *const ext[3] = {"tsv", "png", "svg"};
+    for (int k = 0; k < REPORT_PLOT_KINDS; k++)
+        for (int e = 0; want[k] && e < 3; e++, n_io++) {
+            char *f = files[n_io - 3];
+            snprintf(f, sizeof files[0], "%s/%s.%s", out, report_plot_name((report_plot_kind)k),
+                     ext[e]);
+            io[n_io] = (file_io){"--out", f, FILE_IO_OUT, NULL};
+        }
+    if (file_check_io(io, n_io, err)) return cmd_fail("plot", err);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, L_COUNT, &runs, &d, err);

@@ -116,6 +116,20 @@ int cmd_report(int argc, char **argv) {
         return cmd_usage("report", "--layout projected needs --project-cost FILE (a CSV of "
                                    "decbench cost or a database with a cost run)");
 
+    /* -o must not land on a file the report reads (the database, a cost curve), and must be
+     * writable before the database is opened (reading one may leave SQLite's -shm beside it) */
+    char paths[3][4096];
+    int64_t id;
+    const char *sources[3] = {args_str(o, P_COUNT, "--db", "results/decbench.db"), ro.cost_source,
+                              ro.draft_cost_source};
+    for (int i = 0; i < 3; i++)
+        if (!sources[i] || report_split_source(sources[i], paths[i], sizeof paths[i], &id, err))
+            snprintf(paths[i], sizeof paths[i], "%s", sources[i] ? sources[i] : "");
+    file_io io[4] = {{"--out", out_path, FILE_IO_OUT, "report"},
+                     {"--db", paths[0], FILE_IO_IN, NULL},
+                     {"--project-cost", paths[1], FILE_IO_IN, NULL},
+                     {"--project-draft-cost", paths[2], FILE_IO_IN, NULL}};
+    if (file_check_io(io, 4, err)) return cmd_fail("report", err);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, P_COUNT, &runs, &d, err);

@@ -27,8 +27,13 @@
  *     instance of every decoder with state from a file (each repeat the same file, so repeats
  *     measure the same work). --pool-save/--pool-load are the same for Ouroboros' phrase pool
  *     only (the names from before the hooks were generic). The paths are in the recorded
- *     command line. With --resume the loaded file, not the state of the interrupted run, is
- *     where the remaining samples start.
+ *     command line. With --resume the state is rebuilt (runner.h): every sample of the
+ *     repeat stored before is generated again, unstored, from the loaded file, so the
+ *     remaining samples and --state-save see what an uninterrupted run would have.
+ *   - No output may replace an input (runner_check_files, util/file.h file_check_io):
+ *     --state-save on the model, the tokenizer, a dataset or the database is refused before
+ *     anything is written. The exception is a state file loaded and saved (accumulating warm
+ *     starts across runs).
  *   - Sampling (--temperature T > 0, harness/sampling_opts.h): greedy is plain sampling and
  *     the reference. Coupled mode checks every output against it token by token, as at
  *     temperature 0; standard mode cannot (a decoder's draws differ from plain sampling's while
@@ -164,7 +169,8 @@ int cmd_run(int argc, char **argv) {
         r.load_opt = alias ? "--pool-load" : "--state-load";
         r.save_opt = alias ? "--pool-save" : "--state-save";
     }
-    if (!opened || runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    if (!opened || runner_check_files(&r, NULL, 0, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
         runner_check_states(&r, canon, n, err) || runner_shard_plan(&r, canon, n, err) ||
         begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
         cmd_fail("run", err);

@@ -7,8 +7,10 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/session.h"
 #include "model/convert/synth.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
 
@@ -57,12 +59,16 @@ int cmd_synth(int argc, char **argv) {
     const char *type_s = args_str(o, S_COUNT, "--type", NULL),
                *tok_s = args_str(o, S_COUNT, "--tokenizer", NULL);
     if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
+    char tok_path[4096]; /* a bare file name is looked up in the models folder, as run does */
+    if (tok_s) tok_s = session_find_model(tok_s, tok_path, sizeof tok_path);
     long seed, vocab;
     synth_shape s;
     if (args_int(o, S_COUNT, "--seed", 1, 0, 0x7fffffffL, &seed, err) ||
         args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) ||
         synth_shape_parse(cfg_s, &s, err))
         return cmd_usage("synth", err);
+    file_io io[2] = {{"-o", out, FILE_IO_OUT, NULL}, {"--tokenizer", tok_s, FILE_IO_IN, NULL}};
+    if (file_check_io(io, 2, err)) return cmd_fail("synth", err);
     model_config *c = &s.cfg;
     if (vocab > 0) c->vocab_size = (int)vocab;
     if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);

@@ -186,7 +186,8 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     memset(c, 0, sizeof *c);
     c->draft = draft;
     const model *m = draft ? t->r.s.draft : t->r.s.target;
-    c->path = draft ? t->r.o.draft : t->r.o.model;
+    /* the files opened (a bare name found in the models folder), not the names as typed */
+    c->path = draft ? t->r.s.draft_path : t->r.s.model_path;
     if (!m) return 0;
     cost_usage u;
     if (cost_usage_of(t->d, &t->base_id, 1, 0, &u, err)) return -1;
@@ -204,10 +205,12 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     }
     g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
     if (measure_grid_fit(g, m->cfg.seq_len, c->note, sizeof c->note, err)) return -1;
-    int64_t reuse;
+    int64_t reuse = 0;
     db_env here;
     db_env_capture(&here);
-    if (cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+    /* --draft self:TYPE is no file to fingerprint: its curve is measured, not looked up */
+    if (!(draft && session_self_type(t->r.o.draft)) &&
+        cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
                       g->rows[g->n_rows - 1], &here, &reuse, err))
         return -1;
     if (reuse) {
@@ -289,6 +292,9 @@ static int curve_finish(tune *t, tune_curve *c, double until, char *err) {
     runner_fill_run(&t->r, &run, &env, t->cmd);
     run.model_path = c->path;
     run.draft_path = NULL;
+    if (c->draft && session_self_type(t->r.o.draft)) /* no file: the runner's fingerprint */
+        run.model_hash = t->r.self_hash, run.model_bytes = t->r.self_bytes;
+    run.draft_hash = NULL, run.draft_bytes = 0;
     run.datasets = NULL, run.prompt_template = NULL;
     run.label = c->draft ? "tune: draft cost curve" : "tune: target cost curve";
     store_ctx s = {t->d, 0, (int64_t)model_weight_bytes(m)};
@@ -546,8 +552,21 @@ int cmd_tune(int argc, char **argv) {
     tune_curve cv[2];
     memset(cv, 0, sizeof cv);
     int rc = 1, m = 0;
-    if (runner_open(&t.r, &ro, err) || plan(&t, err) || runner_make_parent(ro.db_path, err) ||
-        db_open(&t.d, ro.db_path, DB_WRITE, err))
+    /* Every file is checked before the first probe: a figures folder that cannot be made
+     * would otherwise fail after the whole budget was spent. */
+    const char *out = args_str(o, T_COUNT, "--out", "results/tune");
+    file_io figures[7] = {{"--out", out, FILE_IO_OUT_DIR, "figures"}};
+    char fig_path[6][FILE_PATH_MAX + 32];
+    static const char *const fig_files[6] = {"tune_predicted.tsv", "tune_predicted.png",
+                                             "tune_predicted.svg", "tune_frontier.tsv",
+                                             "tune_frontier.png",  "tune_frontier.svg"};
+    for (int k = 0; k < 6; k++) {
+        snprintf(fig_path[k], sizeof fig_path[k], "%s/%s", out, fig_files[k]);
+        figures[1 + k] = (file_io){"--out", fig_path[k], FILE_IO_OUT, NULL};
+    }
+    if (file_check_io(figures, 1, err) || runner_open(&t.r, &ro, err) ||
+        runner_check_files(&t.r, figures + 1, 6, err) || plan(&t, err) ||
+        runner_make_parent(ro.db_path, err) || db_open(&t.d, ro.db_path, DB_WRITE, err))
         goto out;
     t.n_probe = (int)probes_n < t.r.n_prompts ? (int)probes_n : t.r.n_prompts;
     sweep_spec(&t, spec, sizeof spec);
@@ -578,7 +597,6 @@ int cmd_tune(int argc, char **argv) {
         goto out;
     }
     tune_print(&t);
-    const char *out = args_str(o, T_COUNT, "--out", "results/tune");
     if (tune_plots(&t, out, !args_flag(o, T_COUNT, "--no-plot"), err) == 0)
         fprintf(stderr, "decbench tune: figures in %s: tune_predicted, tune_frontier\n", out);
     else

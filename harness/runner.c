@@ -165,6 +165,22 @@ static int encode_prompts(runner *r, char *err) {
             p->first = r->n_prompts;
             p->key_index = p->sample->index;
             p->max_new = max_new;
+            size_t bytes;
+            if (!r->o.cut_long && !session_text_fits(&r->s, p->sample->prompt, seq, &bytes)) {
+                /* longer than the context for certain: not encoded (--cut-long needs its
+                 * tokens: it keeps the last ones) */
+                if (r->o.skip_long) {
+                    dropped++;
+                    continue;
+                }
+                free(order);
+                return err_set(err,
+                               "%s[%d] (id %s): the prompt is %zu bytes, more than %d tokens "
+                               "(of at most %zu bytes each), but the context length of %s is "
+                               "%d: leave such prompts out with --skip-long",
+                               p->sample->dataset, p->sample->index, p->sample->id, bytes, seq,
+                               r->s.token_bytes, r->s.target->path, seq);
+            }
             if (session_encode_flags(&r->s, p->sample->prompt,
                                      ds_turn_parse_special(set, 1) ? TOK_PARSE_SPECIAL : 0, &p->ids,
                                      &p->n_ids, err)) {
@@ -217,6 +233,16 @@ static int encode_prompts(runner *r, char *err) {
                       cut, seq);
     if (r->n_prompts == 0) return err_set(err, "no prompts selected");
     return 0;
+}
+
+int runner_check_datasets(const runner_opts *o, char *err) {
+    static runner r; /* large; one command per process */
+    memset(&r, 0, sizeof r);
+    r.o = *o;
+    int rc = open_datasets(&r, err);
+    for (int i = 0; i < r.n_sets; i++) ds_free(r.sets[i]);
+    memset(&r, 0, sizeof r);
+    return rc;
 }
 
 static void draft_fingerprint(const runner *r, int64_t *bytes, char hex[17]);
@@ -467,6 +493,30 @@ int runner_check_states(runner *r, char *const *canon, int n, char *err) {
         file_out_abort(&probe);
     }
     return 0;
+}
+
+int runner_check_files(const runner *r, const file_io *extra, int n_extra, char *err) {
+    enum { FIXED = 6 };
+    file_io io[FIXED + RUNNER_MAX_DATASETS + 32];
+    int n = 0;
+    io[n++] = (file_io){"--model", r->s.model_path, FILE_IO_IN, NULL};
+    if (r->o.draft && !session_self_type(r->o.draft)) /* self:TYPE is built in memory */
+        io[n++] = (file_io){"--draft", r->s.draft_path, FILE_IO_IN, NULL};
+    io[n++] = (file_io){"--tokenizer", r->s.tokenizer_path, FILE_IO_IN, NULL};
+    for (int i = 0; i < r->n_sets; i++)
+        io[n++] = (file_io){"--dataset", ds_path(r->sets[i]), FILE_IO_IN, NULL};
+    /* The one input an output may replace: the state file a run loads and saves, which
+     * accumulates warm starts across runs (`--pool-load P --pool-save P`): it is read at the
+     * start of each repeat and replaced, whole, only after the last sample. */
+    int accumulate = r->state_load && r->state_save && file_same(r->state_load, r->state_save);
+    io[n++] = (file_io){r->load_opt ? r->load_opt : "--state-load",
+                        accumulate ? NULL : r->state_load, FILE_IO_IN, NULL};
+    io[n++] =
+        (file_io){r->save_opt ? r->save_opt : "--state-save", r->state_save, FILE_IO_OUT, NULL};
+    io[n++] = (file_io){"--db", r->o.db_path, FILE_IO_DB, NULL};
+    if (n_extra > (int)(sizeof io / sizeof io[0]) - n) return err_set(err, "too many files");
+    for (int i = 0; i < n_extra; i++) io[n++] = extra[i];
+    return file_check_io(io, n, err);
 }
 
 /* Every measured instance with state starts from the --state-load file. */
@@ -900,8 +950,25 @@ int runner_prepare(runner *r, int i, char *err) {
         answers[t - 1] = owned[t - 1];
     }
     char *text = NULL;
+    int seq = r->s.target->cfg.seq_len;
     if (rc == 0 && !p->skip && ds_turn_prompt(p->set, p->sample, p->turn, answers, &text, err))
         rc = -1;
+    size_t bytes;
+    if (rc == 0 && !p->skip && !r->o.cut_long && !session_text_fits(&r->s, text, seq, &bytes)) {
+        char w[512];
+        where(p, "", 0, w, sizeof w);
+        if (!r->o.skip_long)
+            rc = err_set(err,
+                         "%s: the prompt (greedy's earlier answers included) is %zu bytes, more "
+                         "than %d tokens (of at most %zu bytes each), but the context length of "
+                         "%s is %d: leave such prompts out with --skip-long",
+                         w, bytes, seq, r->s.token_bytes, r->s.target->path, seq);
+        else {
+            p->skip = 1;
+            progress_note(&r->prog, "note: %s left out: %zu bytes, longer than the context (%d)", w,
+                          bytes, seq);
+        }
+    }
     if (rc == 0 && !p->skip &&
         session_encode_flags(&r->s, text,
                              ds_turn_parse_special(p->set, p->turn) ? TOK_PARSE_SPECIAL : 0,
@@ -910,7 +977,6 @@ int runner_prepare(runner *r, int i, char *err) {
     free(text);
     for (int t = 0; t < 16; t++) free(owned[t]);
     if (rc || p->skip) return rc;
-    int seq = r->s.target->cfg.seq_len;
     if (cut_prompt(r, p)) {
         char w[512];
         where(p, "", 0, w, sizeof w);
@@ -950,6 +1016,47 @@ static int warm_up(runner *r, const char *canon, const char *shown, char *err) {
         rc = dec_generate(d, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
     dec_free(d);
     return rc == DEC_CANCELLED ? RUNNER_CANCELLED : rc;
+}
+
+/* ---- the state of a resumed run ----------------------------------------------------------- */
+
+/* A decoder that keeps state across prompts (Ouroboros' pool, the suffix decoder's tree) starts
+ * each repeat from --state-load or empty, and every sample changes it. When an earlier process
+ * stored some of this repeat's samples (--resume), the state they left is rebuilt before the
+ * decoder measures again or its state is saved: each of them is generated again, unstored, in
+ * the run's order, from the same starting state. A decoder is a deterministic function of its
+ * state, the prompt and the seed (decoder.h), so this is the state an uninterrupted run would
+ * have: the remaining samples measure the same work, and --state-save writes the same file.
+ * The state is not a function of the outputs alone (Ouroboros' pool also learns the draft's
+ * phrases and the target's corrections), which is why the samples are generated again rather
+ * than their outputs replayed. idx[0..n_idx): the prompts, in order. */
+static int rebuild_state(runner *r, dec *dc, const char *shown, const int *idx, int n_idx, int rep,
+                         char *err) {
+    char label[160];
+    snprintf(label, sizeof label, "%.60s (rebuilding its %s, not stored)", shown,
+             dec_state_name(dc));
+    progress_note(&r->prog,
+                  "decbench: %s: rebuilding its %s from the %d sample(s) of repeat %d stored "
+                  "before (generated again, not stored)",
+                  shown, dec_state_name(dc), n_idx, rep);
+    for (int j = 0; j < n_idx; j++) {
+        runner_prompt *p = &r->prompts[idx[j]];
+        int prep = runner_prepare(r, idx[j], err);
+        if (prep) return prep;
+        if (p->skip) continue; /* left out (--skip-long): the run never generated it */
+        dec_stats st;
+        int n;
+        progress_sample_start(&r->prog, label);
+        int g = dec_generate(dc, p->ids, p->n_ids, p->max_new, r->out, &n, &st, err);
+        if (g == DEC_CANCELLED || runner_changed_file()) return RUNNER_CANCELLED;
+        if (g) {
+            char e[ERR_LEN], w[512];
+            snprintf(e, sizeof e, "%s", err);
+            where(p, shown, rep, w, sizeof w);
+            return err_set(err, "%s (rebuilding the %s): %s", w, dec_state_name(dc), e);
+        }
+    }
+    return 0;
 }
 
 /* ---- the loop ----------------------------------------------------------------------------- */
@@ -996,8 +1103,13 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
     dec **decs = calloc((size_t)n, sizeof *decs);
     char *warmed = calloc((size_t)n, 1), *todo = calloc((size_t)n, 1);
     samp_sums *check = calloc((size_t)n, sizeof *check);
+    /* rebuild_state's work: per decoder with state, the prompts of this repeat an earlier
+     * process stored, not yet generated again */
+    char *stateful = calloc((size_t)n, 1);
+    int *stored = malloc(sizeof *stored * (size_t)n * (size_t)(r->n_prompts + 1));
+    int *n_stored = calloc((size_t)n, sizeof *n_stored);
     int rc = -1;
-    if (!decs || !warmed || !todo || !check) {
+    if (!decs || !warmed || !todo || !check || !stateful || !stored || !n_stored) {
         err_set(err, "out of memory");
         goto done;
     }
@@ -1013,6 +1125,9 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             dec_free(decs[k]);
             decs[k] = NULL;
             if (dec_create(&decs[k], canon[k], &env, err)) goto done;
+            char ignored[ERR_LEN];
+            stateful[k] = dec_state_name(decs[k]) && dec_state_check(decs[k], ignored) == 0;
+            n_stored[k] = 0;
         }
         if (load_states(r, decs, n, err)) goto done;
         for (int i = 0; i < r->n_prompts; i++) {
@@ -1026,6 +1141,8 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                 todo[k] = mine && !done;
                 n_todo += todo[k];
                 n_mine += mine;
+                if (mine && done && stateful[k])
+                    stored[(size_t)k * (size_t)r->n_prompts + (size_t)n_stored[k]++] = i;
             }
             /* a later turn is built from greedy's earlier answers when first needed */
             int prep = n_todo ? runner_prepare(r, i, err) : 0;
@@ -1046,6 +1163,12 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                     step_rc = warm_up(r, canon[k], shown[k], err);
                     warmed[k] = step_rc == 0;
                 }
+                if (step_rc == 0 && n_stored[k]) {
+                    step_rc = rebuild_state(r, decs[k], shown[k],
+                                            stored + (size_t)k * (size_t)r->n_prompts, n_stored[k],
+                                            rep, err);
+                    n_stored[k] = 0;
+                }
                 if (step_rc == 0 && !p->ref && !is_greedy_spec(canon[k]) && !standard_sampling(r))
                     step_rc = reference(r, p, err);
                 if (step_rc < 0) goto done;
@@ -1062,6 +1185,18 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
             }
         }
     }
+    /* the saved state is the last repeat's: its samples stored before are generated again */
+    for (int k = 0; r->state_save && k < n; k++) {
+        if (!n_stored[k] || !has_state(r, decs[k])) continue;
+        int b = rebuild_state(r, decs[k], shown[k], stored + (size_t)k * (size_t)r->n_prompts,
+                              n_stored[k], r->o.repeats - 1, err);
+        n_stored[k] = 0;
+        if (b < 0) goto done;
+        if (b == RUNNER_CANCELLED || runner_stopped()) {
+            rc = RUNNER_INTERRUPTED;
+            goto done;
+        }
+    }
     if (save_states(r, decs, canon, n, err)) goto done;
     if (standard_sampling(r)) res->samp_suspect = sampling_check(r, check, shown, n);
     rc = RUNNER_DONE;
@@ -1073,6 +1208,9 @@ done:
                      runner_changed_file());
     }
     free(check);
+    free(stateful);
+    free(stored);
+    free(n_stored);
     for (int k = 0; decs && k < n; k++) dec_free(decs[k]);
     free(decs);
     free(warmed);

@@ -156,6 +156,15 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         goto fail;
     }
     if (s->draft && !session_self_type(draft_path) && check_draft(s, draft_path, err)) goto fail;
+    s->token_bytes = 4;
+    for (int id = 0; id < tok_vocab_size(s->tokenizer); id++) {
+        char buf[TOK_PIECE_MAX];
+        const char *piece = tok_piece(s->tokenizer, id);
+        int n = tok_decode(s->tokenizer, -1, id, buf, sizeof buf);
+        size_t len = piece ? strlen(piece) : 0;
+        if (len > s->token_bytes) s->token_bytes = len;
+        if (n > 0 && (size_t)n > s->token_bytes) s->token_bytes = (size_t)n;
+    }
     s->kernels = kern_mode_resolve(s->kernels, s->target, s->draft);
     return 0;
 fail:
@@ -194,6 +203,12 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
         return -1;
     }
     return 0;
+}
+
+int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len) {
+    *len = strlen(text);
+    return *len <= SESSION_ENCODE_ALWAYS ||
+           *len <= (size_t)max_tokens * (s->token_bytes ? s->token_bytes : 4);
 }
 
 dec_env session_env(const session *s) {
