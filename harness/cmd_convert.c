@@ -10,7 +10,7 @@
 #include "harness/commands.h"
 #include "harness/session.h"
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/paths.h"

@@ -23,7 +23,7 @@
 #include "harness/commands.h"
 #include "harness/measure.h"
 #include "harness/session.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "results/db.h"
 #include "util/err.h"
 #include "util/file.h"

@@ -8,7 +8,7 @@
 
 #include "model/formats/gguf.h"
 #include "model/convert/requant.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "util/err.h"
 #include "util/paths.h"
 

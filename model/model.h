@@ -1,7 +1,7 @@
 /* model.h: a decoder-only transformer's configuration and weights (Llama and the
  * architectures of model/arch.h: Llama 1/2/3, Mistral, Qwen2, Qwen3).
  *
- * model/formats/model_file.h's model_open() detects the format by content (never by file name): llama2.c legacy
+ * model/loader/model_file.h's model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
  * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied
  * (but for the int8 mode's packed rows of some types on some CPUs: wmat.packed, forward.c).

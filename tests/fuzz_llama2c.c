@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/llama2c.h"
 #include "model/model.h"

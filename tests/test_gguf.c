@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 
 #include "model/arch.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
-#include "model/formats/gguf.h"
+include "model/formats/gguf.h"
+#include "model/formats/llama2c.h"
 #include "model/model.h"
 #include "model/convert/synth.h"
 #include "tests/testutil.h"

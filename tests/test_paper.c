@@ -10,7 +10,7 @@
 
 #include "decoders/decoder.h"
 #include "harness/paper.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/model.h"
 #include "tests/testutil.h"
 #include "util/err.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "decoders/sampling.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"

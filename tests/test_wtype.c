@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/gguf.h"
 #include "model/kernels/kernels.h"

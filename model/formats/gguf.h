@@ -137,15 +137,6 @@ int gguf_type_block(uint32_t type, uint64_t *block_elems, uint64_t *block_bytes)
 int gguf_vtype_size(uint32_t t);
 const char *gguf_vtype_name(uint32_t t);
 
-/* ---- models ---------------------------------------------------------------------------- */
-
-struct model;
-/* Opens a GGUF model whose general.architecture is "llama" (gguf_model.c): llama.* keys and
- * llama.cpp's tensor names, weights left in the mapping in their stored type (F32, F16,
- * BF16, Q8_0; norms F32). The reader is owned by the model (released by model_close).
- * model_open calls this for files starting with "GGUF". */
-int model_open_gguf(struct model **out, const char *path, char *err);
-
 /* ---- writer ---------------------------------------------------------------------------- */
 
 /* Builds a GGUF version 3 file in memory (metadata) plus references to tensor data, then

@@ -25,6 +25,7 @@
 
 #include "model/arch.h"
 #include "model/formats/gguf.h"
+#include "model/loader/model_file.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "util/err.h"

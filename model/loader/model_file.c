@@ -1,10 +1,10 @@
 /* model_file.c: opens a model file of any format, told by its content (model_file.h). */
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 
 #include <string.h>
 #include <unistd.h>
 
-#include "model/formats/gguf.h"
+#include "model/formats/llama2c.h"
 #include "util/err.h"
 #include "util/file.h"
 
