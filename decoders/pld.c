@@ -124,13 +124,13 @@ static void pld_destroy(dec *d) {
 const dec_vtable dec_pld_vtable = {
     .name = "pld",
     .summary = "prompt lookup: draft the tokens that followed the latest match of the context's tail",
-    .n_params = 2,
     .params = {
-        {"ngram", PARAM_INT, 3, 1, 16, {0}, "longest tail n-gram matched (tried down to 1)"},
-        {"k", PARAM_INT, 10, 1, 64, {0}, "draft tokens proposed after a match"},
+        [P_NGRAM] = {"ngram", PARAM_INT, 3, 1, 16, {0}, "longest tail n-gram matched (tried down to 1)"},
+        [P_K] = {"k", PARAM_INT, 10, 1, 64, {0}, "draft tokens proposed after a match"},
     },
     .create = pld_create,
     .generate = pld_generate,
     .destroy = pld_destroy,
+    .tune_grid = "ngram=2,3,4;k=4,10",
 };
 /* clang-format on */

@@ -175,7 +175,7 @@ static int tree_create(dec *d, char *err) {
     if (!t) return err_set(err, "tree: out of memory");
     d->impl = t;
     t->mode = d->param[P_MODE];
-    t->shape = dec_param_list(d, "shape", &t->n_shape);
+    t->shape = dec_param_list(d, P_SHAPE, &t->n_shape);
     t->nodes = d->param[P_NODES], t->depth_cfg = d->param[P_DEPTH], t->k = d->param[P_K];
     t->branches = d->param[P_BRANCHES], t->p_split = d->param[P_SPLIT] / 100.0;
     t->V = d->env.target->cfg.vocab_size;
@@ -503,19 +503,18 @@ const dec_vtable dec_tree_vtable = {
     .name = "tree",
     .summary = "token-tree speculative decoding: the draft grows a tree of candidates level by "
                "level, one target pass verifies it (SpecInfer, EAGLE-2, llama.cpp p_split)",
-    .n_params = 7,
     .params = {
-        {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
+        [P_MODE] = {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
          "static: shape's top-k per depth; dynamic: EAGLE-2's best nodes under a budget; "
          "split: llama.cpp's p_split branches"},
-        {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
+        [P_SHAPE] = {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
          "4-2-2-1"},
-        {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
+        [P_NODES] = {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
          "dynamic: tree size (tokens); split: stop drafting at this size (n_draft)"},
-        {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
-        {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
-        {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
-        {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
+        [P_DEPTH] = {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
+        [P_K] = {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
+        [P_BRANCHES] = {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
+        [P_SPLIT] = {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
                                                 "(percent) opens a branch"},
     },
     .needs_draft = 1,
@@ -524,5 +523,6 @@ const dec_vtable dec_tree_vtable = {
     .destroy = tree_destroy,
     .counters = tree_counters,
     .n_counters = TC_N,
+    .tune_grid = "mode=static,dynamic;nodes=4,8,16",
 };
 /* clang-format on */

@@ -483,12 +483,12 @@ static void sweep_spec(const tune *t, char *spec, size_t n) {
     snprintf(spec, n, "tune:");
     int k = 0;
     for (int i = 0; i < dec_registry_size(); i++) {
-        const char *name = dec_registry_name(i), *g = tune_grid_for(name);
+        const char *name = dec_registry_name(i);
+        char g[1024];
         int used = 0;
         for (int j = 0; j < t->n && !used; j++) used = same_decoder(t->c[j].canon, name);
-        if (used)
-            snprintf(spec + strlen(spec), n - strlen(spec), "%s%s", k++ ? " + " : " ",
-                     g ? g : name);
+        if (used && tune_grid_of(i, g, sizeof g) >= 0)
+            snprintf(spec + strlen(spec), n - strlen(spec), "%s%s", k++ ? " + " : " ", g);
     }
 }
 
