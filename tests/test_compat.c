@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "model/convert/convert.h"
-include "model/formats/gguf.h"
+#include "model/formats/gguf.h"
 #include "model/loader/model_file.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"

@@ -12,7 +12,7 @@
 #include "model/arch.h"
 #include "model/loader/model_file.h"
 #include "model/forward.h"
-include "model/formats/gguf.h"
+#include "model/formats/gguf.h"
 #include "model/formats/llama2c.h"
 #include "model/model.h"
 #include "model/convert/synth.h"
