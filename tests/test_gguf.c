@@ -614,11 +614,16 @@ static int write_model_gguf(const struct model *m, const char *path, char *err);
 /* A micro Llama model (dim 32, one layer, vocab 8) written through write_model_gguf: its
  * matrices in type `small`, ffn_down in `big` (hidden 256 when that is a k-quant, else 32).
  * 8-20 KB, so the fuzzer can reach model_open_gguf's binding code and the kernels of each block
- * type. The block bytes are a fixed pattern (any bytes are a valid block). */
+ * type. The block bytes are a fixed pattern: any bytes are a valid block but for an f16 scale
+ * whose exponent is all ones (NaN, infinity: the loader refuses it), so no byte has bits 2-6
+ * all set. */
 static void write_micro_model(const char *path, wtype small, wtype big) {
     static unsigned char q[32 * 1024];
     static float norm[32];
-    for (size_t i = 0; i < sizeof q; i++) q[i] = (unsigned char)(i * 7 % 251);
+    for (size_t i = 0; i < sizeof q; i++) {
+        q[i] = (unsigned char)(i * 7 % 251);
+        if ((q[i] & 0x7c) == 0x7c) q[i] ^= 0x40;
+    }
     for (int i = 0; i < 32; i++) norm[i] = 1.0f;
     int hidden = wtype_get(big)->block == 256 ? 256 : 32;
     model_config c = {.dim = 32,
@@ -1035,6 +1040,89 @@ static void test_model_tiny(void) {
     CHECK(model_open_gguf(&m, test_tmp("missing.gguf"), err) == -1 && strstr(err, "cannot open"));
 }
 
+/* Overwrites the 2 bytes at `at` of tensor `name`'s data in the GGUF file at path. */
+static void poke_tensor(const char *path, const char *name, size_t at, uint16_t v) {
+    gguf *g = open_ok(path);
+    const gguf_tensor *t = g ? gguf_find_tensor(g, name) : NULL;
+    size_t size;
+    const unsigned char *base = g ? gguf_mapping(g, &size) : NULL;
+    long off = t ? (long)((const unsigned char *)t->data - base + at) : -1;
+    gguf_close(g);
+    FILE *f = fopen(path, "r+b");
+    CHECK_MSG(f && off >= 0 && fseek(f, off, SEEK_SET) == 0 && fwrite(&v, 2, 1, f) == 1,
+              "%s: cannot patch %s", path, name);
+    if (f) fclose(f);
+}
+
+/* A block scale (d, m, dmin) that is NaN or infinite is refused at load naming the tensor, the
+ * block and the scale, as llama.cpp's --check-tensors refuses it (ggml_validate_row_data's rules
+ * per type): before, the file loaded and the int8 mode decoded token 0 forever. Float weights
+ * load (reading them all costs a second per GB); a NaN among them fails the first pass that uses
+ * it, naming the tensor. */
+static void test_model_bad_scales(void) {
+    const struct {
+        const char *type, *tensor;
+        int block;
+        size_t at;      /* byte of the block */
+        uint16_t value; /* f16 */
+        const char *want;
+    } cases[] = {
+        {"q8_0", "blk.0.attn_v.weight", 5, 0, 0x7e00,
+         "tensor 'blk.0.attn_v.weight' (q8_0): block 5 (row 2, columns 32..63) has scale d = "
+         "NaN; the file is corrupt"},
+        {"q8_0", "token_embd.weight", 9, 0, 0xfc00,
+         "tensor 'token_embd.weight' (q8_0): block 9 (row 4, columns 32..63) has scale d = -inf"},
+        {"q4_0", "blk.0.ffn_down.weight", 18, 0, 0x7c00,
+         "tensor 'blk.0.ffn_down.weight' (q4_0): block 18 (row 1, columns 32..63) has scale d = "
+         "+inf"},
+        {"q4_k", "blk.0.attn_q.weight", 1, 2, 0x7e01,
+         "tensor 'blk.0.attn_q.weight' (q4_k): block 1 (row 1, columns 0..255) has scale dmin = "
+         "NaN"},
+        {"q6_k", "output.weight", 3, 208, 0x7c00,
+         "tensor 'output.weight' (q6_k): block 3 (row 3, columns 0..255) has scale d = +inf"},
+    };
+    char err[ERR_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        synth_shape sh;
+        convert_opts o = {.name = "t"};
+        const char *p = test_tmp("scales.gguf");
+        int k = strcmp(cases[i].type, "q4_k") == 0 || strcmp(cases[i].type, "q6_k") == 0;
+        CHECK(synth_shape_parse(k ? "256,512,1,4,2,64,32" : "64,544,1,4,2,64,32", &sh, err) == 0 &&
+              convert_scheme_parse(cases[i].type, &o) == 0);
+        sh.cfg.shared_classifier = 0;
+        CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+        wtype t;
+        CHECK(wtype_parse(cases[i].type, &t) == 0);
+        poke_tensor(p, cases[i].tensor,
+                    (size_t)cases[i].block * wtype_get(t)->block_bytes + cases[i].at,
+                    cases[i].value);
+        model *m = NULL;
+        CHECK_MSG(model_open(&m, p, err) == -1 && strstr(err, cases[i].want) && strstr(err, p),
+                  "%s: '%s' lacks '%s'", cases[i].type, err, cases[i].want);
+        model_close(m);
+    }
+    /* an f16 weight NaN: loads; its first pass is refused naming it */
+    synth_shape sh;
+    convert_opts o = {.name = "t"};
+    const char *p = test_tmp("scales.gguf");
+    CHECK(synth_shape_parse("64,128,1,4,2,64,32", &sh, err) == 0 &&
+          convert_scheme_parse("f16", &o) == 0);
+    CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+    poke_tensor(p, "blk.0.attn_k.weight", 2 * (64 * 3 + 5), 0x7e00);
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, p, err) == 0, "%s", err);
+    fwd_ctx *f = NULL;
+    if (m) CHECK_MSG(fwd_new(&f, m, NULL, 1, KERN_AUTO, err) == 0, "%s", err);
+    float logits[64];
+    int tok = 1;
+    CHECK_MSG(f && fwd_eval(f, 1, &tok, NULL, NULL, NULL, 1, logits, err) == -1 &&
+                  strstr(err, "non-finite logits at position 0") &&
+                  strstr(err, "(tensor 'blk.0.attn_k.weight' (f16): row 3, column 5 is NaN)"),
+              "%s", err);
+    fwd_free(f);
+    model_close(m);
+}
+
 /* The architecture table formats llama.cpp's keys and names; every tensor of a loaded model is
  * bound where the table says. */
 static void test_arch_table(void) {
@@ -1109,5 +1197,6 @@ int main(void) {
     test_mutation_corpus();
     test_model_from_llama2c();
     test_model_tiny();
+    test_model_bad_scales();
     return test_finish("test_gguf");
 }
