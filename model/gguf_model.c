@@ -18,6 +18,7 @@
  * message rather than silently ignored: the point of the project is exact decoding, and a
  * half-understood model is not exact. */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,11 +161,24 @@ static int bind_vector(loader *L, const char *name, int dim, const float **out) 
     return 0;
 }
 
+/* A float key's value must be a finite number, positive (or 0 where allowed_zero): NaN or an
+ * infinity passes "> 0" and would make every RoPE angle or every RMSNorm NaN (llama.cpp loads
+ * such a file and computes NaN; its --check-tensors checks tensors only). */
+static int check_float(loader *L, const char *key, float v, int zero_ok) {
+    if (isfinite(v) && (v > 0.0f || (zero_ok && v == 0.0f))) return 0;
+    return err_set(L->err, "%s: %s = %g, expected a %s finite number", L->path, key, (double)v,
+                   zero_ok ? "non-negative" : "positive");
+}
+
 /* Refuses keys announcing features this loader would otherwise silently ignore, and reads
- * the RoPE scaling llama.cpp applies: none, or linear (positions times 1 / factor). */
+ * the RoPE scaling llama.cpp applies: none, or linear (positions times 1 / factor). As
+ * llama.cpp's load_hparams: the type defaults to linear, the factor is rope.scaling.factor or
+ * else its old name rope.scale_linear, 0 or absent meaning none; and rope.scaling.attn_factor
+ * (which llama.cpp multiplies into every RoPE rotation, whatever the type) must be 1, as this
+ * loader does not apply it. */
 static int read_rope_scaling(loader *L, model_config *c) {
     uint32_t experts = 0;
-    const char *s = "none";
+    const char *s = "linear";
     if (gguf_find_key(L->g, K(L, ARCH_KV_EXPERT_COUNT)) >= 0 &&
         gguf_get_u32(L->g, L->key, &experts, L->err))
         return -1;
@@ -173,16 +187,27 @@ static int read_rope_scaling(loader *L, model_config *c) {
                        "%s: %s = %u: mixture-of-experts models are not "
                        "supported",
                        L->path, L->key, experts);
+    float attn = 1.0f;
+    if (opt_f32(L, K(L, ARCH_KV_ROPE_SCALING_ATTN_FACTOR), &attn)) return -1;
+    if (attn != 1.0f)
+        return err_set(L->err,
+                       "%s: %s = %g is not supported (only 1: RoPE's attention factor is not "
+                       "applied)",
+                       L->path, L->key, (double)attn);
     if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0 &&
         gguf_get_str(L->g, L->key, &s, L->err))
         return -1;
     float factor = 0.0f; /* llama.cpp: 0 or absent means no scaling */
-    if (opt_f32(L, K(L, ARCH_KV_ROPE_SCALING_FACTOR), &factor)) return -1;
+    arch_kv fk = gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_FACTOR)) >= 0
+                     ? ARCH_KV_ROPE_SCALING_FACTOR
+                     : ARCH_KV_ROPE_SCALE_LINEAR;
+    if (opt_f32(L, K(L, fk), &factor)) return -1;
     if (strcmp(s, "none") == 0) return 0; /* llama.cpp ignores the factor then */
     if (strcmp(s, "linear") != 0)
         return err_set(L->err,
                        "%s: %s = '%.32s' is not supported (only none and linear RoPE scaling)",
                        L->path, K(L, ARCH_KV_ROPE_SCALING_TYPE), s);
+    K(L, fk);
     if (!(factor >= 0.0f) || factor > 1e6f || (factor > 0.0f && factor < 1e-6f))
         return err_set(L->err, "%s: %s = %g is out of range", L->path, L->key, (double)factor);
     c->rope_factor = factor == 0.0f ? 1.0f : factor;
@@ -223,11 +248,9 @@ static int read_config(loader *L, model_config *c) {
     c->rope = L->arch->rope;
     c->rope_factor = 1.0f;
     c->ctx_train = c->seq_len;
-    if (!(c->norm_eps > 0.0f) || !(c->rope_theta > 0.0f))
-        return err_set(L->err,
-                       "%s: layer_norm_rms_epsilon %g and rope.freq_base %g must be "
-                       "positive",
-                       L->path, (double)c->norm_eps, (double)c->rope_theta);
+    if (check_float(L, K(L, ARCH_KV_RMS_EPS), c->norm_eps, 0) ||
+        check_float(L, K(L, ARCH_KV_ROPE_FREQ_BASE), c->rope_theta, 0))
+        return -1;
     /* The vocabulary size is the embedding's row count; llama.vocab_size must agree. */
     const gguf_tensor *emb = gguf_find_tensor(L->g, "token_embd.weight");
     if (!emb) return err_set(L->err, "%s: tensor 'token_embd.weight' is missing", L->path);

@@ -1,6 +1,7 @@
 /* model.c: model files (format detection, llama2.c checkpoints) and configuration checks. */
 #include "model/model.h"
 
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,17 @@ int model_config_check(const model_config *c, const char *what, char *err) {
     if (c->ctx_train < c->seq_len || c->ctx_train > MODEL_MAX_SEQ)
         return err_set(err, "%s: context %d of a trained context %d", what, c->seq_len,
                        c->ctx_train);
+    /* NaN and infinity pass "> 0" (and model_config_derive's "<= 0" defaults): every RoPE
+     * angle or every RMSNorm would be NaN */
+    const struct {
+        const char *name;
+        float value;
+    } g[] = {{"rope_theta", c->rope_theta}, {"rope_factor", c->rope_factor},
+             {"norm_eps", c->norm_eps}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        if (!(g[i].value > 0.0f && g[i].value <= FLT_MAX))
+            return err_set(err, "%s: %s = %g, expected a positive finite number", what, g[i].name,
+                           (double)g[i].value);
     return 0;
 }
 

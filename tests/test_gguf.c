@@ -897,6 +897,9 @@ typedef struct {
     uint32_t mat_type, norm_type;
     int k_rows, tied;
     uint32_t experts, kv_heads, n_tokens;
+    /* float keys written when set: eps (else 1e-5), rope.freq_base, rope.scaling.factor, its
+     * old name rope.scale_linear, rope.scaling.attn_factor */
+    const float *eps, *freq_base, *factor, *scale_linear, *attn_factor;
 } tiny_opts;
 
 enum { T_DIM = 64, T_HID = 96, T_LAYERS = 2, T_HEADS = 4, T_KV = 2, T_VOCAB = 40 };
@@ -916,8 +919,12 @@ static void write_tiny(const char *path, tiny_opts o) {
     for (int i = 0; i < 6; i++)
         if (!o.drop_key || strcmp(o.drop_key, keys[i])) gguf_writer_add_u32(w, keys[i], vals[i]);
     if (!o.drop_key || strcmp(o.drop_key, "eps"))
-        gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", o.eps ? *o.eps : 1e-5f);
+    if (o.freq_base) gguf_writer_add_f32(w, "llama.rope.freq_base", *o.freq_base);
     if (o.rope_scaling) gguf_writer_add_str(w, "llama.rope.scaling.type", o.rope_scaling);
+    if (o.factor) gguf_writer_add_f32(w, "llama.rope.scaling.factor", *o.factor);
+    if (o.scale_linear) gguf_writer_add_f32(w, "llama.rope.scale_linear", *o.scale_linear);
+    if (o.attn_factor) gguf_writer_add_f32(w, "llama.rope.scaling.attn_factor", *o.attn_factor);
     if (o.experts) gguf_writer_add_u32(w, "llama.expert_count", o.experts);
     if (o.n_tokens) {
         const char *toks[T_VOCAB + 1];
@@ -1038,6 +1045,76 @@ static void test_model_tiny(void) {
               -1 &&
           strstr(err, "tensor 'token_embd.weight' is missing"));
     CHECK(model_open_gguf(&m, test_tmp("missing.gguf"), err) == -1 && strstr(err, "cannot open"));
+}
+
+/* Every float hyper-parameter must be a finite number in its range: NaN and infinity passed the
+ * "must be positive" checks (eps = +inf scaled every RMSNorm by 0, freq_base = +inf made every
+ * RoPE angle but the first pair's 0), and the output looked like text. The RoPE scaling keys
+ * are read as llama.cpp reads them: the type linear when absent, the factor under its old name
+ * too, the attention factor refused unless 1; a factor under type none is ignored, as
+ * llama.cpp ignores it (even NaN: it computes). */
+static void test_model_float_keys(void) {
+    const float nan = NAN, inf = INFINITY, ninf = -INFINITY, zero = 0.0f, four = 4.0f,
+                two = 2.0f, one = 1.0f;
+    expect_model_error((tiny_opts){.eps = &inf},
+                       "llama.attention.layer_norm_rms_epsilon = inf, expected a positive finite "
+                       "number");
+    expect_model_error((tiny_opts){.eps = &nan},
+                       "llama.attention.layer_norm_rms_epsilon = nan, expected a positive");
+    expect_model_error((tiny_opts){.eps = &zero},
+                       "llama.attention.layer_norm_rms_epsilon = 0, expected a positive");
+    expect_model_error((tiny_opts){.freq_base = &inf},
+                       "llama.rope.freq_base = inf, expected a positive finite number");
+    expect_model_error((tiny_opts){.freq_base = &nan}, "llama.rope.freq_base = nan, expected");
+    expect_model_error((tiny_opts){.freq_base = &ninf}, "llama.rope.freq_base = -inf, expected");
+    expect_model_error((tiny_opts){.rope_scaling = "linear", .factor = &nan},
+                       "llama.rope.scaling.factor = nan is out of range");
+    expect_model_error((tiny_opts){.rope_scaling = "linear", .factor = &inf},
+                       "llama.rope.scaling.factor = inf is out of range");
+    expect_model_error((tiny_opts){.factor = &inf}, "llama.rope.scaling.factor = inf is out of range");
+    expect_model_error((tiny_opts){.scale_linear = &nan},
+                       "llama.rope.scale_linear = nan is out of range");
+    expect_model_error((tiny_opts){.attn_factor = &two},
+                       "llama.rope.scaling.attn_factor = 2 is not supported (only 1");
+    expect_model_error((tiny_opts){.attn_factor = &nan, .rope_scaling = "none"},
+                       "llama.rope.scaling.attn_factor = nan is not supported");
+    /* what loads, and the factor it runs with */
+    const struct {
+        tiny_opts o;
+        float factor;
+    } ok[] = {{{.factor = &four}, 4.0f}, /* no type: linear, as llama.cpp */
+              {{.scale_linear = &four}, 4.0f},
+              {{.factor = &two, .scale_linear = &four}, 2.0f}, /* the new name first */
+              {{.rope_scaling = "none", .factor = &four}, 1.0f},
+              {{.rope_scaling = "none", .factor = &nan}, 1.0f},
+              {{.factor = &zero}, 1.0f},
+              {{.attn_factor = &one, .freq_base = &four}, 1.0f}};
+    /* the configuration check every reader ends with (a llama2.c file has no float fields:
+     * model_config_derive fills them) refuses them too */
+    char err[ERR_LEN];
+    const float bad[3] = {NAN, INFINITY, 0.0f};
+    for (int f = 0; f < 3; f++)
+        for (int b = 0; b < 3; b++) {
+            model_config c;
+            CHECK(synth_config("64,128,2,4,2,512,128", &c, err) == 0);
+            float *v = f == 0 ? &c.rope_theta : f == 1 ? &c.rope_factor : &c.norm_eps;
+            *v = bad[b];
+            const char *name = f == 0 ? "rope_theta" : f == 1 ? "rope_factor" : "norm_eps";
+            char want[96];
+            snprintf(want, sizeof want, "cfg: %s = %g, expected a positive finite number", name,
+                     (double)bad[b]);
+            CHECK_MSG(model_config_check(&c, "cfg", err) == -1 && strcmp(err, want) == 0,
+                      "'%s' is not '%s'", err, want);
+        }
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        const char *p = test_tmp("tiny.gguf");
+        write_tiny(p, ok[i].o);
+        model *m = NULL;
+        CHECK_MSG(model_open_gguf(&m, p, err) == 0, "case %zu: %s", i, err);
+        CHECK_MSG(m && m->cfg.rope_factor == ok[i].factor, "case %zu: factor %g", i,
+                  m ? (double)m->cfg.rope_factor : 0.0);
+        model_close(m);
+    }
 }
 
 /* Overwrites the 2 bytes at `at` of tensor `name`'s data in the GGUF file at path. */
@@ -1197,6 +1274,7 @@ int main(void) {
     test_mutation_corpus();
     test_model_from_llama2c();
     test_model_tiny();
+    test_model_float_keys();
     test_model_bad_scales();
     return test_finish("test_gguf");
 }
