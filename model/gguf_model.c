@@ -315,6 +315,16 @@ static int bind_weights(loader *L, model *m) {
                 bind_tensor(L, m, (arch_tensor)t, l))
                 return -1;
     if (!m->wcls.data) m->wcls = m->tok_embd; /* no output.weight: tied embeddings */
+    /* Llama 3.1's RoPE factors divide the angles: an infinite one makes its pair's angles 0 at
+     * every position, finite and wrong, where any other NaN or infinity in the weights reaches
+     * the logits (and their check). */
+    for (int i = 0; m->rope_freqs && i < c->rope_dim / 2; i++)
+        if (!isfinite(m->rope_freqs[i]))
+            return err_set(L->err,
+                           "%s: tensor 'rope_freqs.weight' (f32): value %d is %s; the file is "
+                           "corrupt",
+                           L->path, i,
+                           isnan(m->rope_freqs[i]) ? "NaN" : m->rope_freqs[i] > 0 ? "+inf" : "-inf");
     for (int i = 0; i < gguf_tensor_count(L->g); i++)
         if (!L->used[i])
             return err_set(L->err,

@@ -1178,6 +1178,22 @@ static void test_model_bad_scales(void) {
                   "%s: '%s' lacks '%s'", cases[i].type, err, cases[i].want);
         model_close(m);
     }
+    /* an infinite RoPE factor (Llama 3.1+): its pair's angles would be 0 at every position,
+     * finite and wrong, so the logits check would never see it */
+    {
+        synth_shape sh;
+        convert_opts o = {.name = "t"};
+        const char *p = test_tmp("scales.gguf");
+        CHECK(synth_shape_parse("tiny-llama3", &sh, err) == 0 &&
+              convert_scheme_parse("q8_0", &o) == 0);
+        CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+        poke_tensor(p, "rope_freqs.weight", 4 * 2, 0x0000);
+        poke_tensor(p, "rope_freqs.weight", 4 * 2 + 2, 0x7f80);
+        model *m = NULL;
+        const char *want = "tensor 'rope_freqs.weight' (f32): value 2 is +inf; the file is corrupt";
+        CHECK_MSG(model_open(&m, p, err) == -1 && strstr(err, want), "'%s' lacks '%s'", err, want);
+        model_close(m);
+    }
     /* an f16 weight NaN: loads; its first pass is refused naming it */
     synth_shape sh;
     convert_opts o = {.name = "t"};
