@@ -106,8 +106,8 @@ static int check_scales(loader *L, const char *name, const wmat *w) {
     if (tt->block == 1) return 0;
     int which;
     float v;
-    long long b = wtype_find_nonfinite(w->type, w->data, (size_t)w->rows * (w->cols / tt->block),
-                                       &which, &v);
+    long long b =
+        wtype_find_nonfinite(w->type, w->data, (size_t)w->rows * (w->cols / tt->block), &which, &v);
     if (b < 0) return 0;
     char what[160];
     wtype_describe_nonfinite(w->type, w->cols, b, which, v, what, sizeof what);
@@ -324,7 +324,9 @@ static int bind_weights(loader *L, model *m) {
                            "%s: tensor 'rope_freqs.weight' (f32): value %d is %s; the file is "
                            "corrupt",
                            L->path, i,
-                           isnan(m->rope_freqs[i]) ? "NaN" : m->rope_freqs[i] > 0 ? "+inf" : "-inf");
+                           isnan(m->rope_freqs[i]) ? "NaN"
+                           : m->rope_freqs[i] > 0  ? "+inf"
+                                                   : "-inf");
     for (int i = 0; i < gguf_tensor_count(L->g); i++)
         if (!L->used[i])
             return err_set(L->err,

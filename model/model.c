@@ -73,8 +73,8 @@ int model_config_check(const model_config *c, const char *what, char *err) {
     const struct {
         const char *name;
         float value;
-    } g[] = {{"rope_theta", c->rope_theta}, {"rope_factor", c->rope_factor},
-             {"norm_eps", c->norm_eps}};
+    } g[] = {
+        {"rope_theta", c->rope_theta}, {"rope_factor", c->rope_factor}, {"norm_eps", c->norm_eps}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         if (!(g[i].value > 0.0f && g[i].value <= FLT_MAX))
             return err_set(err, "%s: %s = %g, expected a positive finite number", what, g[i].name,
@@ -102,7 +102,9 @@ int model_find_nonfinite(const model *m, char *out, size_t n) {
             arch_tensor_name((arch_tensor)t, l, name, sizeof name);
             if (vec)
                 snprintf(what, sizeof what, "value %lld is %s", i,
-                         value != value ? "NaN" : value > 0 ? "+inf" : "-inf");
+                         value != value ? "NaN"
+                         : value > 0    ? "+inf"
+                                        : "-inf");
             else
                 wtype_describe_nonfinite(w->type, w->cols, i, which, value, what, sizeof what);
             snprintf(out, n, "tensor '%s' (%s): %s", name, wtype_name(w->type), what);
