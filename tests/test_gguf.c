@@ -1054,8 +1054,8 @@ static void test_model_tiny(void) {
  * too, the attention factor refused unless 1; a factor under type none is ignored, as
  * llama.cpp ignores it (even NaN: it computes). */
 static void test_model_float_keys(void) {
-    const float nan = NAN, inf = INFINITY, ninf = -INFINITY, zero = 0.0f, four = 4.0f,
-                two = 2.0f, one = 1.0f;
+    const float nan = NAN, inf = INFINITY, ninf = -INFINITY, zero = 0.0f, four = 4.0f, two = 2.0f,
+                one = 1.0f;
     expect_model_error((tiny_opts){.eps = &inf},
                        "llama.attention.layer_norm_rms_epsilon = inf, expected a positive finite "
                        "number");
@@ -1071,7 +1071,8 @@ static void test_model_float_keys(void) {
                        "llama.rope.scaling.factor = nan is out of range");
     expect_model_error((tiny_opts){.rope_scaling = "linear", .factor = &inf},
                        "llama.rope.scaling.factor = inf is out of range");
-    expect_model_error((tiny_opts){.factor = &inf}, "llama.rope.scaling.factor = inf is out of range");
+    expect_model_error((tiny_opts){.factor = &inf},
+                       "llama.rope.scaling.factor = inf is out of range");
     expect_model_error((tiny_opts){.scale_linear = &nan},
                        "llama.rope.scale_linear = nan is out of range");
     expect_model_error((tiny_opts){.attn_factor = &two},

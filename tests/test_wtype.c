@@ -272,9 +272,12 @@ static void test_find_nonfinite(void) {
         for (int s = 0; s < 2 && (s == 0 || tt->scale[s].name); s++)
             for (int i = 0; i < 4; i++)
                 for (int k = 0; k < 3; k++) {
-                    unsigned char *p = w + (size_t)at[i] * bb + (tt->block == 1 ? 0 : tt->scale[s].at);
-                    if (t == WTYPE_F32) memcpy(p, &f32[k], 4);
-                    else memcpy(p, t == WTYPE_BF16 ? &b16[k] : &h16[k], 2);
+                    unsigned char *p =
+                        w + (size_t)at[i] * bb + (tt->block == 1 ? 0 : tt->scale[s].at);
+                    if (t == WTYPE_F32)
+                        memcpy(p, &f32[k], 4);
+                    else
+                        memcpy(p, t == WTYPE_BF16 ? &b16[k] : &h16[k], 2);
                     long long got = wtype_find_nonfinite((wtype)t, w, (size_t)n, &which, &v);
                     bad += got != at[i] || which != s || (k == 0 ? !isnan(v) : v != f32[k]);
                     tt->to_float(w + (size_t)at[i] * bb, vals, tt->block);
@@ -292,7 +295,8 @@ static void test_find_nonfinite(void) {
     }
     char out[160];
     wtype_describe_nonfinite(WTYPE_Q4_K, 512, 3, 1, NAN, out, sizeof out);
-    CHECK_MSG(strcmp(out, "block 3 (row 1, columns 256..511) has scale dmin = NaN") == 0, "%s", out);
+    CHECK_MSG(strcmp(out, "block 3 (row 1, columns 256..511) has scale dmin = NaN") == 0, "%s",
+              out);
     wtype_describe_nonfinite(WTYPE_BF16, 10, 25, 0, -INFINITY, out, sizeof out);
     CHECK_MSG(strcmp(out, "row 2, column 5 is -inf") == 0, "%s", out);
 }
