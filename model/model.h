@@ -104,6 +104,12 @@ static inline void model_layer_mats(const model_layer *L, const wmat *out[MODEL_
     out[4] = &L->w1, out[5] = &L->w2, out[6] = &L->w3;
 }
 
+/* The first NaN or infinity among m's weights (matrices: float values, block scales; vectors),
+ * in llama.cpp's tensor order, described in out (n bytes: "tensor 'blk.0.attn_q.weight' (f16):
+ * row 3, column 5 is NaN"); returns 1, or 0 when every weight is finite. Reads every weight:
+ * for diagnosing a failure (forward.c's refusal of non-finite logits), not for every load. */
+int model_find_nonfinite(const model *m, char *out, size_t n);
+
 /* Total bytes of the weight matrices and vectors (what one T=1 forward pass streams). */
 size_t model_weight_bytes(const model *m);
 /* Parameter count. */
