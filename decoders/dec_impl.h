@@ -73,7 +73,8 @@ typedef struct dec_vtable {
     const char *state_name; /* can be NULL: no state */
     /* Can be NULL (always usable): fails with a one-line reason when this instance's
      * parameters make saved state meaningless (Ouroboros with warm=0 empties its pool before
-     * every prompt). */
+     * every prompt). Reads d->param only (not d->impl): dec_describe calls it on a spec's
+     * parsed parameters, with nothing created. */
     int (*state_check)(const dec *d, char *err);
     /* Writes the state to path (d unchanged), through path.tmp and a rename so a failed save
      * leaves an older file intact; may describe what it wrote in what[0..n_what) ("312

@@ -178,5 +178,7 @@ int dec_describe(const char *spec, dec_info *out, char *err) {
     snprintf(out->spec, sizeof out->spec, "%s", d.spec);
     out->needs_draft = vt->needs_draft;
     out->state_name = vt->state_name;
+    char ignored[ERR_LEN];
+    out->keeps_state = vt->state_name && (!vt->state_check || vt->state_check(&d, ignored) == 0);
     return 0;
 }

@@ -118,6 +118,7 @@ typedef struct {
     char spec[512];         /* the canonical spec: what dec_spec() of a decoder made from it says */
     int needs_draft;        /* 1: dec_create needs a draft model */
     const char *state_name; /* what it keeps across prompts ("pool"), or NULL: nothing */
+    int keeps_state;        /* state_name set and these parameters use it (not warm=0) */
 } dec_info;
 
 /* Fills *out for spec; fails as dec_create does on an unknown decoder or a bad parameter. */
@@ -131,6 +132,8 @@ const char *dec_help(void);
 int dec_registry_size(void);
 const char *dec_registry_name(int i);
 const stat_def *dec_registry_counters(int i, int *n);
+/* What decoder i keeps across prompts ("pool"), or NULL. */
+const char *dec_registry_state_name(int i);
 /* Decoder i's coarse grid for `decbench tune` (sweep --grid syntax, without the name), or NULL:
  * its defaults only. */
 const char *dec_registry_tune_grid(int i);

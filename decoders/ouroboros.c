@@ -507,8 +507,7 @@ static void publish_counts(dec *d, const ouro *o) {
 }
 
 static int ouro_state_check(const dec *d, char *err) {
-    const ouro *o = d->impl;
-    if (!o->warm)
+    if (!d->param[P_WARM])
         return err_set(err, "%s empties its pool before every prompt (warm=0); use warm=1",
                        d->spec);
     return 0;

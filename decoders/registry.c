@@ -89,6 +89,10 @@ const stat_def *dec_registry_counters(int i, int *n) {
     return *n ? registry[i]->counters : NULL;
 }
 
+const char *dec_registry_state_name(int i) {
+    return i >= 0 && i < N_DECODERS ? registry[i]->state_name : NULL;
+}
+
 const char *dec_registry_tune_grid(int i) {
     return i >= 0 && i < N_DECODERS ? registry[i]->tune_grid : NULL;
 }

@@ -210,8 +210,7 @@ static const stat_def sfx_counters[SC_N] = {
 };
 
 static int sfx_state_check(const dec *d, char *err) {
-    const sfx *s = d->impl;
-    if (!s->warm)
+    if (!d->param[P_WARM])
         return err_set(err, "%s empties its global tree before every prompt (warm=0); use warm=1",
                        d->spec);
     return 0;

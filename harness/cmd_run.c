@@ -165,7 +165,7 @@ int cmd_run(int argc, char **argv) {
         int alias = pool[0] || pool[1];
         r.state_load = alias ? pool[0] : state[0];
         r.state_save = alias ? pool[1] : state[1];
-        r.state_only = alias ? "ouroboros" : NULL;
+        r.state_only = alias ? "pool" : NULL; /* the state these flags name */
         r.load_opt = alias ? "--pool-load" : "--state-load";
         r.save_opt = alias ? "--pool-save" : "--state-save";
     }

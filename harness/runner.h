@@ -161,8 +161,8 @@ typedef struct {
     /* Decoder state files (`run --state-load/--state-save`; NULL: none): every instance of a
      * decoder that keeps state (dec_state_name) starts each repeat from state_load; the state
      * of the run's one such decoder after its last sample is written to state_save when the
-     * run completes. state_only restricts both to decoders of that name (NULL: any), which is
-     * how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
+     * run completes. state_only restricts both to decoders whose state has that name (NULL:
+     * any), which is how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
