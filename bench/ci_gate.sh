@@ -27,7 +27,7 @@
 #
 # Tolerance: 0.5 (a 2x slow-down fails). Measured on the shared 2-core development machine
 # with this workload: decode tok/s of the same build moved by up to 40% between two runs
-# (3 prompts of ~20 ms each, other jobs running), so results/compare.h's 15% would fail
+# (3 prompts of ~20 ms each, other jobs running), so results/report/compare.h's 15% would fail
 # unchanged builds. On a quiet dedicated runner, measure the spread (run the gate n times)
 # and lower CI_GATE_TOLERANCE accordingly (results/README.md, "The regression gate").
 # Runs in about 10-20 s.

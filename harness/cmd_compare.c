@@ -1,7 +1,7 @@
 /* cmd_compare.c: `decbench compare BASE HEAD [--tolerance X]`, the CI regression gate.
  *
  * BASE and HEAD are each a database FILE (its latest complete run with samples) or FILE:RUN_ID.
- * The rules are results/compare.h's: deterministic figures (output hash, new tokens, steps,
+ * The rules are results/report/compare.h's: deterministic figures (output hash, new tokens, steps,
  * rows, drafted, accepted, the match flag, the accept histogram) must be equal per sample;
  * decode tok/s per decoder spec may drop by at most the tolerance; a sample missing from HEAD
  * fails. The diff (markdown) goes to stdout, the verdict to stderr.
@@ -14,7 +14,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
-#include "results/compare.h"
+#include "results/report/compare.h"
 #include "util/err.h"
 
 enum { C_TOL, C_LISTED, C_HELP, C_COUNT };

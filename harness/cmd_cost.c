@@ -6,13 +6,13 @@
  * and with the rows whose logits it computes (the classifier is a fifth of a 110M model's
  * weights; lookahead and Ouroboros read only some rows' logits). So the curve is a grid
  * (harness/measure.h): for each context of --context, every rows value of --rows with the
- * logits of one row, and at the first context also with the logits of every row; results/cost.h
+ * logits of one row, and at the first context also with the logits of every row; results/report/cost.h
  * interpolates it. Each point is the mean latency of one pass (a chain after `context`
  * committed tokens), with the achieved GFLOP/s (matrix products only) and the weight traffic in
  * GB/s (weight bytes / latency: at T=1 a pass reads every weight once, so this is the
  * bandwidth the pass achieves). It also measures the machine's streaming-read bandwidth, the
  * bound a T=1 pass cannot beat.
- * --csv writes the grid (format: results/cost.h) for `report --project-cost`; --db stores it in
+ * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
  * needs, up to the length it was trained for. */
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #include "harness/measure.h"
 #include "harness/session.h"
 #include "model/loader/model_file.h"
-#include "results/db.h"
+#include "results/db/db.h"
 #include "util/err.h"
 #include "util/file.h"
 

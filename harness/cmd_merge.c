@@ -1,7 +1,7 @@
 /* cmd_merge.c: `decbench merge OUT.db IN.db [IN.db ...]`: puts databases together, above all
  * the shards of one run or sweep measured on several machines (run/sweep --shard I/N).
  *
- * Each input is merged in its own transaction (results/db_merge.c says what matches what and
+ * Each input is merged in its own transaction (results/db/db_merge.c says what matches what and
  * what is refused); a refused input leaves the output as the inputs before it left it, and
  * since merging is idempotent the same command can simply be repeated once the input is
  * fixed. OUT is created when absent (its folder too). Exit 0, 1 when an input was refused or
@@ -11,7 +11,7 @@
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "harness/runner.h"
-#include "results/db.h"
+#include "results/db/db.h"
 #include "util/err.h"
 
 #define MAX_INPUTS 4096

@@ -35,8 +35,8 @@
 #include "harness/commands.h"
 #include "harness/paper.h"
 #include "harness/runner.h"
-#include "results/cost.h"
-#include "results/report.h"
+#include "results/report/cost.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum {
@@ -359,7 +359,7 @@ static int run_part(paper_ctx *c, part_plan *p, char *err) {
     int64_t cost_run;
     const char *cost = args_str(c->o, P_COUNT, "--project-cost", NULL);
     file_io extra[1] = {{"--project-cost", NULL, FILE_IO_IN_DB, NULL}};
-    if (cost && report_split_source(cost, cost_path, sizeof cost_path, &cost_run, err) == 0)
+    if (cost && db_split_source(cost, cost_path, sizeof cost_path, &cost_run, err) == 0)
         extra[0].path = cost_path;
     if (runner_check_files(&r, extra, 1, err) ||
         runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||

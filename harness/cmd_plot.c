@@ -18,7 +18,8 @@
 #include "harness/commands.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/plot/plot.h"
+#include "results/report/report.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -120,7 +121,7 @@ int cmd_plot(int argc, char **argv) {
     char db_file[4096], files[3 * REPORT_PLOT_KINDS][4200];
     int64_t ignored;
     const char *db_arg = args_str(o, L_COUNT, "--db", "results/decbench.db");
-    if (report_split_source(db_arg, db_file, sizeof db_file, &ignored, err))
+    if (db_split_source(db_arg, db_file, sizeof db_file, &ignored, err))
         snprintf(db_file, sizeof db_file, "%s", db_arg);
     file_io io[3 + 3 * REPORT_PLOT_KINDS] = {
         {"--db", db_file, FILE_IO_IN, NULL},

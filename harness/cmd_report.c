@@ -6,7 +6,7 @@
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
  * --sweep ID (its greedy baseline included); none given: the latest complete run with
- * samples. The figures and layouts are results/report.h's (defined once, results/README.md).
+ * samples. The figures and layouts are results/report/report.h's (defined once, results/README.md).
  * The database is opened read-only, so a report can be taken while a run is writing. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "harness/report_runs.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -123,7 +123,7 @@ int cmd_report(int argc, char **argv) {
     const char *sources[3] = {args_str(o, P_COUNT, "--db", "results/decbench.db"), ro.cost_source,
                               ro.draft_cost_source};
     for (int i = 0; i < 3; i++)
-        if (!sources[i] || report_split_source(sources[i], paths[i], sizeof paths[i], &id, err))
+        if (!sources[i] || db_split_source(sources[i], paths[i], sizeof paths[i], &id, err))
             snprintf(paths[i], sizeof paths[i], "%s", sources[i] ? sources[i] : "");
     file_io io[4] = {{"--out", out_path, FILE_IO_OUT, "report"},
                      {"--db", paths[0], FILE_IO_IN, NULL},

@@ -19,7 +19,7 @@
  *     file changed under the run, non-finite logits. Stored samples are whole, so nothing is
  *     lost; 'failed' means only "its outputs are wrong" (runner_finish).
  *   - One process measures a run at a time: the run is claimed (a kernel lock dropped when the
- *     process ends, results/db.h), so a second --resume of a run being measured refuses at
+ *     process ends, results/db/db.h), so a second --resume of a run being measured refuses at
  *     once, and one of a run whose process died (kill -9, power loss) goes ahead.
  *   - Warm starts across runs (Ouroboros' paper, section 3.4, and any decoder that keeps
  *     state through the decoder interface's state hooks): --state-save writes the state of the
@@ -51,7 +51,7 @@
 #include "harness/commands.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum {

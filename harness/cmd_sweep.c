@@ -30,7 +30,7 @@
 #include "harness/grid.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_HELP, S_COUNT };

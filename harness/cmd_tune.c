@@ -12,14 +12,14 @@
  *     across decoders; a point whose estimated time (its decoder's slowest probe so far, else
  *     three times greedy's) would overrun the share is skipped and listed.
  *  2. cost curves (20%, measured between the probes): t(rows, context, logit rows) of the target
- *     (and the draft) over the default rows and the contexts the prompts reach (results/cost.h),
+ *     (and the draft) over the default rows and the contexts the prompts reach (results/report/cost.h),
  *     reused from the database when a curve of the same model file, threads and kernels was
  *     measured on this machine with this build from a clean tree (cost_find_run), else measured
  *     a round at a time between the probes, so that the curve sees the machine as the probes
  *     did (the rounds and the grid sized from greedy's passes to fit the share), and stored as
  *     a cost run.
  *  3. prediction: each probe's passes priced on the curves: its projected end-to-end speed-up
- *     (results/report_cost.c), which, unlike the probe's own few timings, does not move with
+ *     (results/report/report_cost.c), which, unlike the probe's own few timings, does not move with
  *     the machine's load while it ran.
  *  4. finals (the rest): greedy and the best predicted point of each decoder (the --top best),
  *     measured in one run on the prompts after the probe prompts (held out: the best of many
@@ -42,8 +42,8 @@
 #include "harness/runner.h"
 #include "harness/tune.h"
 #include "harness/tune_grid.h"
-#include "results/cost.h"
-#include "results/report.h"
+#include "results/report/cost.h"
+#include "results/report/report.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -377,10 +377,6 @@ static int predict(tune *t, char *err) {
     free(p);
     free(ids);
     return rc;
-}
-
-double tune_pred(const tune_cand *c) {
-    return c->p.run_id ? c->p.projected_e2e : NAN;
 }
 
 static int by_prediction(const void *a, const void *b) {

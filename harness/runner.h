@@ -47,7 +47,7 @@
 #include "harness/progress.h"
 #include "harness/sampling_opts.h"
 #include "harness/session.h"
-#include "results/db.h"
+#include "results/db/db.h"
 #include "util/file.h"
 
 #define RUNNER_MAX_DATASETS 32
@@ -99,7 +99,7 @@ void runner_help(void);
 /* One prompt: a record's turn. Turn t > 1 of a multi-turn record (--turns) is built from greedy's
  * answers to the turns before it (ds_turn_prompt), so it is encoded only when first measured
  * (runner_prepare); its samples are stored with sample_index = record index + (t - 1) x 10^6
- * and turn = t (results/schema.sql, step 6). */
+ * and turn = t (results/db/schema.sql, step 6). */
 typedef struct {
     const ds_sample *sample;
     const ds_set *set;

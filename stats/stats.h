@@ -146,7 +146,7 @@ typedef struct {
 /* One forward pass of the target or the draft model, for the optional pass trace: what its cost
  * depends on (rows evaluated, rows whose logits were computed, committed tokens it attends to),
  * so that a projection can price every pass a decoder made on another model's cost curve
- * (results/report_cost.c). */
+ * (results/report/report_cost.c). */
 typedef struct {
     int draft;      /* 0: the target model, 1: the draft model */
     int prefill;    /* 1: a chunk of the prompt pass */

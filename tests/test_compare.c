@@ -1,4 +1,4 @@
-/* test_compare.c: the regression gate (results/compare.h) on runs built by hand: identical runs
+/* test_compare.c: the regression gate (results/report/compare.h) on runs built by hand: identical runs
  * pass; an altered output hash, step count, accept histogram or deterministic decoder counter
  * fails naming the sample; a
  * speed drop beyond the tolerance fails and one within it passes; lost samples fail, new ones
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "results/compare.h"
+#include "results/report/compare.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

@@ -1,5 +1,5 @@
-/* test_cost.c: forward-cost curves (results/cost.h) and the projection that prices a run's
- * passes on them (report_project, results/report_cost.c), with every expected figure computed
+/* test_cost.c: forward-cost curves (results/report/cost.h) and the projection that prices a run's
+ * passes on them (report_project, results/report/report_cost.c), with every expected figure computed
  * by hand.
  *
  * The version 2 curve of the tests is exact for a cost that is linear in rows at each context,
@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "results/cost.h"
-#include "results/db.h"
-#include "results/report.h"
+#include "results/report/cost.h"
+#include "results/db/db.h"
+#include "results/report/report.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

@@ -1,4 +1,4 @@
-/* test_db.c: the results database (results/db.h): creating, writing, reading back, refusing
+/* test_db.c: the results database (results/db/db.h): creating, writing, reading back, refusing
  * files that are not ours without touching them, version checks, migration, atomic samples,
  * resume support, fingerprints and environment capture. */
 #include <math.h>
@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "results/db.h"
-#include "results/db_internal.h" /* db_sqlite: the tests read the tables directly */
+#include "results/db/db.h"
+#include "results/db/db_internal.h" /* db_sqlite: the tests read the tables directly */
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/hash.h"

@@ -1,4 +1,4 @@
-/* test_report.c: reports (results/report.h) from a database built by hand through db.h, with
+/* test_report.c: reports (results/report/report.h) from a database built by hand through db.h, with
  * every expected figure computed by hand in the comments; plus the plot data files and the
  * gnuplot scripts of plots/.
  *
@@ -24,9 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "results/db.h"
-#include "results/report.h"
-#include "results/text_escape.h"
+#include "results/db/db.h"
+#include "results/plot/plot.h"
+#include "results/report/report.h"
+#include "util/text_escape.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -674,10 +675,10 @@ static void test_projected(db *d, const char *db_path_) {
 static void test_parsers(void) {
     char path[256];
     int64_t run;
-    CHECK(report_split_source("a/b.db:12", path, sizeof path, &run, err) == 0 && run == 12 &&
+    CHECK(db_split_source("a/b.db:12", path, sizeof path, &run, err) == 0 && run == 12 &&
           !strcmp(path, "a/b.db"));
-    CHECK(report_split_source("a/b.db", path, sizeof path, &run, err) == 0 && run == 0);
-    CHECK(report_split_source("c:/x.db", path, sizeof path, &run, err) == 0 && run == 0 &&
+    CHECK(db_split_source("a/b.db", path, sizeof path, &run, err) == 0 && run == 0);
+    CHECK(db_split_source("c:/x.db", path, sizeof path, &run, err) == 0 && run == 0 &&
           !strcmp(path, "c:/x.db"));
     report_format f;
     report_layout l;

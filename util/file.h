@@ -42,7 +42,7 @@
  * is refused (PATH.tmp is locked with flock() while written), instead of the two interleaving
  * into one file. Written this way: synth, convert (gguf_writer_write), decoder state files
  * (--state-save/--pool-save), report --out, cost --csv, plot's data files (its figures are
- * checked whole and renamed from a private folder, results/plot_render.c). */
+ * checked whole and renamed from a private folder, results/plot/plot_render.c). */
 #ifndef UTIL_FILE_H
 #define UTIL_FILE_H
 
