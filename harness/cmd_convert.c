@@ -49,6 +49,10 @@ static void base_name(const char *path, char *out, size_t n) {
 }
 
 int cmd_convert(int argc, char **argv) {
+    char types_help[512], mixes[384];
+    convert_scheme_list(mixes, sizeof mixes);
+    snprintf(types_help, sizeof types_help,
+             "the matrices' storage: %s (required; vectors stay f32)", mixes);
     args_opt o[V_COUNT] = {
         [V_MODEL] = {"--model", "-m", 1,
                      "input: llama2.c checkpoint (legacy or v1) or GGUF (required)", "FILE"},
@@ -56,11 +60,7 @@ int cmd_convert(int argc, char **argv) {
                    "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
                    "tok<vocab>.bin in the models folder)",
                    "FILE"},
-        [V_TYPE] = {"--type", NULL, 1,
-                    "weight type of every matrix: f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q6_k; "
-                    "or llama-quantize's per-tensor mix: Q4_0, Q4_K_M, Q6_K, Q8_0 (required; "
-                    "vectors stay f32)",
-                    "TYPE"},
+        [V_TYPE] = {"--type", NULL, 1, types_help, "TYPE"},
         [V_OUT] = {"--output", "-o", 1,
                    "output GGUF file (required; written to FILE.tmp, then renamed)", "FILE"},
         [V_FALLBACK] = {"--fallback", NULL, 1,

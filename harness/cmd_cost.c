@@ -144,8 +144,8 @@ int cmd_cost(int argc, char **argv) {
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
-    if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "auto"), &km))
-        return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
+    if (session_kernels(args_str(o, C_COUNT, "--kernels", NULL), &km, err))
+        return cmd_usage("cost", err);
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
     tpool *pool = NULL;

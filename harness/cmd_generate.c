@@ -131,10 +131,7 @@ int cmd_generate(int argc, char **argv) {
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_ALL, "--kernels", "auto");
     kern_mode km;
-    if (kern_mode_parse(kernels, &km)) {
-        snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
-        return cmd_usage("generate", err);
-    }
+    if (session_kernels(kernels, &km, err)) return cmd_usage("generate", err);
     if (!args_str(o, G_ALL, "--model", NULL))
         return cmd_usage("generate", "--model FILE is required");
     session s;

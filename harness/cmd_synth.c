@@ -15,6 +15,12 @@
 enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
 
 int cmd_synth(int argc, char **argv) {
+    char type_help[640], mixes[384];
+    convert_scheme_list(mixes, sizeof mixes);
+    snprintf(type_help, sizeof type_help,
+             "write GGUF, the matrices stored as %s; default: a llama2.c "
+             "checkpoint when the shape is one and no --tokenizer is given, else GGUF f32",
+             mixes);
     args_opt o[S_COUNT] = {
         [S_CONFIG] = {"--config", "-c", 1,
                       "preset (see below) or [ARCH:]dim,hidden,layers,heads,kv_heads,vocab,seq[,"
@@ -25,11 +31,7 @@ int cmd_synth(int argc, char **argv) {
         [S_VOCAB] = {"--vocab", NULL, 1,
                      "override the preset's vocabulary size (e.g. 512 to pair with tok512.bin)",
                      "N"},
-        [S_TYPE] = {"--type", NULL, 1,
-                    "write GGUF with this weight type or llama-quantize mix (f32, f16, bf16, q8_0, "
-                    "q4_0, q5_0, q4_k, q6_k, Q4_0, Q4_K_M, Q6_K, Q8_0); default: a llama2.c "
-                    "checkpoint when the shape is one and no --tokenizer is given, else GGUF f32",
-                    "TYPE"},
+        [S_TYPE] = {"--type", NULL, 1, type_help, "TYPE"},
         [S_TOK] = {"--tokenizer", "-z", 1,
                    "GGUF: the vocabulary to include (a GGUF or llama2.c tokenizer file with at "
                    "most vocab tokens, padded with unused tokens; default none)",

@@ -104,8 +104,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->cut_long = args_flag(o, n, "--cut-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
     kern_mode km;
-    if (kern_mode_parse(ro->kernels, &km))
-        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
+    if (session_kernels(ro->kernels, &km, err)) return -1;
     if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];

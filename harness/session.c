@@ -130,12 +130,17 @@ static int open_self_draft(session *s, const char *type, char *err) {
     return 0;
 }
 
+int session_kernels(const char *name, kern_mode *out, char *err) {
+    if (kern_mode_parse(name ? name : "auto", out))
+        return err_set(err, "--kernels %.64s: expected " KERN_MODE_NAMES, name);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
     if (!model_path) return err_set(err, "--model FILE is required");
-    if (kern_mode_parse(kernels ? kernels : "auto", &s->kernels))
-        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, kernels);
+    if (session_kernels(kernels, &s->kernels, err)) return -1;
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;

@@ -35,6 +35,10 @@ const char *session_find_model(const char *name, char *out, size_t n);
     "(batch-invariant, float products), exact-int8 (batch-invariant, int8 products for "           \
     "every block type but q2_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
 
+/* The --kernels value (NULL: "auto") as a kernel mode, or an error naming the accepted ones: the
+ * one place the option is parsed. */
+int session_kernels(const char *name, kern_mode *out, char *err);
+
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,
  * kernels (a KERNELS_METAVAR name, NULL: "auto", resolved here over target and draft:
