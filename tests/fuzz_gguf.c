@@ -31,9 +31,10 @@
 #include "model/forward.h"
 #include "model/formats/gguf.h"
 #include "model/kernels/kernels.h"
+#include "model/loader/model_file.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
-#include "tests/fuzz_memfd.h"
+#include "tests/fuzz_files.h"
 #include "util/err.h"
 
 /* Reads everything a caller could read from an opened file. Returns a checksum so that the

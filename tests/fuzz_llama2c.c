@@ -31,7 +31,7 @@
 #include "model/forward.h"
 #include "model/formats/llama2c.h"
 #include "model/model.h"
-#include "tests/fuzz_memfd.h"
+#include "tests/fuzz_files.h"
 #include "util/err.h"
 
 /* Reads the first and last byte of every array the loader bound. */

@@ -41,6 +41,7 @@
 #include "model/formats/gguf.h"
 #include "model/tokenizer/tokenizer.h"
 #include "util/err.h"
+#include "tests/fuzz_files.h"
 
 static const char *const fuzz_vocab_pres[] = {
     "gpt-2",   "llama-bpe", "qwen2",     "deepseek-llm", "deepseek-coder", "deepseek-v3",
@@ -53,10 +54,7 @@ volatile unsigned fuzz_vocab_sink;
 /* GGUF writes go to a per-process file (tmpfs when there is one). */
 static const char *fuzz_vocab_path(void) {
     static char path[64];
-    if (!path[0])
-        snprintf(path, sizeof path, "%s/fuzz_vocab_%d.gguf",
-                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
-    return path;
+    return fuzz_scratch_path("fuzz_vocab", ".gguf", path, sizeof path);
 }
 
 /* The ids of text under t, or -1 if it does not encode; ids holds strlen(text) + 3. */
