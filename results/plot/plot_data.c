@@ -44,34 +44,10 @@ const char *report_plot_script(report_plot_kind k) {
 /* ---- run selection ------------------------------------------------------------------------ */
 
 /* Default runs: the latest complete run with samples, or, when it belongs to a sweep, every
- * complete run of that sweep (a sweep is one run per parameter point). */
+ * complete run of that sweep (a sweep is one run per parameter point): rep_default_runs. */
 static int default_runs(db *d, int64_t **ids, int *n, char *err) {
-    if (rep_resolve_runs(d, NULL, 0, 0, ids, n, err) != 0) return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db_sqlite(d),
-                           "SELECT id FROM runs WHERE sweep_id = (SELECT sweep_id FROM runs WHERE "
-                           "id = ?) AND status = 'complete' AND EXISTS (SELECT 1 FROM samples "
-                           "WHERE run_id = runs.id) ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
-    sqlite3_bind_int64(st, 1, (*ids)[0]);
-    int64_t *sweep = NULL;
-    int k = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t *g = realloc(sweep, (size_t)(k + 1) * sizeof *g);
-        if (!g) break;
-        sweep = g;
-        sweep[k++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (k > 1) {
-        free(*ids);
-        *ids = sweep;
-        *n = k;
-    } else {
-        free(sweep);
-    }
-    return 0;
+    int64_t sweep;
+    return rep_default_runs(d, ids, n, &sweep, err);
 }
 
 /* ---- (a) speed-up bars -------------------------------------------------------------------- */
