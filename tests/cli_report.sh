@@ -118,6 +118,15 @@ if command -v gnuplot >/dev/null; then
 else
     echo "note: gnuplot missing: plot rendering not tested"
 fi
+# every figure says which runs it drew
+expect_grep plot_names_runs "^decbench plot: speedup: figs/speedup\.tsv \(\+ \.png, \.svg\): run 1 \(as named\)" plot.out
+# a spec in two runs: a column each, "(run N)" in the legend, not one run's values hiding the
+# other's; the history names a commit where it changes, not at every run
+$B run --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --threads 1 \
+    --decoder pld --db r.db >/dev/null 2>&1 || bad "setup run 3"
+$B plot --db r.db --run 1,3 --kind speedup,history --data-only --out two >two.out 2>&1 || bad "plot two runs: $(cat two.out)"
+expect_grep plot_same_spec_two_runs "^dataset	pld \(run 1\)	error	spec	error	pld \(run 3\)	error$" two/speedup.tsv
+expect_eq history_commit_once 1 "$(grep -cE '^[0-9]+	[0-9a-f]{7}' two/history.tsv)"
 $B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad "plot data-only exit"
 [ -s data/accept.tsv ] && [ ! -e data/accept.png ] && ok || bad "plot --data-only"
 expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data

@@ -494,22 +494,26 @@ void rep_label_among(const char *spec, const char *const *specs, int n, char *ou
     }
 }
 
+void rep_label_known(const char *spec, const char *const *specs, int n, const char *const *defaults,
+                     int n_defaults, char *out, size_t len) {
+    size_t name_len = strcspn(spec, ":");
+    int known = 0;
+    for (int i = 0; defaults && i < n_defaults && !known; i++)
+        known = same_decoder(defaults[i], spec, name_len);
+    if (known)
+        rep_label_among(spec, specs, n, out, len);
+    else
+        snprintf(out, len, "%s", spec);
+}
+
 int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults) {
-    (void)n_defaults;
-    if (!defaults) { /* no registry at hand (library callers, tests): the full specs */
-        for (int i = 0; i < n; i++) {
-            free(s[i].label);
-            if (!(s[i].label = strdup(s[i].spec))) return -1;
-        }
-        return 0;
-    }
     const char **specs = malloc(sizeof *specs * (size_t)(n ? n : 1));
     if (!specs) return -1;
     for (int i = 0; i < n; i++) specs[i] = s[i].spec;
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         char lab[1024];
-        rep_label_among(s[i].spec, specs, n, lab, sizeof lab);
+        rep_label_known(s[i].spec, specs, n, defaults, defaults ? n_defaults : 0, lab, sizeof lab);
         free(s[i].label);
         if (!(s[i].label = strdup(lab))) rc = -1;
     }

@@ -94,8 +94,12 @@ void rep_label(const char *spec, const char *const *defaults, int n, char *out, 
  * parameter left at its default is never dropped while it varies, so "lookahead:W=1,G=1" cannot
  * stand beside "lookahead:W=1,N=2,G=1". The full spec is in CSV/JSON and `report --explain`. */
 void rep_label_among(const char *spec, const char *const *specs, int n, char *out, size_t len);
-/* Fills s[i].label for every stat: rep_label_among over the specs of s when the caller has the
- * decoders' registry (defaults not NULL: the harness), else the full spec. -1 when out of
+/* rep_label_among for a decoder the registry knows (one with a default spec among defaults:
+ * the harness passes them all); the full spec for any other (a database from a build with
+ * other decoders; a library caller without the registry, defaults NULL). */
+void rep_label_known(const char *spec, const char *const *specs, int n, const char *const *defaults,
+                     int n_defaults, char *out, size_t len);
+/* Fills s[i].label for every stat: rep_label_known over the specs of s. -1 when out of
  * memory. */
 int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults);
 
