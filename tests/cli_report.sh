@@ -132,5 +132,9 @@ $B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad 
 expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
 expect_fail plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --kind pie
 
+# the read-only commands above (report, plot) and compare, of one file twice, leave no SQLite
+# side files beside it (a read-only connection cannot remove them; db_close does)
+$B compare r.db:1 r.db:3 >/dev/null 2>&1
+expect_eq no_side_files "" "$(ls r.db-wal r.db-shm 2>/dev/null)"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

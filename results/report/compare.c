@@ -856,7 +856,9 @@ int compare_sources(const char *base_arg, const char *head_arg, const compare_op
             rc = err_set(err, "compare: %s: %s", s ? "head" : "base", inner);
     }
     if (rc == 0) rc = compare_runs(d[0], run[0], d[1], run[1], o, out, res, err);
-    db_close(d[0]);
+    /* head first: when both are one file, base's handle opened it first and removes the side
+     * files SQLite made for the readers, which it can only do as the last connection */
     db_close(d[1]);
+    db_close(d[0]);
     return rc;
 }
