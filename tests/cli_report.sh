@@ -126,7 +126,8 @@ $B run --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --
     --decoder pld --db r.db >/dev/null 2>&1 || bad "setup run 3"
 $B plot --db r.db --run 1,3 --kind speedup,history --data-only --out two >two.out 2>&1 || bad "plot two runs: $(cat two.out)"
 expect_grep plot_same_spec_two_runs "^dataset	pld \(run 1\)	error	spec	error	pld \(run 3\)	error$" two/speedup.tsv
-expect_eq history_commit_once 1 "$(grep -cE '^[0-9]+	[0-9a-f]{7}' two/history.tsv)"
+n=$(grep -cE '^[0-9]+	[^	]' two/history.tsv)
+[ "$n" = 1 ] && ok || bad "history_commit_once: $n rows name a commit: $(cat two/history.tsv)"
 $B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad "plot data-only exit"
 [ -s data/accept.tsv ] && [ ! -e data/accept.png ] && ok || bad "plot --data-only"
 expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
@@ -135,6 +136,7 @@ expect_fail plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --k
 # the read-only commands above (report, plot) and compare, of one file twice, leave no SQLite
 # side files beside it (a read-only connection cannot remove them; db_close does)
 $B compare r.db:1 r.db:3 >/dev/null 2>&1
-expect_eq no_side_files "" "$(ls r.db-wal r.db-shm 2>/dev/null)"
+left=$(ls r.db-wal r.db-shm 2>/dev/null)
+[ -z "$left" ] && ok || bad "no_side_files: $left"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -527,7 +527,7 @@ static void key_text(const rec *r, rtable *t, int row, int c0) {
     rt_set_num(t, row, c0 + 3, r->repeat);
 }
 
-/* The specs both sides ran, in first-seen order (base's), with their labels. */
+/* The specs both sides ran, greedy first, then in base's order of records, with their labels. */
 static int speed_specs(const recs *side, spec_speed **out, int *n) {
     *out = calloc((size_t)side[0].n + 1, sizeof **out);
     *n = 0;
@@ -545,6 +545,13 @@ static int speed_specs(const recs *side, spec_speed **out, int *n) {
         (*out)[*n].p = (*out)[*n].p_tps = NAN;
         (*n)++;
     }
+    /* greedy, the reference, first (the records come sorted by spec, not in the run's order) */
+    for (int k = 1; k < *n; k++)
+        if (!strcmp((*out)[k].decoder, "greedy")) {
+            spec_speed g = (*out)[k];
+            memmove(*out + 1, *out, sizeof **out * (size_t)k);
+            (*out)[0] = g;
+        }
     const char **specs = malloc(sizeof *specs * (size_t)(*n ? *n : 1));
     if (!specs) return -1;
     for (int k = 0; k < *n; k++) specs[k] = (*out)[k].spec;
