@@ -3,7 +3,8 @@
  *   decbench paper list
  *   decbench paper NAME --model FILE [--draft FILE] [--db FILE] [--settings PAIR|SIZE] [--chat]
  *                  [--limit N] [--max-new N] [--repeats N] [--warmup N] [--threads N]
- *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--fresh] [--dry-run]
+ *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--plot DIR] [--fresh]
+ *                  [--dry-run]
  *
  * Decisions (also in --help and README, "Reproducing the papers"):
  *   - A recipe (harness/paper_recipes.c) is a list of parts; each part is ONE `decbench run`,
@@ -35,6 +36,7 @@
 #include "harness/commands.h"
 #include "harness/paper.h"
 #include "harness/runner.h"
+#include "results/plot/plot.h"
 #include "results/report/cost.h"
 #include "results/report/report.h"
 #include "util/err.h"
@@ -57,6 +59,7 @@ enum {
     P_DATA_DIR,
     P_PROJECT,
     P_FORMAT,
+    P_PLOT,
     P_FRESH,
     P_DRY,
     P_HELP,
@@ -131,6 +134,10 @@ static const args_opt options[P_COUNT] = {
                    "`decbench cost` on a model of the paper's size)",
                    "FILE[:RUN]"},
     [P_FORMAT] = {"--format", "-f", 1, "md (default), csv, json or latex", "FORMAT"},
+    [P_PLOT] = {"--plot", NULL, 1,
+                "also draw the table as a figure into DIR (paper.tsv, .png, .svg): its rows as "
+                "bars grouped as the table groups them, in its speed-up (else per-step) figure",
+                "DIR"},
     [P_FRESH] = {"--fresh", NULL, 0,
                  "measure every part again (default: reuse the runs of the same command)", NULL},
     [P_DRY] = {"--dry-run", NULL, 0, "print the `decbench run` commands of the recipe and stop",
@@ -153,6 +160,7 @@ static void usage(const args_opt *o) {
     list_recipes(stdout);
     printf("\nEach part of a recipe is one `decbench run` (--dry-run prints them); parts already\n"
            "in the database with the same command are reused, interrupted ones resumed.\n"
+           "--plot DIR draws the table too: its rows as bars, grouped as its groups.\n"
            "Tokens/step, tau, accept %% and rows/step compare with the paper's directly; tok/s "
            "and\nspeed-up are this machine's (--project-cost: projected onto a model of the "
            "paper's size).\nREADME.md, \"Reproducing the papers\", has the commands for the "
@@ -595,6 +603,15 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     db *d;
     int rc2 = db_open(&d, args_str(o, P_COUNT, "--db", "results/decbench.db"), DB_READ, err);
     if (rc2 == 0) rc2 = report_beside(d, &bo, rows, n_rows, fmt, stdout, err);
+    const char *plot = args_str(o, P_COUNT, "--plot", NULL);
+    char what[FILE_PATH_MAX + 32];
+    snprintf(what, sizeof what, "the figure folder %s", plot ? plot : "");
+    if (rc2 == 0 && plot &&
+        (runner_make_dir(plot, what, err) || report_plot_beside(d, &bo, rows, n_rows, plot, err) ||
+         report_plot_render_named("paper", NULL, plot, plot, err)))
+        rc2 = -1;
+    else if (rc2 == 0 && plot)
+        fprintf(stderr, "decbench paper: figure: %s/paper.png (+ .svg, .tsv)\n", plot);
     db_close(d);
     free(rows);
     if (rc2 == 0 && (fflush(stdout) != 0 || ferror(stdout)))
@@ -674,6 +691,21 @@ int cmd_paper(int argc, char **argv) {
         args_opt po[RUNNER_N_OPTS + 1];
         runner_opts pro;
         if (part_options(&c.parts[k], po, &pro, err) || runner_check_datasets(&pro, err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+    }
+    /* the figure's files may not replace an input, and are checked before hours of runs */
+    const char *plot_dir = args_str(o, P_COUNT, "--plot", NULL);
+    if (plot_dir) {
+        char files[3][FILE_PATH_MAX + 16];
+        file_io io[4] = {{"--plot", plot_dir, FILE_IO_OUT_DIR, "figure"}};
+        static const char *const ext[3] = {"tsv", "png", "svg"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(files[k], sizeof files[k], "%s/paper.%s", plot_dir, ext[k]);
+            io[1 + k] = (file_io){"--plot", files[k], FILE_IO_OUT, NULL};
+        }
+        if (file_check_io(io, 4, err)) {
             rc = cmd_fail("paper", err);
             goto done;
         }

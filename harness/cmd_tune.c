@@ -507,7 +507,8 @@ int cmd_tune(int argc, char **argv) {
     o[T_OUT] = (args_opt){.name = "--out",
                           .takes_value = 1,
                           .metavar = "DIR",
-                          .help = "folder for the figures (default results/tune)"};
+                          .help = "folder for the figures (default: tune/ beside the --db file, "
+                                  "results/tune for the default database)"};
     o[T_NOPLOT] =
         (args_opt){.name = "--no-plot", .help = "write the figures' data only (no gnuplot)"};
     o[T_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
@@ -550,7 +551,16 @@ int cmd_tune(int argc, char **argv) {
     int rc = 1, m = 0;
     /* Every file is checked before the first probe: a figures folder that cannot be made
      * would otherwise fail after the whole budget was spent. */
-    const char *out = args_str(o, T_COUNT, "--out", "results/tune");
+    /* The figures go beside the database by default (its folder's tune/: results/tune for the
+     * default results/decbench.db), not into ./results of wherever the command ran. */
+    char out_default[FILE_PATH_MAX];
+    const char *slash = strrchr(ro.db_path, '/');
+    if (!slash)
+        snprintf(out_default, sizeof out_default, "tune");
+    else
+        snprintf(out_default, sizeof out_default, "%.*s/tune",
+                 (int)(slash == ro.db_path ? 1 : slash - ro.db_path), ro.db_path);
+    const char *out = args_str(o, T_COUNT, "--out", out_default);
     file_io figures[7] = {{"--out", out, FILE_IO_OUT_DIR, "figures"}};
     char fig_path[6][FILE_PATH_MAX + 32];
     static const char *const fig_files[6] = {"tune_predicted.tsv", "tune_predicted.png",

@@ -173,7 +173,8 @@ static int encode_prompts(runner *r, char *err) {
                 return err_set(err,
                                "%s[%d] (id %s): the prompt is %zu bytes, more than %d tokens "
                                "(of at most %zu bytes each), but the context length of %s is "
-                               "%d: leave such prompts out with --skip-long",
+                               "%d: leave such prompts out with --skip-long"
+                               ", or keep their last tokens with --cut-long",
                                p->sample->dataset, p->sample->index, p->sample->id, bytes, seq,
                                r->s.token_bytes, r->s.target->path, seq);
             }
@@ -195,7 +196,8 @@ static int encode_prompts(runner *r, char *err) {
                 free(order);
                 return err_set(err,
                                "%s[%d] (id %s): the prompt is %d tokens but the context length "
-                               "of %s is %d: leave such prompts out with --skip-long",
+                               "of %s is %d: leave such prompts out with --skip-long"
+                               ", or keep their last tokens with --cut-long",
                                p->sample->dataset, p->sample->index, p->sample->id, p->n_ids,
                                r->s.target->path, seq);
             }

@@ -276,7 +276,8 @@ int runner_prepare(runner *r, int i, char *err) {
             rc = err_set(err,
                          "%s: the prompt (greedy's earlier answers included) is %zu bytes, more "
                          "than %d tokens (of at most %zu bytes each), but the context length of "
-                         "%s is %d: leave such prompts out with --skip-long",
+                         "%s is %d: leave such prompts out with --skip-long"
+                         ", or keep their last tokens with --cut-long",
                          w, bytes, seq, r->s.token_bytes, r->s.target->path, seq);
         else {
             p->skip = 1;
@@ -306,7 +307,7 @@ int runner_prepare(runner *r, int i, char *err) {
             return err_set(err,
                            "%s: the prompt (greedy's earlier answers included) is %d tokens but "
                            "the context length of %s is %d: leave such prompts out with "
-                           "--skip-long",
+                           "--skip-long, or keep their last tokens with --cut-long",
                            w, p->n_ids, r->s.target->path, seq);
         p->skip = 1;
         progress_note(&r->prog, "note: %s left out: %d tokens, longer than the context (%d)", w,

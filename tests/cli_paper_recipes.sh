@@ -76,6 +76,17 @@ run_recipe ouro-table2
 expect_grep t2_settings "GSM8K: Table 7's Llama-2 70b/7b" ouro-table2.md
 expect_grep t2_row "^\| GSM8K +\| Ouroboros † +\| +[0-9.]+ \| +[0-9.]+ \| +[0-9.]+x \| +24\.03 \| +2\.68x \| Table 2 " ouro-table2.md
 expect_grep t2_wmt "^\| WMT16 +\| speculative +\|.*\| +14\.72 \| +1\.55x \| Table 2 " ouro-table2.md
+# the recipe's own figure: its table's rows as bars, grouped as its tasks, in its figure
+# (end-to-end speed-up), from the runs just made (reused, not measured again)
+$B paper ouro-table2 "${RED[@]}" --db p.db --plot fig >/dev/null 2>fig.err
+expect_eq plot_rc 0 $?
+expect_grep plot_reused "reusing run" fig.err
+expect_grep plot_header "^ours: speed-up e2e	speculative	error	lookahead	error	Ouroboros	error	Ouroboros †	error$" fig/paper.tsv
+expect_eq plot_groups "GSM8K CNN/DM WMT16" "$(grep -vE '^(#|ours)' fig/paper.tsv | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
+expect_eq plot_png 1 "$([ -s fig/paper.png ] && [ -s fig/paper.svg ] && echo 1)"
+# `decbench plot` of the database draws one part and says so
+$B plot --db p.db --kind speedup --data-only --out pf >pf.out 2>&1
+expect_grep plot_part_note "is part 'wmt' of \`decbench paper ouro-table2\` \(its parts: runs [0-9]+-[0-9]+\)" pf.out
 run_recipe ouro-fig4
 expect_grep f4_rows "^\| MBPP +\| Ouroboros † +\|.*\| bars only +\| Figure 4 " ouro-fig4.md
 run_recipe ouro-table3

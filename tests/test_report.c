@@ -521,12 +521,18 @@ static void test_baseline_and_runs(db *d) {
     free(csv);
 
     /* Default: the latest COMPLETE run with samples (the last sweep point, run 12; the
-     * incomplete run 3 and the cost run 4 are never picked). */
+     * incomplete run 3 and the cost run 4 are never picked), and since it is a sweep's point,
+     * every complete run of its sweep, said so (one point alone once hid the rest). */
     o.run_ids = NULL;
     o.n_runs = 0;
     o.format = REPORT_MARKDOWN;
     md = render(d, &o);
-    if (md) CHECK_MSG(strstr(md, "Run 12 (complete, 'sweep')") != NULL, "%s", md);
+    if (md) {
+        CHECK_MSG(strstr(md, "Runs ") && strstr(md, "-12 (") && strstr(md, "complete, 'sweep'"),
+                  "%s", md);
+        CHECK_MSG(strstr(md, "`--run ID` reports one") != NULL, "%s", md);
+        CHECK_MSG(!strstr(md, "Run 3 ") && !strstr(md, "Run 4 "), "%s", md);
+    }
     free(md);
 
     /* Errors. */

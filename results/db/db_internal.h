@@ -29,6 +29,10 @@ struct db {
      * connection: closing any descriptor of a file drops the process's POSIX locks on it,
      * SQLite's included. */
     int lock_fd;
+    /* Read modes: SQLite's -wal and -shm files did not exist before this handle opened the
+     * file, so db_close removes them as the last connection of a writer would (a read-only
+     * connection cannot: reports, plots and compare left them beside every database read). */
+    int tidy_side_files;
     db_watch watch;
     /* Prepared once, reused for every sample: inserting is the only per-sample work. */
     sqlite3_stmt *ins_sample, *ins_hist, *ins_trace, *ins_counter, *ins_counter_def;

@@ -326,6 +326,12 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     if (!exists && check_parent(path, err) != 0) return -1;
 
     sqlite3 *h = NULL;
+    char side[2][4200];
+    int had_side = 0;
+    for (int k = 0; k < 2; k++) {
+        snprintf(side[k], sizeof side[k], "%s-%s", path, k ? "shm" : "wal");
+        had_side |= access(side[k], F_OK) == 0;
+    }
     if (exists) {
         int kind = HDR_EMPTY, version = 0;
         if (check_header(path, &kind, err) != 0) return -1;
@@ -375,6 +381,8 @@ static int open_impl(db **out, const char *path, db_mode mode, int target, int m
     }
     d->h = h;
     d->writable = mode == DB_WRITE;
+    d->tidy_side_files =
+        mode != DB_WRITE && !had_side && (access(side[0], F_OK) == 0 || access(side[1], F_OK) == 0);
     db_harden(h, &d->watch);
     /* For db_claim_run (an OFD write lock needs a descriptor open for writing). A failure only
      * means no run locks: the runs still work, as on a file system without them. */
@@ -425,6 +433,21 @@ int db_create_version(const char *path, int version, char *err) {
     return 0;
 }
 
+/* Removes the -wal and -shm files a read-only connection left beside path, the way SQLite
+ * removes them: a read-write connection that reads and closes checkpoints (the log holds nothing
+ * a reader wrote, so the file does not change) and deletes both when it is the last connection;
+ * when a writer has the file open, it is not, and nothing is removed. A file that cannot be
+ * opened for writing (read-only storage) is left as it is. */
+static void tidy_side_files(const char *path) {
+    sqlite3 *h = NULL;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_db_readonly(h, "main") == 0) {
+        db_harden(h, NULL);
+        sqlite3_exec(h, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    }
+    sqlite3_close(h);
+}
+
 void db_close(db *d) {
     if (!d) return;
     sqlite3_finalize(d->ins_sample);
@@ -433,6 +456,7 @@ void db_close(db *d) {
     sqlite3_finalize(d->ins_counter);
     sqlite3_finalize(d->ins_counter_def);
     sqlite3_close(d->h);
+    if (d->tidy_side_files) tidy_side_files(d->path);
     if (d->lock_fd >= 0) close(d->lock_fd); /* after SQLite's: see db_internal.h */
     free(d->path);
     free(d);

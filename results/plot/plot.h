@@ -4,6 +4,7 @@
 #define RESULTS_PLOT_H
 
 #include "results/db/db.h"
+#include "results/report/report.h"
 
 typedef enum {
     REPORT_PLOT_SPEEDUP = 0,  /* speedup.tsv: dataset x decoder speed-up bars, error bars */
@@ -30,10 +31,12 @@ typedef enum {
 typedef struct {
     const int64_t *run_ids; /* NULL or n_runs 0: the defaults of report_plot_data */
     int n_runs;
-    const char *const *default_specs; /* legends as report labels (report_opts); NULL: the */
-    int n_default_specs;              /* parameters that differ between the plotted specs */
+    /* given (the harness): legends as reports label decoders, the name and the parameters that
+     * vary between the plotted specs ("lookahead:N=2"); NULL: the older "lookahead N=2" */
+    const char *const *default_specs;
+    int n_default_specs;
     report_errors errors;
-    const char *decoder; /* ABLATION: whose variants (NULL: the decoder with the most specs) */
+    const char *decoder;   /* ABLATION: whose variants (NULL: the decoder with the most specs) */
     const char *llama_csv; /* COST: a `llama-bench -o csv` file drawn beside (llama_csv.h), or
                             * NULL */
 } report_plot_opts;
@@ -51,6 +54,26 @@ const char *report_plot_script(report_plot_kind kind);
  * latest, in run order. plots/README.md describes each file's columns. */
 int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, const char *out_dir,
                      char *err);
+
+/* The runs report_plot_data draws for kind: o->run_ids, else the default above; what gets one
+ * line saying which and why ("runs 2-5 (every complete run of the latest run's sweep)"), for
+ * the command to print (a figure of one run among many must say so). *ids malloc'd. */
+int report_plot_runs(db *d, report_plot_kind kind, const report_plot_opts *o, int64_t **ids, int *n,
+                     char *what, size_t what_n, char *err);
+
+/* Whether run is a part of a `decbench paper` recipe (its label "paper RECIPE/PART"): 1 with
+ * the recipe's and the part's names and the ids of the latest complete run of each of the
+ * recipe's parts ("5-7"), else 0. */
+int report_plot_recipe_of(db *d, int64_t run, char *recipe, size_t recipe_n, char *part,
+                          size_t part_n, char *parts, size_t parts_n);
+
+/* A paper recipe's own figure (`decbench paper NAME --plot DIR`, results/plot/plot_recipe.c):
+ * out_dir/paper.tsv, which plots/paper.gp draws: the table's rows as bars (greedy's as the
+ * dashed line at 1), clustered by its groups, in the table's first speed-up figure of
+ * bo->figures (else its first per-step one), with its sd over repeats as error bars. -1 with a
+ * message when the table has no such figure or no row but greedy's. */
+int report_plot_beside(db *d, const report_beside_opts *bo, const report_beside_row *rows,
+                       int n_rows, const char *out_dir, char *err);
 
 /* Runs gnuplot on plots/common.gp + plots/<script> with data_dir/<name>.tsv, writing
  * <name>.png and <name>.svg into out_dir (each replaced whole, never left half-written).

@@ -43,37 +43,6 @@ const char *report_plot_script(report_plot_kind k) {
 #define MAXP 32 /* parameters of a spec a label looks at */
 /* ---- run selection ------------------------------------------------------------------------ */
 
-/* Default runs: the latest complete run with samples, or, when it belongs to a sweep, every
- * complete run of that sweep (a sweep is one run per parameter point). */
-static int default_runs(db *d, int64_t **ids, int *n, char *err) {
-    if (rep_resolve_runs(d, NULL, 0, 0, ids, n, err) != 0) return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db_sqlite(d),
-                           "SELECT id FROM runs WHERE sweep_id = (SELECT sweep_id FROM runs WHERE "
-                           "id = ?) AND status = 'complete' AND EXISTS (SELECT 1 FROM samples "
-                           "WHERE run_id = runs.id) ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
-    sqlite3_bind_int64(st, 1, (*ids)[0]);
-    int64_t *sweep = NULL;
-    int k = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t *g = realloc(sweep, (size_t)(k + 1) * sizeof *g);
-        if (!g) break;
-        sweep = g;
-        sweep[k++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (k > 1) {
-        free(*ids);
-        *ids = sweep;
-        *n = k;
-    } else {
-        free(sweep);
-    }
-    return 0;
-}
-
 /* ---- (a) speed-up bars -------------------------------------------------------------------- */
 
 static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
@@ -98,21 +67,29 @@ static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, i
         n += m;
         free(s);
     }
-    /* Columns: distinct non-greedy specs; rows: datasets. Greedy is the y = 1 line. */
+    /* Columns: distinct non-greedy specs, or (spec, run) when several runs hold a spec (each
+     * its own bars, "(run N)" in the legend, rather than one run's values hiding the other's);
+     * rows: datasets. Greedy is the y = 1 line. */
     char **specs = calloc((size_t)n + 1, sizeof *specs);
+    int64_t *runs = calloc((size_t)n + 1, sizeof *runs);
     const char **ds = calloc((size_t)n + 1, sizeof *ds);
     int n_specs = 0, n_ds = 0;
-    for (int i = 0; specs && ds && i < n; i++) {
+    for (int i = 0; specs && runs && ds && i < n; i++) {
         int seen = 0;
         for (int j = 0; j < n_ds && !seen; j++) seen = !strcmp(ds[j], all[i].dataset);
         if (!seen) ds[n_ds++] = all[i].dataset;
         if (!strcmp(all[i].decoder, "greedy")) continue;
+        int in_other_run = 0;
+        for (int j = 0; j < n && !in_other_run; j++)
+            in_other_run = all[j].run_id != all[i].run_id && !strcmp(all[j].spec, all[i].spec);
+        int64_t run = in_other_run ? all[i].run_id : 0;
         seen = 0;
-        for (int j = 0; j < n_specs && !seen; j++) seen = !strcmp(specs[j], all[i].spec);
-        if (!seen) specs[n_specs++] = all[i].spec;
+        for (int j = 0; j < n_specs && !seen; j++)
+            seen = !strcmp(specs[j], all[i].spec) && runs[j] == run;
+        if (!seen) specs[n_specs] = all[i].spec, runs[n_specs++] = run;
     }
     int rc = 0;
-    if (!specs || !ds)
+    if (!specs || !runs || !ds)
         rc = err_set(err, "report_plot_data: out of memory");
     else if (n_specs == 0)
         rc = err_set(err, "report_plot_data: no non-greedy decoder to plot");
@@ -121,13 +98,25 @@ static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, i
                 "# speed-up over greedy (decode-only, ratio of total times); rows: datasets, "
                 "columns: per decoder the speed-up and its error bar (%s; 0 = none)\ndataset",
                 plot_errors_what(o));
-        plot_header(f, o, specs, n_specs, "\terror");
+        for (int j = 0; j < n_specs; j++) {
+            char lab[512];
+            plot_label(o, specs, n_specs, j, lab, sizeof lab);
+            if (runs[j]) {
+                size_t l = strlen(lab);
+                snprintf(lab + l, sizeof lab - l, " (run %" PRId64 ")", runs[j]);
+            }
+            fputc('\t', f);
+            plot_text(f, lab);
+            fputs("\terror", f);
+        }
+        fputc('\n', f);
         for (int k = 0; k < n_ds; k++) {
             plot_text(f, ds[k]);
             for (int j = 0; j < n_specs; j++) {
                 double v = NAN, e = 0;
                 for (int i = 0; i < n; i++)
-                    if (!strcmp(all[i].dataset, ds[k]) && !strcmp(all[i].spec, specs[j])) {
+                    if (!strcmp(all[i].dataset, ds[k]) && !strcmp(all[i].spec, specs[j]) &&
+                        (!runs[j] || all[i].run_id == runs[j])) {
                         v = all[i].speedup_dec;
                         e = plot_error(o, &all[i], 0);
                     }
@@ -138,6 +127,7 @@ static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, i
         }
     }
     free(specs);
+    free(runs);
     free(ds);
     rep_stats_free(all, n);
     return rc;
@@ -352,12 +342,12 @@ static int write_accept(db *d, const report_plot_opts *o, const int64_t *ids, in
 }
 
 /* ---- (d) cost curve ------------------------------------------------------------------------
- * A grid curve (results/report/cost.h) is drawn at its first context with every row's logits (what a
- * curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms per
- * pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory bandwidth: no pass can be faster,
- * and at T = 1 a pass should be close to it) and T x t(1) (what T separate one-row passes would
- * cost: the gap to it is the batching gain). The bandwidth is the measured memory bandwidth when
- * stored, else the best GB/s any pass reached (then the bound is optimistic only by the
+ * A grid curve (results/report/cost.h) is drawn at its first context with every row's logits (what
+ * a curve measured before version 5 holds, so figures of both kinds compare). Columns: rows T, ms
+ * per pass, GFLOP/s, GB/s, the bandwidth bound (weight bytes / memory bandwidth: no pass can be
+ * faster, and at T = 1 a pass should be close to it) and T x t(1) (what T separate one-row passes
+ * would cost: the gap to it is the batching gain). The bandwidth is the measured memory bandwidth
+ * when stored, else the best GB/s any pass reached (then the bound is optimistic only by the
  * measurement's own error). */
 static int write_cost(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
                       char *err) {
@@ -478,16 +468,21 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
                                       -1, &st, NULL) != SQLITE_OK)
         rc = err_set(err, "report_plot_data: %s", db_errmsg(db_sqlite(d)));
     if (rc == 0) {
-        fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; x label = "
-                   "commit ('+' = uncommitted changes)\nrun\tcommit");
+        /* The commit is named where it changes, not at every run: a sweep's 13 runs of one
+         * commit once read as 13 identical labels. */
+        fprintf(f, "# decode-only tok/s (mean over repeats) per run, in run order; commit = the "
+                   "commit where it changes from the run before ('+' = uncommitted changes), "
+                   "else empty\nrun\tcommit");
         plot_header(f, o, specs, n_specs, "");
+        char prev[64] = "";
         for (int r = 0; r < n_ids; r++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, ids[r]);
             const char *commit = "unknown";
             if (sqlite3_step(st) == SQLITE_ROW) commit = (const char *)sqlite3_column_text(st, 0);
             fprintf(f, "%" PRId64 "\t", ids[r]);
-            plot_text(f, commit);
+            if (strcmp(commit, prev)) plot_text(f, commit);
+            snprintf(prev, sizeof prev, "%s", commit);
             for (int j = 0; j < n_specs; j++) {
                 double v = NAN;
                 for (int i = 0; i < n; i++)
@@ -503,25 +498,100 @@ static int write_history(db *d, const report_plot_opts *o, const int64_t *ids, i
     return rc;
 }
 
+/* "2-5, 7" from ascending ids. */
+static void id_list(const int64_t *ids, int n, char *out, size_t len) {
+    size_t off = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && off < len; i++) {
+        int j = i;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1) j++;
+        off +=
+            (size_t)(j > i ? snprintf(out + off, len - off, "%s%" PRId64 "-%" PRId64, i ? ", " : "",
+                                      ids[i], ids[j])
+                           : snprintf(out + off, len - off, "%s%" PRId64, i ? ", " : "", ids[i]));
+        i = j;
+    }
+}
+
+int report_plot_runs(db *d, report_plot_kind kind, const report_plot_opts *o, int64_t **ids, int *n,
+                     char *what, size_t what_n, char *err) {
+    static const report_plot_opts none = {0};
+    if (!o) o = &none;
+    int64_t sweep = 0;
+    int rc;
+    const char *why;
+    if (o->run_ids && o->n_runs > 0) {
+        rc = rep_resolve_runs(d, o->run_ids, o->n_runs, kind == REPORT_PLOT_COST, ids, n, err);
+        why = kind == REPORT_PLOT_COST && o->n_runs > 1 ? "the first run named" : "as named";
+    } else if (kind == REPORT_PLOT_COST) {
+        rc = rep_resolve_runs(d, NULL, 0, 1, ids, n, err);
+        why = "the latest complete run with cost points";
+    } else if (kind == REPORT_PLOT_HISTORY) {
+        rc = history_runs(d, ids, n, err);
+        why = "every complete run with the latest one's model, datasets and max_new";
+    } else {
+        rc = rep_default_runs(d, ids, n, &sweep, err);
+        why = sweep ? "every complete run of the latest run's sweep" : "the latest complete run";
+    }
+    if (rc != 0) return -1;
+    if (kind == REPORT_PLOT_COST && *n > 1) *n = 1;
+    if (what && what_n) {
+        char list[256];
+        id_list(*ids, *n, list, sizeof list);
+        snprintf(what, what_n, "run%s %s (%s)", *n > 1 ? "s" : "", list, why);
+    }
+    return 0;
+}
+
+int report_plot_recipe_of(db *d, int64_t run, char *recipe, size_t recipe_n, char *part,
+                          size_t part_n, char *parts, size_t parts_n) {
+    sqlite3_stmt *st;
+    int found = 0;
+    /* `decbench paper` labels each part's run "paper RECIPE/PART" (harness/cmd_paper.c) */
+    if (sqlite3_prepare_v2(db_sqlite(d),
+                           "SELECT label FROM runs WHERE id = ? AND label LIKE "
+                           "'paper %/%'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *label = (const char *)sqlite3_column_text(st, 0) + strlen("paper ");
+        size_t r = strcspn(label, "/");
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)r, label);
+        txt_plain_buf(recipe, recipe_n, buf);
+        txt_plain_buf(part, part_n, label + r + 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    if (!found) return 0;
+    /* the latest complete run of each part of the recipe */
+    int64_t ids[64];
+    int n = 0;
+    char like[300];
+    snprintf(like, sizeof like, "paper %s/%%", recipe);
+    if (sqlite3_prepare_v2(db_sqlite(d),
+                           "SELECT MAX(id) FROM runs WHERE label LIKE ? AND status = 'complete' "
+                           "GROUP BY label ORDER BY MAX(id)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, like, -1, SQLITE_TRANSIENT);
+        while (n < 64 && sqlite3_step(st) == SQLITE_ROW) ids[n++] = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    id_list(ids, n, parts, parts_n);
+    return 1;
+}
+
 int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, const char *out_dir,
                      char *err) {
     if ((unsigned)kind >= REPORT_PLOT_KINDS)
         return err_set(err, "report_plot_data: unknown plot kind %d", (int)kind);
     static const report_plot_opts none = {0};
     if (!o) o = &none;
-    const int64_t *run_ids = o->run_ids;
-    int n_runs = o->n_runs;
     int64_t *ids = NULL;
     int n = 0, rc;
-    if (run_ids && n_runs > 0)
-        rc = rep_resolve_runs(d, run_ids, n_runs, kind == REPORT_PLOT_COST, &ids, &n, err);
-    else if (kind == REPORT_PLOT_COST)
-        rc = rep_resolve_runs(d, NULL, 0, 1, &ids, &n, err);
-    else if (kind == REPORT_PLOT_HISTORY)
-        rc = history_runs(d, &ids, &n, err);
-    else
-        rc = default_runs(d, &ids, &n, err);
-    if (rc != 0) return -1;
+    char what[512];
+    if (report_plot_runs(d, kind, o, &ids, &n, what, sizeof what, err) != 0) return -1;
 
     /* Through PATH.tmp and a rename (util/file.h): a failure leaves the older file whole. */
     char path[4352], e[ERR_LEN];
@@ -560,6 +630,11 @@ int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, co
     case REPORT_PLOT_ABLATION:
         rc = plot_write_ablation(d, o, ids, n, f, err);
         break;
+    }
+    if (rc == 0) { /* last, so that each file's first lines stay its own */
+        fputs("# ", f);
+        plot_text(f, what);
+        fputc('\n', f);
     }
     if (rc == 0 && file_out_commit(&fo, e) != 0) rc = err_set(err, "report_plot_data: %s", e);
     file_out_abort(&fo);

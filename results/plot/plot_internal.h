@@ -15,8 +15,9 @@ void plot_num(FILE *f, double v);
  * a comment or a quoted field; "?" if out of memory. */
 void plot_text(FILE *f, const char *s);
 
-/* The legend of specs[i]: its report label when o has default specs, else the decoder's name
- * plus the parameters that differ between the plotted specs of that decoder. */
+/* The legend of specs[i]: the decoder's name plus the parameters that vary between the plotted
+ * specs of that decoder: as reports label it (rep_label_among, "lookahead:N=2") when o has
+ * default specs (the harness), else in the older form "lookahead N=2". */
 void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out, size_t len);
 
 /* The legends of a header row: "\tLABEL" per spec, each followed by extra ("\terror" for a

@@ -22,15 +22,16 @@ void plot_text(FILE *f, const char *s) {
 
 /* ---- labels ---------------------------------------------------------------------------------
  * Canonical specs list every parameter ("lookahead:W=15,N=5,G=15,init=..."), far too long for
- * a legend. A legend shows the decoder name plus only the parameters that differ between the
- * plotted specs of that decoder. */
+ * a legend. A legend shows the decoder name plus only the parameters that vary between the
+ * plotted specs of that decoder (rep_label_among, as the reports label them). */
 #define MAXP 32
 
 static void short_label(char **specs, int n, int i, char *out, size_t len);
 
 void plot_label(const report_plot_opts *o, char **specs, int n, int i, char *out, size_t len) {
     if (o && o->default_specs)
-        rep_label(specs[i], o->default_specs, o->n_default_specs, out, len);
+        rep_label_known(specs[i], (const char *const *)specs, n, o->default_specs,
+                        o->n_default_specs, out, len);
     else
         short_label(specs, n, i, out, len);
 }

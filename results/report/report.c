@@ -107,13 +107,114 @@ static json_t *runs_json(db *d, const int64_t *ids, int n) {
     return arr;
 }
 
-static int add_notes(db *d, rtable *t, const int64_t *ids, int n, char *err) {
-    for (int i = 0; i < n; i++) {
-        char note[1536];
-        if (rep_run_note(d, ids[i], note, sizeof note, err) != 0) return -1;
-        rt_note(t, "%s", note);
+/* "2-5, 7, 9-10" from ascending ids into out. */
+static void id_ranges(const int64_t *ids, int n, char *out, size_t len) {
+    size_t off = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && off < len; i++) {
+        int j = i;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1) j++;
+        if (j > i)
+            off += (size_t)snprintf(out + off, len - off, "%s%" PRId64 "-%" PRId64, i ? ", " : "",
+                                    ids[i], ids[j]);
+        else
+            off += (size_t)snprintf(out + off, len - off, "%s%" PRId64, i ? ", " : "", ids[i]);
+        i = j;
     }
-    return 0;
+}
+
+/* The runs' provenance, one note line per group of runs that share everything but their id,
+ * status and start (a sweep's points: one line, not one per point). */
+static int add_notes(db *d, rtable *t, const int64_t *ids, int n, char *err) {
+    enum { NOTE = 1536 };
+    typedef struct {
+        char note[NOTE], head[256], body[NOTE], started[64];
+    } run_note;
+    run_note *rn = calloc((size_t)(n ? n : 1), sizeof *rn);
+    int64_t *grp = malloc(sizeof *grp * (size_t)(n ? n : 1));
+    char *done = calloc((size_t)(n ? n : 1), 1);
+    if (!rn || !grp || !done) {
+        free(rn), free(grp), free(done);
+        return err_set(err, "report: out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (rep_run_note(d, ids[i], rn[i].note, NOTE, err) != 0) rc = -1;
+        if (rc) break;
+        /* "Run N (HEAD): BODY, started TS[, greedy baseline from run M]" */
+        const char *open = strchr(rn[i].note, '('), *close = strstr(rn[i].note, "): ");
+        const char *st = strstr(rn[i].note, ", started ");
+        if (!open || !close || !st || st < close) {
+            snprintf(rn[i].body, NOTE, "\x01%d", i); /* unparsed: a group of its own */
+            continue;
+        }
+        snprintf(rn[i].head, sizeof rn[i].head, "%.*s", (int)(close - open - 1), open + 1);
+        const char *ts = st + strlen(", started "), *after = ts + strcspn(ts, ",");
+        snprintf(rn[i].started, sizeof rn[i].started, "%.*s", (int)(after - ts), ts);
+        snprintf(rn[i].body, NOTE, "%.*s%s", (int)(st - close - 3), close + 3, after);
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (done[i]) continue;
+        int k = 0, same_head = 1;
+        for (int j = i; j < n; j++)
+            if (!done[j] && !strcmp(rn[j].body, rn[i].body)) {
+                done[j] = 1;
+                grp[k++] = ids[j];
+                same_head &= !strcmp(rn[j].head, rn[i].head);
+            }
+        if (k == 1) {
+            rt_note(t, "%s", rn[i].note);
+            continue;
+        }
+        char list[512];
+        id_ranges(grp, k, list, sizeof list);
+        /* the last start of the group: its members are in id order, the order they ran */
+        const char *last = rn[i].started;
+        for (int j = i; j < n; j++)
+            if (!strcmp(rn[j].body, rn[i].body)) last = rn[j].started;
+        rt_note(t, "Runs %s (%d runs, %s): %s, started %s to %s", list, k,
+                same_head ? rn[i].head : "statuses differ", rn[i].body, rn[i].started, last);
+    }
+    free(rn), free(grp), free(done);
+    return rc;
+}
+
+int rep_default_runs(db *d, int64_t **ids, int *n, int64_t *sweep, char *err) {
+    *sweep = 0;
+    if (rep_resolve_runs(d, NULL, 0, 0, ids, n, err) != 0) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(d),
+                           "SELECT id, sweep_id FROM runs WHERE sweep_id = (SELECT sweep_id FROM "
+                           "runs WHERE id = ?) AND status = 'complete' AND EXISTS (SELECT 1 FROM "
+                           "samples WHERE run_id = runs.id) ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        free(*ids);
+        *ids = NULL;
+        return err_set(err, "report: %s", db_errmsg(db_sqlite(d)));
+    }
+    sqlite3_bind_int64(st, 1, (*ids)[0]);
+    int64_t *all = NULL;
+    int k = 0, rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t *g = realloc(all, (size_t)(k + 1) * sizeof *g);
+        if (!g) {
+            rc = err_set(err, "report: out of memory");
+            break;
+        }
+        all = g;
+        all[k++] = sqlite3_column_int64(st, 0);
+        *sweep = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && k > 1) {
+        free(*ids);
+        *ids = all;
+        *n = k;
+    } else {
+        free(all);
+        if (rc == 0) *sweep = 0;
+    }
+    return rc;
 }
 
 /* ---- summary: every figure per dataset x decoder ----------------------------------------- */
@@ -167,7 +268,69 @@ static void decoder_cells(rtable *t, int row, const rep_stat *s, int c_label, in
             if (!strcmp(keys[q], kk[j])) rt_set_text(t, row, c_param + q, vv[j]);
 }
 
-static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
+/* Which figures of rep_figures the summary shows (report_opts.columns): want[f] = 1. -1 with
+ * a message naming an unknown key and the keys there are. */
+static int choose_columns(const report_opts *o, int *want, char *err) {
+    const char *cols = o->columns ? o->columns : o->format == REPORT_LATEX ? "paper" : "all";
+    if (!strcmp(cols, "all")) {
+        for (int f = 0; f < rep_n_figures; f++) want[f] = 1;
+        return 0;
+    }
+    if (!strcmp(cols, "paper")) cols = REPORT_PAPER_COLUMNS;
+    for (int f = 0; f < rep_n_figures; f++) want[f] = 0;
+    char buf[1024], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", cols);
+    for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int f = 0; f < rep_n_figures; f++)
+            if (!strcmp(rep_figures[f].key, k)) want[f] = found = 1;
+        if (!found) {
+            char keys[1024];
+            size_t len = 0;
+            keys[0] = '\0';
+            for (int f = 0; f < rep_n_figures && len < sizeof keys; f++)
+                if (!rep_figures[f].sd_of)
+                    len += (size_t)snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "",
+                                            rep_figures[f].key);
+            return err_set(err, "report: --columns: no figure '%s' (figures: %s; or all, paper)", k,
+                           keys);
+        }
+    }
+    /* a figure's sd comes with it */
+    for (int f = 0; f < rep_n_figures; f++)
+        for (int g = 0; rep_figures[f].sd_of && g < rep_n_figures; g++)
+            if (want[g] && !strcmp(rep_figures[g].key, rep_figures[f].sd_of)) want[f] = 1;
+    return 0;
+}
+
+/* The line under a table's run notes: what its words mean in one line, and where the rest is;
+ * or (explain) every definition of the figures shown, one note each. */
+static void legend(rtable *t, const int *want, int explain) {
+    if (!explain) {
+        rt_note(t, "tok/s: decode-only (after the prompt pass); e2e: the whole call; speed-up: "
+                   "greedy's time / the decoder's on the same prompts; ± sd over repeats. Every "
+                   "definition and the decoders' full specs: `decbench report --explain`.");
+        return;
+    }
+    for (int f = 0; f < rep_n_figures; f++)
+        if (!want || want[f])
+            rt_note(t, "%s: %s.", rep_figures[f].header, rep_figures[f].definition);
+}
+
+/* explain: each label's full spec, one note each ("lookahead: lookahead:W=5,N=4,G=5,..."). */
+static void spec_notes(rtable *t, const rep_stat *s, int n) {
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(s[j].spec, s[i].spec);
+        if (!seen) rt_note(t, "decoder %s = %s", s[i].label ? s[i].label : s[i].spec, s[i].spec);
+    }
+}
+
+static int summary(rtable *t, const rep_stat *s, int n, int multi_run, const report_opts *o,
+                   char *err) {
+    int want[64];
+    if (rep_n_figures > 64) return err_set(err, "report: too many figures");
+    if (choose_columns(o, want, err)) return -1;
     int c_run = multi_run ? rt_col_add(t, "run", "run", RT_INT, NULL) : -1;
     int c_ds = rt_col_add(t, "dataset", "dataset", RT_TEXT, NULL);
     char keys[MAXP][64];
@@ -177,12 +340,15 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
     int c_nr = rt_col_add(t, "repeats", "repeats", RT_INT, NULL);
     /* one column per figure of the table (report_figures.c), in its order; an sd joins its
      * mean in one markdown cell */
-    int c0 = t->n_cols;
+    int col[64];
     for (int f = 0; f < rep_n_figures; f++)
-        rt_col_add(t, rep_figures[f].header, rep_figures[f].key, RT_REAL, rep_figures[f].md_fmt);
+        col[f] = want[f] ? rt_col_add(t, rep_figures[f].header, rep_figures[f].key, RT_REAL,
+                                      rep_figures[f].md_fmt)
+                         : -1;
     for (int f = 0; f < rep_n_figures; f++)
-        for (int g = 0; rep_figures[f].sd_of && g < rep_n_figures; g++)
-            if (!strcmp(rep_figures[g].key, rep_figures[f].sd_of)) rt_col_pair(t, c0 + g, c0 + f);
+        for (int g = 0; rep_figures[f].sd_of && col[f] >= 0 && g < rep_n_figures; g++)
+            if (col[g] >= 0 && !strcmp(rep_figures[g].key, rep_figures[f].sd_of))
+                rt_col_pair(t, col[g], col[f]);
     for (int i = 0; i < n; i++) {
         int r = rt_row_add(t);
         if (c_run >= 0) rt_set_num(t, r, c_run, (double)s[i].run_id);
@@ -191,15 +357,14 @@ static void summary(rtable *t, const rep_stat *s, int n, int multi_run) {
         rt_set_num(t, r, c_np, s[i].n_prompts);
         rt_set_num(t, r, c_nr, s[i].n_repeats);
         for (int f = 0; f < rep_n_figures; f++)
-            rt_set_num(t, r, c0 + f, rep_figures[f].value(&s[i]));
+            if (col[f] >= 0) rt_set_num(t, r, col[f], rep_figures[f].value(&s[i]));
     }
-    /* The definitions, from the same table. */
-    char note[8192];
-    size_t len = 0;
-    for (int f = 0; f < rep_n_figures && len < sizeof note; f++)
-        len += (size_t)snprintf(note + len, sizeof note - len, "%s%s: %s", f ? "; " : "",
-                                rep_figures[f].header, rep_figures[f].definition);
-    rt_note(t, "%s.", note);
+    legend(t, want, o->explain);
+    if (o->explain) spec_notes(t, s, n);
+    if (!o->columns && o->format == REPORT_LATEX)
+        rt_note(t, "Columns: the paper's (%s); --columns all for every figure.",
+                REPORT_PAPER_COLUMNS);
+    return 0;
 }
 
 /* ---- Ouroboros Table 2: algorithms x tasks ----------------------------------------------- */
@@ -432,9 +597,12 @@ static int ablation(rtable *t, const rep_stat *s, int n, const char *name, char 
 }
 
 int report_write(db *d, const report_opts *o, FILE *out, char *err) {
-    int64_t *ids;
+    int64_t *ids, sweep = 0;
     int n_ids;
-    if (rep_resolve_runs(d, o->run_ids, o->n_runs, 0, &ids, &n_ids, err) != 0) return -1;
+    if (o->run_ids && o->n_runs > 0
+            ? rep_resolve_runs(d, o->run_ids, o->n_runs, 0, &ids, &n_ids, err) != 0
+            : rep_default_runs(d, &ids, &n_ids, &sweep, err) != 0)
+        return -1;
     rtable t;
     static const char *titles[REPORT_LAYOUTS] = {
         "Decoding summary", "Speed by task (Ouroboros Table 2 layout)",
@@ -443,6 +611,17 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         "Samples"};
     rt_init(&t, titles[(unsigned)o->layout < REPORT_LAYOUTS ? o->layout : 0]);
     int rc = add_notes(d, &t, ids, n_ids, err);
+    if (rc == 0 && sweep) {
+        /* the latest run is a sweep's point: the whole sweep, said so, rather than one point */
+        char *grid = NULL, inner[ERR_LEN], list[512];
+        id_ranges(ids, n_ids, list, sizeof list);
+        db_get_sweep(d, sweep, &grid, inner);
+        rt_note(&t,
+                "Sweep %" PRId64 "%s%s%s: its %d complete runs (%s); `--run ID` reports one, "
+                "`--sweep ID` another sweep.",
+                sweep, grid ? " (grid '" : "", grid ? grid : "", grid ? "')" : "", n_ids, list);
+        free(grid);
+    }
     if (rc == 0 && o->layout == REPORT_SAMPLES && o->format == REPORT_JSONL) {
         rc = rep_samples_layout(d, ids, n_ids, o, NULL, out, err); /* writes the records */
         rt_free(&t);
@@ -486,7 +665,8 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
             else if (o->layout == REPORT_COUNTERS)
                 rc = rep_counters(d, all, n_all, n_ids > 1, &t, err);
             else
-                summary(&t, all, n_all, n_ids > 1);
+                rc = summary(&t, all, n_all, n_ids > 1, o, err);
+            if (rc == 0 && o->explain && o->layout != REPORT_SUMMARY) spec_notes(&t, all, n_all);
         }
         rep_stats_free(all, n_all);
     }

@@ -51,18 +51,33 @@ typedef struct {
      * (latest cost run): results/report/cost.h. */
     const char *cost_source;
     /* Each decoder's canonical spec with every parameter at its default (the harness passes
-     * the registry's, dec_registry_default_spec). Labels are a decoder's name plus the
-     * parameters that differ from these ("lookahead:W=5,G=5"); a decoder without one here
-     * keeps its full spec. NULL: full specs everywhere. */
+     * the registry's, dec_registry_default_spec). Given: labels are a decoder's name plus the
+     * parameters whose value varies between the specs of that decoder in the table
+     * (rep_label_among: "lookahead:N=2" beside "lookahead:N=3"; its only spec: "lookahead").
+     * NULL: full specs everywhere. The samples layout still labels by the parameters that
+     * differ from these defaults (its --decoder filter matches those labels). */
     const char *const *default_specs;
     int n_default_specs;
     /* REPORT_PROJECTED: the draft model's cost curve, for decoders with a draft (NULL: their
      * draft passes are not priced, the figure is an upper bound). */
     const char *draft_cost_source;
+    /* 0: a table carries a one-line legend; 1: the definition of every figure shown and each
+     * decoder label's full spec, one note line each (`report --explain`). */
+    int explain;
+    /* REPORT_SUMMARY: the figures shown, keys of report_figure_info comma-separated (an sd
+     * joins its figure), "all", or "paper" (REPORT_PAPER_COLUMNS). NULL: all, except in LaTeX,
+     * where 18 columns overflow a page: "paper". Labels, prompts and repeats always. */
+    const char *columns;
 } report_opts;
 
-/* Writes the report to out. -1 with a message if a run does not exist or has no samples, or
- * the cost source cannot be read. */
+/* The summary's columns a paper's table has: end-to-end tok/s and speed-up (the papers and
+ * Spec-Bench time the whole call), tokens per step and tau. */
+#define REPORT_PAPER_COLUMNS "tps_e2e,speedup_e2e,tokens_per_step,tau"
+
+/* Writes the report to out. Runs: o->run_ids, else the latest complete run with samples, or,
+ * when it belongs to a sweep, every complete run of the sweep (a note says which and how to
+ * report one). -1 with a message if a run does not exist or has no samples, a --columns key is
+ * unknown, or the cost source cannot be read. */
 int report_write(db *d, const report_opts *o, FILE *out, char *err);
 
 /* The projection of the projected layout (results/report/report_cost.c) as data, one row per run x

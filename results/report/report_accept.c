@@ -112,13 +112,16 @@ int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o
         n += m;
         free(p);
     }
+    const char **specs = malloc(sizeof *specs * (size_t)(n ? n : 1));
+    for (int i = 0; specs && i < n; i++) specs[i] = all[i].spec;
     for (int i = 0; i < n; i++) {
         char lab[1024];
-        rep_label(all[i].spec, o->default_specs, o->default_specs ? o->n_default_specs : 0, lab,
-                  sizeof lab);
+        rep_label_known(all[i].spec, specs, specs ? n : 0, o->default_specs, o->n_default_specs,
+                        lab, sizeof lab);
         all[i].label = strdup(lab);
         if (all[i].n_pos > max_k) max_k = all[i].n_pos;
     }
+    free(specs);
     if (n == 0) {
         rep_positions_free(all, n);
         return err_set(err, "report: no decoder drafted tokens in the run(s) reported (acceptance "

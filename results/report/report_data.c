@@ -463,14 +463,62 @@ void rep_label(const char *spec, const char *const *defaults, int n, char *out, 
     }
 }
 
-int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults) {
-    for (int i = 0; i < n; i++) {
-        char lab[1024];
-        rep_label(s[i].spec, defaults, defaults ? n_defaults : 0, lab, sizeof lab);
-        free(s[i].label);
-        if (!(s[i].label = strdup(lab))) return -1;
+/* Whether spec names decoder name (its text up to ':' is exactly name). */
+static int same_decoder(const char *spec, const char *name, size_t name_len) {
+    return !strncmp(spec, name, name_len) && (spec[name_len] == ':' || spec[name_len] == '\0');
+}
+
+void rep_label_among(const char *spec, const char *const *specs, int n, char *out, size_t len) {
+    enum { MAXK = 64 };
+    size_t name_len = strcspn(spec, ":");
+    char b1[1024], *k1[MAXK], *v1[MAXK];
+    int n1 = rep_spec_params(spec, b1, sizeof b1, k1, v1, MAXK);
+    size_t off = (size_t)snprintf(out, len, "%.*s", (int)name_len, spec);
+    int first = 1;
+    for (int i = 0; i < n1 && off < len; i++) {
+        /* shown when another spec of the decoder gives it another value or leaves it out (a
+         * quiet parameter at its default: decoders/decoder.h) */
+        int varies = 0;
+        for (int j = 0; j < n && !varies; j++) {
+            if (!specs[j] || !same_decoder(specs[j], spec, name_len) || !strcmp(specs[j], spec))
+                continue;
+            char b2[1024], *k2[MAXK], *v2[MAXK];
+            int n2 = rep_spec_params(specs[j], b2, sizeof b2, k2, v2, MAXK), has = 0;
+            for (int q = 0; q < n2 && !has; q++)
+                if (!strcmp(k2[q], k1[i])) has = 1, varies = strcmp(v2[q], v1[i]) != 0;
+            if (!has) varies = 1;
+        }
+        if (!varies) continue;
+        off += (size_t)snprintf(out + off, len - off, "%c%s=%s", first ? ':' : ',', k1[i], v1[i]);
+        first = 0;
     }
-    return 0;
+}
+
+void rep_label_known(const char *spec, const char *const *specs, int n, const char *const *defaults,
+                     int n_defaults, char *out, size_t len) {
+    size_t name_len = strcspn(spec, ":");
+    int known = 0;
+    for (int i = 0; defaults && i < n_defaults && !known; i++)
+        known = same_decoder(defaults[i], spec, name_len);
+    if (known)
+        rep_label_among(spec, specs, n, out, len);
+    else
+        snprintf(out, len, "%s", spec);
+}
+
+int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults) {
+    const char **specs = malloc(sizeof *specs * (size_t)(n ? n : 1));
+    if (!specs) return -1;
+    for (int i = 0; i < n; i++) specs[i] = s[i].spec;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char lab[1024];
+        rep_label_known(s[i].spec, specs, n, defaults, defaults ? n_defaults : 0, lab, sizeof lab);
+        free(s[i].label);
+        if (!(s[i].label = strdup(lab))) rc = -1;
+    }
+    free(specs);
+    return rc;
 }
 
 int rep_spec_params(const char *spec, char *buf, size_t bufn, char **keys, char **vals, int max) {

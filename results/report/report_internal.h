@@ -70,6 +70,11 @@ double rep_book_share(const rep_stat *s);
 int rep_resolve_runs(db *d, const int64_t *run_ids, int n_runs, int need_cost, int64_t **ids,
                      int *n, char *err);
 
+/* The runs a report or plot takes when none is named: the latest complete run with samples,
+ * or, when it belongs to a sweep, every complete run with samples of that sweep (*sweep its
+ * id; 0 otherwise). *ids is malloc'd. */
+int rep_default_runs(db *d, int64_t **ids, int *n, int64_t *sweep, char *err);
+
 /* One-line description of a run for table notes: "run 3 'label': model (hash), commit ...,
  * kernels, threads, started". */
 int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err);
@@ -82,7 +87,20 @@ int rep_spec_params(const char *spec, char *buf, size_t bufn, char **keys, char 
  * that decoder's default spec among defaults[0..n) ("lookahead:W=5,G=5"; "greedy"); the full
  * spec when the decoder has no default spec there. */
 void rep_label(const char *spec, const char *const *defaults, int n, char *out, size_t len);
-/* Fills s[i].label for every stat. -1 when out of memory. */
+/* The label of spec among specs[0..n) (the specs a table or figure shows): its decoder's name
+ * plus the parameters whose value varies between the specs of that decoder there, in spec
+ * order ("lookahead:W=1,N=2" beside "lookahead:W=1,N=3" shows W too only if W varies; the
+ * decoder's only spec is just "lookahead"). Distinct canonical specs get distinct labels; a
+ * parameter left at its default is never dropped while it varies, so "lookahead:W=1,G=1" cannot
+ * stand beside "lookahead:W=1,N=2,G=1". The full spec is in CSV/JSON and `report --explain`. */
+void rep_label_among(const char *spec, const char *const *specs, int n, char *out, size_t len);
+/* rep_label_among for a decoder the registry knows (one with a default spec among defaults:
+ * the harness passes them all); the full spec for any other (a database from a build with
+ * other decoders; a library caller without the registry, defaults NULL). */
+void rep_label_known(const char *spec, const char *const *specs, int n, const char *const *defaults,
+                     int n_defaults, char *out, size_t len);
+/* Fills s[i].label for every stat: rep_label_known over the specs of s. -1 when out of
+ * memory. */
 int rep_labels(rep_stat *s, int n, const char *const *defaults, int n_defaults);
 
 /* ---- rtable -------------------------------------------------------------------------------- */
