@@ -249,7 +249,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     }
     /* RoPE angles as llama2.c computes them: theta^(-2i/rope_dim) per pair, times position;
      * then, in ggml_rope_ext's order, divided by the pair's frequency factor (Llama 3.1+'s
-     * rope_freqs) and times the linear scaling (both exact when 1). */
+     * rope_freqs) and times the linear scaling; cos and sin times the attention factor, as
+     * ggml's rope_yarn scales them by mscale (all three exact when 1). */
     const float *ff = m->rope_freqs, freq_scale = 1.0f / cfg->rope_factor; /* as llama.cpp */
     for (int p = 0; p < cfg->seq_len; p++)
         for (int i = 0; i < half; i++) {
@@ -257,8 +258,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
             float val = (float)p * freq;
             if (ff) val = val / ff[i];
             val = freq_scale * val;
-            c->rope_cos[(size_t)p * half + i] = cosf(val);
-            c->rope_sin[(size_t)p * half + i] = sinf(val);
+            c->rope_cos[(size_t)p * half + i] = cosf(val) * cfg->rope_attn_factor;
+            c->rope_sin[(size_t)p * half + i] = sinf(val) * cfg->rope_attn_factor;
         }
     if (c->mode == KERN_BLAS) openblas_set_num_threads(nt);
     *out = c;

@@ -24,6 +24,7 @@ void model_config_derive(model_config *c) {
     if (c->rope_dim <= 0) c->rope_dim = c->head_size;
     if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
     if (c->rope_factor <= 0) c->rope_factor = 1.0f;
+    if (c->rope_attn_factor <= 0) c->rope_attn_factor = 1.0f;
     if (c->ctx_train <= 0) c->ctx_train = c->seq_len;
     if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
     if (c->bos_id == 0 && c->eos_id == 0) {
@@ -73,7 +74,10 @@ int model_config_check(const model_config *c, const char *what, char *err) {
         const char *name;
         float value;
     } g[] = {
-        {"rope_theta", c->rope_theta}, {"rope_factor", c->rope_factor}, {"norm_eps", c->norm_eps}};
+        {"rope_theta", c->rope_theta},
+        {"rope_factor", c->rope_factor},
+        {"rope_attn_factor", c->rope_attn_factor},
+        {"norm_eps", c->norm_eps}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         if (!(g[i].value > 0.0f && g[i].value <= FLT_MAX))
             return err_set(err, "%s: %s = %g, expected a positive finite number", what, g[i].name,

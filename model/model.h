@@ -34,6 +34,7 @@ typedef struct {
     float rope_theta;
     float
         rope_factor; /* linear RoPE scaling: positions divided by it (DeepSeek-Coder: 4); 1: none */
+    float rope_attn_factor; /* RoPE's cos and sin times it (GGUF rope.scaling.attn_factor); 1 */
     rope_style rope;
     float norm_eps;
     int bos_id;     /* 1 for llama2.c / Llama vocabularies */

@@ -962,15 +962,17 @@ typedef struct {
     /* float keys written when set: eps (else 1e-5), rope.freq_base, rope.scaling.factor, its
      * old name rope.scale_linear, rope.scaling.attn_factor */
     const float *eps, *freq_base, *factor, *scale_linear, *attn_factor;
+    float qk_scale; /* attn_q and attn_k weights times this (0: as the others) */
 } tiny_opts;
 
 enum { T_DIM = 64, T_HID = 96, T_LAYERS = 2, T_HEADS = 4, T_KV = 2, T_VOCAB = 40 };
 
 static void write_tiny(const char *path, tiny_opts o) {
-    static unsigned char data[T_HID * T_DIM * 4];
+    static unsigned char data[T_HID * T_DIM * 4], qk[T_HID * T_DIM * 4];
     for (size_t i = 0; i < sizeof data; i += 4) {
-        float f = (float)((i / 4) % 17) * 0.01f;
+        float f = (float)((i / 4) % 17) * 0.01f, g = f * (o.qk_scale ? o.qk_scale : 1.0f);
         memcpy(data + i, &f, 4);
+        memcpy(qk + i, &g, 4);
     }
     const char *keys[] = {"llama.context_length",       "llama.embedding_length",
                           "llama.block_count",          "llama.feed_forward_length",
@@ -995,13 +997,14 @@ static void write_tiny(const char *path, tiny_opts o) {
     }
     uint64_t be, bb;
     gguf_type_block(o.mat_type, &be, &bb);
+    const unsigned char *src = data;
 #define T(name, type, rows, cols)                                                                  \
     do {                                                                                           \
         uint64_t bytes = (uint64_t)(cols) / be * bb * (uint64_t)(rows);                            \
         if ((type) == o.norm_type && (rows) == 1)                                                  \
             bytes = (uint64_t)(cols) * (o.norm_type ? 2 : 4);                                      \
         gguf_writer_add_tensor(w, name, type, (rows) == 1 ? 1 : 2,                                 \
-                               (uint64_t[]){(uint64_t)(cols), (uint64_t)(rows)}, data, bytes);     \
+                               (uint64_t[]){(uint64_t)(cols), (uint64_t)(rows)}, src, bytes);      \
     } while (0)
     T("token_embd.weight", o.mat_type, T_VOCAB, T_DIM);
     T("output_norm.weight", o.norm_type, 1, T_DIM);
@@ -1012,8 +1015,10 @@ static void write_tiny(const char *path, tiny_opts o) {
 #define L(sfx, rows, cols)                                                                         \
     snprintf(n, sizeof n, "blk.%d." sfx ".weight", l);                                             \
     T(n, o.mat_type, rows, cols)
+        src = qk; /* Q and K scaled by qk_scale, the rest as before */
         L("attn_q", T_DIM, T_DIM);
         L("attn_k", o.k_rows ? o.k_rows : kv, T_DIM);
+        src = data;
         L("attn_v", kv, T_DIM);
         L("attn_output", T_DIM, T_DIM);
         L("ffn_gate", T_HID, T_DIM);
@@ -1115,6 +1120,35 @@ static void test_model_tiny(void) {
  * are read as llama.cpp reads them: the type linear when absent, the factor under its old name
  * too, the attention factor refused unless 1; a factor under type none is ignored, as
  * llama.cpp ignores it (even NaN: it computes). */
+/* rope.scaling.attn_factor loads (llama.cpp runs such files) and multiplies RoPE's cos and sin,
+ * as ggml's rope does: a rotation is linear, so a model with factor 2 computes exactly what the
+ * same model with its attn_q and attn_k weights doubled computes (doubling is exact in float),
+ * bit for bit; and not what factor 1 computes. */
+static void test_rope_attn_factor(void) {
+    char err[ERR_LEN];
+    const float two = 2.0f;
+    const char *paths[3] = {test_tmp("attn2.gguf"), test_tmp("qk2.gguf"), test_tmp("plain.gguf")};
+    write_tiny(paths[0], (tiny_opts){.attn_factor = &two});
+    write_tiny(paths[1], (tiny_opts){.qk_scale = 2.0f});
+    write_tiny(paths[2], (tiny_opts){0});
+    float logits[3][T_VOCAB];
+    const int toks[] = {1, 7, 30, 12, 5, 22};
+    for (int k = 0; k < 3; k++) {
+        model *m = NULL;
+        fwd_ctx *f = NULL;
+        CHECK_MSG(model_open_gguf(&m, paths[k], err) == 0, "%s", err);
+        if (m) CHECK_MSG(fwd_new(&f, m, NULL, 8, KERN_EXACT, err) == 0, "%s", err);
+        CHECK_MSG(f && fwd_prefill(f, toks, 6, logits[k], err) == 0, "%s", err);
+        CHECK(!m || m->cfg.rope_attn_factor == (k == 0 ? 2.0f : 1.0f));
+        fwd_free(f);
+        model_close(m);
+    }
+    CHECK_MSG(memcmp(logits[0], logits[1], sizeof logits[0]) == 0,
+              "attn_factor 2 differs from doubled Q and K weights");
+    CHECK_MSG(memcmp(logits[0], logits[2], sizeof logits[0]) != 0,
+              "attn_factor 2 computes what factor 1 does");
+}
+
 static void test_model_float_keys(void) {
     const float nan = NAN, inf = INFINITY, ninf = -INFINITY, zero = 0.0f, four = 4.0f, two = 2.0f,
                 one = 1.0f;
@@ -1137,10 +1171,10 @@ static void test_model_float_keys(void) {
                        "llama.rope.scaling.factor = inf is out of range");
     expect_model_error((tiny_opts){.scale_linear = &nan},
                        "llama.rope.scale_linear = nan is out of range");
-    expect_model_error((tiny_opts){.attn_factor = &two},
-                       "llama.rope.scaling.attn_factor = 2 is not supported (only 1");
     expect_model_error((tiny_opts){.attn_factor = &nan, .rope_scaling = "none"},
-                       "llama.rope.scaling.attn_factor = nan is not supported");
+                       "llama.rope.scaling.attn_factor = nan, expected a positive finite number");
+    expect_model_error((tiny_opts){.attn_factor = &inf},
+                       "llama.rope.scaling.attn_factor = inf, expected a positive finite number");
     /* what loads, and the factor it runs with */
     const struct {
         tiny_opts o;
@@ -1178,6 +1212,7 @@ static void test_model_float_keys(void) {
                   m ? (double)m->cfg.rope_factor : 0.0);
         model_close(m);
     }
+    test_rope_attn_factor();
 }
 
 /* Overwrites the 2 bytes at `at` of tensor `name`'s data in the GGUF file at path. */

@@ -165,9 +165,10 @@ static int check_float(loader *L, const char *key, float v, int zero_ok) {
 /* Refuses keys announcing features this loader would otherwise silently ignore, and reads
  * the RoPE scaling llama.cpp applies: none, or linear (positions times 1 / factor). As
  * llama.cpp's load_hparams: the type defaults to linear, the factor is rope.scaling.factor or
- * else its old name rope.scale_linear, 0 or absent meaning none; and rope.scaling.attn_factor
- * (which llama.cpp multiplies into every RoPE rotation, whatever the type) must be 1, as this
- * loader does not apply it. */
+ * else its old name rope.scale_linear, 0 or absent meaning none; and rope.scaling.attn_factor,
+ * which llama.cpp multiplies into every RoPE rotation whatever the type (llama.cpp's
+ * cparams.yarn_attn_factor *= hparams.rope_attn_factor; ggml's rope then takes cos and sin times
+ * it: the forward pass does the same). */
 static int read_rope_scaling(loader *L, model_config *c) {
     uint32_t experts = 0;
     const char *s = "linear";
@@ -181,11 +182,10 @@ static int read_rope_scaling(loader *L, model_config *c) {
                        L->path, L->key, experts);
     float attn = 1.0f;
     if (opt_f32(L, K(L, ARCH_KV_ROPE_SCALING_ATTN_FACTOR), &attn)) return -1;
-    if (attn != 1.0f)
-        return err_set(L->err,
-                       "%s: %s = %g is not supported (only 1: RoPE's attention factor is not "
-                       "applied)",
-                       L->path, L->key, (double)attn);
+    if (!(attn > 0.0f && attn <= 1e6f))
+        return err_set(L->err, "%s: %s = %g, expected a positive finite number", L->path, L->key,
+                       (double)attn);
+    c->rope_attn_factor = attn;
     if (gguf_find_key(L->g, K(L, ARCH_KV_ROPE_SCALING_TYPE)) >= 0 &&
         gguf_get_str(L->g, L->key, &s, L->err))
         return -1;
@@ -245,6 +245,7 @@ static int read_config(loader *L, model_config *c) {
     if (opt_int(L, K(L, ARCH_KV_ROPE_DIMENSION_COUNT), &c->rope_dim)) return -1;
     c->rope = L->arch->rope;
     c->rope_factor = 1.0f;
+    c->rope_attn_factor = 1.0f; /* read_rope_scaling reads the file's */
     c->ctx_train = c->seq_len;
     if (check_float(L, K(L, ARCH_KV_RMS_EPS), c->norm_eps, 0) ||
         check_float(L, K(L, ARCH_KV_ROPE_FREQ_BASE), c->rope_theta, 0))
