@@ -561,6 +561,19 @@ static void test_names(void) {
         CHECK(!strcmp(csv_get(csv, "mt", "greedy", "tau"), ""));
         free(csv);
     }
+    /* per sample (the samples layout): the same two figures under the same names */
+    o.layout = REPORT_SAMPLES;
+    char *sc = render(d, &o);
+    if (sc) {
+        /* run, dataset, index, id, turn, label, spec, repeat, new tokens, steps, tokens/step,
+         * tau (vLLM) 2, wall, tok/s, exact, mean acc. tokens (SB) 99 / 70 */
+        CHECK_MSG(strstr(sc, "\n1,mt,0,,1,\"" LA "\",\"" LA "\",0,100,70,1.408450704,2,1,100,1,"
+                             "1.414285714\n") != NULL,
+                  "%s", sc);
+        CHECK(strstr(sc, "\n1,mt,0,,1,greedy,greedy,0,100,99,1,,1.5,66.66666667,1,1\n") != NULL);
+        free(sc);
+    }
+    o.layout = REPORT_SUMMARY;
     o.format = REPORT_MARKDOWN;
     char *md = render(d, &o);
     if (md) {
