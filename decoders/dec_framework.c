@@ -265,6 +265,7 @@ int dec_emit(dec *d, const int *tokens, int n) {
 void dec_step_done(dec *d, int rows, int drafted, int accepted, int emitted) {
     dec_stats *st = d->st;
     st->verify_steps++;
+    st->drafting_steps += drafted > 0;
     st->drafted += drafted;
     st->accepted += accepted;
     st->accept_hist[accepted < DEC_HIST_MAX ? accepted : DEC_HIST_MAX]++;

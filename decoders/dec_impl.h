@@ -41,6 +41,12 @@ typedef struct {
      * parameters added to a decoder after its specs were stored (runs, CI baselines): its old
      * specs keep their strings, so compare and --resume still match them. */
     int quiet;
+    /* PARAM_ENUM only, optional: the parameters choice c stands for ("refill=lade,full_bonus=0"),
+     * NULL for none. A named preset (lookahead:preset=lade) is a promise that every parameter
+     * is set the way a reference implementation runs it: the parser sets them, and refuses a
+     * spec that gives one of them another value (lookahead:preset=lade,refill=align). The
+     * canonical spec lists the preset and the values it set, so it parses back the same. */
+    const char *sets[6];
 } param_def;
 
 typedef struct dec_vtable {

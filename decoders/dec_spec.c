@@ -73,8 +73,82 @@ static void canonical(const dec_vtable *vt, const int *param, const double *rpar
     }
 }
 
+/* Sets parameter idx (not a list) from the text val; the messages name key as typed. */
+static int parse_value(dec *d, int idx, const char *kv, const char *val, char *err) {
+    const dec_vtable *vt = d->vt;
+    const param_def *p = &vt->params[idx];
+    if (p->kind == PARAM_INT) {
+        char *end;
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (!*val || *end) return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
+        /* the value as typed: strtol saturates what overflows */
+        if (errno == ERANGE || v < p->min || v > p->max)
+            return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val, p->min,
+                           p->max);
+        d->param[idx] = (int)v;
+    } else if (p->kind == PARAM_REAL) {
+        char *end;
+        double v = strtod(val, &end);
+        if (!*val || *end || !isfinite(v))
+            return err_set(err, "%s: %s=%s is not a number", vt->name, kv, val);
+        if (v < p->rmin || v > p->rmax)
+            return err_set(err, "%s: %s=%s is out of range %g..%g", vt->name, kv, val, p->rmin,
+                           p->rmax);
+        d->rparam[idx] = real_canonical(v);
+    } else {
+        int found = -1;
+        for (int c = 0; c < 6 && p->choices[c]; c++)
+            if (strcmp(p->choices[c], val) == 0) found = c;
+        if (found < 0) {
+            char params[2048];
+            dec_list_params(vt, params, sizeof params);
+            return err_set(err, "%s: %s=%s is not valid; %s", vt->name, kv, val, params);
+        }
+        d->param[idx] = found;
+    }
+    return 0;
+}
+
+static int param_index(const dec_vtable *vt, const char *key) {
+    for (int i = 0; i < dec_n_params(vt); i++)
+        if (strcmp(vt->params[i].key, key) == 0) return i;
+    return -1;
+}
+
+/* Applies the presets chosen (param_def.sets): each parameter a preset names takes its value,
+ * unless the spec gave it another one (an error: the preset's name would then not mean what
+ * it says). given[i]: parameter i was in the spec. */
+static int apply_presets(dec *d, const int *given, char *err) {
+    const dec_vtable *vt = d->vt;
+    for (int i = 0; i < dec_n_params(vt); i++) {
+        const param_def *p = &vt->params[i];
+        const char *sets = p->kind == PARAM_ENUM ? p->sets[d->param[i]] : NULL;
+        if (!sets) continue;
+        char copy[512], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", sets);
+        for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(kv, '=');
+            int idx = eq ? (*eq = '\0', param_index(vt, kv)) : -1;
+            if (idx < 0 || vt->params[idx].kind == PARAM_LIST)
+                return err_set(err, "%s: %s=%s sets '%s', not a parameter of its table", vt->name,
+                               p->key, p->choices[d->param[i]], kv);
+            int before = d->param[idx];
+            double rbefore = d->rparam[idx];
+            if (parse_value(d, idx, kv, eq + 1, err)) return -1;
+            if (given[idx] && (d->param[idx] != before || d->rparam[idx] != rbefore))
+                return err_set(err,
+                               "%s: %s=%s sets %s=%s; the spec's other value contradicts it "
+                               "(drop the preset, or that parameter)",
+                               vt->name, p->key, p->choices[d->param[i]], kv, eq + 1);
+        }
+    }
+    return 0;
+}
+
 int dec_params_parse(dec *d, const char *s, char *err) {
     const dec_vtable *vt = d->vt;
+    int given[DEC_MAX_PARAMS] = {0};
     for (int i = 0; i < dec_n_params(vt); i++) {
         d->param[i] = vt->params[i].kind == PARAM_LIST ? 0 : vt->params[i].def;
         d->rparam[i] = real_canonical(vt->params[i].rdef);
@@ -98,46 +172,21 @@ int dec_params_parse(dec *d, const char *s, char *err) {
             return err_set(err, "%s: '%s' is not key=value; parameters: %s", vt->name, kv, params);
         *eq = '\0';
         const char *val = eq + 1;
-        int idx = -1;
-        for (int i = 0; i < dec_n_params(vt); i++)
-            if (strcmp(vt->params[i].key, kv) == 0) idx = i;
+        int idx = param_index(vt, kv);
         if (idx < 0)
             return err_set(err, "%s: unknown parameter '%s'; parameters: %s", vt->name, kv, params);
         const param_def *p = &vt->params[idx];
         list_open = -1;
+        given[idx] = 1;
         if (p->kind == PARAM_LIST) {
             d->param[idx] = 0;
             if (parse_list(d, idx, val, err)) return -1;
             list_open = idx;
-        } else if (p->kind == PARAM_INT) {
-            char *end;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (!*val || *end)
-                return err_set(err, "%s: %s=%s is not an integer", vt->name, kv, val);
-            /* the value as typed: strtol saturates what overflows */
-            if (errno == ERANGE || v < p->min || v > p->max)
-                return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val,
-                               p->min, p->max);
-            d->param[idx] = (int)v;
-        } else if (p->kind == PARAM_REAL) {
-            char *end;
-            double v = strtod(val, &end);
-            if (!*val || *end || !isfinite(v))
-                return err_set(err, "%s: %s=%s is not a number", vt->name, kv, val);
-            if (v < p->rmin || v > p->rmax)
-                return err_set(err, "%s: %s=%s is out of range %g..%g", vt->name, kv, val, p->rmin,
-                               p->rmax);
-            d->rparam[idx] = real_canonical(v);
-        } else {
-            int found = -1;
-            for (int c = 0; c < 6 && p->choices[c]; c++)
-                if (strcmp(p->choices[c], val) == 0) found = c;
-            if (found < 0)
-                return err_set(err, "%s: %s=%s is not valid; %s", vt->name, kv, val, params);
-            d->param[idx] = found;
+        } else if (parse_value(d, idx, kv, val, err)) {
+            return -1;
         }
     }
+    if (apply_presets(d, given, err)) return -1;
     canonical(vt, d->param, d->rparam, (const int(*)[DEC_MAX_LIST])d->list, d->spec,
               sizeof d->spec);
     return 0;

@@ -20,9 +20,13 @@
  *   - --limit and --max-new reduce the work (the tests, a first look); the output then says
  *     REDUCED: the figures are not the paper's workload.
  *   - What carries across hardware and what does not is printed above every table: tokens per
- *     step, tau, acceptance and rows per step compare with the paper's directly; tok/s and
- *     speed-up are this machine's, and --project-cost prices our passes with the cost curve of
- *     a model of the paper's size (labelled projected).
+ *     step, mean accepted tokens, tau, acceptance and rows per step compare with the paper's
+ *     directly; tok/s and speed-up are this machine's, and --project-cost prices our passes
+ *     with the cost curve of a model of the paper's size (labelled projected).
+ *   - What differs from the paper is printed with every table, one note per difference: the
+ *     hardware, the models, the data drawn, and each reference implementation's settings or
+ *     details decbench does not copy (paper_recipes.c, differences[]); in LaTeX, whose notes are
+ *     comments, the caption carries them, so a pasted table says it is not the paper's.
  *   - Exit status: 0, 1 (a run failed, or outputs differ from greedy), 2 usage, 130 interrupted
  *     (repeat the command to resume). stdout: the table (or --dry-run's commands); progress on
  *     stderr. */
@@ -125,7 +129,8 @@ static const args_opt options[P_COUNT] = {
                   "warm-up generations per decoder (default: the paper's, "
                   "else 1)",
                   "N"},
-    [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
+    [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
+                   "N"},
     [P_KERNELS] = {"--kernels", NULL, 1, "as `run`: " KERNELS_HELP, KERNELS_METAVAR},
     [P_CTX] = {"--ctx", NULL, 1, "context in tokens, as `run`", "N"},
     [P_DATA_DIR] = {"--data-dir", NULL, 1, "datasets folder, as `run`", "DIR"},
@@ -161,9 +166,11 @@ static void usage(const args_opt *o) {
     printf("\nEach part of a recipe is one `decbench run` (--dry-run prints them); parts already\n"
            "in the database with the same command are reused, interrupted ones resumed.\n"
            "--plot DIR draws the table too: its rows as bars, grouped as its groups.\n"
-           "Tokens/step, tau, accept %% and rows/step compare with the paper's directly; tok/s "
-           "and\nspeed-up are this machine's (--project-cost: projected onto a model of the "
-           "paper's size).\nREADME.md, \"Reproducing the papers\", has the commands for the "
+           "Tokens/step, mean accepted tokens, tau, accept %% and rows/step compare with the "
+           "paper's\ndirectly; tok/s and speed-up are this machine's (--project-cost: projected "
+           "onto a model\nof the paper's size). Every table lists what differs from the paper "
+           "(hardware, models,\ndata, the reference implementations' settings); LaTeX puts it "
+           "in the caption.\nREADME.md, \"Reproducing the papers\", has the commands for the "
            "papers' models.\n");
 }
 
@@ -515,13 +522,51 @@ static void settings_note(const paper_ctx *c, char *out, size_t n) {
         snprintf(out + len, n - len, ".");
 }
 
+/* Whether a decoder standing for reference `ref` ran in some part. */
+static int ref_ran(const paper_ctx *c, const char *ref) {
+    for (int k = 0; k < c->n_parts; k++)
+        for (int i = 0; i < c->parts[k].n_dec; i++) {
+            const char *r = c->rc->refs[c->parts[k].part->dec[c->parts[k].dec[i]].alg];
+            if (r && !strcmp(r, ref)) return 1;
+        }
+    return 0;
+}
+
+#define MAX_DIFFS 24
+
+/* What this run does differently from the paper (paper.h): its hardware, its models, then every
+ * listed difference of the recipe and of the references its decoders ran, one line each into
+ * lines; returns how many. */
+static int difference_lines(const paper_ctx *c, char (*lines)[768], int max) {
+    const paper_recipe *rc = c->rc;
+    const args_opt *o = c->o;
+    const char *draft = args_str(o, P_COUNT, "--draft", NULL);
+    int n = 0;
+    snprintf(lines[n++], 768,
+             "hardware: the paper measured on %s; ours ran on this machine (its CPU in the run "
+             "notes)",
+             rc->hardware);
+    snprintf(lines[n++], 768, "models: the paper's %s; ours: target %s%s%s", rc->models,
+             args_str(o, P_COUNT, "--model", "?"), draft ? ", draft " : "", draft ? draft : "");
+    int n_diffs;
+    const paper_difference *d = paper_differences(&n_diffs);
+    for (int i = 0; i < n_diffs && n < max; i++) {
+        if (!paper_difference_applies(&d[i], rc) || (d[i].ref && !ref_ran(c, d[i].ref))) continue;
+        const paper_reference *ref = paper_reference_find(d[i].ref);
+        snprintf(lines[n++], 768, "%s%s%s: %s", ref ? ref->title : "data", d[i].key ? ", " : "",
+                 d[i].key ? d[i].key : "", d[i].text);
+    }
+    return n;
+}
+
 static int print_table(paper_ctx *c, report_format fmt, char *err) {
     const paper_recipe *rc = c->rc;
     const args_opt *o = c->o;
-    const char *notes[32];
+    const char *notes[64];
     int n_notes = 0;
     char head[1024], settings[2048], carry[1536], reduced[512], skipped[512], chat[256];
-    char extra[16][1024];
+    char extra[16][1024], diffs[MAX_DIFFS][768], diff_notes[MAX_DIFFS][800];
+    static char caption[8192];
     const char *draft = args_str(o, P_COUNT, "--draft", NULL);
     snprintf(head, sizeof head,
              "Paper: %s, measured on %s. Ours: this machine, target %s%s%s; the paper's figures "
@@ -533,10 +578,10 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     notes[n_notes++] = settings;
     const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
     snprintf(carry, sizeof carry,
-             "Across hardware: tokens/step, tau, accept %% and rows/step count tokens and rows "
-             "per target step: they carry across hardware and compare with the paper's "
-             "directly. tok/s and speed-up do not: ours are this machine's (CPU, these "
-             "models); the paper's were measured on %s. %s",
+             "Across hardware: tokens/step, mean accepted tokens, tau, accept %% and rows/step "
+             "count tokens and rows per target step: they carry across hardware and compare "
+             "with the paper's directly. tok/s and speed-up do not: ours are this machine's "
+             "(CPU, these models); the paper's were measured on %s. %s",
              rc->hardware,
              cost ? "Projected tok/s and speed-up price our passes with the cost curve given "
                     "(--project-cost: a model of the paper's size measured by `decbench cost`): "
@@ -568,6 +613,20 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
                  "base prompt.");
         notes[n_notes++] = chat;
     }
+    /* What differs from the paper: hardware, models, data, the references' settings. In
+     * LaTeX the notes are comments, so the caption carries them too: a table pasted into a
+     * paper says itself that it is not the paper's. */
+    int n_diffs = difference_lines(c, diffs, MAX_DIFFS);
+    size_t cap = (size_t)snprintf(caption, sizeof caption,
+                                  "%s. Measured with decbench, not the paper's setup: ", rc->title);
+    for (int k = 0; k < n_diffs; k++) {
+        snprintf(diff_notes[k], sizeof diff_notes[k], "Differs from the paper (%s).", diffs[k]);
+        notes[n_notes++] = diff_notes[k];
+        if (cap < sizeof caption)
+            cap += (size_t)snprintf(caption + cap, sizeof caption - cap, "%s%s", k ? "; " : "",
+                                    diffs[k]);
+    }
+    if (cap < sizeof caption) snprintf(caption + cap, sizeof caption - cap, ".");
     /* The recipe's own notes, one per line. */
     const char *s = rc->notes;
     for (int k = 0; s && *s && k < 16; k++) {
@@ -584,7 +643,7 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     for (char *save = NULL, *t = strtok_r(figbuf, ",", &save); t && n_fig < 16;
          t = strtok_r(NULL, ",", &save))
         figures[n_fig++] = t;
-    report_beside_opts bo = {.title = rc->title,
+    report_beside_opts bo = {.title = fmt == REPORT_LATEX ? caption : rc->title,
                              .group_header = rc->group_header,
                              .row_header = rc->row_header,
                              .figures = figures,

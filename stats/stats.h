@@ -71,6 +71,9 @@ typedef struct {
       "proposal was drawn (sum of min(p, q) over the vocabulary; p(x) for a fixed guess x)")       \
     X(samp_variance, double, SUM, DET,                                                             \
       "variance of samp_accepts around samp_expected: the sum over tests of alpha (1 - alpha)")    \
+    X(drafting_steps, long, SUM, DET,                                                              \
+      "verification steps that offered at least one drafted token (vLLM's num_drafts; "            \
+      "pos_tried at position 1)")                                                                  \
     STAT_TEST_COUNTERS(X)
 
 /* The counter-list test build (tests/CMakeLists.txt: decbench_testcounter, compiled with

@@ -165,7 +165,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 8);
+    CHECK(db_schema_version() == 9);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -350,7 +350,9 @@ static void test_migration(void) {
     const char *path = fresh("v1.db");
     CHECK_MSG(db_create_version(path, 1, err) == 0, "%s", err);
     CHECK(db_create_version(path, 1, err) == -1 && strstr(err, "already exists"));
-    CHECK(db_create_version(fresh("v9.db"), 9, err) == -1);
+    char beyond[32];
+    snprintf(beyond, sizeof beyond, "v%d.db", db_schema_version() + 1);
+    CHECK(db_create_version(fresh(beyond), db_schema_version() + 1, err) == -1);
     /* Data as version 1 stored it (no verify_steps column yet). */
     raw_exec(path,
              "INSERT INTO runs (id, status) VALUES (1, 'complete');"
@@ -400,6 +402,9 @@ static void test_migration(void) {
     /* step 4: tps_decode from the tokens after the prompt pass, (20 - 1) / (1.5 - 0.2) */
     CHECK(fabs(q_real(h, "SELECT tps_decode FROM samples WHERE id=1") - 19 / 1.3) < 1e-12);
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
+    /* step 9: drafting_steps from the histogram's position 1 (pos_tried k = 0) */
+    CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=1") == 7);
+    CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=2") == 0);
     /* step 5: cost points keep rows and seconds, context unknown, every row's logits */
     CHECK(!strcmp(q_text(h, "SELECT group_concat(rows || '/' || seconds || '/' || "
                             "COALESCE(context, 'null') || '/' || logit_rows, ' ') FROM "

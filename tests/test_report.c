@@ -60,12 +60,14 @@ static void add(db *d, int64_t run, const sample_in *in) {
     st.target_rows = in->rows;
     st.accepted = in->accepted;
     st.drafted = in->accepted * 2;
+    /* every verification drafts (below): vLLM's num_drafts is the steps' count */
     /* Every verification drafts 4 tokens: positions 0..3 are tried once per step and the
      * first k accepted (LA {3:21, 4:3}: 100, 100, 100, 12.5 %; ouroboros {1:4, 2:12}: 100,
      * 75, 0, 0 %). */
     for (const long *h = in->hist; h && h[0] >= 0; h += 2) {
         st.accept_hist[h[0]] = h[1];
         st.verify_steps += h[1];
+        st.drafting_steps += h[1];
         for (int i = 0; i < 4; i++) {
             st.pos_tried[i] += h[1];
             if (i < h[0]) st.pos_accepted[i] += h[1];
@@ -382,7 +384,9 @@ static int near(double a, double b) {
 /* Hand figures for run 1:
  *   code / LA: per-prompt decode (0.9 + 1.1) / 2 = 1.0 s vs greedy 2.0 s  -> 2.00x
  *              e2e: (1.4 + 1.6) / 2 = 1.5 vs 2.5                          -> 1.67x
- *              Spec-Bench: mean tok/s 100 / 1.5 over mean 100 / 2.5     -> 1.67x
+ *              Spec-Bench: per repeat, mean tok/s over mean greedy tok/s: repeat 0
+ *              (100 / 1.4) / (100 / 2.5), repeat 1 (100 / 1.6) / (100 / 2.5); their mean
+ *              (2.5 / 1.4 + 2.5 / 1.6) / 2 = 1.674                          -> 1.67x
  *              decode tok/s counts the 99 tokens after the prompt pass:
  *              repeat 0: 198 / 1.8 = 110.0, repeat 1: 198 / 2.2 = 90.0,
  *              mean 100.0, sd |110.0 - 90.0| / sqrt 2 = 14.14
@@ -442,7 +446,7 @@ static void test_summary(db *d) {
     CHECK(!strcmp(csv_get(csv, "code", LA, "accepted_per_step"), "3.125"));
     CHECK(!strcmp(csv_get(csv, "code", LA, "tau"), "4.125"));
     CHECK(!strcmp(csv_get(csv, "code", LA, "acceptance_pct"), "50"));
-    CHECK(near(atof(csv_get(csv, "code", LA, "speedup_specbench")), 2.5 / 1.5));
+    CHECK(near(atof(csv_get(csv, "code", LA, "speedup_specbench")), (2.5 / 1.4 + 2.5 / 1.6) / 2));
     CHECK(!strcmp(csv_get(csv, "math", LA, "exact_pct"), "75"));
     CHECK(!strcmp(csv_get(csv, "code", OURO_ALL, "tps_decode_sd"), "")); /* missing = empty */
     CHECK(strstr(csv, "\"" LA "\"") != NULL);                            /* quoted: commas */
@@ -493,6 +497,92 @@ static void test_specbench_speedup(db *d) {
     CHECK(near(atof(csv_get(csv, "code", "pld:ngram=3,k=10", "speedup_specbench")), 1.40625));
     CHECK(!strcmp(csv_get(csv, "code", "greedy", "speedup_specbench"), "1"));
     free(csv);
+}
+
+/* Each name means what it means at its source, in a database of its own (report_names.db):
+ * dataset mt, one run, repeats 0 and 1; question 0 with two turns (sample_index 0 and 10^6),
+ * question 1 with one (index 1); 100 tokens each; prefill 0.5 s.
+ *   greedy      t_total 1.5, 3.5, 2.5 s in both repeats
+ *   lookahead   t_total 1.0, 3.0, 1.5 s (repeat 0), twice that in repeat 1; each sample 71
+ *               target steps (70 decode passes), 50 accepted, 50 of the 70 steps drafted
+ * Spec-Bench's speed-up (a question's turns together, per repeat, then the mean):
+ *   repeat 0: lookahead (200 / 4.0 + 100 / 1.5) / 2 = 58.333 over greedy (200 / 5.0 + 100 /
+ *   2.5) / 2 = 40: 1.458333; repeat 1: (200 / 8.0 + 100 / 3.0) / 2 = 29.1667 / 40 = 0.729167;
+ *   the figure (1.458333 + 0.729167) / 2 = 1.09375 (each turn as its own sample would give
+ *   1.4789 in repeat 0);
+ * vLLM's tau: 1 + 300 / 300 = 2.00 (1 + accepted over every verification: 1.71);
+ * Spec-Bench's mean accepted tokens: decode tokens / decode steps = 99 / 70 = 1.414;
+ * greedy: 1.00 and tau blank (it never drafted). */
+static void test_names(void) {
+    const char *path = test_tmp("report_names.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    db_env e = env_with("3333333ccccccccccccccccccccccccccccccccc", 0);
+    int64_t run = new_run(d, "names", "mt", &e, 0, 0);
+    const int idx[3] = {0, 1000000, 1};
+    const double g_t[3] = {1.5, 3.5, 2.5}, l_t[3] = {1.0, 3.0, 1.5};
+    for (int rep = 0; rep < 2; rep++)
+        for (int q = 0; q < 3; q++)
+            for (int la = 0; la < 2; la++) {
+                dec_stats st;
+                memset(&st, 0, sizeof st);
+                st.prompt_tokens = 20, st.new_tokens = 100;
+                st.target_steps = la ? 71 : 100, st.target_rows = la ? 70 * 8 : 99;
+                if (la) {
+                    st.verify_steps = 70, st.drafting_steps = 50, st.accepted = 50;
+                    st.drafted = 150, st.accept_hist[0] = 20, st.accept_hist[1] = 50;
+                }
+                st.t_prefill = 0.5;
+                st.t_total = la ? l_t[q] * (rep + 1) : g_t[q];
+                db_sample s = {0};
+                s.dataset = "mt";
+                s.sample_index = idx[q];
+                s.turn = idx[q] >= 1000000 ? 2 : 1;
+                s.decoder = la ? "lookahead" : "greedy";
+                s.spec = la ? LA : "greedy";
+                s.repeat = rep;
+                s.output_hash = 0x2000u + (unsigned)q;
+                s.match = 1;
+                CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+            }
+    CHECK(db_finish_run(d, run, DB_COMPLETE, err) == 0);
+    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_CSV, .layout = REPORT_SUMMARY};
+    char *csv = render(d, &o);
+    if (csv) {
+        CHECK_MSG(near(atof(csv_get(csv, "mt", LA, "speedup_specbench")), 1.09375), "%s", csv);
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "speedup_specbench"), "1"));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "tau")), 2.0));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "mean_accepted_tokens")), 99.0 / 70));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "accepted_per_step")), 50.0 / 70));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "tokens_per_step")), 100.0 / 71));
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "mean_accepted_tokens"), "1"));
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "tau"), ""));
+        free(csv);
+    }
+    /* per sample (the samples layout): the same two figures under the same names */
+    o.layout = REPORT_SAMPLES;
+    char *sc = render(d, &o);
+    if (sc) {
+        /* run, dataset, index, id, turn, label, spec, repeat, new tokens, steps, tokens/step,
+         * tau (vLLM) 2, wall, tok/s, exact, mean acc. tokens (SB) 99 / 70 */
+        CHECK_MSG(strstr(sc, "\n1,mt,0,,1,\"" LA "\",\"" LA "\",0,100,70,1.408450704,2,1,100,1,"
+                             "1.414285714\n") != NULL,
+                  "%s", sc);
+        CHECK(strstr(sc, "\n1,mt,0,,1,greedy,greedy,0,100,99,1,,1.5,66.66666667,1,1\n") != NULL);
+        free(sc);
+    }
+    o.layout = REPORT_SUMMARY;
+    o.format = REPORT_MARKDOWN;
+    char *md = render(d, &o);
+    if (md) {
+        CHECK_MSG(strstr(md, "| tau (vLLM) |") || strstr(md, " tau (vLLM) "), "%s", md);
+        CHECK(strstr(md, "mean acc. tokens (SB)") != NULL);
+        CHECK(strstr(md, "vLLM's mean acceptance length") && strstr(md, "#Mean Accepted Tokens"));
+        free(md);
+    }
+    db_close(d);
 }
 
 /* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
@@ -813,7 +903,33 @@ static void test_plot_data(db *d, const char *dir) {
     CHECK_MSG(strstr(t, "\n1\t100\t100\t100\t100\n2\t100\t75\t75\t75\n3\t100\t0\t0\t0\n"
                         "4\t12.5\t0\t0\t0\n") != NULL,
               "%s", t);
+    /* block 1, the conditional rate: LA accepted 24, 24, 24, 3 per position -> 100, 100,
+     * 12.5; ouroboros 16, 12, 0, 0 -> 75, 0, none (nothing accepted at 3) */
+    CHECK_MSG(strstr(t, "\n\n\n# conditional") &&
+                  strstr(t, "\n2\t100\t75\t75\t75\n3\t100\t0\t0\t0\n4\t12.5\t?\t?\t?\n"),
+              "%s", t);
     free(t);
+    /* the accept layout: rates, conditional rates, and the counts behind them (CSV) */
+    report_opts ao = {.run_ids = &run1, .n_runs = 1, .format = REPORT_CSV, .layout = REPORT_ACCEPT};
+    char *acsv = render(d, &ao);
+    if (acsv) {
+        CHECK_MSG(!strcmp(csv_get(acsv, "code", LA, "pos4_pct"), "12.5"), "%s", acsv);
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "cond4_pct"), "12.5"));
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "cond2_pct"), "100"));
+        CHECK(!strcmp(csv_get(acsv, "code", OURO_ALL, "cond2_pct"), "75"));
+        CHECK(!strcmp(csv_get(acsv, "code", OURO_ALL, "cond4_pct"), ""));
+        /* code: 2 prompts x 2 repeats x 24 steps drafted at 1; 3 x 4 accepted at 4 */
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "drafted_pos1"), "96"));
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "accepted_pos4"), "12"));
+        free(acsv);
+    }
+    ao.format = REPORT_MARKDOWN;
+    char *amd = render(d, &ao);
+    if (amd) {
+        CHECK(strstr(amd, "| cond 2 % |") && !strstr(amd, "drafted 1") &&
+              strstr(amd, "ik_llama.cpp"));
+        free(amd);
+    }
 
     /* (g) trade-off: per spec over both datasets: greedy (99 rows / 99 passes, 1 token per
      * step); LA rows (8 x 720 + ... ) / passes: code 30 and math 64 per pass -> 47, 4 tokens
@@ -1094,9 +1210,17 @@ static void test_no_silent_limits(void) {
     memset(ds, 'a', sizeof ds - 1);
     for (int rep = 0; rep < 2; rep++)
         add(d, run,
-            &(sample_in){.ds = ds, .decoder = "greedy", .spec = "greedy", .rep = rep,
-                         .new_tokens = 10, .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
-    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_JSONL, .layout = REPORT_SAMPLES};
+            &(sample_in){.ds = ds,
+                         .decoder = "greedy",
+                         .spec = "greedy",
+                         .rep = rep,
+                         .new_tokens = 10,
+                         .steps = 10,
+                         .rows = 9,
+                         .t_decode = 1,
+                         .match = -1});
+    report_opts o = {
+        .run_ids = &run, .n_runs = 1, .format = REPORT_JSONL, .layout = REPORT_SAMPLES};
     char *t = render(d, &o);
     CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
     free(t);
@@ -1105,8 +1229,14 @@ static void test_no_silent_limits(void) {
         char name[16];
         snprintf(name, sizeof name, "ds%d", k);
         add(d, run2,
-            &(sample_in){.ds = name, .decoder = "greedy", .spec = "greedy", .new_tokens = 10,
-                         .steps = 10, .rows = 9, .t_decode = 1, .match = -1});
+            &(sample_in){.ds = name,
+                         .decoder = "greedy",
+                         .spec = "greedy",
+                         .new_tokens = 10,
+                         .steps = 10,
+                         .rows = 9,
+                         .t_decode = 1,
+                         .match = -1});
     }
     o = (report_opts){.run_ids = &run2, .n_runs = 1, .layout = REPORT_PAPER};
     FILE *null = fopen("/dev/null", "w");
@@ -1124,6 +1254,7 @@ int main(void) {
     test_summary(d);
     test_baseline_and_runs(d);
     test_specbench_speedup(d);
+    test_names();
     test_paper_and_ablation(d);
     test_projected(d, path);
     test_parsers();

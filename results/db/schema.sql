@@ -274,3 +274,13 @@ ALTER TABLE samples ADD COLUMN samp_tests INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN samp_accepts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN samp_expected REAL NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN samp_variance REAL NOT NULL DEFAULT 0;
+
+-- @version 9
+-- drafting_steps (stats/stats.h): the verification steps that offered at least one drafted
+-- token, vLLM's num_drafts, the denominator of its mean acceptance length. A step drafted at
+-- position 1 exactly when it offered a token, so the samples stored before this version get
+-- it from their pos_tried histogram, exactly.
+ALTER TABLE samples ADD COLUMN drafting_steps INTEGER NOT NULL DEFAULT 0;
+UPDATE samples SET drafting_steps = COALESCE(
+    (SELECT h.count FROM histograms h WHERE h.sample_id = samples.id AND h.kind = 'pos_tried'
+     AND h.k = 0), 0);

@@ -1,6 +1,8 @@
 /* plot_paper.c: the data of the figures a paper on these decoders shows (plots/README.md):
  *   position  acceptance rate by draft position, one line per decoder spec (gamma = 1..8 of a
- *             spec sweep are eight lines): how fast acceptance decays with depth;
+ *             spec sweep are eight lines): how fast acceptance decays with depth; a second
+ *             block holds the conditional rate (accepted at k / accepted at k-1, ik_llama.cpp's
+ *             llama-spec-bench: report_accept.c);
  *   tradeoff  tokens per target step against rows per step, one point per spec: what a decoder
  *             gains against what it spends, the trade-off a CPU makes visible;
  *   heatmap   a lookahead sweep's W x N grid: tokens/step and end-to-end speed-up per cell;
@@ -85,6 +87,15 @@ int plot_write_position(db *d, const report_plot_opts *o, const int64_t *ids, in
         for (int k = 0; k < max_k; k++) {
             fprintf(f, "%d", k + 1);
             for (int j = 0; j < n; j++) plot_num(f, 100 * rep_position_rate(&all[j], k));
+            fputc('\n', f);
+        }
+        /* block 1 (gnuplot's index 1): the conditional rate, from position 2 on */
+        fprintf(f, "\n\n# conditional acceptance rate (%%) by draft position: accepted at k / "
+                   "accepted at k-1 (ik_llama.cpp's conditional_acceptance_rate)\nposition");
+        plot_header(f, o, specs, n, "");
+        for (int k = 1; k < max_k; k++) {
+            fprintf(f, "%d", k + 1);
+            for (int j = 0; j < n; j++) plot_num(f, 100 * rep_position_cond(&all[j], k));
             fputc('\n', f);
         }
     }

@@ -1,12 +1,23 @@
-/* report_accept.c: acceptance rate by draft position across a dataset, for the `accept`
- * report layout and the `position` plot.
+/* report_accept.c: acceptance by speculative position across a dataset, for the `accept`
+ * report layout and the `position` plot, the figures ik_llama.cpp's llama-spec-bench and
+ * SPEED-Bench report (ikawrakow/ik_llama.cpp@8337e4c examples/spec-bench/spec-bench.cpp:530-565:
+ * drafted_by_position, accepted_by_position, acceptance_rate_by_position,
+ * conditional_acceptance_rate), for every decoder that drafts.
  *
  * Every verification step that drafted a token at position i (0-based from the first drafted
- * token) counts one try there; it counts one acceptance when the target confirmed it. The rate
- * at a position is sum of acceptances / sum of tries over every sample of the dataset (a ratio
- * of totals, like every figure here), so positions that later prompts reach less often weigh
- * less. This is the curve the speculative-decoding papers plot against gamma: each deeper
- * position is accepted only if every position before it was, so the rates fall with depth. */
+ * token) counts one try there (drafted at i); it counts one acceptance when the target
+ * confirmed it (accepted at i). Both are stored per sample (histograms pos_tried and
+ * pos_accepted, schema.sql) and summed over every sample of the dataset (ratios of totals, like
+ * every figure here), so positions that later prompts reach less often weigh less.
+ *   rate at i          accepted at i / drafted at i (spec-bench.cpp:541): the curve the
+ *                      speculative-decoding papers plot against gamma;
+ *   conditional at i   accepted at i / accepted at i - 1 (spec-bench.cpp:542-549; none at the
+ *                      first position): the chance that a step which got this far accepts one
+ *                      more. A step accepts a prefix of its draft, so it accepted at i - 1
+ *                      exactly when it accepted at least i tokens; when such a step drafted no
+ *                      i-th token (a draft of exactly i tokens, all accepted) it still counts in
+ *                      the denominator, as in ik_llama.cpp, and the figure is then below the
+ *                      chance of accepting a drafted i-th token. */
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -87,8 +98,14 @@ double rep_position_rate(const rep_pos *p, int k) {
     return k < p->n_pos && p->tried[k] > 0 ? p->accepted[k] / p->tried[k] : NAN;
 }
 
-/* The `accept` layout: one row per dataset x decoder that drafted, the rate (%) at each
- * position, and how many tries the deepest position rests on. */
+double rep_position_cond(const rep_pos *p, int k) {
+    return k > 0 && k < p->n_pos && p->accepted[k - 1] > 0 ? p->accepted[k] / p->accepted[k - 1]
+                                                           : NAN;
+}
+
+/* The `accept` layout: one row per dataset x decoder that drafted: the rate (%) at each
+ * position, the conditional rate (%) from the second on, how many tries the first position
+ * rests on, and (CSV and JSON only) the drafted and accepted counts at each position. */
 int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                       char *err) {
     rep_pos *all = NULL;
@@ -139,21 +156,48 @@ int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o
         snprintf(key, sizeof key, "pos%d_pct", k + 1);
         rt_col_add(t, h, key, RT_REAL, "%.1f");
     }
+    int c_cond = t->n_cols; /* cond k % for k = 2..max_k */
+    for (int k = 1; k < max_k; k++) {
+        char h[32], key[32];
+        snprintf(h, sizeof h, "cond %d %%", k + 1);
+        snprintf(key, sizeof key, "cond%d_pct", k + 1);
+        rt_col_add(t, h, key, RT_REAL, "%.1f");
+    }
     int c_tries = rt_col_add(t, "tries at 1", "tries_pos1", RT_INT, NULL);
+    int c_counts = t->n_cols; /* drafted k, accepted k: machine columns */
+    for (int k = 0; k < max_k; k++) {
+        char h[32], key[32];
+        snprintf(h, sizeof h, "drafted %d", k + 1);
+        snprintf(key, sizeof key, "drafted_pos%d", k + 1);
+        rt_col_hide(t, rt_col_add(t, h, key, RT_INT, NULL));
+        snprintf(h, sizeof h, "accepted %d", k + 1);
+        snprintf(key, sizeof key, "accepted_pos%d", k + 1);
+        rt_col_hide(t, rt_col_add(t, h, key, RT_INT, NULL));
+    }
     for (int i = 0; i < n; i++) {
         int r = rt_row_add(t);
         if (c_run >= 0) rt_set_num(t, r, c_run, (double)all[i].run_id);
         rt_set_text(t, r, c_ds, all[i].dataset);
         rt_set_text(t, r, c_lab, all[i].label ? all[i].label : all[i].spec);
         rt_set_text(t, r, c_spec, all[i].spec);
-        for (int k = 0; k < all[i].n_pos; k++)
+        for (int k = 0; k < all[i].n_pos; k++) {
             rt_set_num(t, r, c0 + k, 100 * rep_position_rate(&all[i], k));
+            if (k > 0) rt_set_num(t, r, c_cond + k - 1, 100 * rep_position_cond(&all[i], k));
+            rt_set_num(t, r, c_counts + 2 * k, all[i].tried[k]);
+            rt_set_num(t, r, c_counts + 2 * k + 1, all[i].accepted[k]);
+        }
         rt_set_num(t, r, c_tries, all[i].tried[0]);
     }
-    rt_note(t, "Acceptance rate by draft position: at position k, the drafted tokens the target "
-               "confirmed / the drafted tokens at k, summed over every sample of the dataset "
-               "(position 1 = the first drafted token of a step; a deeper token counts only when "
-               "the step drafted that deep).");
+    rt_note(t, "Acceptance by speculative position, as ik_llama.cpp's llama-spec-bench reports it "
+               "(examples/spec-bench/spec-bench.cpp:530-565): position 1 = the first drafted "
+               "token of a step; drafted k = the steps that drafted a k-th token, accepted k = "
+               "those whose k-th token the target confirmed (per sample in the histograms "
+               "table, summed over the dataset; CSV and JSON: drafted_posK, accepted_posK).");
+    rt_note(t, "pos k %%: accepted k / drafted k. cond k %%: accepted k / accepted k-1, the "
+               "chance that a step which accepted k-1 tokens accepts a k-th; a step that drafted "
+               "exactly k-1 tokens and accepted them all counts in its denominator (as in "
+               "ik_llama.cpp), so with drafts of varying length it is below the rate among steps "
+               "that drafted a k-th token.");
     rep_positions_free(all, n);
     return 0;
 }

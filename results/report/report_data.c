@@ -169,23 +169,19 @@ static int collect_repeats(sqlite3 *h, int64_t run_id, int per_ds, rep_stat *s, 
 }
 
 /* Query 3: speed-up over greedy as a ratio of totals over the prompts both ran; each prompt's
- * time is its mean over repeats, so differing repeat counts do not weigh in. Beside it,
- * Spec-Bench's (evaluation/speed.py): the mean over those prompts of the decoder's per-prompt
- * tok/s (new tokens / end-to-end time), divided by the same mean of greedy's. */
+ * time is its mean over repeats, so differing repeat counts do not weigh in. */
 static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run, rep_stat *s,
                             int n, char *err) {
     char sql[2048];
     const char *td = stat_derived[STAT_D_t_decode].sql;
     snprintf(sql, sizeof sql,
              REP_SAMPLES_CTE
-             ", d AS (SELECT ds, spec, dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te, "
-             "AVG(new_tokens) AS nt FROM s GROUP BY ds, spec, dataset, sample_index), "
-             "g AS (SELECT dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te, "
-             "AVG(new_tokens) AS nt FROM samples WHERE run_id = ?3 AND decoder = 'greedy' "
+             ", d AS (SELECT ds, spec, dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te "
+             "FROM s GROUP BY ds, spec, dataset, sample_index), "
+             "g AS (SELECT dataset, sample_index, AVG(%s) AS td, AVG(t_total) AS te "
+             "FROM samples WHERE run_id = ?3 AND decoder = 'greedy' "
              "GROUP BY dataset, sample_index) "
-             "SELECT d.ds, d.spec, SUM(g.td), SUM(d.td), SUM(g.te), SUM(d.te), COUNT(*), "
-             "AVG(CASE WHEN d.te > 0 THEN d.nt / d.te END), "
-             "AVG(CASE WHEN g.te > 0 THEN g.nt / g.te END) "
+             "SELECT d.ds, d.spec, SUM(g.td), SUM(d.td), SUM(g.te), SUM(d.te), COUNT(*) "
              "FROM d JOIN g ON g.dataset = d.dataset AND g.sample_index = d.sample_index "
              "GROUP BY d.ds, d.spec",
              td, td);
@@ -197,12 +193,44 @@ static int collect_speedups(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_ru
         if (!r) continue;
         double gd = sqlite3_column_double(st, 2), dd = sqlite3_column_double(st, 3);
         double ge = sqlite3_column_double(st, 4), de = sqlite3_column_double(st, 5);
-        double dt = sqlite3_column_double(st, 7), gt = sqlite3_column_double(st, 8);
         r->speedup_dec = dd > 0 ? gd / dd : NAN;
         r->speedup_e2e = de > 0 ? ge / de : NAN;
-        r->speedup_sb = sqlite3_column_type(st, 7) != SQLITE_NULL && gt > 0 ? dt / gt : NAN;
         r->n_common = sqlite3_column_int(st, 6);
         r->greedy_run = g_run;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Query 3b: Spec-Bench's speed-up, as its evaluation/speed.py computes it
+ * (hemingkx/Spec-Bench@fd2c1cd). A question's tok/s is the sum of its turns' new tokens over
+ * the sum of their wall times (:27-30: both MT-Bench turns in one datapoint; turn t of record
+ * i is stored at sample_index i + (t - 1) 10^6, schema.sql step 6); one run's speed-up is the
+ * mean over its questions of the decoder's tok/s over the same mean of greedy's (:59-61); the
+ * figure is the mean of the runs' speed-ups (get_mean_speedup, :98-116), run i of the decoder
+ * against run i of the baseline (zip): here repeat r against greedy's repeat r, over the
+ * questions both ran in it. Spec-Bench counts the baseline's tokens by re-tokenising its text
+ * (:50-53); ours are the tokens it generated. */
+static int collect_speedup_sb(sqlite3 *h, int64_t run_id, int per_ds, int64_t g_run, rep_stat *s,
+                              int n, char *err) {
+    static const char sql[] = REP_SAMPLES_CTE
+        ", d AS (SELECT ds, spec, dataset, sample_index % 1000000 AS q, repeat, "
+        "SUM(new_tokens) AS nt, SUM(t_total) AS te FROM s "
+        "GROUP BY ds, spec, dataset, q, repeat), "
+        "g AS (SELECT dataset, sample_index % 1000000 AS q, repeat, SUM(new_tokens) AS nt, "
+        "SUM(t_total) AS te FROM samples WHERE run_id = ?3 AND decoder = 'greedy' "
+        "GROUP BY dataset, q, repeat), "
+        "r AS (SELECT d.ds, d.spec, d.repeat, AVG(d.nt / d.te) AS dt, AVG(g.nt / g.te) AS gt "
+        "FROM d JOIN g ON g.dataset = d.dataset AND g.q = d.q AND g.repeat = d.repeat "
+        "WHERE d.te > 0 AND g.te > 0 GROUP BY d.ds, d.spec, d.repeat) "
+        "SELECT ds, spec, AVG(dt / gt) FROM r WHERE gt > 0 GROUP BY ds, spec";
+    sqlite3_stmt *st;
+    if (prep_run(h, sql, run_id, per_ds, g_run, &st, err) != 0) return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rep_stat *r = find(s, n, (const char *)sqlite3_column_text(st, 0),
+                           (const char *)sqlite3_column_text(st, 1));
+        if (r && sqlite3_column_type(st, 2) != SQLITE_NULL)
+            r->speedup_sb = sqlite3_column_double(st, 2);
     }
     sqlite3_finalize(st);
     return 0;
@@ -303,6 +331,7 @@ int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, cha
             collect_repeats(h, run_id, per_ds, *out + first, *n - first, err) != 0 ||
             (g_run &&
              (collect_speedups(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0 ||
+              collect_speedup_sb(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0 ||
               collect_spread(h, run_id, per_ds, g_run, *out + first, *n - first, err) != 0))) {
             rep_stats_free(*out, *n);
             *out = NULL;

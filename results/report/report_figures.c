@@ -43,8 +43,12 @@ static double speedup_e2e_sd(const rep_stat *s) {
 static double speedup_prompt_sd(const rep_stat *s) {
     return s->speedup_prompt_sd;
 }
+/* vLLM's mean acceptance length: steps that drafted nothing are not counted (header). */
 static double tau(const rep_stat *s) {
-    return 1 + rep_accepted_len(s);
+    return 1 + ratio(s->c[STAT_accepted], s->c[STAT_drafting_steps]);
+}
+static double mean_accepted_tokens(const rep_stat *s) {
+    return ratio(s->d[STAT_D_decode_tokens], s->d[STAT_D_decode_steps]);
 }
 static double acceptance_pct(const rep_stat *s) {
     return 100 * ratio(s->c[STAT_accepted], s->c[STAT_drafted]);
@@ -87,8 +91,10 @@ const rep_figure rep_figures[] = {
     {"speed-up e2e sd", "speedup_e2e_sd", "%.2f", speedup_e2e_sd, "the same with t_total",
      "speedup_e2e"},
     {"speed-up SB", "speedup_specbench", "%.2fx", speedup_sb,
-     "Spec-Bench's speed-up: mean over those prompts of the decoder's tok/s (new_tokens / t_total) "
-     "/ the same mean of greedy's",
+     "Spec-Bench's speed-up (evaluation/speed.py at hemingkx/Spec-Bench@fd2c1cd): a question's "
+     "tok/s = its turns' new_tokens / their t_total, both turns of a multi-turn question "
+     "together (:27-30); per repeat, the mean over questions of the decoder's tok/s / the same "
+     "mean of greedy's in the same repeat (:59-61); the mean of those over repeats (:98-116)",
      NULL},
 
     {"prompt sd", "speedup_prompt_sd", "%.2f", speedup_prompt_sd,
@@ -103,9 +109,20 @@ const rep_figure rep_figures[] = {
      "sum accepted / sum verify_steps: drafted tokens confirmed per verification, bonus excluded",
      NULL},
 
-    {"tau", "tau", "%.2f", tau,
-     "1 + accepted/step: tokens per verification step, bonus included (Spec-Bench's mean "
-     "accepted tokens, vLLM's mean acceptance length)",
+    {"tau (vLLM)", "tau", "%.2f", tau,
+     "vLLM's mean acceptance length: 1 + sum accepted / sum drafting_steps, the steps that "
+     "drafted nothing left out (vllm/v1/spec_decode/metrics.py:91 at vllm@016a858; "
+     "Scheduler.make_spec_decoding_stats observes only steps with draft tokens); the 1 counts "
+     "a bonus token whether or not it was emitted",
+     NULL},
+
+    {"mean acc. tokens (SB)", "mean_accepted_tokens", "%.2f", mean_accepted_tokens,
+     "Spec-Bench's #Mean Accepted Tokens: sum decode_tokens / sum decode_steps, the tokens each "
+     "decode step added (a bonus token only when it was emitted), every step of every sample "
+     "and turn in one mean (evaluation/speed.py:29,65 at hemingkx/Spec-Bench@fd2c1cd; "
+     "model/pld/pld.py:134, model/lade/decoding.py:459); its loops also count the pass that "
+     "carries the prompt, which here yields one token and is left out, as in `report --layout "
+     "samples -f jsonl`",
      NULL},
 
     {"accept %", "acceptance_pct", "%.1f", acceptance_pct,

@@ -179,6 +179,10 @@ int rep_positions(db *d, int64_t run_id, int per_ds, rep_pos **out, int *n, char
 void rep_positions_free(rep_pos *p, int n);
 /* accepted / tried at position k (0-based), NAN when never tried. */
 double rep_position_rate(const rep_pos *p, int k);
+/* The conditional rate at position k >= 1: accepted at k / accepted at k - 1, ik_llama.cpp's
+ * conditional_acceptance_rate (report_accept.c); NAN at k = 0 or when nothing was accepted at
+ * k - 1. */
+double rep_position_cond(const rep_pos *p, int k);
 /* The `accept` layout into t. */
 int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                       char *err);

@@ -11,11 +11,14 @@
  *   new_tokens      samples.new_tokens per turn;
  *   wall_time       samples.t_total (seconds, the whole generate call, as Spec-Bench times it);
  *   decoding_steps  target passes after the prompt pass (STAT_DERIVED decode_steps);
- *   accept_lengths  tokens per decoding step, bonus included (Spec-Bench's convention, so its
- *                   "mean accepted tokens" is decbench's tau): from the per-step trace when the
+ *   accept_lengths  tokens per decoding step, the bonus when emitted (Spec-Bench's convention,
+ *                   so its "mean accepted tokens" is decbench's mean acc. tokens (SB),
+ *                   report_figures.c): from the per-step trace when the
  *                   run stored one (--trace), in step order; otherwise the accept histogram
  *                   expanded (k accepted drafted tokens -> k + 1), ascending, which is the same
- *                   multiset, so every mean and histogram speed.py computes is exact; a decoder
+ *                   multiset unless a step emitted no bonus (an accepted end token, lookahead's
+ *                   full_bonus=0: store --trace for those), so every mean and histogram
+ *                   speed.py computes is exact; a decoder
  *                   without verification steps (greedy) gets one 1 per decoding step;
  *   turns           "" per turn: decbench keeps the output's hash, not its text (the record
  *                   carries "output_hash" per turn instead);
@@ -38,7 +41,7 @@ static const char SAMPLES_SQL[] =
     "SELECT s.id, s.run_id, s.dataset, s.sample_index %% 1000000, s.sample_key, s.category, "
     "s.decoder, s.spec, s.repeat, s.turn, s.new_tokens, s.target_steps, s.t_total, s.matched, "
     "s.output_hash, s.accepted, s.verify_steps, %s, "
-    "(SELECT r.model_path FROM runs r WHERE r.id = s.run_id) "
+    "(SELECT r.model_path FROM runs r WHERE r.id = s.run_id), s.drafting_steps "
     "FROM samples s WHERE s.run_id = ? "
     "ORDER BY s.dataset, s.spec <> 'greedy', s.spec, s.sample_index %% 1000000, s.repeat, s.turn";
 
@@ -103,7 +106,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "report: %s", db_errmsg(h));
-    int c[15];
+    int c[16];
     if (t) {
         const char *cols[][3] = {{"run", "run", "i"},
                                  {"dataset", "dataset", "t"},
@@ -116,11 +119,12 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                                  {"new tokens", "new_tokens", "i"},
                                  {"steps", "decoding_steps", "i"},
                                  {"tokens/step", "tokens_per_step", "r"},
-                                 {"tau", "tau", "r"},
+                                 {"tau (vLLM)", "tau", "r"},
                                  {"wall s", "wall_time", "r"},
                                  {"tok/s e2e", "tps_e2e", "r"},
-                                 {"exact", "matched", "i"}};
-        for (int k = 0; k < 15; k++)
+                                 {"exact", "matched", "i"},
+                                 {"mean acc. tokens (SB)", "mean_accepted_tokens", "r"}};
+        for (int k = 0; k < 16; k++)
             c[k] = rt_col_add(t, cols[k][0], cols[k][1],
                               cols[k][2][0] == 't'   ? RT_TEXT
                               : cols[k][2][0] == 'i' ? RT_INT
@@ -143,8 +147,7 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
             int index = sqlite3_column_int(st, 3), rep = sqlite3_column_int(st, 8),
                 turn = sqlite3_column_int(st, 9);
             int64_t nt = sqlite3_column_int64(st, 10), steps = sqlite3_column_int64(st, 11),
-                    acc = sqlite3_column_int64(st, 15), ver = sqlite3_column_int64(st, 16),
-                    dsteps = sqlite3_column_int64(st, 17);
+                    acc = sqlite3_column_int64(st, 15), dsteps = sqlite3_column_int64(st, 17);
             double wall = sqlite3_column_double(st, 12);
             char lab[1024];
             rep_label(TXT(7), o->default_specs, o->default_specs ? o->n_default_specs : 0, lab,
@@ -164,13 +167,15 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                 rt_set_num(t, row, c[8], (double)nt);
                 rt_set_num(t, row, c[9], (double)dsteps);
                 rt_set_num(t, row, c[10], steps > 0 ? (double)nt / steps : NAN);
-                rt_set_num(t, row, c[11], ver > 0 ? 1 + (double)acc / ver : NAN);
+                int64_t drafting = sqlite3_column_int64(st, 19);
+                rt_set_num(t, row, c[11], drafting > 0 ? 1 + (double)acc / drafting : NAN);
                 rt_set_num(t, row, c[12], wall);
                 rt_set_num(t, row, c[13], wall > 0 ? nt / wall : NAN);
                 rt_set_num(t, row, c[14],
                            sqlite3_column_type(st, 13) == SQLITE_NULL
                                ? NAN
                                : sqlite3_column_double(st, 13));
+                rt_set_num(t, row, c[15], dsteps > 0 ? (double)(nt - 1) / dsteps : NAN);
                 continue;
             }
             /* JSONL: the turns of one question, decoder and repeat form one record */
@@ -238,8 +243,9 @@ int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *
                        o->ablation_decoder ? o->ablation_decoder : "");
     if (rc == 0 && jsonl && ferror(jsonl)) return err_set(err, "report: cannot write JSONL");
     if (t && rc == 0)
-        rt_note(t, "One row per sample; steps = target passes after the prompt pass, tau = 1 + "
-                   "accepted drafted tokens per verification step, wall s = the whole generate "
-                   "call. --format jsonl writes Spec-Bench answer-file records instead.");
+        rt_note(t, "One row per sample; steps = target passes after the prompt pass, tau (vLLM) "
+                   "= 1 + accepted drafted tokens per step that drafted, mean acc. tokens (SB) = "
+                   "tokens after the prompt pass per step, wall s = the whole generate call. "
+                   "--format jsonl writes Spec-Bench answer-file records instead.");
     return rc;
 }
