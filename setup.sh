@@ -5,7 +5,8 @@
 #  3. runs the main job: a small benchmark of a few TinyStories prompts through several decoders
 #     on the default models (stories260K target, llama2xs draft) into results/decbench.db (the
 #     default database, so `decbench report` and `decbench plot` work right after), with the
-#     equality check against greedy, then prints the report and draws the figures into
+#     equality check against greedy; `run` prints its table (once: no second `report`), one line
+#     says why every decoder is slower than greedy on so small a model, and the figures go to
 #     results/plots/. Runs already in the database are kept: a run is added.
 # Data come from ../shared (or $DECBENCH_SHARED); see README.md for getting them elsewhere.
 set -euo pipefail
@@ -23,9 +24,14 @@ $B run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystor
     --max-new 128 --repeats 2 --warmup 1 --db "$DB" \
     --decoder greedy --decoder jacobi --decoder lookahead:W=5,N=4,G=5 --decoder pld \
     --decoder spec:gamma=4 --decoder ouroboros:gamma=4,W=5,beta=4,K=3 --label demo
-$B report --db "$DB"
+echo "Slower than greedy everywhere? That is the model: stories260K's weights sit in cache, so a"
+echo "pass costs in proportion to its rows, and every extra row verified is lost time. On a model"
+echo "that does not fit in cache a pass of a few rows costs about one row's time: \`decbench cost\`"
+echo "measures this machine's curve and \`decbench report --layout projected --project-cost FILE\`"
+echo "prices these runs on it (README, \"Cost at scale\")."
 $B plot --db "$DB" --out results/plots
-echo "results: $DB, figures in results/plots/ (speedup, position, tradeoff, ...: .png and .svg)"
+echo "results: $DB (definitions and full specs: decbench report --explain), figures in"
+echo "results/plots/ (speedup, position, tradeoff, ...: .png and .svg)"
 echo "decbench is build/decbench: put it on your PATH for the README's commands, e.g."
 echo "  export PATH=\"$PWD/build:\$PATH\"     (this shell), or"
 echo "  cmake --install build --prefix ~/.local   (then ~/.local/bin/decbench, man decbench)"

@@ -1,7 +1,12 @@
 /* dec_impl.h: what decoder implementations share (not for the harness: it uses decoder.h).
  *
  * A decoder file defines one dec_vtable (name, parameters, create/generate/destroy, and the
- * optional members: its own counters, state save/load) and adds one line to registry.c. The
+ * optional members: its own counters, state save/load, tune grid) and adds one line to
+ * registry.c. Its parameter table is indexed by the decoder's own enum with designated
+ * initializers (`[P_W] = {"W", PARAM_INT, ...}`), so an index cannot drift from its row; the
+ * count is the table's rows up to the first empty one (dec_n_params), never written by hand.
+ * Values: d->param[P_X] (PARAM_INT, PARAM_ENUM: the choice's index, PARAM_LIST: the count),
+ * d->rparam[P_X] (PARAM_REAL), dec_param_list(d, P_X, &n) (PARAM_LIST's values). The
  * framework parses the spec against the parameter table, owns the output buffer and the statistics,
  * and gives every decoder the same three helpers: dec_eval()  one timed, counted forward pass of
  * the target or the draft; dec_emit()  append accepted tokens, stopping at max_new or right after
@@ -19,8 +24,8 @@
 /* PARAM_LIST: up to DEC_MAX_LIST integers in min..max joined by '-' ("shape=4-2-2-1"): not
  * ',' (which separates parameters) nor ';' (which separates a sweep grid's keys), so the
  * canonical spec parses back and a list is one word of a grid. On input, bare comma-separated
- * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). The value
- * read with dec_param() is the list's length; dec_param_list() gives its values. */
+ * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). d->param[]
+ * holds the list's length; dec_param_list() gives its values. */
 typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST, PARAM_REAL } param_kind;
 
 typedef struct {
@@ -31,18 +36,23 @@ typedef struct {
     const char *choices[6]; /* PARAM_ENUM: the names, value = index */
     const char *help;
     const char *def_list; /* PARAM_LIST: the default, "4-2-2-1" */
-    double rdef, rmin, rmax; /* PARAM_REAL: default and range (its value: dec_param_real) */
+    double rdef, rmin, rmax; /* PARAM_REAL: default and range (its value: d->rparam[]) */
     /* 1: the canonical spec lists this parameter only when it differs from its default. For
      * parameters added to a decoder after its specs were stored (runs, CI baselines): its old
      * specs keep their strings, so compare and --resume still match them. */
     int quiet;
+    /* PARAM_ENUM only, optional: the parameters choice c stands for ("refill=lade,full_bonus=0"),
+     * NULL for none. A named preset (lookahead:preset=lade) is a promise that every parameter
+     * is set the way a reference implementation runs it: the parser sets them, and refuses a
+     * spec that gives one of them another value (lookahead:preset=lade,refill=align). The
+     * canonical spec lists the preset and the values it set, so it parses back the same. */
+    const char *sets[6];
 } param_def;
 
 typedef struct dec_vtable {
     const char *name;
     const char *summary;
-    int n_params;
-    param_def params[DEC_MAX_PARAMS];
+    param_def params[DEC_MAX_PARAMS]; /* rows up to the first empty one (dec_n_params) */
     int needs_draft; /* 1: a draft model is required */
     /* Allocate everything the decoder needs for any prompt (forward contexts, pools, buffers):
      * generate() must not allocate. d->param[] holds the parsed values. */
@@ -69,7 +79,8 @@ typedef struct dec_vtable {
     const char *state_name; /* can be NULL: no state */
     /* Can be NULL (always usable): fails with a one-line reason when this instance's
      * parameters make saved state meaningless (Ouroboros with warm=0 empties its pool before
-     * every prompt). */
+     * every prompt). Reads d->param only (not d->impl): dec_describe calls it on a spec's
+     * parsed parameters, with nothing created. */
     int (*state_check)(const dec *d, char *err);
     /* Writes the state to path (d unchanged), through path.tmp and a rename so a failed save
      * leaves an older file intact; may describe what it wrote in what[0..n_what) ("312
@@ -79,6 +90,10 @@ typedef struct dec_vtable {
      * state is unchanged and err names the file and what is wrong. Can be NULL only when
      * state_name is. */
     int (*state_load)(dec *d, const char *path, char *err);
+
+    /* The values `decbench tune` probes on a CPU, cheapest first, in `sweep --grid` syntax
+     * ("gamma=1,2,4"; the first key varies slowest). NULL: tune probes the defaults only. */
+    const char *tune_grid;
 } dec_vtable;
 
 /* Whether vt's optional members are consistent (counter table within STAT_MAX_COUNTERS, unique
@@ -112,11 +127,10 @@ struct dec {
     double *sp, *sq, *sr;
 };
 
-/* The value of parameter `key` (must exist in the vtable; dec_param_real for a PARAM_REAL). */
-int dec_param(const dec *d, const char *key);
-/* The values of PARAM_LIST parameter `key`; *n receives their count. */
-const int *dec_param_list(const dec *d, const char *key, int *n);
-double dec_param_real(const dec *d, const char *key);
+/* The rows of vt's parameter table (up to the first without a key). */
+int dec_n_params(const dec_vtable *vt);
+/* The values of PARAM_LIST parameter i; *n receives their count. */
+const int *dec_param_list(const dec *d, int i, int *n);
 
 /* A target or draft forward pass (see fwd_eval), timed into t_target/t_draft and counted as a
  * step with its rows. is_prefill: the prompt pass (its rows are not counted as rows fed). */

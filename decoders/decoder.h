@@ -112,6 +112,18 @@ void dec_set_seed(dec *d, unsigned long long seed);
 const char *dec_name(const dec *d);
 const char *dec_spec(const dec *d);
 
+/* What a spec means, without creating the decoder (no model, no memory): parsing only. */
+typedef struct {
+    const char *name;       /* "lookahead" */
+    char spec[512];         /* the canonical spec: what dec_spec() of a decoder made from it says */
+    int needs_draft;        /* 1: dec_create needs a draft model */
+    const char *state_name; /* what it keeps across prompts ("pool"), or NULL: nothing */
+    int keeps_state;        /* state_name set and these parameters use it (not warm=0) */
+} dec_info;
+
+/* Fills *out for spec; fails as dec_create does on an unknown decoder or a bad parameter. */
+int dec_describe(const char *spec, dec_info *out, char *err);
+
 /* Lists the decoders and their parameters (for --help and error messages). */
 const char *dec_help(void);
 
@@ -120,6 +132,11 @@ const char *dec_help(void);
 int dec_registry_size(void);
 const char *dec_registry_name(int i);
 const stat_def *dec_registry_counters(int i, int *n);
+/* What decoder i keeps across prompts ("pool"), or NULL. */
+const char *dec_registry_state_name(int i);
+/* Decoder i's coarse grid for `decbench tune` (sweep --grid syntax, without the name), or NULL:
+ * its defaults only. */
+const char *dec_registry_tune_grid(int i);
 /* Decoder i's canonical spec with every parameter at its default, into buf: what reports
  * shorten labels against ("lookahead:W=5" = the parameters that differ from these). */
 int dec_registry_default_spec(int i, char *buf, size_t n);

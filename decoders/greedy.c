@@ -48,7 +48,6 @@ static void greedy_destroy(dec *d) {
 const dec_vtable dec_greedy_vtable = {
     .name = "greedy",
     .summary = "one token per target pass (the baseline)",
-    .n_params = 0,
     .create = greedy_create,
     .generate = greedy_generate,
     .destroy = greedy_destroy,

@@ -146,15 +146,15 @@ static void jacobi_destroy(dec *d) {
 const dec_vtable dec_jacobi_vtable = {
     .name = "jacobi",
     .summary = "Jacobi decoding: refine a window of guesses in parallel, accept the converged prefix",
-    .n_params = 3,
     .params = {
-        {"window", PARAM_INT, 16, 1, 64, {0}, "guessed tokens after the current one"},
-        {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random"},
+        [P_WINDOW] = {"window", PARAM_INT, 16, 1, 64, {0}, "guessed tokens after the current one"},
+        [P_INIT] = {"init", PARAM_ENUM, INIT_PROMPT, 0, 0, {"prompt", "random"},
          "initial guesses: recent context tokens, or uniform random tokens"},
-        {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random"},
+        [P_SEED] = {"seed", PARAM_INT, 0, 0, 2147483647, {0}, "seed of init=random"},
     },
     .create = jacobi_create,
     .generate = jacobi_generate,
     .destroy = jacobi_destroy,
+    .tune_grid = "window=2,4,8",
 };
 /* clang-format on */

@@ -55,11 +55,13 @@
  * Switches for the ablations: lookahead=0 (no window: the draft still verifies pool phrases),
  * suffix=0 (= K=0), inspire=0, refine=0, warm=0.
  *
- * beta and the paper: the paper's phrase length counts the key token, ours does not, so our
- * beta = the paper's beta - 1 = the reference code's lookahead_level - 1 (its default level 7
- * is beta=6). Issue 13.5 asked for the paper's meaning under a new name or the mapping written
- * wherever beta is shown: it is in the parameter's help (`decbench decoders`), README's decoder
- * table and here; a second name for the same quantity would give one setting two specs.
+ * beta and the paper: our beta is the phrase length without its key token, the reference
+ * code's lookahead_level - 1 (its phrases: cache_engine.py, add_extra_ngram; its default level
+ * 7 is beta=6). The paper's Table 7 prints a beta one above the level its scripts run
+ * (thunlp/Ouroboros@7dac65b benchmark/test_*.py: every row, e.g. HumanEval Yi 12/20/8 runs as
+ * gamma 12, window 20, level 7), so Table 7's beta is our beta + 2 (harness/paper.h). The
+ * mapping is written wherever beta is shown (the parameter's help, README's decoder table,
+ * here) rather than given a second name, which would give one setting two specs.
  *
  * Options beyond the default behaviour (new parameters, defaults unchanged):
  *   trim=1     cut each draft to exactly gamma tokens, as the reference's lade_generate does
@@ -94,6 +96,24 @@
 #include "decoders/ouroboros_pool.h"
 #include "decoders/ouroboros_window.h"
 #include "util/err.h"
+
+/* The parameters, rows of the table in dec_ouroboros_vtable. */
+enum {
+    P_GAMMA,
+    P_W,
+    P_BETA,
+    P_K,
+    P_LOOKAHEAD,
+    P_SUFFIX,
+    P_INSPIRE,
+    P_REFINE,
+    P_WARM,
+    P_SEED,
+    P_TRIM,
+    P_P_MIN,
+    P_ADAPT,
+    P_GAMMA_MAX
+};
 
 /* The decoder's own counters, in the order of ouroboros_counts (ouroboros.h). */
 enum {
@@ -144,13 +164,13 @@ static int ouro_create(dec *d, char *err) {
     ouro *o = calloc(1, sizeof *o);
     if (!o) return err_set(err, "ouroboros: out of memory");
     d->impl = o;
-    o->gamma = dec_param(d, "gamma"), o->W = dec_param(d, "W"), o->beta = dec_param(d, "beta");
-    o->K = dec_param(d, "K"), o->lookahead = dec_param(d, "lookahead");
-    o->suffix = dec_param(d, "suffix"), o->inspire = dec_param(d, "inspire");
-    o->refine = dec_param(d, "refine"), o->warm = dec_param(d, "warm");
-    o->seed = dec_param(d, "seed");
-    o->trim = dec_param(d, "trim"), o->adapt = dec_param(d, "adapt");
-    o->gamma_max = dec_param(d, "gamma_max"), o->p_min = dec_param_real(d, "p_min");
+    o->gamma = d->param[P_GAMMA], o->W = d->param[P_W], o->beta = d->param[P_BETA];
+    o->K = d->param[P_K], o->lookahead = d->param[P_LOOKAHEAD];
+    o->suffix = d->param[P_SUFFIX], o->inspire = d->param[P_INSPIRE];
+    o->refine = d->param[P_REFINE], o->warm = d->param[P_WARM];
+    o->seed = d->param[P_SEED];
+    o->trim = d->param[P_TRIM], o->adapt = d->param[P_ADAPT];
+    o->gamma_max = d->param[P_GAMMA_MAX], o->p_min = d->rparam[P_P_MIN];
     if (o->adapt && o->gamma_max < o->gamma) o->gamma_max = o->gamma;
     const int gmax = o->adapt ? o->gamma_max : o->gamma;
     if (o->K > o->W) return err_set(err, "ouroboros: K=%d exceeds W=%d", o->K, o->W);
@@ -489,8 +509,7 @@ static void publish_counts(dec *d, const ouro *o) {
 }
 
 static int ouro_state_check(const dec *d, char *err) {
-    const ouro *o = d->impl;
-    if (!o->warm)
+    if (!d->param[P_WARM])
         return err_set(err, "%s empties its pool before every prompt (warm=0); use warm=1",
                        d->spec);
     return 0;
@@ -513,29 +532,28 @@ const dec_vtable dec_ouroboros_vtable = {
     .name = "ouroboros",
     .summary = "Ouroboros: the draft model drafts phrase by phrase from a pool shared with the "
                "target, drafts lengthened by pool suffixes (Zhao et al. 2024)",
-    .n_params = 14,
     .params = {
-        {"gamma", PARAM_INT, 4, 1, 64, {0}, "minimum draft length (tokens) per target step"},
-        {"W", PARAM_INT, 20, 1, 64, {0}, "lookahead window width = phrases kept per key"},
-        {"beta", PARAM_INT, 8, 1, 16, {0},
-         "phrase length without its key token (= the paper's beta - 1, the reference code's "
-         "lookahead_level - 1)"},
-        {"K", PARAM_INT, 3, 0, 64, {0}, "candidate suffixes verified by the target"},
-        {"lookahead", PARAM_INT, 1, 0, 1, {0}, "the draft runs the lookahead window"},
-        {"suffix", PARAM_INT, 1, 0, 1, {0}, "lengthen drafts with pool suffixes"},
-        {"inspire", PARAM_INT, 1, 0, 1, {0}, "candidate inspiration from verification"},
-        {"refine", PARAM_INT, 1, 0, 1, {0}, "candidate refinement of used suffixes"},
-        {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the pool across prompts (warm start)"},
-        {"seed", PARAM_INT, 10, 0, 1000000000, {0}, "seed of the window's initial guesses"},
-        {"trim", PARAM_INT, 0, 0, 1, {0},
+        [P_GAMMA] = {"gamma", PARAM_INT, 4, 1, 64, {0}, "minimum draft length (tokens) per target step"},
+        [P_W] = {"W", PARAM_INT, 20, 1, 64, {0}, "lookahead window width = phrases kept per key"},
+        [P_BETA] = {"beta", PARAM_INT, 8, 1, 16, {0},
+         "phrase length without its key token (= the reference code's lookahead_level - 1; "
+         "Table 7's beta - 2)"},
+        [P_K] = {"K", PARAM_INT, 3, 0, 64, {0}, "candidate suffixes verified by the target"},
+        [P_LOOKAHEAD] = {"lookahead", PARAM_INT, 1, 0, 1, {0}, "the draft runs the lookahead window"},
+        [P_SUFFIX] = {"suffix", PARAM_INT, 1, 0, 1, {0}, "lengthen drafts with pool suffixes"},
+        [P_INSPIRE] = {"inspire", PARAM_INT, 1, 0, 1, {0}, "candidate inspiration from verification"},
+        [P_REFINE] = {"refine", PARAM_INT, 1, 0, 1, {0}, "candidate refinement of used suffixes"},
+        [P_WARM] = {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the pool across prompts (warm start)"},
+        [P_SEED] = {"seed", PARAM_INT, 10, 0, 1000000000, {0}, "seed of the window's initial guesses"},
+        [P_TRIM] = {"trim", PARAM_INT, 0, 0, 1, {0},
          "1: cut each draft to exactly gamma tokens (the reference code's cut)", .quiet = 1},
-        {"p_min", PARAM_REAL, 0, 0, 0, {0},
+        [P_P_MIN] = {"p_min", PARAM_REAL, 0, 0, 0, {0},
          "stop drafting after a token of draft probability below this (0: never)", .rdef = 0,
          .rmin = 0, .rmax = 1, .quiet = 1},
-        {"adapt", PARAM_INT, 0, 0, 1, {0},
+        [P_ADAPT] = {"adapt", PARAM_INT, 0, 0, 1, {0},
          "1: gamma +2 after a fully accepted draft, else -1 (Hugging Face's heuristic)",
          .quiet = 1},
-        {"gamma_max", PARAM_INT, 16, 1, 64, {0}, "largest gamma adapt=1 may reach", .quiet = 1},
+        [P_GAMMA_MAX] = {"gamma_max", PARAM_INT, 16, 1, 64, {0}, "largest gamma adapt=1 may reach", .quiet = 1},
     },
     .needs_draft = 1,
     .create = ouro_create,
@@ -547,6 +565,7 @@ const dec_vtable dec_ouroboros_vtable = {
     .state_check = ouro_state_check,
     .state_save = ouro_state_save,
     .state_load = ouro_state_load,
+    .tune_grid = "gamma=2,4;W=4,8;K=1,3",
 };
 /* clang-format on */
 

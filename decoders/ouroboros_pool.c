@@ -45,10 +45,6 @@ int ouro_pool_save(const ngram_pool *p, int vocab, const char *path, char *err) 
     return rc;
 }
 
-/* The largest pool file read: a real pool (32000 keys x 64 phrases x 8 tokens) is 65 MB; a
- * bigger file is refused with its size rather than read into memory. */
-#define POOL_MAX_BYTES (4ull << 30)
-
 /* Checks buf (fill == NULL) or adds its phrases to fill (after a successful check). */
 static int parse(const unsigned char *buf, size_t size, int vocab, int len, const char *path,
                  ngram_pool *fill, char *err) {
@@ -98,8 +94,7 @@ static int parse(const unsigned char *buf, size_t size, int vocab, int len, cons
 int ouro_pool_load(ngram_pool *p, int vocab, const char *path, char *err) {
     size_t size = 0;
     unsigned char *buf;
-    /* a directory, FIFO or device is refused before a byte is read (file.h) */
-    if (file_read_all(path, "pool", POOL_MAX_BYTES, &buf, &size, err)) return -1;
+    if (sf_read(path, "pool", &buf, &size, err)) return -1;
     int rc = parse(buf, size, vocab, ngram_pool_n(p), path, NULL, err);
     if (rc == 0) {
         ngram_pool_clear(p);

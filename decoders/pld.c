@@ -17,6 +17,16 @@
  *    on stories260K, the first 20 TinyStories prompts x 256 new tokens (4334 tokens: stories
  *    end early), ngram=3 k=10: most recent 2733 target steps (1.59 tokens/step), earliest
  *    with a full continuation (the reference rule) 2854 (1.52); at k=4: 2870 vs 2936.
+ *    match=first is the reference's rule, Spec-Bench's find_candidate_pred_tokens
+ *    (hemingkx/Spec-Bench@fd2c1cd model/pld/pld.py:15-47): for n = ngram down to 1, the
+ *    windows of the context in increasing position, the first equal to its last n tokens whose
+ *    k following tokens all lie inside the context (:43, end_idx <= input_length) and start
+ *    before its last n (start_idx < input_length - n: not the tail itself). The k tokens are
+ *    looked for whole even when fewer are still wanted (the reference finds with its 10 and
+ *    cuts the accepted count to max_len, :123), then cut.
+ *  - No match: a plain greedy step; miss=X drafts the single token X instead, as the
+ *    reference drafts token 100 (pld.py:93-94; miss=100): one more row, accepted when 100
+ *    happens to be the target's token.
  *  - llama.cpp's lookup adds count/probability thresholds and saved caches across runs; this
  *    decoder has none (the plain context lookup of Spec-Bench's "PLD", window 3, 10 tokens).
  *  - The draft is trimmed to the tokens still wanted (max_new, capped by the framework at the
@@ -34,7 +44,8 @@
 #include "decoders/dec_impl.h"
 #include "util/err.h"
 
-enum { P_NGRAM, P_K };
+enum { P_NGRAM, P_K, P_MATCH, P_MISS };
+enum { MATCH_RECENT, MATCH_FIRST };
 
 typedef struct {
     fwd_ctx *f;
@@ -56,6 +67,9 @@ static int pld_create(dec *d, char *err) {
     p->ctx = malloc(sizeof(int) * (size_t)cfg->seq_len);
     if (!p->logits || !p->tok || !p->am || !p->path || !p->ctx)
         return err_set(err, "pld: out of memory");
+    if (d->param[P_MISS] >= cfg->vocab_size)
+        return err_set(err, "pld: miss=%d is not a token of the model's %d", d->param[P_MISS],
+                       cfg->vocab_size);
     for (size_t i = 0; i <= k; i++) p->path[i] = (int)i;
     return dec_fwd_new(d, d->env.target, (int)k + 1, &p->f, err);
 }
@@ -76,6 +90,24 @@ static int pld_draft(const int *ctx, int len, int max_ngram, int k, int *draft) 
     return 0;
 }
 
+/* match=first, the reference's rule (header): the k tokens after the earliest occurrence of
+ * the longest tail n-gram (n = max_ngram down to 1) that has all k of them inside the context
+ * and starts before the tail. Copies the first `keep` of them into draft; returns how many
+ * (0: no match). */
+static int pld_draft_first(const int *ctx, int len, int max_ngram, int k, int keep, int *draft) {
+    for (int n = max_ngram < len ? max_ngram : len; n >= 1; n--) {
+        const int *suffix = ctx + len - n;
+        for (int s = 0; s + n <= len; s++) {
+            int start = s + n;
+            if (start + k > len || start >= len - n) break; /* later windows fail too */
+            if (memcmp(ctx + s, suffix, sizeof(int) * (size_t)n) != 0) continue;
+            memcpy(draft, ctx + start, sizeof(int) * (size_t)keep);
+            return keep;
+        }
+    }
+    return 0;
+}
+
 static int pld_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     pld *p = d->impl;
     const size_t V = (size_t)d->env.target->cfg.vocab_size;
@@ -87,7 +119,10 @@ static int pld_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     dec_emit(d, p->tok, 1);
     while (!d->done) {
         int left = d->max_new - d->n_out, k = d->param[P_K] < left - 1 ? d->param[P_K] : left - 1;
-        int nd = pld_draft(p->ctx, len, d->param[P_NGRAM], k, p->tok + 1);
+        int nd = d->param[P_MATCH] == MATCH_FIRST
+                     ? pld_draft_first(p->ctx, len, d->param[P_NGRAM], d->param[P_K], k, p->tok + 1)
+                     : pld_draft(p->ctx, len, d->param[P_NGRAM], k, p->tok + 1);
+        if (nd == 0 && k > 0 && d->param[P_MISS] >= 0) p->tok[1] = d->param[P_MISS], nd = 1;
         if (dec_eval(d, DEC_TARGET, p->f, nd + 1, p->tok, NULL, NULL, nd + 1, p->logits, 0, err))
             return -1;
         /* row i predicts position len + i; draft token tok[1 + i] sits there */
@@ -124,13 +159,18 @@ static void pld_destroy(dec *d) {
 const dec_vtable dec_pld_vtable = {
     .name = "pld",
     .summary = "prompt lookup: draft the tokens that followed the latest match of the context's tail",
-    .n_params = 2,
     .params = {
-        {"ngram", PARAM_INT, 3, 1, 16, {0}, "longest tail n-gram matched (tried down to 1)"},
-        {"k", PARAM_INT, 10, 1, 64, {0}, "draft tokens proposed after a match"},
+        [P_NGRAM] = {"ngram", PARAM_INT, 3, 1, 16, {0}, "longest tail n-gram matched (tried down to 1)"},
+        [P_K] = {"k", PARAM_INT, 10, 1, 64, {0}, "draft tokens proposed after a match"},
+        [P_MATCH] = {"match", PARAM_ENUM, MATCH_RECENT, 0, 0, {"recent", "first"},
+         "recent: the latest occurrence, extended; first: the earliest with k tokens after it "
+         "(Spec-Bench's find_candidate_pred_tokens)", .quiet = 1},
+        [P_MISS] = {"miss", PARAM_INT, -1, -1, 1 << 30, {0},
+         "token drafted when nothing matches (-1: none; Spec-Bench drafts 100)", .quiet = 1},
     },
     .create = pld_create,
     .generate = pld_generate,
     .destroy = pld_destroy,
+    .tune_grid = "ngram=2,3,4;k=4,10",
 };
 /* clang-format on */

@@ -29,9 +29,17 @@
  *
  * The kept set and the distribution of a row (samp_dist): with T > 0, the top_k largest
  * logits (ties to the lower id; 0: all); then, in that order, the shortest prefix whose
- * probability under softmax(logits / T) renormalised over the top-k set reaches top_p
- * (HF's and llama.cpp's order: top-k, then top-p); p(v) = exp((l_v - l_max) / T) / Z over the
- * kept set, 0 elsewhere. */
+ * probability under softmax(logits / T) renormalised over the top-k set reaches top_p;
+ * p(v) = exp((l_v - l_max) / T) / Z over the kept set, 0 elsewhere. That is Hugging Face's
+ * order: temperature, then top-k, then top-p on the tempered probabilities (transformers 4.37
+ * generation/utils.py, _get_logits_warper: TemperatureLogitsWarper, TopKLogitsWarper,
+ * TopPLogitsWarper). It is not llama.cpp's: its default chain (common/common.h:153-162 at
+ * ggerganov/llama.cpp@c392e50) runs top-k, typical-p, top-p, min-p (default 0.05), xtc and
+ * temperature LAST, so its top-p cut is measured on softmax(logits) at temperature 1 and its
+ * min-p cut removes tokens below 0.05 of the most likely one; with top_p = 1 and min-p 0 the
+ * two orders keep the same set (top-k does not depend on T) and give the same distribution.
+ * llama.cpp's order is not offered: it would be a fourth recorded sampling setting (a runs
+ * column, the CLI, compare's and merge's checks), not a change here. */
 #ifndef DECODERS_SAMPLING_H
 #define DECODERS_SAMPLING_H
 

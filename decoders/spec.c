@@ -228,16 +228,15 @@ const dec_vtable dec_spec_vtable = {
     .name = "spec",
     .summary = "speculative decoding: a draft model proposes gamma tokens, one target pass "
                "verifies them (Leviathan et al. 2023)",
-    .n_params = 4,
     .params = {
-        {"gamma", PARAM_INT, 4, 1, 64, {0}, "tokens drafted per target step (adapt=1: at first)"},
-        {"p_min", PARAM_REAL, 0, 0, 0, {0},
+        [P_GAMMA] = {"gamma", PARAM_INT, 4, 1, 64, {0}, "tokens drafted per target step (adapt=1: at first)"},
+        [P_P_MIN] = {"p_min", PARAM_REAL, 0, 0, 0, {0},
          "stop drafting after a token of draft probability below this (llama.cpp's "
          "--draft-p-min; 0: never)", .rdef = 0, .rmin = 0, .rmax = 1, .quiet = 1},
-        {"adapt", PARAM_INT, 0, 0, 1, {0},
+        [P_ADAPT] = {"adapt", PARAM_INT, 0, 0, 1, {0},
          "1: draft length +2 after a fully accepted draft, else -1 (Hugging Face's heuristic)",
          .quiet = 1},
-        {"gamma_max", PARAM_INT, 16, 1, 64, {0}, "longest draft adapt=1 may reach", .quiet = 1},
+        [P_GAMMA_MAX] = {"gamma_max", PARAM_INT, 16, 1, 64, {0}, "longest draft adapt=1 may reach", .quiet = 1},
     },
     .needs_draft = 1,
     .create = spec_create,
@@ -245,5 +244,6 @@ const dec_vtable dec_spec_vtable = {
     .destroy = spec_destroy,
     .counters = spec_counters,
     .n_counters = SC_N,
+    .tune_grid = "gamma=1,2,3,4,6,8",
 };
 /* clang-format on */

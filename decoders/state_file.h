@@ -63,6 +63,17 @@ static inline int sf_check_end(const unsigned char *buf, size_t at, size_t end, 
     return 0;
 }
 
+/* The largest state file read: a real Ouroboros pool (32000 keys x 64 phrases x 8 tokens) is
+ * 65 MB; a bigger file is refused with its size rather than read into memory. */
+#define SF_MAX_BYTES (4ull << 30)
+
+/* Reads the whole state file at path into *buf (malloc'd, *size bytes); a directory, FIFO or
+ * device is refused before a byte is read (util/file.h). `what` names the kind in errors. */
+static inline int sf_read(const char *path, const char *what, unsigned char **buf, size_t *size,
+                          char *err) {
+    return file_read_all(path, what, SF_MAX_BYTES, buf, size, err);
+}
+
 /* Seals buf (its last 8 bytes are the checksum's) and writes it to path through PATH.tmp. */
 static inline int sf_write(unsigned char *buf, size_t size, const char *what, const char *path,
                            char *err) {

@@ -210,8 +210,7 @@ static const stat_def sfx_counters[SC_N] = {
 };
 
 static int sfx_state_check(const dec *d, char *err) {
-    const sfx *s = d->impl;
-    if (!s->warm)
+    if (!d->param[P_WARM])
         return err_set(err, "%s empties its global tree before every prompt (warm=0); use warm=1",
                        d->spec);
     return 0;
@@ -235,17 +234,16 @@ const dec_vtable dec_suffix_vtable = {
     .name = "suffix",
     .summary = "SuffixDecoding: speculation trees from suffix trees of the prompt and of earlier "
                "outputs, no draft model (Oliaro et al. 2025)",
-    .n_params = 7,
     .params = {
-        {"depth", PARAM_INT, 24, 2, 256, {0}, "longest substring the suffix trees index"},
-        {"budget", PARAM_INT, 16, 1, 256, {0}, "speculated tokens per target step at most"},
-        {"alpha", PARAM_INT, 100, 1, 10000, {0},
+        [P_DEPTH] = {"depth", PARAM_INT, 24, 2, 256, {0}, "longest substring the suffix trees index"},
+        [P_BUDGET] = {"budget", PARAM_INT, 16, 1, 256, {0}, "speculated tokens per target step at most"},
+        [P_ALPHA] = {"alpha", PARAM_INT, 100, 1, 10000, {0},
          "MAX_SPEC = alpha x pattern length, alpha in percent"},
-        {"min_prob", PARAM_INT, 10, 1, 100, {0},
+        [P_MIN_PROB] = {"min_prob", PARAM_INT, 10, 1, 100, {0},
          "candidates less likely than this (percent) are not speculated"},
-        {"tree", PARAM_INT, 1, 0, 1, {0}, "1: speculation trees (the paper); 0: one path"},
-        {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the global tree of outputs across prompts"},
-        {"nodes", PARAM_INT, 1 << 20, 64, 1 << 26, {0},
+        [P_TREE] = {"tree", PARAM_INT, 1, 0, 1, {0}, "1: speculation trees (the paper); 0: one path"},
+        [P_WARM] = {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the global tree of outputs across prompts"},
+        [P_NODES] = {"nodes", PARAM_INT, 1 << 20, 64, 1 << 26, {0},
          "the global tree's memory bound, in nodes (and stored tokens)"},
     },
     .create = sfx_create,
@@ -257,5 +255,6 @@ const dec_vtable dec_suffix_vtable = {
     .state_check = sfx_state_check,
     .state_save = sfx_state_save,
     .state_load = sfx_state_load,
+    .tune_grid = "budget=4,8,16",
 };
 /* clang-format on */

@@ -404,25 +404,10 @@ int stree_load_bytes(suffix_tree *t, int vocab, const unsigned char *buf, size_t
 }
 
 int stree_load(suffix_tree *t, int vocab, const char *path, char *err) {
-    int fd = file_open_regular(path, "suffix tree", err);
-    if (fd < 0) return -1;
-    struct stat st;
-    unsigned char *buf = NULL;
+    unsigned char *buf;
     size_t size = 0;
-    int ok = fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) != NULL;
-    while (ok && size < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + size, (size_t)st.st_size - size);
-        if (k <= 0)
-            ok = 0;
-        else
-            size += (size_t)k;
-    }
-    int e = errno;
-    close(fd);
-    int rc = ok ? stree_load_bytes(t, vocab, buf, size, path, err)
-                : err_set(err, "%s: cannot read the suffix tree: %s", path,
-                          buf ? (size < (size_t)st.st_size ? "short read" : strerror(e))
-                              : "out of memory");
+    if (sf_read(path, "suffix tree", &buf, &size, err)) return -1;
+    int rc = stree_load_bytes(t, vocab, buf, size, path, err);
     free(buf);
     return rc;
 }

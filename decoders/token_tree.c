@@ -31,6 +31,20 @@ int token_tree_depth(int n, const int *parent, int *depth) {
     return deepest;
 }
 
+/* dec_tree_walk over rows 1..n-1 below the root; drow/dl NULL: fixed guesses. */
+static int walk(dec *d, int n, const int *tok, const int *parent, const float *logits, int root_pos,
+                const int *drow, const float *dl, int *scratch, int *path, int *n_path, int *emit) {
+    int *trow = scratch, *cand = scratch + n;
+    for (int r = 0; r < n; r++) trow[r] = r;
+    for (int r = 1; r < n; r++) cand[r - 1] = r;
+    dec_tree t = {.tok = tok, .par = parent, .trow = trow, .drow = drow, .tl = logits, .dl = dl};
+    int next = -1, k = dec_tree_walk(d, &t, 0, root_pos, cand, n - 1, path, &next);
+    for (int i = 0; i < k; i++) emit[i] = tok[path[i + 1]];
+    *n_path = k + 1;
+    if (next >= 0) emit[k++] = next;
+    return k;
+}
+
 int token_tree_verify(dec *d, int n, const int *tok, const int *parent, const float *logits,
                       int root_pos, int *scratch, int *path, int *n_path, int *emit) {
     if (!dec_sampling_on(&d->env.sampling)) { /* greedy: each row's argmax, the longest path */
@@ -38,13 +52,11 @@ int token_tree_verify(dec *d, int n, const int *tok, const int *parent, const fl
         for (int r = 0; r < n; r++) scratch[r] = fwd_argmax(logits + (size_t)r * V, V);
         return token_tree_accept(n, tok, parent, scratch, d->end_id, path, n_path, emit);
     }
-    int *trow = scratch, *cand = scratch + n;
-    for (int r = 0; r < n; r++) trow[r] = r;
-    for (int r = 1; r < n; r++) cand[r - 1] = r;
-    dec_tree t = {.tok = tok, .par = parent, .trow = trow, .drow = NULL, .tl = logits, .dl = NULL};
-    int next = -1, k = dec_tree_walk(d, &t, 0, root_pos, cand, n - 1, path, &next);
-    for (int i = 0; i < k; i++) emit[i] = tok[path[i + 1]];
-    *n_path = k + 1;
-    if (next >= 0) emit[k++] = next;
-    return k;
+    return walk(d, n, tok, parent, logits, root_pos, NULL, NULL, scratch, path, n_path, emit);
+}
+
+int token_tree_verify_drawn(dec *d, int n, const int *tok, const int *parent, const float *logits,
+                            int root_pos, const int *drow, const float *dl, int *scratch, int *path,
+                            int *n_path, int *emit) {
+    return walk(d, n, tok, parent, logits, root_pos, drow, dl, scratch, path, n_path, emit);
 }

@@ -31,6 +31,16 @@ int token_tree_verify(struct dec *d, int n, const int *tok, const int *parent,
                       const float *logits, int root_pos, int *scratch, int *path, int *n_path,
                       int *emit);
 
+/* token_tree_verify for a tree whose children were DRAWN from a draft model (standard sampling
+ * only: the tree decoder's draw=1): drow[r] is the row of dl holding the draft distribution
+ * row r was drawn from (its parent's), and every proposal at a node is tested, duplicates
+ * included, by SpecInfer's multi-step speculative sampling (dec_accept_node with draft rows:
+ * accept x with min(1, p'(x) / q(x)), else p' <- norm(max(0, p' - q))), which keeps plain
+ * sampling's distribution when the siblings are independent draws from q. */
+int token_tree_verify_drawn(struct dec *d, int n, const int *tok, const int *parent,
+                            const float *logits, int root_pos, const int *drow, const float *dl,
+                            int *scratch, int *path, int *n_path, int *emit);
+
 /* The depth of the tree's deepest row (0: the root alone): the "drafted" length of a step,
  * its longest path (stats/stats.h). */
 int token_tree_depth(int n, const int *parent, int *depth_scratch);

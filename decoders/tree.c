@@ -1,4 +1,5 @@
-/* tree.c: token-tree speculative decoding with a draft model, greedy verification.
+/* tree.c: token-tree speculative decoding with a draft model (greedy, coupled and standard
+ * sampling: see "Sampling" below).
  *
  * Each step the draft model grows a tree of candidate continuations below the current token,
  * level by level, and the target verifies the WHOLE tree in one pass with the tree mask
@@ -57,10 +58,30 @@
  *   - llama.cpp evaluates the last depth's tokens with the draft as well (and stops the draft
  *     afterwards); here they are not evaluated (their logits would not be used).
  *   - The end token is a leaf and ends acceptance (no bonus after it).
- *   - No sampling: greedy verification only (SpecInfer's multi-step verification at T > 0 is
- *     for the sampling modes).
+ *
+ * Sampling (decoder.h). Greedy and coupled mode grow the trees above and accept the deepest
+ * path plain decoding confirms. In standard mode two rules verify a static tree:
+ *   draw=0   (default) the children are the draft's top-k, fixed guesses: at each node the
+ *            rejection rule for deterministic candidates (accept x with p'(x), drop it from p'),
+ *            as EAGLE verifies its top-k tree and LADE its n-grams (token_tree_verify);
+ *   draw=1   each node's shape[d] children are independent draws from the draft's
+ *            distribution q, verified by SpecInfer's multi-step speculative sampling (Miao et
+ *            al., arXiv 2305.09781, section 4.2, VerifyStochastic): every draw is tested in
+ *            turn, duplicates included, with min(1, p'(x) / q(x)), a rejection replacing p' by
+ *            norm(max(0, p' - q)); the residual after the last one gives the token
+ *            (token_tree_verify_drawn). The draft rows of every evaluated node are kept for it.
+ *            Only for mode=static (dynamic and split choose children by rank); greedy and
+ *            coupled runs are draw=0's exactly.
  * Measured (stories260K target, llama2xs draft, the first 20 TinyStories prompts x 256 new
- * tokens; tokens per target step, target rows per decode pass): a chain, spec:gamma=4, 2.50
+ * tokens, standard sampling, seed 7; tokens per target step, target rows): at T=1 shape
+ * 4-2-2-1 draw=0 2.32 (78897 rows), draw=1 2.85 (63450); 2-2-1 1.91 vs 2.47; spec:gamma=4
+ * 2.30. At T=0.7: 4-2-2-1 2.66 vs 2.95, 2-2-1 2.29 vs 2.41. Drawn children cover where the
+ * draft puts its mass instead of its k most likely tokens, and a rejected draw subtracts all
+ * of q from the residual where a rejected guess removes its own token only; the gain was
+ * larger at T=1 than at 0.7. The accept_rank counters count a drawn token by its rank in q.
+ *
+ * Measured at temperature 0 (stories260K target, llama2xs draft, the first 20 TinyStories
+ * prompts x 256 new tokens; tokens per target step, target rows per decode pass): a chain, spec:gamma=4, 2.50
  * (4.7) and gamma=6 2.73 (6.6); static 4-2-2-1 (the default) 3.27 (41.2), 2-2-1-1 2.95 (13.9),
  * 2-1-1-1-1-1 3.02 (12.0); dynamic nodes=16 (default) 3.43 (15.6), nodes=8 3.00 (8.4),
  * nodes=32,depth=8 3.87 (29.8); split p_split=10 (default) 3.40 (17.2), p_split=5 3.29 (16.5),
@@ -68,9 +89,9 @@
  * branches=1,nodes=4) take exactly spec:gamma=4's steps, rows and draft passes
  * (tests/test_tree.c). Of the static tree's 3012 accepted tokens, 83% were the draft's first
  * choice, 13% its second, 4% its third or lower; 454 of its 1306 decode steps took a branch a
- * chain would not have offered. Per row the dynamic tree is the most effective (3.43 tokens for 15.6 rows);
- * the static default spends 41 rows for 3.27 (the issue's example shape; a CPU user should
- * prefer mode=dynamic or a narrower shape). */
+ * chain would not have offered. Per row the dynamic tree is the most effective (3.43 tokens
+ * for 15.6 rows); the static default spends 41 rows for 3.27 (the issue's example shape; a CPU user
+ * should prefer mode=dynamic or a narrower shape). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +101,7 @@
 #include "decoders/token_tree.h"
 #include "util/err.h"
 
-enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT };
+enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT, P_DRAW };
 enum { MODE_STATIC, MODE_DYNAMIC, MODE_SPLIT };
 /* The decoder's own counters (tree_counters below). */
 enum {
@@ -116,6 +137,10 @@ typedef struct {
 
 typedef struct {
     int mode, depth_cfg, k, nodes, branches;
+    int draw;     /* draw=1 in standard sampling: children drawn from the draft (SpecInfer) */
+    int root_pos; /* this step's root (the current token) position */
+    float *qlog;  /* draw: the draft rows children were drawn from: 0 the root's, 1 + drow */
+    int *tdrow;   /* draw: per target row, its row of qlog */
     double p_split;
     const int *shape;
     int n_shape;
@@ -175,9 +200,16 @@ static int tree_create(dec *d, char *err) {
     if (!t) return err_set(err, "tree: out of memory");
     d->impl = t;
     t->mode = d->param[P_MODE];
-    t->shape = dec_param_list(d, "shape", &t->n_shape);
+    t->shape = dec_param_list(d, P_SHAPE, &t->n_shape);
     t->nodes = d->param[P_NODES], t->depth_cfg = d->param[P_DEPTH], t->k = d->param[P_K];
     t->branches = d->param[P_BRANCHES], t->p_split = d->param[P_SPLIT] / 100.0;
+    if (d->param[P_DRAW] && t->mode != MODE_STATIC)
+        return err_set(err,
+                       "tree: draw=1 draws the children of a static shape (SpecInfer's "
+                       "expansion); mode=%s picks them by rank",
+                       t->mode == MODE_DYNAMIC ? "dynamic" : "split");
+    t->draw = d->param[P_DRAW] && d->env.sampling.temperature > 0 &&
+              d->env.sampling.mode == DEC_SAMPLING_STANDARD;
     t->V = d->env.target->cfg.vocab_size;
     t->T_L = d->env.target->cfg.seq_len, t->D_L = d->env.draft->cfg.seq_len;
     /* node store, the widest draft pass, the draft's scratch (all its passes of a step), the
@@ -228,9 +260,14 @@ static int tree_create(dec *d, char *err) {
     t->clogp = malloc(sizeof(double) * (size_t)widest_k);
     t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
     if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
-        !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path ||
-        !t->dpath || !t->em || !t->ctok || !t->clogp || !t->seq || !t->walk)
+        !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path || !t->dpath ||
+        !t->em || !t->ctok || !t->clogp || !t->seq || !t->walk)
         return err_set(err, "tree: out of memory");
+    if (t->draw) {
+        t->qlog = malloc(sizeof(float) * (1 + (size_t)max_scratch) * V);
+        t->tdrow = malloc(sizeof(int) * TR);
+        if (!t->qlog || !t->tdrow) return err_set(err, "tree: out of memory");
+    }
     /* the draft's scratch holds every node evaluated in one step */
     if (dec_fwd_new(d, d->env.target, t->max_trows, &t->ft, err) ||
         dec_fwd_new(d, d->env.draft, max_scratch, &t->fd, err))
@@ -275,19 +312,35 @@ static int draft_level(dec *d, tree *t, int n, char *err) {
         t->dpar[i] = x->parent < 0 ? -1 : t->node[x->parent].drow;
         x->drow = first + i, x->lrow = i;
     }
-    return first == 0
-               ? dec_eval(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, 0, err)
-               : dec_eval_more(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, err);
+    int rc = first == 0
+                 ? dec_eval(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, 0, err)
+                 : dec_eval_more(d, DEC_DRAFT, t->fd, n, t->dtok, t->dpar, NULL, n, t->dlog, err);
+    if (rc == 0 && t->draw) /* kept for verification: q of the children drawn from them */
+        memcpy(t->qlog + (1 + (size_t)first) * t->V, t->dlog, sizeof(float) * (size_t)n * t->V);
+    return rc;
+}
+
+/* The rank of token x in a row of draft logits: how many tokens come before it (larger logit,
+ * ties to the lower id), top_tokens' order. */
+static int rank_of(const float *l, int V, int x) {
+    int r = 0;
+    for (int v = 0; v < V; v++) r += l[v] > l[x] || (l[v] == l[x] && v < x);
+    return r;
 }
 
 static const float *logits_of(const tree *t, int parent) {
     return parent < 0 ? t->rootlog : t->dlog + (size_t)t->node[parent].lrow * t->V;
 }
 
-/* static: every node of depth d-1 gets the draft's shape[d-1] best tokens as children. */
+/* static: every node of depth d-1 gets the draft's shape[d-1] best tokens as children; with
+ * draw, shape[d-1] independent draws from the draft's distribution (SpecInfer's expansion at
+ * T > 0), each with its own index among the draws for its position, so that the children of
+ * siblings carrying one token (merged when verified) are independent too. */
 static int grow_static(dec *d, tree *t, int depth, char *err) {
     int lo = 0, hi = 0; /* the newest level: nodes lo..hi-1 (none: the root) */
+    if (t->draw) memcpy(t->qlog, t->rootlog, sizeof(float) * (size_t)t->V);
     for (int lev = 1; lev <= depth; lev++) {
+        int drawn = 0;
         int n_eval = 0;
         for (int i = lo; i < hi; i++)
             if (t->node[i].token != d->end_id) t->eval[n_eval++] = i;
@@ -297,7 +350,15 @@ static int grow_static(dec *d, tree *t, int depth, char *err) {
         int new_lo = t->n_node;
         for (int e = 0; e < (lev == 1 ? 1 : n_eval); e++) {
             int parent = lev == 1 ? -1 : t->eval[e];
-            top_tokens(logits_of(t, parent), t->V, k, t->ctok, NULL);
+            const float *pl = logits_of(t, parent);
+            if (t->draw) {
+                for (int j = 0; j < k; j++) {
+                    int x = dec_draft_pick(d, pl, t->root_pos + lev, drawn++);
+                    add_node(t, x, parent, rank_of(pl, t->V, x), 0);
+                }
+                continue;
+            }
+            top_tokens(pl, t->V, k, t->ctok, NULL);
             for (int j = 0; j < k; j++) add_node(t, t->ctok[j], parent, j, 0);
         }
         lo = new_lo, hi = t->n_node;
@@ -407,6 +468,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         if (!t->draft_ok) depth = 0;
         /* 2. the tree, level by level */
         t->n_node = 0;
+        t->root_pos = L - 1;
         if (depth > 0) {
             if (draft_catch_up(d, t, L, err)) return -1;
             int rc = t->mode == MODE_STATIC    ? grow_static(d, t, depth, err)
@@ -431,9 +493,18 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             return -1;
         /* 4. the longest path of target tokens, then the bonus token (at temperature > 0: of
          * plain sampling's tokens, token_tree.h) */
-        int np, nd = 0, branched = 0;
-        int n_emit = token_tree_verify(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->walk, t->path,
+        int np, nd = 0, branched = 0, n_emit;
+        if (t->draw) {
+            for (int r = 1; r < rows; r++) {
+                int p = t->node[t->rnode[r]].parent;
+                t->tdrow[r] = p < 0 ? 0 : 1 + t->node[p].drow;
+            }
+            n_emit = token_tree_verify_drawn(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->tdrow,
+                                             t->qlog, t->walk, t->path, &np, t->em);
+        } else {
+            n_emit = token_tree_verify(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->walk, t->path,
                                        &np, t->em);
+        }
         const int a = np - 1;
         for (int i = 1; i < np; i++) {
             const tnode *x = &t->node[t->rnode[t->path[i]]];
@@ -459,10 +530,10 @@ static void tree_destroy(dec *d) {
     if (!t) return;
     fwd_free(t->ft), fwd_free(t->fd);
     free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
-    free(t->ttok), free(t->tpar), free(t->rnode), free(t->dtok), free(t->dpar),
-        free(t->eval);
-    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok), free(t->clogp);
-    free(t->seq);
+    free(t->ttok), free(t->tpar), free(t->rnode), free(t->dtok), free(t->dpar), free(t->eval);
+    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok),
+        free(t->clogp);
+    free(t->seq), free(t->qlog), free(t->tdrow);
     free(t);
 }
 
@@ -503,20 +574,22 @@ const dec_vtable dec_tree_vtable = {
     .name = "tree",
     .summary = "token-tree speculative decoding: the draft grows a tree of candidates level by "
                "level, one target pass verifies it (SpecInfer, EAGLE-2, llama.cpp p_split)",
-    .n_params = 7,
     .params = {
-        {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
+        [P_MODE] = {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
          "static: shape's top-k per depth; dynamic: EAGLE-2's best nodes under a budget; "
          "split: llama.cpp's p_split branches"},
-        {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
+        [P_SHAPE] = {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
          "4-2-2-1"},
-        {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
+        [P_NODES] = {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
          "dynamic: tree size (tokens); split: stop drafting at this size (n_draft)"},
-        {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
-        {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
-        {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
-        {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
+        [P_DEPTH] = {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
+        [P_K] = {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
+        [P_BRANCHES] = {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
+        [P_SPLIT] = {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
                                                 "(percent) opens a branch"},
+        [P_DRAW] = {"draw", PARAM_INT, 0, 0, 1, {0}, "static, standard sampling: 1 draws each node's "
+         "children from the draft (SpecInfer's rule), 0 takes its top-k as fixed guesses (EAGLE's)",
+         .quiet = 1},
     },
     .needs_draft = 1,
     .create = tree_create,
@@ -524,5 +597,6 @@ const dec_vtable dec_tree_vtable = {
     .destroy = tree_destroy,
     .counters = tree_counters,
     .n_counters = TC_N,
+    .tune_grid = "mode=static,dynamic;nodes=4,8,16",
 };
 /* clang-format on */

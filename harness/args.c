@@ -29,6 +29,51 @@ static int prefix_matches(const args_opt *opts, int n_opts, const char *arg, cha
     return count;
 }
 
+/* Edit distance of a and b (insertions, deletions, substitutions), at most 64 characters of b;
+ * a larger value when longer. */
+static int distance(const char *a, size_t na, const char *b) {
+    size_t nb = strlen(b);
+    if (na > 64 || nb > 64) return 99;
+    int row[65];
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* The option an unknown "--name" most likely meant, or NULL: the same name with '_' for '-'
+ * (`--max_new`, the spelling of Python's and llama.cpp's scripts), else the one name within
+ * two edits (a typo), if just one is that close. */
+static const char *suggest(const args_opt *opts, int n_opts, const char *arg) {
+    size_t len = strcspn(arg, "=");
+    const char *best = NULL;
+    int best_d = 3, ties = 0;
+    for (int k = 0; k < n_opts; k++) {
+        const char *name = opts[k].name;
+        if (strlen(name) == len) {
+            size_t i = 0;
+            while (i < len && (arg[i] == name[i] || (arg[i] == '_' && name[i] == '-'))) i++;
+            if (i == len) return name;
+        }
+        int d = distance(arg, len, name);
+        if (d < best_d)
+            best = name, best_d = d, ties = 0;
+        else if (d == best_d)
+            ties++;
+    }
+    return len > 4 && !ties ? best : NULL;
+}
+
 /* The message for getopt_long's '?' (unknown, ambiguous, or a value given to a flag). */
 static int refuse(const args_opt *opts, int n_opts, const char *arg, int optopt, char *err) {
     if (optopt >= LONG_BASE && optopt < LONG_BASE + n_opts)
@@ -38,6 +83,10 @@ static int refuse(const args_opt *opts, int n_opts, const char *arg, int optopt,
     if (arg && arg[0] == '-' && arg[1] == '-' &&
         prefix_matches(opts, n_opts, arg, list, sizeof list) > 1)
         return err_set(err, "option '%.*s' is ambiguous: %s", (int)strcspn(arg, "="), arg, list);
+    const char *maybe = arg && arg[0] == '-' && arg[1] == '-' ? suggest(opts, n_opts, arg) : NULL;
+    if (maybe)
+        return err_set(err, "unknown option '%.*s': did you mean %s? (see --help)",
+                       (int)strcspn(arg, "="), arg, maybe);
     return err_set(err, "unknown option '%.*s' (see --help)", arg ? (int)strcspn(arg, "=") : 1,
                    arg ? arg : "?");
 }

@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "harness/commands.h"
-#include "results/db.h"
+#include "results/db/db.h"
+#include "results/plot/plot.h"
 
 /* Prefixes of our library functions, and the bare module names used as message heads. */
 static const char *const fn_prefixes[] = {

@@ -3,7 +3,6 @@
  * in llama-quantize's mix of Q4_0, Q4_K_M, Q6_K or Q8_0 (model/convert/convert.h). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,8 +10,9 @@
 #include "harness/commands.h"
 #include "harness/session.h"
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/paths.h"
 
 enum { V_MODEL, V_TOK, V_TYPE, V_OUT, V_FALLBACK, V_NAME, V_HELP, V_COUNT };
@@ -48,13 +48,11 @@ static void base_name(const char *path, char *out, size_t n) {
     if (dot && dot != out) *dot = 0;
 }
 
-static int same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 int cmd_convert(int argc, char **argv) {
+    char types_help[512], mixes[384];
+    convert_scheme_list(mixes, sizeof mixes);
+    snprintf(types_help, sizeof types_help,
+             "the matrices' storage: %s (required; vectors stay f32)", mixes);
     args_opt o[V_COUNT] = {
         [V_MODEL] = {"--model", "-m", 1,
                      "input: llama2.c checkpoint (legacy or v1) or GGUF (required)", "FILE"},
@@ -62,11 +60,7 @@ int cmd_convert(int argc, char **argv) {
                    "vocabulary: llama2.c tokenizer file or GGUF (default: the GGUF's own, or "
                    "tok<vocab>.bin in the models folder)",
                    "FILE"},
-        [V_TYPE] = {"--type", NULL, 1,
-                    "weight type of every matrix: f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q6_k; "
-                    "or llama-quantize's per-tensor mix: Q4_0, Q4_K_M, Q6_K, Q8_0 (required; "
-                    "vectors stay f32)",
-                    "TYPE"},
+        [V_TYPE] = {"--type", NULL, 1, types_help, "TYPE"},
         [V_OUT] = {"--output", "-o", 1,
                    "output GGUF file (required; written to FILE.tmp, then renamed)", "FILE"},
         [V_FALLBACK] = {"--fallback", NULL, 1,
@@ -104,8 +98,6 @@ int cmd_convert(int argc, char **argv) {
         return cmd_usage("convert", err);
     char in_path[4096]; /* a bare file name is looked up in the models folder */
     in = session_find_model(in, in_path, sizeof in_path);
-    if (same_file(in, out))
-        return cmd_fail("convert", "-o names the input file; choose another output");
     model *m = NULL;
     convert_vocab *v = NULL;
     char tok_path[2048];
@@ -119,6 +111,11 @@ int cmd_convert(int argc, char **argv) {
         session_find_model(tp, tok_path, sizeof tok_path);
     else if (default_tokenizer(m, tok_path, sizeof tok_path, err))
         goto done;
+    /* neither input may be the output (nor its OUT.tmp, which the write truncates first) */
+    file_io io[3] = {{"-o", out, FILE_IO_OUT, NULL},
+                     {"--model", in, FILE_IO_IN, NULL},
+                     {"--tokenizer", tok_path, FILE_IO_IN, NULL}};
+    if (file_check_io(io, 3, err)) goto done;
     if (convert_vocab_load(&v, tok_path, err) || convert_gguf(m, v, &opts, out, &rep, err))
         goto done;
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -6,14 +6,14 @@
  * and with the rows whose logits it computes (the classifier is a fifth of a 110M model's
  * weights; lookahead and Ouroboros read only some rows' logits). So the curve is a grid
  * (harness/measure.h): for each context of --context, every rows value of --rows with the
- * logits of one row, and at the first context also with the logits of every row; results/cost.h
+ * logits of one row, and at the first context also with the logits of every row; results/report/cost.h
  * interpolates it. Each point is the mean latency of one pass (a chain after `context`
  * committed tokens), with the achieved GFLOP/s (matrix products only) and the weight traffic in
  * GB/s (weight bytes / latency: at T=1 a pass reads every weight once, so this is the
  * bandwidth the pass achieves), and its GFLOP/s as a share of the machine's int8 and f32 peaks
  * (harness/measure.h, measure_peak_of: the ISA's ops per cycle, the cores, the measured clock).
  * It also measures the machine's streaming-read bandwidth, the bound a T=1 pass cannot beat.
- * --csv writes the grid (format: results/cost.h) for `report --project-cost`; --db stores it in
+ * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
  * needs, up to the length it was trained for. */
 #include <stdio.h>
@@ -24,8 +24,8 @@
 #include "harness/commands.h"
 #include "harness/measure.h"
 #include "harness/session.h"
-#include "model/formats/model_file.h"
-#include "results/db.h"
+#include "model/loader/model_file.h"
+#include "results/db/db.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -153,8 +153,8 @@ int cmd_cost(int argc, char **argv) {
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
-    if (kern_mode_parse(args_str(o, C_COUNT, "--kernels", "auto"), &km))
-        return cmd_usage("cost", "--kernels: expected " KERN_MODE_NAMES);
+    if (session_kernels(args_str(o, C_COUNT, "--kernels", NULL), &km, err))
+        return cmd_usage("cost", err);
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
     tpool *pool = NULL;
@@ -162,7 +162,14 @@ int cmd_cost(int argc, char **argv) {
     cost_out out = {.bw = -1};
     file_out csv;
     int rc = 1, csv_open = 0;
-    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err)) goto done;
+    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
+               *db_path = args_str(o, C_COUNT, "--db", NULL);
+    /* the outputs, checked before anything is measured: not the model, not each other */
+    file_io io[3] = {{"--csv", csv_path, FILE_IO_OUT, "CSV"},
+                     {"--db", db_path, FILE_IO_DB, NULL},
+                     {"--model", model_path, FILE_IO_IN, NULL}};
+    if (tpool_new(&pool, nt, err) || model_open(&m, model_path, err) || file_check_io(io, 3, err))
+        goto done;
     /* the context the grid needs, within what the model was trained for (its default is capped
      * at MODEL_DEFAULT_CTX); beyond that, measure_grid_fit lowers the contexts */
     int need = g.contexts[g.n_contexts - 1] + g.rows[g.n_rows - 1];
@@ -175,8 +182,6 @@ int cmd_cost(int argc, char **argv) {
         goto done;
     out.m = m;
     if (note[0]) fprintf(stderr, "decbench cost: %s\n", note);
-    const char *csv_path = args_str(o, C_COUNT, "--csv", NULL),
-               *db_path = args_str(o, C_COUNT, "--db", NULL);
     if (csv_path) {
         if (file_out_open(&csv, csv_path, "CSV", err)) goto done;
         csv_open = 1;

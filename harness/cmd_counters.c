@@ -13,7 +13,7 @@
 #include "decoders/decoder.h"
 #include "harness/args.h"
 #include "harness/commands.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 static void row(const char *decoder, const stat_def *c) {
@@ -52,7 +52,7 @@ int cmd_counters(int argc, char **argv) {
         const stat_def *defs = dec_registry_counters(i, &n);
         for (int k = 0; k < n; k++) row(dec_registry_name(i), &defs[k]);
     }
-    printf("\nReport figures (the summary layout's columns, results/report_figures.c):\n\n");
+    printf("\nReport figures (the summary layout's columns, results/report/report_figures.c):\n\n");
     printf("| figure | key | definition |\n");
     printf("|---|---|---|\n");
     for (int i = 0; i < report_figure_count(); i++) {

@@ -18,9 +18,9 @@ typedef struct {
 } stream;
 
 static void print_piece(stream *s, int id) {
-    char buf[TOK_PIECE_MAX];
-    int n = tok_decode(s->t, s->prev, id, buf, sizeof buf);
-    if (n > 0) fwrite(buf, 1, (size_t)n, stdout);
+    size_t n;
+    const char *text = tok_text(s->t, s->prev, id, &n);
+    if (text && n > 0) fwrite(text, 1, n, stdout);
     s->prev = id;
 }
 
@@ -131,10 +131,7 @@ int cmd_generate(int argc, char **argv) {
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_ALL, "--kernels", "auto");
     kern_mode km;
-    if (kern_mode_parse(kernels, &km)) {
-        snprintf(err, sizeof err, "--kernels %.64s: expected " KERN_MODE_NAMES, kernels);
-        return cmd_usage("generate", err);
-    }
+    if (session_kernels(kernels, &km, err)) return cmd_usage("generate", err);
     if (!args_str(o, G_ALL, "--model", NULL))
         return cmd_usage("generate", "--model FILE is required");
     session s;
@@ -204,7 +201,11 @@ static int open_tokenizer(args_opt *o, tok **t, char *err) {
     const char *tp = args_str(o, T_COUNT, "--tokenizer", NULL),
                *mp = args_str(o, T_COUNT, "--model", NULL);
     char found[4096]; /* a bare file name is looked up in the models folder */
-    if (tp) return tok_load(t, session_find_model(tp, found, sizeof found), err);
+    if (tp) {
+        if (tok_load(t, session_find_model(tp, found, sizeof found), err)) return -1;
+        session_print_warnings(*t);
+        return 0;
+    }
     if (!mp) return err_set(err, "give --tokenizer FILE or --model FILE");
     mp = session_find_model(mp, found, sizeof found);
     char magic[4] = {0};
@@ -212,7 +213,11 @@ static int open_tokenizer(args_opt *o, tok **t, char *err) {
     if (!f) return -1;
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
-    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) return tok_load(t, mp, err);
+    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) {
+        if (tok_load(t, mp, err)) return -1;
+        session_print_warnings(*t);
+        return 0;
+    }
     session s;
     if (session_open(&s, mp, NULL, NULL, "exact", 1, err)) return -1;
     *t = s.tokenizer;
@@ -311,16 +316,15 @@ int cmd_detokenize(int argc, char **argv) {
             rc = 1;
             break;
         }
-        char piece[TOK_PIECE_MAX];
-        int n = errno || id < 0 || id > 1 << 30 ? -1
-                                                : tok_decode(t, prev, (int)id, piece, sizeof piece);
-        if (n < 0) { /* the id as typed: strtol saturates what overflows */
+        size_t n = 0;
+        const char *piece = errno || id < 0 || id > 1 << 30 ? NULL : tok_text(t, prev, (int)id, &n);
+        if (!piece) { /* the id as typed: strtol saturates what overflows */
             snprintf(err, sizeof err, "id %d: %.*s is outside the vocabulary 0..%d", index,
                      (int)(end - p < 40 ? end - p : 40), p, tok_vocab_size(t) - 1);
             rc = 1;
             break;
         }
-        fwrite(piece, 1, (size_t)n, stdout);
+        fwrite(piece, 1, n, stdout);
         prev = (int)id;
         p = end;
         index++;

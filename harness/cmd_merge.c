@@ -1,7 +1,7 @@
 /* cmd_merge.c: `decbench merge OUT.db IN.db [IN.db ...]`: puts databases together, above all
  * the shards of one run or sweep measured on several machines (run/sweep --shard I/N).
  *
- * Each input is merged in its own transaction (results/db_merge.c says what matches what and
+ * Each input is merged in its own transaction (results/db/db_merge.c says what matches what and
  * what is refused); a refused input leaves the output as the inputs before it left it, and
  * since merging is idempotent the same command can simply be repeated once the input is
  * fixed. OUT is created when absent (its folder too). Exit 0, 1 when an input was refused or
@@ -11,7 +11,7 @@
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "harness/runner.h"
-#include "results/db.h"
+#include "results/db/db.h"
 #include "util/err.h"
 
 #define MAX_INPUTS 4096
@@ -32,7 +32,9 @@ int cmd_merge(int argc, char **argv) {
                "models (SHA-256), and a sample two inputs share must have the same deterministic\n"
                "figures; otherwise the input is refused and OUT stays as it was. A merged run is\n"
                "complete once all N shards are in (incomplete before, failed if a shard failed).\n"
-               "Merging the same file twice changes nothing. Recipes: cluster/README.md.\n");
+               "Merging the same file twice changes nothing. Every table a run owns is carried\n"
+               "(pass traces included); a file whose schema is not decbench's (a view, trigger\n"
+               "or table of its own) is refused. Recipes: cluster/README.md.\n");
         return 0;
     }
     if (n_pos < 2) return cmd_usage("merge", "expected OUT.db and at least one IN.db");
@@ -49,9 +51,13 @@ int cmd_merge(int argc, char **argv) {
         }
         fprintf(stderr,
                 "decbench merge: %s: %d run(s) added, %d shard(s) joined, %ld sample(s) added, "
-                "%ld already in %s\n",
+                "%ld already in %s",
                 pos[i], res.runs_added, res.shards_added, res.samples_added, res.samples_same,
                 pos[0]);
+        if (res.samples_filled)
+            fprintf(stderr, " (%ld of them given rows they lacked: a trace or passes)",
+                    res.samples_filled);
+        fputc('\n', stderr);
         if (res.note[0]) fprintf(stderr, "decbench merge: note: %s\n", res.note);
     }
     db_close(d);

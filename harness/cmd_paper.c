@@ -3,7 +3,8 @@
  *   decbench paper list
  *   decbench paper NAME --model FILE [--draft FILE] [--db FILE] [--settings PAIR|SIZE] [--chat]
  *                  [--limit N] [--max-new N] [--repeats N] [--warmup N] [--threads N]
- *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--fresh] [--dry-run]
+ *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--plot DIR] [--fresh]
+ *                  [--dry-run]
  *
  * Decisions (also in --help and README, "Reproducing the papers"):
  *   - A recipe (harness/paper_recipes.c) is a list of parts; each part is ONE `decbench run`,
@@ -19,9 +20,13 @@
  *   - --limit and --max-new reduce the work (the tests, a first look); the output then says
  *     REDUCED: the figures are not the paper's workload.
  *   - What carries across hardware and what does not is printed above every table: tokens per
- *     step, tau, acceptance and rows per step compare with the paper's directly; tok/s and
- *     speed-up are this machine's, and --project-cost prices our passes with the cost curve of
- *     a model of the paper's size (labelled projected).
+ *     step, mean accepted tokens, tau, acceptance and rows per step compare with the paper's
+ *     directly; tok/s and speed-up are this machine's, and --project-cost prices our passes
+ *     with the cost curve of a model of the paper's size (labelled projected).
+ *   - What differs from the paper is printed with every table, one note per difference: the
+ *     hardware, the models, the data drawn, and each reference implementation's settings or
+ *     details decbench does not copy (paper_recipes.c, differences[]); in LaTeX, whose notes are
+ *     comments, the caption carries them, so a pasted table says it is not the paper's.
  *   - Exit status: 0, 1 (a run failed, or outputs differ from greedy), 2 usage, 130 interrupted
  *     (repeat the command to resume). stdout: the table (or --dry-run's commands); progress on
  *     stderr. */
@@ -35,7 +40,9 @@
 #include "harness/commands.h"
 #include "harness/paper.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/plot/plot.h"
+#include "results/report/cost.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum {
@@ -56,6 +63,7 @@ enum {
     P_DATA_DIR,
     P_PROJECT,
     P_FORMAT,
+    P_PLOT,
     P_FRESH,
     P_DRY,
     P_HELP,
@@ -121,7 +129,8 @@ static const args_opt options[P_COUNT] = {
                   "warm-up generations per decoder (default: the paper's, "
                   "else 1)",
                   "N"},
-    [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
+    [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
+                   "N"},
     [P_KERNELS] = {"--kernels", NULL, 1, "as `run`: " KERNELS_HELP, KERNELS_METAVAR},
     [P_CTX] = {"--ctx", NULL, 1, "context in tokens, as `run`", "N"},
     [P_DATA_DIR] = {"--data-dir", NULL, 1, "datasets folder, as `run`", "DIR"},
@@ -130,6 +139,10 @@ static const args_opt options[P_COUNT] = {
                    "`decbench cost` on a model of the paper's size)",
                    "FILE[:RUN]"},
     [P_FORMAT] = {"--format", "-f", 1, "md (default), csv, json or latex", "FORMAT"},
+    [P_PLOT] = {"--plot", NULL, 1,
+                "also draw the table as a figure into DIR (paper.tsv, .png, .svg): its rows as "
+                "bars grouped as the table groups them, in its speed-up (else per-step) figure",
+                "DIR"},
     [P_FRESH] = {"--fresh", NULL, 0,
                  "measure every part again (default: reuse the runs of the same command)", NULL},
     [P_DRY] = {"--dry-run", NULL, 0, "print the `decbench run` commands of the recipe and stop",
@@ -152,9 +165,12 @@ static void usage(const args_opt *o) {
     list_recipes(stdout);
     printf("\nEach part of a recipe is one `decbench run` (--dry-run prints them); parts already\n"
            "in the database with the same command are reused, interrupted ones resumed.\n"
-           "Tokens/step, tau, accept %% and rows/step compare with the paper's directly; tok/s "
-           "and\nspeed-up are this machine's (--project-cost: projected onto a model of the "
-           "paper's size).\nREADME.md, \"Reproducing the papers\", has the commands for the "
+           "--plot DIR draws the table too: its rows as bars, grouped as its groups.\n"
+           "Tokens/step, mean accepted tokens, tau, accept %% and rows/step compare with the "
+           "paper's\ndirectly; tok/s and speed-up are this machine's (--project-cost: projected "
+           "onto a model\nof the paper's size). Every table lists what differs from the paper "
+           "(hardware, models,\ndata, the reference implementations' settings); LaTeX puts it "
+           "in the caption.\nREADME.md, \"Reproducing the papers\", has the commands for the "
            "papers' models.\n");
 }
 
@@ -329,24 +345,39 @@ static int canonical_specs(runner *r, part_plan *p, char *err) {
     return 0;
 }
 
-/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
-static int run_part(paper_ctx *c, part_plan *p, char *err) {
-    args_opt o[RUNNER_N_OPTS + 1];
+/* The part's `decbench run` options, parsed by run's own table into o (RUNNER_N_OPTS + 1
+ * entries: the last is --decoder) and ro. */
+static int part_options(part_plan *p, args_opt *o, runner_opts *ro, char *err) {
     runner_options(o);
     o[RUNNER_N_OPTS] = (args_opt){.name = "--decoder", .takes_value = 1, .help = ""};
     const char *pos[1];
     int n_pos;
+    return args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
+                   runner_opts_get(o, RUNNER_N_OPTS + 1, ro, err)
+               ? -1
+               : 0;
+}
+
+/* Measures (or reuses, or resumes) one part. RUNNER_DONE, RUNNER_INTERRUPTED or -1. */
+static int run_part(paper_ctx *c, part_plan *p, char *err) {
+    args_opt o[RUNNER_N_OPTS + 1];
     runner_opts ro;
-    if (args_parse(p->argc, p->argv, 2, o, RUNNER_N_OPTS + 1, pos, 0, &n_pos, err) ||
-        runner_opts_get(o, RUNNER_N_OPTS + 1, &ro, err))
-        return -1;
+    if (part_options(p, o, &ro, err)) return -1;
     runner r;
     db *d = NULL;
     char **canon = NULL, **shown = NULL;
     int n = 0, rc = -1;
     const args_opt *dopt = &o[RUNNER_N_OPTS];
     if (runner_open(&r, &ro, err)) return -1;
-    if (runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    /* --project-cost may be a cost run of the database the parts are stored in */
+    char cost_path[4096];
+    int64_t cost_run;
+    const char *cost = args_str(c->o, P_COUNT, "--project-cost", NULL);
+    file_io extra[1] = {{"--project-cost", NULL, FILE_IO_IN_DB, NULL}};
+    if (cost && db_split_source(cost, cost_path, sizeof cost_path, &cost_run, err) == 0)
+        extra[0].path = cost_path;
+    if (runner_check_files(&r, extra, 1, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
         canonical_specs(&r, p, err) || runner_make_parent(ro.db_path, err) ||
         db_open(&d, ro.db_path, DB_WRITE, err))
         goto out;
@@ -491,13 +522,51 @@ static void settings_note(const paper_ctx *c, char *out, size_t n) {
         snprintf(out + len, n - len, ".");
 }
 
+/* Whether a decoder standing for reference `ref` ran in some part. */
+static int ref_ran(const paper_ctx *c, const char *ref) {
+    for (int k = 0; k < c->n_parts; k++)
+        for (int i = 0; i < c->parts[k].n_dec; i++) {
+            const char *r = c->rc->refs[c->parts[k].part->dec[c->parts[k].dec[i]].alg];
+            if (r && !strcmp(r, ref)) return 1;
+        }
+    return 0;
+}
+
+#define MAX_DIFFS 24
+
+/* What this run does differently from the paper (paper.h): its hardware, its models, then every
+ * listed difference of the recipe and of the references its decoders ran, one line each into
+ * lines; returns how many. */
+static int difference_lines(const paper_ctx *c, char (*lines)[768], int max) {
+    const paper_recipe *rc = c->rc;
+    const args_opt *o = c->o;
+    const char *draft = args_str(o, P_COUNT, "--draft", NULL);
+    int n = 0;
+    snprintf(lines[n++], 768,
+             "hardware: the paper measured on %s; ours ran on this machine (its CPU in the run "
+             "notes)",
+             rc->hardware);
+    snprintf(lines[n++], 768, "models: the paper's %s; ours: target %s%s%s", rc->models,
+             args_str(o, P_COUNT, "--model", "?"), draft ? ", draft " : "", draft ? draft : "");
+    int n_diffs;
+    const paper_difference *d = paper_differences(&n_diffs);
+    for (int i = 0; i < n_diffs && n < max; i++) {
+        if (!paper_difference_applies(&d[i], rc) || (d[i].ref && !ref_ran(c, d[i].ref))) continue;
+        const paper_reference *ref = paper_reference_find(d[i].ref);
+        snprintf(lines[n++], 768, "%s%s%s: %s", ref ? ref->title : "data", d[i].key ? ", " : "",
+                 d[i].key ? d[i].key : "", d[i].text);
+    }
+    return n;
+}
+
 static int print_table(paper_ctx *c, report_format fmt, char *err) {
     const paper_recipe *rc = c->rc;
     const args_opt *o = c->o;
-    const char *notes[32];
+    const char *notes[64];
     int n_notes = 0;
     char head[1024], settings[2048], carry[1536], reduced[512], skipped[512], chat[256];
-    char extra[16][1024];
+    char extra[16][1024], diffs[MAX_DIFFS][768], diff_notes[MAX_DIFFS][800];
+    static char caption[8192];
     const char *draft = args_str(o, P_COUNT, "--draft", NULL);
     snprintf(head, sizeof head,
              "Paper: %s, measured on %s. Ours: this machine, target %s%s%s; the paper's figures "
@@ -509,10 +578,10 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     notes[n_notes++] = settings;
     const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
     snprintf(carry, sizeof carry,
-             "Across hardware: tokens/step, tau, accept %% and rows/step count tokens and rows "
-             "per target step: they carry across hardware and compare with the paper's "
-             "directly. tok/s and speed-up do not: ours are this machine's (CPU, these "
-             "models); the paper's were measured on %s. %s",
+             "Across hardware: tokens/step, mean accepted tokens, tau, accept %% and rows/step "
+             "count tokens and rows per target step: they carry across hardware and compare "
+             "with the paper's directly. tok/s and speed-up do not: ours are this machine's "
+             "(CPU, these models); the paper's were measured on %s. %s",
              rc->hardware,
              cost ? "Projected tok/s and speed-up price our passes with the cost curve given "
                     "(--project-cost: a model of the paper's size measured by `decbench cost`): "
@@ -544,6 +613,20 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
                  "base prompt.");
         notes[n_notes++] = chat;
     }
+    /* What differs from the paper: hardware, models, data, the references' settings. In
+     * LaTeX the notes are comments, so the caption carries them too: a table pasted into a
+     * paper says itself that it is not the paper's. */
+    int n_diffs = difference_lines(c, diffs, MAX_DIFFS);
+    size_t cap = (size_t)snprintf(caption, sizeof caption,
+                                  "%s. Measured with decbench, not the paper's setup: ", rc->title);
+    for (int k = 0; k < n_diffs; k++) {
+        snprintf(diff_notes[k], sizeof diff_notes[k], "Differs from the paper (%s).", diffs[k]);
+        notes[n_notes++] = diff_notes[k];
+        if (cap < sizeof caption)
+            cap += (size_t)snprintf(caption + cap, sizeof caption - cap, "%s%s", k ? "; " : "",
+                                    diffs[k]);
+    }
+    if (cap < sizeof caption) snprintf(caption + cap, sizeof caption - cap, ".");
     /* The recipe's own notes, one per line. */
     const char *s = rc->notes;
     for (int k = 0; s && *s && k < 16; k++) {
@@ -560,7 +643,7 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     for (char *save = NULL, *t = strtok_r(figbuf, ",", &save); t && n_fig < 16;
          t = strtok_r(NULL, ",", &save))
         figures[n_fig++] = t;
-    report_beside_opts bo = {.title = rc->title,
+    report_beside_opts bo = {.title = fmt == REPORT_LATEX ? caption : rc->title,
                              .group_header = rc->group_header,
                              .row_header = rc->row_header,
                              .figures = figures,
@@ -579,6 +662,15 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     db *d;
     int rc2 = db_open(&d, args_str(o, P_COUNT, "--db", "results/decbench.db"), DB_READ, err);
     if (rc2 == 0) rc2 = report_beside(d, &bo, rows, n_rows, fmt, stdout, err);
+    const char *plot = args_str(o, P_COUNT, "--plot", NULL);
+    char what[FILE_PATH_MAX + 32];
+    snprintf(what, sizeof what, "the figure folder %s", plot ? plot : "");
+    if (rc2 == 0 && plot &&
+        (runner_make_dir(plot, what, err) || report_plot_beside(d, &bo, rows, n_rows, plot, err) ||
+         report_plot_render_named("paper", NULL, plot, plot, err)))
+        rc2 = -1;
+    else if (rc2 == 0 && plot)
+        fprintf(stderr, "decbench paper: figure: %s/paper.png (+ .svg, .tsv)\n", plot);
     db_close(d);
     free(rows);
     if (rc2 == 0 && (fflush(stdout) != 0 || ferror(stdout)))
@@ -650,6 +742,41 @@ int cmd_paper(int argc, char **argv) {
     if (args_flag(o, P_COUNT, "--dry-run")) {
         for (int k = 0; k < c.n_parts; k++) printf("%s\n", c.parts[k].command);
         goto done;
+    }
+    /* Every part's datasets are read now, and the cost curve the table is priced with:
+     * a file missing for the last part, or a malformed curve, is refused before the first
+     * part measures, not after hours of runs. */
+    for (int k = 0; k < c.n_parts; k++) {
+        args_opt po[RUNNER_N_OPTS + 1];
+        runner_opts pro;
+        if (part_options(&c.parts[k], po, &pro, err) || runner_check_datasets(&pro, err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+    }
+    /* the figure's files may not replace an input, and are checked before hours of runs */
+    const char *plot_dir = args_str(o, P_COUNT, "--plot", NULL);
+    if (plot_dir) {
+        char files[3][FILE_PATH_MAX + 16];
+        file_io io[4] = {{"--plot", plot_dir, FILE_IO_OUT_DIR, "figure"}};
+        static const char *const ext[3] = {"tsv", "png", "svg"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(files[k], sizeof files[k], "%s/paper.%s", plot_dir, ext[k]);
+            io[1 + k] = (file_io){"--plot", files[k], FILE_IO_OUT, NULL};
+        }
+        if (file_check_io(io, 4, err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+    }
+    const char *cost = args_str(o, P_COUNT, "--project-cost", NULL);
+    if (cost) {
+        cost_curve *curve;
+        if (cost_curve_load(&curve, cost, "--project-cost", err)) {
+            rc = cmd_fail("paper", err);
+            goto done;
+        }
+        cost_curve_free(curve);
     }
     fprintf(stderr, "decbench paper: %s: %d run(s); the model: %s\n", c.rc->name, c.n_parts,
             c.model.why);

@@ -10,6 +10,7 @@
  * Decisions: the default kind is `all`, which skips (with a note) figures the database has
  * no data for, e.g. no cost run yet, and fails only if none can be drawn; a kind named
  * explicitly must succeed. --data-only writes the .tsv files without gnuplot. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,26 @@
 #include "harness/commands.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/plot/plot.h"
+#include "results/report/report.h"
 #include "util/err.h"
+#include "util/file.h"
+#include "util/text_escape.h"
 
-enum { L_KIND, L_DB, L_RUN, L_SWEEP, L_OUT, L_PLOTS, L_DATA, L_ERRORS, L_DECODER, L_LLAMA, L_HELP, L_COUNT };
+enum {
+    L_KIND,
+    L_DB,
+    L_RUN,
+    L_SWEEP,
+    L_OUT,
+    L_PLOTS,
+    L_DATA,
+    L_ERRORS,
+    L_DECODER,
+    L_LLAMA,
+    L_HELP,
+    L_COUNT
+};
 
 /* "speedup, scaling, ... or all" for messages and --help. */
 static const char *kind_list(void) {
@@ -97,7 +114,9 @@ int cmd_plot(int argc, char **argv) {
                    L_COUNT);
         printf("\nkinds: %s\n"
                "Figures and their data files: plots/README.md. Legends label decoders by name\n"
-               "and the parameters that differ from the defaults (lookahead:W=5,G=5).\n",
+               "and the parameters that vary between the plotted specs (lookahead:N=2 beside\n"
+               "lookahead:N=3). Each figure says which runs it drew. A `decbench paper` recipe\n"
+               "draws its own figure: its command with --plot DIR.\n",
                kind_list());
         return 0;
     }
@@ -113,6 +132,29 @@ int cmd_plot(int argc, char **argv) {
     if ((int)errors < 0) return cmd_usage("plot", "--errors: expected repeats, prompts or none");
     char what[4200];
     snprintf(what, sizeof what, "the plots folder %s", out);
+    /* The files read (the database, --llama-csv, the scripts) and the figures written, before
+     * any is: a figure must not replace an input, and a missing input must not cut a
+     * `--kind all` short after some figures were replaced. */
+    char db_file[4096], files[3 * REPORT_PLOT_KINDS][4200];
+    int64_t ignored;
+    const char *db_arg = args_str(o, L_COUNT, "--db", "results/decbench.db");
+    if (db_split_source(db_arg, db_file, sizeof db_file, &ignored, err))
+        snprintf(db_file, sizeof db_file, "%s", db_arg);
+    file_io io[3 + 3 * REPORT_PLOT_KINDS] = {
+        {"--db", db_file, FILE_IO_IN, NULL},
+        {"--llama-csv", args_str(o, L_COUNT, "--llama-csv", NULL), FILE_IO_IN, "llama-bench CSV"},
+        {"--plots-dir", args_str(o, L_COUNT, "--plots-dir", NULL), FILE_IO_IN_DIR,
+         "gnuplot scripts"}};
+    int n_io = 3;
+    static const char *const ext[3] = {"tsv", "png", "svg"};
+    for (int k = 0; k < REPORT_PLOT_KINDS; k++)
+        for (int e = 0; want[k] && e < 3; e++, n_io++) {
+            char *f = files[n_io - 3];
+            snprintf(f, sizeof files[0], "%s/%s.%s", out, report_plot_name((report_plot_kind)k),
+                     ext[e]);
+            io[n_io] = (file_io){"--out", f, FILE_IO_OUT, NULL};
+        }
+    if (file_check_io(io, n_io, err)) return cmd_fail("plot", err);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, L_COUNT, &runs, &d, err);
@@ -129,17 +171,43 @@ int cmd_plot(int argc, char **argv) {
                            .llama_csv = args_str(o, L_COUNT, "--llama-csv", NULL)};
     po.default_specs = decoder_default_specs(&po.n_default_specs);
     int made = 0, failed = 0;
+    /* A run of `decbench paper` is one part of a recipe: drawn alone it is one task of the
+     * paper's table, so say so, and where the recipe's own figure comes from. */
+    int64_t *sel = NULL;
+    int n_sel = 0;
+    char recipe[128], part[128], parts[256], ignore[ERR_LEN];
+    if (report_plot_runs(d, REPORT_PLOT_SPEEDUP, &po, &sel, &n_sel, NULL, 0, ignore) == 0 &&
+        n_sel == 1 &&
+        report_plot_recipe_of(d, sel[0], recipe, sizeof recipe, part, sizeof part, parts,
+                              sizeof parts))
+        fprintf(stderr,
+                "decbench plot: note: run %" PRId64 " is part '%s' of `decbench paper %s` (its "
+                "parts: runs %s): these figures draw that part alone. The recipe's own figure, "
+                "grouped as its table, in its table's figure: repeat the paper command with "
+                "--plot DIR (its runs are reused, not measured again).\n",
+                sel[0], part, recipe, parts);
+    free(sel);
     for (int k = 0; k < REPORT_PLOT_KINDS; k++) {
         if (!want[k]) continue;
+        char what[512] = "";
+        int64_t *ids = NULL;
+        int n_ids = 0;
+        if (report_plot_runs(d, (report_plot_kind)k, &po, &ids, &n_ids, what, sizeof what,
+                             ignore) != 0)
+            what[0] = '\0';
+        free(ids);
         int rc = report_plot_data(d, (report_plot_kind)k, &po, out, err);
         if (rc == 0 && !args_flag(o, L_COUNT, "--data-only"))
             rc = report_plot_render((report_plot_kind)k, args_str(o, L_COUNT, "--plots-dir", NULL),
                                     out, out, err);
         if (rc == 0) {
             made++;
-            fprintf(stderr, "decbench plot: %s: %s/%s%s\n", report_plot_name((report_plot_kind)k),
-                    out, report_plot_file((report_plot_kind)k),
-                    args_flag(o, L_COUNT, "--data-only") ? "" : " (+ .png, .svg)");
+            char shown[600];
+            txt_plain_buf(shown, sizeof shown, what);
+            fprintf(stderr, "decbench plot: %s: %s/%s%s: %s\n",
+                    report_plot_name((report_plot_kind)k), out,
+                    report_plot_file((report_plot_kind)k),
+                    args_flag(o, L_COUNT, "--data-only") ? "" : " (+ .png, .svg)", shown);
         } else if (all) {
             char clean[2 * ERR_LEN];
             cmd_clean_message(err, clean, sizeof clean);

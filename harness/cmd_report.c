@@ -3,11 +3,14 @@
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
  *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
  *                   [--project-cost FILE[:RUN]] [--project-draft-cost FILE[:RUN]] [--out FILE]
+ *                   [--explain] [--columns KEYS|all|paper]
  *
  * Which runs: --run ids (repeatable, comma lists), the RUN of --db FILE:RUN, every run of
  * --sweep ID (its greedy baseline included); none given: the latest complete run with
- * samples. The figures and layouts are results/report.h's (defined once, results/README.md).
- * The database is opened read-only, so a report can be taken while a run is writing. */
+ * samples, or the whole sweep it belongs to (report_write). A table carries a one-line legend;
+ * --explain gives every definition and the decoders' full specs instead. The figures and layouts
+ * are results/report/report.h's (defined once, results/README.md). The database is opened
+ * read-only, so a report can be taken while a run is writing. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +20,25 @@
 #include "harness/args.h"
 #include "harness/commands.h"
 #include "harness/report_runs.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 #include "util/file.h"
 
-enum { P_DB, P_RUN, P_SWEEP, P_FORMAT, P_LAYOUT, P_DECODER, P_COST, P_DCOST, P_OUT, P_HELP, P_COUNT };
+enum {
+    P_DB,
+    P_RUN,
+    P_SWEEP,
+    P_FORMAT,
+    P_LAYOUT,
+    P_DECODER,
+    P_COST,
+    P_DCOST,
+    P_OUT,
+    P_EXPLAIN,
+    P_COLUMNS,
+    P_HELP,
+    P_COUNT
+};
 
 /* The format of --out FILE: its extension's, which must agree with --format when both are
  * given; a file named like a format ("csv") or without a known extension needs --format. */
@@ -78,6 +95,14 @@ int cmd_report(int argc, char **argv) {
                    "write to FILE (through FILE.tmp and a rename) instead of stdout; its "
                    "extension (.md, .txt, .csv, .json, .tex, .jsonl) gives the format",
                    "FILE"},
+        [P_EXPLAIN] = {"--explain", NULL, 0,
+                       "the definition of every figure shown and each decoder's full spec, "
+                       "instead of the one-line legend"},
+        [P_COLUMNS] = {"--columns", NULL, 1,
+                       "summary: the figures shown, keys comma-separated (tps_e2e,speedup_e2e,...: "
+                       "`decbench counters` lists them), all, or paper (" REPORT_PAPER_COLUMNS
+                       "); default all, LaTeX paper",
+                       "KEYS"},
         [P_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -89,10 +114,13 @@ int cmd_report(int argc, char **argv) {
                    "[--layout LAYOUT] [-o FILE]",
                    o, P_COUNT);
         printf("\nlayouts: summary, paper, ablation, projected, counters, accept, samples\n"
-               "Default run: the latest complete run with samples. Figures: results/README.md.\n"
-               "Decoders are labelled by name and the parameters that differ from the defaults\n"
-               "(lookahead:W=5,G=5); CSV and JSON also give the full spec and one column per\n"
-               "parameter (param_W, ...). Markdown and LaTeX print mean ± sd in one cell.\n"
+               "Default runs: the latest complete run with samples, or every complete run of its\n"
+               "sweep when it is a sweep's (the note says so). Figures: results/README.md.\n"
+               "Decoders are labelled by name and the parameters that vary between the specs of\n"
+               "that decoder in the table (lookahead:W=1 beside lookahead:W=2; a decoder's only\n"
+               "spec: just its name); --explain lists each label's full spec, CSV and JSON give\n"
+               "it and one column per parameter (param_W, ...). Markdown and LaTeX print\n"
+               "mean ± sd in one cell.\n"
                "Format: --format, else the extension of --out, else markdown on stdout. A name "
                "such as\n`-o csv` (a format's name, no extension) or an extension that disagrees "
                "with --format\nis refused rather than guessed.\n");
@@ -110,12 +138,30 @@ int cmd_report(int argc, char **argv) {
         return cmd_usage("report", "--layout: expected summary, paper, ablation, projected, "
                                    "counters, accept or samples");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
+    ro.explain = args_flag(o, P_COUNT, "--explain");
+    ro.columns = args_str(o, P_COUNT, "--columns", NULL);
+    if (ro.columns && ro.layout != REPORT_SUMMARY)
+        return cmd_usage("report", "--columns: only the summary layout has a choice of columns");
     ro.cost_source = args_str(o, P_COUNT, "--project-cost", NULL);
     ro.draft_cost_source = args_str(o, P_COUNT, "--project-draft-cost", NULL);
     if (ro.layout == REPORT_PROJECTED && !ro.cost_source)
         return cmd_usage("report", "--layout projected needs --project-cost FILE (a CSV of "
                                    "decbench cost or a database with a cost run)");
 
+    /* -o must not land on a file the report reads (the database, a cost curve), and must be
+     * writable before the database is opened (reading one may leave SQLite's -shm beside it) */
+    char paths[3][4096];
+    int64_t id;
+    const char *sources[3] = {args_str(o, P_COUNT, "--db", "results/decbench.db"), ro.cost_source,
+                              ro.draft_cost_source};
+    for (int i = 0; i < 3; i++)
+        if (!sources[i] || db_split_source(sources[i], paths[i], sizeof paths[i], &id, err))
+            snprintf(paths[i], sizeof paths[i], "%s", sources[i] ? sources[i] : "");
+    file_io io[4] = {{"--out", out_path, FILE_IO_OUT, "report"},
+                     {"--db", paths[0], FILE_IO_IN, NULL},
+                     {"--project-cost", paths[1], FILE_IO_IN, NULL},
+                     {"--project-draft-cost", paths[2], FILE_IO_IN, NULL}};
+    if (file_check_io(io, 4, err)) return cmd_fail("report", err);
     run_list runs;
     db *d = NULL;
     int opened = run_list_open(o, P_COUNT, &runs, &d, err);

@@ -19,7 +19,7 @@
  *     file changed under the run, non-finite logits. Stored samples are whole, so nothing is
  *     lost; 'failed' means only "its outputs are wrong" (runner_finish).
  *   - One process measures a run at a time: the run is claimed (a kernel lock dropped when the
- *     process ends, results/db.h), so a second --resume of a run being measured refuses at
+ *     process ends, results/db/db.h), so a second --resume of a run being measured refuses at
  *     once, and one of a run whose process died (kill -9, power loss) goes ahead.
  *   - Warm starts across runs (Ouroboros' paper, section 3.4, and any decoder that keeps
  *     state through the decoder interface's state hooks): --state-save writes the state of the
@@ -27,8 +27,13 @@
  *     instance of every decoder with state from a file (each repeat the same file, so repeats
  *     measure the same work). --pool-save/--pool-load are the same for Ouroboros' phrase pool
  *     only (the names from before the hooks were generic). The paths are in the recorded
- *     command line. With --resume the loaded file, not the state of the interrupted run, is
- *     where the remaining samples start.
+ *     command line. With --resume the state is rebuilt (runner.h): every sample of the
+ *     repeat stored before is generated again, unstored, from the loaded file, so the
+ *     remaining samples and --state-save see what an uninterrupted run would have.
+ *   - No output may replace an input (runner_check_files, util/file.h file_check_io):
+ *     --state-save on the model, the tokenizer, a dataset or the database is refused before
+ *     anything is written. The exception is a state file loaded and saved (accumulating warm
+ *     starts across runs).
  *   - Sampling (--temperature T > 0, harness/sampling_opts.h): greedy is plain sampling and
  *     the reference. Coupled mode checks every output against it token by token, as at
  *     temperature 0; standard mode cannot (a decoder's draws differ from plain sampling's while
@@ -46,7 +51,7 @@
 #include "harness/commands.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum {
@@ -160,11 +165,12 @@ int cmd_run(int argc, char **argv) {
         int alias = pool[0] || pool[1];
         r.state_load = alias ? pool[0] : state[0];
         r.state_save = alias ? pool[1] : state[1];
-        r.state_only = alias ? "ouroboros" : NULL;
+        r.state_only = alias ? "pool" : NULL; /* the state these flags name */
         r.load_opt = alias ? "--pool-load" : "--state-load";
         r.save_opt = alias ? "--pool-save" : "--state-save";
     }
-    if (!opened || runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
+    if (!opened || runner_check_files(&r, NULL, 0, err) ||
+        runner_specs(&r, dopt->values, dopt->count, 1, &canon, &shown, &n, err) ||
         runner_check_states(&r, canon, n, err) || runner_shard_plan(&r, canon, n, err) ||
         begin(&r, &d, resume_id, canon, n, cmd, &run_id, err)) {
         cmd_fail("run", err);

@@ -30,7 +30,7 @@
 #include "harness/grid.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_HELP, S_COUNT };
@@ -327,7 +327,8 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
     char **gcanon = NULL, **gshown = NULL;
     int ng = 0, rc = -1;
     char gstatus = 0, title[96];
-    if (runner_specs(&s->r, (const char *const[]){"greedy"}, 1, 0, &gcanon, &gshown, &ng, err) ||
+    if (runner_check_files(&s->r, NULL, 0, err) ||
+        runner_specs(&s->r, (const char *const[]){"greedy"}, 1, 0, &gcanon, &gshown, &ng, err) ||
         runner_make_parent(s->r.o.db_path, err) || db_open(&s->d, s->r.o.db_path, DB_WRITE, err))
         goto done;
     if (resume) {

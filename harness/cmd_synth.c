@@ -7,12 +7,20 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/session.h"
 #include "model/convert/synth.h"
 #include "util/err.h"
+#include "util/file.h"
 
 enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
 
 int cmd_synth(int argc, char **argv) {
+    char type_help[640], mixes[384];
+    convert_scheme_list(mixes, sizeof mixes);
+    snprintf(type_help, sizeof type_help,
+             "write GGUF, the matrices stored as %s; default: a llama2.c "
+             "checkpoint when the shape is one and no --tokenizer is given, else GGUF f32",
+             mixes);
     args_opt o[S_COUNT] = {
         [S_CONFIG] = {"--config", "-c", 1,
                       "preset (see below) or [ARCH:]dim,hidden,layers,heads,kv_heads,vocab,seq[,"
@@ -23,11 +31,7 @@ int cmd_synth(int argc, char **argv) {
         [S_VOCAB] = {"--vocab", NULL, 1,
                      "override the preset's vocabulary size (e.g. 512 to pair with tok512.bin)",
                      "N"},
-        [S_TYPE] = {"--type", NULL, 1,
-                    "write GGUF with this weight type or llama-quantize mix (f32, f16, bf16, q8_0, "
-                    "q4_0, q5_0, q4_k, q6_k, Q4_0, Q4_K_M, Q6_K, Q8_0); default: a llama2.c "
-                    "checkpoint when the shape is one and no --tokenizer is given, else GGUF f32",
-                    "TYPE"},
+        [S_TYPE] = {"--type", NULL, 1, type_help, "TYPE"},
         [S_TOK] = {"--tokenizer", "-z", 1,
                    "GGUF: the vocabulary to include (a GGUF or llama2.c tokenizer file with at "
                    "most vocab tokens, padded with unused tokens; default none)",
@@ -57,12 +61,16 @@ int cmd_synth(int argc, char **argv) {
     const char *type_s = args_str(o, S_COUNT, "--type", NULL),
                *tok_s = args_str(o, S_COUNT, "--tokenizer", NULL);
     if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
+    char tok_path[4096]; /* a bare file name is looked up in the models folder, as run does */
+    if (tok_s) tok_s = session_find_model(tok_s, tok_path, sizeof tok_path);
     long seed, vocab;
     synth_shape s;
     if (args_int(o, S_COUNT, "--seed", 1, 0, 0x7fffffffL, &seed, err) ||
         args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) ||
         synth_shape_parse(cfg_s, &s, err))
         return cmd_usage("synth", err);
+    file_io io[2] = {{"-o", out, FILE_IO_OUT, NULL}, {"--tokenizer", tok_s, FILE_IO_IN, NULL}};
+    if (file_check_io(io, 2, err)) return cmd_fail("synth", err);
     model_config *c = &s.cfg;
     if (vocab > 0) c->vocab_size = (int)vocab;
     if (model_config_check(c, cfg_s, err)) return cmd_fail("synth", err);

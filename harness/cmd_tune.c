@@ -12,14 +12,14 @@
  *     across decoders; a point whose estimated time (its decoder's slowest probe so far, else
  *     three times greedy's) would overrun the share is skipped and listed.
  *  2. cost curves (20%, measured between the probes): t(rows, context, logit rows) of the target
- *     (and the draft) over the default rows and the contexts the prompts reach (results/cost.h),
+ *     (and the draft) over the default rows and the contexts the prompts reach (results/report/cost.h),
  *     reused from the database when a curve of the same model file, threads and kernels was
  *     measured on this machine with this build from a clean tree (cost_find_run), else measured
  *     a round at a time between the probes, so that the curve sees the machine as the probes
  *     did (the rounds and the grid sized from greedy's passes to fit the share), and stored as
  *     a cost run.
  *  3. prediction: each probe's passes priced on the curves: its projected end-to-end speed-up
- *     (results/report_cost.c), which, unlike the probe's own few timings, does not move with
+ *     (results/report/report_cost.c), which, unlike the probe's own few timings, does not move with
  *     the machine's load while it ran.
  *  4. finals (the rest): greedy and the best predicted point of each decoder (the --top best),
  *     measured in one run on the prompts after the probe prompts (held out: the best of many
@@ -42,8 +42,8 @@
 #include "harness/runner.h"
 #include "harness/tune.h"
 #include "harness/tune_grid.h"
-#include "results/cost.h"
-#include "results/report.h"
+#include "results/report/cost.h"
+#include "results/report/report.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -186,7 +186,8 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     memset(c, 0, sizeof *c);
     c->draft = draft;
     const model *m = draft ? t->r.s.draft : t->r.s.target;
-    c->path = draft ? t->r.o.draft : t->r.o.model;
+    /* the files opened (a bare name found in the models folder), not the names as typed */
+    c->path = draft ? t->r.s.draft_path : t->r.s.model_path;
     if (!m) return 0;
     cost_usage u;
     if (cost_usage_of(t->d, &t->base_id, 1, 0, &u, err)) return -1;
@@ -204,10 +205,12 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     }
     g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
     if (measure_grid_fit(g, m->cfg.seq_len, c->note, sizeof c->note, err)) return -1;
-    int64_t reuse;
+    int64_t reuse = 0;
     db_env here;
     db_env_capture(&here);
-    if (cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+    /* --draft self:TYPE is no file to fingerprint: its curve is measured, not looked up */
+    if (!(draft && session_self_type(t->r.o.draft)) &&
+        cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
                       g->rows[g->n_rows - 1], &here, &reuse, err))
         return -1;
     if (reuse) {
@@ -289,6 +292,9 @@ static int curve_finish(tune *t, tune_curve *c, double until, char *err) {
     runner_fill_run(&t->r, &run, &env, t->cmd);
     run.model_path = c->path;
     run.draft_path = NULL;
+    if (c->draft && session_self_type(t->r.o.draft)) /* no file: the runner's fingerprint */
+        run.model_hash = t->r.self_hash, run.model_bytes = t->r.self_bytes;
+    run.draft_hash = NULL, run.draft_bytes = 0;
     run.datasets = NULL, run.prompt_template = NULL;
     run.label = c->draft ? "tune: draft cost curve" : "tune: target cost curve";
     store_ctx s = {t->d, 0, (int64_t)model_weight_bytes(m)};
@@ -371,10 +377,6 @@ static int predict(tune *t, char *err) {
     free(p);
     free(ids);
     return rc;
-}
-
-double tune_pred(const tune_cand *c) {
-    return c->p.run_id ? c->p.projected_e2e : NAN;
 }
 
 static int by_prediction(const void *a, const void *b) {
@@ -477,12 +479,12 @@ static void sweep_spec(const tune *t, char *spec, size_t n) {
     snprintf(spec, n, "tune:");
     int k = 0;
     for (int i = 0; i < dec_registry_size(); i++) {
-        const char *name = dec_registry_name(i), *g = tune_grid_for(name);
+        const char *name = dec_registry_name(i);
+        char g[1024];
         int used = 0;
         for (int j = 0; j < t->n && !used; j++) used = same_decoder(t->c[j].canon, name);
-        if (used)
-            snprintf(spec + strlen(spec), n - strlen(spec), "%s%s", k++ ? " + " : " ",
-                     g ? g : name);
+        if (used && tune_grid_of(i, g, sizeof g) >= 0)
+            snprintf(spec + strlen(spec), n - strlen(spec), "%s%s", k++ ? " + " : " ", g);
     }
 }
 
@@ -505,7 +507,8 @@ int cmd_tune(int argc, char **argv) {
     o[T_OUT] = (args_opt){.name = "--out",
                           .takes_value = 1,
                           .metavar = "DIR",
-                          .help = "folder for the figures (default results/tune)"};
+                          .help = "folder for the figures (default: tune/ beside the --db file, "
+                                  "results/tune for the default database)"};
     o[T_NOPLOT] =
         (args_opt){.name = "--no-plot", .help = "write the figures' data only (no gnuplot)"};
     o[T_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
@@ -546,8 +549,30 @@ int cmd_tune(int argc, char **argv) {
     tune_curve cv[2];
     memset(cv, 0, sizeof cv);
     int rc = 1, m = 0;
-    if (runner_open(&t.r, &ro, err) || plan(&t, err) || runner_make_parent(ro.db_path, err) ||
-        db_open(&t.d, ro.db_path, DB_WRITE, err))
+    /* Every file is checked before the first probe: a figures folder that cannot be made
+     * would otherwise fail after the whole budget was spent. */
+    /* The figures go beside the database by default (its folder's tune/: results/tune for the
+     * default results/decbench.db), not into ./results of wherever the command ran. */
+    char out_default[FILE_PATH_MAX];
+    const char *slash = strrchr(ro.db_path, '/');
+    if (!slash)
+        snprintf(out_default, sizeof out_default, "tune");
+    else
+        snprintf(out_default, sizeof out_default, "%.*s/tune",
+                 (int)(slash == ro.db_path ? 1 : slash - ro.db_path), ro.db_path);
+    const char *out = args_str(o, T_COUNT, "--out", out_default);
+    file_io figures[7] = {{"--out", out, FILE_IO_OUT_DIR, "figures"}};
+    char fig_path[6][FILE_PATH_MAX + 32];
+    static const char *const fig_files[6] = {"tune_predicted.tsv", "tune_predicted.png",
+                                             "tune_predicted.svg", "tune_frontier.tsv",
+                                             "tune_frontier.png",  "tune_frontier.svg"};
+    for (int k = 0; k < 6; k++) {
+        snprintf(fig_path[k], sizeof fig_path[k], "%s/%s", out, fig_files[k]);
+        figures[1 + k] = (file_io){"--out", fig_path[k], FILE_IO_OUT, NULL};
+    }
+    if (file_check_io(figures, 1, err) || runner_open(&t.r, &ro, err) ||
+        runner_check_files(&t.r, figures + 1, 6, err) || plan(&t, err) ||
+        runner_make_parent(ro.db_path, err) || db_open(&t.d, ro.db_path, DB_WRITE, err))
         goto out;
     t.n_probe = (int)probes_n < t.r.n_prompts ? (int)probes_n : t.r.n_prompts;
     sweep_spec(&t, spec, sizeof spec);
@@ -578,7 +603,6 @@ int cmd_tune(int argc, char **argv) {
         goto out;
     }
     tune_print(&t);
-    const char *out = args_str(o, T_COUNT, "--out", "results/tune");
     if (tune_plots(&t, out, !args_flag(o, T_COUNT, "--no-plot"), err) == 0)
         fprintf(stderr, "decbench tune: figures in %s: tune_predicted, tune_frontier\n", out);
     else

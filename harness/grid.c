@@ -70,6 +70,20 @@ static int parse_key(grid *g, char *kv, char *err) {
     g->tie[k] = -1;
     g->values[k] = malloc((size_t)GRID_MAX_VALUES * GRID_NAME_LEN);
     if (!g->values[k]) return err_set(err, "grid: out of memory");
+    /* "W=1,2,N=2": a key given after a ',' instead of a ';' would otherwise be taken as the
+     * word "N=2", a value of W, and fail later as "W=N=2 is not an integer" */
+    char *eq2 = strchr(vals, '=');
+    if (eq2) {
+        char *comma = eq2;
+        while (comma > vals && *comma != ',') comma--;
+        if (*comma == ',')
+            return err_set(err,
+                           "grid: %s=%s: '%s' is another key, but keys are separated by ';' "
+                           "(%s=%.*s;%s)",
+                           key, vals, trim(comma + 1), key, (int)(comma - vals), vals,
+                           trim(comma + 1));
+        return err_set(err, "grid: %s=%s: a value holds '='", key, vals);
+    }
     char *save = NULL;
     for (char *it = strtok_r(vals, ",", &save); it; it = strtok_r(NULL, ",", &save))
         if (*trim(it) && parse_item(g, k, trim(it), err)) return -1;

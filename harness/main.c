@@ -35,7 +35,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"synth", cmd_synth, "write a random-weight model of a real shape"},
-    {"convert", cmd_convert, "write a model as GGUF (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)"},
+    {"convert", cmd_convert, "write a model as GGUF in a weight type or llama-quantize mix"},
     {"cost", cmd_cost, "forward latency versus rows per pass (the cost curve)"},
     {"decoders", cmd_decoders, "list the decoders and their parameters"},
     {"counters", cmd_counters, "define every counter a sample stores and every report figure"},

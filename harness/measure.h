@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "model/forward.h"
-#include "results/db.h"
+#include "results/db/db.h"
 
 /* Streaming-read bandwidth in GB/s (1e9 bytes/s): every thread of pool sums its share of a
  * `bytes` buffer, best of `reps` passes. This is the bound a T=1 forward pass cannot beat:
@@ -62,7 +62,7 @@ typedef struct {
  * read bandwidth, < 0 unknown). */
 db_cost measure_cost_row(const measure_point *p, int64_t weight_bytes, double mem_gbps);
 
-/* The grid of a cost curve t(rows, context, logit rows) (results/cost.h says how it is
+/* The grid of a cost curve t(rows, context, logit rows) (results/report/cost.h says how it is
  * interpolated): for every context, every rows value with the logits of one row (the body of
  * the pass); at the first context also every rows value with the logits of all its rows (the
  * classifier's share is the difference). (r, c0, 1) and (r, c0, r) are measured back to back,

@@ -9,14 +9,28 @@
  *
  * Parameters are stored as the PAPERS print them. paper_spec() is the one place they become
  * decbench specs, and where names differ it says so:
- *   - Ouroboros' beta (Table 7's "beta", its code's lookahead_level) counts the key token: a
- *     phrase of decbench's ouroboros has beta tokens after its key, so decbench beta = paper
- *     beta - 1 (decoders/ouroboros.c: "the reference's level 7 means beta 6");
+ *   - Ouroboros' beta: the reference's scripts run every Table 7 row with lookahead_level =
+ *     the printed beta - 1 (thunlp/Ouroboros@7dac65b benchmark/test_*.py, their defaults and
+ *     usage lines, all twelve rows; README: gamma 12, W 20, level 7 for Table 7's 12/20/8), and
+ *     a phrase holds lookahead_level - 1 tokens after its key (cache_engine.py,
+ *     add_extra_ngram): decbench beta (tokens after the key) = printed beta - 2. Every
+ *     Ouroboros spec also gets trim=1: the reference cuts each draft to gamma
+ *     (kv_cache_model.py:28, max_new_tokens = gamma; modeling_llama.py:2121-2124);
  *   - Table 7's lookahead "beta (n-gram level)" is LADE's LEVEL = decbench lookahead N (the
  *     n-gram size, key token included), and Ouroboros runs LADE with GUESS_SET_SIZE = W, so G = W;
+ *     every lookahead of a recipe is LADE's (Ouroboros and Spec-Bench ran LADE's code), so it
+ *     gets preset=lade (decoders/lookahead.c);
  *   - Spec-Bench's PLD (draft_matching_window_size 3, draft_num_candidate_tokens 10) is
- *     pld:ngram=3,k=10; its SpS (Hugging Face assisted generation, 5 assistant tokens adjusted
- *     by a heuristic schedule) is spec:gamma=5 (decbench's spec drafts a fixed gamma). */
+ *     pld:ngram=3,k=10 with its candidate rule, match=first,miss=100; its SpS (Hugging Face
+ *     4.37.1 assisted generation, 5 assistant tokens, +2 after a draft accepted whole, else -1)
+ *     is spec:gamma=5,adapt=1 (the recipe's rows say so in `extra`).
+ *
+ * What the reference implementations run, in decbench's parameters, is one more table
+ * (references[], paper_reference); what a recipe runs differently from it, and from the paper's
+ * hardware, models and data, is another (differences[], paper_difference). tests/test_paper.c
+ * fails when a recipe's spec differs from its reference's settings without a listed difference,
+ * and `decbench paper` prints every difference with the table (markdown notes; the LaTeX
+ * caption). */
 #ifndef HARNESS_PAPER_H
 #define HARNESS_PAPER_H
 
@@ -38,7 +52,8 @@ typedef enum {
     PAPER_SPEC,
     PAPER_LOOKAHEAD,
     PAPER_OUROBOROS,
-    PAPER_PLD
+    PAPER_PLD,
+    PAPER_N_ALGS
 } paper_alg;
 
 /* How a recipe picks its settings and the paper's figures for the model it is given. */
@@ -57,6 +72,9 @@ typedef struct {
     int gamma, W, N, G, beta, K; /* beta: Ouroboros' (counts the key token); N: lookahead's */
     int ngram, k;                /* PLD */
     const char *extra; /* decbench parameters appended as they are ("warm=0", "suffix=0") */
+    /* parameters the experiment varies on purpose (Table 3's switches: "suffix,inspire,refine"),
+     * not held to the reference's settings; NULL: none */
+    const char *varies;
 } paper_decoder;
 
 /* One `decbench run` of a recipe. */
@@ -93,7 +111,31 @@ typedef struct {
     paper_col cols[PAPER_COLS];
     const char *notes; /* deviations and readings, one per line */
     paper_part parts[PAPER_MAX_PARTS];
+    const char *models; /* the paper's models for this experiment ("Yi-34b/6b, Llama-2 70b/7b") */
+    /* the reference implementation each algorithm of the recipe stands for (a name in
+     * references[]); NULL for greedy */
+    const char *refs[PAPER_N_ALGS];
 } paper_recipe;
+
+/* A reference implementation's configuration in decbench's parameters: what a spec must say
+ * to run it ("refill=lade,full_bonus=0,..."), each setting cited to the file and line it
+ * follows. */
+typedef struct {
+    const char *name;     /* "lade" */
+    const char *title;    /* "LADE (hao-ai-lab/LookaheadDecoding@eed010d)" */
+    paper_alg alg;        /* which decbench decoder stands for it */
+    const char *settings; /* key=value,... in the decoder's parameters */
+    const char *cite;     /* where each setting comes from */
+} paper_reference;
+
+/* Something a recipe runs differently from the paper: a setting (key: the decbench parameter
+ * whose value differs from the reference's), or what has no parameter (key NULL: an
+ * algorithmic detail of the reference decbench does not copy, the data drawn). recipe NULL:
+ * every recipe that runs `ref`; ref NULL: not about an implementation (data, prompts). */
+typedef struct {
+    const char *recipe, *ref, *key;
+    const char *text; /* ours against theirs, and why */
+} paper_difference;
 
 /* Ouroboros Table 7: the hyperparameters per task and model pair, as printed. */
 typedef struct {
@@ -141,6 +183,24 @@ const paper_value *paper_value_find(const char *recipe, const char *key, const c
 const paper_value *paper_values(int *n);
 /* The display title of a dataset of a per_dataset part ("Translation"), or the name itself. */
 const char *paper_dataset_title(const char *dataset);
+
+/* The reference implementations and the listed differences (paper_recipes.c). */
+const paper_reference *paper_references(int *n);
+const paper_reference *paper_reference_find(const char *name); /* NULL if none */
+/* The reference recipe rc's decoder of algorithm alg stands for; NULL: none (greedy). */
+const paper_reference *paper_reference_of(const paper_recipe *rc, paper_alg alg);
+const paper_difference *paper_differences(int *n);
+/* Whether the difference applies to recipe rc: its own, or its reference's when rc runs it. */
+int paper_difference_applies(const paper_difference *x, const paper_recipe *rc);
+/* Whether the decbench spec runs setting key=value: 1 when it does not (another value, or the
+ * value would contradict a preset of the spec), 0 when it does, -1 with a message when the spec
+ * itself does not parse. */
+int paper_setting_differs(const char *spec, const char *key, const char *value, char *err);
+/* The reference settings spec does not run, for decoder d of recipe rc: "key" names joined by
+ * ',' into out (empty: none), those d varies on purpose left out. -1 with a message when the
+ * spec does not parse. */
+int paper_spec_departures(const paper_recipe *rc, const paper_decoder *d, const char *spec,
+                          char *out, size_t n, char *err);
 
 /* The decbench spec of d with the settings s (Table 7 row; may be NULL) or c (lookahead
  * configuration; may be NULL): the name mapping of the header comment. -1 with a message when a

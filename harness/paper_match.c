@@ -22,7 +22,7 @@
 
 #include "harness/paper.h"
 #include "model/formats/gguf.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/model.h"
 #include "util/err.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "decoders/decoder.h"
-#include "results/report.h"
+#include "results/report/report.h"
 #include "util/err.h"
 
 static int add(run_list *r, int64_t id, char *err) {
@@ -57,7 +57,7 @@ int run_list_open(const args_opt *o, int n_opts, run_list *runs, db **d, char *e
     }
     const char *sw = args_str(o, n_opts, "--sweep", NULL);
     if (sw && parse_id(sw, "--sweep", &sweep, err)) goto usage;
-    if (report_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
+    if (db_split_source(args_str(o, n_opts, "--db", "results/decbench.db"), path, sizeof path,
                             &id, err) ||
         db_open(d, path, DB_READ_ANY, err) || (id && add(runs, id, err)) ||
         (sweep && add_sweep(runs, *d, sweep, err)))

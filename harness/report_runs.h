@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "harness/args.h"
-#include "results/db.h"
+#include "results/db/db.h"
 
 typedef struct {
     int64_t *ids; /* malloc'd; NULL when no run was named (the library then picks its default) */

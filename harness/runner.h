@@ -26,7 +26,11 @@
  *     printed loudly and stored.
  *   - Each sample is stored with its statistics, histograms, the decoder's own counters and
  *     the optional trace in one transaction (db_insert_sample); tuples already stored
- * (db_sample_done) are skipped, which is how --resume continues a run.
+ * (db_sample_done) are skipped, which is how --resume continues a run. A decoder that keeps
+ *     state across prompts (Ouroboros warm=1, suffix) first has its state rebuilt: the
+ *     samples of the repeat stored before are generated again in order, unstored
+ *     (rebuild_state, runner.c), so what it measures next, and what --state-save writes, equal
+ *     an uninterrupted run's.
  *   - SIGINT/SIGTERM (runner_catch_signals): the sample being generated stops before its
  *     next forward pass (dec_env.cancel) and is not stored; runner_measure returns
  *     RUNNER_INTERRUPTED. On a 7B model a sample of 1024 tokens takes minutes: waiting for it
@@ -43,7 +47,8 @@
 #include "harness/progress.h"
 #include "harness/sampling_opts.h"
 #include "harness/session.h"
-#include "results/db.h"
+#include "results/db/db.h"
+#include "util/file.h"
 
 #define RUNNER_MAX_DATASETS 32
 #define RUNNER_MAX_SPECS 64
@@ -94,7 +99,7 @@ void runner_help(void);
 /* One prompt: a record's turn. Turn t > 1 of a multi-turn record (--turns) is built from greedy's
  * answers to the turns before it (ds_turn_prompt), so it is encoded only when first measured
  * (runner_prepare); its samples are stored with sample_index = record index + (t - 1) x 10^6
- * and turn = t (results/schema.sql, step 6). */
+ * and turn = t (results/db/schema.sql, step 6). */
 typedef struct {
     const ds_sample *sample;
     const ds_set *set;
@@ -156,8 +161,8 @@ typedef struct {
     /* Decoder state files (`run --state-load/--state-save`; NULL: none): every instance of a
      * decoder that keeps state (dec_state_name) starts each repeat from state_load; the state
      * of the run's one such decoder after its last sample is written to state_save when the
-     * run completes. state_only restricts both to decoders of that name (NULL: any), which is
-     * how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
+     * run completes. state_only restricts both to decoders whose state has that name (NULL:
+     * any), which is how --pool-load/--pool-save mean Ouroboros' pool; load_opt / save_opt are the option
      * names messages use. */
     const char *state_load, *state_save, *state_only, *load_opt, *save_opt;
     int test_flip; /* $DECBENCH_TEST_FLIP_TOKEN (tests only): corrupt output token N, else -1 */
@@ -179,6 +184,10 @@ enum { RUNNER_CANCELLED = 2 };
  * Progress and notes go to stderr. */
 int runner_open(runner *r, const runner_opts *o, char *err);
 void runner_close(runner *r);
+/* What runner_open does with the datasets of o alone (every record read and rendered, the
+ * selection made), without a model: for a command that runs several workloads (paper's parts)
+ * to refuse a bad one before measuring the first. */
+int runner_check_datasets(const runner_opts *o, char *err);
 
 /* Creates (and frees) each spec's decoder to validate it and get its canonical spec; with
  * add_greedy, greedy is put first (added if absent). Duplicates (same canonical spec) are
@@ -200,6 +209,14 @@ const char *runner_shard_text(const runner *r);
  * prompts (dec_state_check), the file to load loads into every one of them, the file to save
  * can be created. */
 int runner_check_states(runner *r, char *const *canon, int n, char *err);
+
+/* The files of the run (util/file.h, file_check_io): the target, draft and tokenizer files
+ * and every dataset's file as inputs, r->state_load as input and r->state_save as output
+ * (under r->load_opt / r->save_opt), the database (--db) appended to, plus extra[0..n_extra)
+ * (a command's own: tune's figures, paper's --project-cost). Refuses an output that is an
+ * input or another output; checks the kinds of the extra entries that give `what`. Call after
+ * runner_open (the paths are resolved then) and before anything is written. */
+int runner_check_files(const runner *r, const file_io *extra, int n_extra, char *err);
 
 /* Fills the run record (strings owned by r or by the static environment copy). */
 void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *command);

@@ -23,29 +23,32 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
          "draft model for spec / tree / ouroboros (same vocabulary), or self:TYPE: the target "
          "requantized in memory (self:q8_0, self:q4_0, self:Q4_K_M, ...)"),
     OPTV("--tokenizer", "-z", "FILE",
-        "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
+         "tokenizer (default: the GGUF's own, or tok<vocab>.bin in the models folder)"),
     OPTV("--dataset", NULL, "NAME",
-        "NAME[,NAME...] (repeatable); see `decbench run --help` for the names"),
-    OPTV("--template", NULL, "NAME", "prompt template for every dataset (default: each dataset's own)"),
+         "NAME[,NAME...] (repeatable); see `decbench run --help` for the names"),
+    OPTV("--template", NULL, "NAME",
+         "prompt template for every dataset (default: each dataset's own)"),
     OPTV("--chat-template", NULL, "NAME",
-        "chat format for the chat templates: llama2-sys, llama3, chatml, deepseek, vicuna, ... "
-        "(default: the GGUF's tokenizer.chat_template when recognised, else each template's "
-        "own)"),
+         "chat format for the chat templates: llama2-sys, llama3, chatml, deepseek, vicuna, ... "
+         "(default: the GGUF's tokenizer.chat_template when recognised, else each template's "
+         "own)"),
     OPTV("--limit", NULL, "N", "at most N prompts per dataset (default 0 = all)"),
     OPTV("--offset", NULL, "N", "skip the first N prompts of each dataset (after --shuffle)"),
     OPTV("--shuffle", NULL, "SEED",
-        "shuffle each dataset with this seed (uint64, recorded) before --offset/--limit"),
+         "shuffle each dataset with this seed (uint64, recorded) before --offset/--limit"),
     OPTV("--max-new", "-n", "N",
-        "new tokens per prompt (default: each dataset's paper value; recorded as 0 if they "
-        "differ)"),
+         "new tokens per prompt (default: each dataset's paper value; recorded as 0 if they "
+         "differ)"),
     OPTV("--repeats", "-r", "N",
-        "measured passes over the prompts (default 1; 3+ for a standard deviation)"),
+         "measured passes over the prompts (default 1; 3+ for a standard deviation)"),
     OPTV("--warmup", NULL, "N",
-        "unstored warm-up generations per decoder on the first prompt (default 1)"),
+         "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per CPU of the affinity mask)"),
     OPTV("--kernels", NULL, KERNELS_METAVAR, KERNELS_HELP),
-    OPTV("--db", NULL, "FILE", "results database (default results/decbench.db; folders are created)"),
-    OPTV("--data-dir", NULL, "DIR", "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
+    OPTV("--db", NULL, "FILE",
+         "results database (default results/decbench.db; folders are created)"),
+    OPTV("--data-dir", NULL, "DIR",
+         "datasets folder (default $DECBENCH_DATASETS or <shared>/datasets)"),
     OPT("--trace", NULL, 0,
         "store a per-step trace (rows, drafted, accepted, emitted, seconds) and every forward "
         "pass (model, rows, logit rows, context, seconds: what report --project-cost prices)"),
@@ -68,8 +71,8 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
     OPTV("--ctx", NULL, "N",
-        "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
-        "allocated for all of it)"),
+         "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
+         "allocated for all of it)"),
     OPT("--allow-nonfinite", NULL, 0,
         "decode NaN/infinite logits (argmax of garbage) instead of stopping the run with an "
         "error naming the position"),
@@ -101,8 +104,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->cut_long = args_flag(o, n, "--cut-long");
     if (!ro->model) return err_set(err, "--model FILE is required");
     kern_mode km;
-    if (kern_mode_parse(ro->kernels, &km))
-        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, ro->kernels);
+    if (session_kernels(ro->kernels, &km, err)) return -1;
     if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];
@@ -174,31 +176,32 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
 }
 
 void runner_help(void) {
-    printf(
-        "how it measures (details: harness/runner.h):\n"
-        "  - greedy is always measured first for each prompt and is the reference: every\n"
-        "    output is compared token by token with greedy's; a difference prints the first\n"
-        "    diverging position, both tokens and greedy's top-1 minus top-2 logit there, is\n"
-        "    stored (samples.matched = 0), marks the run 'failed' and exits 1 (unless\n"
-        "    --allow-mismatch)\n"
-        "  - order: for each repeat, for each prompt, greedy then every decoder, so each\n"
-        "    speed-up is paired under the same machine state; decoders are created afresh per\n"
-        "    repeat (warm pools carry across prompts, not across repeats)\n"
-        "  - warm-up: --warmup unstored generations per decoder on the first prompt, with a\n"
-        "    throw-away instance, before its first measured sample\n"
-        "  - every sample (statistics, histograms, --trace) is one transaction; Ctrl-C stops\n"
-        "    the current sample within one forward pass (it is not stored: --resume measures\n"
-        "    it again), marks the run 'incomplete' and exits 130; a second Ctrl-C\n"
-        "    exits at once (the run stays 'running'). Both are continued by repeating the\n"
-        "    command with --resume RUN_ID (the same model, datasets, templates, max-new,\n"
-        "    repeats, kernels and seed are required; stored samples are skipped). Decoders\n"
-        "    with state across prompts (ouroboros warm=1) restart cold at the resume point.\n"
-        "  - any other fault (a full disk, a failed --state-save, a model file changed while\n"
-        "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
-        "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
-        "    a run at a time: a --resume of a run another process is measuring is refused\n"
-        "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
-        "    `decbench report`, CI gate: `decbench compare`\n");
+    printf("how it measures (details: harness/runner.h):\n"
+           "  - greedy is always measured first for each prompt and is the reference: every\n"
+           "    output is compared token by token with greedy's; a difference prints the first\n"
+           "    diverging position, both tokens and greedy's top-1 minus top-2 logit there, is\n"
+           "    stored (samples.matched = 0), marks the run 'failed' and exits 1 (unless\n"
+           "    --allow-mismatch)\n"
+           "  - order: for each repeat, for each prompt, greedy then every decoder, so each\n"
+           "    speed-up is paired under the same machine state; decoders are created afresh per\n"
+           "    repeat (warm pools carry across prompts, not across repeats)\n"
+           "  - warm-up: --warmup unstored generations per decoder on the first prompt, with a\n"
+           "    throw-away instance, before its first measured sample\n"
+           "  - every sample (statistics, histograms, --trace) is one transaction; Ctrl-C stops\n"
+           "    the current sample within one forward pass (it is not stored: --resume measures\n"
+           "    it again), marks the run 'incomplete' and exits 130; a second Ctrl-C\n"
+           "    exits at once (the run stays 'running'). Both are continued by repeating the\n"
+           "    command with --resume RUN_ID (the same model, datasets, templates, max-new,\n"
+           "    repeats, kernels and seed are required; stored samples are skipped). Decoders\n"
+           "    with state across prompts (ouroboros warm=1, suffix) first rebuild it: the\n"
+           "    repeat's stored samples are generated again, unstored, so the rest of the run\n"
+           "    and --state-save see the state an uninterrupted run would have.\n"
+           "  - any other fault (a full disk, a failed --state-save, a model file changed while\n"
+           "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
+           "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
+           "    a run at a time: a --resume of a run another process is measuring is refused\n"
+           "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
+           "    `decbench report`, CI gate: `decbench compare`\n");
     fputs(sampling_help, stdout);
     char buf[8192];
     ds_help(buf, sizeof buf);

@@ -8,7 +8,7 @@
 
 #include "model/formats/gguf.h"
 #include "model/convert/requant.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "util/err.h"
 #include "util/paths.h"
 
@@ -70,6 +70,16 @@ static int has_gguf_vocab(const char *path) {
     return has;
 }
 
+void session_print_warnings(const tok *t) {
+    const char *w = tok_warnings(t);
+    while (*w) {
+        const char *end = strchr(w, '\n');
+        int len = end ? (int)(end - w) : (int)strlen(w);
+        fprintf(stderr, "decbench: warning: %.*s\n", len, w);
+        w += len + (end != NULL);
+    }
+}
+
 /* A draft must share the target's vocabulary. When both vocabularies are GGUF's, they are
  * compared as llama.cpp compares them (tok_compatible: sizes may differ by up to 128 padding
  * tokens, and the draft's logits are then padded to the target's width); otherwise the draft
@@ -78,7 +88,9 @@ static int check_draft(session *s, const char *draft_path, char *err) {
     int tv = s->target->cfg.vocab_size, dv = s->draft->cfg.vocab_size;
     if (has_gguf_vocab(s->tokenizer_path) && has_gguf_vocab(draft_path)) {
         tok *dt = NULL;
-        int rc = tok_load(&dt, draft_path, err) || tok_compatible(s->tokenizer, dt, draft_path, err);
+        int rc = tok_load(&dt, draft_path, err);
+        if (rc == 0) session_print_warnings(dt);
+        rc = rc || tok_compatible(s->tokenizer, dt, draft_path, err);
         tok_free(dt);
         if (rc) return -1;
     } else if (dv != tv) {
@@ -118,12 +130,17 @@ static int open_self_draft(session *s, const char *type, char *err) {
     return 0;
 }
 
+int session_kernels(const char *name, kern_mode *out, char *err) {
+    if (kern_mode_parse(name ? name : "auto", out))
+        return err_set(err, "--kernels %.64s: expected " KERN_MODE_NAMES, name);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);
     if (!model_path) return err_set(err, "--model FILE is required");
-    if (kern_mode_parse(kernels ? kernels : "auto", &s->kernels))
-        return err_set(err, "--kernels %s: expected " KERN_MODE_NAMES, kernels);
+    if (session_kernels(kernels, &s->kernels, err)) return -1;
     s->threads = threads > 0 ? threads : session_cores();
     if (tpool_new(&s->pool, s->threads, err)) return -1;
     if (open_model(&s->target, model_path, s->model_path, sizeof s->model_path, err)) goto fail;
@@ -136,6 +153,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         session_find_model(tokenizer_path, s->tokenizer_path, sizeof s->tokenizer_path);
     else if (default_tokenizer(s->target, s->tokenizer_path, sizeof s->tokenizer_path, err)) goto fail;
     if (tok_load(&s->tokenizer, s->tokenizer_path, err)) goto fail;
+    session_print_warnings(s->tokenizer);
     if (tok_vocab_size(s->tokenizer) != s->target->cfg.vocab_size) {
         err_set(err, "tokenizer %s has %d tokens but model %s has a vocabulary of %d: they do not "
                      "belong together", s->tokenizer_path, tok_vocab_size(s->tokenizer), model_path,
@@ -143,6 +161,15 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         goto fail;
     }
     if (s->draft && !session_self_type(draft_path) && check_draft(s, draft_path, err)) goto fail;
+    s->token_bytes = 4;
+    for (int id = 0; id < tok_vocab_size(s->tokenizer); id++) {
+        char buf[TOK_PIECE_MAX];
+        const char *piece = tok_piece(s->tokenizer, id);
+        int n = tok_decode(s->tokenizer, -1, id, buf, sizeof buf);
+        size_t len = piece ? strlen(piece) : 0;
+        if (len > s->token_bytes) s->token_bytes = len;
+        if (n > 0 && (size_t)n > s->token_bytes) s->token_bytes = (size_t)n;
+    }
     s->kernels = kern_mode_resolve(s->kernels, s->target, s->draft);
     return 0;
 fail:
@@ -181,6 +208,12 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
         return -1;
     }
     return 0;
+}
+
+int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len) {
+    *len = strlen(text);
+    return *len <= SESSION_ENCODE_ALWAYS ||
+           *len <= (size_t)max_tokens * (s->token_bytes ? s->token_bytes : 4);
 }
 
 dec_env session_env(const session *s) {

@@ -16,6 +16,8 @@ typedef struct {
     char model_path[4096], draft_path[4096], tokenizer_path[4096];
     char draft_note[512]; /* --draft self:TYPE: what was built (for the user), else "" */
     int allow_nonfinite; /* --allow-nonfinite: passed to the decoders (dec_env) */
+    /* The most bytes of text one token of the vocabulary can stand for (session_text_fits). */
+    size_t token_bytes;
     dec_sampling sampling; /* zero (greedy) after session_open; set by the command */
 } session;
 
@@ -34,6 +36,10 @@ const char *session_find_model(const char *name, char *out, size_t n);
     "every block type but q2_k), exact-int8b (batch-invariant, int8 products summed per block, "   \
     "16-row tiles) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
 
+/* The --kernels value (NULL: "auto") as a kernel mode, or an error naming the accepted ones: the
+ * one place the option is parsed. */
+int session_kernels(const char *name, kern_mode *out, char *err);
+
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,
  * kernels (a KERNELS_METAVAR name, NULL: "auto", resolved here over target and draft:
@@ -46,6 +52,10 @@ const char *session_find_model(const char *name, char *out, size_t n);
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err);
 void session_close(session *s);
+
+/* Prints what tok_load read leniently (tok_warnings), one "decbench: warning: " line each, on
+ * stderr. session_open does it for the tokenizers it loads. */
+void session_print_warnings(const tok *t);
 
 /* The TYPE of a draft given as "self:TYPE", else NULL. */
 const char *session_self_type(const char *draft_path);
@@ -62,6 +72,20 @@ int session_encode(const session *s, const char *text, int **ids, int *n, char *
 /* The same with TOK_* flags added (TOK_PARSE_SPECIAL for a chat format's control tokens). */
 int session_encode_flags(const session *s, const char *text, int flags, int **ids, int *n,
                          char *err);
+
+/* Whether text may encode to fewer than max_tokens tokens: 0 when it certainly cannot, for
+ * being longer than max_tokens x token_bytes bytes and than SESSION_ENCODE_ALWAYS (a text up
+ * to 1 MB is encoded all the same, in half a second at most, so that the message refusing it
+ * gives its exact length in tokens). Every token stands for at most token_bytes
+ * bytes of the text (the longest piece of the vocabulary, as stored or decoded; at least 4,
+ * a character the vocabulary lacks being one unknown token): the encoders lose no byte, and
+ * each byte a piece stands for takes at least one byte of the piece (SentencePiece's space is
+ * the 3 bytes of U+2581; byte-level BPE's stand-ins are 1 or 2 bytes; a byte-fallback token
+ * <0xXX> is 6; a control token written in the text is its own text). So a prompt far beyond
+ * the context is refused without encoding it: a 100 MB line took 51 s and 2.9 GB to encode
+ * before the "prompt too long" message. */
+#define SESSION_ENCODE_ALWAYS ((size_t)1 << 20)
+int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len);
 
 /* A dec_env for this session. */
 dec_env session_env(const session *s);

@@ -4,8 +4,11 @@
 
 #include <stdint.h>
 
+#include <math.h>
+
 #include "harness/runner.h"
-#include "results/report.h"
+#include "results/report/report.h"
+#include "results/plot/plot.h"
 
 /* A decoder must measure this much faster than greedy to be recommended over it: on the shared
  * 2-core development machine two greedy runs of a few prompts differed by up to a few percent
@@ -40,7 +43,9 @@ typedef struct {
 } tune;
 
 /* The projected end-to-end speed-up of c's probe (NAN: none). */
-double tune_pred(const tune_cand *c);
+static inline double tune_pred(const tune_cand *c) {
+    return c->p.run_id ? c->p.projected_e2e : NAN;
+}
 
 /* The ranked table and the "recommended:" lines (stdout). */
 void tune_print(const tune *t);

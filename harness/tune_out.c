@@ -220,8 +220,9 @@ static int write_frontier(const tune *t, FILE *f) {
 }
 
 int tune_plots(const tune *t, const char *out_dir, int render, char *err) {
-    if (mkdir(out_dir, 0777) != 0 && errno != EEXIST)
-        return err_set(err, "%s: cannot create: %s", out_dir, strerror(errno));
+    char what[FILE_PATH_MAX + 32];
+    snprintf(what, sizeof what, "the figures folder %s", out_dir);
+    if (runner_make_dir(out_dir, what, err)) return -1; /* --out a/b: folders made as needed */
     static const char *const stems[2] = {"tune_predicted", "tune_frontier"};
     int rc = 0;
     char e[ERR_LEN];

@@ -63,6 +63,8 @@ static const char *const keys[ARCH_KV_COUNT] = {
     [ARCH_KV_ROPE_SCALING_FACTOR] = "%s.rope.scaling.factor",
     [ARCH_KV_EXPERT_COUNT] = "%s.expert_count",
     [ARCH_KV_VOCAB_SIZE] = "%s.vocab_size",
+    [ARCH_KV_ROPE_SCALE_LINEAR] = "%s.rope.scale_linear",
+    [ARCH_KV_ROPE_SCALING_ATTN_FACTOR] = "%s.rope.scaling.attn_factor",
 };
 
 #define R ARCH_REQUIRED

@@ -110,6 +110,8 @@ typedef enum {
     ARCH_KV_ROPE_SCALING_FACTOR,
     ARCH_KV_EXPERT_COUNT,
     ARCH_KV_VOCAB_SIZE,
+    ARCH_KV_ROPE_SCALE_LINEAR,        /* rope.scaling.factor's old name (llama.cpp reads both) */
+    ARCH_KV_ROPE_SCALING_ATTN_FACTOR, /* read to refuse values other than 1 */
     ARCH_KV_COUNT
 } arch_kv;
 

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -267,7 +268,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     }
     /* RoPE angles as llama2.c computes them: theta^(-2i/rope_dim) per pair, times position;
      * then, in ggml_rope_ext's order, divided by the pair's frequency factor (Llama 3.1+'s
-     * rope_freqs) and times the linear scaling (both exact when 1). */
+     * rope_freqs) and times the linear scaling; cos and sin times the attention factor, as
+     * ggml's rope_yarn scales them by mscale (all three exact when 1). */
     const float *ff = m->rope_freqs, freq_scale = 1.0f / cfg->rope_factor; /* as llama.cpp */
     for (int p = 0; p < cfg->seq_len; p++)
         for (int i = 0; i < half; i++) {
@@ -275,8 +277,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
             float val = (float)p * freq;
             if (ff) val = val / ff[i];
             val = freq_scale * val;
-            c->rope_cos[(size_t)p * half + i] = cosf(val);
-            c->rope_sin[(size_t)p * half + i] = sinf(val);
+            c->rope_cos[(size_t)p * half + i] = cosf(val) * cfg->rope_attn_factor;
+            c->rope_sin[(size_t)p * half + i] = sinf(val) * cfg->rope_attn_factor;
         }
     if (c->mode == KERN_BLAS) openblas_set_num_threads(nt);
     *out = c;
@@ -342,10 +344,12 @@ static void add_bias(float *y, const float *b, int n) {
     for (int i = 0; i < n; i++) y[i] += b[i];
 }
 
-/* In place is fine: the scale is formed before the first value is written. */
+/* In place is fine: the scale is formed before the first value is written. A sum of squares
+ * that overflows (activations of 1e19 and more) would scale the row by 1 / sqrt(inf) = 0, and
+ * the next layers would see zeros: it scales by NaN instead, which the logits check reports. */
 static void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
     float ss = kern_dot(x, x, n) / (float)n + eps;
-    ss = 1.0f / sqrtf(ss);
+    ss = isinf(ss) ? NAN : 1.0f / sqrtf(ss);
     for (int i = 0; i < n; i++) o[i] = w[i] * (ss * x[i]);
 }
 
@@ -620,7 +624,10 @@ static int first_nonfinite(const float *x, int n) {
 
 /* Refuses logits rows holding a NaN or an infinity: NaN weights (a corrupt or badly converted
  * file) or an overflow would otherwise make argmax pick token 0 silently, every decoder alike,
- * so exactness checks pass on garbage. */
+ * so exactness checks pass on garbage. Every kernel mode carries a NaN or an infinity from any
+ * weight or activation to the logits (the int8 quantizer, the softmax and RMSNorm see to it:
+ * kernels.h, kernels_isa.h, rmsnorm), so this one check of the logits rows covers the whole
+ * pass. The message names the first non-finite weight, found then by reading all of them. */
 static int check_logits(const fwd_ctx *c, const int *tokens, const int *out_rows, int n_logits,
                         const float *logits, char *err) {
     int V = model_logits_width(c->m);
@@ -629,11 +636,15 @@ static int check_logits(const fwd_ctx *c, const int *tokens, const int *out_rows
         int j = first_nonfinite(l, V);
         if (j < 0) continue;
         int r = out_rows ? out_rows[i] : i;
+        char where[256];
+        if (!model_find_nonfinite(c->m, where, sizeof where))
+            snprintf(where, sizeof where, "every weight is finite: an activation overflowed");
         return err_set(err,
                        "%s: non-finite logits at position %d (the pass fed token %d): logit "
-                       "%d is %s; the weights or the activations of this model are not finite",
+                       "%d is %s; the weights or the activations of this model are not finite "
+                       "(%s)",
                        c->m->path, c->pos[c->first + r], tokens[r], j,
-                       isnan(l[j]) ? "NaN" : l[j] > 0 ? "+Inf" : "-Inf");
+                       isnan(l[j]) ? "NaN" : l[j] > 0 ? "+Inf" : "-Inf", where);
     }
     return 0;
 }

@@ -2,12 +2,15 @@
  * readers that fill it live in model/formats/. */
 #include "model/model.h"
 
+#include <float.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "model/arch.h"
 #include "util/err.h"
 #include "util/file.h"
 
@@ -21,6 +24,7 @@ void model_config_derive(model_config *c) {
     if (c->rope_dim <= 0) c->rope_dim = c->head_size;
     if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
     if (c->rope_factor <= 0) c->rope_factor = 1.0f;
+    if (c->rope_attn_factor <= 0) c->rope_attn_factor = 1.0f;
     if (c->ctx_train <= 0) c->ctx_train = c->seq_len;
     if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
     if (c->bos_id == 0 && c->eos_id == 0) {
@@ -64,6 +68,52 @@ int model_config_check(const model_config *c, const char *what, char *err) {
     if (c->ctx_train < c->seq_len || c->ctx_train > MODEL_MAX_SEQ)
         return err_set(err, "%s: context %d of a trained context %d", what, c->seq_len,
                        c->ctx_train);
+    /* NaN and infinity pass "> 0" (and model_config_derive's "<= 0" defaults): every RoPE
+     * angle or every RMSNorm would be NaN */
+    const struct {
+        const char *name;
+        float value;
+    } g[] = {
+        {"rope_theta", c->rope_theta},
+        {"rope_factor", c->rope_factor},
+        {"rope_attn_factor", c->rope_attn_factor},
+        {"norm_eps", c->norm_eps}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        if (!(g[i].value > 0.0f && g[i].value <= FLT_MAX))
+            return err_set(err, "%s: %s = %g, expected a positive finite number", what, g[i].name,
+                           (double)g[i].value);
+    return 0;
+}
+
+int model_find_nonfinite(const model *m, char *out, size_t n) {
+    const model_config *c = &m->cfg;
+    for (int t = 0; t < ARCH_T_COUNT; t++) {
+        const arch_tensor_info *ti = arch_tensor_get((arch_tensor)t);
+        for (int l = 0; l < (ti->per_layer ? c->n_layers : 1); l++) {
+            const wmat *w = arch_matrix(m, (arch_tensor)t, l), *vec = NULL;
+            const float *const *v = arch_vector(m, (arch_tensor)t, l);
+            wmat as_matrix = {WTYPE_F32, v ? *v : NULL, 1, arch_dim_value(c, ti->cols), NULL, NULL};
+            if (v) vec = w = &as_matrix;
+            if (!w->data || (t == ARCH_T_OUTPUT && w->data == m->tok_embd.data)) continue;
+            int which;
+            float value;
+            long long i = wtype_find_nonfinite(
+                w->type, w->data, (size_t)w->rows * (w->cols / wtype_get(w->type)->block), &which,
+                &value);
+            if (i < 0) continue;
+            char name[64], what[160];
+            arch_tensor_name((arch_tensor)t, l, name, sizeof name);
+            if (vec)
+                snprintf(what, sizeof what, "value %lld is %s", i,
+                         value != value ? "NaN"
+                         : value > 0    ? "+inf"
+                                        : "-inf");
+            else
+                wtype_describe_nonfinite(w->type, w->cols, i, which, value, what, sizeof what);
+            snprintf(out, n, "tensor '%s' (%s): %s", name, wtype_name(w->type), what);
+            return 1;
+        }
+    }
     return 0;
 }
 

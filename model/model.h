@@ -1,7 +1,7 @@
 /* model.h: a decoder-only transformer's configuration and weights (Llama and the
  * architectures of model/arch.h: Llama 1/2/3, Mistral, Qwen2, Qwen3).
  *
- * model/formats/model_file.h's model_open() detects the format by content (never by file name): llama2.c legacy
+ * model/loader/model_file.h's model_open() detects the format by content (never by file name): llama2.c legacy
  * checkpoints (7 x int32 header, fp32), llama2.c version-1 checkpoints (magic "ak42"), and
  * GGUF files (magic "GGUF"). File-backed weights are mmapped and pointed into, never copied
  * (but for the int8 mode's packed rows of some types on some CPUs: wmat.packed, forward.c).
@@ -34,6 +34,7 @@ typedef struct {
     float rope_theta;
     float
         rope_factor; /* linear RoPE scaling: positions divided by it (DeepSeek-Coder: 4); 1: none */
+    float rope_attn_factor; /* RoPE's cos and sin times it (GGUF rope.scaling.attn_factor); 1 */
     rope_style rope;
     float norm_eps;
     int bos_id;     /* 1 for llama2.c / Llama vocabularies */
@@ -105,6 +106,12 @@ static inline void model_layer_mats(const model_layer *L, const wmat *out[MODEL_
     out[0] = &L->wq, out[1] = &L->wk, out[2] = &L->wv, out[3] = &L->wo;
     out[4] = &L->w1, out[5] = &L->w2, out[6] = &L->w3;
 }
+
+/* The first NaN or infinity among m's weights (matrices: float values, block scales; vectors),
+ * in llama.cpp's tensor order, described in out (n bytes: "tensor 'blk.0.attn_q.weight' (f16):
+ * row 3, column 5 is NaN"); returns 1, or 0 when every weight is finite. Reads every weight:
+ * for diagnosing a failure (forward.c's refusal of non-finite logits), not for every load. */
+int model_find_nonfinite(const model *m, char *out, size_t n);
 
 /* Total bytes of the weight matrices and vectors (what one T=1 forward pass streams). */
 size_t model_weight_bytes(const model *m);

@@ -20,7 +20,7 @@ roff() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
 [FILES]
 .TP
 .B results/decbench.db
-the default results database (SQLite; schema in results/schema.sql of the source).
+the default results database (SQLite; schema in results/db/schema.sql of the source).
 .TP
 .B share/decbench/plots/
 the gnuplot scripts `decbench plot` runs, found beside the binary (\fI../share/decbench\fR),

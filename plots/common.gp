@@ -23,7 +23,10 @@ svg_terminal = "set terminal svg size 1100,620 noenhanced dynamic font 'Sans,12'
 set grid ytics lc rgb "#d0d0d0" lw 1 dt 1
 set border 3 lc rgb "#404040"
 set tics nomirror
-set key noenhanced box lc rgb "#c0c0c0" opaque
+# Left-justified after the sample, with room to spare: gnuplot sizes the box from an estimate
+# of the text's width, and with pngcairo's font the estimate fell short of long labels, whose
+# text ran past the box ("lookahead:W=1,N=2,G=1" in a right-justified key).
+set key noenhanced box lc rgb "#c0c0c0" opaque Left reverse width 2
 # A palette that stays distinguishable in print and for common colour-vision deficiencies.
 set linetype 1 lc rgb "#0072B2" lw 2 pt 7 ps 1.2
 set linetype 2 lc rgb "#E69F00" lw 2 pt 5 ps 1.2
@@ -34,3 +37,5 @@ set linetype 6 lc rgb "#D55E00" lw 2 pt 3 ps 1.3
 set linetype 7 lc rgb "#F0E442" lw 2 pt 1 ps 1.3
 set linetype 8 lc rgb "#000000" lw 2 pt 2 ps 1.3
 set linetype cycle 8
+# Bars of a histogram beyond the palette's 8 colours take a fill pattern (speedup.gp), so that a
+# ninth decoder is not the first one's twin.

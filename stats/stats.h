@@ -71,6 +71,9 @@ typedef struct {
       "proposal was drawn (sum of min(p, q) over the vocabulary; p(x) for a fixed guess x)")       \
     X(samp_variance, double, SUM, DET,                                                             \
       "variance of samp_accepts around samp_expected: the sum over tests of alpha (1 - alpha)")    \
+    X(drafting_steps, long, SUM, DET,                                                              \
+      "verification steps that offered at least one drafted token (vLLM's num_drafts; "            \
+      "pos_tried at position 1)")                                                                  \
     STAT_TEST_COUNTERS(X)
 
 /* The counter-list test build (tests/CMakeLists.txt: decbench_testcounter, compiled with
@@ -146,7 +149,7 @@ typedef struct {
 /* One forward pass of the target or the draft model, for the optional pass trace: what its cost
  * depends on (rows evaluated, rows whose logits were computed, committed tokens it attends to),
  * so that a projection can price every pass a decoder made on another model's cost curve
- * (results/report_cost.c). */
+ * (results/report/report_cost.c). */
 typedef struct {
     int draft;      /* 0: the target model, 1: the draft model */
     int prefill;    /* 1: a chunk of the prompt pass */

@@ -36,6 +36,16 @@ for c in $commands; do
     $B "$c" --no-such-option >/dev/null 2>h.err; rc=$?
     if [ $rc -eq 2 ] && grep -q "^decbench $c: unknown option '--no-such-option'" h.err; then ok; else bad "usage_$c: rc=$rc $(cat h.err)"; fi
 done
+# an option spelt with '_' or one typo away is named: the usage error says which one was meant
+expect_rc did_you_mean_underscore 2 "unknown option '--max_new': did you mean --max-new\?" $B run --max_new 8
+expect_rc did_you_mean_typo 2 "unknown option '--tolerence': did you mean --tolerance\?" $B compare a b --tolerence 5%
+expect_rc no_guess 2 "unknown option '--bogus' \(see --help\)" $B sweep --bogus
+# setup.sh's main job prints its table once (run prints it: no `report` after it) and says why
+# every decoder is slower than greedy on its 260K model, pointing to the cost curve
+SETUP=${DECBENCH_SOURCE:?}/setup.sh
+expect_eq setup_one_table 0 "$(grep -cE '^\$B report' "$SETUP")"
+expect_grep setup_why "weights sit in cache, so a" "$SETUP"
+expect_grep setup_cost "measures this machine's curve" "$SETUP"
 $B help run >h.out 2>&1; expect_eq help_command "0" "$?"
 expect_grep help_command_text "^usage: decbench run" h.out
 expect_grep metavar_model "-m, --model FILE" h.out

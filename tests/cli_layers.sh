@@ -68,7 +68,7 @@ PY
 # 1. the checker bites: a copy with one violation of each kind
 cp -r "$SRC/ARCHITECTURE.md" "$SRC/util" "$SRC/results" "$SRC/harness" "$SRC/stats" "$SRC/model" "$T/"
 mkdir -p "$T/newfolder" && echo '#include "util/err.h"' >"$T/newfolder/x.c"
-echo '#include "decoders/decoder.h"' >>"$T/results/db.h"
+echo '#include "decoders/decoder.h"' >>"$T/results/db/db.h"
 echo '#include "decoders/ouroboros.h"' >>"$T/harness/runner.c"
 echo '#include <sqlite3.h>' >>"$T/harness/cmd_run.c"
 echo '#include "model/model.h"' >>"$T/stats/stats.c"
@@ -76,7 +76,7 @@ echo '#include "model/kernels/kernels.h"' >>"$T/model/weights/wtype.c"
 echo '#include "model/formats/gguf.h"' >>"$T/model/forward.c"
 mkdir -p "$T/model/newroom" && echo '#include "util/err.h"' >"$T/model/newroom/y.c"
 check "$T" >planted.txt
-expect_grep bites_results_decoders '^results/db.h:[0-9]+: includes decoders/decoder.h' planted.txt
+expect_grep bites_results_decoders '^results/db/db.h:[0-9]+: includes decoders/decoder.h' planted.txt
 expect_grep bites_harness_decoder_header '^harness/runner.c:[0-9]+: includes decoders/ouroboros.h' planted.txt
 expect_grep bites_sqlite '^harness/cmd_run.c:[0-9]+: <sqlite3.h>' planted.txt
 expect_grep bites_stats '^stats/stats.c:[0-9]+: includes model/model.h; stats/ may include: nothing of ours' planted.txt

@@ -98,5 +98,81 @@ print("|".join(str(v) for v in sqlite3.connect(sys.argv[1]).execute(
     "SELECT status, reason LIKE \x27%non-finite logits%\x27 FROM runs").fetchone()))' "$T/nan.db"
 expect_ok nan_run_allowed "0" bash -c "$B run --model $T/nan.bin --tokenizer $TOK --dataset tinystories --limit 2 --max-new 4 --warmup 0 --allow-nonfinite --db $T/nan2.db >/dev/null 2>&1; echo \$?"
 
+# NaN and infinity in quantized models and hyper-parameters. gguf_poke.py IN OUT tensor NAME AT
+# HEX4 writes the little-endian 16-bit HEX4 at byte AT of tensor NAME's data; IN OUT key NAME
+# VALUE sets the f32 key NAME to VALUE (nan, inf).
+cat > "$T/gguf_poke.py" <<'PY'
+import struct, sys
+src, dst, what, name = sys.argv[1:5]
+d = bytearray(open(src, 'rb').read())
+o = 24
+def rstr(o):
+    n, = struct.unpack_from('<Q', d, o); return d[o + 8:o + 8 + n].decode(), o + 8 + n
+SIZE = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+def skip(t, o):
+    if t == 8: return rstr(o)[1]
+    if t == 9:
+        et, n = struct.unpack_from('<IQ', d, o); o += 12
+        for _ in range(n): o = skip(et, o)
+        return o
+    return o + SIZE[t]
+n_t, n_kv = struct.unpack_from('<QQ', d, 8)
+align = 32
+for _ in range(n_kv):
+    k, o = rstr(o); t, = struct.unpack_from('<I', d, o); o += 4
+    if k == 'general.alignment': align, = struct.unpack_from('<I', d, o)
+    if what == 'key' and k == name: struct.pack_into('<f', d, o, float(sys.argv[5]))
+    o = skip(t, o)
+offset = None
+for _ in range(n_t):
+    k, o = rstr(o); nd, = struct.unpack_from('<I', d, o); o += 4 + 8 * nd
+    t, off = struct.unpack_from('<IQ', d, o); o += 12
+    if k == name: offset = off
+if what == 'tensor':
+    at = (o + align - 1) // align * align + offset + int(sys.argv[5])
+    struct.pack_into('<H', d, at, int(sys.argv[6], 16))
+open(dst, 'wb').write(d)
+PY
+poke() { python3 "$T/gguf_poke.py" "$@"; }
+$B synth --config 64,128,2,4,2,512,128 --type q8_0 --seed 3 -o "$T/q8.gguf" 2>/dev/null
+$B synth --config 64,128,2,4,2,512,128 --type f16 --seed 3 -o "$T/f16.gguf" 2>/dev/null
+# a block scale NaN: refused at load, naming the tensor, the block and the scale (before: the
+# int8 mode decoded token 0 to the end, exit 0, and run stored every sample as matched)
+poke "$T/q8.gguf" "$T/q8_scale.gguf" tensor blk.1.attn_v.weight $((2 * 34)) 7e00
+expect_fail scale_generate "q8_scale.gguf: tensor 'blk.1.attn_v.weight' \(q8_0\): block 2 \(row 1, columns 0\.\.31\) has scale d = NaN; the file is corrupt" \
+    $B generate --model "$T/q8_scale.gguf" --tokenizer "$TOK" -n 4
+rm -f "$T/scale.db"*
+expect_fail scale_run "q8_scale.gguf: tensor 'blk.1.attn_v.weight'" \
+    $B run --model "$T/q8_scale.gguf" --tokenizer "$TOK" --dataset tinystories --limit 2 --max-new 4 --warmup 0 --db "$T/scale.db"
+expect_ok scale_run_nothing_stored "0" bash -c "[ -e $T/scale.db ] && python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(\"SELECT COUNT(*) FROM samples\").fetchone()[0])' $T/scale.db || echo 0"
+# a NaN norm weight in a q8_0 model: the int8 mode (the default) reports it as the exact mode does
+# (before: its quantizer made the NaN activations 0, and it decoded, exit 0)
+poke "$T/q8.gguf" "$T/q8_norm.gguf" tensor blk.0.attn_norm.weight 2 7fc0
+for k in auto exact-int8 exact; do
+    expect_fail "norm_generate_$k" "q8_norm.gguf: non-finite logits at position 0 \(the pass fed token 1\): logit 0 is NaN; .* \(tensor 'blk.0.attn_norm.weight' \(f32\): value 0 is NaN\)" \
+        $B generate --model "$T/q8_norm.gguf" --tokenizer "$TOK" -n 4 --kernels $k
+done
+rm -f "$T/norm.db"*
+expect_fail norm_run "tinystories\[0\] .* greedy repeat 0: .*q8_norm.gguf: non-finite logits at position [0-9]+ " \
+    $B run --model "$T/q8_norm.gguf" --tokenizer "$TOK" --dataset tinystories --limit 2 --max-new 4 --warmup 0 --decoder greedy --decoder pld --db "$T/norm.db"
+expect_ok norm_run_incomplete "incomplete|0" python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("SELECT status FROM runs").fetchone()[0] + "|" + str(c.execute("SELECT COUNT(*) FROM samples WHERE matched = 1").fetchone()[0]))' "$T/norm.db"
+# a NaN weight of attn_q in an f16 model (the exact mode): its scores were NaN, and the softmax
+# gave them weights of 1e-38, so the head's output looked like a number
+poke "$T/f16.gguf" "$T/f16_q.gguf" tensor blk.1.attn_q.weight $((2 * (64 * 5 + 7))) 7e00
+expect_fail attn_q_generate "f16_q.gguf: non-finite logits at position 0 .*\(tensor 'blk.1.attn_q.weight' \(f16\): row 5, column 7 is NaN\)" \
+    $B generate --model "$T/f16_q.gguf" --tokenizer "$TOK" -n 4
+# float hyper-parameters: NaN and infinity passed "must be positive"
+poke "$T/q8.gguf" "$T/theta.gguf" key llama.rope.freq_base inf
+expect_fail freq_base_inf "theta.gguf: llama.rope.freq_base = inf, expected a positive finite number" \
+    $B generate --model "$T/theta.gguf" --tokenizer "$TOK" -n 4
+for v in inf nan; do
+    poke "$T/q8.gguf" "$T/eps.gguf" key llama.attention.layer_norm_rms_epsilon $v
+    expect_fail eps_$v "eps.gguf: llama.attention.layer_norm_rms_epsilon = $v, expected a positive finite number" \
+        $B generate --model "$T/eps.gguf" --tokenizer "$TOK" -n 4
+done
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -40,30 +40,32 @@ usage bad_format "--format: expected md, csv, json or latex" ouro-table2 --model
 usage bad_limit "--limit" ouro-table2 --model "$M" --limit 0
 expect_eq no_db_on_errors "" "$(ls results 2>/dev/null)"
 
-# 3. the plan: Table 7's settings of the closest pair, the paper's beta - 1, G = W
+# 3. the plan: Table 7's settings of the closest pair; Ouroboros' printed beta - 2 (its scripts
+# run level = beta - 1, phrases of level - 1 tokens) and drafts cut to gamma; G = W, LADE's
+# preset; Spec-Bench's own PLD rule and SpS schedule
 $B paper ouro-table2 --model "$M" --draft "$D" --dry-run >plan.out; expect_eq dry_rc 0 $?
 expect_eq dry_parts 3 "$(wc -l <plan.out)"
-expect_grep dry_gsm8k "--dataset gsm8k --limit 100 --shuffle 13720 --max-new 256 .*--label 'paper ouro-table2/gsm8k' --decoder greedy --decoder spec:gamma=7 --decoder lookahead:W=15,N=6,G=15 --decoder ouroboros:gamma=6,W=17,beta=6,K=3,warm=0 --decoder ouroboros:gamma=6,W=17,beta=6,K=3,warm=1$" plan.out
-expect_grep dry_wmt "--dataset wmt_de_en .*--max-new 64 .*--decoder spec:gamma=5 --decoder lookahead:W=18,N=7,G=18 --decoder ouroboros:gamma=4,W=13,beta=5,K=3,warm=0" plan.out
+expect_grep dry_gsm8k "--dataset gsm8k --limit 100 --shuffle 13720 --max-new 256 .*--label 'paper ouro-table2/gsm8k' --decoder greedy --decoder spec:gamma=7 --decoder lookahead:W=15,N=6,G=15,preset=lade --decoder ouroboros:gamma=6,W=17,beta=5,K=3,trim=1,warm=0 --decoder ouroboros:gamma=6,W=17,beta=5,K=3,trim=1,warm=1$" plan.out
+expect_grep dry_wmt "--dataset wmt_de_en .*--max-new 64 .*--decoder spec:gamma=5 --decoder lookahead:W=18,N=7,G=18,preset=lade --decoder ouroboros:gamma=4,W=13,beta=4,K=3,trim=1,warm=0" plan.out
 $B paper ouro-table2 --model "$M" --draft "$D" --dry-run --settings yi >yi.out
-expect_grep dry_yi "--dataset gsm8k .*--decoder spec:gamma=7 --decoder lookahead:W=15,N=6,G=15 --decoder ouroboros:gamma=4,W=15,beta=6,K=3" yi.out
+expect_grep dry_yi "--dataset gsm8k .*--decoder spec:gamma=7 --decoder lookahead:W=15,N=6,G=15,preset=lade --decoder ouroboros:gamma=4,W=15,beta=5,K=3,trim=1" yi.out
 $B paper ouro-fig4 --model "$M" --draft "$D" --dry-run >fig4.out
-expect_grep dry_fig4_codellama "--dataset humaneval --max-new 512 .*--decoder spec:gamma=5 --decoder lookahead:W=17,N=5,G=17 --decoder ouroboros:gamma=10,W=20,beta=6,K=3" fig4.out
+expect_grep dry_fig4_codellama "--dataset humaneval --max-new 512 .*--decoder spec:gamma=5 --decoder lookahead:W=17,N=5,G=17,preset=lade --decoder ouroboros:gamma=10,W=20,beta=5,K=3,trim=1" fig4.out
 expect_grep dry_fig4_mbpp "--dataset mbpp/validation --max-new 512 " fig4.out
 $B paper ouro-fig4 --model "$M" --draft "$D" --dry-run --chat >chat.out
 expect_grep dry_chat "--dataset humaneval --template ouroboros-chat " chat.out
 $B paper ouro-table4 --model "$M" --draft "$D" --dry-run >t4.out
 expect_eq dry_t4_parts 5 "$(wc -l <t4.out)"
-expect_grep dry_t4 "--dataset mbpp/validation,gsm8k,cnn_dm,wmt_de_en --limit 20 --shuffle 13720 --order shuffle:13720 .*--decoder ouroboros:gamma=6,W=18,beta=5,K=3,warm=0 --decoder ouroboros:gamma=6,W=18,beta=5,K=3,warm=1$" t4.out
-expect_grep dry_t4_cn1 "--order interleave:1 .*--decoder ouroboros:gamma=6,W=18,beta=5,K=3,warm=1$" t4.out
+expect_grep dry_t4 "--dataset mbpp/validation,gsm8k,cnn_dm,wmt_de_en --limit 20 --shuffle 13720 --order shuffle:13720 .*--decoder ouroboros:gamma=6,W=18,beta=4,K=3,trim=1,warm=0 --decoder ouroboros:gamma=6,W=18,beta=4,K=3,trim=1,warm=1$" t4.out
+expect_grep dry_t4_cn1 "--order interleave:1 .*--decoder ouroboros:gamma=6,W=18,beta=4,K=3,trim=1,warm=1$" t4.out
 $B paper specbench --model "$M" --dry-run >sb.out
-expect_grep dry_specbench "--dataset spec_bench/mt_bench,spec_bench/translation,spec_bench/summarization,spec_bench/qa,spec_bench/math_reasoning,spec_bench/rag --max-new 1024 --turns 2 --repeats 3 --warmup 3 .*--decoder greedy --decoder pld:ngram=3,k=10 --decoder lookahead:W=7,N=5,G=7$" sb.out
+expect_grep dry_specbench "--dataset spec_bench/mt_bench,spec_bench/translation,spec_bench/summarization,spec_bench/qa,spec_bench/math_reasoning,spec_bench/rag --max-new 1024 --turns 2 --repeats 3 --warmup 3 .*--decoder greedy --decoder pld:ngram=3,k=10,match=first,miss=100 --decoder lookahead:W=7,N=5,G=7,preset=lade$" sb.out
 $B paper lade-speedups --model "$M" --dry-run --settings 33b >ls.out
-expect_grep dry_lade_33b "--dataset humaneval --template lookahead --max-new 512 .*--decoder lookahead:W=7,N=5,G=7$" ls.out
+expect_grep dry_lade_33b "--dataset humaneval --template lookahead --max-new 512 .*--decoder lookahead:W=7,N=5,G=7,preset=lade$" ls.out
 # a model of no family (a qwen2 GGUF) takes the paper's first pair, Yi-34b/6b
 $B synth --config tiny-qwen2 --seed 1 -o q.gguf >/dev/null 2>&1
 $B paper ouro-table2 --model q.gguf --draft q.gguf --dry-run >q.out 2>q.err
-expect_grep dry_qwen_yi "--dataset gsm8k .*--decoder ouroboros:gamma=4,W=15,beta=6,K=3,warm=0" q.out
+expect_grep dry_qwen_yi "--dataset gsm8k .*--decoder ouroboros:gamma=4,W=15,beta=5,K=3,trim=1,warm=0" q.out
 
 # 4. every recipe end to end, reduced; each table has the paper's rows and figures
 run_recipe() { # RECIPE: into $RECIPE.md, rc checked
@@ -76,6 +78,17 @@ run_recipe ouro-table2
 expect_grep t2_settings "GSM8K: Table 7's Llama-2 70b/7b" ouro-table2.md
 expect_grep t2_row "^\| GSM8K +\| Ouroboros † +\| +[0-9.]+ \| +[0-9.]+ \| +[0-9.]+x \| +24\.03 \| +2\.68x \| Table 2 " ouro-table2.md
 expect_grep t2_wmt "^\| WMT16 +\| speculative +\|.*\| +14\.72 \| +1\.55x \| Table 2 " ouro-table2.md
+# the recipe's own figure: its table's rows as bars, grouped as its tasks, in its figure
+# (end-to-end speed-up), from the runs just made (reused, not measured again)
+$B paper ouro-table2 "${RED[@]}" --db p.db --plot fig >/dev/null 2>fig.err
+expect_eq plot_rc 0 $?
+expect_grep plot_reused "reusing run" fig.err
+expect_grep plot_header "^ours: speed-up e2e	speculative	error	lookahead	error	Ouroboros	error	Ouroboros †	error$" fig/paper.tsv
+expect_eq plot_groups "GSM8K CNN/DM WMT16" "$(grep -vE '^(#|ours)' fig/paper.tsv | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
+expect_eq plot_png 1 "$([ -s fig/paper.png ] && [ -s fig/paper.svg ] && echo 1)"
+# `decbench plot` of the database draws one part and says so
+$B plot --db p.db --kind speedup --data-only --out pf >pf.out 2>&1
+expect_grep plot_part_note "is part 'wmt' of \`decbench paper ouro-table2\` \(its parts: runs [0-9]+-[0-9]+\)" pf.out
 run_recipe ouro-fig4
 expect_grep f4_rows "^\| MBPP +\| Ouroboros † +\|.*\| bars only +\| Figure 4 " ouro-fig4.md
 run_recipe ouro-table3
@@ -97,6 +110,14 @@ expect_grep configs_size "Settings: 7B \(the size nearest the model's" lade-conf
 run_recipe lade-speedups
 expect_grep speedups_words "^\| GSM8K +\| lookahead +\|.*1\.8x \(CodeLlama-Instruct\) +\| blog Figure 7" lade-speedups.md
 run_recipe specbench
+# what differs from the paper, one note each: hardware, models, data, the references' details
+expect_grep sb_diff_hw "Differs from the paper \(hardware: the paper measured on A100 80GB" specbench.md
+expect_grep sb_diff_models "Differs from the paper \(models: the paper's Vicuna-v1.3 7B, 13B and 33B; SpS drafts with Vicuna-68m; ours: target $M, draft $D\)" specbench.md
+expect_grep sb_diff_sps "Differs from the paper \(Spec-Bench's SpS .*gamma_max=64" specbench.md
+expect_grep sb_diff_data "Differs from the paper \(data: Spec-Bench counts greedy's tokens" specbench.md
+expect_grep t2_diff_ouro "Differs from the paper \(Ouroboros .*the reference drops it" ouro-table2.md
+expect_grep t2_diff_data "Differs from the paper \(data: CNN/DM and WMT: Spec-Bench's 80" ouro-table2.md
+expect_eq ls_no_ouro 0 "$(grep -c 'Ouroboros (thunlp' lade-speedups.md)"
 expect_grep sb_overall "^\| Overall +\| Lookahead +\|.*\| +1\.34x \| +1\.64 \| Leaderboard\.md, A100" specbench.md
 expect_grep sb_task "^\| Retrieval-aug\. Generation +\| PLD +\|.*1\.86x" specbench.md
 expect_grep sb_sps "^\| Translation +\| SpS +\|" specbench.md
@@ -162,7 +183,13 @@ assert len(rows) == 15, len(rows)
 r = [x for x in rows if x["group"] == "CNN/DM" and x["row"] == "lookahead"][0]
 assert r["paper_tps"] == "9.47" and r["paper_speedup"] == "1.17" and r["paper_source"] == "Table 2"
 assert float(r["tokens_per_step"]) >= 1 and r["spec"].startswith("lookahead:W=16,N=5,G=16")
+assert r["spec"].endswith(",preset=lade"), r["spec"]
 PY
+
+# LaTeX: its notes are comments, so the caption says what differs from the paper
+$B paper specbench "${RED[@]}" --db p.db --format latex >sb.tex 2>/dev/null
+expect_eq latex_rc 0 $?
+expect_grep latex_caption "^\\\\caption\{Spec-Bench: speed-up per task and mean accepted tokens\. Measured with decbench, not the paper's setup: hardware: the paper measured on A100 80GB.*Spec-Bench's PLD.*data: Spec-Bench counts greedy's tokens" sb.tex
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

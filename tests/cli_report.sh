@@ -34,7 +34,25 @@ if grep -q "pld" def.md; then bad "default_latest: run 1's decoders in the defau
 $B report --db r.db:1 >one.md 2>&1 || bad "report FILE:RUN exit"
 expect_grep file_run "^Run 1 \(complete\)" one.md
 expect_grep greedy_ratio "^\| tinystories +\| greedy +\|.*\| +1\.00x \| +1\.00x \|" one.md
-expect_grep spec_ratio "^\| tinystories +\| spec:gamma=2 +\|.*[0-9]\.[0-9][0-9]x \| +[0-9]+\.[0-9][0-9]x \|" one.md
+# labels: a decoder's only spec is its name; the full spec is one option away (--explain)
+expect_grep spec_ratio "^\| tinystories +\| spec +\|.*[0-9]\.[0-9][0-9]x \| +[0-9]+\.[0-9][0-9]x \|" one.md
+# one line of legend, not a paragraph of definitions; --explain has them and the full specs
+expect_grep legend "Every definition and the decoders' full specs: \`decbench report --explain\`" one.md
+if grep -q "sample standard deviation" one.md; then bad "definitions in the default report"; else ok; fi
+[ "$(grep -vc '^|' one.md)" -le 6 ] && ok || bad "more than 6 lines around the table: $(cat one.md)"
+$B report --db r.db:1 --explain >explain.md 2>&1 || bad "report --explain exit"
+expect_grep explain_spec "^decoder spec = spec:gamma=2" explain.md
+expect_grep explain_definition "^speed-up sd: sample standard deviation over repeats" explain.md
+# LaTeX: the paper's columns by default (18 overflow a page), every one on request
+$B report --db r.db:1 --format latex >one.tex 2>&1 || bad "report latex exit"
+expect_grep latex_paper_columns "^dataset & decoder & prompts & repeats & tok/s e2e & speed-up e2e & tokens/step & tau" one.tex
+expect_grep latex_columns_note "--columns all for every figure" one.tex
+$B report --db r.db:1 --format latex --columns all >all.tex 2>&1 || bad "report latex all exit"
+expect_grep latex_all_columns "& exact" all.tex
+$B report --db r.db:1 --columns tau,speedup_decode >cols.md 2>&1 || bad "report --columns exit"
+expect_grep columns_chosen "^\| dataset +\| decoder +\| prompts \| repeats \| +speed-up \| +tau \|" cols.md
+expect_fail columns_unknown 1 "--columns: no figure 'nope' \(figures: tps_decode" $B report --db r.db:1 --columns nope
+expect_fail columns_layout 2 "--columns: only the summary layout" $B report --db r.db:1 --layout paper --columns tau
 # CSV: header of machine keys, one row per decoder, greedy's speed-up exactly 1
 $B report --db r.db --run 1 --format csv >one.csv 2>&1 || bad "report csv exit"
 python3 - one.csv <<'PY' && ok || bad "csv content"
@@ -56,7 +74,7 @@ assert [r["id"] for r in d["runs"]] == [1, 2] and d["runs"][0]["environment"]["c
 PY
 # the other layouts
 $B report --db r.db:1 --layout paper >paper.md 2>&1 || bad "paper exit"
-expect_grep paper "^\| spec:gamma=2 +\|" paper.md
+expect_grep paper "^\| spec +\|" paper.md
 $B report --db r.db:1 --layout ablation --decoder spec >abl.md 2>&1 || bad "ablation exit"
 expect_grep ablation "Ablation of 'spec'" abl.md
 printf 'rows,seconds\n1,0.001\n4,0.0012\n16,0.002\n64,0.006\n' >cost.csv
@@ -100,10 +118,25 @@ if command -v gnuplot >/dev/null; then
 else
     echo "note: gnuplot missing: plot rendering not tested"
 fi
+# every figure says which runs it drew
+expect_grep plot_names_runs "^decbench plot: speedup: figs/speedup\.tsv \(\+ \.png, \.svg\): run 1 \(as named\)" plot.out
+# a spec in two runs: a column each, "(run N)" in the legend, not one run's values hiding the
+# other's; the history names a commit where it changes, not at every run
+$B run --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --threads 1 \
+    --decoder pld --db r.db >/dev/null 2>&1 || bad "setup run 3"
+$B plot --db r.db --run 1,3 --kind speedup,history --data-only --out two >two.out 2>&1 || bad "plot two runs: $(cat two.out)"
+expect_grep plot_same_spec_two_runs "^dataset	pld \(run 1\)	error	spec	error	pld \(run 3\)	error$" two/speedup.tsv
+n=$(grep -cE '^[0-9]+	[^	]' two/history.tsv)
+[ "$n" = 1 ] && ok || bad "history_commit_once: $n rows name a commit: $(cat two/history.tsv)"
 $B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad "plot data-only exit"
 [ -s data/accept.tsv ] && [ ! -e data/accept.png ] && ok || bad "plot --data-only"
 expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
 expect_fail plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --kind pie
 
+# the read-only commands above (report, plot) and compare, of one file twice, leave no SQLite
+# side files beside it (a read-only connection cannot remove them; db_close does)
+$B compare r.db:1 r.db:3 >/dev/null 2>&1
+left=$(ls r.db-wal r.db-shm 2>/dev/null)
+[ -z "$left" ] && ok || bad "no_side_files: $left"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -52,6 +52,9 @@ expect_fail dataset_twice 1 "dataset tinystories is given twice" $B "${R[@]}" --
 expect_fail offset_past_end 1 "offset 5000 is past the end" $B "${R[@]}" --offset 5000
 expect_fail long_prompt 1 "long\.jsonl:prompt\[0\] \(id 0\): the prompt is [0-9]+ tokens but the context length .* 512: leave such prompts out with --skip-long" \
     $B "${R[@]}" --dataset jsonl:long.jsonl
+# ... and the other way out, keeping the prompt's end (the papers' recipes take it)
+expect_fail long_prompt_cut 1 "--skip-long, or keep their last tokens with --cut-long" \
+    $B "${R[@]}" --dataset jsonl:long.jsonl
 expect_fail missing_model_opt 2 "--model FILE is required" $B run --dataset tinystories --db "$DB"
 expect_fail missing_dataset_opt 2 "--dataset NAME is required" $B run --model "$M" --db "$DB"
 expect_fail bad_int 2 "--limit: 'x' is not an integer" $B "${R[@]}" --limit x

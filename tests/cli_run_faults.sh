@@ -5,7 +5,9 @@
 #      the run 'incomplete' (before: 'failed', which --resume refuses) with the error as its
 #      reason, every stored sample whole; --resume then stores exactly an uninterrupted run's
 #      samples;
-#   2. a --state-save that fails after the last sample: 'incomplete', reason naming it;
+#   2. a --state-save that fails after the last sample: 'incomplete', reason naming it; the
+#      --resume then writes the state an uninterrupted run writes, byte for byte (before: the
+#      state of a fresh decoder, an empty pool);
 #   3. a read-only database (a read-only folder: SQLite cannot create the -shm index a WAL
 #      database needs): report, compare and plot read it (before: "attempt to write a readonly
 #      database"); run refuses to write it;
@@ -13,7 +15,11 @@
 #      empty file left (gnuplot itself exits 0 with truncated figures: checked);
 #   5. the model file truncated while a run has it mapped: "FILE changed while in use", exit 1,
 #      'incomplete' (before: killed by SIGBUS, the run left 'running'), no sample of the
-#      zeros it read stored; with the file restored, --resume completes it like the reference.
+#      zeros it read stored; with the file restored, --resume completes it like the reference;
+#   6. a run of a decoder with state (suffix, two repeats) interrupted in its second repeat:
+#      the --resume rebuilds the state from the repeat's stored samples, so every later
+#      sample (target steps) and the --state-save file equal an uninterrupted run's (before:
+#      the decoder restarted cold, with more steps and an emptier tree).
 # A full disk is a file size limit (ulimit -f, SIGXFSZ ignored so writes fail with EFBIG): it
 # works as root and as a user, in any container. The read-only folder is a root-owned folder
 # read by user nobody when the test runs as root (root writes anywhere), a chmod 555 otherwise.
@@ -71,6 +77,10 @@ mkdir keep
 $B "${SARGS[@]}" --resume 1 >/dev/null 2>save2.err
 expect_eq save_resumed "0|complete|16|DBOUROP1" "$?|$(q save.db "SELECT status, (SELECT COUNT(*) FROM samples)
     FROM runs")|$(head -c 8 keep/pool.bin 2>/dev/null)"
+expect_grep save_rebuilt "rebuilding its pool from the 8 sample\(s\) of repeat 0 stored before" save2.err
+$B "${SARGS[@]:0:${#SARGS[@]}-4}" --state-save ref_pool.bin --db save_ref.db >/dev/null 2>save_ref.err
+expect_eq save_reference 0 $?
+expect_eq save_resumed_state_like_reference same "$(cmp -s ref_pool.bin keep/pool.bin && echo same || echo differs)"
 
 # 3. a read-only database
 mkdir ro && cp ref.db ro/r.db && mkdir -p out && chmod 777 out
@@ -130,6 +140,27 @@ cat "$M" >m.bin # restored in place (the same file the run recorded)
 $B "${MARGS[@]}" --db bus.db --resume 1 >/dev/null 2>bus2.err
 expect_eq bus_resumed "0|complete" "$?|$(q bus.db "SELECT status FROM runs")"
 expect_eq bus_resumed_like_reference "$(outputs ref.db)" "$(outputs bus.db)"
+
+# 6. a decoder with state interrupted mid-repeat, then resumed
+XARGS=(run --model "$M" --dataset tinystories --limit 30 --max-new 96 --threads 1 --warmup 0
+    --repeats 2 --decoder suffix)
+steps() { # DB: every sample's (prompt, repeat, decoder, target steps, output hash)
+    q "$1" "SELECT sample_index || ' ' || repeat || ' ' || spec || ' ' || target_steps || ' ' ||
+        output_hash FROM samples ORDER BY 1" | md5sum
+}
+$B "${XARGS[@]}" --db xref.db --state-save xref.bin >/dev/null 2>xref.err
+expect_eq state_reference 0 $?
+$B "${XARGS[@]}" --db xint.db --state-save xint.bin >/dev/null 2>xint.err &
+pid=$!
+wait_samples xint.db 75 # in the second repeat (60 samples each), with suffix samples stored
+kill -INT $pid
+wait $pid
+expect_eq state_interrupted 130 $?
+$B "${XARGS[@]}" --db xint.db --state-save xint.bin --resume 1 >/dev/null 2>xint2.err
+expect_eq state_resumed "0|complete|120" "$?|$(q xint.db "SELECT status, (SELECT COUNT(*) FROM samples) FROM runs")"
+expect_grep state_rebuilt "suffix: rebuilding its suffix tree from the [0-9]+ sample\(s\) of repeat 1 stored before" xint2.err
+expect_eq state_resumed_steps_like_reference "$(steps xref.db)" "$(steps xint.db)"
+expect_eq state_resumed_file_like_reference same "$(cmp -s xref.bin xint.bin && echo same || echo differs)"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

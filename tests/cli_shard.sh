@@ -102,5 +102,37 @@ expect_grep resume_shard "the run measured shard '1/3', this command '2/3'" \
     <($B "${RN[@]}" --shard 2/3 --db run1.db --resume 1 2>&1)
 expect_grep bad_shard "--shard I: 5 is out of range 1..3" <($B "${RN[@]}" --shard 5/3 --db x.db 2>&1)
 
+# 6. merge carries every table a run owns: two traced shards keep their pass traces (the
+# projection keeps its basis), and the test build's schema, which has two tables more (one
+# hanging off a sample, one off a run; tests/data/test_counter.sql), gets their rows merged
+# with their samples and runs, though merge does not know those tables by name
+BT=${DECBENCH_TESTCOUNTER:?}
+TR=(run --model "$M" --dataset tinystories --limit 2 -n 12 --warmup 0 --threads 1 --trace
+    --decoder pld)
+for i in 1 2; do
+    $BT "${TR[@]}" --shard $i/2 --db tr$i.db >/dev/null 2>&1 || bad "traced shard $i"
+    python3 - tr$i.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("""
+INSERT INTO test_sample_notes
+    SELECT id, dataset || '/' || sample_index || '/' || spec || '/' || repeat FROM samples;
+INSERT INTO test_run_notes SELECT id, 'shard ' || shard FROM runs;""")
+c.commit()
+PY
+done
+$BT merge trm.db tr1.db tr2.db >/dev/null 2>trm.err; expect_eq traced_merge_rc 0 $?
+expect_eq passes_merged "$(($(q tr1.db "SELECT COUNT(*) FROM passes") + $(q tr2.db "SELECT COUNT(*) FROM passes")))" \
+    "$(q trm.db "SELECT COUNT(*) FROM passes")"
+printf 'rows,seconds\n1,0.001\n8,0.002\n' >c.csv
+$BT report --db trm.db --layout projected --project-cost c.csv --format csv >proj.csv 2>&1
+expect_grep projected_basis '"passes' proj.csv
+expect_eq projected_basis_all 0 "$(grep -c 'steps\|mean rows' proj.csv)"
+# every sample's note arrived with it (the note spells the sample's key), each run's note too
+expect_eq sample_notes "$(($(q tr1.db "SELECT COUNT(*) FROM samples") + $(q tr2.db "SELECT COUNT(*) FROM samples")))" \
+    "$(q trm.db "SELECT COUNT(*) FROM test_sample_notes n JOIN samples s ON s.id = n.sample_id
+        WHERE n.note = s.dataset || '/' || s.sample_index || '/' || s.spec || '/' || s.repeat")"
+expect_eq run_notes "shard 1/2,shard 2/2" "$(q trm.db "SELECT group_concat(note) FROM (SELECT note FROM test_run_notes ORDER BY note)")"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

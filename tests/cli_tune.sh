@@ -66,9 +66,11 @@ expect_grep probes_block '^predicted	probes \(few prompts\)	decoder$' fig/tune_p
 
 # 2. without a draft, on the same database: spec and Ouroboros are left out, named; the target's
 #    curve is reused when the build is pinned down (a commit and a clean tree), else measured
+#    No --out: the figures go beside the database (./tune for ./t.db), not into ./results/tune.
 $B tune --model "$M" --dataset tinystories --budget 0.2 --probe-prompts 1 --limit 2 --max-new 16 \
-    --threads 1 --db t.db --out fig2 >tune2.out 2>tune2.err
+    --threads 1 --db t.db >tune2.out 2>tune2.err
 expect_eq nodraft_exit 0 $?
+expect_eq figures_beside_db 1 "$([ -s tune/tune_frontier.tsv ] && [ ! -e results ] && echo 1)"
 expect_grep left_out "left out: spec \(spec needs a draft model.*; ouroboros \(ouroboros needs a draft" tune2.err
 expect_eq no_spec_runs 0 "$(q t.db "SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id
     WHERE r.sweep_id = 2 AND s.decoder IN ('spec', 'ouroboros')")"

@@ -33,6 +33,7 @@
 #include "datasets/dataset.h"
 #include "datasets/ds_internal.h"
 #include "util/err.h"
+#include "tests/fuzz_files.h"
 
 /* The memfd every dataset file links to, and the scratch datasets folder; made once. */
 static int fuzz_jsonl_fd = -1;
@@ -136,13 +137,8 @@ __attribute__((unused)) static int fuzz_jsonl_n_targets(void) {
  * parse per input instead of one per dataset and template keeps the fuzzer fast, and a
  * mutation of that byte moves an input to another reader. */
 int fuzz_jsonl_one(const uint8_t *data, size_t size) {
-    if (size == 0 || fuzz_jsonl_setup() != 0 || ftruncate(fuzz_jsonl_fd, 0) != 0) return 0;
-    size_t len = size - 1, done = 0;
-    while (done < len) {
-        ssize_t k = pwrite(fuzz_jsonl_fd, data + done, len - done, (off_t)done);
-        if (k <= 0) return 0;
-        done += (size_t)k;
-    }
+    size_t len = size - 1;
+    if (size == 0 || fuzz_jsonl_setup() != 0 || fuzz_memfd_fill(fuzz_jsonl_fd, data, len)) return 0;
     char spec[128];
     const char *tpl = NULL, *dir = NULL;
     int n = fuzz_jsonl_target(-1, spec, sizeof spec, &tpl, &dir);

@@ -27,11 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/llama2c.h"
 #include "model/model.h"
-#include "tests/fuzz_memfd.h"
+#include "tests/fuzz_files.h"
 #include "util/err.h"
 
 /* Reads the first and last byte of every array the loader bound. */

@@ -1,4 +1,4 @@
-/* fuzz_llama_csv.c: libFuzzer target for the llama-bench CSV reader (results/llama_csv.c):
+/* fuzz_llama_csv.c: libFuzzer target for the llama-bench CSV reader (results/report/llama_csv.c):
  * any bytes as the text of a `llama-bench -o csv` file. A crash, sanitizer report or an
  * accepted result breaking the reader's promises (1..LLAMA_CSV_MAX sizes, increasing, finite
  * non-negative times) traps; an error return is the expected outcome.
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "results/llama_csv.h"
+#include "results/report/llama_csv.h"
 #include "util/err.h"
 
 /* The fuzz entry: 1 if the input parsed, 0 if refused; traps on a broken promise. */

@@ -35,7 +35,7 @@
 #include "decoders/decoder.h"
 #include "decoders/ouroboros.h"
 #include "model/convert/synth.h"
-#include "tests/fuzz_memfd.h"
+#include "tests/fuzz_files.h"
 #include "util/err.h"
 #include "util/hash.h"
 
@@ -95,18 +95,6 @@ static long fuzz_state_phrases(const dec *d) {
     return c.pool_phrases;
 }
 
-static int fuzz_state_same_files(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb, x = 0, y = 0;
-    while (same && x != EOF) {
-        x = fgetc(fa), y = fgetc(fb);
-        same = x == y;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 int fuzz_state_loaded; /* inputs that loaded into an instance */
 
 /* The loaded pool: greedy's tokens, then save -> load -> save gives the same bytes. */
@@ -119,7 +107,7 @@ static void fuzz_state_use(dec *d) {
     if (dec_state_save(d, a, what, sizeof what, err) || dec_state_load(d, a, err) ||
         dec_state_save(d, b, what, sizeof what, err))
         fuzz_state_fail("save -> load -> save of a loaded pool", err);
-    if (!fuzz_state_same_files(a, b)) fuzz_state_fail("save -> load -> save changed the file", a);
+    if (!fuzz_same_files(a, b)) fuzz_state_fail("save -> load -> save changed the file", a);
     if (dec_generate(d, fs.prompt, FUZZ_STATE_PROMPT, FUZZ_STATE_MAX_NEW, out, &n, &st, err))
         fuzz_state_fail("generate from a loaded pool", err);
     if (n != fs.n_ref || memcmp(out, fs.ref, sizeof(int) * (size_t)n))

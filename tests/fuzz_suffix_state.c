@@ -30,16 +30,14 @@
 #include "decoders/suffix_tree.h"
 #include "util/err.h"
 #include "util/hash.h"
+#include "tests/fuzz_files.h"
 
 #define FUZZ_VOCAB 512
 
 /* Writes are per process (tmpfs when there is one). */
 static const char *fuzz_suffix_path(void) {
     static char path[64];
-    if (!path[0])
-        snprintf(path, sizeof path, "%s/fuzz_suffix_%d.bin",
-                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
-    return path;
+    return fuzz_scratch_path("fuzz_suffix", ".bin", path, sizeof path);
 }
 
 /* Every substring of up to 3 tokens of t's sequences: whether t1 and t2 count it alike, and

@@ -22,7 +22,7 @@
 
 #include "model/arch.h"
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/convert/synth.h"
 #include "model/tokenizer/tokenizer.h"

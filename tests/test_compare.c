@@ -1,14 +1,16 @@
-/* test_compare.c: the regression gate (results/compare.h) on runs built by hand: identical runs
+/* test_compare.c: the regression gate (results/report/compare.h) on runs built by hand: identical runs
  * pass; an altered output hash, step count, accept histogram or deterministic decoder counter
- * fails naming the sample; a
- * speed drop beyond the tolerance fails and one within it passes; lost samples fail, new ones
- * do not; bad arguments are errors. */
+ * fails naming the sample; a speed-up drop beyond the tolerance fails and one within it passes;
+ * a drop within the noise the repeats measure, a slower machine (greedy slower too) and a
+ * single repeat do not fail; lost samples fail, new ones do not; bad arguments are errors; the
+ * Welch test and Holm's adjustment against known values. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "results/compare.h"
+#include "results/report/compare.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -19,6 +21,9 @@ static char err[ERR_LEN];
 /* How a run differs from the reference one. */
 typedef struct {
     double la_slowdown;     /* lookahead decode time multiplied by this */
+    int repeats;            /* 0: 2 */
+    double la_rep[8];       /* per repeat, lookahead's decode time also times this (0: 1) */
+    double drift;           /* every decode time (greedy's too) times this (0: 1): the machine */
     int alter_hash;         /* math[1] lookahead repeat 0 gets another output hash */
     int alter_steps;        /* code[2] lookahead repeat 1 takes one more target step */
     int alter_hist;         /* code[0] lookahead repeat 0: one step moves from k=3 to k=2 */
@@ -51,7 +56,7 @@ static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep
         s.decoder = s.spec = "greedy";
         st.target_steps = 64;
         st.target_rows = 63;
-        st.t_total = 0.25 + 1.0;
+        st.t_total = 0.25 + 1.0 * (v->drift ? v->drift : 1);
     } else {
         s.decoder = "lookahead";
         s.spec = LA;
@@ -66,7 +71,8 @@ static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep
         st.accept_hist[3] = 8;
         st.accept_hist[4] = 1;
         st.verify_steps = 19;
-        st.t_total = 0.25 + 0.5 * v->la_slowdown;
+        st.t_total = 0.25 + 0.5 * v->la_slowdown * (v->drift ? v->drift : 1) *
+                                (rep < 8 && v->la_rep[rep] ? v->la_rep[rep] : 1);
         if (v->alter_hash && ds[0] == 'm' && idx == 1 && rep == 0) s.output_hash ^= 1;
         if (v->alter_steps && ds[0] == 'c' && idx == 2 && rep == 1) st.target_steps++;
         if (v->alter_hist && ds[0] == 'c' && idx == 0 && rep == 0) {
@@ -83,8 +89,8 @@ static void add(db *d, int64_t run, const char *ds, int idx, int greedy, int rep
     CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
 }
 
-/* One complete run: datasets code and math, prompts 0..2, repeats 0..1, greedy + lookahead.
- * Greedy decodes in 1.0 s, lookahead in 0.5 s x slowdown. */
+/* One complete run: datasets code and math, prompts 0..2, repeats 0..1 (v->repeats), greedy +
+ * lookahead. Greedy decodes in 1.0 s, lookahead in 0.5 s x slowdown (x la_rep[repeat]). */
 static int64_t make_run(db *d, const variant *v) {
     db_run r = {0};
     r.model_hash = v->model_hash ? v->model_hash : "00000000000000aa";
@@ -95,7 +101,7 @@ static int64_t make_run(db *d, const variant *v) {
     const char *ds[2] = {"code", "math"};
     for (int k = 0; k < 2; k++)
         for (int idx = 0; idx < 3; idx++)
-            for (int rep = 0; rep < 2; rep++)
+            for (int rep = 0; rep < (v->repeats ? v->repeats : 2); rep++)
                 for (int g = 1; g >= 0; g--) {
                     if (v->drop_sample && k == 1 && idx == 2 && rep == 1 && g) continue;
                     add(d, run, ds[k], idx, g, rep, v);
@@ -123,7 +129,7 @@ static char *run_compare(db *a, int64_t ra, db *b, int64_t rb, double tol, compa
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    compare_opts o = {tol, 0};
+    compare_opts o = {.tolerance = tol};
     *rc = compare_runs(a, ra, b, rb, &o, f, res, err);
     fclose(f);
     return buf;
@@ -156,7 +162,10 @@ static void test_identical(void) {
           res.n_only_head == 0 && res.n_speed_fail == 0 && res.n_specs == 2);
     CHECK(strstr(out, "result: PASS") != NULL);
     CHECK(strstr(out, "all 24 common samples equal") != NULL);
-    CHECK(has_line(out, "| " LA, "2.00x", "ok")); /* speed-up over greedy on both sides */
+    /* speed-up over greedy on both sides; the label is the decoder's name (its only spec), the
+     * full spec listed below the table */
+    CHECK_MSG(has_line(out, "| lookahead ", "2.00x", "ok"), "%s", out);
+    CHECK(has_line(out, "decoders: lookahead = " LA, NULL, NULL));
     free(out);
     /* Default runs (latest complete) and the FILE / FILE:RUN forms. */
     db_close(a);
@@ -165,7 +174,7 @@ static void test_identical(void) {
     snprintf(base_arg, sizeof base_arg, "%s:1", test_tmp("base.db"));
     snprintf(head_arg, sizeof head_arg, "%s", test_tmp("head.db"));
     FILE *null = fopen("/dev/null", "w");
-    compare_opts o = {COMPARE_DEFAULT_TOLERANCE, 0};
+    compare_opts o = {.tolerance = COMPARE_DEFAULT_TOLERANCE};
     CHECK_MSG(compare_sources(base_arg, head_arg, &o, null, &res, err) == 0, "%s", err);
     CHECK(!res.regression && res.n_common == 24);
     /* The same run against itself. */
@@ -242,7 +251,8 @@ static void test_decoder_counters(void) {
     db_close(d);
 }
 
-/* Lookahead 0.5 s -> 0.5 x k s: tok/s falls to 1/k of base. Tolerance 15%. */
+/* Lookahead 0.5 s -> 0.5 x k s: its speed-up over greedy falls to 1/k of base, in every
+ * repeat alike (no noise: p = 0 for any drop). Tolerance 15%. */
 static void test_speed(void) {
     db *d = fresh_db("speed.db");
     int64_t base = make_run(d, &SAME);
@@ -263,16 +273,18 @@ static void test_speed(void) {
     char *out = run_compare(d, base, d, slow, 0.15, &res, &rc);
     CHECK_MSG(rc == 0, "%s", err);
     CHECK(res.regression && res.n_speed_fail == 1 && res.n_det_diff == 0);
-    CHECK_MSG(has_line(out, "| " LA, "-25.0%", "REGRESSION"), "%s", out);
-    CHECK(has_line(out, "| greedy", "+0.0%", "ok"));
-    /* decode tok/s: the 63 tokens after the prompt pass / 0.5 s, vs 63 x 0.75 / 0.5 */
-    CHECK(has_line(out, "| " LA, "126.0", "94.5"));
-    CHECK(strstr(out, "more than 15.0% slower") != NULL);
+    CHECK_MSG(has_line(out, "| lookahead ", "-25.0%", "REGRESSION, p = 0"), "%s", out);
+    CHECK(has_line(out, "| greedy", "+0.0%", "reference"));
+    /* speed-up 2.00x -> 1.50x; decode tok/s: the 63 tokens after the prompt pass / 0.5 s, vs
+     * 63 x 0.75 / 0.5 (reported, not judged) */
+    CHECK(has_line(out, "| lookahead ", "2.00x", "1.50x"));
+    CHECK(has_line(out, "| lookahead ", "126.0", "94.5"));
+    CHECK(strstr(out, "drops by more than 15%") != NULL);
     free(out);
 
     out = run_compare(d, base, d, bit, 0.15, &res, &rc);
     CHECK(rc == 0 && !res.regression && res.n_speed_fail == 0);
-    CHECK_MSG(has_line(out, "| " LA, "-10.0%", "ok"), "%s", out);
+    CHECK_MSG(has_line(out, "| lookahead ", "-10.0%", "ok"), "%s", out);
     free(out);
     out = run_compare(d, base, d, edge_in, 0.15, &res, &rc);
     CHECK(rc == 0 && !res.regression);
@@ -282,7 +294,7 @@ static void test_speed(void) {
     free(out);
     out = run_compare(d, base, d, fast, 0.15, &res, &rc);
     CHECK(rc == 0 && !res.regression);
-    CHECK(has_line(out, "| " LA, "+100.0%", "ok"));
+    CHECK(has_line(out, "| lookahead ", "+100.0%", "ok"));
     free(out);
     /* The tolerance is a parameter: 30% lets the 25% drop through, 5% catches the 10% one. */
     out = run_compare(d, base, d, slow, 0.30, &res, &rc);
@@ -292,6 +304,114 @@ static void test_speed(void) {
     CHECK(rc == 0 && res.regression);
     free(out);
     db_close(d);
+}
+
+/* What the gate must not cry wolf about, and what it still catches through noise. */
+static void test_speed_noise(void) {
+    db *d = fresh_db("noise.db");
+    compare_result res;
+    int rc;
+    /* A slower machine: greedy and lookahead both 40% slower. tok/s drops by 29%, the
+     * speed-up not at all: pass (the old rule on tok/s failed it); --gate-tps fails it. */
+    variant v = SAME;
+    int64_t base = make_run(d, &v);
+    v.drift = 1.4;
+    int64_t slow_machine = make_run(d, &v);
+    char *out = run_compare(d, base, d, slow_machine, 0.15, &res, &rc);
+    CHECK_MSG(rc == 0 && !res.regression && res.n_speed_fail == 0, "%s", out);
+    CHECK_MSG(has_line(out, "| lookahead ", "2.00x", "-28.6%"), "%s", out);
+    free(out);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    compare_opts o = {.tolerance = 0.15, .gate_tps = 1};
+    rc = compare_runs(d, base, d, slow_machine, &o, f, &res, err);
+    fclose(f);
+    CHECK_MSG(rc == 0 && res.regression && res.n_speed_fail == 2, "%s", buf);
+    CHECK_MSG(has_line(buf, "| lookahead ", "REGRESSION (tok/s)", NULL), "%s", buf);
+    free(buf);
+
+    /* Noisy repeats: base's speed-ups 2.0, 1.6, 2.5, 1.9 (mean 2.0); head's 20% lower on
+     * average but spread as much: within noise, not a regression. */
+    v = SAME;
+    v.repeats = 4;
+    double b_rep[4] = {1.0, 1.25, 0.8, 1.0 / 0.95};
+    for (int r = 0; r < 4; r++) v.la_rep[r] = b_rep[r];
+    int64_t noisy_base = make_run(d, &v);
+    double h_rep[4] = {1.0 / 0.95, 1.0 / 0.6, 1.0, 1.0 / 0.65};
+    for (int r = 0; r < 4; r++) v.la_rep[r] = h_rep[r];
+    int64_t noisy_head = make_run(d, &v);
+    out = run_compare(d, noisy_base, d, noisy_head, 0.10, &res, &rc);
+    CHECK_MSG(rc == 0 && !res.regression && res.n_noise == 1 && res.n_judged == 1, "%s", out);
+    CHECK_MSG(has_line(out, "| lookahead ", "within noise, p = ", NULL), "%s", out);
+    CHECK(has_line(out, "| lookahead ", "4 / 4", NULL));
+    free(out);
+    /* The same spread around a speed-up halved: a regression. */
+    for (int r = 0; r < 4; r++) v.la_rep[r] = 2 * b_rep[r];
+    int64_t halved = make_run(d, &v);
+    out = run_compare(d, noisy_base, d, halved, 0.10, &res, &rc);
+    CHECK_MSG(rc == 0 && res.regression && res.n_speed_fail == 1, "%s", out);
+    CHECK_MSG(has_line(out, "| lookahead ", "-50.0%", "REGRESSION, p = "), "%s", out);
+    free(out);
+
+    /* One repeat: no spread to judge by, so no verdict on speed, even for a halved speed-up. */
+    v = SAME;
+    v.repeats = 1;
+    int64_t one = make_run(d, &v);
+    v.la_slowdown = 2;
+    int64_t one_slow = make_run(d, &v);
+    out = run_compare(d, one, d, one_slow, 0.10, &res, &rc);
+    CHECK_MSG(rc == 0 && !res.regression && res.n_unjudged == 1 && res.n_judged == 0, "%s", out);
+    CHECK_MSG(has_line(out, "| lookahead ", "not enough repeats to judge speed", NULL), "%s", out);
+    CHECK(strstr(out, "1 not judged") != NULL);
+    free(out);
+    db_close(d);
+}
+
+/* Welch's one-sided p against values worked by hand, and Holm's adjustment. */
+static void test_statistics(void) {
+    /* df = 2 (two values a side, equal spread): P(T <= t) = 1/2 + t / (2 sqrt(2 + t^2)). Base
+     * {1, 3}, head {-1, 1}: t = -2 / sqrt(1 + 1) = -sqrt(2), so p = 1/2 - sqrt(2) / (2 sqrt(4))
+     * = 0.5 - 0.353553 = 0.146447. */
+    double b2[2] = {1, 3}, h2[2] = {-1, 1};
+    double p = compare_welch_p(b2, 2, h2, 2);
+    CHECK_MSG(fabs(p - 0.1464466) < 1e-6, "p = %.9f", p);
+    /* df = 1 would be Cauchy; here a larger sample: base {10, 12, 11, 13, 9}, head {8, 9, 7,
+     * 10, 6}: means 11 and 8, variances 2.5 each, t = -3 / 1 = -3, df = 8; P(T_8 <= -3) =
+     * 0.008536 (tables: t_8 one-sided 0.01 at 2.896, 0.005 at 3.355). */
+    double b5[5] = {10, 12, 11, 13, 9}, h5[5] = {8, 9, 7, 10, 6};
+    p = compare_welch_p(b5, 5, h5, 5);
+    CHECK_MSG(fabs(p - 0.0085357) < 2e-6, "p = %.9f", p);
+    /* the other direction: head higher, p near 1 */
+    p = compare_welch_p(h5, 5, b5, 5);
+    CHECK_MSG(fabs(p - (1 - 0.0085357)) < 2e-6, "p = %.9f", p);
+    /* too few values; no spread */
+    CHECK(isnan(compare_welch_p(b5, 1, h5, 5)) && isnan(compare_welch_p(b5, 5, h5, 1)));
+    double c[2] = {2, 2}, lower[2] = {1, 1};
+    CHECK(compare_welch_p(c, 2, lower, 2) == 0 && compare_welch_p(c, 2, c, 2) == 1);
+    /* Per repeat the median over prompts: three prompts, four repeats a side; base's third prompt
+     * is disturbed in repeat 0 (10 where 1 belongs). Head is base lowered by 0.5 everywhere, that
+     * disturbance included: the medians 1, 1.1, 0.9, 1.0 against 0.5, 0.6, 0.4, 0.5 are far
+     * apart (p tiny), where the repeats' means, 4 against 3.5 in repeat 0, would spread base's
+     * repeats over 3 units and hide the drop. */
+    double sb[12] = {1, 1.1, 0.9, 1.0, /* prompt 1, repeats 0..3 */
+                     0.8, 1.1, 0.9, 1.0, 10, 1.1, 0.9, 1.0};
+    double sh[12];
+    for (int k = 0; k < 12; k++) sh[k] = sb[k] - 0.5;
+    p = compare_speed_p(sb, 4, sh, 4, 3);
+    CHECK_MSG(p < 1e-3, "p = %g", p);
+    double mb[4], mh[4];
+    for (int r = 0; r < 4; r++) mb[r] = (sb[r] + sb[4 + r] + sb[8 + r]) / 3, mh[r] = mb[r] - 0.5;
+    CHECK_MSG(compare_welch_p(mb, 4, mh, 4) > 0.1, "means: p = %g", compare_welch_p(mb, 4, mh, 4));
+    /* one prompt: the plain Welch test of the values */
+    CHECK(fabs(compare_speed_p(b5, 5, h5, 5, 1) - compare_welch_p(b5, 5, h5, 5)) < 1e-15);
+    CHECK(isnan(compare_speed_p(sb, 1, sh, 4, 3)));
+    /* Holm: sorted 0.01, 0.02, 0.04 (and a NAN not counted) -> 0.03, 0.04, 0.04 */
+    double hp[4] = {0.04, NAN, 0.01, 0.02};
+    compare_holm(hp, 4);
+    CHECK_MSG(fabs(hp[2] - 0.03) < 1e-12 && fabs(hp[3] - 0.04) < 1e-12 &&
+                  fabs(hp[0] - 0.04) < 1e-12 && isnan(hp[1]),
+              "%g %g %g", hp[0], hp[2], hp[3]);
 }
 
 static void test_coverage_and_errors(void) {
@@ -327,7 +447,7 @@ static void test_coverage_and_errors(void) {
 
     /* Errors: no such run, no common sample, bad tolerance, bad files. */
     FILE *null = fopen("/dev/null", "w");
-    compare_opts o = {0.15, 0};
+    compare_opts o = {.tolerance = 0.15};
     CHECK(compare_runs(d, base, d, 99, &o, null, &res, err) == -1 && strstr(err, "head") &&
           strstr(err, "run 99 does not exist"));
     db_run r = {0};
@@ -362,6 +482,8 @@ int main(void) {
     test_deterministic_changes();
     test_decoder_counters();
     test_speed();
+    test_speed_noise();
+    test_statistics();
     test_coverage_and_errors();
     return test_finish("test_compare");
 }

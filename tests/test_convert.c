@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/kernels/kernels.h"
 #include "model/convert/synth.h"
 #include "model/tokenizer/tokenizer.h"

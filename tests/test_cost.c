@@ -1,5 +1,5 @@
-/* test_cost.c: forward-cost curves (results/cost.h) and the projection that prices a run's
- * passes on them (report_project, results/report_cost.c), with every expected figure computed
+/* test_cost.c: forward-cost curves (results/report/cost.h) and the projection that prices a run's
+ * passes on them (report_project, results/report/report_cost.c), with every expected figure computed
  * by hand.
  *
  * The version 2 curve of the tests is exact for a cost that is linear in rows at each context,
@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "results/cost.h"
-#include "results/db.h"
-#include "results/report.h"
+#include "results/report/cost.h"
+#include "results/db/db.h"
+#include "results/report/report.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -338,9 +339,52 @@ static void test_projection(void) {
     cost_curve_free(c);
 }
 
+/* Greedy's decode passes priced in one call: term by term up to 65536 passes (the same bits
+ * as adding cost_curve_t's), in closed form beyond, equal to the term-by-term sum to rounding
+ * on every kind of curve (rising and falling with the context, clamped at the floor, three
+ * levels, one level, version 1), and fast for any count a database may hold. */
+static void test_greedy_sum(void) {
+    static const char *const curves[] = {
+        "rows,seconds,context,logit_rows\n1,0.001,0,1\n2,0.0015,0,1\n1,0.002,1000,1\n"
+        "2,0.003,1000,1\n1,0.0025,50000,1\n2,0.004,50000,1\n2,0.0035,0,2\n",
+        /* falling with the context: the end segment crosses the floor (1e-6 s) at ~2000 */
+        "rows,seconds,context,logit_rows\n1,0.001,0,1\n2,0.0015,0,1\n1,0.0005,1000,1\n"
+        "2,0.001,1000,1\n",
+        "rows,seconds,context,logit_rows\n1,0.001,64,1\n4,0.002,64,1\n",
+        "rows,seconds\n1,0.001\n4,0.0012\n16,0.002\n"};
+    for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++) {
+        cost_curve *c;
+        CHECK_MSG(cost_curve_load(&c, write_file("greedy.csv", curves[k]), NULL, err) == 0, "%s",
+                  err);
+        if (!c) continue;
+        const int64_t cases[][2] = {{0, 0},     {0, 1},     {20, 2},       {100, 1000},
+                                    {7, 65537}, {0, 65538}, {123, 200001}, {999, 300000}};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            int64_t p = cases[i][0], n = cases[i][1];
+            double loop = 0;
+            for (int64_t j = 0; j + 1 < n; j++) loop += cost_curve_t(c, 1, (double)(p + j), 1);
+            double got = cost_curve_greedy(c, p, n);
+            if (n - 1 <= 65536)
+                CHECK_MSG(got == loop, "curve %zu, %lld + %lld: %.17g vs %.17g", k, (long long)p,
+                          (long long)n, got, loop);
+            else
+                CHECK_MSG(fabs(got - loop) <= 1e-9 * loop, "curve %zu, %lld + %lld: %.17g vs %.17g",
+                          k, (long long)p, (long long)n, got, loop);
+        }
+        /* the largest counts a database may hold: at once, and finite */
+        double t0 = (double)clock() / CLOCKS_PER_SEC;
+        double big = cost_curve_greedy(c, 1 << 24, 1 << 24);
+        for (int r = 0; r < 1000; r++) big += 0 * cost_curve_greedy(c, r, (1 << 24) - r);
+        CHECK_MSG(isfinite(big) && big > 0 && (double)clock() / CLOCKS_PER_SEC - t0 < 1.0,
+                  "curve %zu: %g in %.2f s", k, big, (double)clock() / CLOCKS_PER_SEC - t0);
+        cost_curve_free(c);
+    }
+}
+
 int main(void) {
     test_grid_curve();
     test_v1_curve();
+    test_greedy_sum();
     test_bad_sources();
     test_projection();
     return test_finish("test_cost");

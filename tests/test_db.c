@@ -1,4 +1,4 @@
-/* test_db.c: the results database (results/db.h): creating, writing, reading back, refusing
+/* test_db.c: the results database (results/db/db.h): creating, writing, reading back, refusing
  * files that are not ours without touching them, version checks, migration, atomic samples,
  * resume support, fingerprints and environment capture. */
 #include <math.h>
@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "results/db.h"
-#include "results/db_internal.h" /* db_sqlite: the tests read the tables directly */
+#include "results/db/db.h"
+#include "results/db/db_internal.h" /* db_sqlite: the tests read the tables directly */
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/hash.h"
@@ -164,7 +165,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 8);
+    CHECK(db_schema_version() == 9);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -198,8 +199,8 @@ static void test_create_insert_read(void) {
                               .seconds = 0.1 * (i + 1)};
     db_sample s = make_sample("lookahead:W=15,N=5,G=15", 7, 0);
     /* The pass trace: a target prompt chunk, a draft pass, a target decode pass. */
-    const dec_pass passes[3] = {{0, 1, 12, 1, 0, 0.05}, {1, 0, 1, 1, 12, 0.001},
-                                {0, 0, 30, 4, 12, 0.09}};
+    const dec_pass passes[3] = {
+        {0, 1, 12, 1, 0, 0.05}, {1, 0, 1, 1, 12, 0.001}, {0, 0, 30, 4, 12, 0.09}};
     s.passes = passes, s.n_passes = 3;
     CHECK_MSG(db_insert_sample(d, run, &s, &st, trace, 5, &sid, err) == 0, "%s", err);
     CHECK(sid > 0);
@@ -349,7 +350,9 @@ static void test_migration(void) {
     const char *path = fresh("v1.db");
     CHECK_MSG(db_create_version(path, 1, err) == 0, "%s", err);
     CHECK(db_create_version(path, 1, err) == -1 && strstr(err, "already exists"));
-    CHECK(db_create_version(fresh("v9.db"), 9, err) == -1);
+    char beyond[32];
+    snprintf(beyond, sizeof beyond, "v%d.db", db_schema_version() + 1);
+    CHECK(db_create_version(fresh(beyond), db_schema_version() + 1, err) == -1);
     /* Data as version 1 stored it (no verify_steps column yet). */
     raw_exec(path,
              "INSERT INTO runs (id, status) VALUES (1, 'complete');"
@@ -399,6 +402,9 @@ static void test_migration(void) {
     /* step 4: tps_decode from the tokens after the prompt pass, (20 - 1) / (1.5 - 0.2) */
     CHECK(fabs(q_real(h, "SELECT tps_decode FROM samples WHERE id=1") - 19 / 1.3) < 1e-12);
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
+    /* step 9: drafting_steps from the histogram's position 1 (pos_tried k = 0) */
+    CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=1") == 7);
+    CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=2") == 0);
     /* step 5: cost points keep rows and seconds, context unknown, every row's logits */
     CHECK(!strcmp(q_text(h, "SELECT group_concat(rows || '/' || seconds || '/' || "
                             "COALESCE(context, 'null') || '/' || logit_rows, ' ') FROM "
@@ -742,7 +748,218 @@ static void test_fingerprint_and_env(void) {
             e.git_dirty, e.cpu_model, e.cpu_cores, e.cpu_threads, e.openblas_config, e.os);
 }
 
+/* ---- hostile databases -------------------------------------------------------------------- */
+
+/* A database with one run and sample, then `sql` run on it by plain SQLite (no decbench). */
+static const char *crafted(const char *name, const char *sql) {
+    char err[ERR_LEN];
+    const char *path = fresh(name);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return path;
+    int64_t run = begin_run(d, "hostile");
+    dec_stats st;
+    fill_stats(&st);
+    db_sample s = make_sample("lookahead:W=5", 0, 0);
+    CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    db_close(d);
+    if (sql) raw_exec(path, sql);
+    return path;
+}
+
+/* Every mode refuses, naming what is wrong; the file is not changed. */
+static void expect_refused(const char *name, const char *sql, const char *want) {
+    char err[ERR_LEN];
+    const char *path = crafted(name, sql);
+    long s0, s1;
+    uint64_t h0 = file_hash(path, &s0);
+    const db_mode modes[] = {DB_READ, DB_READ_ANY, DB_WRITE};
+    for (int m = 0; m < 3; m++) {
+        db *d = NULL;
+        CHECK_MSG(db_open(&d, path, modes[m], err) == -1 && strstr(err, want) && strstr(err, path),
+                  "%s, mode %d: %s", name, (int)modes[m], d ? "opened" : err);
+        db_close(d);
+    }
+    CHECK_MSG(file_hash(path, &s1) == h0 && s0 == s1, "%s changed", name);
+}
+
+/* The schema is exactly the one the steps make: views in place of tables, triggers, extra
+ * objects, changed columns are refused, by name, before anything is read; a database of every
+ * older version passes (checked against its own version's schema) and migrates. */
+static void test_hostile_schema(void) {
+    expect_refused("h_view.db",
+                   "ALTER TABLE samples RENAME TO s0; CREATE VIEW samples AS WITH RECURSIVE "
+                   "r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT s0.* FROM s0, r;",
+                   "'samples' is a view, where a decbench database has a table");
+    expect_refused("h_meta.db",
+                   "ALTER TABLE meta RENAME TO m0; CREATE VIEW meta AS SELECT * FROM m0;",
+                   "'meta' is a view");
+    expect_refused("h_trigger.db",
+                   "CREATE TRIGGER evil AFTER INSERT ON samples BEGIN DELETE FROM runs; END;",
+                   "holds trigger 'evil'");
+    expect_refused("h_table.db", "CREATE TABLE extra (x);", "holds table 'extra'");
+    expect_refused("h_index.db", "CREATE INDEX ix ON samples (dataset);", "holds index 'ix'");
+    expect_refused("h_gen.db", "ALTER TABLE samples ADD COLUMN g AS (zeroblob(100000000)) VIRTUAL;",
+                   "table 'samples' has other columns than a decbench database's at schema "
+                   "version");
+    expect_refused("h_drop.db", "DROP TABLE passes;", "lacks table 'passes'");
+    expect_refused("h_runs_index.db",
+                   "DROP INDEX runs_sweep; CREATE INDEX runs_sweep ON runs (label);",
+                   "index 'runs_sweep' has other columns");
+    /* every older version: its own schema, accepted, read and migrated */
+    char err[ERR_LEN];
+    for (int v = 1; v <= db_schema_version(); v++) {
+        char name[32];
+        snprintf(name, sizeof name, "h_v%d.db", v);
+        const char *path = fresh(name);
+        CHECK_MSG(db_create_version(path, v, err) == 0, "%s", err);
+        db *d = NULL;
+        CHECK_MSG(db_open(&d, path, DB_READ_ANY, err) == 0, "version %d: %s", v, err);
+        db_close(d);
+        CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "version %d: %s", v, err);
+        db_close(d);
+        CHECK_MSG(db_open(&d, path, DB_READ, err) == 0, "version %d: %s", v, err);
+        db_close(d);
+    }
+}
+
+/* Values that loops and arrays rely on are checked when a database is read. */
+static void test_hostile_values(void) {
+    char err[ERR_LEN];
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"UPDATE samples SET new_tokens = 4000000000000000000;",
+         "sample 1 of run 1: new_tokens = 4000000000000000000, not an integer in 0..16777216"},
+        {"UPDATE samples SET prompt_tokens = 'many';", "prompt_tokens = many, not an integer"},
+        {"UPDATE samples SET target_steps = 16777218;", "target_steps = 16777218"},
+        {"UPDATE samples SET drafted = -1;", "drafted = -1"},
+        {"UPDATE samples SET t_total = 1e999;", "t_total = Inf, not a finite number"},
+        {"UPDATE histograms SET count = 4000000000000000000 WHERE kind = 'accept' AND k = 0;",
+         "histogram accept count = 4000000000000000000"},
+        {"UPDATE histograms SET k = 64 WHERE kind = 'pos_tried' AND k = 2;",
+         "histogram pos_tried k = 64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "h_value%zu.db", i);
+        const char *path = crafted(name, cases[i].sql);
+        db *d = NULL;
+        CHECK_MSG(db_open(&d, path, DB_READ_ANY, err) == -1 && strstr(err, cases[i].want), "%s: %s",
+                  cases[i].sql, d ? "opened" : err);
+        db_close(d);
+    }
+    /* the largest values a run stores are fine */
+    const char *path = crafted(
+        "h_value_max.db", "UPDATE samples SET new_tokens = 16777216, target_steps = 16777217;");
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_READ_ANY, err) == 0, "%s", err);
+    db_close(d);
+}
+
+/* A trigger added after decbench opened the file (another program) does not run on decbench's
+ * connection; a query step that never ends is stopped by the watchdog with a message saying
+ * so, while a long query that keeps producing rows is not. */
+static void test_connection_guards(void) {
+    char err[ERR_LEN];
+    const char *path = crafted("h_guard.db", NULL);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    raw_exec(path, "CREATE TABLE seen (x); CREATE TRIGGER t AFTER INSERT ON samples BEGIN "
+                   "INSERT INTO seen VALUES (1); END;");
+    dec_stats st;
+    fill_stats(&st);
+    db_sample s = make_sample("lookahead:W=5", 1, 0);
+    CHECK_MSG(db_insert_sample(d, 1, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+    CHECK(q_int(db_sqlite(d), "SELECT count(*) FROM samples") == 2);
+    CHECK_MSG(q_int(db_sqlite(d), "SELECT count(*) FROM seen") == 0, "the trigger ran");
+    db_close(d);
+
+    path = crafted("h_watch.db", NULL);
+    CHECK_MSG(db_open(&d, path, DB_READ, err) == 0, "%s", err);
+    if (!d) return;
+    d->watch.limit = 0.2;
+    sqlite3 *h = db_sqlite(d);
+    sqlite3_stmt *q;
+    CHECK(sqlite3_prepare_v2(h,
+                             "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+                             "SELECT count(*) FROM r",
+                             -1, &q, NULL) == SQLITE_OK);
+    double t0 = (double)clock() / CLOCKS_PER_SEC;
+    int rc = sqlite3_step(q);
+    double took = (double)clock() / CLOCKS_PER_SEC - t0;
+    CHECK_MSG((rc & 0xff) == SQLITE_INTERRUPT && took < 5, "rc %d after %.2f s", rc, took);
+    CHECK_MSG(strstr(db_errmsg(h), "ran longer than the time limit"), "%s", db_errmsg(h));
+    sqlite3_finalize(q);
+    /* rows keep coming for longer than the limit: not a step that hangs */
+    CHECK(sqlite3_prepare_v2(h,
+                             "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+                             "WHERE i < 3000000) SELECT i FROM r",
+                             -1, &q, NULL) == SQLITE_OK);
+    long rows = 0;
+    t0 = (double)clock() / CLOCKS_PER_SEC;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) rows++;
+    CHECK_MSG(rc == SQLITE_DONE && rows == 3000000, "rc %d after %ld rows in %.2f s", rc, rows,
+              (double)clock() / CLOCKS_PER_SEC - t0);
+    sqlite3_finalize(q);
+    db_close(d);
+}
+
+/* merge carries every table of the schema: each is merge's own or hangs off a run or a sample
+ * (the plan names them), and a table that is neither is refused, by name. */
+static void test_merge_plan(void) {
+    char err[ERR_LEN];
+    const char *path = crafted("h_plan.db", NULL);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    sqlite3 *h = db_sqlite(d);
+    db_merge_plan_t p;
+    CHECK_MSG(db_merge_plan(h, &p, err) == 0, "%s", err);
+    char got[512] = "";
+    for (int i = 0; i < p.n_run; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "run:%s.%s ", p.run[i].table,
+                 p.run[i].key);
+    for (int i = 0; i < p.n_sample; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "sample:%s.%s ", p.sample[i].table,
+                 p.sample[i].key);
+    CHECK_MSG(!strcmp(got, "run:cost.run_id sample:counters.sample_id sample:histograms.sample_id "
+                           "sample:passes.sample_id sample:trace.sample_id "),
+              "%s", got);
+    /* every table that refers to runs or samples is in the plan or merge's own */
+    sqlite3_stmt *st;
+    CHECK(sqlite3_prepare_v2(h,
+                             "SELECT m.name FROM sqlite_master m, pragma_foreign_key_list(m.name) "
+                             "f WHERE m.type = 'table' AND f.\"table\" IN ('runs', 'samples')",
+                             -1, &st, NULL) == SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        int found = !strcmp(t, "runs") || !strcmp(t, "samples");
+        for (int i = 0; i < p.n_run; i++) found |= !strcmp(p.run[i].table, t);
+        for (int i = 0; i < p.n_sample; i++) found |= !strcmp(p.sample[i].table, t);
+        CHECK_MSG(found, "table %s refers to runs or samples but merge does not carry it", t);
+    }
+    sqlite3_finalize(st);
+    /* a table merge cannot place: refused, named */
+    CHECK(sqlite3_exec(h, "CREATE TABLE notes (body TEXT)", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_MSG(db_merge_plan(h, &p, err) == -1 && strstr(err, "table 'notes' is neither"), "%s",
+              err);
+    CHECK(sqlite3_exec(h,
+                       "DROP TABLE notes; CREATE TABLE notes (sample_id INTEGER REFERENCES "
+                       "samples(id), body TEXT)",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_MSG(db_merge_plan(h, &p, err) == 0 && p.n_sample == 5 &&
+                  !strcmp(p.sample[2].table, "notes"),
+              "%s", err);
+    db_close(d);
+}
+
 int main(void) {
+    test_hostile_schema();
+    test_hostile_values();
+    test_connection_guards();
+    test_merge_plan();
     test_create_insert_read();
     test_foreign_sqlite();
     test_text_file();

@@ -7,6 +7,10 @@
  *   - file_out: the new contents appear at PATH only on commit, with no PATH.tmp left; an abort,
  *     a failed write (file size limit: EFBIG) or too little space keeps PATH's old contents and
  *     removes PATH.tmp; a second writer of the same PATH is refused while the first holds it;
+ *   - file_check_io: an output on an input (by inode: links, other spellings; by resolved
+ *     path for files not yet written), on another output, or whose PATH.tmp is an input, is
+ *     refused naming both options; a database read through another option may be the one
+ *     appended to; the kinds of inputs, outputs and output folders;
  *   - num_parse: overflow and trailing garbage are refused quoting what was typed. */
 #include <signal.h>
 #include <stdint.h>
@@ -22,6 +26,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/num.h"
+#include "util/paths.h"
 
 static char err[ERR_LEN];
 
@@ -188,6 +193,95 @@ static void test_out(void) {
     CHECK(strcmp(file_human_size(512000000000ull, buf, sizeof buf), "512.0 GB") == 0);
 }
 
+/* file_same, paths_resolve and file_check_io: an output never replaces an input. */
+static void test_io(void) {
+    char dir[1024], in[1100], link_in[1100], hard[1100], out[1100], db[1100], file[1100];
+    snprintf(dir, sizeof dir, "%s/io", test_tmpdir());
+    mkdir(dir, 0777);
+    snprintf(in, sizeof in, "%s/in.bin", dir);
+    snprintf(link_in, sizeof link_in, "%s/link.bin", dir);
+    snprintf(hard, sizeof hard, "%s/hard.bin", dir);
+    snprintf(out, sizeof out, "%s/new/../out.txt", dir); /* absent: compared by path */
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    snprintf(file, sizeof file, "%s/in.bin/x", dir); /* below a file */
+    unlink(link_in), unlink(hard), unlink(db), unlink(test_tmp("io/out.txt"));
+    write_text(in, "model");
+    write_text(db, "SQLite format 3");
+    CHECK(symlink(in, link_in) == 0 && link(in, hard) == 0);
+
+    /* the same file by inode (a symbolic link, a hard link, another spelling) */
+    CHECK(file_same(in, link_in) && file_same(in, hard) && !file_same(in, db));
+    char dotted[1200];
+    snprintf(dotted, sizeof dotted, "%s/./io/../io//in.bin", test_tmpdir());
+    CHECK(file_same(in, dotted));
+    /* files yet to be written: by resolved path */
+    char r1[4096], r2[4096], plain[1100];
+    snprintf(plain, sizeof plain, "%s/out.txt", dir);
+    CHECK(paths_resolve(out, r1, sizeof r1) == 0 && paths_resolve(plain, r2, sizeof r2) == 0);
+    CHECK_MSG(strcmp(r1, r2) == 0, "'%s' vs '%s'", r1, r2);
+    CHECK(r1[0] == '/' && !strstr(r1, "/../") && !strstr(r1, "//"));
+    CHECK(file_same(out, plain) && !file_same(out, test_tmp("io/other.txt")));
+    CHECK(paths_resolve("rel/../x", r1, sizeof r1) == 0 && r1[0] == '/' && !strstr(r1, "rel"));
+    CHECK(!file_same(in, plain)); /* one exists, the other does not */
+
+    /* an output on an input: refused, naming both options and the file */
+    file_io io[] = {{"--state-save", link_in, FILE_IO_OUT, NULL},
+                    {"--model", in, FILE_IO_IN, NULL}};
+    EXPECT_ERR(file_check_io(io, 2, err), link_in, "--state-save names the input file");
+    CHECK(strstr(err, "(--model)") != NULL);
+    /* on the database appended to */
+    file_io on_db[] = {{"--db", db, FILE_IO_DB, NULL}, {"--csv", db, FILE_IO_OUT, NULL}};
+    EXPECT_ERR(file_check_io(on_db, 2, err), db, "--csv names the input file");
+    CHECK(strstr(err, "(--db)") != NULL);
+    /* a database read through another option may be the one appended to */
+    file_io same_db[] = {{"--db", db, FILE_IO_DB, NULL},
+                         {"--project-cost", db, FILE_IO_IN_DB, NULL}};
+    CHECK_MSG(file_check_io(same_db, 2, err) == 0, "%s", err);
+    /* but not the file a report replaces */
+    file_io report[] = {{"--out", db, FILE_IO_OUT, NULL}, {"--db", db, FILE_IO_IN_DB, NULL}};
+    EXPECT_ERR(file_check_io(report, 2, err), db, "--out names the input file");
+    /* two outputs yet to be written, spelled differently */
+    file_io twice[] = {{"--csv", out, FILE_IO_OUT, NULL}, {"--db", plain, FILE_IO_DB, NULL}};
+    EXPECT_ERR(file_check_io(twice, 2, err), out, "--csv names the input file");
+    file_io two_out[] = {{"--csv", out, FILE_IO_OUT, NULL}, {"-o", plain, FILE_IO_OUT, NULL}};
+    EXPECT_ERR(file_check_io(two_out, 2, err), out, "--csv and -o name the same file");
+    /* OUT.tmp, which file_out truncates first, on an input */
+    char tmp_in[1100], out_of_tmp[1100];
+    snprintf(tmp_in, sizeof tmp_in, "%s/m.gguf.tmp", dir);
+    snprintf(out_of_tmp, sizeof out_of_tmp, "%s/m.gguf", dir);
+    write_text(tmp_in, "model");
+    file_io via_tmp[] = {{"-o", out_of_tmp, FILE_IO_OUT, "GGUF"},
+                         {"--model", tmp_in, FILE_IO_IN, NULL}};
+    EXPECT_ERR(file_check_io(via_tmp, 2, err), tmp_in, "is written through");
+    CHECK(strcmp(read_text(tmp_in), "model") == 0);
+    /* inputs may share a file; absent entries are skipped */
+    file_io inputs[] = {{"--model", in, FILE_IO_IN, "model"},
+                        {"--tokenizer", hard, FILE_IO_IN, "tokenizer"},
+                        {"--draft", NULL, FILE_IO_IN, "model"},
+                        {"--csv", plain, FILE_IO_OUT, "CSV"}};
+    CHECK_MSG(file_check_io(inputs, 4, err) == 0, "%s", err);
+    CHECK(!exists(plain) && !exists(test_tmp("io/out.txt.tmp")));
+
+    /* kinds, for the entries that name one */
+    file_io missing[] = {{"--project-cost", test_tmp("io/nope.csv"), FILE_IO_IN, "cost"}};
+    EXPECT_ERR(file_check_io(missing, 1, err), "nope.csv", "--project-cost ");
+    CHECK(strstr(err, "cannot open cost: No such file or directory") != NULL);
+    file_io fifo_out[] = {{"--csv", test_tmp("fifo"), FILE_IO_OUT, "CSV"}};
+    EXPECT_ERR(file_check_io(fifo_out, 1, err), "fifo", "(a FIFO), expected a CSV file");
+    file_io no_folder[] = {{"--csv", test_tmp("io/no/such/x.csv"), FILE_IO_OUT, "CSV"}};
+    EXPECT_ERR(file_check_io(no_folder, 1, err), "x.csv.tmp", "cannot create");
+    file_io dir_on_file[] = {{"--out", file, FILE_IO_OUT_DIR, "figures"}};
+    EXPECT_ERR(file_check_io(dir_on_file, 1, err), "in.bin", "is not a folder");
+    file_io dir_is_file[] = {{"--out", in, FILE_IO_OUT_DIR, "figures"}};
+    EXPECT_ERR(file_check_io(dir_is_file, 1, err), in, "is a regular file, expected a folder");
+    char deep[1200];
+    snprintf(deep, sizeof deep, "%s/a/b/c", dir);
+    file_io dir_new[] = {{"--out", deep, FILE_IO_OUT_DIR, "figures"}};
+    CHECK_MSG(file_check_io(dir_new, 1, err) == 0, "%s", err);
+    file_io scripts[] = {{"--plots-dir", in, FILE_IO_IN_DIR, "gnuplot scripts"}};
+    EXPECT_ERR(file_check_io(scripts, 1, err), in, "expected a folder of gnuplot scripts");
+}
+
 static void test_num(void) {
     long long v = -7;
     CHECK(num_parse("42", 0, 100, &v, "--n", err) == 0 && v == 42);
@@ -214,6 +308,7 @@ int main(void) {
     alarm(60); /* a FIFO that blocks an open() must fail the test, not hang it */
     test_readers();
     test_out();
+    test_io();
     test_num();
     return test_finish("test_file");
 }

@@ -23,9 +23,10 @@
 #include <string.h>
 
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/kernels/kernels.h"
+#include "model/convert/requant.h"
 #include "model/convert/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -309,6 +310,89 @@ static void test_nonfinite(void) {
     free(logits);
 }
 
+/* One corrupt value reaches the logits check in every kernel mode, wherever it is: each weight
+ * matrix of a layer and the classifier (a float weight NaN or infinite; a block type's scale
+ * NaN or infinite, for the runtime: the loader refuses such files, but a model made in memory
+ * is not loaded), a norm weight, and an embedding row so large that its sum of squares
+ * overflows (RMSNorm scaled it by 1 / sqrt(inf) = 0 and the next layers saw zeros). Before,
+ * the int8 mode turned every NaN into 0 at the next product's quantizer, and in both modes a
+ * NaN in Q or K became a softmax weight of 1e-38: the logits were numbers, decoding went on. */
+static int first_pass_fails(const model *m, kern_mode mode, char *err) {
+    fwd_ctx *f;
+    if (fwd_new(&f, m, NULL, 4, mode, err)) return -1;
+    const int toks[3] = {1, 5, 9};
+    float *logits = malloc(sizeof(float) * (size_t)m->cfg.vocab_size * 3);
+    int rc = fwd_eval(f, 3, toks, NULL, NULL, NULL, 3, logits, err);
+    free(logits);
+    fwd_free(f);
+    return rc != 0 && strstr(err, "non-finite logits at position") ? 1 : 0;
+}
+
+static void test_nonfinite_reaches_logits(void) {
+    char err[ERR_LEN];
+    model_config c;
+    CHECK(synth_config("256,512,2,4,2,300,64", &c, err) == 0);
+    c.shared_classifier = 0;
+    model *base;
+    CHECK_MSG(synth_model(&base, &c, 3, err) == 0, "%s", err);
+    if (!base) return;
+    const char *types[] = {"f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k"};
+    for (int ti = 0; ti < 6; ti++) {
+        model *m = base;
+        convert_opts o = {.name = "t"};
+        CHECK(convert_scheme_parse(types[ti], &o) == 0);
+        if (ti > 0) CHECK_MSG(model_requantize(&m, base, &o, NULL, err) == 0, "%s", err);
+        const kern_mode modes[2] = {KERN_EXACT, KERN_EXACT_INT8};
+        for (int mi = 0; mi < 2; mi++) {
+            CHECK_MSG(first_pass_fails(m, modes[mi], err) == 0, "%s %s: a clean model fails: %s",
+                      types[ti], kern_mode_name(modes[mi]), err);
+            const char *names[8] = {"wq", "wk", "wv", "wo", "w1", "w2", "w3", "wcls"};
+            const wmat *w[8];
+            model_layer_mats(&m->layers[1], w);
+            w[7] = &m->wcls;
+            for (int wi = 0; wi < 8; wi++)
+                for (int v = 0; v < 2; v++) {
+                    const wtype_traits *tt = wtype_get(w[wi]->type);
+                    size_t row = wtype_row_bytes(w[wi]->type, w[wi]->cols);
+                    unsigned char *at = (unsigned char *)w[wi]->data + 3 * row;
+                    unsigned char keep[4];
+                    memcpy(keep, at, 4);
+                    if (w[wi]->type == WTYPE_F32) {
+                        float x = v ? INFINITY : NAN;
+                        memcpy(at + 20, &x, 4);
+                    } else { /* the f16 (scale) at row 3's first block */
+                        uint16_t h = v ? 0x7c00 : 0x7e00;
+                        at += tt->block == 1 ? 10 : tt->scale[0].at;
+                        memcpy(keep, at, 4);
+                        memcpy(at, &h, 2);
+                    }
+                    int rc = first_pass_fails(m, modes[mi], err);
+                    CHECK_MSG(rc == 1, "%s %s: %s %s in %s: pass %s (%s)", types[ti],
+                              kern_mode_name(modes[mi]), v ? "inf" : "NaN",
+                              tt->block == 1 ? "weight" : "scale", names[wi],
+                              rc == 0 ? "succeeds" : "fails otherwise", err);
+                    if (w[wi]->type == WTYPE_F32) at += 20;
+                    memcpy(at, keep, 4);
+                }
+            /* a norm weight */
+            float *norm = (float *)m->layers[0].rms_ffn, keepn = norm[7];
+            norm[7] = NAN;
+            CHECK_MSG(first_pass_fails(m, modes[mi], err) == 1, "%s %s: NaN norm weight", types[ti],
+                      kern_mode_name(modes[mi]));
+            norm[7] = keepn;
+            CHECK(first_pass_fails(m, modes[mi], err) == 0);
+        }
+        if (m != base) model_close(m);
+    }
+    /* an embedding row whose sum of squares overflows (f32 weights: each value 1e20) */
+    float *emb = (float *)base->tok_embd.data + 5 * (size_t)c.dim, keep[256];
+    memcpy(keep, emb, sizeof keep);
+    for (int i = 0; i < c.dim; i++) emb[i] = 1e20f;
+    CHECK_MSG(first_pass_fails(base, KERN_EXACT, err) == 1, "an overflowing RMSNorm: %s", err);
+    memcpy(emb, keep, sizeof keep);
+    model_close(base);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
@@ -319,6 +403,7 @@ int main(void) {
     }
     test_bad_batches(real[0]);
     test_nonfinite();
+    test_nonfinite_reaches_logits();
     model_config c;
     /* GQA (6 heads on 2 kv heads), widths that are not multiples of 16, vocab 300 */
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);

@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 
 #include "model/arch.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/gguf.h"
+#include "model/formats/llama2c.h"
 #include "model/model.h"
 #include "model/convert/synth.h"
 #include "tests/testutil.h"
@@ -482,6 +483,67 @@ static void test_truncations(void) {
         expect_bytes_error(r.b, r.n, needle);                                                      \
     } while (0)
 
+/* What ggml's reader accepts opens here too, read as ggml reads it: version 0, a key or tensor
+ * name holding a NUL byte (read up to it; keys equal up to the NUL are two keys, the first
+ * found), an empty key, a string value holding a NUL byte, a bool byte of 2 (true). */
+static void test_ggml_leniency(void) {
+    layout L;
+    const char *p = test_tmp("lenient.gguf");
+    char err[ERR_LEN];
+    const char *s;
+    int b;
+    raw r = small_file(&L);
+    put_u32(&r, L.version, 0);
+    r.b[L.key0_len + 8 + 10] = 0; /* "general.ar\0hitecture" */
+    r.b[L.str0_len + 8 + 2] = 0;  /* "ll\0ma" */
+    r.b[L.bool_val] = 2;
+    r.b[L.t_name_len + 8] = 0; /* tensor "\0" */
+    write_file(p, r.b, r.n);
+    gguf *g = open_ok(p);
+    if (g) {
+        CHECK(gguf_version(g) == 0 && gguf_find_key(g, "general.architecture") < 0);
+        CHECK(gguf_get_str(g, "general.ar", &s, err) == 0 && strcmp(s, "ll") == 0);
+        CHECK(gguf_get_bool(g, "test.flag", &b, err) == 0 && b == 1);
+        CHECK(gguf_find_tensor(g, "") != NULL && gguf_find_tensor(g, "w") == NULL);
+        gguf_close(g);
+    }
+    /* Two keys "k\0a" and "k\0b", and an empty one. */
+    r.n = 0;
+    r_bytes(&r, "GGUF", 4);
+    r_u32(&r, 3);
+    r_u64(&r, 0);
+    r_u64(&r, 3);
+    for (int i = 0; i < 3; i++) {
+        const char *key[] = {"k\0a", "k\0b", ""};
+        r_u64(&r, i < 2 ? 3 : 0);
+        r_bytes(&r, key[i], i < 2 ? 3 : 0);
+        r_u32(&r, GGUF_U8);
+        uint8_t v = (uint8_t)(5 + i);
+        r_bytes(&r, &v, 1);
+    }
+    write_file(p, r.b, r.n);
+    g = open_ok(p);
+    if (g) {
+        uint32_t v;
+        CHECK(gguf_kv_count(g) == 3 && gguf_get_u32(g, "k", &v, err) == 0 && v == 5);
+        CHECK(gguf_get_u32(g, "", &v, err) == 0 && v == 7);
+        gguf_close(g);
+    }
+    /* Equal whole keys still repeat one another, as in ggml. */
+    r.n = 0;
+    r_bytes(&r, "GGUF", 4);
+    r_u32(&r, 3);
+    r_u64(&r, 0);
+    r_u64(&r, 2);
+    for (int i = 0; i < 2; i++) {
+        r_u64(&r, 3);
+        r_bytes(&r, "k\0a", 3);
+        r_u32(&r, GGUF_U8);
+        r_bytes(&r, "\x05", 1);
+    }
+    expect_bytes_error(r.b, r.n, "metadata pair 1: key 'k' repeats pair 0");
+}
+
 static void test_corruptions(void) {
     layout L;
     CORRUPT(put_u64(&r, L.n_kv, 1ull << 40), "metadata count 1099511627776 needs more than the");
@@ -490,8 +552,8 @@ static void test_corruptions(void) {
     /* One pair too few: the third pair is read as a tensor info. */
     CORRUPT(put_u64(&r, L.n_kv, 2), "tensor 0 ('test.flag'): n_dims 7 is more than 4");
     CORRUPT(put_u64(&r, L.key0_len, 1ull << 62), "metadata pair 0: truncated: key needs");
-    CORRUPT(put_u64(&r, L.key0_len, 0), "metadata pair 0: empty name");
-    CORRUPT(r.b[L.key0_len + 10] = 0, "name contains a NUL byte");
+    /* an empty key is a key (ggml's too): "general.architecture" is then read as its type */
+    CORRUPT(put_u64(&r, L.key0_len, 0), "metadata pair 0 (''): unknown value type");
     CORRUPT(put_u32(&r, L.type0, 13), "('general.architecture'): unknown value type 13");
     CORRUPT(put_u32(&r, L.type0, 0x80000000u), "unknown value type 2147483648");
     CORRUPT(put_u64(&r, L.str0_len, UINT64_MAX), "string value needs 18446744073709551615 bytes");
@@ -502,7 +564,6 @@ static void test_corruptions(void) {
     CORRUPT((put_u32(&r, L.arr_elem, GGUF_STRING), put_u64(&r, L.arr_len, 1ull << 50)),
             "array of 1125899906842624 strings needs more");
     CORRUPT(put_u32(&r, L.arr_elem, GGUF_STRING), "string 0 of the array needs");
-    CORRUPT(r.b[L.bool_val] = 2, "('test.flag'): bool value is not 0 or 1");
     CORRUPT(put_u32(&r, L.t_ndims, 5), "tensor 0 ('w'): n_dims 5 is more than 4");
     CORRUPT(put_u32(&r, L.t_ndims, 0xffffffffu), "n_dims 4294967295");
     CORRUPT(put_u32(&r, L.t_type, 4), "tensor 0 ('w'): unknown ggml type 4");
@@ -615,11 +676,16 @@ static int write_model_gguf(const struct model *m, const char *path, char *err);
 /* A micro Llama model (dim 32, one layer, vocab 8) written through write_model_gguf: its
  * matrices in type `small`, ffn_down in `big` (hidden 256 when that is a k-quant, else 32).
  * 8-20 KB, so the fuzzer can reach model_open_gguf's binding code and the kernels of each block
- * type. The block bytes are a fixed pattern (any bytes are a valid block). */
+ * type. The block bytes are a fixed pattern: any bytes are a valid block but for an f16 scale
+ * whose exponent is all ones (NaN, infinity: the loader refuses it), so no byte has bits 2-6
+ * all set. */
 static void write_micro_model(const char *path, wtype small, wtype big) {
     static unsigned char q[32 * 1024];
     static float norm[32];
-    for (size_t i = 0; i < sizeof q; i++) q[i] = (unsigned char)(i * 7 % 251);
+    for (size_t i = 0; i < sizeof q; i++) {
+        q[i] = (unsigned char)(i * 7 % 251);
+        if ((q[i] & 0x7c) == 0x7c) q[i] ^= 0x40;
+    }
     for (int i = 0; i < 32; i++) norm[i] = 1.0f;
     int hidden = wtype_get(big)->block == 256 ? 256 : 32;
     model_config c = {.dim = 32,
@@ -893,15 +959,20 @@ typedef struct {
     uint32_t mat_type, norm_type;
     int k_rows, tied;
     uint32_t experts, kv_heads, n_tokens;
+    /* float keys written when set: eps (else 1e-5), rope.freq_base, rope.scaling.factor, its
+     * old name rope.scale_linear, rope.scaling.attn_factor */
+    const float *eps, *freq_base, *factor, *scale_linear, *attn_factor;
+    float qk_scale; /* attn_q and attn_k weights times this (0: as the others) */
 } tiny_opts;
 
 enum { T_DIM = 64, T_HID = 96, T_LAYERS = 2, T_HEADS = 4, T_KV = 2, T_VOCAB = 40 };
 
 static void write_tiny(const char *path, tiny_opts o) {
-    static unsigned char data[T_HID * T_DIM * 4];
+    static unsigned char data[T_HID * T_DIM * 4], qk[T_HID * T_DIM * 4];
     for (size_t i = 0; i < sizeof data; i += 4) {
-        float f = (float)((i / 4) % 17) * 0.01f;
+        float f = (float)((i / 4) % 17) * 0.01f, g = f * (o.qk_scale ? o.qk_scale : 1.0f);
         memcpy(data + i, &f, 4);
+        memcpy(qk + i, &g, 4);
     }
     const char *keys[] = {"llama.context_length",       "llama.embedding_length",
                           "llama.block_count",          "llama.feed_forward_length",
@@ -912,8 +983,12 @@ static void write_tiny(const char *path, tiny_opts o) {
     for (int i = 0; i < 6; i++)
         if (!o.drop_key || strcmp(o.drop_key, keys[i])) gguf_writer_add_u32(w, keys[i], vals[i]);
     if (!o.drop_key || strcmp(o.drop_key, "eps"))
-        gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", o.eps ? *o.eps : 1e-5f);
+    if (o.freq_base) gguf_writer_add_f32(w, "llama.rope.freq_base", *o.freq_base);
     if (o.rope_scaling) gguf_writer_add_str(w, "llama.rope.scaling.type", o.rope_scaling);
+    if (o.factor) gguf_writer_add_f32(w, "llama.rope.scaling.factor", *o.factor);
+    if (o.scale_linear) gguf_writer_add_f32(w, "llama.rope.scale_linear", *o.scale_linear);
+    if (o.attn_factor) gguf_writer_add_f32(w, "llama.rope.scaling.attn_factor", *o.attn_factor);
     if (o.experts) gguf_writer_add_u32(w, "llama.expert_count", o.experts);
     if (o.n_tokens) {
         const char *toks[T_VOCAB + 1];
@@ -922,13 +997,14 @@ static void write_tiny(const char *path, tiny_opts o) {
     }
     uint64_t be, bb;
     gguf_type_block(o.mat_type, &be, &bb);
+    const unsigned char *src = data;
 #define T(name, type, rows, cols)                                                                  \
     do {                                                                                           \
         uint64_t bytes = (uint64_t)(cols) / be * bb * (uint64_t)(rows);                            \
         if ((type) == o.norm_type && (rows) == 1)                                                  \
             bytes = (uint64_t)(cols) * (o.norm_type ? 2 : 4);                                      \
         gguf_writer_add_tensor(w, name, type, (rows) == 1 ? 1 : 2,                                 \
-                               (uint64_t[]){(uint64_t)(cols), (uint64_t)(rows)}, data, bytes);     \
+                               (uint64_t[]){(uint64_t)(cols), (uint64_t)(rows)}, src, bytes);      \
     } while (0)
     T("token_embd.weight", o.mat_type, T_VOCAB, T_DIM);
     T("output_norm.weight", o.norm_type, 1, T_DIM);
@@ -939,8 +1015,10 @@ static void write_tiny(const char *path, tiny_opts o) {
 #define L(sfx, rows, cols)                                                                         \
     snprintf(n, sizeof n, "blk.%d." sfx ".weight", l);                                             \
     T(n, o.mat_type, rows, cols)
+        src = qk; /* Q and K scaled by qk_scale, the rest as before */
         L("attn_q", T_DIM, T_DIM);
         L("attn_k", o.k_rows ? o.k_rows : kv, T_DIM);
+        src = data;
         L("attn_v", kv, T_DIM);
         L("attn_output", T_DIM, T_DIM);
         L("ffn_gate", T_HID, T_DIM);
@@ -1036,6 +1114,206 @@ static void test_model_tiny(void) {
     CHECK(model_open_gguf(&m, test_tmp("missing.gguf"), err) == -1 && strstr(err, "cannot open"));
 }
 
+/* Every float hyper-parameter must be a finite number in its range: NaN and infinity passed the
+ * "must be positive" checks (eps = +inf scaled every RMSNorm by 0, freq_base = +inf made every
+ * RoPE angle but the first pair's 0), and the output looked like text. The RoPE scaling keys
+ * are read as llama.cpp reads them: the type linear when absent, the factor under its old name
+ * too, the attention factor refused unless 1; a factor under type none is ignored, as
+ * llama.cpp ignores it (even NaN: it computes). */
+/* rope.scaling.attn_factor loads (llama.cpp runs such files) and multiplies RoPE's cos and sin,
+ * as ggml's rope does: a rotation is linear, so a model with factor 2 computes exactly what the
+ * same model with its attn_q and attn_k weights doubled computes (doubling is exact in float),
+ * bit for bit; and not what factor 1 computes. */
+static void test_rope_attn_factor(void) {
+    char err[ERR_LEN];
+    const float two = 2.0f;
+    const char *paths[3] = {test_tmp("attn2.gguf"), test_tmp("qk2.gguf"), test_tmp("plain.gguf")};
+    write_tiny(paths[0], (tiny_opts){.attn_factor = &two});
+    write_tiny(paths[1], (tiny_opts){.qk_scale = 2.0f});
+    write_tiny(paths[2], (tiny_opts){0});
+    float logits[3][T_VOCAB];
+    const int toks[] = {1, 7, 30, 12, 5, 22};
+    for (int k = 0; k < 3; k++) {
+        model *m = NULL;
+        fwd_ctx *f = NULL;
+        CHECK_MSG(model_open_gguf(&m, paths[k], err) == 0, "%s", err);
+        if (m) CHECK_MSG(fwd_new(&f, m, NULL, 8, KERN_EXACT, err) == 0, "%s", err);
+        CHECK_MSG(f && fwd_prefill(f, toks, 6, logits[k], err) == 0, "%s", err);
+        CHECK(!m || m->cfg.rope_attn_factor == (k == 0 ? 2.0f : 1.0f));
+        fwd_free(f);
+        model_close(m);
+    }
+    CHECK_MSG(memcmp(logits[0], logits[1], sizeof logits[0]) == 0,
+              "attn_factor 2 differs from doubled Q and K weights");
+    CHECK_MSG(memcmp(logits[0], logits[2], sizeof logits[0]) != 0,
+              "attn_factor 2 computes what factor 1 does");
+}
+
+static void test_model_float_keys(void) {
+    const float nan = NAN, inf = INFINITY, ninf = -INFINITY, zero = 0.0f, four = 4.0f, two = 2.0f,
+                one = 1.0f;
+    expect_model_error((tiny_opts){.eps = &inf},
+                       "llama.attention.layer_norm_rms_epsilon = inf, expected a positive finite "
+                       "number");
+    expect_model_error((tiny_opts){.eps = &nan},
+                       "llama.attention.layer_norm_rms_epsilon = nan, expected a positive");
+    expect_model_error((tiny_opts){.eps = &zero},
+                       "llama.attention.layer_norm_rms_epsilon = 0, expected a positive");
+    expect_model_error((tiny_opts){.freq_base = &inf},
+                       "llama.rope.freq_base = inf, expected a positive finite number");
+    expect_model_error((tiny_opts){.freq_base = &nan}, "llama.rope.freq_base = nan, expected");
+    expect_model_error((tiny_opts){.freq_base = &ninf}, "llama.rope.freq_base = -inf, expected");
+    expect_model_error((tiny_opts){.rope_scaling = "linear", .factor = &nan},
+                       "llama.rope.scaling.factor = nan is out of range");
+    expect_model_error((tiny_opts){.rope_scaling = "linear", .factor = &inf},
+                       "llama.rope.scaling.factor = inf is out of range");
+    expect_model_error((tiny_opts){.factor = &inf},
+                       "llama.rope.scaling.factor = inf is out of range");
+    expect_model_error((tiny_opts){.scale_linear = &nan},
+                       "llama.rope.scale_linear = nan is out of range");
+    expect_model_error((tiny_opts){.attn_factor = &nan, .rope_scaling = "none"},
+                       "llama.rope.scaling.attn_factor = nan, expected a positive finite number");
+    expect_model_error((tiny_opts){.attn_factor = &inf},
+                       "llama.rope.scaling.attn_factor = inf, expected a positive finite number");
+    /* what loads, and the factor it runs with */
+    const struct {
+        tiny_opts o;
+        float factor;
+    } ok[] = {{{.factor = &four}, 4.0f}, /* no type: linear, as llama.cpp */
+              {{.scale_linear = &four}, 4.0f},
+              {{.factor = &two, .scale_linear = &four}, 2.0f}, /* the new name first */
+              {{.rope_scaling = "none", .factor = &four}, 1.0f},
+              {{.rope_scaling = "none", .factor = &nan}, 1.0f},
+              {{.factor = &zero}, 1.0f},
+              {{.attn_factor = &one, .freq_base = &four}, 1.0f}};
+    /* the configuration check every reader ends with (a llama2.c file has no float fields:
+     * model_config_derive fills them) refuses them too */
+    char err[ERR_LEN];
+    const float bad[3] = {NAN, INFINITY, 0.0f};
+    for (int f = 0; f < 3; f++)
+        for (int b = 0; b < 3; b++) {
+            model_config c;
+            CHECK(synth_config("64,128,2,4,2,512,128", &c, err) == 0);
+            float *v = f == 0 ? &c.rope_theta : f == 1 ? &c.rope_factor : &c.norm_eps;
+            *v = bad[b];
+            const char *name = f == 0 ? "rope_theta" : f == 1 ? "rope_factor" : "norm_eps";
+            char want[96];
+            snprintf(want, sizeof want, "cfg: %s = %g, expected a positive finite number", name,
+                     (double)bad[b]);
+            CHECK_MSG(model_config_check(&c, "cfg", err) == -1 && strcmp(err, want) == 0,
+                      "'%s' is not '%s'", err, want);
+        }
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        const char *p = test_tmp("tiny.gguf");
+        write_tiny(p, ok[i].o);
+        model *m = NULL;
+        CHECK_MSG(model_open_gguf(&m, p, err) == 0, "case %zu: %s", i, err);
+        CHECK_MSG(m && m->cfg.rope_factor == ok[i].factor, "case %zu: factor %g", i,
+                  m ? (double)m->cfg.rope_factor : 0.0);
+        model_close(m);
+    }
+    test_rope_attn_factor();
+}
+
+/* Overwrites the 2 bytes at `at` of tensor `name`'s data in the GGUF file at path. */
+static void poke_tensor(const char *path, const char *name, size_t at, uint16_t v) {
+    gguf *g = open_ok(path);
+    const gguf_tensor *t = g ? gguf_find_tensor(g, name) : NULL;
+    size_t size;
+    const unsigned char *base = g ? gguf_mapping(g, &size) : NULL;
+    long off = t ? (long)((const unsigned char *)t->data - base + at) : -1;
+    gguf_close(g);
+    FILE *f = fopen(path, "r+b");
+    CHECK_MSG(f && off >= 0 && fseek(f, off, SEEK_SET) == 0 && fwrite(&v, 2, 1, f) == 1,
+              "%s: cannot patch %s", path, name);
+    if (f) fclose(f);
+}
+
+/* A block scale (d, m, dmin) that is NaN or infinite is refused at load naming the tensor, the
+ * block and the scale, as llama.cpp's --check-tensors refuses it (ggml_validate_row_data's rules
+ * per type): before, the file loaded and the int8 mode decoded token 0 forever. Float weights
+ * load (reading them all costs a second per GB); a NaN among them fails the first pass that uses
+ * it, naming the tensor. */
+static void test_model_bad_scales(void) {
+    const struct {
+        const char *type, *tensor;
+        int block;
+        size_t at;      /* byte of the block */
+        uint16_t value; /* f16 */
+        const char *want;
+    } cases[] = {
+        {"q8_0", "blk.0.attn_v.weight", 5, 0, 0x7e00,
+         "tensor 'blk.0.attn_v.weight' (q8_0): block 5 (row 2, columns 32..63) has scale d = "
+         "NaN; the file is corrupt"},
+        {"q8_0", "token_embd.weight", 9, 0, 0xfc00,
+         "tensor 'token_embd.weight' (q8_0): block 9 (row 4, columns 32..63) has scale d = -inf"},
+        {"q4_0", "blk.0.ffn_down.weight", 18, 0, 0x7c00,
+         "tensor 'blk.0.ffn_down.weight' (q4_0): block 18 (row 1, columns 32..63) has scale d = "
+         "+inf"},
+        {"q4_k", "blk.0.attn_q.weight", 1, 2, 0x7e01,
+         "tensor 'blk.0.attn_q.weight' (q4_k): block 1 (row 1, columns 0..255) has scale dmin = "
+         "NaN"},
+        {"q6_k", "output.weight", 3, 208, 0x7c00,
+         "tensor 'output.weight' (q6_k): block 3 (row 3, columns 0..255) has scale d = +inf"},
+    };
+    char err[ERR_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        synth_shape sh;
+        convert_opts o = {.name = "t"};
+        const char *p = test_tmp("scales.gguf");
+        int k = strcmp(cases[i].type, "q4_k") == 0 || strcmp(cases[i].type, "q6_k") == 0;
+        CHECK(synth_shape_parse(k ? "256,512,1,4,2,64,32" : "64,544,1,4,2,64,32", &sh, err) == 0 &&
+              convert_scheme_parse(cases[i].type, &o) == 0);
+        sh.cfg.shared_classifier = 0;
+        CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+        wtype t;
+        CHECK(wtype_parse(cases[i].type, &t) == 0);
+        poke_tensor(p, cases[i].tensor,
+                    (size_t)cases[i].block * wtype_get(t)->block_bytes + cases[i].at,
+                    cases[i].value);
+        model *m = NULL;
+        CHECK_MSG(model_open(&m, p, err) == -1 && strstr(err, cases[i].want) && strstr(err, p),
+                  "%s: '%s' lacks '%s'", cases[i].type, err, cases[i].want);
+        model_close(m);
+    }
+    /* an infinite RoPE factor (Llama 3.1+): its pair's angles would be 0 at every position,
+     * finite and wrong, so the logits check would never see it */
+    {
+        synth_shape sh;
+        convert_opts o = {.name = "t"};
+        const char *p = test_tmp("scales.gguf");
+        CHECK(synth_shape_parse("tiny-llama3", &sh, err) == 0 &&
+              convert_scheme_parse("q8_0", &o) == 0);
+        CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+        poke_tensor(p, "rope_freqs.weight", 4 * 2, 0x0000);
+        poke_tensor(p, "rope_freqs.weight", 4 * 2 + 2, 0x7f80);
+        model *m = NULL;
+        const char *want = "tensor 'rope_freqs.weight' (f32): value 2 is +inf; the file is corrupt";
+        CHECK_MSG(model_open(&m, p, err) == -1 && strstr(err, want), "'%s' lacks '%s'", err, want);
+        model_close(m);
+    }
+    /* an f16 weight NaN: loads; its first pass is refused naming it */
+    synth_shape sh;
+    convert_opts o = {.name = "t"};
+    const char *p = test_tmp("scales.gguf");
+    CHECK(synth_shape_parse("64,128,1,4,2,64,32", &sh, err) == 0 &&
+          convert_scheme_parse("f16", &o) == 0);
+    CHECK_MSG(synth_write_gguf(p, &sh, &o, NULL, 1, err) == 0, "%s", err);
+    poke_tensor(p, "blk.0.attn_k.weight", 2 * (64 * 3 + 5), 0x7e00);
+    model *m = NULL;
+    CHECK_MSG(model_open(&m, p, err) == 0, "%s", err);
+    fwd_ctx *f = NULL;
+    if (m) CHECK_MSG(fwd_new(&f, m, NULL, 1, KERN_AUTO, err) == 0, "%s", err);
+    float logits[64];
+    int tok = 1;
+    CHECK_MSG(f && fwd_eval(f, 1, &tok, NULL, NULL, NULL, 1, logits, err) == -1 &&
+                  strstr(err, "non-finite logits at position 0") &&
+                  strstr(err, "(tensor 'blk.0.attn_k.weight' (f16): row 3, column 5 is NaN)"),
+              "%s", err);
+    fwd_free(f);
+    model_close(m);
+}
+
 /* The architecture table formats llama.cpp's keys and names; every tensor of a loaded model is
  * bound where the table says. */
 static void test_arch_table(void) {
@@ -1107,8 +1385,11 @@ int main(void) {
     test_open_errors();
     test_truncations();
     test_corruptions();
+    test_ggml_leniency();
     test_mutation_corpus();
     test_model_from_llama2c();
     test_model_tiny();
+    test_model_float_keys();
+    test_model_bad_scales();
     return test_finish("test_gguf");
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "decoders/decoder.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/err.h"

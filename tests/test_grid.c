@@ -68,5 +68,10 @@ int main(void) {
     fails("lookahead:W=G;G=W", "cycle");
     fails("lookahead:W=1,2;G=W,4", "must be the key's only value");
     fails("x:a=1..200;b=1..200", "more than 4096");
+    /* a key after ',' instead of ';': said so, with the grid as meant */
+    fails("lookahead:W=1,2,N=2", "grid: W=1,2,N=2: 'N=2' is another key, but keys are separated "
+                                 "by ';' (W=1,2;N=2)");
+    fails("lookahead:W=1,N=2;G=W", "'N=2' is another key");
+    fails("lookahead:W==2", "a value holds '='");
     return test_finish("test_grid");
 }

@@ -16,7 +16,7 @@
 
 #include "decoders/decoder.h"
 #include "model/convert/synth.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

@@ -277,13 +277,16 @@ static void test_int8_decoders(rng_state *r) {
 }
 
 /* The quantizer on chosen values, on every ISA: the block's largest |x| becomes +-127, zeros
- * stay 0 with d = 0, NaN counts as 0 and is ignored by the maximum, ties round to even; the
- * stored sums. */
+ * stay 0 with d = 0, ties round to even; the stored sums. A block holding a NaN gets d = NaN
+ * (integers 0), and one holding an infinity d = inf, so that the products of the block carry
+ * them (a NaN used to count as 0, ignored by the maximum, and vanished). */
 static void test_int8_quantize_on(kern_isa isa) {
-    const int K = 96; /* three blocks: the second group has one */
-    float x[96] = {0};
-    x[0] = -2.0f, x[1] = 1.0f, x[2] = NAN, x[3] = 2.0f * 63.5f / 127.0f; /* 63.5: a tie */
+    const int K = 160; /* five blocks: the third group has one */
+    float x[160] = {0};
+    x[0] = -2.0f, x[1] = 1.0f, x[3] = 2.0f * 63.5f / 127.0f; /* 63.5: a tie */
     x[64] = 0.5f, x[65] = -0.25f;
+    x[96] = 1.0f, x[101] = NAN, x[102] = 1e30f;       /* block 3 */
+    x[128] = -1.0f, x[129] = INFINITY, x[130] = 2.0f; /* block 4 */
     unsigned char *xa = aligned_alloc(64, kern_act_bytes(K));
     kern_act_quantize_isa(isa, x, K, 1, K, xa, kern_act_bytes(K));
     const kern_a8_group *g = (const kern_a8_group *)xa;
@@ -295,7 +298,13 @@ static void test_int8_quantize_on(kern_isa isa) {
     CHECK(g[0].d[8] == 0.0f && g[0].c[8] == 0 && g[0].q[32] == 0 && ds[1] == 0.0f); /* zeros */
     CHECK(g[1].q[0] == 127 && g[1].q[1] == -64 && g[1].d[0] == 0.5f / 127.0f);
     CHECK(ds[2] == (0.5f / 127.0f) * 63.0f);
-    CHECK(g[1].q[32] == 0 && g[1].d[8] == 0.0f && g[1].c[15] == 0); /* past K */
+    int zeros = 1;
+    for (int i = 0; i < 32; i++) zeros &= g[1].q[32 + i] == 0 && g[2].q[i] == 0;
+    CHECK_MSG(zeros && isnan(g[1].d[8]) && isnan(g[1].d[15]) && isnan(ds[3]),
+              "%s: a NaN's block: d %g, sum %g", kern_isa_name(isa), g[1].d[8], ds[3]);
+    CHECK_MSG(isinf(g[2].d[0]) && g[2].d[0] > 0 && g[2].d[7] == g[2].d[0] && !isfinite(ds[4]),
+              "%s: an infinity's block: d %g, sum %g", kern_isa_name(isa), g[2].d[0], ds[4]);
+    CHECK(g[2].q[32] == 0 && g[2].d[8] == 0.0f && g[2].c[15] == 0); /* past K */
     free(xa);
 }
 
@@ -599,6 +608,112 @@ static void test_int8b_matmul(rng_state *r) {
     }
 }
 
+/* ---- NaN and infinity reach the result ------------------------------------------------------ */
+
+/* Whether y[t * ld + i] (t < T, i < R) is NaN or infinite exactly where bad_t / bad_r says: the
+ * whole token row t == bad_t (bad_r < 0) or the whole weight row i == bad_r (bad_t < 0). */
+static int nonfinite_where(const float *y, int T, int R, int bad_t, int bad_r) {
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < R; i++)
+            if ((isfinite(y[(size_t)t * R + i]) == 0) != (t == bad_t || i == bad_r)) return 0;
+    return 1;
+}
+
+/* A product of T input rows by m in the exact (int8 = 0) or the int8 mode on one ISA. */
+/* mode: 0 exact, 1 int8, 2 int8b (xa holds kern_act8b_bytes(T, K) then) */
+static void product(kern_isa isa, int mode, const wmat *m, const float *x, int T, unsigned char *xa,
+                    float *y) {
+    const int K = m->cols;
+    if (mode == 0) {
+        kern_matmul_isa(isa, m, 0, m->rows, x, K, T, y, m->rows);
+        return;
+    }
+    if (mode == 2) {
+        kern_act8b_quantize_isa(isa, x, K, T, K, xa);
+        kern_matmul_int8b_isa(isa, m, 0, m->rows, xa, T, y, m->rows);
+        return;
+    }
+    kern_act_quantize_isa(isa, x, K, T, K, xa, kern_act_bytes(K));
+    kern_matmul_int8_isa(isa, m, 0, m->rows, xa, kern_act_bytes(K), T, y, m->rows);
+}
+
+/* Writes NaN (inf = 0) or +inf over the f32 or 16-bit float at `at` (f16 unless bf16). */
+static void poison(unsigned char *at, wtype t, int inf) {
+    float f = inf ? INFINITY : NAN;
+    uint16_t h = t == WTYPE_BF16 ? (inf ? 0x7f80 : 0x7fc0) : (inf ? 0x7c00 : 0x7e00);
+    if (t == WTYPE_F32)
+        memcpy(at, &f, 4);
+    else
+        memcpy(at, &h, 2);
+}
+
+/* Every type in every kernel mode on every ISA, with a NaN or an infinity in one input row
+ * (every result of that row must be NaN or infinite, the others finite) or in weight row 5 (a
+ * float weight, or each scale of its second block: d, m, dmin; every result of that row). The
+ * forward pass refuses non-finite logits; this is what gets them there. The int8 mode's
+ * quantizer once made a NaN activation 0 in a block of finite scale, so a NaN weight vanished at
+ * the next product and a model of NaN scales decoded token 0 forever. Token counts on both
+ * sides of the tiles' widening thresholds; packed rows at T = 1. */
+static void test_nonfinite_propagates(rng_state *r) {
+    const int Ts[] = {1, 2, 5, 9, 17, 70}, R = 19, Tmax = 70;
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        const int K = tt->block == 256 ? 512 : 256;
+        const size_t ldw = wtype_row_bytes((wtype)t, K);
+        float *x = malloc(sizeof(float) * Tmax * K), *y = malloc(sizeof(float) * Tmax * R);
+        size_t xab = kern_act_bytes(K) * Tmax;
+        if (kern_act8b_bytes(Tmax, K) > xab) xab = kern_act8b_bytes(Tmax, K);
+        unsigned char *xa = aligned_alloc(64, xab);
+        unsigned char *w = random_matrix(r, (wtype)t, R, K);
+        for (int i = 0; i < Tmax * K; i++) x[i] = 2 * rng_unit(r) - 1;
+        wmat m = {(wtype)t, w, R, K, NULL, NULL};
+        unsigned char *pk = NULL;
+        for (int int8 = 0; int8 < 3; int8++)
+            for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                if (!isa_on[isa] || (int8 == 1 && !kern_int8_supported((wtype)t)) ||
+                    (int8 == 2 && !kern_int8b_supported((wtype)t)))
+                    continue;
+                int lost = 0, tried = 0;
+                for (int ti = 0; ti < 6; ti++)
+                    for (int inf = 0; inf < 2; inf++) {
+                        const int T = Ts[ti], tb = T / 2;
+                        float keep = x[(size_t)tb * K + 37];
+                        x[(size_t)tb * K + 37] = inf ? INFINITY : NAN;
+                        product((kern_isa)isa, int8, &m, x, T, xa, y);
+                        x[(size_t)tb * K + 37] = keep;
+                        lost += !nonfinite_where(y, T, R, tb, -1), tried++;
+                        for (int sc = 0; sc < 2; sc++) {
+                            if (sc > 0 && !tt->scale[sc].name) break;
+                            unsigned char *at =
+                                w + 5 * ldw +
+                                (tt->block == 1 ? 7 * (size_t)tt->block_bytes
+                                                : (size_t)tt->block_bytes + tt->scale[sc].at);
+                            unsigned char saved[4];
+                            memcpy(saved, at, 4);
+                            poison(at, (wtype)t, inf);
+                            /* also from the packed rows (int8 at T = 1) or the 16-row copy
+                             * (int8b), when the type has them */
+                            const int copies = int8 == 2 || (int8 == 1 && T == 1);
+                            for (int packed = 0; packed < 1 + copies; packed++) {
+                                if (packed && !(pk = int8 == 2 ? r16_copy(&m) : packed_copy(&m)))
+                                    continue;
+                                if (int8 == 2) m.r16 = pk; else m.packed = pk;
+                                product((kern_isa)isa, int8, &m, x, T, xa, y);
+                                lost += !nonfinite_where(y, T, R, -1, 5), tried++;
+                                m.packed = NULL, m.r16 = NULL;
+                                free(pk), pk = NULL;
+                            }
+                            memcpy(at, saved, 4);
+                        }
+                    }
+                CHECK_MSG(lost == 0, "%s %s %s: %d of %d products lost a NaN or an infinity",
+                          int8 == 2 ? "int8b" : int8 ? "int8" : "exact", kern_isa_name((kern_isa)isa), tt->name, lost,
+                          tried);
+            }
+        free(x), free(y), free(xa), free(w);
+    }
+}
+
 static void test_attend(rng_state *r) {
     for (int hs = 2; hs <= 80; hs += hs < 16 ? 2 : 16) {
         int n = 3 + (int)rng_below(r, 300), stride = hs * 3;
@@ -673,6 +788,60 @@ static void test_attend_shared(rng_state *r) {
             }
             free(k), free(v), free(q), free(o1), free(o2), free(sc), free(sc2);
         }
+}
+
+/* A NaN or an infinity in a query, in one key or in one value reaches attention's result on
+ * every ISA, in kern_attend and kern_attend_shared (shared keys and tails): a score that is not
+ * finite makes every output of its query NaN (a NaN score's weight was exp of the clamped
+ * argument, a finite 1e-38, and a -inf score's too: the query's output looked like a number),
+ * a value that is not finite its column. */
+static void test_attend_nonfinite(rng_state *r) {
+    const int hs = 48, n = 37;
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    float k[37 * 48], v[37 * 48], q[48], out[2 * 48], sc[2 * 37];
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        int lost = 0, tried = 0;
+        for (int where = 0; where < 3; where++) /* query, key 20, value 20 */
+            for (int b = 0; b < 3; b++)
+                for (int shared = 0; shared < 2; shared++) {
+                    for (int i = 0; i < n * hs; i++)
+                        k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
+                    for (int i = 0; i < hs; i++) q[i] = 4 * rng_unit(r) - 2;
+                    float *at = where == 0 ? q + 5 : where == 1 ? k + 20 * hs + 5 : v + 20 * hs + 5;
+                    *at = bad[b];
+                    if (shared) { /* keys 0..29 shared, 30..36 the query's tail */
+                        int tail[7] = {30, 31, 32, 33, 34, 35, 36}, nt = 7;
+                        const int *tp = tail;
+                        /* the bad key among the shared ones, and (moved) in the tail */
+                        kern_attend_shared_isa((kern_isa)isa, q, hs, 1, hs, k, v, 30, &tp, &nt, sc,
+                                               n, out, hs);
+                    } else {
+                        kern_attend_isa((kern_isa)isa, q, hs, k, v, hs, NULL, n, sc, out);
+                    }
+                    int ok = 1;
+                    for (int i = 0; i < hs; i++) {
+                        /* a non-finite value reaches its column; a score, every column */
+                        int want = where < 2 || i == 5;
+                        ok &= (isfinite(out[i]) == 0) >= want;
+                    }
+                    lost += !ok, tried++;
+                }
+        /* a bad key in the tail */
+        for (int b = 0; b < 3; b++) {
+            for (int i = 0; i < n * hs; i++) k[i] = 4 * rng_unit(r) - 2, v[i] = 2 * rng_unit(r) - 1;
+            for (int i = 0; i < hs; i++) q[i] = 4 * rng_unit(r) - 2;
+            k[33 * hs + 9] = bad[b];
+            int tail[3] = {36, 33, 31}, nt = 3;
+            const int *tp = tail;
+            kern_attend_shared_isa((kern_isa)isa, q, hs, 1, hs, k, v, 30, &tp, &nt, sc, n, out, hs);
+            int ok = 1;
+            for (int i = 0; i < hs; i++) ok &= isfinite(out[i]) == 0;
+            lost += !ok, tried++;
+        }
+        CHECK_MSG(lost == 0, "%s attention: %d of %d NaN or infinite inputs lost",
+                  kern_isa_name((kern_isa)isa), lost, tried);
+    }
 }
 
 static void test_exp_and_halves(void) {
@@ -793,8 +962,11 @@ int main(int argc, char **argv) {
     test_int8_matmul(&r);
     test_int8b_quantize(&r);
     test_int8b_matmul(&r);
+
+    test_nonfinite_propagates(&r);
     test_attend(&r);
     test_attend_shared(&r);
+    test_attend_nonfinite(&r);
     test_exp_and_halves();
     test_expf();
     test_fuzz_corpus(&r);

@@ -1,4 +1,4 @@
-/* test_llama_csv.c: the llama-bench CSV reader (results/llama_csv.c).
+/* test_llama_csv.c: the llama-bench CSV reader (results/report/llama_csv.c).
  *  1. a real file of llama-bench (the llama.cpp build of Feb 2025 in ../peers: `llama-bench -m
  *     synth_110M_v3_q8_0.gguf -p 8,64 -n 128 -t 1 -r 1 -o csv`, columns as it printed them,
  *     copied below) reads as pp8, pp64 and tg128 at T = 8, 64 and 1;
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results/llama_csv.h"
+#include "results/report/llama_csv.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/rng.h"

@@ -19,11 +19,15 @@
  *     1 token, of a few and of 600 (prefill chunks before the window's pass); the prompt pass
  *     stays one step that yields one token; the window enters the first decode step filled one
  *     level further; no allocation; the new parameters stay out of the spec by default.
+ *  7. preset=lade (LADE's own configuration): the parameters it sets, a contradicting one or
+ *     N=2 refused, the same run as the parameters spelled out, at most N-1 tokens a step
+ *     (LADE's match loop) where the defaults emit N, nothing verified before the window is full
+ *     (fill_verify=0) although the pool has candidates, greedy's tokens everywhere.
  * With DECBENCH_REPORT=1 it also prints the variant comparison on 20 prompts (slow). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -423,6 +427,110 @@ static void test_lade_start(void) {
     model_close(sm), model_close(donor), model_close(m);
 }
 
+/* ---- 7. LADE's configuration --------------------------------------------------------------- */
+
+typedef struct {
+    int steps, max_emit, fill_drafted, fill_emit_max, n_fill;
+} step_log;
+
+static void log_step(void *user, const dec_step *s) {
+    step_log *g = user;
+    g->steps++;
+    if (s->emitted > g->max_emit) g->max_emit = s->emitted;
+    if (g->steps <= g->n_fill) { /* the decode steps before the window is full */
+        g->fill_drafted += s->drafted;
+        if (s->emitted > g->fill_emit_max) g->fill_emit_max = s->emitted;
+    }
+}
+
+static step_log run_logged(const model *m, const char *spec, const int *prompt, int n_prompt,
+                           int max_new, int n_fill, dec_stats *st) {
+    char err[ERR_LEN];
+    step_log g = {.n_fill = n_fill};
+    dec_env env = {.target = m, .kernels = KERN_EXACT, .on_step = log_step, .user = &g};
+    dec *d;
+    static int out[DEC_CHECK_MAX_OUT];
+    int n;
+    CHECK_MSG(dec_create(&d, spec, &env, err) == 0, "%s: %s", spec, err);
+    CHECK_MSG(dec_generate(d, prompt, n_prompt, max_new, out, &n, st, err) == 0, "%s: %s", spec,
+              err);
+    dec_free(d);
+    return g;
+}
+
+static void test_lade_preset(void) {
+    char err[ERR_LEN];
+    model *pdonor, *pos = dec_check_synth_positional("64,160,2,4,2,512,512", 5, &pdonor);
+    dec_env env = {.target = pos, .kernels = KERN_EXACT};
+    dec *d;
+    /* the parameters it sets, and the canonical spec parses back to itself */
+    const char *want = "lookahead:W=7,N=5,G=7,seed_pool=0,refill=lade,full_bonus=0,jacobi=0,"
+                       "share=0,init=lade,seed=0,fill_prefill=1,fill_verify=0,preset=lade";
+    CHECK(dec_create(&d, "lookahead:W=7,N=5,G=7,preset=lade", &env, err) == 0);
+    CHECK_MSG(d && strcmp(dec_spec(d), want) == 0, "%s", d ? dec_spec(d) : err);
+    dec_free(d);
+    CHECK(dec_create(&d, want, &env, err) == 0 && strcmp(dec_spec(d), want) == 0);
+    dec_free(d);
+    CHECK(dec_create(&d, "lookahead:preset=lade,refill=lade,share=0", &env, err) == 0);
+    dec_free(d);
+    /* a contradiction, and N=2 (LADE's loop needs level 1) */
+    CHECK(dec_create(&d, "lookahead:preset=lade,refill=align", &env, err) == -1);
+    CHECK_MSG(strstr(err, "preset=lade sets refill=lade") && strstr(err, "contradicts"), "%s", err);
+    CHECK(dec_create(&d, "lookahead:full_bonus=1,preset=lade", &env, err) == -1 &&
+          strstr(err, "full_bonus=0"));
+    CHECK(dec_create(&d, "lookahead:W=4,N=2,G=4,preset=lade", &env, err) == -1 &&
+          strstr(err, "N >= 3"));
+    CHECK(dec_create(&d, "lookahead:preset=ladee", &env, err) == -1 && strstr(err, "none|lade"));
+    /* the same run as the parameters spelled out */
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
+    dec_stats a, b;
+    step_log la = run_logged(pos, "lookahead:W=5,N=4,G=5,preset=lade", prompt, 9, 120, 0, &a);
+    step_log lb = run_logged(pos,
+                             "lookahead:W=5,N=4,G=5,refill=lade,full_bonus=0,init=lade,"
+                             "fill_prefill=1,fill_verify=0,share=0",
+                             prompt, 9, 120, 0, &b);
+    CHECK(a.target_steps == b.target_steps && a.target_rows == b.target_rows &&
+          a.accepted == b.accepted && la.max_emit == lb.max_emit);
+    /* at most N-1 tokens a step (the positional model confirms every n-gram it made): the
+     * defaults take the bonus token too */
+    CHECK_MSG(la.max_emit == 3, "preset=lade: %d tokens in one step (N-1 = 3)", la.max_emit);
+    step_log ld = run_logged(pos, "lookahead:W=5,N=4,G=5", prompt, 9, 120, 0, &b);
+    CHECK_MSG(ld.max_emit == 4, "defaults: %d tokens in one step (N = 4)", ld.max_emit);
+    /* fill_verify=0: the pool holds the prompt's n-grams (seed_pool=1), yet the N-2 fill steps
+     * verify nothing; the default verifies them already */
+    int rep[40];
+    for (int i = 0; i < 40; i++) rep[i] = 3 + i % 8; /* a prompt that repeats: n-grams */
+    step_log f0 =
+        run_logged(pos, "lookahead:W=5,N=5,G=5,seed_pool=1,fill_verify=0", rep, 40, 60, 3, &a);
+    step_log f1 = run_logged(pos, "lookahead:W=5,N=5,G=5,seed_pool=1", rep, 40, 60, 3, &b);
+    CHECK_MSG(f0.fill_drafted == 0 && f0.fill_emit_max == 1, "fill_verify=0: %d drafted, %d tokens",
+              f0.fill_drafted, f0.fill_emit_max);
+    CHECK_MSG(f1.fill_drafted > 0, "fill_verify=1: the fill steps drafted %d", f1.fill_drafted);
+    /* greedy's tokens: synthetic shapes and max_new edges, then the real model */
+    model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
+    const char *shapes[] = {"W=4,N=3,G=4", "W=15,N=5,G=15", "W=1,N=4,G=2", "W=7,N=5,G=7"};
+    const int max_news[] = {0, 1, 2, 3, 37};
+    for (int si = 0; si < 4; si++)
+        for (int mi = 0; mi < 5; mi++)
+            for (int pi = 0; pi < 2; pi++) {
+                char spec[96], what[64];
+                snprintf(spec, sizeof spec, "lookahead:%s,preset=lade", shapes[si]);
+                snprintf(what, sizeof what, "%s, max_new %d", pi ? "positional" : "untied",
+                         max_news[mi]);
+                dec_env e = {.target = pi ? pos : m, .kernels = KERN_EXACT};
+                dec_check_exact(&e, spec, prompt, 1 + 8 * pi, max_news[mi], NULL, NULL, NULL, what);
+            }
+    model *real;
+    CHECK_MSG(model_open(&real, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
+    dec_env renv = {.target = real, .kernels = KERN_EXACT};
+    int ends = 0;
+    run_set(&renv, "lookahead:W=7,N=5,G=7,preset=lade", 6, "preset", &ends);
+    run_set(&renv, "lookahead:W=4,N=3,G=4,preset=lade", 6, "preset", &ends);
+    model_close(real);
+    model_close(m), model_close(donor), model_close(pos), model_close(pdonor);
+}
+
 int main(void) {
     if (dec_check_tinystories(20, ids, lens)) return test_finish("test_lookahead");
     model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
@@ -433,6 +541,7 @@ int main(void) {
     test_grid();
     test_alloc_and_params();
     test_lade_start();
+    test_lade_preset();
     test_real("models/stories260K.bin");
     test_real("models/llama2xs.bin");
     return test_finish("test_lookahead");

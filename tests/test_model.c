@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/llama2c.h"
 #include "model/convert/synth.h"

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "decoders/ouroboros.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

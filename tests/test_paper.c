@@ -1,8 +1,11 @@
 /* test_paper.c: the spec of harness/paper.h: how a model is matched to a paper's pair or size,
- * how the papers' parameter names become decbench specs (beta counts the key token), and the
- * recipe table's consistency: every spec of every recipe, with every pair's and size's
- * settings, is a decoder decbench creates on the real models, and every figure of the
- * papers' table belongs to a row some recipe prints. */
+ * how the papers' parameter names become decbench specs (Ouroboros' printed beta runs as
+ * level beta - 1, phrases of beta - 2 tokens, drafts cut to gamma; every lookahead is LADE's
+ * preset), and the recipe table's consistency: every spec of every recipe, with every pair's
+ * and size's settings, is a decoder decbench creates on the real models, every figure of the
+ * papers' table belongs to a row some recipe prints, and every spec runs its reference
+ * implementation's settings (references[]) except where a difference is listed
+ * (differences[]), which in turn all apply somewhere. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +13,7 @@
 
 #include "decoders/decoder.h"
 #include "harness/paper.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/model.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -109,6 +112,113 @@ static void all_specs_valid(void) {
     model_close(d);
 }
 
+/* Every spec of every recipe runs its reference's settings, or the difference is listed; every
+ * listed difference applies somewhere. */
+static void references_followed(void) {
+    char err[ERR_LEN];
+    int n_refs, n_diffs, n_pairs, n_sizes, checked = 0;
+    const paper_reference *refs = paper_references(&n_refs);
+    const paper_difference *diffs = paper_differences(&n_diffs);
+    const paper_model *pairs = paper_pairs(&n_pairs), *sizes = paper_sizes(&n_sizes);
+    int *key_used = calloc((size_t)n_diffs, sizeof *key_used);
+    /* each reference's settings are parameters of its decoder */
+    for (int i = 0; i < n_refs; i++) {
+        static const char *const names[PAPER_N_ALGS] = {[PAPER_SPEC] = "spec",
+                                                        [PAPER_LOOKAHEAD] = "lookahead",
+                                                        [PAPER_OUROBOROS] = "ouroboros",
+                                                        [PAPER_PLD] = "pld"};
+        char spec[512];
+        snprintf(spec, sizeof spec, "%s:%s", names[refs[i].alg], refs[i].settings);
+        dec_info info;
+        CHECK_MSG(dec_describe(spec, &info, err) == 0, "reference %s: %s", refs[i].name, err);
+        CHECK(paper_reference_find(refs[i].name) == &refs[i] && refs[i].cite && refs[i].title);
+    }
+    for (int r = 0; r < paper_recipe_count(); r++) {
+        const paper_recipe *rc = paper_recipe_at(r);
+        CHECK_MSG(rc->models && rc->models[0], "%s: the paper's models are not named", rc->name);
+        for (int a = PAPER_SPEC; a < PAPER_N_ALGS; a++) {
+            const paper_reference *ref = paper_reference_of(rc, (paper_alg)a);
+            CHECK_MSG(!rc->refs[a] || (ref && (int)ref->alg == a), "%s: reference %s", rc->name,
+                      rc->refs[a]);
+        }
+        for (int k = 0; k < PAPER_MAX_PARTS && rc->parts[k].name; k++) {
+            const paper_part *p = &rc->parts[k];
+            int n_keys = rc->match == PAPER_BY_PAIR   ? n_pairs
+                         : rc->match == PAPER_BY_SIZE ? n_sizes
+                                                      : 1;
+            for (int key = 0; key < n_keys; key++) {
+                const paper_setting *s = NULL;
+                const paper_lade_config *c = NULL;
+                char why[256];
+                if (rc->match == PAPER_BY_PAIR)
+                    s = paper_pair_for(p->task, pairs[key].key, why, sizeof why);
+                else if (rc->match == PAPER_BY_SIZE)
+                    c = paper_lade_config_find(sizes[key].key);
+                for (int i = 0; i < PAPER_MAX_DECODERS && p->dec[i].alg != PAPER_END; i++) {
+                    const paper_decoder *d = &p->dec[i];
+                    CHECK_MSG(d->alg == PAPER_GREEDY || paper_reference_of(rc, d->alg),
+                              "%s/%s %s: no reference implementation named", rc->name, p->name,
+                              d->row ? d->row : p->title);
+                    char spec[512], dep[256];
+                    if (paper_spec(d, s, c, spec, sizeof spec, err)) continue;
+                    CHECK_MSG(paper_spec_departures(rc, d, spec, dep, sizeof dep, err) == 0,
+                              "%s: %s", spec, err);
+                    checked++;
+                    /* each departure is a listed difference of this recipe or its reference */
+                    for (char *save = NULL, *t = strtok_r(dep, ",", &save); t;
+                         t = strtok_r(NULL, ",", &save)) {
+                        int found = 0;
+                        for (int x = 0; x < n_diffs; x++) {
+                            const paper_difference *f = &diffs[x];
+                            if (!f->key || strcmp(f->key, t) || !paper_difference_applies(f, rc))
+                                continue;
+                            if (f->ref && strcmp(f->ref, rc->refs[d->alg])) continue;
+                            found = key_used[x] = 1;
+                        }
+                        CHECK_MSG(found,
+                                  "%s/%s %s: %s differs from %s's setting and no difference is "
+                                  "listed",
+                                  rc->name, p->name, spec, t, rc->refs[d->alg]);
+                    }
+                }
+            }
+        }
+    }
+    CHECK_MSG(checked > 100, "only %d specs checked", checked);
+    for (int x = 0; x < n_diffs; x++) {
+        const paper_difference *f = &diffs[x];
+        int applies = 0;
+        for (int r = 0; r < paper_recipe_count() && !applies; r++)
+            applies = paper_difference_applies(f, paper_recipe_at(r));
+        CHECK_MSG(applies && f->text, "difference %d (%s, %s): no recipe it applies to", x,
+                  f->recipe ? f->recipe : "*", f->ref ? f->ref : "*");
+        CHECK_MSG(!f->key || key_used[x], "difference %d (%s): listed, but no spec differs", x,
+                  f->key);
+    }
+    free(key_used);
+    /* the check bites: a recipe's spec without the reference's settings */
+    const paper_recipe *t2 = paper_recipe_find("ouro-table2");
+    const paper_decoder ou = {.row = "x", .alg = PAPER_OUROBOROS},
+                        la = {.row = "x", .alg = PAPER_LOOKAHEAD};
+    char dep[256];
+    CHECK(paper_spec_departures(t2, &ou, "ouroboros:gamma=6,W=17,beta=5,K=3", dep, sizeof dep,
+                                err) == 0 &&
+          !strcmp(dep, "trim"));
+    CHECK(paper_spec_departures(t2, &ou, "ouroboros:gamma=6,W=17,beta=5,K=3,trim=1", dep,
+                                sizeof dep, err) == 0 &&
+          !strcmp(dep, ""));
+    CHECK_MSG(paper_spec_departures(t2, &la, "lookahead:W=15,N=6,G=15", dep, sizeof dep, err) ==
+                      0 &&
+                  !strcmp(dep, "refill,full_bonus,init,fill_prefill,fill_verify,share"),
+              "%s", dep);
+    CHECK(paper_spec_departures(t2, &la, "lookahead:W=15,N=6,G=15,preset=lade,init=prompt", dep,
+                                sizeof dep, err) == -1 &&
+          strstr(err, "contradicts"));
+    CHECK(paper_setting_differs("pld:ngram=3,k=10", "match", "first", err) == 1);
+    CHECK(paper_setting_differs("pld:ngram=3,k=10,match=first", "match", "first", err) == 0);
+    CHECK(paper_setting_differs("pld:ngram=3,k=10", "match", "recent", err) == 0); /* default */
+}
+
 int main(void) {
     /* families from GGUF general.name / general.architecture (paper_match.c) */
     family("Yi 34B Chat", "llama", "yi");
@@ -149,17 +259,19 @@ int main(void) {
     CHECK(!strcmp(paper_size_for(34e9), "33b"));
     CHECK(!strcmp(paper_size_for(70e9), "33b"));
 
-    /* the papers' names -> decbench's: Ouroboros' beta counts the key token; Table 7's
-     * lookahead beta is N with G = W; LADE's configurations give W, N, G */
+    /* the papers' names -> decbench's: Ouroboros' printed beta is the reference's
+     * lookahead_level + 1, its phrases level - 1 tokens: beta - 2, drafts cut to gamma
+     * (trim=1); Table 7's lookahead beta is N with G = W, run as LADE's preset; LADE's
+     * configurations give W, N, G */
     const paper_setting *gsm_llama = paper_setting_find("gsm8k", "llama2");
     CHECK(gsm_llama && gsm_llama->ou_beta == 7 && gsm_llama->la_beta == 6);
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_OUROBOROS, .extra = "warm=0"}, gsm_llama,
-            NULL, "ouroboros:gamma=6,W=17,beta=6,K=3,warm=0");
+            NULL, "ouroboros:gamma=6,W=17,beta=5,K=3,trim=1,warm=0");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_LOOKAHEAD}, gsm_llama, NULL,
-            "lookahead:W=15,N=6,G=15");
+            "lookahead:W=15,N=6,G=15,preset=lade");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_SPEC}, gsm_llama, NULL, "spec:gamma=7");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_LOOKAHEAD}, NULL,
-            paper_lade_config_find("13b"), "lookahead:W=10,N=5,G=10");
+            paper_lade_config_find("13b"), "lookahead:W=10,N=5,G=10,preset=lade");
     spec_of(&(paper_decoder){.row = "x",
                              .alg = PAPER_OUROBOROS,
                              .gamma = 12,
@@ -167,7 +279,7 @@ int main(void) {
                              .beta = 8,
                              .K = 3,
                              .extra = "warm=0,suffix=0"},
-            NULL, NULL, "ouroboros:gamma=12,W=20,beta=7,K=3,warm=0,suffix=0");
+            NULL, NULL, "ouroboros:gamma=12,W=20,beta=6,K=3,trim=1,warm=0,suffix=0");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_PLD, .ngram = 3, .k = 10}, NULL, NULL,
             "pld:ngram=3,k=10");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_GREEDY}, gsm_llama, NULL, "greedy");
@@ -214,5 +326,6 @@ int main(void) {
         if (x->text) CHECK_MSG(x->cite != NULL, "%s: words without their source", x->recipe);
     }
     all_specs_valid();
+    references_followed();
     return test_finish("test_paper");
 }

@@ -8,11 +8,16 @@
  *     tokens, on an untied random model and a positional one; a prompt that repeats itself;
  *  4. the end token accepted inside a multi-token run (a prompt holding a whole story and its
  *     end token, then the story's opening again): nothing after it;
- *  5. context edges, no allocation in generate, parameter errors. */
+ *  5. context edges, no allocation in generate, parameter errors;
+ *  6. match=first, Spec-Bench's rule (find_candidate_pred_tokens): the earliest occurrence
+ *     whose k following tokens lie inside the context and start before the tail, else a
+ *     shorter n-gram, else none; the k tokens found whole and then cut; miss=X drafts X when
+ *     nothing matches; greedy's tokens on the grid and the real models, and on the 20 prompts
+ *     the project's own figures for the reference rule (2854 and 2936 target steps). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -163,8 +168,101 @@ static void test_alloc_and_params(void) {
     model_close(m), model_close(donor);
 }
 
+/* ---- 6. the reference's rule ---------------------------------------------------------------- */
+
+static void test_first_rule(void) {
+    int draft[16];
+    /* tail [1 2]: its first occurrence (at 1) is followed by 3 9 1 2, inside the context */
+    const int a[] = {5, 1, 2, 3, 9, 1, 2};
+    CHECK(pld_draft_first(a, 7, 3, 4, 4, draft) == 4);
+    const int want_a[] = {3, 9, 1, 2};
+    CHECK(memcmp(draft, want_a, sizeof want_a) == 0);
+    /* 6 tokens do not fit after it, nor after [2]: no draft (the recent rule extends one) */
+    CHECK(pld_draft_first(a, 7, 3, 6, 6, draft) == 0 && pld_draft(a, 7, 3, 6, draft) == 6);
+    /* the earliest occurrence, not the latest */
+    const int b[] = {1, 2, 8, 1, 2, 9, 9, 9, 9, 1, 2};
+    CHECK(pld_draft_first(b, 11, 2, 3, 3, draft) == 3 && draft[0] == 8 && draft[1] == 1 &&
+          draft[2] == 2);
+    CHECK(pld_draft(b, 11, 2, 3, draft) == 3 && draft[0] == 9);
+    /* found with k = 3, cut to the 2 still wanted */
+    CHECK(pld_draft_first(b, 11, 2, 3, 2, draft) == 2 && draft[0] == 8 && draft[1] == 1);
+    /* [7 7]'s only earlier occurrence overlaps the tail (starts before it, but its
+     * continuation starts inside): the reference skips it and takes [7] */
+    const int c[] = {7, 7, 7};
+    CHECK(pld_draft_first(c, 3, 2, 1, 1, draft) == 1 && draft[0] == 7);
+    /* the longer n-gram wins when it has a full continuation */
+    const int g[] = {4, 5, 6, 1, 5, 6, 2, 2, 4, 5, 6};
+    CHECK(pld_draft_first(g, 11, 3, 2, 2, draft) == 2 && draft[0] == 1 && draft[1] == 5);
+    CHECK(pld_draft_first(g, 11, 2, 2, 2, draft) == 2 && draft[0] == 1); /* [5 6] at 1 too */
+    const int e[] = {1, 2, 3};
+    CHECK(pld_draft_first(e, 3, 3, 1, 1, draft) == 0 && pld_draft_first(e, 1, 3, 1, 1, draft) == 0);
+
+    /* exactness: the grid, then the real models */
+    char err[ERR_LEN];
+    model *donor, *m = dec_check_synth_untied("64,160,2,4,2,512,512", 1, &donor);
+    model *pdonor, *pos = dec_check_synth_positional("64,160,2,4,2,512,512", 5, &pdonor);
+    int prompt[DEC_CHECK_SYNTH_PROMPT];
+    dec_check_synth_prompt(prompt);
+    const char *specs[] = {"pld:match=first", "pld:ngram=1,k=1,match=first",
+                           "pld:ngram=5,k=4,match=first,miss=100", "pld:k=10,miss=7"};
+    const int max_news[] = {0, 1, 2, 37};
+    for (int si = 0; si < 4; si++)
+        for (int mi = 0; mi < 4; mi++)
+            for (int pi = 0; pi < 2; pi++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s, max_new %d", pi ? "positional" : "untied",
+                         max_news[mi]);
+                dec_env env = {.target = pi ? pos : m, .kernels = KERN_EXACT};
+                dec_stats st;
+                dec_check_exact(&env, specs[si], prompt, 1 + 8 * pi, max_news[mi], NULL, &st, NULL,
+                                what);
+                if (max_news[mi] == 1) CHECK(st.target_steps == 1 && st.drafted == 0);
+            }
+    /* miss=X: a step without a match drafts X alone */
+    dec_env env = {.target = m, .kernels = KERN_EXACT};
+    dec_stats st0, st1;
+    dec_check_trace tr;
+    const int fresh[3] = {1, 40, 41}; /* nothing repeats yet */
+    dec_check_exact(&env, "pld:match=first", fresh, 3, 3, NULL, &st0, &tr, "no match");
+    CHECK(st0.drafted == 0 && tr.max_rows == 1);
+    dec_check_exact(&env, "pld:match=first,miss=100", fresh, 3, 3, NULL, &st1, &tr, "miss");
+    CHECK_MSG(st1.drafted == 1 && tr.max_rows == 2, "miss: drafted %ld, %d rows", st1.drafted,
+              tr.max_rows);
+    dec *d;
+    CHECK(dec_create(&d, "pld:miss=512", &env, err) == -1 && strstr(err, "miss=512"));
+    CHECK(dec_create(&d, "pld:match=earliest", &env, err) == -1 && strstr(err, "recent|first"));
+    CHECK(dec_create(&d, "pld", &env, err) == 0 && strcmp(dec_spec(d), "pld:ngram=3,k=10") == 0);
+    dec_free(d);
+    CHECK(dec_create(&d, "pld:match=first,miss=100", &env, err) == 0 &&
+          strcmp(dec_spec(d), "pld:ngram=3,k=10,match=first,miss=100") == 0);
+    dec_free(d);
+    model_close(m), model_close(donor), model_close(pos), model_close(pdonor);
+
+    /* the 20 prompts x 256 of the header's measurement */
+    model *real;
+    CHECK_MSG(model_open(&real, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
+    if (!real) return;
+    dec_env renv = {.target = real, .kernels = KERN_EXACT};
+    const char *measured[] = {"pld:match=first", "pld:k=4,match=first"};
+    const long want_steps[] = {2854, 2936};
+    for (int si = 0; si < 2; si++) {
+        long steps = 0;
+        for (int i = 0; i < 20; i++) {
+            dec_stats st;
+            dec_check_exact(&renv, measured[si], ids[i], lens[i], 256, NULL, &st, NULL, "first");
+            steps += st.target_steps;
+        }
+        CHECK_MSG(steps == want_steps[si],
+                  "%s: %ld target steps on the 20 prompts, the header "
+                  "says %ld",
+                  measured[si], steps, want_steps[si]);
+    }
+    model_close(real);
+}
+
 int main(void) {
     if (dec_check_tinystories(20, ids, lens)) return test_finish("test_pld");
+    test_first_rule();
     test_draft_rule();
     test_real("models/stories260K.bin");
     test_real("models/llama2xs.bin");

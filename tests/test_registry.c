@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 

@@ -1,4 +1,4 @@
-/* test_report.c: reports (results/report.h) from a database built by hand through db.h, with
+/* test_report.c: reports (results/report/report.h) from a database built by hand through db.h, with
  * every expected figure computed by hand in the comments; plus the plot data files and the
  * gnuplot scripts of plots/.
  *
@@ -24,8 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "results/db.h"
-#include "results/report.h"
+#include "results/db/db.h"
+#include "results/plot/plot.h"
+#include "results/report/report.h"
+#include "util/text_escape.h"
 #include "tests/testutil.h"
 #include "util/err.h"
 
@@ -58,12 +60,14 @@ static void add(db *d, int64_t run, const sample_in *in) {
     st.target_rows = in->rows;
     st.accepted = in->accepted;
     st.drafted = in->accepted * 2;
+    /* every verification drafts (below): vLLM's num_drafts is the steps' count */
     /* Every verification drafts 4 tokens: positions 0..3 are tried once per step and the
      * first k accepted (LA {3:21, 4:3}: 100, 100, 100, 12.5 %; ouroboros {1:4, 2:12}: 100,
      * 75, 0, 0 %). */
     for (const long *h = in->hist; h && h[0] >= 0; h += 2) {
         st.accept_hist[h[0]] = h[1];
         st.verify_steps += h[1];
+        st.drafting_steps += h[1];
         for (int i = 0; i < 4; i++) {
             st.pos_tried[i] += h[1];
             if (i < h[0]) st.pos_accepted[i] += h[1];
@@ -194,7 +198,7 @@ static db *build(const char *path) {
     for (int i = 0; i < 4; i++) {
         /* 1 MB of weights at a measured 2 GB/s: the bandwidth bound is 0.5 ms. */
         db_cost c = {rows[i], ms[i] / 1e3, 20, 10.0 * rows[i], 1e6 / (ms[i] / 1e3) / 1e9,
-                     1000000, 2.0, -1, rows[i]};
+                     1000000, 2.0,         -1, rows[i]};
         CHECK_MSG(db_insert_cost(d, r4, &c, err) == 0, "%s", err);
     }
     CHECK(db_finish_run(d, r4, DB_COMPLETE, err) == 0);
@@ -380,7 +384,9 @@ static int near(double a, double b) {
 /* Hand figures for run 1:
  *   code / LA: per-prompt decode (0.9 + 1.1) / 2 = 1.0 s vs greedy 2.0 s  -> 2.00x
  *              e2e: (1.4 + 1.6) / 2 = 1.5 vs 2.5                          -> 1.67x
- *              Spec-Bench: mean tok/s 100 / 1.5 over mean 100 / 2.5     -> 1.67x
+ *              Spec-Bench: per repeat, mean tok/s over mean greedy tok/s: repeat 0
+ *              (100 / 1.4) / (100 / 2.5), repeat 1 (100 / 1.6) / (100 / 2.5); their mean
+ *              (2.5 / 1.4 + 2.5 / 1.6) / 2 = 1.674                          -> 1.67x
  *              decode tok/s counts the 99 tokens after the prompt pass:
  *              repeat 0: 198 / 1.8 = 110.0, repeat 1: 198 / 2.2 = 90.0,
  *              mean 100.0, sd |110.0 - 90.0| / sqrt 2 = 14.14
@@ -440,7 +446,7 @@ static void test_summary(db *d) {
     CHECK(!strcmp(csv_get(csv, "code", LA, "accepted_per_step"), "3.125"));
     CHECK(!strcmp(csv_get(csv, "code", LA, "tau"), "4.125"));
     CHECK(!strcmp(csv_get(csv, "code", LA, "acceptance_pct"), "50"));
-    CHECK(near(atof(csv_get(csv, "code", LA, "speedup_specbench")), 2.5 / 1.5));
+    CHECK(near(atof(csv_get(csv, "code", LA, "speedup_specbench")), (2.5 / 1.4 + 2.5 / 1.6) / 2));
     CHECK(!strcmp(csv_get(csv, "math", LA, "exact_pct"), "75"));
     CHECK(!strcmp(csv_get(csv, "code", OURO_ALL, "tps_decode_sd"), "")); /* missing = empty */
     CHECK(strstr(csv, "\"" LA "\"") != NULL);                            /* quoted: commas */
@@ -493,6 +499,92 @@ static void test_specbench_speedup(db *d) {
     free(csv);
 }
 
+/* Each name means what it means at its source, in a database of its own (report_names.db):
+ * dataset mt, one run, repeats 0 and 1; question 0 with two turns (sample_index 0 and 10^6),
+ * question 1 with one (index 1); 100 tokens each; prefill 0.5 s.
+ *   greedy      t_total 1.5, 3.5, 2.5 s in both repeats
+ *   lookahead   t_total 1.0, 3.0, 1.5 s (repeat 0), twice that in repeat 1; each sample 71
+ *               target steps (70 decode passes), 50 accepted, 50 of the 70 steps drafted
+ * Spec-Bench's speed-up (a question's turns together, per repeat, then the mean):
+ *   repeat 0: lookahead (200 / 4.0 + 100 / 1.5) / 2 = 58.333 over greedy (200 / 5.0 + 100 /
+ *   2.5) / 2 = 40: 1.458333; repeat 1: (200 / 8.0 + 100 / 3.0) / 2 = 29.1667 / 40 = 0.729167;
+ *   the figure (1.458333 + 0.729167) / 2 = 1.09375 (each turn as its own sample would give
+ *   1.4789 in repeat 0);
+ * vLLM's tau: 1 + 300 / 300 = 2.00 (1 + accepted over every verification: 1.71);
+ * Spec-Bench's mean accepted tokens: decode tokens / decode steps = 99 / 70 = 1.414;
+ * greedy: 1.00 and tau blank (it never drafted). */
+static void test_names(void) {
+    const char *path = test_tmp("report_names.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    db_env e = env_with("3333333ccccccccccccccccccccccccccccccccc", 0);
+    int64_t run = new_run(d, "names", "mt", &e, 0, 0);
+    const int idx[3] = {0, 1000000, 1};
+    const double g_t[3] = {1.5, 3.5, 2.5}, l_t[3] = {1.0, 3.0, 1.5};
+    for (int rep = 0; rep < 2; rep++)
+        for (int q = 0; q < 3; q++)
+            for (int la = 0; la < 2; la++) {
+                dec_stats st;
+                memset(&st, 0, sizeof st);
+                st.prompt_tokens = 20, st.new_tokens = 100;
+                st.target_steps = la ? 71 : 100, st.target_rows = la ? 70 * 8 : 99;
+                if (la) {
+                    st.verify_steps = 70, st.drafting_steps = 50, st.accepted = 50;
+                    st.drafted = 150, st.accept_hist[0] = 20, st.accept_hist[1] = 50;
+                }
+                st.t_prefill = 0.5;
+                st.t_total = la ? l_t[q] * (rep + 1) : g_t[q];
+                db_sample s = {0};
+                s.dataset = "mt";
+                s.sample_index = idx[q];
+                s.turn = idx[q] >= 1000000 ? 2 : 1;
+                s.decoder = la ? "lookahead" : "greedy";
+                s.spec = la ? LA : "greedy";
+                s.repeat = rep;
+                s.output_hash = 0x2000u + (unsigned)q;
+                s.match = 1;
+                CHECK_MSG(db_insert_sample(d, run, &s, &st, NULL, 0, NULL, err) == 0, "%s", err);
+            }
+    CHECK(db_finish_run(d, run, DB_COMPLETE, err) == 0);
+    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_CSV, .layout = REPORT_SUMMARY};
+    char *csv = render(d, &o);
+    if (csv) {
+        CHECK_MSG(near(atof(csv_get(csv, "mt", LA, "speedup_specbench")), 1.09375), "%s", csv);
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "speedup_specbench"), "1"));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "tau")), 2.0));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "mean_accepted_tokens")), 99.0 / 70));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "accepted_per_step")), 50.0 / 70));
+        CHECK(near(atof(csv_get(csv, "mt", LA, "tokens_per_step")), 100.0 / 71));
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "mean_accepted_tokens"), "1"));
+        CHECK(!strcmp(csv_get(csv, "mt", "greedy", "tau"), ""));
+        free(csv);
+    }
+    /* per sample (the samples layout): the same two figures under the same names */
+    o.layout = REPORT_SAMPLES;
+    char *sc = render(d, &o);
+    if (sc) {
+        /* run, dataset, index, id, turn, label, spec, repeat, new tokens, steps, tokens/step,
+         * tau (vLLM) 2, wall, tok/s, exact, mean acc. tokens (SB) 99 / 70 */
+        CHECK_MSG(strstr(sc, "\n1,mt,0,,1,\"" LA "\",\"" LA "\",0,100,70,1.408450704,2,1,100,1,"
+                             "1.414285714\n") != NULL,
+                  "%s", sc);
+        CHECK(strstr(sc, "\n1,mt,0,,1,greedy,greedy,0,100,99,1,,1.5,66.66666667,1,1\n") != NULL);
+        free(sc);
+    }
+    o.layout = REPORT_SUMMARY;
+    o.format = REPORT_MARKDOWN;
+    char *md = render(d, &o);
+    if (md) {
+        CHECK_MSG(strstr(md, "| tau (vLLM) |") || strstr(md, " tau (vLLM) "), "%s", md);
+        CHECK(strstr(md, "mean acc. tokens (SB)") != NULL);
+        CHECK(strstr(md, "vLLM's mean acceptance length") && strstr(md, "#Mean Accepted Tokens"));
+        free(md);
+    }
+    db_close(d);
+}
+
 /* Run 2 has no greedy: its speed-up comes from its baseline run 1 (2.0 / 1.6 = 1.25x). */
 static void test_baseline_and_runs(db *d) {
     int64_t run2 = 2;
@@ -519,12 +611,18 @@ static void test_baseline_and_runs(db *d) {
     free(csv);
 
     /* Default: the latest COMPLETE run with samples (the last sweep point, run 12; the
-     * incomplete run 3 and the cost run 4 are never picked). */
+     * incomplete run 3 and the cost run 4 are never picked), and since it is a sweep's point,
+     * every complete run of its sweep, said so (one point alone once hid the rest). */
     o.run_ids = NULL;
     o.n_runs = 0;
     o.format = REPORT_MARKDOWN;
     md = render(d, &o);
-    if (md) CHECK_MSG(strstr(md, "Run 12 (complete, 'sweep')") != NULL, "%s", md);
+    if (md) {
+        CHECK_MSG(strstr(md, "Runs ") && strstr(md, "-12 (") && strstr(md, "complete, 'sweep'"),
+                  "%s", md);
+        CHECK_MSG(strstr(md, "`--run ID` reports one") != NULL, "%s", md);
+        CHECK_MSG(!strstr(md, "Run 3 ") && !strstr(md, "Run 4 "), "%s", md);
+    }
     free(md);
 
     /* Errors. */
@@ -673,10 +771,10 @@ static void test_projected(db *d, const char *db_path_) {
 static void test_parsers(void) {
     char path[256];
     int64_t run;
-    CHECK(report_split_source("a/b.db:12", path, sizeof path, &run, err) == 0 && run == 12 &&
+    CHECK(db_split_source("a/b.db:12", path, sizeof path, &run, err) == 0 && run == 12 &&
           !strcmp(path, "a/b.db"));
-    CHECK(report_split_source("a/b.db", path, sizeof path, &run, err) == 0 && run == 0);
-    CHECK(report_split_source("c:/x.db", path, sizeof path, &run, err) == 0 && run == 0 &&
+    CHECK(db_split_source("a/b.db", path, sizeof path, &run, err) == 0 && run == 0);
+    CHECK(db_split_source("c:/x.db", path, sizeof path, &run, err) == 0 && run == 0 &&
           !strcmp(path, "c:/x.db"));
     report_format f;
     report_layout l;
@@ -770,9 +868,9 @@ static void test_plot_data(db *d, const char *dir) {
           "\"12800000000\",\"10\"\n",
           cf);
     fclose(cf);
-    CHECK_MSG(report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir,
-                               err) == 0,
-              "%s", err);
+    CHECK_MSG(
+        report_plot_data(d, REPORT_PLOT_COST, &(report_plot_opts){.llama_csv = csv}, dir, err) == 0,
+        "%s", err);
     t = slurp(path);
     CHECK_MSG(strstr(t, "\n4\t?\t?\t?\t?\t?\t40\n8\t2\t80\t0.5\t0.5\t8\t?\n") != NULL, "%s", t);
     CHECK(strstr(t, "\n64\t8\t640\t0.125\t0.5\t64\t320\n") != NULL);
@@ -805,7 +903,33 @@ static void test_plot_data(db *d, const char *dir) {
     CHECK_MSG(strstr(t, "\n1\t100\t100\t100\t100\n2\t100\t75\t75\t75\n3\t100\t0\t0\t0\n"
                         "4\t12.5\t0\t0\t0\n") != NULL,
               "%s", t);
+    /* block 1, the conditional rate: LA accepted 24, 24, 24, 3 per position -> 100, 100,
+     * 12.5; ouroboros 16, 12, 0, 0 -> 75, 0, none (nothing accepted at 3) */
+    CHECK_MSG(strstr(t, "\n\n\n# conditional") &&
+                  strstr(t, "\n2\t100\t75\t75\t75\n3\t100\t0\t0\t0\n4\t12.5\t?\t?\t?\n"),
+              "%s", t);
     free(t);
+    /* the accept layout: rates, conditional rates, and the counts behind them (CSV) */
+    report_opts ao = {.run_ids = &run1, .n_runs = 1, .format = REPORT_CSV, .layout = REPORT_ACCEPT};
+    char *acsv = render(d, &ao);
+    if (acsv) {
+        CHECK_MSG(!strcmp(csv_get(acsv, "code", LA, "pos4_pct"), "12.5"), "%s", acsv);
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "cond4_pct"), "12.5"));
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "cond2_pct"), "100"));
+        CHECK(!strcmp(csv_get(acsv, "code", OURO_ALL, "cond2_pct"), "75"));
+        CHECK(!strcmp(csv_get(acsv, "code", OURO_ALL, "cond4_pct"), ""));
+        /* code: 2 prompts x 2 repeats x 24 steps drafted at 1; 3 x 4 accepted at 4 */
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "drafted_pos1"), "96"));
+        CHECK(!strcmp(csv_get(acsv, "code", LA, "accepted_pos4"), "12"));
+        free(acsv);
+    }
+    ao.format = REPORT_MARKDOWN;
+    char *amd = render(d, &ao);
+    if (amd) {
+        CHECK(strstr(amd, "| cond 2 % |") && !strstr(amd, "drafted 1") &&
+              strstr(amd, "ik_llama.cpp"));
+        free(amd);
+    }
 
     /* (g) trade-off: per spec over both datasets: greedy (99 rows / 99 passes, 1 token per
      * step); LA rows (8 x 720 + ... ) / passes: code 30 and math 64 per pass -> 47, 4 tokens
@@ -885,12 +1009,252 @@ static void test_plot_render(const char *dir) {
     fprintf(stderr, "test_report: plots written to %s\n", dir);
 }
 
+/* ---- text from the database in every format --------------------------------------------- */
+
+static int count_char(const char *s, char c) {
+    int n = 0;
+    for (; *s; s++) n += *s == c;
+    return n;
+}
+
+/* No control character but the line feeds between lines (and the tabs between fields when
+ * tabs), and valid UTF-8 throughout. */
+static int clean_text(const char *s, int tabs) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p < 0x20 && *p != '\n' && !(tabs && *p == '\t')) || *p == 0x7F) return 0;
+        if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) return 0; /* C1 */
+        if (*p >= 0x80) {
+            int len = *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC2 ? 2 : 0;
+            if (!len) return 0;
+            for (int i = 1; i < len; i++)
+                if ((p[i] & 0xC0) != 0x80) return 0;
+            p += len - 1;
+        }
+    }
+    return 1;
+}
+
+/* The escaping functions themselves, one per format (text_escape.h). */
+static void test_text_escape(void) {
+    /* CR LF tab, ESC, a C1 control (CSI, U+009B), an invalid byte, and each format's specials */
+    const char *s = "a\rb\nc\td\x1b[2J|e,\"f\"#_\xC2\x9B\xFF~^\\{} ±";
+    char *t = txt_plain(s);
+    CHECK_MSG(!strcmp(t, "a\\rb\\nc\\td\\x1B[2J|e,\"f\"#_\\u009b\\xFF~^\\{} ±"), "%s", t);
+    free(t);
+    t = txt_md(s);
+    CHECK_MSG(!strcmp(t, "a\\rb\\nc\\td\\x1B[2J\\|e,\"f\"#_\\u009b\\xFF~^\\{} ±"), "%s", t);
+    free(t);
+    t = txt_csv(s);
+    CHECK_MSG(!strcmp(t, "\"a\\rb\\nc\\td\\x1B[2J|e,\"\"f\"\"#_\\u009b\\xFF~^\\{} ±\""), "%s", t);
+    free(t);
+    t = txt_csv("plain");
+    CHECK(!strcmp(t, "plain"));
+    free(t);
+    t = txt_tsv("#x\t\"y\"#");
+    CHECK_MSG(!strcmp(t, "\\x23x\\t\\x22y\\x22#"), "%s", t);
+    free(t);
+    t = txt_tex(s);
+    CHECK_MSG(!strcmp(t,
+                      "a\\textbackslash{}rb\\textbackslash{}nc\\textbackslash{}td\\textbackslash{}"
+                      "x1B[2J|e,\"f\"\\#\\_\\textbackslash{}u009b\\textbackslash{}xFF"
+                      "\\textasciitilde{}\\textasciicircum{}\\textbackslash{}\\{\\} $\\pm$"),
+              "%s", t);
+    free(t);
+    /* JSON: valid UTF-8 as is (jansson escapes the controls), a stray byte as U+00XX; UTF-8
+     * that only looks valid (overlong, surrogate, beyond U+10FFFF) counts as stray bytes */
+    json_t *j = txt_json("caf\xFF\r\xC3\xA9\xC0\xAF\xED\xA0\x80\xF4\x90\x80\x80");
+    CHECK_MSG(j && !strcmp(json_string_value(j),
+                           "caf\xC3\xBF\r\xC3\xA9\xC3\x80\xC2\xAF\xC3\xAD\xC2\xA0\xC2\x80"
+                           "\xC3\xB4\xC2\x90\xC2\x80\xC2\x80"),
+              "%s", j ? json_string_value(j) : "(null)");
+    json_decref(j);
+    char buf[12];
+    CHECK_MSG(!strcmp(txt_plain_buf(buf, sizeof buf, "abcdefg\x1b[2J"), "abcdefg"), "%s", buf);
+}
+
+/* A run whose label, model path and dataset name hold line breaks, a carriage return before
+ * TeX, an escape sequence, a '|' and a byte that is not UTF-8: every format keeps one line per
+ * row and runs nothing; JSON keeps every byte. */
+static void test_hostile_text(const char *dir) {
+    const char *path = test_tmp("hostile_text.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    static const char evil[] = "x\r\\input{evil}\n| fake | row |\n# head\x1b[2J\xFF";
+    db_run r = {0};
+    r.label = evil;
+    r.model_path = evil;
+    r.datasets = "ds";
+    r.max_new = 100;
+    r.repeats = 1;
+    r.kernels = "exact";
+    int64_t run = 0;
+    CHECK_MSG(db_begin_run(d, &r, &run, err) == 0, "%s", err);
+    const char *ds = "tiny\nstories\t#\"\xFF";
+    add(d, run,
+        &(sample_in){.ds = ds,
+                     .decoder = "greedy",
+                     .spec = "greedy",
+                     .new_tokens = 100,
+                     .steps = 100,
+                     .rows = 99,
+                     .t_decode = 2.0,
+                     .match = -1});
+    add(d, run,
+        &(sample_in){.ds = ds,
+                     .decoder = "lookahead",
+                     .spec = LA,
+                     .new_tokens = 100,
+                     .steps = 25,
+                     .rows = 720,
+                     .accepted = 75,
+                     .t_decode = 1.0,
+                     .match = 1,
+                     .hist = LA_HIST});
+    CHECK_MSG(db_finish_run(d, run, DB_COMPLETE, err) == 0, "%s", err);
+    report_opts o = {.run_ids = &run, .n_runs = 1};
+    for (int f = REPORT_MARKDOWN; f <= REPORT_LATEX; f++) {
+        o.format = (report_format)f;
+        char *t = render(d, &o);
+        if (!t) continue;
+        if (f != REPORT_JSON) CHECK_MSG(clean_text(t, 0), "format %d: %s", f, t);
+        if (f == REPORT_MARKDOWN) { /* every table row has the header's cells */
+            int cells = -1;
+            for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+                CHECK_MSG(strncmp(line, "# ", 2), "a heading from the label: %s", line);
+                if (line[0] != '|') continue;
+                int n = count_char(line, '|');
+                for (char *p = strstr(line, "\\|"); p; p = strstr(p + 2, "\\|")) n--;
+                if (cells < 0) cells = n;
+                CHECK_MSG(n == cells, "%d cells, %d in the header: %s", n, cells, line);
+            }
+        } else if (f == REPORT_CSV) { /* header + 2 rows, one line each */
+            CHECK_MSG(count_char(t, '\n') == 3, "%s", t);
+            CHECK_MSG(strstr(t, "\"tiny\\nstories\\t#\"\"\\xFF\"") != NULL, "%s", t);
+        } else if (f == REPORT_LATEX) { /* the label stays inside its comment line */
+            for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n"))
+                CHECK_MSG(line[0] == '%' || !strstr(line, "input{evil"), "%s", line);
+            CHECK(!strstr(t, "\\input"));
+        } else if (f == REPORT_JSON) {
+            json_error_t je;
+            json_t *root = json_loads(t, 0, &je);
+            CHECK_MSG(root, "%s: %s", je.text, t);
+            json_t *run0 = json_array_get(json_object_get(root, "runs"), 0);
+            const char *label = json_string_value(json_object_get(run0, "label"));
+            CHECK_MSG(label &&
+                          !strcmp(label, "x\r\\input{evil}\n| fake | row |\n# head\x1b[2J\xC3\xBF"),
+                      "%s", label ? label : "(no label)");
+            CHECK(json_string_value(json_object_get(run0, "model_path")) != NULL);
+            const char *note = json_string_value(json_array_get(json_object_get(root, "notes"), 0));
+            CHECK_MSG(note && strstr(note, "\xC3\xBF"), "%s", note ? note : "(no note)");
+            json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+            const char *dsv = json_string_value(json_object_get(row, "dataset"));
+            CHECK_MSG(dsv && !strcmp(dsv, "tiny\nstories\t#\"\xC3\xBF"), "%s", dsv ? dsv : "-");
+            json_decref(root);
+        }
+        free(t);
+    }
+    /* paper layout: the dataset is part of JSON keys ("<dataset>_tps") */
+    o.format = REPORT_JSON;
+    o.layout = REPORT_PAPER;
+    char *t = render(d, &o);
+    json_t *root = t ? json_loads(t, 0, NULL) : NULL;
+    json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+    CHECK_MSG(json_object_get(row, "tiny\nstories\t#\"\xC3\xBF_tps") != NULL, "%s", t ? t : "");
+    json_decref(root);
+    free(t);
+    /* Spec-Bench records (JSONL): one line per record, every text kept */
+    o.format = REPORT_JSONL;
+    o.layout = REPORT_SAMPLES;
+    t = render(d, &o);
+    CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
+    for (char *line = t ? strtok(t, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        json_t *rec = json_loads(line, 0, NULL);
+        CHECK_MSG(rec && json_string_value(json_object_get(rec, "dataset")) &&
+                      json_string_value(json_object_get(rec, "model_id")),
+                  "%s", line);
+        json_decref(rec);
+    }
+    free(t);
+    /* plot data: a header and one row per dataset, each with the header's fields */
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_SPEEDUP,
+                               &(report_plot_opts){.run_ids = &run, .n_runs = 1}, dir, err) == 0,
+              "%s", err);
+    char file[4400];
+    snprintf(file, sizeof file, "%s/speedup.tsv", dir);
+    t = slurp(file);
+    CHECK_MSG(t && clean_text(t, 1), "%s", t ? t : "");
+    int data_lines = 0;
+    for (char *line = t ? strtok(t, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') continue;
+        data_lines++;
+        CHECK_MSG(count_char(line, '\t') == 2 && line[0] != '"', "%s", line);
+    }
+    CHECK_MSG(data_lines == 2, "%d data lines", data_lines);
+    free(t);
+    db_close(d);
+}
+
+/* Nothing left out by a fixed size: Spec-Bench records of samples whose dataset name is longer
+ * than a kilobyte stay one per repeat, and a table with a column per dataset refuses more
+ * datasets than it has columns for instead of dropping some. */
+static void test_no_silent_limits(void) {
+    const char *path = test_tmp("limits.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    int64_t run = new_run(d, "limits", "long", NULL, 0, 0);
+    static char ds[1200];
+    memset(ds, 'a', sizeof ds - 1);
+    for (int rep = 0; rep < 2; rep++)
+        add(d, run,
+            &(sample_in){.ds = ds,
+                         .decoder = "greedy",
+                         .spec = "greedy",
+                         .rep = rep,
+                         .new_tokens = 10,
+                         .steps = 10,
+                         .rows = 9,
+                         .t_decode = 1,
+                         .match = -1});
+    report_opts o = {
+        .run_ids = &run, .n_runs = 1, .format = REPORT_JSONL, .layout = REPORT_SAMPLES};
+    char *t = render(d, &o);
+    CHECK_MSG(t && count_char(t, '\n') == 2, "%s", t ? t : "");
+    free(t);
+    int64_t run2 = new_run(d, "many", "many", NULL, 0, 0);
+    for (int k = 0; k < 65; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "ds%d", k);
+        add(d, run2,
+            &(sample_in){.ds = name,
+                         .decoder = "greedy",
+                         .spec = "greedy",
+                         .new_tokens = 10,
+                         .steps = 10,
+                         .rows = 9,
+                         .t_decode = 1,
+                         .match = -1});
+    }
+    o = (report_opts){.run_ids = &run2, .n_runs = 1, .layout = REPORT_PAPER};
+    FILE *null = fopen("/dev/null", "w");
+    CHECK_MSG(report_write(d, &o, null, err) == -1 && strstr(err, "more than 64 datasets"), "%s",
+              err);
+    fclose(null);
+    db_close(d);
+}
+
 int main(void) {
+    test_text_escape();
+    test_no_silent_limits();
     const char *path = test_tmp("report.db");
     db *d = build(path);
     test_summary(d);
     test_baseline_and_runs(d);
     test_specbench_speedup(d);
+    test_names();
     test_paper_and_ablation(d);
     test_projected(d, path);
     test_parsers();
@@ -899,6 +1263,7 @@ int main(void) {
     mkdir(dir, 0755);
     test_plot_data(d, dir);
     test_plot_render(dir);
+    test_hostile_text(dir);
     db_close(d);
     return test_finish("test_report");
 }

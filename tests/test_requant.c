@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/convert/requant.h"
 #include "model/convert/synth.h"

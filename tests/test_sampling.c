@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "decoders/sampling.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
@@ -177,6 +177,7 @@ static const char *const all_specs[] = {
     "tree:shape=3-2-1",
     "tree:mode=dynamic,nodes=8,depth=4,k=2",
     "tree:mode=split,branches=2,p_split=10,nodes=8",
+    "tree:shape=3-2-1,draw=1",
     "suffix:budget=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
@@ -407,6 +408,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "jacobi:window=4",
                            "pld:ngram=2,k=4",
                            "tree:shape=2-2-1",
+                           "tree:shape=2-2-1,draw=1",
+                           "tree:shape=3-3,draw=1",
                            "suffix:budget=6"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, got, &st)) continue;
@@ -424,12 +427,18 @@ static void test_standard(const model *tm, const model *dm) {
         CHECK_MSG(st.samp_tests > N_SAMPLES / 4 && fabs(z) < 4, "%s: %ld tests, z = %.2f", specs[i],
                   st.samp_tests, z);
     }
-    /* the biased verifier: rejected drafts replaced by a draw from p, not from the residual */
+    /* the biased verifier: rejected drafts replaced by a draw from p, not from the residual;
+     * for a tree of drawn children too (SpecInfer's residual after each rejected sibling) */
     env.sampling.test_flaw = 1;
-    if (generate_all(&env, "spec:gamma=4", prompt, n_prompt, 0, got, &st) == 0) {
-        double p = compare_samples(plain, got, "flawed spec:gamma=4", 1);
-        fprintf(stderr, "standard, biased verifier: smallest p = %.3g (must fail)\n", p);
-        CHECK_MSG(p < 1e-9, "the biased verifier passed (p = %.3g)", p);
+    const char *flawed[] = {"spec:gamma=4", "tree:shape=3-3,draw=1"};
+    for (int f = 0; f < 2; f++) {
+        if (generate_all(&env, flawed[f], prompt, n_prompt, 0, got, &st)) continue;
+        char what[64];
+        snprintf(what, sizeof what, "flawed %s", flawed[f]);
+        double p = compare_samples(plain, got, what, 1);
+        fprintf(stderr, "standard, biased verifier %s: smallest p = %.3g (must fail)\n", flawed[f],
+                p);
+        CHECK_MSG(p < 1e-9, "the biased verifier passed %s (p = %.3g)", flawed[f], p);
     }
 }
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"

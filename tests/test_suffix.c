@@ -25,7 +25,7 @@
 #include "decoders/decoder.h"
 #include "decoders/suffix_tree.h"
 #include "model/convert/synth.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/fuzz_suffix_state.c"
 #include "tests/testutil.h"

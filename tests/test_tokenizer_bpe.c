@@ -625,46 +625,95 @@ static void expect_error(const char *path, const char *needle1, const char *need
     tok_free(t);
 }
 
+/* tok_load(path) succeeds with warnings naming the file and holding needle (one line per
+ * oddity); returns the vocabulary (the caller frees it), NULL after a failed check. */
+static tok *expect_warning(const char *path, const char *needle) {
+    char err[ERR_LEN] = "";
+    tok *t = NULL;
+    CHECK_MSG(tok_load(&t, path, err) == 0, "%s: %s", path, err);
+    if (!t) return NULL;
+    const char *w = tok_warnings(t);
+    CHECK_MSG(strstr(w, path) && strstr(w, needle), "warnings '%s' lack '%s'", w, needle);
+    return t;
+}
+
 static void test_errors(void) {
     mini m;
     const char *p;
+    tok *t;
 
+    /* Merges llama.cpp keeps although they name no token: it merges the strings, and writes a
+     * result that is no token as the tokens of its bytes. */
     mini_init(&m);
     m.merges[m.n_merges++] = "a b";
     m.merges[m.n_merges++] = "a \xe2\x82\xac";
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.merges[0] makes 'ab', which is not a token", NULL);
+    t = expect_warning(p, "tokenizer.ggml.merges: 2 entries name or make a string that is no "
+                          "token (first: [0] 'a b')");
+    if (t) {
+        expect_ids(t, "ab", (int[]){'a', 'b'}, 2);
+        tok_free(t);
+    }
+    /* Through a string that is no token to one that is: "a b" -> "ab" (none), "ab c" -> "abc". */
+    mini_add(&m, "abc", 1);
+    m.merges[1] = "ab c";
+    p = mini_write(&m, "gpt-2", "bad.gguf");
+    t = expect_warning(p, "2 entries name or make a string that is no token");
+    if (t) {
+        expect_ids(t, "abc", (int[]){256}, 1);
+        expect_ids(t, "abd", (int[]){'a', 'b', 'd'}, 3);
+        tok_free(t);
+    }
+    mini_init(&m);
     mini_add(&m, "ab", 1);
+    m.merges[m.n_merges++] = "a b";
+    m.merges[m.n_merges++] = "ab";
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.merges[1] names an unknown token '\\xe2\\x82\\xac'", NULL);
-    m.merges[1] = "ab";
-    p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.merges[1] 'ab' is not two tokens separated by a space", NULL);
+    t = expect_warning(p, "tokenizer.ggml.merges: 1 entries are not two strings separated by a "
+                          "space (first: [1] 'ab'): ignored");
+    if (t) {
+        expect_ids(t, "ab", (int[]){256}, 1);
+        tok_free(t);
+    }
     m.merges[1] = " a"; /* the space at 0 does not count, as in llama.cpp */
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.merges[1] ' a' is not two tokens", NULL);
+    tok_free(expect_warning(p, "(first: [1] ' a'): ignored"));
 
+    /* Texts that are not UTF-8 load (llama.cpp keeps them) and decode to their bytes. */
     mini_init(&m);
     mini_add(&m, "ok", 1);
     mini_add(&m, "x\xff", 1);
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.tokens[257] 'x\\xff' is not valid UTF-8 (byte 1)", NULL);
+    t = expect_warning(p, "tokenizer.ggml.tokens: 1 texts are not valid UTF-8 (first: [257] "
+                          "'x\\xff', byte 1)");
+    if (t) {
+        size_t len;
+        const char *s = tok_text(t, -1, 257, &len);
+        CHECK(s && len == 2 && memcmp(s, "x\xff", 2) == 0);
+        tok_free(t);
+    }
     m.tokens[257] = "\xed\xa0\x80"; /* a surrogate */
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.tokens[257]", "is not valid UTF-8");
-    m.tokens[257] = "ok";
+    tok_free(expect_warning(p, "texts are not valid UTF-8"));
+    m.tokens[257] = "ok"; /* llama.cpp asserts that every text is one token */
     p = mini_write(&m, "gpt-2", "bad.gguf");
     expect_error(p, "tokenizer.ggml.tokens[257] 'ok' repeats token 256", NULL);
     m.tokens[257] = "fine";
-    m.types[257] = 9;
+    m.types[257] = 9; /* llama.cpp reads a type it does not know as undefined */
     p = mini_write(&m, "gpt-2", "bad.gguf");
-    expect_error(p, "tokenizer.ggml.token_type[257] = 9 is not a known type", NULL);
+    t = expect_warning(p, "tokenizer.ggml.token_type: 1 values are not token types 0..6 (first: "
+                          "[257] = 9): read as undefined");
+    if (t) {
+        size_t len;
+        CHECK(tok_text(t, -1, 257, &len) && len == 0); /* undefined tokens decode to nothing */
+        tok_free(t);
+    }
     m.types[257] = 1;
 
     p = mini_write(&m, "klingon", "bad.gguf");
     expect_error(p, "tokenizer.ggml.pre: pre-tokenizer 'klingon' is not supported", NULL);
 
-    /* Missing and ill-typed keys. */
+    /* Missing and ill-typed keys; llama.cpp's special-id rule. */
     char err[ERR_LEN];
     const char *bad = test_tmp("bad.gguf");
     int32_t nums[3] = {1, 2, 3};
@@ -686,13 +735,35 @@ static void test_errors(void) {
         if (k == 6) gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_I32, nums, NULL, 3);
         CHECK(gguf_writer_write(w, bad, err) == 0);
         gguf_writer_free(w);
+        if (k == 4 || k == 5) {
+            /* BOS 9999 is no token: absent, so llama.cpp's default for byte-level BPE, 11 (and
+             * that default is what a prompt starts with when add_bos_token asks for BOS). */
+            t = k == 4 ? expect_warning(bad, "tokenizer.ggml.bos_token_id = 9999: not token ids "
+                                             "of its 258 tokens, read as absent")
+                       : NULL;
+            if (k == 5) {
+                CHECK_MSG(tok_load(&t, bad, err) == 0, "%s", err);
+                CHECK(t && tok_warnings(t)[0] == 0);
+            }
+            if (t) {
+                CHECK(tok_bos(t) == 11 && tok_eos(t) == 11 && tok_add_bos(t) == (k == 5));
+                if (k == 5) {
+                    int *ids, n = enc(t, "b", TOK_ADD_BOS, &ids);
+                    CHECK(n == 2 && ids[0] == 11 && ids[1] == 'b');
+                    free(ids);
+                }
+                tok_free(t);
+            }
+            continue;
+        }
         const char *want[] = {"key 'tokenizer.ggml.tokens' should be an array of string",
                               "key 'tokenizer.ggml.merges' is missing",
                               "key 'tokenizer.ggml.merges' should be an array",
                               "key 'tokenizer.ggml.pre' should be a string",
-                              "tokenizer.ggml.bos_token_id = 9999 is outside the 258 tokens",
-                              "tokenizer.ggml.bos_token_id is missing",
-                              "key 'tokenizer.ggml.token_type' has 3 elements, expected 258"};
+                              NULL,
+                              NULL,
+                              "key 'tokenizer.ggml.token_type' has 3 elements, expected at least "
+                              "258"};
         expect_error(bad, want[k], NULL);
     }
 
@@ -700,7 +771,7 @@ static void test_errors(void) {
      * encodes (llama.cpp drops what it cannot find, and so do we). */
     mini_init(&m);
     m.tokens['a'] = "\xe2\x82\xac"; /* no 'a' any more */
-    tok *t = mini_load(&m, "gpt-2");
+    t = mini_load(&m, "gpt-2");
     if (t) {
         expect_ids(t, "bab", (int[]){'b', 'b'}, 2);
         tok_free(t);

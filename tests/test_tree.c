@@ -16,11 +16,15 @@
  *     the prompt (never drafts) or runs out on the way;
  *  6. the end token inside an accepted path: stop right there, nothing after it;
  *  7. statistics add up (tests/dec_check.c), the counters agree with them, and generate()
- *     allocates nothing in any mode. */
+ *     allocates nothing in any mode;
+ *  8. draw=1 (children drawn from the draft, standard sampling only): greedy and coupled runs
+ *     are draw=0's exactly, the spec hides it at 0, other modes refuse it; at T > 0 the trees
+ *     hold drawn tokens (siblings that repeat, children beyond the draft's top-k) and plain
+ *     sampling's distribution is kept (tests/test_sampling.c, its chi-square test). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -290,6 +294,75 @@ static void test_no_malloc(const model *tm, const model *dm) {
     }
 }
 
+/* ---- 8. draw=1 ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int rows_max;
+} draw_log;
+
+static void draw_step(void *user, const dec_step *s) {
+    draw_log *g = user;
+    if (s->rows > g->rows_max) g->rows_max = s->rows;
+}
+
+static void test_draw(const model *tm, const model *dm) {
+    char err[ERR_LEN];
+    dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
+    dec *d;
+    CHECK(dec_create(&d, "tree:shape=2-2-1,draw=0", &env, err) == 0);
+    CHECK(strstr(dec_spec(d), "draw") == NULL);
+    dec_free(d);
+    CHECK(dec_create(&d, "tree:shape=2-2-1,draw=1", &env, err) == 0 &&
+          strstr(dec_spec(d), ",draw=1"));
+    dec_free(d);
+    CHECK(dec_create(&d, "tree:mode=dynamic,draw=1", &env, err) == -1 && strstr(err, "draw=1") &&
+          strstr(err, "dynamic"));
+    CHECK(dec_create(&d, "tree:mode=split,draw=1", &env, err) == -1 && strstr(err, "split"));
+    /* greedy and coupled: the top-k tree, as draw=0 */
+    for (int mode = 0; mode < 2; mode++) {
+        dec_env e = env;
+        if (mode)
+            e.sampling =
+                (dec_sampling){.temperature = 0.8, .seed = 5, .mode = DEC_SAMPLING_COUPLED};
+        for (int i = 0; i < 3; i++) {
+            static int a[DEC_CHECK_MAX_OUT], b[DEC_CHECK_MAX_OUT];
+            dec_stats sa, sb;
+            int na = dec_check_greedy(&e, ids[i], lens[i], 120, a);
+            CHECK(dec_check_vs(&e, "tree:shape=3-2-1", ids[i], lens[i], 120, a, na, b, &sa, NULL,
+                               "draw=0"));
+            CHECK(dec_check_vs(&e, "tree:shape=3-2-1,draw=1", ids[i], lens[i], 120, a, na, b, &sb,
+                               NULL, "draw=1"));
+            CHECK_MSG(sa.target_steps == sb.target_steps && sa.target_rows == sb.target_rows &&
+                          sa.accepted == sb.accepted && sa.draft_rows == sb.draft_rows,
+                      "mode %d prompt %d: draw=1 moved the figures", mode, i);
+        }
+    }
+    /* standard sampling: drawn children (a rank beyond the top-k, or the tree's ranks counted
+     * for tokens the top-k would have held anyway) */
+    env.sampling = (dec_sampling){.temperature = 1.0, .seed = 3, .mode = DEC_SAMPLING_STANDARD};
+    draw_log g = {0};
+    env.on_step = draw_step, env.user = &g;
+    CHECK(dec_create(&d, "tree:shape=2-2-1,draw=1", &env, err) == 0);
+    static int out[DEC_CHECK_MAX_OUT];
+    double beyond = 0, total = 0;
+    for (int i = 0; i < 4; i++) {
+        int n;
+        dec_stats st;
+        long before = dec_check_mallocs;
+        CHECK(dec_generate(d, ids[i], lens[i], 120, out, &n, &st, err) == 0);
+        CHECK_MSG(!dec_check_counting || dec_check_mallocs == before, "draw=1: %ld allocations",
+                  dec_check_mallocs - before);
+        beyond +=
+            st.counters[counter(&st, "accept_rank2")] + st.counters[counter(&st, "accept_rank3up")];
+        total += st.accepted;
+    }
+    dec_free(d);
+    fprintf(stderr, "draw=1 at T=1: %.0f of %.0f accepted tokens ranked third or lower\n", beyond,
+            total);
+    CHECK_MSG(beyond > 0 && g.rows_max <= 1 + 2 + 4 + 4, "draw=1: %.0f beyond the top 2, %d rows",
+              beyond, g.rows_max);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *s260, *xs;
@@ -300,6 +373,7 @@ int main(void) {
     test_no_malloc(s260, xs);
     test_chain_equivalence(s260, xs);
     test_positional();
+    test_draw(s260, xs);
     test_synthetic();
     test_end_inside(s260);
     test_real(s260, xs, "stories260K target, llama2xs draft", 12);

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "model/convert/convert.h"
-#include "model/formats/model_file.h"
+#include "model/loader/model_file.h"
 #include "model/forward.h"
 #include "model/formats/gguf.h"
 #include "model/kernels/kernels.h"
@@ -253,6 +253,55 @@ static void test_quantizers(void) {
     free(x), free(y), free(q);
 }
 
+/* wtype_find_nonfinite finds the first block whose scale (each of the type's: the offsets of
+ * wtype_traits.scale, which the loader refuses as llama.cpp's --check-tensors does) is NaN or
+ * infinite, or the first float value that is, in any chunk of its scan; and the offsets are the
+ * dequantizers' (to_float of that block is not finite). */
+static void test_find_nonfinite(void) {
+    const int n = 9000; /* blocks: past two of the scan's chunks of 4096 */
+    const long long at[] = {0, 4095, 4096, 8999};
+    const uint16_t h16[3] = {0x7e00, 0x7c00, 0xfc00}, b16[3] = {0x7fc0, 0x7f80, 0xff80};
+    const float f32[3] = {NAN, INFINITY, -INFINITY};
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        size_t bb = (size_t)tt->block_bytes;
+        unsigned char *w = calloc((size_t)n, bb);
+        float *vals = malloc(sizeof(float) * (size_t)tt->block);
+        int which = -1, bad = 0;
+        float v;
+        CHECK(wtype_find_nonfinite((wtype)t, w, (size_t)n, &which, &v) == -1);
+        for (int s = 0; s < 2 && (s == 0 || tt->scale[s].name); s++)
+            for (int i = 0; i < 4; i++)
+                for (int k = 0; k < 3; k++) {
+                    unsigned char *p =
+                        w + (size_t)at[i] * bb + (tt->block == 1 ? 0 : tt->scale[s].at);
+                    if (t == WTYPE_F32)
+                        memcpy(p, &f32[k], 4);
+                    else
+                        memcpy(p, t == WTYPE_BF16 ? &b16[k] : &h16[k], 2);
+                    long long got = wtype_find_nonfinite((wtype)t, w, (size_t)n, &which, &v);
+                    bad += got != at[i] || which != s || (k == 0 ? !isnan(v) : v != f32[k]);
+                    tt->to_float(w + (size_t)at[i] * bb, vals, tt->block);
+                    int finite = 1;
+                    for (int j = 0; j < tt->block; j++) finite &= isfinite(vals[j]) != 0;
+                    bad += finite;
+                    /* a later one too: the first is found */
+                    memcpy(w + (size_t)(n - 1) * bb, w + (size_t)at[i] * bb, bb);
+                    bad += wtype_find_nonfinite((wtype)t, w, (size_t)n, &which, &v) != at[i];
+                    memset(w + (size_t)(n - 1) * bb, 0, bb);
+                    memset(w + (size_t)at[i] * bb, 0, bb);
+                }
+        CHECK_MSG(bad == 0, "%s: %d misses of a NaN or infinite scale", tt->name, bad);
+        free(w), free(vals);
+    }
+    char out[160];
+    wtype_describe_nonfinite(WTYPE_Q4_K, 512, 3, 1, NAN, out, sizeof out);
+    CHECK_MSG(strcmp(out, "block 3 (row 1, columns 256..511) has scale dmin = NaN") == 0, "%s",
+              out);
+    wtype_describe_nonfinite(WTYPE_BF16, 10, 25, 0, -INFINITY, out, sizeof out);
+    CHECK_MSG(strcmp(out, "row 2, column 5 is -inf") == 0, "%s", out);
+}
+
 int main(void) {
     static const char *files[] = {
         QDIR "kq_Q4_0.gguf",   QDIR "kq_Q4_1.gguf",   QDIR "kq_Q5_0.gguf",   QDIR "kq_Q5_1.gguf",
@@ -286,5 +335,6 @@ int main(void) {
     test_same_as_llama_quantize(QDIR "xs_Q4_0.gguf", WTYPE_Q4_0);
     test_same_as_llama_quantize(QDIR "xs_Q4_K_M.gguf", WTYPE_Q5_0);
     test_quantizers();
+    test_find_nonfinite();
     return test_finish("test_wtype");
 }

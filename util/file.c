@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/paths.h"
 
 const char *file_kind_name(mode_t mode) {
     if (S_ISREG(mode)) return "a regular file";
@@ -233,4 +234,145 @@ void file_out_abort(file_out *o) {
     unlink(o->tmp); /* while the lock is held: the name is still ours */
     fclose(o->f);
     o->f = NULL;
+}
+
+/* ---- file_check_io ----------------------------------------------------------------------- */
+
+int file_same(const char *a, const char *b) {
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea || eb) return 0;
+    char ra[FILE_PATH_MAX], rb[FILE_PATH_MAX];
+    if (paths_resolve(a, ra, sizeof ra) || paths_resolve(b, rb, sizeof rb)) return !strcmp(a, b);
+    return !strcmp(ra, rb);
+}
+
+static int given(const file_io *f) {
+    return f->path && f->path[0];
+}
+
+static int is_output(file_io_role r) {
+    return r == FILE_IO_OUT || r == FILE_IO_DB;
+}
+
+static int is_input(file_io_role r) {
+    return r == FILE_IO_IN || r == FILE_IO_IN_DB;
+}
+
+/* The folder an output lands in: the nearest existing ancestor of path (created below it when
+ * the command creates folders), which must be a folder this user can write. */
+static int check_folder(const file_io *f, int created, char *err) {
+    char dir[FILE_PATH_MAX];
+    if (strlen(f->path) >= sizeof dir)
+        return err_set(err, "%s %.100s...: path too long", f->flag, f->path);
+    snprintf(dir, sizeof dir, "%s", f->path);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+        } else if (slash == dir) {
+            dir[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+        struct stat st;
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return err_set(err, "%s %s: cannot create the %s: %s is not a folder", f->flag,
+                               f->path, f->what, dir);
+            if (access(dir, W_OK | X_OK) != 0)
+                return err_set(err, "%s %s: cannot create the %s in %s: %s", f->flag, f->path,
+                               f->what, dir, strerror(errno));
+            return 0;
+        }
+        if (!created || errno != ENOENT)
+            return err_set(err, "%s %s: cannot create the %s: %s: %s", f->flag, f->path, f->what,
+                           dir, strerror(errno));
+        if (!strcmp(dir, ".") || !strcmp(dir, "/")) return 0;
+    }
+}
+
+/* The kind of one entry (file_io.what given). */
+static int check_kind(const file_io *f, char *err) {
+    char e[ERR_LEN];
+    struct stat st;
+    switch (f->role) {
+    case FILE_IO_IN:
+    case FILE_IO_IN_DB:
+        if (file_check_regular(f->path, f->what, e)) return err_set(err, "%s %s", f->flag, e);
+        if (access(f->path, R_OK) != 0)
+            return err_set(err, "%s %s: cannot read the %s: %s", f->flag, f->path, f->what,
+                           strerror(errno));
+        return 0;
+    case FILE_IO_IN_DIR:
+        if (stat(f->path, &st) != 0)
+            return err_set(err, "%s %s: cannot open the %s: %s", f->flag, f->path, f->what,
+                           strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return err_set(err, "%s %s: is %s, expected a folder of %s", f->flag, f->path,
+                           file_kind_name(st.st_mode), f->what);
+        return 0;
+    case FILE_IO_OUT: {
+        /* the probe the write itself makes (PATH.tmp created, then removed): its message */
+        file_out o;
+        if (file_out_open(&o, f->path, f->what, e)) return err_set(err, "%s %s", f->flag, e);
+        file_out_abort(&o);
+        return 0;
+    }
+    case FILE_IO_DB:
+        if (file_check_output(f->path, f->what, e)) return err_set(err, "%s %s", f->flag, e);
+        return check_folder(f, 1, err);
+    case FILE_IO_OUT_DIR:
+        if (stat(f->path, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return err_set(err, "%s %s: is %s, expected a folder for the %s", f->flag, f->path,
+                               file_kind_name(st.st_mode), f->what);
+            if (access(f->path, W_OK | X_OK) != 0)
+                return err_set(err, "%s %s: cannot write the %s there: %s", f->flag, f->path,
+                               f->what, strerror(errno));
+            return 0;
+        }
+        return check_folder(f, 1, err);
+    }
+    return 0;
+}
+
+int file_check_io(const file_io *io, int n, char *err) {
+    /* identity first: the kind checks below may create (and remove) PATH.tmp */
+    for (int i = 0; i < n; i++) {
+        const file_io *a = &io[i];
+        if (!given(a) || !is_output(a->role)) continue;
+        for (int j = 0; j < n; j++) {
+            const file_io *b = &io[j];
+            if (j == i || !given(b)) continue;
+            /* a database appended to is an input as well: a file replaced there is an input
+             * replaced; two outputs of one kind are just two outputs */
+            if (is_output(b->role) && !(a->role == FILE_IO_OUT && b->role == FILE_IO_DB)) {
+                if (j > i && a->role == b->role && file_same(a->path, b->path))
+                    return err_set(err,
+                                   "%s and %s name the same file %s: each output needs its own "
+                                   "file",
+                                   a->flag, b->flag, a->path);
+                continue;
+            }
+            if (!is_input(b->role) && b->role != FILE_IO_DB) continue;
+            if (b->role == FILE_IO_IN_DB && a->role == FILE_IO_DB) continue;
+            if (file_same(a->path, b->path))
+                return err_set(err,
+                               "%s names the input file %s (%s): writing it would replace that "
+                               "input; choose another file",
+                               a->flag, a->path, b->flag);
+            char tmp[FILE_PATH_MAX + 8];
+            snprintf(tmp, sizeof tmp, "%s.tmp", a->path);
+            if (a->role == FILE_IO_OUT && file_same(tmp, b->path))
+                return err_set(err,
+                               "%s %s is written through %s first, which names the input file "
+                               "%s (%s): choose another file",
+                               a->flag, a->path, tmp, b->path, b->flag);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (given(&io[i]) && io[i].what && check_kind(&io[i], err)) return -1;
+    return 0;
 }

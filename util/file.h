@@ -42,7 +42,7 @@
  * is refused (PATH.tmp is locked with flock() while written), instead of the two interleaving
  * into one file. Written this way: synth, convert (gguf_writer_write), decoder state files
  * (--state-save/--pool-save), report --out, cost --csv, plot's data files (its figures are
- * checked whole and renamed from a private folder, results/plot_render.c). */
+ * checked whole and renamed from a private folder, results/plot/plot_render.c). */
 #ifndef UTIL_FILE_H
 #define UTIL_FILE_H
 
@@ -89,5 +89,51 @@ int file_out_commit(file_out *o, char *err);
 
 /* Closes and removes PATH.tmp. Harmless after commit or a failed open, and when called twice. */
 void file_out_abort(file_out *o);
+
+/* ---- a command's files, checked together before it does any work ------------------------
+ *
+ * An output that is also an input would replace it: `report --db R.db -o R.db` turned the
+ * database into a report, `run --state-save MODEL.bin` the model into a pool. Every command
+ * lists the files it reads and writes, each with the option naming it, and file_check_io
+ * refuses, before anything is measured or written:
+ *   - an output that is any input (same device and inode; or, when neither exists yet, the
+ *     same path once resolved: paths_resolve), and an output equal to another output;
+ *   - a FILE_IO_OUT whose PATH.tmp (what file_out writes first) is an input;
+ *   - an output or input of the wrong kind, for the entries that give `what` (the others are
+ *     checked by their own opener, early enough and in its own words): an input must be a
+ *     readable regular file (a folder for FILE_IO_IN_DIR), an output absent or a regular file
+ *     in a folder this user can write (FILE_IO_OUT probes with file_out_open, so its message
+ *     is the one the write itself would give), an output folder absent (it is created) or a
+ *     folder, below a folder this user can write.
+ * A database a command appends to (`run --db`) is both input and output, and legitimately
+ * so: the rule is about another option's file landing on an input. The same database read
+ * through another option (`paper --project-cost R.db:3 --db R.db`) is FILE_IO_IN_DB, which
+ * may be the FILE_IO_DB and nothing else.
+ * Messages name both options and the file:
+ *   --state-save names the input file R.db (--db): writing it would replace that input;
+ *   choose another file
+ *   --csv and --db name the same file out.db: each output needs its own file */
+typedef enum {
+    FILE_IO_IN,     /* a file read */
+    FILE_IO_IN_DIR, /* a folder read from (scripts) */
+    FILE_IO_IN_DB,  /* a database read, which may be the database the command appends to */
+    FILE_IO_OUT,    /* a file replaced whole (file_out: PATH.tmp, then a rename) */
+    FILE_IO_DB,     /* a database appended to (created when absent) */
+    FILE_IO_OUT_DIR /* a folder written into (created when absent); list its files as outputs */
+} file_io_role;
+
+typedef struct {
+    const char *flag; /* "--state-save", or "OUT" for an argument */
+    const char *path; /* NULL: not given (skipped) */
+    file_io_role role;
+    const char *what; /* for the kind check ("report", "model"); NULL: identity only */
+} file_io;
+
+/* 1 if a and b are one file: the same device and inode when both exist, the same resolved
+ * path when neither does (two outputs yet to be written), else 0. */
+int file_same(const char *a, const char *b);
+
+/* The checks above over io[0..n). 0, or -1 with the message. */
+int file_check_io(const file_io *io, int n, char *err);
 
 #endif

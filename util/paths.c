@@ -1,5 +1,6 @@
 #include "util/paths.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,4 +85,58 @@ int paths_data_dir(const char *sub, char *out, size_t n) {
     if (try_dir(dir, out, n)) return 0;
 #endif
     return -1;
+}
+
+/* Appends the components of rest to out (an absolute path, no trailing '/'), lexically. */
+static int append_lexical(char *out, size_t n, const char *rest) {
+    size_t len = strlen(out);
+    while (*rest) {
+        size_t c = strcspn(rest, "/");
+        if (c == 0 || (c == 1 && rest[0] == '.')) {
+            /* "//" or "." */
+        } else if (c == 2 && rest[0] == '.' && rest[1] == '.') {
+            while (len > 0 && out[len - 1] != '/') len--;
+            if (len > 1) len--; /* the '/' before it, unless it is the root */
+            out[len] = '\0';
+        } else {
+            if (len + (len > 1) + c + 1 > n) return -1;
+            if (len != 1) out[len++] = '/';
+            memcpy(out + len, rest, c);
+            len += c;
+            out[len] = '\0';
+        }
+        rest += c;
+        while (*rest == '/') rest++;
+    }
+    return 0;
+}
+
+int paths_resolve(const char *path, char *out, size_t n) {
+    snprintf(out, n, "%s", path);
+    char buf[PATH_MAX * 2], real[PATH_MAX];
+    if (path[0] == '/') {
+        if (strlen(path) >= sizeof buf) return -1;
+        snprintf(buf, sizeof buf, "%s", path);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) return -1;
+        if ((size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= sizeof buf) return -1;
+    }
+    /* the longest existing prefix: cut the last component until realpath() succeeds */
+    size_t cut = strlen(buf);
+    for (;;) {
+        char saved = buf[cut];
+        buf[cut] = '\0';
+        int ok = realpath(cut ? buf : "/", real) != NULL;
+        buf[cut] = saved;
+        if (ok) break;
+        while (cut > 0 && buf[cut - 1] != '/') cut--; /* to the start of the last component */
+        while (cut > 0 && buf[cut - 1] == '/') cut--; /* and the slashes before it */
+        if (cut == 0 && buf[0] != '/') return -1;
+    }
+    char res[PATH_MAX * 2];
+    snprintf(res, sizeof res, "%s", real);
+    if (append_lexical(res, sizeof res, buf + cut) || strlen(res) >= n) return -1;
+    snprintf(out, n, "%s", res);
+    return 0;
 }

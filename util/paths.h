@@ -22,6 +22,13 @@ int paths_datasets_dir(const char *explicit_dir, char *out, size_t n);
 /* 1 if path names an existing directory. */
 int paths_is_dir(const char *path);
 
+/* The absolute form of path, for telling whether two names mean one file: the longest prefix
+ * that exists resolved by realpath() (symbolic links, "..", the current folder), the rest
+ * appended with "." and "//" dropped and ".." taking off the component before it (as the
+ * kernel would once those folders exist). Returns 0, or -1 (out is then path as given) when
+ * the current folder cannot be read or the result does not fit in n bytes. */
+int paths_resolve(const char *path, char *out, size_t n);
+
 /* A folder of the files decbench reads at run time besides the data (the gnuplot scripts:
  * sub = "plots"), wherever decbench was installed or built: $DECBENCH_HOME/SUB (a checkout or
  * an install prefix's share/decbench), then <directory of the binary>/../share/decbench/SUB (an

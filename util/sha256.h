@@ -5,7 +5,7 @@
  * Library: nettle (Debian nettle-dev), already the project's SHA-256 for tests/test_wtype.c.
  * Measured here: 0.62 GB/s (OpenSSL's SHA-NI path reaches 1.8 GB/s, but would be a second
  * crypto dependency); a 13 GB f16 7B model takes ~20 s, which is why results/ caches the
- * digest per file (results/db_files.c) instead of hashing at every run. */
+ * digest per file (results/db/db_files.c) instead of hashing at every run. */
 #ifndef UTIL_SHA256_H
 #define UTIL_SHA256_H
 

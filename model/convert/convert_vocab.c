@@ -126,13 +126,13 @@ static int load_llama2c(convert_vocab **out, const unsigned char *p, size_t size
     return 0;
 }
 
+/* An id key: a value that is no token (llama.cpp's converters write 4294967295 for "none")
+ * counts as absent, as llama.cpp reads it; tok_load warns about it. */
 static int opt_id(const gguf *g, const char *key, int n, int *out, char *err) {
     uint32_t id;
     if (gguf_find_key(g, key) < 0) return 0;
     if (gguf_get_u32(g, key, &id, err)) return -1;
-    if (id >= (uint32_t)n)
-        return err_set(err, "%s: %s = %u is outside the %d tokens", gguf_path(g), key, id, n);
-    *out = (int)id;
+    if (id < (uint32_t)n) *out = (int)id;
     return 0;
 }
 

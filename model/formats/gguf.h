@@ -11,7 +11,13 @@
  * dimension, offset and byte range against the file size) before a caller can touch anything,
  * so getters never fail on a structurally valid file except for a missing key or wrong type.
  * Allocations are bounded by the file size: a count is checked against the bytes remaining
- * before anything is allocated for it. */
+ * before anything is allocated for it.
+ *
+ * What ggml's own reader (gguf_init_from_file) accepts is accepted here, read the same way:
+ * version 0 (ggml refuses only 1 and versions past 3), empty keys and tensor names, names and
+ * string values holding a NUL byte (read up to it: ggml's lookups and getters use C strings;
+ * two keys equal up to their NUL are two keys, the first found), bool bytes other than 0 or 1
+ * (true). What it refuses is refused, with a message naming the field: see model/GGUF.md. */
 #ifndef MODEL_GGUF_H
 #define MODEL_GGUF_H
 
@@ -100,7 +106,8 @@ int gguf_get_i32(const gguf *g, const char *key, int32_t *out, char *err);
 int gguf_get_u64(const gguf *g, const char *key, uint64_t *out, char *err);
 int gguf_get_f32(const gguf *g, const char *key, float *out, char *err);
 int gguf_get_bool(const gguf *g, const char *key, int *out, char *err);
-/* A NUL-terminated copy owned by the reader; fails if the string contains a NUL byte. */
+/* A NUL-terminated copy owned by the reader: a string holding a NUL byte reads up to it, as
+ * ggml's gguf_get_val_str hands it out. */
 int gguf_get_str(const gguf *g, const char *key, const char **out, char *err);
 
 /* Arrays: *n receives the element count. The copying getters fill out[0..n-1] where n must
@@ -109,6 +116,10 @@ int gguf_get_str(const gguf *g, const char *key, const char **out, char *err);
 int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint64_t *n, char *err);
 int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err);
 int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err);
+/* The same for an array of at least n elements: the first n (llama.cpp reads per-token arrays
+ * by index, so a longer one works there). */
+int gguf_get_arr_f32_prefix(const gguf *g, const char *key, float *out, uint64_t n, char *err);
+int gguf_get_arr_i32_prefix(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err);
 /* Element i of a string array, pointing into the mapping (valid until gguf_close). */
 int gguf_get_arr_str(const gguf *g, const char *key, uint64_t i, gguf_str *out, char *err);
 
@@ -125,15 +136,6 @@ int gguf_type_block(uint32_t type, uint64_t *block_elems, uint64_t *block_bytes)
  * and its name ("u32", "string", ...; "unknown"). */
 int gguf_vtype_size(uint32_t t);
 const char *gguf_vtype_name(uint32_t t);
-
-/* ---- models ---------------------------------------------------------------------------- */
-
-struct model;
-/* Opens a GGUF model whose general.architecture is "llama" (gguf_model.c): llama.* keys and
- * llama.cpp's tensor names, weights left in the mapping in their stored type (F32, F16,
- * BF16, Q8_0; norms F32). The reader is owned by the model (released by model_close).
- * model_open calls this for files starting with "GGUF". */
-int model_open_gguf(struct model **out, const char *path, char *err);
 
 /* ---- writer ---------------------------------------------------------------------------- */
 

@@ -22,12 +22,13 @@
 /* ---- reader state ---------------------------------------------------------------------- */
 
 typedef struct {
-    const char *key;          /* NUL-terminated (arena) */
+    const char *key;          /* NUL-terminated (arena): the key up to its first NUL byte */
+    gguf_str key_raw;         /* every byte of the key, in the map (duplicates compare these) */
     uint32_t type, elem;      /* elem: array element type */
     uint64_t n;               /* array length */
     const unsigned char *val; /* the value (for arrays: the first element) in the map */
     uint64_t first_str;       /* string arrays: index of element 0 in g->strs */
-    const char *str;          /* string scalars: NUL-terminated copy, NULL if it has a NUL */
+    const char *str;          /* string scalars: NUL-terminated copy (up to a NUL byte) */
     int64_t key_off, str_off; /* arena offsets of key and str (-1: none) while parsing */
 } gguf_kv;
 
@@ -168,12 +169,10 @@ static const char *tensor_name(const gguf *g, int i) {
 
 /* ---- parsing --------------------------------------------------------------------------- */
 
-/* Reads a key or tensor name: non-empty, no NUL byte (lookups use C strings). */
+/* Reads a key or tensor name. Lookups use C strings, so a name is what precedes its first NUL
+ * byte, as in ggml (whose lookups compare C strings too); an empty name is a name. */
 static int get_name(cursor *c, gguf_str *s, const char *what) {
-    if (get_str(c, s, what)) return -1;
-    if (s->len == 0) return fail(c, "empty name");
-    if (memchr(s->ptr, 0, s->len)) return fail(c, "name contains a NUL byte");
-    return 0;
+    return get_str(c, s, what);
 }
 
 static int parse_value(cursor *c, gguf_kv *kv) {
@@ -189,13 +188,13 @@ static int parse_value(cursor *c, gguf_kv *kv) {
     if (kv->type == GGUF_STRING) {
         gguf_str s;
         if (get_str(c, &s, "string value")) return -1;
-        if (!memchr(s.ptr, 0, s.len) && (kv->str_off = arena_add(g, s)) < 0)
-            return fail(c, "out of memory");
+        /* read up to a NUL byte, as ggml's gguf_get_val_str hands out a C string */
+        if ((kv->str_off = arena_add(g, s)) < 0) return fail(c, "out of memory");
         return 0;
     }
     if (kv->type != GGUF_ARRAY) {
         if (need(c, (uint64_t)sz, "value")) return -1;
-        if (kv->type == GGUF_BOOL && g->map[c->pos] > 1) return fail(c, "bool value is not 0 or 1");
+        /* a bool byte other than 0 or 1 is true, as ggml reads it */
         c->pos += (size_t)sz;
         return 0;
     }
@@ -215,9 +214,6 @@ static int parse_value(cursor *c, gguf_kv *kv) {
                      (unsigned long long)kv->n, gguf_vtype_name(kv->elem), left(c));
             return fail(c, msg);
         }
-        if (kv->elem == GGUF_BOOL)
-            for (uint64_t i = 0; i < kv->n; i++)
-                if (g->map[c->pos + i] > 1) return fail(c, "bool array element is not 0 or 1");
         c->pos += (size_t)(kv->n * (uint64_t)esz);
         return 0;
     }
@@ -258,6 +254,7 @@ static int parse_metadata(cursor *c, uint64_t n_kv) {
         gguf_str key;
         snprintf(c->where, sizeof c->where, "metadata pair %llu", (unsigned long long)i);
         if (get_name(c, &key, "key")) return -1;
+        kv->key_raw = key;
         char shown[64];
         printable(shown, sizeof shown, key.ptr, key.len);
         snprintf(c->where, sizeof c->where, "metadata pair %llu ('%s')", (unsigned long long)i,
@@ -384,6 +381,10 @@ static int build_tables(cursor *c) {
     for (int i = 0; i < g->n_kv; i++) {
         int dup = table_insert(g->kv_hash, g->kv_hash_cap, g->kv[i].key, i, kv_name, g);
         if (dup < 0) continue;
+        /* Keys equal up to a NUL byte but not after it are two keys for ggml (which compares
+         * whole keys for duplicates) and the first is the one a lookup finds. */
+        const gguf_str *a = &g->kv[dup].key_raw, *b = &g->kv[i].key_raw;
+        if (a->len != b->len || memcmp(a->ptr, b->ptr, (size_t)a->len) != 0) continue;
         printable(shown, sizeof shown, g->kv[i].key, strlen(g->kv[i].key));
         return err_set(c->err, "%s: metadata pair %d: key '%s' repeats pair %d", g->path, i, shown,
                        dup);
@@ -423,7 +424,8 @@ static int parse(gguf *g, char *err) {
     c.pos = 4;
     uint64_t n_tensors, n_kv;
     if (get_u32(&c, &g->version, "version")) return -1;
-    if (g->version != 2 && g->version != 3) {
+    /* ggml refuses only version 1 and versions past 3: a 0 reads as 2 and 3 do */
+    if (g->version != 0 && g->version != 2 && g->version != 3) {
         if ((g->version & 0xffff) == 0 && (g->version >> 24) >= 1 && (g->version >> 24) <= 3)
             return err_set(err, "%s: big-endian GGUF files are not supported", g->path);
         return err_set(err, "%s: GGUF version %u is not supported (only 2 and 3)", g->path,
@@ -677,7 +679,7 @@ int gguf_get_bool(const gguf *g, const char *key, int *out, char *err) {
     const gguf_kv *kv = lookup(g, key, err);
     if (!kv) return -1;
     if (kv->type != GGUF_BOOL) return wrong_type(g, kv, "a bool", err);
-    *out = kv->val[0];
+    *out = kv->val[0] != 0;
     return 0;
 }
 
@@ -685,7 +687,6 @@ int gguf_get_str(const gguf *g, const char *key, const char **out, char *err) {
     const gguf_kv *kv = lookup(g, key, err);
     if (!kv) return -1;
     if (kv->type != GGUF_STRING) return wrong_type(g, kv, "a string", err);
-    if (!kv->str) return err_set(err, "%s: key '%s': string contains a NUL byte", g->path, key);
     *out = kv->str;
     return 0;
 }
@@ -715,10 +716,11 @@ static int is_any(uint32_t t) {
     return 1;
 }
 
-static int check_len(const gguf *g, const gguf_kv *kv, uint64_t n, char *err) {
-    if (kv->n == n) return 0;
-    return err_set(err, "%s: key '%s' has %llu elements, expected %llu", g->path, kv->key,
-                   (unsigned long long)kv->n, (unsigned long long)n);
+/* exact: the array holds n elements; else at least n (the first n are read). */
+static int check_len(const gguf *g, const gguf_kv *kv, uint64_t n, int exact, char *err) {
+    if (kv->n == n || (!exact && kv->n > n)) return 0;
+    return err_set(err, "%s: key '%s' has %llu elements, expected %s%llu", g->path, kv->key,
+                   (unsigned long long)kv->n, exact ? "" : "at least ", (unsigned long long)n);
 }
 
 int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint64_t *n, char *err) {
@@ -731,16 +733,16 @@ int gguf_get_arr_len(const gguf *g, const char *key, gguf_vtype elem_type, uint6
     return 0;
 }
 
-int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+static int arr_f32(const gguf *g, const char *key, float *out, uint64_t n, int exact, char *err) {
     const gguf_kv *kv = lookup_array(g, key, is_f32, "an array of f32", err);
-    if (!kv || check_len(g, kv, n, err)) return -1;
+    if (!kv || check_len(g, kv, n, exact, err)) return -1;
     memcpy(out, kv->val, (size_t)n * 4);
     return 0;
 }
 
-int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+static int arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, int exact, char *err) {
     const gguf_kv *kv = lookup_array(g, key, is_int, "an array of integers", err);
-    if (!kv || check_len(g, kv, n, err)) return -1;
+    if (!kv || check_len(g, kv, n, exact, err)) return -1;
     int esz = gguf_vtype_size(kv->elem);
     for (uint64_t i = 0; i < n; i++) {
         int neg = 0;
@@ -752,6 +754,19 @@ int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, c
         out[i] = neg ? (int32_t)(-(int64_t)m) : (int32_t)m;
     }
     return 0;
+}
+
+int gguf_get_arr_f32(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+    return arr_f32(g, key, out, n, 1, err);
+}
+int gguf_get_arr_i32(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+    return arr_i32(g, key, out, n, 1, err);
+}
+int gguf_get_arr_f32_prefix(const gguf *g, const char *key, float *out, uint64_t n, char *err) {
+    return arr_f32(g, key, out, n, 0, err);
+}
+int gguf_get_arr_i32_prefix(const gguf *g, const char *key, int32_t *out, uint64_t n, char *err) {
+    return arr_i32(g, key, out, n, 0, err);
 }
 
 int gguf_get_arr_str(const gguf *g, const char *key, uint64_t i, gguf_str *out, char *err) {

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/formats/model_file.h"
 #include "util/err.h"
 #include "util/file.h"
 

@@ -16,6 +16,10 @@
 
 #include "model/model.h"
 
+/* Opens a llama2.c checkpoint (both formats): model_open (model/loader/model_file.h) calls
+ * this for files that are not GGUF; exposed for tests. */
+int model_open_llama2c(model **out, const char *path, char *err);
+
 /* Bytes a legacy checkpoint with this configuration occupies (header included). c must have
  * passed model_config_check (then the size cannot overflow: see MODEL_MAX_*). */
 uint64_t llama2c_legacy_size(const model_config *c, int shared_classifier);

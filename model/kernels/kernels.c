@@ -84,10 +84,18 @@ static void scalar_expf(const float *x, float *y, int n) {
 }
 
 /* kern_attend's softmax: the scores' maximum (exact in any order), exp of each score minus it,
- * and their canonical sum, returned. */
+ * and their canonical sum, returned; NaN throughout if a score is not finite
+ * (kern_softmax_nonfinite). */
 float kern_isa_scalar_softmax(float *s, int n) {
     float mx = s[0];
-    for (int i = 1; i < n; i++) mx = s[i] > mx ? s[i] : mx;
+    uint32_t any = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, s + i, 4);
+        any |= kern_exponent_carry(b);
+        mx = s[i] > mx ? s[i] : mx;
+    }
+    if (any & 0x80000000u) return kern_softmax_nonfinite(s, n);
     for (int i = 0; i < n; i++) s[i] = kern_exp_ref(s[i] - mx);
     return kern_sum_ref(s, n);
 }

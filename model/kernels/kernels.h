@@ -61,8 +61,9 @@ void kern_expf_isa(kern_isa isa, const float *x, float *y, int n); /* no compari
 /* One query head attending over keys/values at slots[0..n) of a cache whose rows are
  * `stride` floats apart (k, v point at the head's first column): scores = canonical
  * dot(q, k) / sqrt(hs), softmax with kern_exp and kern_sum, out = sum_s e_s v_s (in slot
- * order, fused multiply-add per column) / sum. slots == NULL means 0..n-1. scratch holds n
- * floats. The result depends only on the inputs, never on which other heads or rows are
+ * order, fused multiply-add per column) / sum; a score that is NaN or infinite makes every
+ * weight and the sum NaN, so every output of the query. slots == NULL means 0..n-1. scratch
+ * holds n floats. The result depends only on the inputs, never on which other heads or rows are
  * computed. */
 void kern_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
                  const int *slots, int n, float *scratch, float *out);
@@ -74,9 +75,10 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
  * matrix product first quantizes each input row by itself (kern_act_quantize), as llama.cpp
  * does before its integer dot products, then multiplies integers. Its own canonical order,
  * again a function of K alone (not of T, the tile, the ISA or the thread):
- *   activations: blocks b of 32 values, amax_b = the largest |x| (NaN ignored), d_b = amax_b /
- *     127, q = x * (1 / d_b) rounded to the nearest int8 (ties to even, limited to +-127; 0
- *     when d_b = 0 or the product is NaN);
+ *   activations: blocks b of 32 values, amax_b = the largest |x| (NaN if the block holds one,
+ *     infinite if it holds an infinity: a block's NaN or infinity reaches every product of it,
+ *     and the logits check), d_b = amax_b / 127, q = x * (1 / d_b) rounded to the nearest int8
+ *     (ties to even, limited to +-127; 0 when d_b = 0 or the product is NaN);
  *   weights: integers w with a float scale A per 4 consecutive values and, for types with mins
  *     (q4_1, q5_1, q4_k, q5_k), a float M per block of 32: q8_0 w = q, A = d; q4_0 w = q - 8,
  *     A = d; q5_0 w = q5 - 16, A = d; q4_1 and q5_1 w = q (0..15, 0..31), A = d, M = -m (their

@@ -49,16 +49,31 @@ static inline __m256 exp8(__m256 x) { /* kern_exp_ref in 8 lanes, operation for 
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* kern_attend's softmax: max (exact in any order), exp8, the canonical sum. */
+/* kern_attend's softmax: max (exact in any order), exp8, the canonical sum; NaN throughout if a
+ * score is not finite (kern_softmax_nonfinite). */
 float kern_avx2_softmax(float *s, int n) {
     float mx = s[0];
     __m256 vmx = _mm256_set1_ps(mx);
+    __m256i bad = _mm256_setzero_si256(); /* kern_exponent_carry of every score, OR-ed */
+    const __m256i expo = _mm256_set1_epi32(0x7f800000), unit = _mm256_set1_epi32(0x00800000);
     int i = 0;
-    for (; i + 8 <= n; i += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(s + i));
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(s + i);
+        vmx = _mm256_max_ps(vmx, x);
+        bad = _mm256_or_si256(
+            bad, _mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(x), expo), unit));
+    }
     float m8[8];
     _mm256_storeu_ps(m8, vmx);
     for (int j = 0; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
-    for (; i < n; i++) mx = s[i] > mx ? s[i] : mx;
+    uint32_t any = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bad)) ? 0x80000000u : 0;
+    for (; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, s + i, 4);
+        any |= kern_exponent_carry(b);
+        mx = s[i] > mx ? s[i] : mx;
+    }
+    if (any & 0x80000000u) return kern_softmax_nonfinite(s, n);
     vmx = _mm256_set1_ps(mx);
     for (i = 0; i + 8 <= n; i += 8)
         _mm256_storeu_ps(s + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmx)));

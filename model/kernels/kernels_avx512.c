@@ -367,13 +367,20 @@ static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation fo
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
-/* kern_attend's softmax in 16 lanes: max (exact in any order), exp16, the canonical sum. */
+/* kern_attend's softmax in 16 lanes: max (exact in any order), exp16, the canonical sum; NaN
+ * throughout if a score is not finite (kern_softmax_nonfinite). */
 static float avx512_softmax(float *s, int n) {
     __m512 vmx = _mm512_set1_ps(-INFINITY);
+    __m512i bad = _mm512_setzero_si512(); /* kern_exponent_carry of every score, OR-ed */
+    const __m512i expo = _mm512_set1_epi32(0x7f800000), unit = _mm512_set1_epi32(0x00800000);
     for (int i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-        vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_maskz_loadu_ps(m, s + i));
+        __m512 x = _mm512_maskz_loadu_ps(m, s + i); /* lanes past n: +0, finite */
+        vmx = _mm512_mask_max_ps(vmx, m, vmx, x);
+        bad = _mm512_or_si512(
+            bad, _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(x), expo), unit));
     }
+    if (_mm512_movepi32_mask(bad)) return kern_softmax_nonfinite(s, n);
     vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
     for (int i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);

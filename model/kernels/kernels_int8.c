@@ -25,7 +25,8 @@ size_t kern_act_bytes(int K) {
 
 /* ---- quantizing activations -------------------------------------------------------------- */
 
-/* v rounded to the nearest integer, ties to even, limited to +-127; NaN gives 0. Adding and
+/* v rounded to the nearest integer, ties to even, limited to +-127; NaN gives 0 (its block's d
+ * is NaN then: quantize_row). Adding and
  * subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer in the current
  * rounding mode (to nearest even), the same bits vcvtps2dq would give. */
 static int round_q8(float v) {
@@ -37,11 +38,15 @@ static int round_q8(float v) {
 }
 
 void kern_a8_block_ref(const float *xb, int8_t q[32], float *d, int s4[8]) {
-    float amax = 0.0f;
+    uint32_t abits = 0;
     for (int i = 0; i < 32; i++) {
-        float a = fabsf(xb[i]);
-        amax = a > amax ? a : amax; /* a NaN never wins */
+        uint32_t a;
+        memcpy(&a, xb + i, 4);
+        a &= 0x7fffffffu;
+        abits = a > abits ? a : abits; /* a NaN always wins (quantize_row says why) */
     }
+    float amax;
+    memcpy(&amax, &abits, 4);
     float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
     for (int m = 0; m < 8; m++) {
         s4[m] = 0;
@@ -56,7 +61,15 @@ void kern_a8_block_ref(const float *xb, int8_t q[32], float *d, int s4[8]) {
 
 /* One row (zeroed by the caller): blocks of 32 as llama.cpp's quantize_row_q8_0 forms them
  * (d = amax / 127, q = x / d rounded; ggml rounds ties away from zero, this to even), laid out
- * as kern_a8_group. */
+ * as kern_a8_group.
+ *
+ * amax is the largest |x| taken as the bits of |x| (sign cleared) compared as integers: for
+ * numbers that order is the floats' own, so a finite block gets the same d as a float maximum
+ * gives it, but a NaN's bits are above every number's, so a block holding one gets d = NaN
+ * (and an infinity d = inf), which every product of the block then carries into its result.
+ * With a float maximum, where a NaN compares false, a NaN activation became q = 0 and its
+ * block a finite d: the NaN of a broken weight vanished at the next product and the logits
+ * looked like numbers (all 0 after the classifier's product: token 0 forever). */
 static void quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;
     int ng = kern_a8_groups(K);

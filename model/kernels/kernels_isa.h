@@ -64,6 +64,22 @@ typedef struct {
 } kern_isa_ops;
 
 extern const kern_isa_ops kern_isa_scalar_ops;
+
+/* A softmax whose scores hold a NaN or an infinity: every weight NaN and the sum NaN, so that
+ * every output of the query is NaN and reaches the forward pass's check of the logits. Computed
+ * through, a NaN score's weight was exp of the clamped argument (a finite 1e-38 in the SIMD
+ * lanes, where max(NaN, lo) is lo) and a -inf score's too, and the query's output looked like a
+ * number. Each ISA's softmax ORs kern_exponent_carry over the scores in its pass for the
+ * maximum (integer operations beside the float ones: no measurable cost) and calls this when
+ * bit 31 is set. */
+static inline uint32_t kern_exponent_carry(uint32_t bits) {
+    return (bits & 0x7f800000u) + 0x00800000u; /* bit 31: the exponent is all ones */
+}
+static inline float kern_softmax_nonfinite(float *s, int n) {
+    for (int i = 0; i < n; i++) s[i] = __builtin_nanf("");
+    return __builtin_nanf("");
+}
+
 /* The scalar softmax and value sums (kern_isa_ops), which the AVX2 ISA uses too. */
 float kern_isa_scalar_softmax(float *s, int n);
 void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,

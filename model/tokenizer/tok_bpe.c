@@ -13,16 +13,22 @@
  *      byte order), one symbol per byte. With ignore_merges (Llama-3) a word that is a token
  *      is that token. Otherwise adjacent symbols merge by the merge list, lowest rank first,
  *      leftmost on ties, until no pair is in the list (llama.cpp's llm_bigram_bpe order).
- *   4. Each final symbol is its token; a symbol that is no token (only in a vocabulary lacking
- *      a byte's stand-in) becomes the tokens of its single bytes, if any, as in llama.cpp.
- * Merges are checked on load to name two tokens whose concatenation is a token (as Hugging
- * Face's BPE requires), so the merge loop works on token ids: a pair lookup is one hash probe
- * on two integers and nothing is allocated per word.
+ *   4. Each final symbol is its token; a symbol that is no token (in a vocabulary lacking a
+ *      byte's stand-in, or made by a merge whose result is no token) becomes the tokens of its
+ *      single bytes, if any, as in llama.cpp.
+ * The merge loop works on ids, so that a pair lookup is one hash probe on two integers and
+ * nothing is allocated per word. Hugging Face's BPE merges two tokens into a token; llama.cpp
+ * merges any two strings its list names, and so do we: a string of the merge list that is no
+ * token gets an id past the vocabulary's (an "extra"), never emitted itself (step 4). A merge
+ * entry without a space after its first byte names nothing llama.cpp could match and is
+ * skipped. Both are warned about (tok_warnings).
  *
  * Decoding maps each code point of a normal token back to its byte (a code point outside the
- * map, which llama.cpp prints as "[UNK_BYTE_0x..]", is kept as its UTF-8); user-defined tokens
- * are their text, control tokens nothing. llama.cpp's optional clean-up of spaces before
- * punctuation (clean_spaces) is not applied: decoding stays the exact inverse of encoding. */
+ * map, which llama.cpp prints as "[UNK_BYTE_0x..]", is kept as its UTF-8, and so is a byte
+ * that is not valid UTF-8: such tokens load with a warning, as llama.cpp reads them);
+ * user-defined tokens are their text, control tokens nothing. Pieces have no length limit.
+ * llama.cpp's optional clean-up of spaces before punctuation (clean_spaces) is not applied:
+ * decoding stays the exact inverse of encoding. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +57,12 @@ typedef struct {
     uint32_t hash_cap;
     merge *merges; /* (left, right) -> rank and result, open addressing */
     uint32_t merge_cap;
+    /* Extras: strings of the merge list that are no token, with ids n, n + 1, ... */
+    char *xtext;
+    uint32_t *xoff, *xlen;
+    int32_t *xhash; /* extra text -> index, open addressing, -1 = empty */
+    uint32_t n_x, cap_x, xtext_len, xtext_cap, xhash_cap;
+    int n;               /* the vocabulary's size: the first extra id */
     char mapped[256][2]; /* the stand-in of each byte, UTF-8 */
     uint8_t mapped_len[256];
     int byte_tok[256]; /* the token of each byte's stand-in, or -1 */
@@ -114,6 +126,10 @@ static void bpe_free(void *impl) {
     free(v->dec_len);
     free(v->hash);
     free(v->merges);
+    free(v->xtext);
+    free(v->xoff);
+    free(v->xlen);
+    free(v->xhash);
     tok_pre_free(v->pre);
     free(v);
 }
@@ -160,80 +176,65 @@ static const char *quote(const char *s, size_t n, char *buf, size_t cap) {
     return buf;
 }
 
-/* An optional u32 id key: absent keeps *out; present must be a token (what = "BOS", ...). */
-static int opt_id(const gguf *g, const char *key, int n, int *out, int required_in_range,
-                  char *err) {
-    uint32_t x;
-    if (gguf_find_key(g, key) < 0) return 0;
-    if (gguf_get_u32(g, key, &x, err)) return -1;
-    if (x >= (uint32_t)n) {
-        if (required_in_range)
-            return err_set(err, "%s: %s = %u is outside the %d tokens", gguf_path(g), key, x, n);
-        return 0; /* an informative id outside the vocabulary is ignored, as in llama.cpp */
-    }
-    *out = (int)x;
-    return 0;
+static int bpe_find(const tok *t, const char *s, size_t n) {
+    return lookup(t->impl, s, n);
 }
 
-/* Special tokens llama.cpp finds by their text when no key names them, and marks control
- * tokens (so they decode to nothing and are not matched in text unless parsing specials). */
-typedef struct {
-    const char *keys[2];  /* GGUF keys naming the role's token (either) */
-    const char *texts[8]; /* the texts searched, first present wins */
-} role;
-
-static const role roles[] = {
-    {{"tokenizer.ggml.eot_token_id"},
-     {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
-      "<\xef\xbd\x9c"
-      "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"}},
-    {{"tokenizer.ggml.eom_token_id"}, {"<|eom_id|>"}},
-    {{"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
-     {"<|fim_prefix|>", "<fim-prefix>",
-      "<\xef\xbd\x9c"
-      "fim\xe2\x96\x81"
-      "begin\xef\xbd\x9c>",
-      "<PRE>"}},
-    {{"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
-     {"<|fim_suffix|>", "<fim-suffix>",
-      "<\xef\xbd\x9c"
-      "fim\xe2\x96\x81hole\xef\xbd\x9c>",
-      "<SUF>"}},
-    {{"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"},
-     {"<|fim_middle|>", "<fim-middle>",
-      "<\xef\xbd\x9c"
-      "fim\xe2\x96\x81"
-      "end\xef\xbd\x9c>",
-      "<MID>"}},
-    {{"tokenizer.ggml.fim_pad_token_id"}, {"<|fim_pad|>", "<fim-pad>", "<PAD>"}},
-    {{"tokenizer.ggml.fim_rep_token_id"},
-     {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}},
-    {{"tokenizer.ggml.fim_sep_token_id"}, {"<|file_sep|>"}},
-};
-/* End-of-generation texts: always control tokens in llama.cpp. */
-static const char *const eog_texts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                        "<|endoftext|>", "<|eom_id|>", "<EOT>"};
-
-static int find_specials(tok *t, const gguf *g, char *err) {
-    const bpe *v = t->impl;
-    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
-        int keyed = -1;
-        for (int k = 0; k < 2 && roles[r].keys[k]; k++)
-            if (opt_id(g, roles[r].keys[k], t->n, &keyed, 0, err)) return -1;
-        if (keyed < 0)
-            for (int k = 0; k < 8 && roles[r].texts[k] && keyed < 0; k++)
-                if ((keyed = lookup(v, roles[r].texts[k], strlen(roles[r].texts[k]))) >= 0)
-                    t->type[keyed] = TT_CONTROL;
-        if (r == 0) t->eot = keyed;
+/* The extra id of s[0..n) (a string of the merge list that is no token), added if new; -1
+ * when out of memory. */
+static int32_t extra_id(bpe *v, const char *s, size_t n) {
+    if (v->xhash) {
+        uint32_t h = (uint32_t)hash_fnv1a(s, n) & (v->xhash_cap - 1);
+        for (; v->xhash[h] >= 0; h = (h + 1) & (v->xhash_cap - 1)) {
+            int32_t x = v->xhash[h];
+            if (v->xlen[x] == n && memcmp(v->xtext + v->xoff[x], s, n) == 0) return v->n + x;
+        }
     }
-    for (size_t k = 0; k < sizeof eog_texts / sizeof eog_texts[0]; k++) {
-        int id = lookup(v, eog_texts[k], strlen(eog_texts[k]));
-        if (id >= 0) t->type[id] = TT_CONTROL;
+    if (v->n_x == v->cap_x) { /* grow the lists and rehash */
+        uint32_t cap = v->cap_x ? 2 * v->cap_x : 64;
+        uint32_t *off = realloc(v->xoff, cap * sizeof *off), *len;
+        if (!off) return -1;
+        v->xoff = off;
+        if (!(len = realloc(v->xlen, cap * sizeof *len))) return -1;
+        v->xlen = len;
+        int32_t *hash = malloc(2 * cap * sizeof *hash);
+        if (!hash) return -1;
+        memset(hash, 0xff, 2 * cap * sizeof *hash);
+        for (uint32_t x = 0; x < v->n_x; x++) {
+            uint32_t h = (uint32_t)hash_fnv1a(v->xtext + v->xoff[x], v->xlen[x]) & (2 * cap - 1);
+            while (hash[h] >= 0) h = (h + 1) & (2 * cap - 1);
+            hash[h] = (int32_t)x;
+        }
+        free(v->xhash);
+        v->xhash = hash, v->xhash_cap = 2 * cap, v->cap_x = cap;
     }
-    return 0;
+    if (v->xtext_len + n > v->xtext_cap) {
+        size_t cap = v->xtext_cap ? v->xtext_cap : 256;
+        while (cap < v->xtext_len + n) cap *= 2;
+        if (cap > UINT32_MAX) return -1;
+        char *text = realloc(v->xtext, cap);
+        if (!text) return -1;
+        v->xtext = text, v->xtext_cap = (uint32_t)cap;
+    }
+    uint32_t x = v->n_x++;
+    v->xoff[x] = v->xtext_len, v->xlen[x] = (uint32_t)n;
+    if (n) memcpy(v->xtext + v->xtext_len, s, n); /* "a " names the empty string */
+    v->xtext_len += (uint32_t)n;
+    uint32_t h = (uint32_t)hash_fnv1a(s, n) & (v->xhash_cap - 1);
+    while (v->xhash[h] >= 0) h = (h + 1) & (v->xhash_cap - 1);
+    v->xhash[h] = (int32_t)x;
+    return v->n + (int32_t)x;
 }
 
-/* Tokens: texts (valid UTF-8, distinct), types, the text index. */
+/* The id of a string of the merge list: its token, else an extra id (-1: out of memory). */
+static int32_t merge_part(bpe *v, const char *s, size_t n, int *extra) {
+    int id = lookup(v, s, n);
+    if (id >= 0) return id;
+    *extra = 1;
+    return extra_id(v, s, n);
+}
+
+/* Tokens: texts (distinct), types, the text index. */
 static int load_tokens(tok *t, bpe *v, const gguf *g, char *err) {
     const char *path = gguf_path(g);
     uint64_t n;
@@ -242,52 +243,35 @@ static int load_tokens(tok *t, bpe *v, const gguf *g, char *err) {
     if (n < 1 || n > INT_MAX / 4)
         return err_set(err, "%s: tokenizer.ggml.tokens has %llu tokens (need 1..%d)", path,
                        (unsigned long long)n, INT_MAX / 4);
-    t->n = (int)n;
-    int32_t *types = malloc(n * sizeof *types);
-    t->type = malloc(n);
+    t->n = v->n = (int)n;
     v->off = malloc(n * sizeof *v->off);
     v->len = malloc(n * sizeof *v->len);
-    if (!types || !t->type || !v->off || !v->len) {
-        free(types);
+    if (!v->off || !v->len)
         return err_set(err, "%s: out of memory for %llu tokens", path, (unsigned long long)n);
-    }
-    int rc = -1;
-    if (gguf_find_key(g, "tokenizer.ggml.token_type") >= 0) {
-        if (gguf_get_arr_i32(g, "tokenizer.ggml.token_type", types, n, err)) goto done;
-    } else {
-        for (uint64_t i = 0; i < n; i++) types[i] = TT_NORMAL;
-    }
+    if (tok_read_types(t, g, err)) return -1;
     size_t total = 0;
+    uint64_t invalid = 0, first_invalid = 0;
+    size_t invalid_at = 0;
     for (uint64_t i = 0; i < n; i++) {
         gguf_str s;
-        if (gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &s, err)) goto done;
-        if (types[i] < TT_UNDEFINED || types[i] > TT_BYTE) {
-            err_set(err, "%s: tokenizer.ggml.token_type[%llu] = %d is not a known type", path,
-                    (unsigned long long)i, types[i]);
-            goto done;
-        }
-        t->type[i] = (uint8_t)types[i];
+        if (gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &s, err)) return -1;
         for (size_t at = 0; at < s.len;) {
             size_t l = tok_utf8_valid_len((const unsigned char *)s.ptr + at, s.len - at);
             if (!l) {
-                err_set(err, "%s: tokenizer.ggml.tokens[%llu] '%s' is not valid UTF-8 (byte %zu)",
-                        path, (unsigned long long)i, quote(s.ptr, s.len, q, sizeof q), at);
-                goto done;
+                if (!invalid++) first_invalid = i, invalid_at = at;
+                break;
             }
             at += l;
         }
         total += (s.len ? s.len : 24) + 1;
     }
-    if (!(v->text = malloc(total))) {
-        err_set(err, "%s: out of memory for the token texts", path);
-        goto done;
-    }
+    if (total > UINT32_MAX) return err_set(err, "%s: the token texts exceed 4 GB", path);
+    if (!(v->text = malloc(total)))
+        return err_set(err, "%s: out of memory for the token texts", path);
     v->hash_cap = 16;
     while (v->hash_cap < 2u * (uint32_t)n) v->hash_cap *= 2;
-    if (!(v->hash = malloc(v->hash_cap * sizeof *v->hash))) {
-        err_set(err, "%s: out of memory", path);
-        goto done;
-    }
+    if (!(v->hash = malloc(v->hash_cap * sizeof *v->hash)))
+        return err_set(err, "%s: out of memory", path);
     memset(v->hash, 0xff, v->hash_cap * sizeof *v->hash);
     size_t pos = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -302,24 +286,26 @@ static int load_tokens(tok *t, bpe *v, const gguf *g, char *err) {
         v->text[pos++] = 0;
         const char *k = v->text + v->off[i];
         int dup = lookup(v, k, v->len[i]);
-        if (dup >= 0) {
-            err_set(err, "%s: tokenizer.ggml.tokens[%llu] '%s' repeats token %d", path,
-                    (unsigned long long)i, quote(k, v->len[i], q, sizeof q), dup);
-            goto done;
-        }
+        if (dup >= 0) /* llama.cpp asserts that every text is one token */
+            return err_set(err, "%s: tokenizer.ggml.tokens[%llu] '%s' repeats token %d", path,
+                           (unsigned long long)i, quote(k, v->len[i], q, sizeof q), dup);
         uint32_t h = (uint32_t)hash_fnv1a(k, v->len[i]) & (v->hash_cap - 1);
         while (v->hash[h] >= 0) h = (h + 1) & (v->hash_cap - 1);
         v->hash[h] = (int32_t)i;
     }
-    rc = 0;
-done:
-    free(types);
-    return rc;
+    if (invalid)
+        tok_warn(t,
+                 "%s: tokenizer.ggml.tokens: %llu texts are not valid UTF-8 (first: [%llu] '%s', "
+                 "byte %zu): kept, as llama.cpp keeps them (they decode to their bytes)",
+                 path, (unsigned long long)invalid, (unsigned long long)first_invalid,
+                 quote(v->text + v->off[first_invalid], v->len[first_invalid], q, sizeof q),
+                 invalid_at);
+    return 0;
 }
 
-/* Merges "A B" (split at the first space after the first byte, as llama.cpp does): A, B
- * and AB must be tokens; a repeated pair keeps its first (best) rank. */
-static int load_merges(bpe *v, const gguf *g, char *err) {
+/* Merges "A B" (split at the first space after the first byte, as llama.cpp does); a repeated
+ * pair keeps its first (best) rank. See the header comment for entries that name no token. */
+static int load_merges(tok *t, bpe *v, const gguf *g, char *err) {
     const char *path = gguf_path(g);
     uint64_t n;
     char q[200];
@@ -334,26 +320,17 @@ static int load_merges(bpe *v, const gguf *g, char *err) {
     for (uint32_t i = 0; i < v->merge_cap; i++) v->merges[i].left = -1;
     char *joined = NULL;
     size_t joined_cap = 0;
+    uint64_t unsplit = 0, first_unsplit = 0, untoken = 0, first_untoken = 0;
     int rc = -1;
     for (uint64_t i = 0; i < n; i++) {
         gguf_str s;
         if (gguf_get_arr_str(g, "tokenizer.ggml.merges", i, &s, err)) goto done;
         const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
         if (!sp) {
-            err_set(err,
-                    "%s: tokenizer.ggml.merges[%llu] '%s' is not two tokens separated by "
-                    "a space",
-                    path, (unsigned long long)i, quote(s.ptr, s.len, q, sizeof q));
-            goto done;
+            if (!unsplit++) first_unsplit = i;
+            continue;
         }
         size_t la = (size_t)(sp - s.ptr), lb = s.len - la - 1;
-        int a = lookup(v, s.ptr, la), b = lookup(v, sp + 1, lb);
-        if (a < 0 || b < 0) {
-            err_set(err, "%s: tokenizer.ggml.merges[%llu] names an unknown token '%s'", path,
-                    (unsigned long long)i,
-                    a < 0 ? quote(s.ptr, la, q, sizeof q) : quote(sp + 1, lb, q, sizeof q));
-            goto done;
-        }
         if (la + lb > joined_cap) {
             free(joined);
             joined_cap = 2 * (la + lb);
@@ -364,16 +341,36 @@ static int load_merges(bpe *v, const gguf *g, char *err) {
         }
         memcpy(joined, s.ptr, la);
         memcpy(joined + la, sp + 1, lb);
-        int ab = lookup(v, joined, la + lb);
-        if (ab < 0) {
-            err_set(err, "%s: tokenizer.ggml.merges[%llu] makes '%s', which is not a token", path,
-                    (unsigned long long)i, quote(joined, la + lb, q, sizeof q));
+        int extra = 0;
+        int32_t a = merge_part(v, s.ptr, la, &extra), b = merge_part(v, sp + 1, lb, &extra),
+                ab = merge_part(v, joined, la + lb, &extra);
+        if (a < 0 || b < 0 || ab < 0) {
+            err_set(err, "%s: out of memory for the merges", path);
             goto done;
         }
+        if (extra && !untoken++) first_untoken = i;
         if (find_merge(v, a, b)) continue;
         uint32_t h = pair_hash(a, b) & (v->merge_cap - 1);
         while (v->merges[h].left >= 0) h = (h + 1) & (v->merge_cap - 1);
         v->merges[h] = (merge){a, b, (int32_t)i, ab};
+    }
+    gguf_str s;
+    if (unsplit) {
+        gguf_get_arr_str(g, "tokenizer.ggml.merges", first_unsplit, &s, err);
+        tok_warn(t,
+                 "%s: tokenizer.ggml.merges: %llu entries are not two strings separated by a "
+                 "space (first: [%llu] '%s'): ignored, as llama.cpp can never apply them",
+                 path, (unsigned long long)unsplit, (unsigned long long)first_unsplit,
+                 quote(s.ptr, s.len, q, sizeof q));
+    }
+    if (untoken) {
+        gguf_get_arr_str(g, "tokenizer.ggml.merges", first_untoken, &s, err);
+        tok_warn(t,
+                 "%s: tokenizer.ggml.merges: %llu entries name or make a string that is no token "
+                 "(first: [%llu] '%s'): applied as llama.cpp applies them (a result that is no "
+                 "token is written as the tokens of its bytes)",
+                 path, (unsigned long long)untoken, (unsigned long long)first_untoken,
+                 quote(s.ptr, s.len, q, sizeof q));
     }
     rc = 0;
 done:
@@ -381,10 +378,25 @@ done:
     return rc;
 }
 
-/* What each token decodes to (see the header comment). */
-static int build_decoded(const tok *t, bpe *v, const char *path, char *err) {
+/* What each token decodes to (see the header comment), once the types are final (tokenizer.c
+ * makes the end-of-turn texts control tokens after the load); and the token of each byte. */
+static int bpe_finish(tok *t, const char *path, char *err) {
+    bpe *v = t->impl;
+    for (int b = 0; b < 256; b++) {
+        v->mapped_len[b] = (uint8_t)utf8_put(stand_in(b), v->mapped[b]);
+        v->byte_tok[b] = lookup(v, v->mapped[b], v->mapped_len[b]);
+        if (v->byte_tok[b] < 0 && v->xhash) { /* a stand-in that only the merge list names */
+            uint32_t h = (uint32_t)hash_fnv1a(v->mapped[b], v->mapped_len[b]) & (v->xhash_cap - 1);
+            for (; v->xhash[h] >= 0 && v->byte_tok[b] < 0; h = (h + 1) & (v->xhash_cap - 1)) {
+                int32_t x = v->xhash[h];
+                if (v->xlen[x] == v->mapped_len[b] &&
+                    memcmp(v->xtext + v->xoff[x], v->mapped[b], v->mapped_len[b]) == 0)
+                    v->byte_tok[b] = v->n + x;
+            }
+        }
+    }
     size_t total = 0;
-    for (int i = 0; i < t->n; i++) total += v->len[i];
+    for (int i = 0; i < t->n; i++) total += v->len[i] + 1;
     v->dec = malloc(total ? total : 1);
     v->dec_off = malloc((size_t)t->n * sizeof *v->dec_off);
     v->dec_len = malloc((size_t)t->n * sizeof *v->dec_len);
@@ -402,7 +414,8 @@ static int build_decoded(const tok *t, bpe *v, const char *path, char *err) {
         } else if (t->type[i] == TT_NORMAL) {
             for (size_t at = 0; at < n;) {
                 size_t l = tok_utf8_valid_len(s + at, n - at);
-                uint32_t cp = utf8_get(s + at, l);
+                uint32_t cp = l ? utf8_get(s + at, l) : MAPPED_CP_END;
+                if (!l) l = 1; /* a byte that is not UTF-8: itself */
                 if (cp < MAPPED_CP_END && byte_of[cp] >= 0)
                     v->dec[pos++] = (char)byte_of[cp];
                 else
@@ -411,19 +424,19 @@ static int build_decoded(const tok *t, bpe *v, const char *path, char *err) {
             }
         } /* control, unknown, unused, byte, undefined: nothing, as in llama.cpp */
         v->dec_len[i] = (uint32_t)(pos - start);
-        if (v->dec_len[i] >= TOK_PIECE_MAX)
-            return err_set(err, "%s: token %d: piece of %u bytes exceeds the %d-byte limit", path,
-                           i, v->dec_len[i], TOK_PIECE_MAX - 1);
+        v->dec[pos++] = 0;
     }
     return 0;
 }
 
+/* Tokens, merges and the pre-tokenizer (with its add-BOS default); the special ids follow in
+ * tokenizer.c, then bpe_finish. */
 static int bpe_load_gguf(tok *t, const gguf *g, char *err) {
     const char *path = gguf_path(g);
     bpe *v = calloc(1, sizeof *v);
     if (!v) return err_set(err, "%s: out of memory", path);
     t->impl = v;
-    if (load_tokens(t, v, g, err) || load_merges(v, g, err)) return -1;
+    if (load_tokens(t, v, g, err) || load_merges(t, v, g, err)) return -1;
     const char *pre = "default"; /* llama.cpp's choice (with a warning) when the key is absent */
     if (gguf_find_key(g, "tokenizer.ggml.pre") >= 0 &&
         gguf_get_str(g, "tokenizer.ggml.pre", &pre, err))
@@ -435,24 +448,7 @@ static int bpe_load_gguf(tok *t, const gguf *g, char *err) {
     }
     snprintf(v->pre_name, sizeof v->pre_name, "%s", pre);
     t->pre = v->pre_name;
-    if (opt_id(g, "tokenizer.ggml.bos_token_id", t->n, &t->bos, 1, err) ||
-        opt_id(g, "tokenizer.ggml.eos_token_id", t->n, &t->eos, 1, err) ||
-        opt_id(g, "tokenizer.ggml.padding_token_id", t->n, &t->pad, 0, err))
-        return -1;
-    if (gguf_find_key(g, "tokenizer.ggml.add_bos_token") >= 0 &&
-        gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))
-        return -1;
-    if (t->add_bos && t->bos < 0)
-        return err_set(err,
-                       "%s: prompts start with BOS (tokenizer.ggml.add_bos_token) but "
-                       "tokenizer.ggml.bos_token_id is missing",
-                       path);
-    if (find_specials(t, g, err)) return -1;
-    for (int b = 0; b < 256; b++) {
-        v->mapped_len[b] = (uint8_t)utf8_put(stand_in(b), v->mapped[b]);
-        v->byte_tok[b] = lookup(v, v->mapped[b], v->mapped_len[b]);
-    }
-    return build_decoded(t, v, path, err);
+    return 0;
 }
 
 /* ---- encoding -------------------------------------------------------------------------- */
@@ -558,15 +554,18 @@ static int encode_word(const bpe *v, const unsigned char *w, int k, scratch *s, 
         try_pair(v, sym, b.left, s->heap, &nheap);
     }
     for (int i = 0; i >= 0; i = sym[i].next) {
-        if (sym[i].id >= 0) {
+        if (sym[i].id >= 0 && sym[i].id < v->n) {
             if (emit(sym[i].id, ids, count, cap, err)) return -1;
             continue;
         }
-        /* A lone byte without a token for its stand-in: the tokens of the stand-in's bytes. */
-        const char *m = v->mapped[w[sym[i].start]];
-        for (int j = 0; j < v->mapped_len[w[sym[i].start]]; j++) {
-            int id = lookup(v, m + j, 1);
-            if (id >= 0 && emit(id, ids, count, cap, err)) return -1;
+        /* No token (a lone byte without a token for its stand-in, or a merge's result that is
+         * no token): the tokens of its text's single bytes, as llama.cpp writes it. */
+        for (int c = sym[i].start; c < sym[i].start + sym[i].len; c++) {
+            const char *m = v->mapped[w[c]];
+            for (int j = 0; j < v->mapped_len[w[c]]; j++) {
+                int id = lookup(v, m + j, 1);
+                if (id >= 0 && emit(id, ids, count, cap, err)) return -1;
+            }
         }
     }
     return 0;
@@ -626,22 +625,24 @@ done:
 
 /* ---- decoding -------------------------------------------------------------------------- */
 
-static int bpe_decode(const tok *t, int prev, int id, char *buf, size_t n) {
+static const char *bpe_text(const tok *t, int prev, int id, size_t *len) {
     (void)prev;
     const bpe *v = t->impl;
-    size_t len = v->dec_len[id];
-    if (len >= n) len = n - 1;
-    memcpy(buf, v->dec + v->dec_off[id], len);
-    buf[len] = 0;
-    return (int)len;
+    *len = v->dec_len[id];
+    return v->dec + v->dec_off[id];
 }
 
 const tok_kind tok_kind_bpe = {
     .model = "gpt2",
     .what = "byte-level BPE",
+    .def_bos = 11, /* llama.cpp's defaults for "gpt2" vocabularies (GPT-2's token 11 is ",") */
+    .def_eos = 11,
+    .def_unk = -1,
     .load_gguf = bpe_load_gguf,
+    .finish = bpe_finish,
+    .find = bpe_find,
     .encode = bpe_encode,
-    .decode = bpe_decode,
+    .text = bpe_text,
     .piece = bpe_piece,
     .free_impl = bpe_free,
 };

@@ -21,13 +21,21 @@ enum { TT_UNDEFINED = 0, TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_USER, TT_UNUSED, 
 typedef struct {
     const char *model; /* the tokenizer.ggml.model value */
     const char *what;  /* for messages */
-    /* Fills t (n, specials, add_bos, types, impl) from g's tokenizer.* keys. */
+    /* llama.cpp's special ids for this type when no key names them (-1: none). */
+    int def_bos, def_eos, def_unk;
+    /* Fills t (n, types, the type's default add_bos, impl) from g's tokenizer.* keys; the
+     * special ids are read after it, in tokenizer.c. */
     int (*load_gguf)(tok *t, const gguf *g, char *err);
+    /* Completes the load once the special ids are known (may be NULL). */
+    int (*finish)(tok *t, const char *path, char *err);
+    /* The id of the token whose stored text is s[0..n) (any type), or -1. */
+    int (*find)(const tok *t, const char *s, size_t n);
     /* Appends the tokens of text[0..len) (raw text between special tokens) to ids at *n,
      * never past cap. */
     int (*encode)(const tok *t, const char *text, size_t len, int *ids, int *n, size_t cap,
                   char *err);
-    int (*decode)(const tok *t, int prev, int id, char *buf, size_t n);
+    /* What id decodes to after prev (tok_text; id already range-checked). */
+    const char *(*text)(const tok *t, int prev, int id, size_t *len);
     const char *(*piece)(const tok *t, int id); /* id already range-checked */
     void (*free_impl)(void *impl);
 } tok_kind;
@@ -37,7 +45,7 @@ extern const tok_kind tok_kind_spm, tok_kind_bpe;
 struct tok {
     const tok_kind *kind;
     int n;
-    int bos, eos, eot, pad, add_bos; /* ids -1 = none */
+    int bos, eos, eot, pad, unk, add_bos; /* ids -1 = none */
     int add_eos;                     /* tokenizer.ggml.add_eos_token (0 when absent) */
     uint8_t *type;                   /* TT_* per id (owned here, filled by the loader) */
     const char *pre;                 /* pre-tokenizer name ("" for SentencePiece) */
@@ -47,7 +55,16 @@ struct tok {
     int *special;
     int n_special;
     void *impl; /* the kind's own state */
+    char *warn; /* tok_warnings: lines separated by '\n', or NULL */
 };
+
+/* Appends one warning line to t (tok_warnings). Out of memory drops the line: a warning is
+ * never a reason to fail. */
+void tok_warn(tok *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Fills t->type (t->n entries) from tokenizer.ggml.token_type, as llama.cpp reads it: absent
+ * means every token normal, a longer array's extra elements and values outside 0..6
+ * (undefined) are warned about, a shorter one is refused. */
+int tok_read_types(tok *t, const gguf *g, char *err);
 
 /* tok_spm.c: a llama2.c tokenizer file mapped at p. */
 int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path, char *err);

@@ -20,19 +20,20 @@
 #include "util/heap.h"
 
 #define SPACE_MARK "\xe2\x96\x81" /* '▁', SentencePiece's whitespace symbol */
-/* Longest decoded piece: SentencePiece vocabularies keep the limit they always had. */
-#define SPM_PIECE_MAX 128
 
 typedef struct {
     char *text; /* arena: per id, the stored piece then the key, NUL-terminated */
     size_t *piece_off, *key_off;
-    uint32_t *key_len;
+    uint32_t *key_len, *piece_len;
+    char *dec; /* arena: what each id decodes to (spm_finish), NUL-terminated */
+    size_t *dec_off, *dec_len;
     float *score;
     uint8_t *byte;    /* the byte of a TT_BYTE token */
     int byte_id[256]; /* the <0xXX> token of each byte, or -1 */
     int32_t *hash;    /* key -> id for mergeable pieces; open addressing, -1 = empty */
+    int32_t *all;     /* stored piece -> id for every token (tok_kind.find), the same way */
     uint32_t hash_cap;
-    int unk, add_space;
+    int add_space;
 } spm;
 
 /* One vocabulary entry as read from a file, before conversion. */
@@ -54,9 +55,14 @@ static void spm_free(void *impl) {
     free(v->piece_off);
     free(v->key_off);
     free(v->key_len);
+    free(v->piece_len);
+    free(v->dec);
+    free(v->dec_off);
+    free(v->dec_len);
     free(v->score);
     free(v->byte);
     free(v->hash);
+    free(v->all);
     free(v);
 }
 
@@ -80,6 +86,17 @@ static int lookup(const spm *v, const char *s, size_t n) {
     return -1;
 }
 
+/* The id of the token whose stored piece is s[0..n), or -1 (the lowest id of duplicates). */
+static int spm_find(const tok *t, const char *s, size_t n) {
+    const spm *v = t->impl;
+    uint32_t h = hash_span(s, n) & (v->hash_cap - 1);
+    for (; v->all[h] >= 0; h = (h + 1) & (v->hash_cap - 1)) {
+        int id = v->all[h];
+        if (v->piece_len[id] == n && memcmp(v->text + v->piece_off[id], s, n) == 0) return id;
+    }
+    return -1;
+}
+
 /* "<0xHH>" -> 0..255, else -1. */
 static int parse_byte_piece(const char *s, size_t n) {
     if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>') return -1;
@@ -96,13 +113,14 @@ static int parse_byte_piece(const char *s, size_t n) {
     return v;
 }
 
-/* Builds the tables from n entries. space_stored: the file writes '▁' as ' '. */
-static int build(tok *t, const entry *e, int n, int space_stored, int unk, int add_space,
-                 const char *path, char *err) {
+/* Builds the tables from n entries. space_stored: the file writes '▁' as ' '. t->type is
+ * taken as it is when the loader filled it, else made from the entries' types. */
+static int build(tok *t, const entry *e, int n, int space_stored, int add_space, const char *path,
+                 char *err) {
     spm *v = calloc(1, sizeof *v);
     if (!v) return err_set(err, "%s: out of memory for %d tokens", path, n);
     t->impl = v;
-    v->unk = unk, v->add_space = add_space;
+    v->add_space = add_space;
     t->n = n;
     size_t total = 0;
     for (int i = 0; i < n; i++) {
@@ -115,16 +133,20 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
     v->piece_off = malloc(n * sizeof *v->piece_off);
     v->key_off = malloc(n * sizeof *v->key_off);
     v->key_len = malloc(n * sizeof *v->key_len);
+    v->piece_len = malloc(n * sizeof *v->piece_len);
     v->score = malloc(n * sizeof *v->score);
-    t->type = malloc(n);
+    if (!t->type && (t->type = malloc(n)))
+        for (int i = 0; i < n; i++) t->type[i] = (uint8_t)e[i].type;
     v->byte = calloc(n, 1);
     v->hash_cap = 16;
     while (v->hash_cap < 2u * (uint32_t)n) v->hash_cap *= 2;
     v->hash = malloc(v->hash_cap * sizeof *v->hash);
-    if (!v->text || !v->piece_off || !v->key_off || !v->key_len || !v->score || !t->type ||
-        !v->byte || !v->hash)
+    v->all = malloc(v->hash_cap * sizeof *v->all);
+    if (!v->text || !v->piece_off || !v->key_off || !v->key_len || !v->piece_len || !v->score ||
+        !t->type || !v->byte || !v->hash || !v->all)
         return err_set(err, "%s: out of memory for %d tokens", path, n);
     memset(v->hash, 0xff, v->hash_cap * sizeof *v->hash);
+    memset(v->all, 0xff, v->hash_cap * sizeof *v->all);
     for (int b = 0; b < 256; b++) v->byte_id[b] = -1;
 
     size_t pos = 0;
@@ -132,6 +154,7 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
         v->piece_off[i] = pos;
         memcpy(v->text + pos, e[i].piece, e[i].len);
         pos += e[i].len;
+        v->piece_len[i] = (uint32_t)e[i].len;
         v->text[pos++] = 0;
         v->key_off[i] = pos;
         for (size_t j = 0; j < e[i].len; j++) {
@@ -142,24 +165,22 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
         }
         v->key_len[i] = (uint32_t)(pos - v->key_off[i]);
         v->text[pos++] = 0;
-        /* What tok_decode writes: the key with each '▁' as one ' '. */
-        size_t decoded = v->key_len[i];
-        const char *k = v->text + v->key_off[i], *end = k + v->key_len[i];
-        while ((k = memmem(k, (size_t)(end - k), SPACE_MARK, 3))) decoded -= 2, k += 3;
         v->score[i] = e[i].score;
-        t->type[i] = (uint8_t)e[i].type;
-        if (!isfinite(e[i].score))
-            return err_set(err, "%s: token %d: score is not a finite number", path, i);
-        if (decoded >= SPM_PIECE_MAX)
-            return err_set(err, "%s: token %d: piece of %zu bytes exceeds the %d-byte limit", path,
-                           i, decoded, SPM_PIECE_MAX - 1);
-        if (e[i].type == TT_BYTE) {
+        /* An infinite score orders like any other; NaN orders nothing (llama.cpp's merge queue
+         * would be undefined with it). */
+        if (isnan(e[i].score)) return err_set(err, "%s: token %d: score is not a number", path, i);
+        if (spm_find(t, e[i].piece, e[i].len) < 0) {
+            uint32_t h = hash_span(e[i].piece, e[i].len) & (v->hash_cap - 1);
+            while (v->all[h] >= 0) h = (h + 1) & (v->hash_cap - 1);
+            v->all[h] = i;
+        }
+        if (t->type[i] == TT_BYTE) {
             int b = parse_byte_piece(e[i].piece, e[i].len);
             if (b < 0)
                 return err_set(err, "%s: token %d: a byte token's piece must read <0xXX>", path, i);
             v->byte[i] = (uint8_t)b;
             if (v->byte_id[b] < 0) v->byte_id[b] = i;
-        } else if (mergeable(e[i].type) && v->key_len[i] > 0) {
+        } else if (mergeable(t->type[i]) && v->key_len[i] > 0) {
             /* Duplicates keep the lowest id (a well-formed vocabulary has none). */
             const char *k = v->text + v->key_off[i];
             if (lookup(v, k, v->key_len[i]) >= 0) continue;
@@ -168,9 +189,42 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
             v->hash[h] = i;
         }
     }
-    if (t->bos < 0 || t->bos >= n || t->eos < 0 || t->eos >= n || v->unk < 0 || v->unk >= n)
-        return err_set(err, "%s: BOS/EOS/UNK ids %d/%d/%d outside the %d tokens", path, t->bos,
-                       t->eos, v->unk, n);
+    return 0;
+}
+
+/* What each id decodes to (tok_text), once the types are final (tokenizer.c makes the
+ * end-of-turn texts control tokens after the load): control tokens nothing, byte tokens their
+ * byte, the rest the key with each '▁' as one ' '. Any length: the arena is at most the keys'
+ * size. */
+static int spm_finish(tok *t, const char *path, char *err) {
+    spm *v = t->impl;
+    size_t total = 0;
+    for (int i = 0; i < t->n; i++) total += v->key_len[i] + 1;
+    v->dec = malloc(total + 1);
+    v->dec_off = malloc((size_t)t->n * sizeof *v->dec_off);
+    v->dec_len = malloc((size_t)t->n * sizeof *v->dec_len);
+    if (!v->dec || !v->dec_off || !v->dec_len) return err_set(err, "%s: out of memory", path);
+    size_t pos = 0;
+    for (int i = 0; i < t->n; i++) {
+        size_t start = pos;
+        v->dec_off[i] = pos;
+        if (t->type[i] == TT_BYTE) {
+            v->dec[pos++] = (char)v->byte[i];
+        } else if (t->type[i] != TT_CONTROL) {
+            const char *k = v->text + v->key_off[i];
+            size_t len = v->key_len[i];
+            for (size_t j = 0; j < len;) {
+                if (j + 3 <= len && memcmp(k + j, SPACE_MARK, 3) == 0) {
+                    v->dec[pos++] = ' ';
+                    j += 3;
+                } else {
+                    v->dec[pos++] = k[j++];
+                }
+            }
+        }
+        v->dec_len[i] = pos - start;
+        v->dec[pos++] = 0;
+    }
     return 0;
 }
 
@@ -178,31 +232,37 @@ static int build(tok *t, const entry *e, int n, int space_stored, int unk, int a
 
 int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char *path, char *err) {
     if (size < 4) return err_set(err, "%s: truncated: no max_token_length header", path);
+    /* max_token_length only sizes llama2.c's own buffers; llama.cpp's converter ignores it,
+     * and so does this reader (a longer piece is only noted). */
     int32_t max_len;
     memcpy(&max_len, p, 4);
-    if (max_len <= 0 || max_len >= SPM_PIECE_MAX)
-        return err_set(err, "%s: max_token_length %d is not in 1..%d", path, max_len,
-                       SPM_PIECE_MAX - 1);
     /* First pass: validate every record and count them (the file does not store the count). */
-    int n = 0;
+    int n = 0, longer = 0, first_longer = 0;
+    int32_t longest = 0;
     for (size_t pos = 4; pos < size; n++) {
         if (size - pos < 8)
             return err_set(err, "%s: token %d: truncated record header (%zu of 8 bytes)", path, n,
                            size - pos);
+        if (n == INT_MAX / 4) return err_set(err, "%s: more than %d tokens", path, INT_MAX / 4);
         int32_t len;
         memcpy(&len, p + pos + 4, 4);
         pos += 8;
-        if (len < 0 || len > max_len)
-            return err_set(err, "%s: token %d: length %d is not in 0..max_token_length (%d)", path,
-                           n, len, max_len);
+        if (len < 0) return err_set(err, "%s: token %d: length %d is negative", path, n, len);
         if ((size_t)len > size - pos)
             return err_set(err, "%s: token %d: truncated piece (%d bytes, %zu left)", path, n, len,
                            size - pos);
+        if (len > max_len && !longer++) first_longer = n;
+        if (len > longest) longest = len;
         pos += (size_t)len;
     }
     if (n < 3)
         return err_set(err, "%s: %d tokens; a Llama vocabulary needs at least 3 (unk, BOS, EOS)",
                        path, n);
+    if (longer)
+        tok_warn(t,
+                 "%s: %d pieces are longer than its max_token_length %d (first: token %d; the "
+                 "longest %d bytes): read whole, as llama.cpp's converter reads them",
+                 path, longer, max_len, first_longer, longest);
     entry *e = malloc(n * sizeof *e);
     if (!e) return err_set(err, "%s: out of memory", path);
     size_t pos = 4;
@@ -219,85 +279,73 @@ int tok_spm_load_llama2c(tok *t, const unsigned char *p, size_t size, const char
                     : parse_byte_piece(e[i].piece, e[i].len) >= 0 ? TT_BYTE
                                                                   : TT_NORMAL;
     }
-    t->bos = 1, t->eos = 2, t->add_bos = 1;
-    int rc = build(t, e, n, 1, 0, 1, path, err);
+    t->bos = 1, t->eos = 2, t->unk = 0, t->add_bos = 1;
+    int rc = build(t, e, n, 1, 1, path, err);
     free(e);
-    return rc;
+    return rc ? rc : spm_finish(t, path, err);
 }
 
 /* ---- GGUF vocabularies ----------------------------------------------------------------- */
 
-/* An optional u32 id key: absent keeps *out. */
-static int opt_id(const gguf *g, const char *key, int *out, char *err) {
-    uint32_t v;
-    if (gguf_find_key(g, key) < 0) return 0;
-    if (gguf_get_u32(g, key, &v, err)) return -1;
-    if (v > INT_MAX) return err_set(err, "%s: %s = %u is out of range", gguf_path(g), key, v);
-    *out = (int)v;
-    return 0;
-}
-
-static int opt_bool(const gguf *g, const char *key, int *out, char *err) {
-    if (gguf_find_key(g, key) < 0) return 0;
-    return gguf_get_bool(g, key, out, err);
-}
-
+/* Reads tokens, scores and types; the special ids follow in tokenizer.c, then spm_finish. */
 static int spm_load_gguf(tok *t, const gguf *g, char *err) {
     const char *path = gguf_path(g);
-    uint64_t n = 0;
+    uint64_t n = 0, n_scores = 0;
     entry *e = NULL;
     float *scores = NULL;
-    int32_t *types = NULL;
+    char *empty = NULL;
     int rc = -1;
     if (gguf_get_arr_len(g, "tokenizer.ggml.tokens", GGUF_STRING, &n, err)) goto done;
-    if (n < 3 || n > INT_MAX / 4) {
-        err_set(err, "%s: tokenizer.ggml.tokens has %llu tokens (need 3..%d)", path,
+    if (n < 1 || n > INT_MAX / 4) {
+        err_set(err, "%s: tokenizer.ggml.tokens has %llu tokens (need 1..%d)", path,
                 (unsigned long long)n, INT_MAX / 4);
         goto done;
     }
+    t->n = (int)n;
     e = malloc(n * sizeof *e);
-    scores = malloc(n * sizeof *scores);
-    types = malloc(n * sizeof *types);
-    if (!e || !scores || !types) {
+    scores = calloc(n, sizeof *scores);
+    empty = malloc(24 * n);
+    if (!e || !scores || !empty) {
         err_set(err, "%s: out of memory", path);
         goto done;
     }
-    if (gguf_get_arr_f32(g, "tokenizer.ggml.scores", scores, n, err)) goto done;
-    if (gguf_find_key(g, "tokenizer.ggml.token_type") >= 0) {
-        if (gguf_get_arr_i32(g, "tokenizer.ggml.token_type", types, n, err)) goto done;
+    /* llama.cpp reads a missing score as 0 and the first n of a longer array */
+    if (gguf_find_key(g, "tokenizer.ggml.scores") < 0) {
+        tok_warn(t,
+                 "%s: no tokenizer.ggml.scores: every score is 0 (merges go left to right), "
+                 "as llama.cpp reads it",
+                 path);
     } else {
-        for (uint64_t i = 0; i < n; i++) types[i] = TT_NORMAL;
+        if (gguf_get_arr_f32_prefix(g, "tokenizer.ggml.scores", scores, n, err)) goto done;
+        if (gguf_get_arr_len(g, "tokenizer.ggml.scores", GGUF_F32, &n_scores, err)) goto done;
+        if (n_scores > n)
+            tok_warn(t,
+                     "%s: tokenizer.ggml.scores has %llu elements for %llu tokens: the rest "
+                     "are ignored, as llama.cpp ignores them",
+                     path, (unsigned long long)n_scores, (unsigned long long)n);
     }
+    if (tok_read_types(t, g, err)) goto done;
+    uint64_t n_empty = 0;
     for (uint64_t i = 0; i < n; i++) {
         gguf_str s;
         if (gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &s, err)) goto done;
-        if (types[i] < TT_UNDEFINED || types[i] > TT_BYTE) {
-            err_set(err, "%s: tokenizer.ggml.token_type[%llu] = %d is not a known type", path,
-                    (unsigned long long)i, types[i]);
-            goto done;
+        e[i] = (entry){s.ptr, (size_t)s.len, scores[i], t->type[i]};
+        if (s.len == 0) { /* llama.cpp names an empty token this way, so it can never match */
+            char *name = empty + 24 * n_empty++;
+            e[i].len = (size_t)snprintf(name, 24, "[EMPTY_%llu]", (unsigned long long)i);
+            e[i].piece = name;
         }
-        e[i] = (entry){s.ptr, (size_t)s.len, scores[i], types[i]};
     }
-    int unk = 0, add_space = 1;
-    t->bos = 1, t->eos = 2, t->add_bos = 1;
-    if (opt_id(g, "tokenizer.ggml.bos_token_id", &t->bos, err) ||
-        opt_id(g, "tokenizer.ggml.eos_token_id", &t->eos, err) ||
-        opt_id(g, "tokenizer.ggml.unknown_token_id", &unk, err) ||
-        opt_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err) ||
-        opt_bool(g, "tokenizer.ggml.add_space_prefix", &add_space, err))
+    int add_space = 1;
+    t->add_bos = 1;
+    if (gguf_find_key(g, "tokenizer.ggml.add_space_prefix") >= 0 &&
+        gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &add_space, err))
         goto done;
-    rc = build(t, e, (int)n, 0, unk, add_space, path, err);
-    /* EOT and padding only inform (nothing encodes them): an id outside the vocabulary is
-     * ignored, as llama.cpp ignores it. */
-    if (rc == 0 && (opt_id(g, "tokenizer.ggml.eot_token_id", &t->eot, err) ||
-                    opt_id(g, "tokenizer.ggml.padding_token_id", &t->pad, err)))
-        rc = -1;
-    if (t->eot >= (int)n) t->eot = -1;
-    if (t->pad >= (int)n) t->pad = -1;
+    rc = build(t, e, (int)n, 0, add_space, path, err);
 done:
     free(e);
     free(scores);
-    free(types);
+    free(empty);
     return rc;
 }
 
@@ -399,7 +447,15 @@ static int spm_encode(const tok *t, const char *text, size_t text_len, int *ids,
                 break;
             }
             int b = v->byte_id[(unsigned char)buf[sym[i].start + j]];
-            ids[count++] = b >= 0 ? b : v->unk;
+            if (b < 0) b = t->unk;
+            if (b < 0) {
+                rc = err_set(err,
+                             "tok_encode: byte 0x%02x has no token and the vocabulary no "
+                             "unknown token",
+                             (unsigned char)buf[sym[i].start + j]);
+                break;
+            }
+            ids[count++] = b;
         }
     }
     free(buf), free(sym), free(heap);
@@ -410,43 +466,27 @@ static int spm_encode(const tok *t, const char *text, size_t text_len, int *ids,
 
 /* ---- decoding -------------------------------------------------------------------------- */
 
-static int spm_decode(const tok *t, int prev, int id, char *buf, size_t n) {
+static const char *spm_text(const tok *t, int prev, int id, size_t *len) {
     const spm *v = t->impl;
-    if (t->type[id] == TT_CONTROL) {
-        buf[0] = 0;
-        return 0;
-    }
-    if (t->type[id] == TT_BYTE) {
-        if (n < 2) return -1;
-        buf[0] = (char)v->byte[id];
-        buf[1] = 0;
-        return 1;
-    }
-    const char *k = v->text + v->key_off[id];
-    size_t len = v->key_len[id], out = 0;
-    for (size_t i = 0; i < len && out + 1 < n;) {
-        if (i + 3 <= len && memcmp(k + i, SPACE_MARK, 3) == 0) {
-            buf[out++] = ' ';
-            i += 3;
-        } else {
-            buf[out++] = k[i++];
-        }
-    }
-    buf[out] = 0;
+    const char *s = v->dec + v->dec_off[id];
+    *len = v->dec_len[id];
     /* SentencePiece's dummy prefix: the first word after BOS carries a space nobody typed. */
-    if (prev == t->bos && out > 0 && buf[0] == ' ') {
-        memmove(buf, buf + 1, out);
-        out--;
-    }
-    return (int)out;
+    if (t->bos >= 0 && prev == t->bos && t->type[id] != TT_BYTE && *len > 0 && s[0] == ' ')
+        s++, (*len)--;
+    return s;
 }
 
 const tok_kind tok_kind_spm = {
     .model = "llama",
     .what = "SentencePiece BPE",
+    .def_bos = 1,
+    .def_eos = 2,
+    .def_unk = 0,
     .load_gguf = spm_load_gguf,
+    .finish = spm_finish,
+    .find = spm_find,
     .encode = spm_encode,
-    .decode = spm_decode,
+    .text = spm_text,
     .piece = spm_piece,
     .free_impl = spm_free,
 };

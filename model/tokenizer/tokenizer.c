@@ -1,13 +1,15 @@
 /* tokenizer.c: the tokenizer's public API (tokenizer.h). Detects the file format, picks the
  * vocabulary type from one table (tokenizer.ggml.model, as llama.cpp's llama_vocab_type) and
- * does what is common to every type: special ids, the add-BOS flag, and matching special
- * tokens in the raw text before the type's encoder sees it (llama.cpp's
+ * does what is common to every type: token types, special ids (read as llama.cpp's
+ * llama_vocab::impl::load reads them, with its leniency), the add-BOS flag, and matching
+ * special tokens in the raw text before the type's encoder sees it (llama.cpp's
  * tokenizer_st_partition). The types live in tok_spm.c and tok_bpe.c. */
 #include "model/tokenizer/tokenizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,13 +58,27 @@ const char *tok_chat_template(const tok *t) {
     return t->chat_template;
 }
 
+const char *tok_warnings(const tok *t) {
+    return t->warn ? t->warn : "";
+}
+
 const char *tok_piece(const tok *t, int id) {
     return id >= 0 && id < t->n ? t->kind->piece(t, id) : NULL;
 }
 
+const char *tok_text(const tok *t, int prev, int id, size_t *len) {
+    *len = 0;
+    if (id < 0 || id >= t->n) return NULL;
+    return t->kind->text(t, prev, id, len);
+}
+
 int tok_decode(const tok *t, int prev, int id, char *buf, size_t n) {
-    if (id < 0 || id >= t->n || n == 0) return -1;
-    return t->kind->decode(t, prev, id, buf, n);
+    size_t len;
+    const char *s = tok_text(t, prev, id, &len);
+    if (!s || len >= n || len > INT_MAX) return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return (int)len;
 }
 
 void tok_free(tok *t) {
@@ -71,26 +87,8 @@ void tok_free(tok *t) {
     free(t->type);
     free(t->special);
     free(t->chat_template);
+    free(t->warn);
     free(t);
-}
-
-size_t tok_utf8_valid_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    size_t len = c < 0x80             ? 1
-                 : (c & 0xe0) == 0xc0 ? 2
-                 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4
-                                      : 0;
-    if (len <= 1) return len;
-    if (len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80) return 0;
-    /* Overlong forms, surrogates and values past U+10FFFF are not code points either. */
-    if (len == 2 && c < 0xc2) return 0;
-    if (len == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))) return 0;
-    if (len == 4 && ((c == 0xf0 && s[1] < 0x90) || c > 0xf4 || (c == 0xf4 && s[1] >= 0x90)))
-        return 0;
-    return len;
 }
 
 /* ---- special tokens -------------------------------------------------------------------- */
@@ -120,6 +118,159 @@ static int build_specials(tok *t, const char *path, char *err) {
     return 0;
 }
 
+/* ---- special ids (llama.cpp's llama_vocab::impl::load, "special tokens") ---------------- */
+
+enum {
+    SP_BOS,
+    SP_EOS,
+    SP_EOT,
+    SP_EOM,
+    SP_UNK,
+    SP_SEP,
+    SP_PAD,
+    SP_MASK,
+    SP_FIM_PRE,
+    SP_FIM_SUF,
+    SP_FIM_MID,
+    SP_FIM_PAD,
+    SP_FIM_REP,
+    SP_FIM_SEP,
+    SP_COUNT
+};
+
+/* llama.cpp's keys in its order: a later key of a role (the deprecated prefix, suffix and
+ * middle names) overrides an earlier one. ("seperator" is llama.cpp's spelling.) */
+static const struct {
+    const char *key;
+    int role;
+} special_keys[] = {
+    {"tokenizer.ggml.bos_token_id", SP_BOS},
+    {"tokenizer.ggml.eos_token_id", SP_EOS},
+    {"tokenizer.ggml.eot_token_id", SP_EOT},
+    {"tokenizer.ggml.eom_token_id", SP_EOM},
+    {"tokenizer.ggml.unknown_token_id", SP_UNK},
+    {"tokenizer.ggml.seperator_token_id", SP_SEP},
+    {"tokenizer.ggml.padding_token_id", SP_PAD},
+    {"tokenizer.ggml.mask_token_id", SP_MASK},
+    {"tokenizer.ggml.fim_pre_token_id", SP_FIM_PRE},
+    {"tokenizer.ggml.fim_suf_token_id", SP_FIM_SUF},
+    {"tokenizer.ggml.fim_mid_token_id", SP_FIM_MID},
+    {"tokenizer.ggml.fim_pad_token_id", SP_FIM_PAD},
+    {"tokenizer.ggml.fim_rep_token_id", SP_FIM_REP},
+    {"tokenizer.ggml.fim_sep_token_id", SP_FIM_SEP},
+    {"tokenizer.ggml.prefix_token_id", SP_FIM_PRE},
+    {"tokenizer.ggml.suffix_token_id", SP_FIM_SUF},
+    {"tokenizer.ggml.middle_token_id", SP_FIM_MID},
+};
+#define N_SPECIAL_KEYS (sizeof special_keys / sizeof special_keys[0])
+
+/* Reads every special-id key into id[] (which holds the defaults). A value that is no token
+ * of the n keeps the default, as llama.cpp keeps it ("bad special token ... using default
+ * id"): llama.cpp's own converters write 4294967295 (its "no token", -1 as u32) for a role the
+ * model lacks. Those keys are listed in bad (for one warning line), "" when none. A value
+ * that is not an unsigned 32-bit integer is refused, as llama.cpp refuses it. */
+static int read_special_ids(const gguf *g, int n, int id[SP_COUNT], char *bad, size_t nbad,
+                            char *err) {
+    bad[0] = 0;
+    for (size_t k = 0; k < N_SPECIAL_KEYS; k++) {
+        uint32_t v;
+        if (gguf_find_key(g, special_keys[k].key) < 0) continue;
+        if (gguf_get_u32(g, special_keys[k].key, &v, err)) return -1;
+        if (v < (uint32_t)n) {
+            id[special_keys[k].role] = (int)v;
+            continue;
+        }
+        size_t len = strlen(bad);
+        snprintf(bad + len, nbad - len, "%s%s = %u", len ? ", " : "", special_keys[k].key, v);
+    }
+    return 0;
+}
+
+/* The type's default ids, or -1 where the default is no token of the n (llama.cpp would keep
+ * an id it cannot index; nothing can use one). */
+static void default_ids(const tok_kind *k, int n, int id[SP_COUNT]) {
+    for (int r = 0; r < SP_COUNT; r++) id[r] = -1;
+    id[SP_BOS] = k->def_bos < n ? k->def_bos : -1;
+    id[SP_EOS] = k->def_eos < n ? k->def_eos : -1;
+    id[SP_UNK] = k->def_unk < n ? k->def_unk : -1;
+}
+
+static const tok_kind *kind_named(const char *model) {
+    for (size_t k = 0; k < N_KINDS; k++)
+        if (strcmp(model, kinds[k]->model) == 0) return kinds[k];
+    return NULL;
+}
+
+int tok_gguf_bos_eos(const gguf *g, int n, int *bos, int *eos, char *err) {
+    int id[SP_COUNT];
+    for (int r = 0; r < SP_COUNT; r++) id[r] = -1;
+    const char *model;
+    const tok_kind *k = NULL;
+    if (gguf_find_key(g, "tokenizer.ggml.model") >= 0 &&
+        gguf_get_str(g, "tokenizer.ggml.model", &model, err) == 0)
+        k = kind_named(model);
+    if (k) {
+        default_ids(k, n, id);
+    } else {
+        id[SP_BOS] = *bos, id[SP_EOS] = *eos;
+    }
+    char bad[N_SPECIAL_KEYS * 64];
+    if (read_special_ids(g, n, id, bad, sizeof bad, err)) return -1;
+    *bos = id[SP_BOS], *eos = id[SP_EOS];
+    return 0;
+}
+
+/* Roles llama.cpp finds by their text when no key names them; it makes each such token, and
+ * every end-of-generation text below, a control token (so it decodes to nothing and is not
+ * matched in text unless parsing specials). */
+static const struct {
+    int role;
+    const char *texts[8]; /* the texts searched, first present wins */
+} text_roles[] = {
+    {SP_EOT,
+     {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
+      "<\xef\xbd\x9c"
+      "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"}},
+    {SP_EOM, {"<|eom_id|>"}},
+    {SP_FIM_PRE,
+     {"<|fim_prefix|>", "<fim-prefix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "begin\xef\xbd\x9c>",
+      "<PRE>"}},
+    {SP_FIM_SUF,
+     {"<|fim_suffix|>", "<fim-suffix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81hole\xef\xbd\x9c>",
+      "<SUF>"}},
+    {SP_FIM_MID,
+     {"<|fim_middle|>", "<fim-middle>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "end\xef\xbd\x9c>",
+      "<MID>"}},
+    {SP_FIM_PAD, {"<|fim_pad|>", "<fim-pad>", "<PAD>"}},
+    {SP_FIM_REP, {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}},
+    {SP_FIM_SEP, {"<|file_sep|>"}},
+};
+/* End-of-generation texts: always control tokens in llama.cpp. */
+static const char *const eog_texts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                        "<|endoftext|>", "<|eom_id|>", "<EOT>"};
+
+static void find_text_roles(tok *t, int id[SP_COUNT]) {
+    for (size_t r = 0; r < sizeof text_roles / sizeof text_roles[0]; r++) {
+        int *at = &id[text_roles[r].role];
+        for (int k = 0; k < 8 && text_roles[r].texts[k] && *at < 0; k++)
+            if ((*at = t->kind->find(t, text_roles[r].texts[k], strlen(text_roles[r].texts[k]))) >=
+                0)
+                t->type[*at] = TT_CONTROL;
+    }
+    for (size_t k = 0; k < sizeof eog_texts / sizeof eog_texts[0]; k++) {
+        int i = t->kind->find(t, eog_texts[k], strlen(eog_texts[k]));
+        if (i >= 0) t->type[i] = TT_CONTROL;
+    }
+}
+
 /* ---- loading --------------------------------------------------------------------------- */
 
 static int load_gguf(tok *t, const char *path, char *err) {
@@ -128,9 +279,7 @@ static int load_gguf(tok *t, const char *path, char *err) {
     const char *model;
     int rc = -1;
     if (gguf_get_str(g, "tokenizer.ggml.model", &model, err)) goto done;
-    for (size_t k = 0; k < N_KINDS && !t->kind; k++)
-        if (strcmp(model, kinds[k]->model) == 0) t->kind = kinds[k];
-    if (!t->kind) {
+    if (!(t->kind = kind_named(model))) {
         err_set(err,
                 "%s: tokenizer model '%.40s' is not supported (known: 'llama' SentencePiece, "
                 "'gpt2' byte-level BPE)",
@@ -138,9 +287,44 @@ static int load_gguf(tok *t, const char *path, char *err) {
         goto done;
     }
     if (t->kind->load_gguf(t, g, err)) goto done;
+    int id[SP_COUNT];
+    char bad[N_SPECIAL_KEYS * 64];
+    default_ids(t->kind, t->n, id);
+    if (read_special_ids(g, t->n, id, bad, sizeof bad, err)) goto done;
+    if (bad[0])
+        tok_warn(t,
+                 "%s: %s: not token ids of its %d tokens, read as absent (the %s defaults), as "
+                 "llama.cpp reads them",
+                 path, bad, t->n, t->kind->what);
+    if (gguf_find_key(g, "tokenizer.ggml.add_bos_token") >= 0 &&
+        gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))
+        goto done;
     if (gguf_find_key(g, "tokenizer.ggml.add_eos_token") >= 0 &&
         gguf_get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))
         goto done;
+    find_text_roles(t, id);
+    t->bos = id[SP_BOS], t->eos = id[SP_EOS], t->unk = id[SP_UNK];
+    t->eot = id[SP_EOT], t->pad = id[SP_PAD];
+    /* llama.cpp asserts on the first prompt there; refusing now says why */
+    if (t->add_bos && t->bos < 0) {
+        err_set(err,
+                "%s: prompts start with BOS (tokenizer.ggml.add_bos_token) but the vocabulary "
+                "has no BOS token (tokenizer.ggml.bos_token_id)",
+                path);
+        goto done;
+    }
+    if (t->kind->finish && t->kind->finish(t, path, err)) goto done;
+    /* A model's <arch>.vocab_size only names the model's size class in llama.cpp, which takes
+     * the vocabulary's size from the tokens: a different value is ignored there and here. */
+    const char *arch;
+    char key[96];
+    uint32_t declared;
+    if (gguf_find_key(g, "general.architecture") >= 0 &&
+        gguf_get_str(g, "general.architecture", &arch, NULL) == 0 &&
+        snprintf(key, sizeof key, "%.64s.vocab_size", arch) > 0 && gguf_find_key(g, key) >= 0 &&
+        gguf_get_u32(g, key, &declared, NULL) == 0 && declared != (uint32_t)t->n)
+        tok_warn(t, "%s: %s = %u differs from its %d tokens: ignored, as llama.cpp ignores it",
+                 path, key, declared, t->n);
     if (gguf_find_key(g, "tokenizer.chat_template") >= 0) {
         const char *tpl;
         if (gguf_get_str(g, "tokenizer.chat_template", &tpl, err)) goto done;
@@ -199,7 +383,7 @@ int tok_load(tok **out, const char *path, char *err) {
     if (!t) {
         rc = err_set(err, "%s: out of memory", path);
     } else {
-        t->bos = t->eos = t->eot = t->pad = -1;
+        t->bos = t->eos = t->eot = t->pad = t->unk = -1;
         if (size >= 4 && memcmp(map, "GGUF", 4) == 0) {
             rc = load_gguf(t, path, err);
         } else {

@@ -14,20 +14,35 @@
  *            (tokenizer.ggml.merges, lowest rank first).
  * Both encode as llama.cpp's llama_tokenize does (its reference vectors are the tests).
  * Any byte string is accepted: it never crashes (invalid UTF-8 goes through byte fallback in
- * SentencePiece, and becomes U+FFFD in byte-level BPE, as in llama.cpp). */
+ * SentencePiece, and becomes U+FFFD in byte-level BPE, as in llama.cpp).
+ *
+ * Leniency: a vocabulary llama.cpp loads and can tokenize with loads here too. Where it is
+ * odd but usable (a special-token id that is no token, such as llama.cpp's converters' "no
+ * token" 4294967295; merges that name no token; token types outside 0..6; ...), it is read as
+ * llama.cpp reads it and the load leaves a warning (tok_warnings) for the command line to print.
+ * Pieces have no length limit: memory is bounded by the file's size. model/GGUF.md lists each
+ * check and whether it refuses or warns. */
 #ifndef MODEL_TOKENIZER_H
 #define MODEL_TOKENIZER_H
 
 #include <stddef.h>
 
-#define TOK_PIECE_MAX 512 /* room for any decoded piece, with its NUL */
+/* A buffer size for tok_decode that holds the pieces of common vocabularies (Llama, Qwen,
+ * GPT-2). Pieces can be longer (GPT-NeoX and MPT have one of 512 spaces): tok_text has no
+ * limit. */
+#define TOK_PIECE_MAX 512
 
 typedef struct tok tok;
+typedef struct gguf gguf;
 
 /* Loads a llama2.c tokenizer file or the vocabulary of a GGUF file (detected by content).
- * Only tokenizer.* keys are read, so a GGUF of any architecture (or none) works. */
+ * Only tokenizer.* keys are read (and <arch>.vocab_size, to warn when it differs from the
+ * token count), so a GGUF of any architecture (or none) works. */
 int tok_load(tok **out, const char *path, char *err);
 void tok_free(tok *t);
+/* What the load read leniently, one line per kind of oddity, each naming the file and the key
+ * ("" when nothing): the caller (the command line) prints each line as a warning. Owned by t. */
+const char *tok_warnings(const tok *t);
 
 int tok_vocab_size(const tok *t);
 /* Special ids, -1 when the vocabulary has none. EOT is tokenizer.ggml.eot_token_id, else the
@@ -80,12 +95,21 @@ int tok_encode(const tok *t, const char *text, int add_bos, int *ids, int *n, ch
  * becomes ' ', the leading space is dropped right after BOS, <0xXX> becomes that byte.
  * Byte-level BPE: GPT-2's stand-ins become their bytes (a token may end inside a UTF-8
  * character: concatenate the pieces), user-defined tokens are their text. Control tokens
- * (BOS, EOS, ...) become "". Writes NUL-terminated text to buf (size >= TOK_PIECE_MAX),
- * returns the byte length (pieces may contain NUL bytes, so use the length). Ids out of range
- * give -1. */
+ * (BOS, EOS, ...) become "". Points into t (valid until tok_free; NUL-terminated, but pieces
+ * may contain NUL bytes, so use *len), or NULL for an id out of range. Any length. */
+const char *tok_text(const tok *t, int prev, int id, size_t *len);
+/* The same copied into buf (n bytes, NUL-terminated); returns the byte length, or -1 if the id
+ * is out of range or the piece does not fit (n <= its length). */
 int tok_decode(const tok *t, int prev, int id, char *buf, size_t n);
 
 /* The stored piece of id, as in the vocabulary file, or NULL if out of range. */
 const char *tok_piece(const tok *t, int id);
+
+/* The BOS and EOS ids of the GGUF vocabulary in g (of n tokens) as llama.cpp reads them: the
+ * keys tokenizer.ggml.bos_token_id / eos_token_id, else the vocabulary type's default ids
+ * (SentencePiece 1 / 2, byte-level BPE 11 / 11); a key naming no token (>= n) counts as
+ * absent (tok_load warns about it). *bos / *eos are left unchanged when the file has no
+ * vocabulary type of this table and no key, and set to -1 when the default is no token. */
+int tok_gguf_bos_eos(const gguf *g, int n, int *bos, int *eos, char *err);
 
 #endif

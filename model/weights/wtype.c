@@ -3,6 +3,8 @@
  * reference dequantization needs nothing else. */
 #include "model/weights/wtype.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/weights/wtype_blocks.h"
@@ -115,6 +117,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 34,
                     .align = 2,
                     .file_type = 7,
+                    .scale = {{0, "d"}},
                     .to_float = q8_0_to_float,
                     .from_float = wtype_q8_0_from_float},
     [WTYPE_Q4_0] = {.name = "q4_0",
@@ -123,6 +126,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 18,
                     .align = 2,
                     .file_type = 2,
+                    .scale = {{0, "d"}},
                     .to_float = wtype_q4_0_to_float,
                     .from_float = wtype_q4_0_from_float},
     [WTYPE_Q4_1] = {.name = "q4_1",
@@ -131,6 +135,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 20,
                     .align = 2,
                     .file_type = 3,
+                    .scale = {{0, "d"}, {2, "m"}},
                     .to_float = wtype_q4_1_to_float},
     [WTYPE_Q5_0] = {.name = "q5_0",
                     .ggml_type = GGML_Q5_0,
@@ -138,6 +143,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 22,
                     .align = 2,
                     .file_type = 8,
+                    .scale = {{0, "d"}},
                     .to_float = wtype_q5_0_to_float,
                     .from_float = wtype_q5_0_from_float},
     [WTYPE_Q5_1] = {.name = "q5_1",
@@ -146,6 +152,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 24,
                     .align = 2,
                     .file_type = 9,
+                    .scale = {{0, "d"}, {2, "m"}},
                     .to_float = wtype_q5_1_to_float},
     [WTYPE_Q2_K] = {.name = "q2_k",
                     .ggml_type = GGML_Q2_K,
@@ -153,6 +160,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 84,
                     .align = 2,
                     .file_type = 10,
+                    .scale = {{80, "d"}, {82, "dmin"}},
                     .to_float = wtype_q2_k_to_float},
     [WTYPE_Q3_K] = {.name = "q3_k",
                     .ggml_type = GGML_Q3_K,
@@ -160,6 +168,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 110,
                     .align = 2,
                     .file_type = 12,
+                    .scale = {{108, "d"}},
                     .to_float = wtype_q3_k_to_float},
     [WTYPE_Q4_K] = {.name = "q4_k",
                     .ggml_type = GGML_Q4_K,
@@ -167,6 +176,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 144,
                     .align = 2,
                     .file_type = 15,
+                    .scale = {{0, "d"}, {2, "dmin"}},
                     .to_float = wtype_q4_k_to_float,
                     .from_float = wtype_q4_k_from_float},
     [WTYPE_Q5_K] = {.name = "q5_k",
@@ -175,6 +185,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 176,
                     .align = 2,
                     .file_type = 17,
+                    .scale = {{0, "d"}, {2, "dmin"}},
                     .to_float = wtype_q5_k_to_float},
     [WTYPE_Q6_K] = {.name = "q6_k",
                     .ggml_type = GGML_Q6_K,
@@ -182,6 +193,7 @@ static const wtype_traits table[WTYPE_COUNT] = {
                     .block_bytes = 210,
                     .align = 2,
                     .file_type = 18,
+                    .scale = {{208, "d"}},
                     .to_float = wtype_q6_k_to_float,
                     .from_float = wtype_q6_k_from_float},
 };
@@ -208,4 +220,116 @@ size_t wtype_row_bytes(wtype t, int cols) {
 
 const char *wtype_name(wtype t) {
     return (unsigned)t < WTYPE_COUNT ? table[t].name : "?";
+}
+
+/* ---- finding NaN and infinity ---------------------------------------------------------------
+ * A value's exponent field plus its lowest unit carries into the bit above the field exactly
+ * when the field is all ones (NaN or infinity): OR-ing that over a chunk finds whether the chunk
+ * holds one with integer operations only, which GCC vectorizes for the float types; the chunk is
+ * looked at again only then. */
+
+enum { SCAN_CHUNK = 4096, SCAN_AHEAD = 128 };
+
+static uint32_t f16_bad(uint16_t h) { /* bit 15: exponent 0x1f */
+    return (uint32_t)(h & 0x7c00u) + 0x0400u;
+}
+
+static uint32_t bf16_bad(uint16_t h) { /* bit 15: exponent 0xff */
+    return (uint32_t)(h & 0x7f80u) + 0x0080u;
+}
+
+static uint32_t f32_bad(uint32_t f) { /* bit 31: exponent 0xff */
+    return (f & 0x7f800000u) + 0x00800000u;
+}
+
+/* Whether values [i0, i1) of a float type hold a NaN or an infinity: one loop per type, which
+ * GCC vectorizes (a type test inside the loop kept it scalar). */
+static int floats_bad(wtype t, const unsigned char *p, size_t i0, size_t i1) {
+    uint32_t any = 0;
+    if (t == WTYPE_F32) {
+        for (size_t i = i0; i < i1; i++) {
+            uint32_t f;
+            memcpy(&f, p + 4 * i, 4);
+            any |= f32_bad(f);
+        }
+        return (any & 0x80000000u) != 0;
+    }
+    if (t == WTYPE_F16)
+        for (size_t i = i0; i < i1; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            any |= f16_bad(h);
+        }
+    else
+        for (size_t i = i0; i < i1; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            any |= bf16_bad(h);
+        }
+    return (any & 0x8000u) != 0;
+}
+
+long long wtype_find_nonfinite(wtype t, const void *data, size_t n, int *which, float *value) {
+    const wtype_traits *tt = &table[t];
+    const unsigned char *p = data;
+    *which = 0;
+    if (tt->block == 1) {
+        for (size_t c = 0; c < n; c += SCAN_CHUNK) {
+            size_t end = n - c < SCAN_CHUNK ? n : c + SCAN_CHUNK;
+            if (!floats_bad(t, p, c, end)) continue;
+            for (size_t i = c; i < end; i++)
+                if (floats_bad(t, p, i, i + 1)) {
+                    tt->to_float(p + i * (size_t)tt->block_bytes, value, 1);
+                    return (long long)i;
+                }
+        }
+        return -1;
+    }
+    const size_t bb = (size_t)tt->block_bytes;
+    const unsigned char *s0 = p + tt->scale[0].at, *s1 = p + tt->scale[1].at;
+    for (size_t c = 0; c < n; c += SCAN_CHUNK) {
+        size_t end = n - c < SCAN_CHUNK ? n : c + SCAN_CHUNK;
+        uint32_t any = 0;
+        /* One loop per count of scales; the loads, 2 bytes per block, keep too few cache lines
+         * in flight for the hardware's prefetchers, so 128 blocks ahead are asked for (1.1B
+         * q8_0, 1.1 GB in the page cache: 0.12 -> 0.09 s of CPU; at 32 blocks 0.10). */
+        if (tt->scale[1].name)
+            for (size_t b = c; b < end; b++) {
+                uint16_t h0, h1;
+                if (b + SCAN_AHEAD < n) __builtin_prefetch(s0 + (b + SCAN_AHEAD) * bb);
+                memcpy(&h0, s0 + b * bb, 2);
+                memcpy(&h1, s1 + b * bb, 2);
+                any |= f16_bad(h0) | f16_bad(h1);
+            }
+        else
+            for (size_t b = c; b < end; b++) {
+                uint16_t h;
+                if (b + SCAN_AHEAD < n) __builtin_prefetch(s0 + (b + SCAN_AHEAD) * bb);
+                memcpy(&h, s0 + b * bb, 2);
+                any |= f16_bad(h);
+            }
+        if (!(any & 0x8000u)) continue;
+        for (size_t b = c; b < end; b++)
+            for (int s = 0; s < 2 && tt->scale[s].name; s++) {
+                uint16_t h;
+                memcpy(&h, p + b * bb + (size_t)tt->scale[s].at, 2);
+                if (f16_bad(h) & 0x8000u) {
+                    *which = s, *value = wtype_f16_to_f32(h);
+                    return (long long)b;
+                }
+            }
+    }
+    return -1;
+}
+
+void wtype_describe_nonfinite(wtype t, int cols, long long i, int which, float value, char *out,
+                              size_t n) {
+    const wtype_traits *tt = &table[t];
+    const char *v = isnan(value) ? "NaN" : value > 0 ? "+inf" : "-inf";
+    long long per_row = cols / tt->block, row = i / per_row, col = i % per_row * tt->block;
+    if (tt->block == 1)
+        snprintf(out, n, "row %lld, column %lld is %s", row, col, v);
+    else
+        snprintf(out, n, "block %lld (row %lld, columns %lld..%lld) has scale %s = %s", i, row, col,
+                 col + tt->block - 1, tt->scale[which].name, v);
 }

@@ -51,6 +51,13 @@ typedef struct {
     void (*to_float)(const void *src, float *dst, int n);
     /* n values into blocks at dst (`decbench convert`); NULL: decbench does not write it */
     void (*from_float)(const float *src, void *dst, int n);
+    /* The f16 scales of a block, which llama.cpp's --check-tensors (ggml_validate_row_data)
+     * checks: byte offset and name ("d"; "m" or "dmin"), name NULL past the last. None for the
+     * float types, whose values are the weights. */
+    struct {
+        int at;
+        const char *name;
+    } scale[2];
 } wtype_traits;
 
 /* The row of t (t must be a valid wtype). */
@@ -61,6 +68,19 @@ int wtype_from_ggml(uint32_t g, wtype *out);
 
 /* The type named s ("f32", "q8_0", ...); -1 if none. */
 int wtype_parse(const char *s, wtype *out);
+
+/* The first of n blocks at data whose scales (wtype_traits.scale) are NaN or infinite: its
+ * index, with *which = the scale (0 or 1) and *value = its value; -1 when all are finite. For
+ * the float types, the first of n values that is NaN or infinite (*which = 0). Reads every
+ * scale (every value) of a chunk of blocks with integer operations only, and looks for the
+ * culprit only in a chunk that holds one. */
+long long wtype_find_nonfinite(wtype t, const void *data, size_t n, int *which, float *value);
+
+/* What wtype_find_nonfinite found at index i of a matrix of rows of `cols` values, in words
+ * (out: n bytes): "block 17 (row 0, columns 544..575) has scale d = NaN", or for a float
+ * type "row 3, column 5 is +inf". */
+void wtype_describe_nonfinite(wtype t, int cols, long long i, int which, float value, char *out,
+                              size_t n);
 
 /* Bytes one row of cols values occupies (cols a multiple of the block). */
 size_t wtype_row_bytes(wtype t, int cols);
