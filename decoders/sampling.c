@@ -199,10 +199,15 @@ int samp_gumbel_pick(samp_work *w, const dec_sampling *s, const float *logits, i
     if (!all) kept_set(w, s, logits, w->e, &z);
     /* the most likely token first: its score is a good bar for the pruning */
     int best = fwd_argmax(logits, w->V);
-    double best_s = (double)logits[best] / T + samp_gumbel(key, best);
+    /* Scores are logit / T; when that overflows (T below ~1e-307 for logits of order 10) they
+     * are taken relative to the best logit, (logit - best) / T, which stays finite for the best
+     * and its ties and keeps the argmax the limit T -> 0 has. Unshifted, every score was +-inf
+     * and the lowest token id won. At any other T the shift is 0 and the scores are as ever. */
+    const double shift = isfinite((double)logits[best] / T) ? 0.0 : (double)logits[best];
+    double best_s = ((double)logits[best] - shift) / T + samp_gumbel(key, best);
     for (int v = 0; v < w->V; v++) {
         if (v == best || (!all && !w->keep[v])) continue;
-        double base = (double)logits[v] / T;
+        double base = ((double)logits[v] - shift) / T;
         if (base + gumbel_bound(key, v) < best_s) continue; /* cannot win: exact pruning */
         double sc = base + samp_gumbel(key, v);
         if (sc > best_s || (sc == best_s && v < best)) best = v, best_s = sc;

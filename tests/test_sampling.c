@@ -442,10 +442,38 @@ static void test_standard(const model *tm, const model *dm) {
     }
 }
 
+/* A temperature so small that logit / T overflows (3e-308: logits of order 1 give 1e307+) still
+ * picks as the limit T -> 0 does: the argmax when it is unique, one of the tied best when not;
+ * an unshifted score made every token +-inf and the lowest id won (garbage text, exit 0). */
+static void test_tiny_temperature(void) {
+    enum { V = 64 };
+    char err[ERR_LEN];
+    samp_work *w;
+    CHECK_MSG(samp_work_new(&w, V, err) == 0, "%s", err);
+    float l[V];
+    rng_state r;
+    rng_seed(&r, 5);
+    const double Ts[] = {3e-308, 1e-306, 2.3e-308};
+    for (int trial = 0; trial < 40; trial++) {
+        for (int v = 0; v < V; v++) l[v] = (float)(rng_unit(&r) * 8 - (trial % 2 ? 9 : 2));
+        int top = 0, second = -1;
+        for (int v = 1; v < V; v++) top = l[v] > l[top] ? v : top;
+        if (trial % 4 == 3) second = (top + 7) % V, l[second] = l[top]; /* a tie */
+        for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++) {
+            dec_sampling s = {.temperature = Ts[i], .mode = DEC_SAMPLING_COUPLED, .seed = 9};
+            int got = samp_gumbel_pick(w, &s, l, trial);
+            CHECK_MSG(got == top || got == second, "T=%g trial %d: picked %d (logit %g), best %d (%g)",
+                      Ts[i], trial, got, l[got], top, l[top]);
+        }
+    }
+    samp_work_free(w);
+}
+
 int main(void) {
     char err[ERR_LEN];
     test_noise();
     test_cut();
+    test_tiny_temperature();
     model *tm = NULL, *dm = NULL;
     CHECK_MSG(model_open(&tm, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
     CHECK_MSG(model_open(&dm, test_shared("models/llama2xs.bin"), err) == 0, "%s", err);
