@@ -727,18 +727,16 @@ static inline __attribute__((always_inline)) void wide_rows(wtype WT, const unsi
             for (int i = 0; i < valid; i++) y[t * ldy + i * step] = out[t * WIDE_RT + i];
 }
 
-/* Token blocks of 4 with 4-row tiles. Up to 3 tokens use 4x1 (streaming), 16x1 or 8x1 (in the
- * cache), 8x2 or 5x3 tiles, so that each fold serves many results (T = 1, plain decoding, is the
- * 1-token case). The 1-3 tokens left over past a block of 4 take 4-row tiles in the same row
- * group, while its rows are in L1: in a pass of their own they read every weight from memory a
- * second time. Measured (Xeon, Emerald Rapids VM, `decbench cost`, ms per pass, 2 alternations,
+/* The tiles run in the schedule kernels_isa.h keeps (KERN_AVX512_SCHEDULE): token blocks of 4
+ * with 4-row tiles; up to 3 tokens 4x1 (streaming), 16x1 or 8x1 (in the cache), 8x2 or 5x3
+ * tiles, so that each fold serves many results (T = 1, plain decoding, is the 1-token case). The
+ * 1-3 tokens left over past a block of 4 take 4-row tiles in the same row group, while its rows
+ * are in L1: in a pass of their own they read every weight from memory a second time. Measured (Xeon, Emerald Rapids VM, `decbench cost`, ms per pass, 2 alternations,
  * own pass -> same group): 1.1B f16 1 thread T = 5 387-392 -> 283-287, T = 7 424 -> 313-314,
  * T = 9 498-512 -> 396-408, 2 threads T = 5 179-183 -> 147-148; 110M f16 2 threads T = 5
  * 16.8-17.0 -> 14.3-14.5, 1 thread a tie. The int8 tiles do the same (kernels_avx512_vnni.c).
  * Rows are grouped by kern_rowgroup: far apart when the matrix streams from memory (`streams`,
  * decided by kern_matmul). */
-#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
-
 static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const unsigned char *w,
                                                                size_t ldw, int rows, int K,
                                                                const float *x, size_t ldx, int T,
@@ -758,30 +756,11 @@ static inline __attribute__((always_inline)) void matmul_typed(wtype WT, const u
                             widen_typed(WT, w + (size_t)r * ldw, ldw, rt, K, buf));
         return;
     }
-    int t0 = T / 4 * 4;
-    int rem = T - t0;
-    const float *xr = x + t0 * ldx;
-    float *yr = y + t0 * ldy;
-    if (t0) { /* blocks of 4, then the leftover tokens while the group's rows are in L1 */
-        ROWS_LOOP(4, {
-            for (int t = 0; t < t0; t += 4)
-                tile(WT, wr, ws, 4, valid, x + t * ldx, ldx, 4, K, y + t * ldy + row, ldy, step, 0);
-            if (rem == 1) tile(WT, wr, ws, 4, valid, xr, ldx, 1, K, yr + row, ldy, step, 0);
-            if (rem == 2) tile(WT, wr, ws, 4, valid, xr, ldx, 2, K, yr + row, ldy, step, 0);
-            if (rem == 3) tile(WT, wr, ws, 4, valid, xr, ldx, 3, K, yr + row, ldy, step, 0);
-        });
-        return;
-    }
-    if (rem == 1 && streams)
-        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, ldx, 1, K, yr + row, ldy, step, !is_block(WT)));
-    else if (rem == 1 && (WT == WTYPE_Q8_0 || is_block(WT)))
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 1, K, yr + row, ldy, step, 0));
-    else if (rem == 1)
-        ROWS_LOOP(16, tile(WT, wr, ws, 16, valid, xr, ldx, 1, K, yr + row, ldy, step, 0));
-    else if (rem == 2)
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, ldx, 2, K, yr + row, ldy, step, 0));
-    else if (rem == 3)
-        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, ldx, 3, K, yr + row, ldy, step, 0));
+#define F32_TILE(RT, TT, t, last)                                                                  \
+    tile(WT, wr, ws, RT, valid, x + (t) * ldx, ldx, TT, K, y + (t) * ldy + row, ldy, step, last)
+    KERN_AVX512_SCHEDULE(T, rows, streams, w, ldw, F32_TILE, !(WT == WTYPE_Q8_0 || is_block(WT)),
+                         !is_block(WT));
+#undef F32_TILE
 }
 
 /* The tiles of the weight-type table (wtype.c). */

@@ -279,7 +279,7 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
         }
 }
 
-/* Tiles as the exact kernels pick them (kernels_avx512.c, matmul_typed): tokens in fours with
+/* Tiles in the exact kernels' schedule (kernels_isa.h, KERN_AVX512_SCHEDULE): tokens in fours with
  * 4-row tiles; up to 3 tokens: one, 4 rows streaming (prefetched ahead) or 8 in the cache; two or
  * three, 8x2 or 5x3; the 1-3 left over past a block of 4 in 4-row tiles of the same row group,
  * while its rows are in L1, not in a second pass over the weights (ms per pass, 2 alternations,
@@ -287,34 +287,13 @@ static inline __attribute__((always_inline)) void tile(wtype WT, const unsigned 
  * 2; Q4_K_M 2-7% (1 thread T = 5 123-125 -> 116-123, 2 threads 81 -> 76); 110M q8_0 T = 5
  * 15.6-16.2 -> 13.7-14.2, Q4_K_M a tie); rows far apart when the matrix streams
  * (kern_rowgroup). */
-#define ROWS_LOOP(RT_, body) KERN_ROWS_LOOP(RT_, rows, streams, w, ldw, body)
-
 static inline __attribute__((always_inline)) void
 matmul_int8(wtype WT, const unsigned char *w, size_t ldw, int rows, int K, const unsigned char *xa,
             size_t lda, int T, float *y, size_t ldy, int streams) {
-    int t0 = T / 4 * 4;
-    int rem = T - t0;
-    const unsigned char *xr = xa + t0 * lda;
-    float *yr = y + t0 * ldy;
-    if (t0) { /* blocks of 4, then the leftover tokens while the group's rows are in L1 */
-        ROWS_LOOP(4, {
-            for (int t = 0; t < t0; t += 4)
-                tile(WT, wr, ws, 4, valid, xa + t * lda, lda, 4, K, y + t * ldy + row, ldy, step,
-                     0);
-            if (rem == 1) tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step, 0);
-            if (rem == 2) tile(WT, wr, ws, 4, valid, xr, lda, 2, K, yr + row, ldy, step, 0);
-            if (rem == 3) tile(WT, wr, ws, 4, valid, xr, lda, 3, K, yr + row, ldy, step, 0);
-        });
-        return;
-    }
-    if (rem == 1 && streams)
-        ROWS_LOOP(4, tile(WT, wr, ws, 4, valid, xr, lda, 1, K, yr + row, ldy, step, 1));
-    else if (rem == 1)
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 1, K, yr + row, ldy, step, 0));
-    else if (rem == 2)
-        ROWS_LOOP(8, tile(WT, wr, ws, 8, valid, xr, lda, 2, K, yr + row, ldy, step, 0));
-    else if (rem == 3)
-        ROWS_LOOP(5, tile(WT, wr, ws, 5, valid, xr, lda, 3, K, yr + row, ldy, step, 0));
+#define INT8_TILE(RT, TT, t, last)                                                                 \
+    tile(WT, wr, ws, RT, valid, xa + (t) * lda, lda, TT, K, y + (t) * ldy + row, ldy, step, last)
+    KERN_AVX512_SCHEDULE(T, rows, streams, w, ldw, INT8_TILE, 0, 1);
+#undef INT8_TILE
 }
 
 #define INT8(fn, WT)                                                                               \

@@ -261,6 +261,37 @@ static inline void kern_rowgroup(const kern_rowgroups *g, int j, int rows, int R
         }                                                                                          \
     } while (0)
 
+/* The AVX-512 tile schedule both direct product families run (kernels_avx512.c's float and
+ * block types, kernels_avx512_vnni.c's int8 mode): tokens in fours with 4-row tiles, the 1-3 left
+ * over past a block of 4 in 4-row tiles of the same row group while its rows are in L1 (a
+ * second pass would read every weight from memory again: the measurements are beside each
+ * family); up to 3 tokens alone: one token 4 rows streaming (last argument STREAM1) when the
+ * matrix streams, else 16 rows when ONE16 holds, else 8; two tokens 8x2; three 5x3.
+ * TILE(RT, TT, t, last) runs the family's tile of RT rows against TT tokens from token t, inside
+ * KERN_ROWS_LOOP (row, valid, step, wr, ws defined). RT and TT are constants at every call. */
+#define KERN_AVX512_SCHEDULE(T, rows, streams, w, ldw, TILE, ONE16, STREAM1)                      \
+    do {                                                                                           \
+        const int t0_ = (T) / 4 * 4, rem_ = (T) - t0_;                                             \
+        if (t0_) {                                                                                 \
+            KERN_ROWS_LOOP(4, rows, streams, w, ldw, {                                             \
+                for (int t_ = 0; t_ < t0_; t_ += 4) TILE(4, 4, t_, 0);                             \
+                if (rem_ == 1) TILE(4, 1, t0_, 0);                                                 \
+                if (rem_ == 2) TILE(4, 2, t0_, 0);                                                 \
+                if (rem_ == 3) TILE(4, 3, t0_, 0);                                                 \
+            });                                                                                    \
+        } else if (rem_ == 1 && (streams)) {                                                       \
+            KERN_ROWS_LOOP(4, rows, streams, w, ldw, TILE(4, 1, 0, STREAM1));                      \
+        } else if (rem_ == 1 && (ONE16)) {                                                         \
+            KERN_ROWS_LOOP(16, rows, streams, w, ldw, TILE(16, 1, 0, 0));                          \
+        } else if (rem_ == 1) {                                                                    \
+            KERN_ROWS_LOOP(8, rows, streams, w, ldw, TILE(8, 1, 0, 0));                            \
+        } else if (rem_ == 2) {                                                                    \
+            KERN_ROWS_LOOP(8, rows, streams, w, ldw, TILE(8, 2, 0, 0));                            \
+        } else if (rem_ == 3) {                                                                    \
+            KERN_ROWS_LOOP(5, rows, streams, w, ldw, TILE(5, 3, 0, 0));                            \
+        }                                                                                          \
+    } while (0)
+
 /* The rows per pass from which an AVX-512 tile of a quantized type widens a panel of
  * kern_widen_rows rows into a float buffer once and runs the f32 tiles over it, instead of widening every
  * weight again for each block of 4 tokens. The same floats meet the same FMAs in the same

@@ -47,26 +47,9 @@ const char *report_plot_script(report_plot_kind k) {
 
 static int write_speedup(db *d, const report_plot_opts *o, const int64_t *ids, int n_ids, FILE *f,
                          char *err) {
-    rep_stat *all = NULL;
-    int n = 0;
-    for (int r = 0; r < n_ids; r++) {
-        rep_stat *s;
-        int m;
-        if (rep_collect(d, ids[r], 0, &s, &m, err) != 0) {
-            rep_stats_free(all, n);
-            return -1;
-        }
-        rep_stat *g = realloc(all, (size_t)(n + m) * sizeof *g);
-        if (!g) {
-            rep_stats_free(s, m);
-            rep_stats_free(all, n);
-            return err_set(err, "report_plot_data: out of memory");
-        }
-        all = g;
-        memcpy(all + n, s, (size_t)m * sizeof *s);
-        n += m;
-        free(s);
-    }
+    rep_stat *all;
+    int n;
+    if (rep_collect_runs(d, ids, n_ids, 0, &all, &n, err) != 0) return -1;
     /* Columns: distinct non-greedy specs, or (spec, run) when several runs hold a spec (each
      * its own bars, "(run N)" in the legend, rather than one run's values hiding the other's);
      * rows: datasets. Greedy is the y = 1 line. */

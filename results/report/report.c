@@ -637,23 +637,9 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
     } else if (rc == 0) {
         rep_stat *all = NULL;
         int n_all = 0;
-        for (int i = 0; rc == 0 && i < n_ids; i++) {
-            rep_stat *s;
-            int n;
-            rc = rep_collect(d, ids[i], o->layout == REPORT_SUMMARY || o->layout == REPORT_COUNTERS,
-                             &s, &n, err);
-            if (rc != 0) break;
-            rep_stat *grown = realloc(all, (size_t)(n_all + n) * sizeof *all);
-            if (!grown) {
-                rep_stats_free(s, n);
-                rc = err_set(err, "report: out of memory");
-                break;
-            }
-            all = grown;
-            memcpy(all + n_all, s, (size_t)n * sizeof *s);
-            n_all += n;
-            free(s); /* the strings moved into all */
-        }
+        rc = rep_collect_runs(d, ids, n_ids,
+                              o->layout == REPORT_SUMMARY || o->layout == REPORT_COUNTERS, &all,
+                              &n_all, err);
         if (rc == 0 && rep_labels(all, n_all, o->default_specs, o->n_default_specs) != 0)
             rc = err_set(err, "report: out of memory");
         if (rc == 0) {

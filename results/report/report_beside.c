@@ -64,26 +64,6 @@ static int projected_row(const rtable *p, const rep_stat *s) {
     return -1;
 }
 
-static int collect(db *d, const int64_t *ids, int n_ids, rep_stat **all, int *n_all, char *err) {
-    *all = NULL;
-    *n_all = 0;
-    for (int i = 0; i < n_ids; i++) {
-        rep_stat *s;
-        int n;
-        if (rep_collect(d, ids[i], 1, &s, &n, err)) return -1;
-        rep_stat *grown = realloc(*all, (size_t)(*n_all + n) * sizeof **all);
-        if (!grown) {
-            rep_stats_free(s, n);
-            return err_set(err, "report: out of memory");
-        }
-        *all = grown;
-        memcpy(*all + *n_all, s, (size_t)n * sizeof *s);
-        *n_all += n;
-        free(s); /* the strings moved into all */
-    }
-    return 0;
-}
-
 /* Columns of the table; -1 where absent. */
 typedef struct {
     int group, row, fig[32], proj_tps, proj_up, paper[REPORT_BESIDE_COLS], text, cite, run, dataset,
@@ -171,7 +151,7 @@ int report_beside(db *d, const report_beside_opts *o, const report_beside_row *r
     rtable t, proj;
     rt_init(&t, o->title);
     rt_init(&proj, NULL);
-    int rc = collect(d, ids, n_ids, &all, &n_all, err);
+    int rc = rep_collect_runs(d, ids, n_ids, 1, &all, &n_all, err);
     if (rc == 0 && o->cost_source) rc = rep_projected(d, ids, n_ids, o->cost_source, NULL, &proj, err);
     columns c;
     memset(&c, -1, sizeof c);

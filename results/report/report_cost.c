@@ -290,22 +290,7 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
     }
     curves cv = {tc, dc};
     rep_stat *all = NULL;
-    int n_all = 0, rc = 0;
-    for (int i = 0; rc == 0 && i < n_ids; i++) {
-        rep_stat *s;
-        int n;
-        if ((rc = rep_collect(d, ids[i], 1, &s, &n, err)) != 0) break;
-        rep_stat *grown = realloc(all, (size_t)(n_all + n) * sizeof *all);
-        if (!grown) {
-            rep_stats_free(s, n);
-            rc = err_set(err, "report: out of memory");
-            break;
-        }
-        all = grown;
-        memcpy(all + n_all, s, (size_t)n * sizeof *s);
-        n_all += n;
-        free(s);
-    }
+    int n_all = 0, rc = rep_collect_runs(d, ids, n_ids, 1, &all, &n_all, err);
     sums *p = rc == 0 ? calloc((size_t)n_all + 1, sizeof *p) : NULL;
     report_projection *r = rc == 0 ? calloc((size_t)n_all + 1, sizeof *r) : NULL;
     if (rc == 0 && (!p || !r)) rc = err_set(err, "report: out of memory");

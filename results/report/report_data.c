@@ -342,6 +342,33 @@ int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, cha
     return 0;
 }
 
+int rep_collect_runs(db *d, const int64_t *ids, int n_ids, int all_rows, rep_stat **out, int *n,
+                     char *err) {
+    rep_stat *all = NULL;
+    int n_all = 0;
+    *out = NULL, *n = 0;
+    for (int i = 0; i < n_ids; i++) {
+        rep_stat *s;
+        int m;
+        if (rep_collect(d, ids[i], all_rows, &s, &m, err) != 0) {
+            rep_stats_free(all, n_all);
+            return -1;
+        }
+        rep_stat *grown = realloc(all, (size_t)(n_all + m) * sizeof *all);
+        if (!grown) {
+            rep_stats_free(s, m);
+            rep_stats_free(all, n_all);
+            return err_set(err, "report: out of memory");
+        }
+        all = grown;
+        memcpy(all + n_all, s, (size_t)m * sizeof *s);
+        n_all += m;
+        free(s); /* the strings moved into all */
+    }
+    *out = all, *n = n_all;
+    return 0;
+}
+
 void rep_stats_free(rep_stat *s, int n) {
     for (int i = 0; i < n; i++) {
         free(s[i].label);

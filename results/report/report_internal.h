@@ -54,6 +54,11 @@ typedef struct {
  * dataset = REP_ALL when the run has more than one dataset. Ordered by dataset then spec in
  * the run's order, greedy first. *out is malloc'd: rep_stats_free(). */
 int rep_collect(db *d, int64_t run_id, int all_rows, rep_stat **out, int *n, char *err);
+/* rep_collect of every run of ids[0..n_ids), one array in that order (the report, the
+ * projection, the figures and the table beside a paper's all read runs this way). On error *out
+ * is NULL and *n 0. */
+int rep_collect_runs(db *d, const int64_t *ids, int n_ids, int all_rows, rep_stat **out, int *n,
+                     char *err);
 void rep_stats_free(rep_stat *s, int n);
 
 /* Derived ratios (NAN when the denominator is 0); results/report/report_figures.c defines them all. */
