@@ -12,7 +12,7 @@
  *     fwd_eval_more with parents in earlier passes) give the one-pass logits bit for bit, and
  *     committing a path across passes works as after one pass;
  *  4. bad batches (parent after child, position past the context, bad token) are refused.
- *  5. non-finite logits (issue 15.10): a model file whose embedding row of one token is NaN
+ *  5. non-finite logits: a model file whose embedding row of one token is NaN
  *     fails the pass that feeds that token, naming its position and the token; with
  *     fwd_allow_nonfinite the pass returns the NaN logits. */
 #include <math.h>
