@@ -15,9 +15,12 @@
  * finite and no denormal slows the arithmetic. Best of 40 runs of at least 25 ms each: on a
  * shared machine the best of many short runs is the figure that repeats (runs of 0.2 s each
  * moved by 30% between invocations).
- * A third line, "pack", times the int8 mode at T = 1 with the type's packed rows (kernels.h),
- * where the type has them on this CPU, as a model's one-row passes run.
- * KERNEL_SPEED_T=1,8,64 picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one,
+ * A third line, "int8b", times the int8b mode (kernels.h) from the type's 16-row copy, as a
+ * model runs it. A fourth, "pack", times the int8 mode at T = 1 with the type's packed rows
+ * (kernels.h), where the type has them on this CPU, as a model's one-row passes run.
+ * KERNEL_SPEED_RUNS and KERNEL_SPEED_MS change the 40 runs of 25 ms (on a busy machine, more
+ * and shorter runs find a quiet slice more often: 200 runs of 3 ms). KERNEL_SPEED_T=1,8,64
+ * picks the T columns, KERNEL_SPEED_NO_STREAM=1 skips the streaming one,
  * KERNEL_SPEED_STREAM_T=8 times the streaming matrix at T = 8 instead of 1 (what a model's
  * multi-row pass sees: its weights come from memory once per block of row groups). */
 #include <stdint.h>
@@ -96,20 +99,30 @@ static unsigned char *matrix(wtype t, int rows) {
     return w;
 }
 
-/* Best of 40 runs of >= 25 ms: ns per 64 weights and input row. */
+/* The int8b mode's activation rows for each T (kern_act8b_quantize lays them out by T). */
+static void *xa8b[65];
+
+/* Runs per figure and their minimum length (KERNEL_SPEED_RUNS, KERNEL_SPEED_MS). */
+static int n_runs = 40;
+static double run_seconds = 0.025;
+
+/* Best of n_runs runs of >= run_seconds: ns per 64 weights and input row (int8: 0 exact, 1 int8,
+ * 2 int8b). */
 static double time_ns(const wmat *m, int int8, const float *x, const void *xa, size_t lda, int T,
                       float *y) {
     double best = 1e30;
-    for (int run = 0; run < 40; run++) {
+    for (int run = 0; run < n_runs; run++) {
         int reps = 0;
         double t0 = now(), dt;
         do {
-            if (int8)
+            if (int8 == 2)
+                kern_matmul_int8b(m, 0, m->rows, xa8b[T], T, y, m->rows);
+            else if (int8)
                 kern_matmul_int8(m, 0, m->rows, xa, lda, T, y, m->rows);
             else
                 kern_matmul(m, 0, m->rows, x, K, T, y, m->rows);
             reps++;
-        } while ((dt = now() - t0) < 0.025);
+        } while ((dt = now() - t0) < run_seconds);
         double ns = dt / reps * 1e9 / ((double)m->rows * K / 64 * T);
         best = ns < best ? ns : best;
     }
@@ -140,6 +153,12 @@ int main(int argc, char **argv) {
         }
     }
     const int stream = getenv("KERNEL_SPEED_NO_STREAM") == NULL;
+    if (getenv("KERNEL_SPEED_RUNS")) n_runs = atoi(getenv("KERNEL_SPEED_RUNS"));
+    if (getenv("KERNEL_SPEED_MS")) run_seconds = atof(getenv("KERNEL_SPEED_MS")) / 1000;
+    if (n_runs < 1 || !(run_seconds > 0)) {
+        fprintf(stderr, "kernel_speed: KERNEL_SPEED_RUNS and KERNEL_SPEED_MS must be positive\n");
+        return 2;
+    }
     const char *st = getenv("KERNEL_SPEED_STREAM_T");
     char *end = NULL;
     const long stream_T = st ? strtol(st, &end, 10) : 1;
@@ -156,6 +175,11 @@ int main(int argc, char **argv) {
     if (!x || !y || !xa) return 1;
     for (int i = 0; i < K * TMAX; i++) x[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
     kern_act_quantize(x, K, TMAX, K, xa, lda);
+    for (int T = 1; T <= TMAX; T++) {
+        xa8b[T] = aligned_alloc(64, kern_act8b_bytes(T, K));
+        if (!xa8b[T]) return 1;
+        kern_act8b_quantize(x, K, T, K, xa8b[T]);
+    }
     printf("# kernel_speed: ns per 64 weights and input row, one thread, %s, K = %d\n",
            kern_simd_name(), K);
     printf("%-6s %-5s", "type", "mode");
@@ -173,7 +197,7 @@ int main(int argc, char **argv) {
         int stream_rows = stream ? (int)(((size_t)256 << 20) / wtype_row_bytes(t, K)) : 1;
         unsigned char *ws = matrix(t, stream_rows);
         if (!wc || !ws) return 1;
-        wmat mc = {t, wc, CACHE_ROWS, K, NULL}, ms = {t, ws, stream_rows, K, NULL};
+        wmat mc = {t, wc, CACHE_ROWS, K, NULL, NULL}, ms = {t, ws, stream_rows, K, NULL, NULL};
         for (int int8 = 0; int8 < 2; int8++) {
             printf("%-6s %-5s", wtype_name(t), int8 ? "int8" : "exact");
             if (int8 && !kern_int8_supported(t)) {
@@ -185,6 +209,21 @@ int main(int argc, char **argv) {
             if (stream) printf("  %6.3f", time_ns(&ms, int8, x, xa, lda, (int)stream_T, y));
             printf("\n");
             fflush(stdout);
+        }
+        /* the int8b mode, from the 16-row copy as a model runs it */
+        if (kern_int8b_supported(t)) {
+            unsigned char *rc = malloc(kern_int8b_packed_size(&mc)),
+                          *rs = stream ? malloc(kern_int8b_packed_size(&ms)) : NULL;
+            if (!rc || (stream && !rs)) return 1;
+            kern_int8b_pack(&mc, rc, 0, 1), mc.r16 = rc;
+            if (rs) kern_int8b_pack(&ms, rs, 0, 1), ms.r16 = rs;
+            printf("%-6s %-5s", wtype_name(t), "int8b");
+            for (int i = 0; i < NT; i++) printf("  %6.3f", time_ns(&mc, 2, x, xa, lda, Ts[i], y));
+            if (rs) printf("  %6.3f", time_ns(&ms, 2, x, xa, lda, (int)stream_T, y));
+            printf("\n");
+            fflush(stdout);
+            mc.r16 = ms.r16 = NULL;
+            free(rc), free(rs);
         }
         /* the int8 mode with the type's packed rows, as a model runs it at T = 1 on this CPU */
         size_t pcb = kern_int8_packed_bytes(&mc),
@@ -208,6 +247,7 @@ int main(int argc, char **argv) {
         }
         free(wc), free(ws), free(pc), free(ps);
     }
+    for (int T = 1; T <= TMAX; T++) free(xa8b[T]);
     free(x), free(y), free(xa);
     return 0;
 }

@@ -10,8 +10,9 @@
  * interpolates it. Each point is the mean latency of one pass (a chain after `context`
  * committed tokens), with the achieved GFLOP/s (matrix products only) and the weight traffic in
  * GB/s (weight bytes / latency: at T=1 a pass reads every weight once, so this is the
- * bandwidth the pass achieves). It also measures the machine's streaming-read bandwidth, the
- * bound a T=1 pass cannot beat.
+ * bandwidth the pass achieves), and its GFLOP/s as a share of the machine's int8 and f32 peaks
+ * (harness/measure.h, measure_peak_of: the ISA's ops per cycle, the cores, the measured clock).
+ * It also measures the machine's streaming-read bandwidth, the bound a T=1 pass cannot beat.
  * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
  * needs, up to the length it was trained for. */
@@ -51,13 +52,20 @@ typedef struct {
     db *d;
     int64_t run_id;
     double bw;
+    measure_peak peak;
 } cost_out;
+
+/* p's GFLOP/s as a percentage of a peak (0 when the peak is unknown). */
+static double share_of(double gflops, double peak) {
+    return peak > 0 ? 100 * gflops / peak : 0;
+}
 
 static int on_point(void *user, const measure_point *p, char *err) {
     cost_out *o = user;
-    printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f\n", p->rows, p->seconds * 1e3,
-           p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats, p->context,
-           p->logit_rows, p->median * 1e3);
+    printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n", p->rows,
+           p->seconds * 1e3, p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats,
+           p->context, p->logit_rows, p->median * 1e3, share_of(p->gflops, o->peak.int8_gops),
+           share_of(p->gflops, o->peak.f32_gflops));
     fflush(stdout);
     if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
     if (!o->d) return 0;
@@ -77,7 +85,8 @@ int cmd_cost(int argc, char **argv) {
              "committed tokens before the measured pass, a list (default " MEASURE_DEFAULT_CONTEXTS
              "; lowered to fit the model)",
              "LIST"},
-        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
+        [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
+                       "N"},
         [C_KERN] = {"--kernels", NULL, 1, KERNELS_HELP, KERNELS_METAVAR},
         [C_SECONDS] = {"--seconds", NULL, 1,
                        "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
@@ -196,6 +205,7 @@ int cmd_cost(int argc, char **argv) {
     }
     if (!args_flag(o, C_COUNT, "--no-bandwidth"))
         out.bw = measure_read_bandwidth(pool, (size_t)1 << 30, 5);
+    measure_peak_of(nt, &out.peak);
     const model_config *c = &m->cfg;
     printf("# model %s: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, %s weights, %.1f MB\n",
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
@@ -204,8 +214,12 @@ int cmd_cost(int argc, char **argv) {
            kern_mode_name(km), measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
-    printf("\n%6s %12s %12s %10s %10s %8s %8s %7s %12s\n", "rows", "ms/pass", "ms/row", "GFLOP/s",
-           "GB/s", "passes", "context", "logits", "median ms");
+    printf("\n# peak: %.0f GOPS int8, %.0f GFLOP/s f32 (%s: %.0f and %.0f per cycle and core, %d "
+           "cores at %.2f GHz measured); int8%% and f32%%: each point's GFLOP/s of them\n",
+           out.peak.int8_gops, out.peak.f32_gflops, out.peak.what, out.peak.int8_per_cycle,
+           out.peak.f32_per_cycle, out.peak.cores, out.peak.ghz);
+    printf("%6s %12s %12s %10s %10s %8s %8s %7s %12s %7s %7s\n", "rows", "ms/pass", "ms/row",
+           "GFLOP/s", "GB/s", "passes", "context", "logits", "median ms", "int8%", "f32%");
     if (out.csv)
         fprintf(out.csv,
                 "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "

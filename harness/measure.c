@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/kernels/kernels.h"
 #include "util/clock.h"
 #include "util/err.h"
+
+#include <unistd.h>
 
 typedef struct {
     const float *buf;
@@ -140,6 +143,37 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
 
 /* Multiply-adds of the matrix products one row of a pass costs, without the classifier, and of
  * the classifier per row whose logits are computed (2 x these = FLOPs). */
+/* The calling thread's clock in GHz: 64 dependent register additions per iteration, which a core
+ * retires at one a cycle (an addition of an immediate would not do: Golden Cove folds chains of
+ * them, and such a chain measured 12 GHz on the Emerald Rapids VM); best of 30 runs of 2^14
+ * iterations (0.35 ms at 3 GHz: short, so that some run sees no other process). */
+static double clock_ghz(void) {
+#if defined(__x86_64__)
+    const long n = 1 << 14;
+    double best = 0;
+    for (int run = 0; run < 30; run++) {
+        long x = 0, one = 1;
+        double t0 = clock_now();
+        for (long i = 0; i < n; i++)
+            __asm__ volatile(".rept 64\n\tadd %1, %0\n\t.endr" : "+r"(x) : "r"(one));
+        double dt = clock_now() - t0, ghz = dt > 0 ? 64.0 * n / dt / 1e9 : 0;
+        best = ghz > best ? ghz : best;
+    }
+    return best;
+#else
+    return 0;
+#endif
+}
+
+void measure_peak_of(int threads, measure_peak *out) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    out->cores = cpus > 0 && threads > cpus ? (int)cpus : threads;
+    kern_peak_per_cycle(&out->int8_per_cycle, &out->f32_per_cycle, &out->what);
+    out->ghz = clock_ghz();
+    out->int8_gops = out->int8_per_cycle * out->cores * out->ghz;
+    out->f32_gflops = out->f32_per_cycle * out->cores * out->ghz;
+}
+
 static double measure_row_macs(const model_config *c) {
     double per_layer =
         2.0 * c->dim * c->dim + 2.0 * c->dim * c->kv_dim + 3.0 * c->dim * c->hidden_dim;

@@ -30,6 +30,21 @@ typedef struct {
 int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, int context,
                             measure_share *out, char *err);
 
+/* The machine's peak arithmetic for `threads` threads: the active ISA's nominal ops per cycle
+ * and core (kern_peak_per_cycle: the tiles' widest instruction at the rate the core issues it),
+ * times the cores (threads, at most the CPUs online), times the clock measured on the calling
+ * thread (a dependent chain of integer additions, one a cycle; best of 30 short runs). What a
+ * pass's GFLOP/s are compared with: the share says how far a tile is from the machine. ghz is 0
+ * where the clock cannot be measured (not x86-64), and so are the peaks. */
+typedef struct {
+    double ghz;
+    int cores;
+    double int8_per_cycle, f32_per_cycle; /* ops per cycle and core */
+    double int8_gops, f32_gflops;         /* the peaks */
+    const char *what;                     /* kern_peak_per_cycle's name of the ISA */
+} measure_peak;
+void measure_peak_of(int threads, measure_peak *out);
+
 /* One point of a cost curve. seconds is the MEAN of the measured passes, not the median: a
  * projection prices a run's total time, a sum, whose expectation is the mean; the median leaves
  * out the passes a loaded machine stretches (measured on stories260K with other jobs running:

@@ -29,11 +29,12 @@ typedef struct {
 const char *session_find_model(const char *name, char *out, size_t n);
 
 /* The --kernels option's text, shared by run, sweep, generate, cost and paper. */
-#define KERNELS_METAVAR "auto|exact|exact-int8|blas"
+#define KERNELS_METAVAR "auto|exact|exact-int8|exact-int8b|blas"
 #define KERNELS_HELP                                                                               \
-    "auto (default: exact-int8 for a quantized model or draft, else exact), exact "                \
+    "auto (default: exact-int8b for a quantized model or draft, else exact), exact "               \
     "(batch-invariant, float products), exact-int8 (batch-invariant, int8 products for "           \
-    "every block type but q2_k) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
+    "every block type but q2_k), exact-int8b (batch-invariant, int8 products summed per block, "   \
+    "16-row tiles) or blas (OpenBLAS sgemm, not invariant: mismatches likely)"
 
 /* The --kernels value (NULL: "auto") as a kernel mode, or an error naming the accepted ones: the
  * one place the option is parsed. */

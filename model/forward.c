@@ -65,8 +65,9 @@ struct fwd_ctx {
 };
 
 const char *kern_mode_name(kern_mode k) {
-    return k == KERN_BLAS         ? "blas"
-           : k == KERN_EXACT_INT8 ? "exact-int8"
+    return k == KERN_BLAS          ? "blas"
+           : k == KERN_EXACT_INT8  ? "exact-int8"
+           : k == KERN_EXACT_INT8B ? "exact-int8b"
            : k == KERN_AUTO       ? "auto"
                                   : "exact";
 }
@@ -76,6 +77,7 @@ int kern_mode_parse(const char *s, kern_mode *out) {
     else if (strcmp(s, "exact") == 0) *out = KERN_EXACT;
     else if (strcmp(s, "blas") == 0) *out = KERN_BLAS;
     else if (strcmp(s, "exact-int8") == 0) *out = KERN_EXACT_INT8;
+    else if (strcmp(s, "exact-int8b") == 0) *out = KERN_EXACT_INT8B;
     else return -1;
     return 0;
 }
@@ -94,7 +96,7 @@ static int has_int8_matrix(const model *m) {
 
 kern_mode kern_mode_resolve(kern_mode k, const model *m, const model *draft) {
     if (k != KERN_AUTO) return k;
-    return has_int8_matrix(m) || has_int8_matrix(draft) ? KERN_EXACT_INT8 : KERN_EXACT;
+    return has_int8_matrix(m) || has_int8_matrix(draft) ? KERN_EXACT_INT8B : KERN_EXACT;
 }
 
 int fwd_max_batch(const fwd_ctx *c) { return c->max_batch; }
@@ -122,33 +124,42 @@ void fwd_free(fwd_ctx *c) {
 
 typedef struct {
     wmat *const *w;
-    int n;
+    int n, r16; /* r16: the int8b mode's 16-row copies, else the int8 mode's packed rows */
 } pack_task;
 
 static void pack_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)thread;
     const pack_task *t = arg;
     for (int i = 0; i < t->n; i++)
-        kern_int8_pack(t->w[i], (unsigned char *)t->w[i]->packed, chunk, n_chunks);
+        if (t->r16)
+            kern_int8b_pack(t->w[i], (unsigned char *)t->w[i]->r16, chunk, n_chunks);
+        else
+            kern_int8_pack(t->w[i], (unsigned char *)t->w[i]->packed, chunk, n_chunks);
 }
 
-/* The int8 mode's packed rows (kernels.h), made once per model when its first context in that
- * mode is (under a lock: contexts may be made from several threads), by the pool's threads
- * (start-up of 1.1B Q4_0 / Q4_K_M / Q6_K: 0.16 / 0.25 / 0.32 s more on two threads, 0.8-1.2 s
- * on one, most of it the kernel clearing the new pages). They are a cache of the weights, so
- * the model stays const to its users. The packed matrices then take their bytes twice: the
- * tiles of several tokens read the file's pages (llama.cpp's repacked Q4_0 keeps one copy, but
- * its tiles of several tokens read that layout too; decbench's do not, as theirs would be no
- * faster: model/GGUF.md, "Packed rows"). When an allocation fails, or the environment sets
- * DECBENCH_PACKED=0 (memory before speed), the plain tiles run (same bits, slower). */
+/* The bytes of w's copy of the kind pack_rows makes. */
+static size_t copy_bytes(const wmat *w, int r16) {
+    return r16 ? kern_int8b_packed_size(w) : kern_int8_packed_bytes(w);
+}
+
+/* The int8 mode's packed rows or the int8b mode's 16-row copies (kernels.h), made once per model
+ * when its first context in that mode is (under a lock: contexts may be made from several
+ * threads), by the pool's threads (start-up of 1.1B Q4_0 / Q4_K_M / Q6_K: 0.16 / 0.25 / 0.32 s
+ * more on two threads, 0.8-1.2 s on one, most of it the kernel clearing the new pages). They are
+ * a cache of the weights, so the model stays const to its users. The matrices then take their
+ * bytes twice (the file's pages and the copy; passes of the int8b mode read only the copy, and
+ * the int8 mode's tiles of several tokens the file: model/GGUF.md, "Packed rows"). When an
+ * allocation fails, or the environment sets DECBENCH_PACKED=0 (memory before speed), the tiles
+ * run without (same bits, slower). */
 #define PACKED_ALIGN ((size_t)2 << 20)
 
-static void pack_rows(const model *cm, tpool *pool) {
+static void pack_rows(const model *cm, tpool *pool, int r16) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     model *m = (model *)cm;
     pthread_mutex_lock(&lock);
     const char *env = getenv("DECBENCH_PACKED");
-    if (!m->packed_done && !(env && strcmp(env, "0") == 0)) {
+    int *done = r16 ? &m->r16_done : &m->packed_done;
+    if (!*done && !(env && strcmp(env, "0") == 0)) {
         int nw = 0;
         wmat **w = malloc(sizeof *w * ((size_t)m->cfg.n_layers * MODEL_LAYER_MATS + 1));
         for (int l = 0; w && l < m->cfg.n_layers; l++) {
@@ -158,7 +169,7 @@ static void pack_rows(const model *cm, tpool *pool) {
         }
         if (w) w[nw++] = &m->wcls;
         size_t total = 0;
-        for (int i = 0; i < nw; i++) total += (kern_int8_packed_bytes(w[i]) + 63) / 64 * 64;
+        for (int i = 0; i < nw; i++) total += (copy_bytes(w[i], r16) + 63) / 64 * 64;
         /* in 2 MB pages where the kernel gives them (transparent huge pages in madvise mode):
          * fewer page faults while it is written (1.1B Q4_0, one thread: start-up 1.25 -> 0.70
          * s) and fewer TLB misses while it streams (one-row passes faster in 10 of 12 pairs of
@@ -168,20 +179,26 @@ static void pack_rows(const model *cm, tpool *pool) {
 #ifdef MADV_HUGEPAGE
         if (p) madvise(p, total, MADV_HUGEPAGE);
 #endif
-        m->packed_heap = p;
+        if (r16)
+            m->r16_heap = p;
+        else
+            m->packed_heap = p;
         int np = 0;
         for (int i = 0; p && i < nw; i++) {
-            size_t n = kern_int8_packed_bytes(w[i]);
+            size_t n = copy_bytes(w[i], r16);
             if (!n) continue;
-            w[i]->packed = p;
+            if (r16)
+                w[i]->r16 = p;
+            else
+                w[i]->packed = p;
             w[np++] = w[i];
             p += (n + 63) / 64 * 64;
         }
-        pack_task t = {w, np};
+        pack_task t = {w, np, r16};
         if (np) tpool_run(pool, pack_worker, &t, 4 * tpool_size(pool));
         free(w);
     }
-    m->packed_done = 1;
+    *done = 1;
     pthread_mutex_unlock(&lock);
 }
 
@@ -233,16 +250,18 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     c->depth = calloc(B, sizeof(int));
     c->pos = calloc(B, sizeof(int));
     c->anc = calloc(B * B, sizeof(int));
-    if (c->mode == KERN_EXACT_INT8) { /* rows as wide as the widest product input */
-        pack_rows(m, pool);
+    if (c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B) {
+        /* rows as wide as the widest product input */
+        pack_rows(m, pool, c->mode == KERN_EXACT_INT8B);
         int width = cfg->dim > cfg->hidden_dim ? cfg->dim : cfg->hidden_dim;
         width = c->q_dim > width ? c->q_dim : width;
         c->lda = kern_act_bytes(width);
-        c->xa = aligned_alloc(64, B * c->lda);
+        size_t bytes = c->mode == KERN_EXACT_INT8 ? B * c->lda : kern_act8b_bytes((int)B, width);
+        c->xa = aligned_alloc(64, (bytes + 63) / 64 * 64);
     }
     if (!c->kc || !c->vc || !c->x || !c->xb || !c->xb2 || !c->q || !c->hb || !c->hb2 ||
         !c->kb || !c->vb || !c->att || !c->att_io || !c->tails || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc ||
-        (c->mode == KERN_EXACT_INT8 && !c->xa)) {
+        ((c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B) && !c->xa)) {
         fwd_free(c);
         return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
                        2 * kv * sizeof(float) >> 20);
@@ -415,11 +434,15 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     int first = task->post == POST_SILU_MUL ? 0 : chunk / pieces;
     int last = task->post == POST_SILU_MUL ? task->n_jobs - 1 : first;
     int lo = 0, hi = 0;
+    const int int8b = task->c->mode == KERN_EXACT_INT8B;
     for (int j = first; j <= last; j++) {
         const mm_job *job = &task->jobs[j];
-        tpool_split(job->w->rows, 16, chunk % pieces, pieces, &lo, &hi);
+        /* int8b: pieces of whole 32-row tiles (kernels_avx512_int8b.c) */
+        tpool_split(job->w->rows, int8b ? 32 : 16, chunk % pieces, pieces, &lo, &hi);
         if (lo >= hi) continue;
-        if (task->xa && kern_int8_supported(job->w->type))
+        if (task->xa && int8b && kern_int8b_supported(job->w->type))
+            kern_matmul_int8b(job->w, lo, hi, task->xa, T, job->y + lo, job->ldy);
+        else if (task->xa && kern_int8_supported(job->w->type))
             kern_matmul_int8(job->w, lo, hi, task->xa, task->c->lda, T, job->y + lo, job->ldy);
         else if (task->c->mode != KERN_BLAS || job->w->type != WTYPE_F32)
             kern_matmul(job->w, lo, hi, task->x, task->ldx, T, job->y + lo, job->ldy);
@@ -435,6 +458,22 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
             silu_mul(task->jobs[0].y + (size_t)t * ld + lo, task->jobs[1].y + (size_t)t * ld + lo,
                      hi - lo);
     }
+}
+
+/* The int8b mode's input rows quantized by the pool's threads, a few tokens each: on one thread
+ * it took 2.3% of a 64-row pass of 1.1B Q4_K_M, with the other thread waiting. */
+typedef struct {
+    const mm_task *task;
+    int K;
+} quant_task;
+
+static void quant_worker(void *arg, int chunk, int n_chunks, int thread) {
+    (void)thread;
+    const quant_task *q = arg;
+    const int T = q->task->T;
+    kern_act8b_quantize_part(q->task->x, q->task->ldx, T, q->K, q->task->c->xa,
+                             (int)((long long)T * chunk / n_chunks),
+                             (int)((long long)T * (chunk + 1) / n_chunks));
 }
 
 /* Runs a task; returns whether it shared the threads. */
@@ -454,16 +493,22 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
                         job->w->cols, 0.0f, job->y, job->ldy);
         }
     }
+    const int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
     task->xa = NULL;
-    if (c->mode == KERN_EXACT_INT8) { /* the input rows quantized once for every job */
+    if (c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B) {
+        /* the input rows quantized once for every job */
         int any = 0;
         for (int j = 0; j < task->n_jobs; j++) any |= kern_int8_supported(task->jobs[j].w->type);
-        if (any) {
-            kern_act_quantize(task->x, task->ldx, task->T, task->jobs[0].w->cols, c->xa, c->lda);
-            task->xa = c->xa;
-        }
+        const int K = task->jobs[0].w->cols;
+        if (any && c->mode == KERN_EXACT_INT8B && task->T >= 8 && nt > 1) {
+            quant_task q = {task, K};
+            tpool_run(c->pool, quant_worker, &q, task->T < 4 * nt ? task->T : 4 * nt);
+        } else if (any && c->mode == KERN_EXACT_INT8B)
+            kern_act8b_quantize(task->x, task->ldx, task->T, K, c->xa);
+        else if (any)
+            kern_act_quantize(task->x, task->ldx, task->T, K, c->xa, c->lda);
+        task->xa = any ? c->xa : NULL;
     }
-    int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
     /* a few pieces per thread, so a late or slow thread's share is picked up by the others */
     int pieces = nt == 1 ? 1 : 4 * nt;
     if (pieces > (min_rows + 15) / 16) pieces = (min_rows + 15) / 16;

@@ -29,18 +29,30 @@
  * types run their exact kernels, so an f32/f16/bf16 model computes the exact mode's bits; a
  * quantized one computes other bits (close to the exact mode's, not equal), its own greedy. */
 /* KERN_AUTO ("auto", the command line's default): no mode of its own but a choice made per run
- * by kern_mode_resolve once the models are open: exact-int8 when the target or the draft holds
- * a matrix of a type with int8 products (a quantized file), else exact. On float models the two
- * compute the same bits, so the choice only changes quantized runs, where the int8 mode is the
- * faster one (README, "Decisions": 1.2-1.6x faster at T=1 on 110M and 1.1B q8_0/Q4_K_M/Q6_K).
- * fwd_new resolves it for its own model when handed one. */
-typedef enum { KERN_EXACT = 0, KERN_BLAS = 1, KERN_EXACT_INT8 = 2, KERN_AUTO = 3 } kern_mode;
+ * by kern_mode_resolve once the models are open: exact-int8b when the target or the draft holds
+ * a matrix of a type with int8 products (a quantized file), else exact. On float models they
+ * compute the same bits, so the choice only changes quantized runs, where the int8b mode is the
+ * fastest (README, "Decisions": the int8 mode was 1.2-1.6x faster than exact at T=1; the int8b
+ * mode ties it there and is 2-4x faster per token from 8 rows a pass). fwd_new resolves it for
+ * its own model when handed one. */
+/* KERN_EXACT_INT8B ("exact-int8b"): batch-invariant, the int8 mode's integers in another order
+ * (kernels.h, "the int8b mode": a block's products summed in integers, one float multiply-add
+ * per block and row), with tiles that reuse each weight for every row of a pass; the matrices
+ * are copied once with 16 rows interleaved (wmat.r16). Its own bits on quantized models; on
+ * float models the exact mode's. */
+typedef enum {
+    KERN_EXACT = 0,
+    KERN_BLAS = 1,
+    KERN_EXACT_INT8 = 2,
+    KERN_AUTO = 3,
+    KERN_EXACT_INT8B = 4
+} kern_mode;
 const char *kern_mode_name(kern_mode k);
-/* "auto", "exact", "blas" or "exact-int8"; -1 otherwise. */
+/* "auto", "exact", "blas", "exact-int8" or "exact-int8b"; -1 otherwise. */
 int kern_mode_parse(const char *s, kern_mode *out);
-/* The accepted names, for messages: "auto, exact, exact-int8 or blas". */
-#define KERN_MODE_NAMES "auto, exact, exact-int8 or blas"
-/* k itself unless it is KERN_AUTO; then exact-int8 when m or draft (may be NULL) has a matrix
+/* The accepted names, for messages. */
+#define KERN_MODE_NAMES "auto, exact, exact-int8, exact-int8b or blas"
+/* k itself unless it is KERN_AUTO; then exact-int8b when m or draft (may be NULL) has a matrix
  * of a type with int8 products (kern_int8_supported), else exact. */
 kern_mode kern_mode_resolve(kern_mode k, const model *m, const model *draft);
 

@@ -92,7 +92,7 @@ int model_find_nonfinite(const model *m, char *out, size_t n) {
         for (int l = 0; l < (ti->per_layer ? c->n_layers : 1); l++) {
             const wmat *w = arch_matrix(m, (arch_tensor)t, l), *vec = NULL;
             const float *const *v = arch_vector(m, (arch_tensor)t, l);
-            wmat as_matrix = {WTYPE_F32, v ? *v : NULL, 1, arch_dim_value(c, ti->cols), NULL};
+            wmat as_matrix = {WTYPE_F32, v ? *v : NULL, 1, arch_dim_value(c, ti->cols), NULL, NULL};
             if (v) vec = w = &as_matrix;
             if (!w->data || (t == ARCH_T_OUTPUT && w->data == m->tok_embd.data)) continue;
             int which;
@@ -179,6 +179,7 @@ void model_close(model *m) {
     if (m->release) m->release(m->release_arg);
     free(m->heap);
     free(m->packed_heap);
+    free(m->r16_heap);
     free(m->layers);
     free(m);
 }

@@ -76,6 +76,8 @@ typedef struct model {
     void *heap;               /* heap memory owned by the model (synthetic, converted), or NULL */
     void *packed_heap;        /* the wmats' packed copies (forward.c), owned, or NULL */
     int packed_done;          /* 1 once forward.c has made them (or found none to make) */
+    void *r16_heap;           /* the wmats' 16-row copies (int8b mode, forward.c), owned, or NULL */
+    int r16_done;             /* 1 once forward.c has made them (or found none to make) */
     void (*release)(void *);  /* frees format-specific state (e.g. the GGUF reader), or NULL */
     void *release_arg;
 } model;

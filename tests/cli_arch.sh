@@ -8,7 +8,7 @@
 #     refused in one line naming the draft and the difference;
 #   - --ctx: the default context is capped at 4096, raised up to the trained context, refused
 #     beyond it; prompts that do not fit are refused;
-#   - --kernels auto (the default) resolves to exact-int8 for a quantized file, exact otherwise.
+#   - --kernels auto (the default) resolves to exact-int8b for a quantized file, exact otherwise.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_arch}
@@ -90,14 +90,14 @@ expect_eq run_ctx "2" "$(q ctx.db 'SELECT COUNT(*) FROM samples')"
 expect_fail run_ctx_beyond "--ctx 600: .*stories260K\.bin was trained for a context of 1\.\.512" \
     $B run --model "$S/models/stories260K.bin" --dataset tinystories --limit 1 --ctx 600 --db ctx2.db
 
-# 4. --kernels auto, the default: the int8 mode for a quantized file (same tokens as asking for
+# 4. --kernels auto, the default: the int8b mode for a quantized file (same tokens as asking for
 # it), the exact mode for a float one (cost names the mode it resolved to)
 kern_of() { $B cost --model "$1" --rows 1 --context 0 --no-bandwidth --seconds 0.01 "${@:2}" | sed -n 's/.* \([a-z0-9-]*\) kernels,.*/\1/p'; }
-expect_eq auto_quantized "exact-int8" "$(kern_of tiny-qwen2.gguf)"
+expect_eq auto_quantized "exact-int8b" "$(kern_of tiny-qwen2.gguf)"
 expect_eq auto_float "exact" "$(kern_of tiny-dscoder.gguf)"
 expect_eq auto_asked "exact" "$(kern_of tiny-qwen2.gguf --kernels exact)"
 for m in tiny-qwen2 tiny-llama3; do
-    want=$($B generate --model $m.gguf --kernels exact-int8 --prompt "Once upon a time" -n 24 2>/dev/null)
+    want=$($B generate --model $m.gguf --kernels exact-int8b --prompt "Once upon a time" -n 24 2>/dev/null)
     expect_eq "auto_tokens_$m" "$want" "$($B generate --model $m.gguf --prompt "Once upon a time" -n 24 2>/dev/null)"
 done
 

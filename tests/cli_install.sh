@@ -43,7 +43,7 @@ PATH=$T/moved/bin:$PATH
 expect_eq comp_command "sweep" "$(comp decbench swe)"
 expect_eq comp_option "--shard --skip-long" "$(comp decbench run --s | tr ' ' '\n' | grep -E '^--(shard|skip-long)$' | sort | tr '\n' ' ' | sed 's/ $//')"
 expect_eq comp_decoder "lookahead" "$(comp decbench run --decoder look)"
-expect_eq comp_kernels "exact exact-int8" "$(comp decbench run --kernels ex)"
+expect_eq comp_kernels "exact exact-int8 exact-int8b" "$(comp decbench run --kernels ex)"
 expect_eq comp_format "latex" "$(comp decbench report --format la)"
 expect_eq comp_dataset "mt_bench" "$(comp decbench run --dataset mt_)"
 

@@ -47,7 +47,7 @@ expect_fail long_prompt "prompt is [0-9]+ tokens but the context length .* is 51
 expect_fail unknown_option "unknown option '--bogus'" $B generate --model "$M" --bogus
 expect_fail bad_n "max-new: 'x' is not an integer" $B generate --model "$M" -n x
 expect_fail unknown_decoder "unknown decoder 'nope'; valid decoders: greedy" $B generate --model "$M" --decoder nope -n 1
-expect_fail bad_kernels "kernels fast: expected auto, exact, exact-int8 or blas" $B generate --model "$M" --kernels fast
+expect_fail bad_kernels "kernels fast: expected auto, exact, exact-int8, exact-int8b or blas" $B generate --model "$M" --kernels fast
 expect_fail unknown_command "unknown command 'frobnicate'" $B frobnicate
 expect_fail synth_bad "expected a preset" $B synth --config 12,3 -o "$T/x.bin"
 # a FIFO blocked open() forever: refused at once (timeout turns a hang into a failure)

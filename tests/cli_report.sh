@@ -50,7 +50,7 @@ expect_grep latex_columns_note "--columns all for every figure" one.tex
 $B report --db r.db:1 --format latex --columns all >all.tex 2>&1 || bad "report latex all exit"
 expect_grep latex_all_columns "& exact" all.tex
 $B report --db r.db:1 --columns tau,speedup_decode >cols.md 2>&1 || bad "report --columns exit"
-expect_grep columns_chosen "^\| dataset +\| decoder +\| prompts \| repeats \| +speed-up \| +tau \|" cols.md
+expect_grep columns_chosen "^\| dataset +\| decoder +\| prompts \| repeats \| +speed-up \| +tau \(vLLM\) \|" cols.md
 expect_fail columns_unknown 1 "--columns: no figure 'nope' \(figures: tps_decode" $B report --db r.db:1 --columns nope
 expect_fail columns_layout 2 "--columns: only the summary layout" $B report --db r.db:1 --layout paper --columns tau
 # CSV: header of machine keys, one row per decoder, greedy's speed-up exactly 1

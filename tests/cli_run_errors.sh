@@ -61,7 +61,7 @@ expect_fail bad_int 2 "--limit: 'x' is not an integer" $B "${R[@]}" --limit x
 expect_fail bad_repeats 2 "--repeats: 0 is out of range" $B "${R[@]}" --repeats 0
 expect_fail bad_seed 2 "--shuffle: '-1' is not a seed" $B "${R[@]}" --shuffle -1
 expect_fail unknown_option 2 "unknown option '--bogus'" $B "${R[@]}" --bogus
-expect_fail bad_kernels 2 "kernels fast: expected auto, exact, exact-int8 or blas" $B "${R[@]}" --kernels fast
+expect_fail bad_kernels 2 "kernels fast: expected auto, exact, exact-int8, exact-int8b or blas" $B "${R[@]}" --kernels fast
 # --resume: a different workload, a run that does not exist or is complete
 expect_fail resume_max_new 1 "--resume 1: the run used --max-new 8, this command 9" $B "${R[@]}" --max-new 9 --limit 1 --resume 1
 expect_fail resume_datasets 1 "--resume 1: the run used datasets 'tinystories'" $B "${R[@]}" --dataset jsonl:long.jsonl --skip-long --resume 1

@@ -21,8 +21,8 @@ run a.db self:q8_0 >/dev/null 2>a.err
 expect_eq run_exit 0 $?
 expect_eq exact "8|8" "$(q a.db "SELECT COUNT(*), SUM(matched) FROM samples")"
 expect_eq draft_path "self:q8_0" "$(q a.db "SELECT draft_path FROM runs")"
-# --kernels auto (the default) picks the int8 mode for a quantized draft of a float target
-expect_eq auto_kernels "exact-int8" "$(q a.db "SELECT kernels FROM runs")"
+# --kernels auto (the default) picks the int8b mode for a quantized draft of a float target
+expect_eq auto_kernels "exact-int8b" "$(q a.db "SELECT kernels FROM runs")"
 expect_eq draft_recorded yes "$(q a.db "SELECT CASE WHEN length(draft_hash) = 16 AND draft_bytes > 0 AND draft_hash != model_hash THEN 'yes' END FROM runs")"
 expect_grep note "draft self:q8_0: the target's 36 weight matrices requantized in memory, 0.33 MB; 5 stored as f16 \(rows of 172 values, not whole blocks of q8_0, e.g. blk.0.ffn_down.weight\)" a.err
 expect_eq drafts_accepted yes "$(q a.db "SELECT CASE WHEN SUM(accepted) > 0.9 * SUM(drafted) THEN 'yes' END FROM samples WHERE decoder = 'spec'")"

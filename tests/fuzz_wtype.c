@@ -8,7 +8,8 @@
  * cache (the streaming tiles, T = 1 or 2: rare, as each costs ~100 ms under the sanitizers); the
  * rest, repeated as needed, are the weight bytes. Any input is valid. Types with an int8 mode
  * (kernels.h) are multiplied in that mode too, against its own reference, and again from their
- * packed rows where they have them.
+ * packed rows where they have them; and in the int8b mode, from the rows and from their 16-row
+ * copy.
  *
  * Build and run (clang; see tests/fuzz_gguf.c for the build directory):
  *   cmake --build build-fuzz --target fuzz_wtype -j2
@@ -49,7 +50,7 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
     if (w && x && y && ref) {
         for (size_t i = 0; i < n; i++) w[i] = src[i % nsrc] ^ (unsigned char)(i / nsrc);
         for (int i = 0; i < T * K; i++) x[i] = (float)((i * 37) % 29) * 0.125f - 1.75f;
-        wmat m = {t, w, rows, K, NULL};
+        wmat m = {t, w, rows, K, NULL, NULL};
         kern_matmul_ref(&m, 0, rows, x, K, T, ref, rows);
         for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
             if (!kern_isa_supported((kern_isa)isa)) continue;
@@ -80,6 +81,27 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
             }
             m.packed = NULL;
             free(pk);
+        }
+        free(xa);
+        /* the int8b mode: from the rows' own layout and from the 16-row copy (kernels.h) */
+        xa = kern_int8b_supported(t) ? aligned_alloc(64, kern_act8b_bytes(T, K)) : NULL;
+        if (xa) {
+            kern_act8b_quantize(x, K, T, K, xa);
+            kern_matmul_int8b_ref(&m, 0, rows, xa, T, ref, rows);
+            unsigned char *r16 = malloc(kern_int8b_packed_size(&m));
+            if (r16) kern_int8b_pack(&m, r16, 0, 1);
+            for (int copy = 0; copy <= (r16 != NULL); copy++) {
+                m.r16 = copy ? r16 : NULL;
+                for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                    if (!kern_isa_supported((kern_isa)isa)) continue;
+                    memset(y, 0, sizeof(float) * (size_t)T * rows);
+                    kern_matmul_int8b_isa((kern_isa)isa, &m, 0, rows, xa, T, y, rows);
+                    if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
+                    compared++;
+                }
+            }
+            m.r16 = NULL;
+            free(r16);
         }
         free(xa);
     }

@@ -436,6 +436,9 @@ int main(void) {
     /* the int8 mode's k-quant kernels under every decoder: a q4_k target, a q6_k draft */
     test_decoders(lowbit_path[1], lowbit_path[2], all_specs, 7, KERN_EXACT_INT8,
                   "synthetic q4_k (q6_k draft), exact-int8");
+    test_decoders(lowbit_path[1], lowbit_path[2], all_specs, 7, KERN_EXACT_INT8B,
+                  "synthetic q4_k (q6_k draft), exact-int8b");
+    test_decoders(syn_q8, syn_d_q8, all_specs, 7, KERN_EXACT_INT8B, "synthetic q8_0, exact-int8b");
     const char *specs_f16[] = {"lookahead:W=5,N=3,G=5", "spec:gamma=4"};
     const char *f16 = convert(s260, tok512, WTYPE_F16, "s260_f16.gguf", &rep);
     const char *xs_f16 = convert(xs, tok512, WTYPE_F16, "xs_f16.gguf", &rep);

@@ -12,6 +12,8 @@
  *     fwd_eval_more with parents in earlier passes) give the one-pass logits bit for bit, and
  *     committing a path across passes works as after one pass;
  *  4. bad batches (parent after child, position past the context, bad token) are refused.
+ *     The int8 and int8b modes on quantized files of every type they have (the int8b mode with
+ *     3 threads too), and without their weight copies (DECBENCH_PACKED=0).
  *  5. non-finite logits: a model file whose embedding row of one token is NaN
  *     fails the pass that feeds that token, naming its position and the token; with
  *     fwd_allow_nonfinite the pass returns the NaN logits. */
@@ -162,8 +164,8 @@ static void test_bad_batches(const model *m) {
     fwd_free(f);
 }
 
-/* The int8 mode changes the bits of a quantized model only (its products run on rounded
- * activations; the logits stay close) and leaves an f32 model's bits alone. */
+/* The int8 and int8b modes change the bits of a quantized model only (their products run on
+ * rounded activations; the logits stay close) and leave an f32 model's bits alone. */
 static void test_int8_differs_only_when_quantized(void) {
     char err[ERR_LEN];
     const char *files[] = {"models/stories260K.bin", "models/quantized/xs_Q8_0.gguf"};
@@ -173,20 +175,27 @@ static void test_int8_differs_only_when_quantized(void) {
         if (!m) continue;
         int V = m->cfg.vocab_size, tokens[8] = {1, 40, 300, 7, 99, 12, 5, 260};
         float *a = malloc(sizeof(float) * 8 * V), *b = malloc(sizeof(float) * 8 * V);
-        fwd_ctx *fe, *fi;
+        fwd_ctx *fe;
         CHECK(fwd_new(&fe, m, NULL, 8, KERN_EXACT, err) == 0);
-        CHECK(fwd_new(&fi, m, NULL, 8, KERN_EXACT_INT8, err) == 0);
         CHECK(fwd_eval(fe, 8, tokens, NULL, NULL, NULL, 8, a, err) == 0);
-        CHECK(fwd_eval(fi, 8, tokens, NULL, NULL, NULL, 8, b, err) == 0);
-        double num = 0, den = 0;
-        for (int k = 0; k < 8 * V; k++) num += fabs((double)a[k] - b[k]), den += fabs((double)a[k]);
-        if (i == 0)
-            CHECK_MSG(memcmp(a, b, sizeof(float) * 8 * V) == 0, "%s: int8 mode changed f32 bits",
-                      files[i]);
-        else
-            CHECK_MSG(num > 0 && num < 0.05 * den, "%s: int8 logits differ by %g (relative)",
-                      files[i], num / den);
-        fwd_free(fe), fwd_free(fi);
+        const kern_mode modes[2] = {KERN_EXACT_INT8, KERN_EXACT_INT8B};
+        for (int k8 = 0; k8 < 2; k8++) {
+            const char *name = kern_mode_name(modes[k8]);
+            fwd_ctx *fi;
+            CHECK(fwd_new(&fi, m, NULL, 8, modes[k8], err) == 0);
+            CHECK(fwd_eval(fi, 8, tokens, NULL, NULL, NULL, 8, b, err) == 0);
+            double num = 0, den = 0;
+            for (int k = 0; k < 8 * V; k++)
+                num += fabs((double)a[k] - b[k]), den += fabs((double)a[k]);
+            if (i == 0)
+                CHECK_MSG(memcmp(a, b, sizeof(float) * 8 * V) == 0, "%s: %s mode changed f32 bits",
+                          files[i], name);
+            else
+                CHECK_MSG(num > 0 && num < 0.05 * den, "%s: %s logits differ by %g (relative)",
+                          files[i], name, num / den);
+            fwd_free(fi);
+        }
+        fwd_free(fe);
         free(a), free(b);
         model_close(m);
     }
@@ -207,10 +216,11 @@ static int greedy_tokens(fwd_ctx *f, int V, int n, int *out, float *logits, char
     return -1;
 }
 
-/* DECBENCH_PACKED=0 keeps the int8 mode from making packed rows (kernels.h), and greedy decoding
- * gives the same tokens and logits without them, bit for bit (on a CPU whose int8 tile reads
- * packed rows the two runs take different tiles; elsewhere neither makes a copy). */
-static void test_packed_switch(void) {
+/* DECBENCH_PACKED=0 keeps the int8 mode from making packed rows and the int8b mode from making
+ * 16-row copies (kernels.h), and greedy decoding gives the same tokens and logits without them,
+ * bit for bit (on a CPU whose int8 tile reads packed rows the two runs take different tiles;
+ * elsewhere neither makes a copy; the int8b tiles pack each group on the fly without one). */
+static void test_packed_switch(kern_mode mode) {
     char err[ERR_LEN];
     const char *file = "models/quantized/kq_Q4_K_M.gguf";
     int toks[2][12];
@@ -220,20 +230,22 @@ static void test_packed_switch(void) {
         if (off) setenv("DECBENCH_PACKED", "0", 1);
         CHECK_MSG(model_open(&m, test_shared(file), err) == 0, "%s", err);
         fwd_ctx *f = NULL;
-        if (m) CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT_INT8, err) == 0);
+        if (m) CHECK(fwd_new(&f, m, NULL, 4, mode, err) == 0);
         unsetenv("DECBENCH_PACKED");
         if (!m) break;
         const int V = m->cfg.vocab_size;
-        CHECK_MSG(off ? m->wcls.packed == NULL
-                      : (m->wcls.packed != NULL) == (kern_int8_packed_bytes(&m->wcls) > 0),
-                  "%s: packed copy %s with DECBENCH_PACKED %s", file,
-                  m->wcls.packed ? "made" : "missing", off ? "0" : "unset");
+        const unsigned char *copy = mode == KERN_EXACT_INT8B ? m->wcls.r16 : m->wcls.packed;
+        const size_t want = mode == KERN_EXACT_INT8B ? kern_int8b_packed_size(&m->wcls)
+                                                     : kern_int8_packed_bytes(&m->wcls);
+        CHECK_MSG(off ? copy == NULL : (copy != NULL) == (want > 0),
+                  "%s: %s copy %s with DECBENCH_PACKED %s", file, kern_mode_name(mode),
+                  copy ? "made" : "missing", off ? "0" : "unset");
         lg[off] = malloc(sizeof(float) * V);
         CHECK_MSG(f && greedy_tokens(f, V, 12, toks[off], lg[off], err) < 0, "%s", err);
         if (off) {
             CHECK_MSG(memcmp(toks[0], toks[1], sizeof toks[0]) == 0 &&
                           memcmp(lg[0], lg[1], sizeof(float) * V) == 0,
-                      "%s: greedy differs without packed rows", file);
+                      "%s: %s greedy differs without its copy", file, kern_mode_name(mode));
         }
         fwd_free(f);
         model_close(m);
@@ -449,9 +461,14 @@ int main(void) {
         CHECK_MSG(model_open(&q, test_shared(int8[i]), err) == 0, "%s", err);
         if (!q) continue;
         for (int t = 1; t <= 2; t++) test_invariance(q, int8[i], t, 6, 70 + t, KERN_EXACT_INT8);
+        /* the int8b mode on the same files: the same types, 1, 2 and 3 threads (row pieces of
+         * 32 that end inside a matrix's groups of 16, and 3 threads' pieces) */
+        for (int t = 1; t <= 3; t++)
+            test_invariance(q, int8[i], t, 4, 90 + t, KERN_EXACT_INT8B);
         model_close(q);
     }
     test_int8_differs_only_when_quantized();
-    test_packed_switch();
+    test_packed_switch(KERN_EXACT_INT8);
+    test_packed_switch(KERN_EXACT_INT8B);
     return test_finish("test_forward");
 }

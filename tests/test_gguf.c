@@ -704,12 +704,12 @@ static void write_micro_model(const char *path, wtype small, wtype big) {
                       .eos_id = 2,
                       .end_id = 2};
     model_layer y = {.rms_att = norm, .rms_ffn = norm};
-    y.wq = y.wo = (wmat){small, q, 32, 32, NULL};
-    y.wk = y.wv = (wmat){small, q, 16, 32, NULL};
-    y.w1 = y.w3 = (wmat){small, q, hidden, 32, NULL};
-    y.w2 = (wmat){big, q, 32, hidden, NULL};
+    y.wq = y.wo = (wmat){small, q, 32, 32, NULL, NULL};
+    y.wk = y.wv = (wmat){small, q, 16, 32, NULL, NULL};
+    y.w1 = y.w3 = (wmat){small, q, hidden, 32, NULL, NULL};
+    y.w2 = (wmat){big, q, 32, hidden, NULL, NULL};
     model m = {.cfg = c, .layers = &y, .rms_final = norm};
-    m.tok_embd = m.wcls = (wmat){small, q, 8, 32, NULL};
+    m.tok_embd = m.wcls = (wmat){small, q, 8, 32, NULL, NULL};
     char err[ERR_LEN];
     CHECK_MSG(write_model_gguf(&m, path, err) == 0, "%s", err);
 }

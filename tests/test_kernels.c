@@ -88,7 +88,7 @@ static void test_matmul_small(rng_state *r) {
             float *x = malloc(sizeof(float) * T * K);
             float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
             for (int i = 0; i < T * K; i++) x[i] = 2 * rng_unit(r) - 1;
-            wmat m = {(wtype)t, w, R, K, NULL};
+            wmat m = {(wtype)t, w, R, K, NULL, NULL};
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                 if (!isa_on[isa]) continue;
                 int bad = 0;
@@ -126,7 +126,7 @@ static void test_matmul_streaming(rng_state *r) {
         float *x = malloc(sizeof(float) * 17 * K);
         float *y1 = malloc(sizeof(float) * 17 * R), *y2 = malloc(sizeof(float) * 17 * R);
         for (int i = 0; i < 17 * K; i++) x[i] = 2 * rng_unit(r) - 1;
-        wmat m = {(wtype)t, w, R, K, NULL};
+        wmat m = {(wtype)t, w, R, K, NULL, NULL};
         const int cuts[] = {0, 37, 160, R / 2 + 1, R};
         const int ns[] = {1, 2, 3, 4, 5, 6, 8, 16, 17};
         for (int ni = 0; ni < 9; ni++) {
@@ -162,7 +162,7 @@ static void test_matmul_long_rows(rng_state *r) {
     for (size_t i = 0; i < (size_t)T * K; i++) x[i] = 2 * rng_unit(r) - 1;
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         unsigned char *w = random_matrix(r, types[ti], R, K);
-        wmat m = {types[ti], w, R, K, NULL};
+        wmat m = {types[ti], w, R, K, NULL, NULL};
         kern_matmul_ref(&m, 0, R, x, K, T, y2, R);
         for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
             if (!isa_on[isa]) continue;
@@ -196,7 +196,7 @@ static void test_table(rng_state *r) {
         int K = 2 * tt->block;
         unsigned char *w = random_matrix(r, (wtype)t, 3, K);
         float a[1024], b[1024];
-        wmat m = {(wtype)t, w, 3, K, NULL};
+        wmat m = {(wtype)t, w, 3, K, NULL, NULL};
         kern_row_to_f32(&m, 2, a);
         tt->to_float(w + 2 * wtype_row_bytes((wtype)t, K), b, K);
         CHECK(memcmp(a, b, sizeof(float) * K) == 0);
@@ -234,7 +234,7 @@ static void test_matmul_int8_long_rows(rng_state *r) {
     float y1[4 * 3], y2[4 * 3];
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         unsigned char *w = random_matrix(r, types[ti], R, K);
-        wmat m = {types[ti], w, R, K, NULL};
+        wmat m = {types[ti], w, R, K, NULL, NULL};
         for (int n = 1; n <= T; n += T - 1) {
             kern_matmul_int8_ref(&m, 0, R, xa, lda, n, y2, R);
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
@@ -367,7 +367,7 @@ static void test_int8_matmul(rng_state *r) {
             unsigned char *w = random_matrix(r, (wtype)t, R, K),
                           *xa = quantized_rows(r, T, K, &lda);
             float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
-            wmat m = {(wtype)t, w, R, K, NULL};
+            wmat m = {(wtype)t, w, R, K, NULL, NULL};
             unsigned char *pk = packed_copy(&m);
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
                 for (int packed = 0; packed <= (pk != NULL); packed++) {
@@ -393,7 +393,7 @@ static void test_int8_matmul(rng_state *r) {
             free(w), free(xa), free(y1), free(y2);
         }
         /* no packed copy of rows longer than a packed tile keeps its starts for (kernels.h) */
-        wmat longest = {(wtype)t, NULL, 8, KERN_PACKED_MAX_K, NULL}, longer = longest;
+        wmat longest = {(wtype)t, NULL, 8, KERN_PACKED_MAX_K, NULL, NULL}, longer = longest;
         longer.cols += tt->block;
         CHECK_MSG(kern_int8_packed_size(&longer) == 0 &&
                       (kern_int8_packed_size(&longest) > 0) == (kern_traits_get((wtype)t)->int8.pack != NULL),
@@ -404,7 +404,7 @@ static void test_int8_matmul(rng_state *r) {
         size_t lda;
         unsigned char *w = random_matrix(r, (wtype)t, R, K), *xa = quantized_rows(r, 6, K, &lda);
         float *y1 = malloc(sizeof(float) * 6 * R), *y2 = malloc(sizeof(float) * 6 * R);
-        wmat m = {(wtype)t, w, R, K, NULL};
+        wmat m = {(wtype)t, w, R, K, NULL, NULL};
         unsigned char *pk = packed_copy(&m);
         const int cuts[] = {0, 37, 160, R / 2 + 1, R};
         for (int n = 1; n <= 6; n += 5) {
@@ -429,7 +429,7 @@ static void test_int8_matmul(rng_state *r) {
         float *x = malloc(sizeof(float) * K), ye[8], yi[8];
         for (int i = 0; i < K; i++) x[i] = 2 * rng_unit(r) - 1;
         w = random_matrix(r, (wtype)t, 8, K);
-        m = (wmat){(wtype)t, w, 8, K, NULL};
+        m = (wmat){(wtype)t, w, 8, K, NULL, NULL};
         xa = aligned_alloc(64, kern_act_bytes(K));
         kern_act_quantize(x, K, 1, K, xa, kern_act_bytes(K));
         kern_matmul_ref(&m, 0, 8, x, K, 1, ye, 8);
@@ -437,6 +437,172 @@ static void test_int8_matmul(rng_state *r) {
         double num = 0, den = 0;
         for (int i = 0; i < 8; i++) num += fabs((double)yi[i] - ye[i]), den += fabs((double)ye[i]);
         CHECK_MSG(num <= 0.02 * den, "int8 %s: relative error %g against the exact product",
+                  tt->name, num / den);
+        free(x), free(w), free(xa);
+    }
+}
+
+/* ---- the int8b mode ------------------------------------------------------------------------ */
+
+/* T rows of activations (as quantized_rows) in the int8b layout, and the same rows in the int8
+ * mode's layout (to compare what the two quantizers make of them). */
+static unsigned char *quantized8b_rows(rng_state *r, int T, int K, unsigned char **xa8) {
+    float *x = malloc(sizeof(float) * (size_t)T * K);
+    for (int i = 0; i < T * K; i++) {
+        int b = i / 32;
+        float scale = b % 7 == 3 ? 0.0f : (float)(1 << (b % 5)) / 4;
+        x[i] = scale * (2 * rng_unit(r) - 1);
+    }
+    unsigned char *xa = aligned_alloc(64, kern_act8b_bytes(T, K));
+    kern_act8b_quantize(x, K, T, K, xa);
+    if (xa8) {
+        *xa8 = aligned_alloc(64, kern_act_bytes(K) * (size_t)T);
+        kern_act_quantize(x, K, T, K, *xa8, kern_act_bytes(K));
+    }
+    free(x);
+    return xa;
+}
+
+/* The int8b quantizer: every ISA writes the reference's bytes (the values of
+ * test_int8_quantize: ties, NaN, infinities, denormals, zero blocks), for T of one and several
+ * chunks; token t's q and d_b are the int8 mode's, and its sums are those of its q. */
+static void test_int8b_quantize(rng_state *r) {
+    const int K = 256;
+    for (int T = 1; T <= 20; T += T < 10 ? 1 : 10) {
+        float *x = malloc(sizeof(float) * T * K);
+        for (int i = 0; i < T * K; i++) {
+            int b = i / 32, kind = (int)(rng_unit(r) * 64);
+            float scale = b % 7 == 3 ? 0.0f : ldexpf(1.0f, (b % 11) - 5);
+            x[i] = scale * (2 * rng_unit(r) - 1);
+            if (b % 5 == 1 && i % 32 == 0) x[i] = scale;
+            if (kind == 0) x[i] = NAN;
+            if (kind == 1 && b % 13 == 2) x[i] = INFINITY;
+            if (kind == 2) x[i] = 1e-42f;
+        }
+        /* the layout's bytes (kern_act8b_bytes rounds them up to 64) */
+        size_t n = (size_t)T * (K / 32) * KERN_A8B_REC, lda = kern_act_bytes(K);
+        unsigned char *ref = aligned_alloc(64, kern_act8b_bytes(T, K)),
+                      *got = aligned_alloc(64, kern_act8b_bytes(T, K));
+        unsigned char *a8 = aligned_alloc(64, lda * T);
+        kern_act8b_quantize_isa(KERN_ISA_SCALAR, x, K, T, K, ref);
+        kern_act_quantize_isa(KERN_ISA_SCALAR, x, K, T, K, a8, lda);
+        for (int isa = 1; isa < KERN_ISA_COUNT; isa++) {
+            if (!isa_on[isa]) continue;
+            memset(got, 0xAB, n);
+            kern_act8b_quantize_isa((kern_isa)isa, x, K, T, K, got);
+            CHECK_MSG(memcmp(ref, got, n) == 0, "int8b quantizer %s differs from the reference (T=%d)",
+                      kern_isa_name((kern_isa)isa), T);
+        }
+        int bad = 0;
+        for (int c = 0; c < kern_a8b_chunks(T); c++) {
+            const int t0 = kern_a8b_first(T, c), nt = kern_a8b_first(T, c + 1) - t0;
+            for (int i = 0; i < nt; i++)
+                for (int b = 0; b < K / 32; b++) {
+                    const unsigned char *rec = ref + kern_a8b_at(K, t0, nt, b);
+                    const kern_a8_group *g = (const kern_a8_group *)(a8 + lda * (t0 + i)) + b / 2;
+                    const int8_t *q = (const int8_t *)(rec + 32 * i);
+                    float d, ds;
+                    int32_t s128, s8, h0, h1, sum = 0, sh = 0;
+                    memcpy(&d, rec + 32 * nt + 4 * i, 4), memcpy(&ds, rec + 36 * nt + 4 * i, 4);
+                    memcpy(&s128, rec + 40 * nt + 4 * i, 4), memcpy(&s8, rec + 44 * nt + 4 * i, 4);
+                    memcpy(&h0, rec + 48 * nt + 4 * i, 4), memcpy(&h1, rec + 52 * nt + 4 * i, 4);
+                    for (int k = 0; k < 32; k++) sum += q[k], sh += k < 16 ? q[k] : 0;
+                    /* the floats by their bits: an infinite input makes d_b and ds NaN */
+                    bad += memcmp(q, g->q + 32 * (b % 2), 32) != 0 ||
+                           memcmp(&d, &g->d[8 * (b % 2)], 4) != 0 ||
+                           memcmp(&ds, kern_a8_ds(a8 + lda * (t0 + i), K) + b, 4) != 0 ||
+                           s128 != -128 * sum ||
+                           s8 != -8 * sum || h0 != -32 * sh || h1 != -32 * (sum - sh);
+                }
+        }
+        CHECK_MSG(bad == 0, "int8b quantizer (T=%d): %d blocks differ from the int8 mode's", T, bad);
+        free(x), free(ref), free(got), free(a8);
+    }
+}
+
+/* The 16-row copy of m, or NULL. */
+static unsigned char *r16_copy(const wmat *m) {
+    size_t n = kern_int8b_packed_size(m);
+    unsigned char *p = n ? malloc(n) : NULL;
+    if (p) kern_int8b_pack(m, p, 0, 1);
+    return p;
+}
+
+/* Every int8b type on every instruction set equals the int8b reference bit for bit: odd block
+ * counts, T over one and several chunks, row ranges cutting groups of 16, with and without the
+ * 16-row copy, the copy made in shares; a token's result does not depend on T (the reference
+ * at T against the reference of that token alone); and the mode stays close to the exact
+ * product. */
+static void test_int8b_matmul(rng_state *r) {
+    for (int t = 0; t < WTYPE_COUNT; t++) {
+        const wtype_traits *tt = wtype_get((wtype)t);
+        if (!kern_int8b_supported((wtype)t)) continue;
+        const int Ks32[] = {32, 96, 288, 544}, Ks256[] = {256, 768};
+        const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 4 : 2;
+        const int Ts[] = {1, 2, 3, 5, 8, 9, 13, 17, 24, 33};
+        for (int ki = 0; ki < nK; ki++) {
+            int K = Ks[ki], R = 53, T = 33;
+            unsigned char *w = random_matrix(r, (wtype)t, R, K);
+            float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
+            wmat m = {(wtype)t, w, R, K, NULL, NULL};
+            unsigned char *cp = r16_copy(&m), *halves = malloc(kern_int8b_packed_size(&m));
+            kern_int8b_pack(&m, halves, 0, 3), kern_int8b_pack(&m, halves, 1, 3);
+            kern_int8b_pack(&m, halves, 2, 3);
+            CHECK_MSG(memcmp(cp, halves, kern_int8b_packed_size(&m)) == 0,
+                      "%s: the 16-row copy made in 3 parts differs", tt->name);
+            for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+                const int n = Ts[ti];
+                unsigned char *xa = quantized8b_rows(r, n, K, NULL);
+                const int cuts[][2] = {{0, R}, {1, R}, {16, 32}, {5, 37}, {33, 53}, {17, 18}};
+                for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
+                    for (int copy = 0; copy <= 1; copy++) {
+                        if (!isa_on[isa]) continue;
+                        m.r16 = copy ? cp : NULL;
+                        int bad = 0;
+                        for (int c = 0; c < 6; c++) {
+                            const int r0 = cuts[c][0], r1 = cuts[c][1];
+                            kern_matmul_int8b_isa((kern_isa)isa, &m, r0, r1, xa, n, y1, R);
+                            kern_matmul_int8b_ref(&m, r0, r1, xa, n, y2, R);
+                            bad += !same_rows(y1, y2, n, r1 - r0, R);
+                        }
+                        CHECK_MSG(bad == 0, "int8b %s %s%s K=%d T=%d: %d of 6 row ranges differ",
+                                  kern_isa_name((kern_isa)isa), tt->name, copy ? " r16" : "", K, n,
+                                  bad);
+                    }
+                m.r16 = NULL;
+                free(xa);
+            }
+            free(cp), free(halves);
+            /* batch invariance of the order itself: token t of a pass of T equals token t alone */
+            float *x = malloc(sizeof(float) * 9 * K);
+            for (int i = 0; i < 9 * K; i++) x[i] = 2 * rng_unit(r) - 1;
+            unsigned char *xa9 = aligned_alloc(64, kern_act8b_bytes(9, K)),
+                          *xa1 = aligned_alloc(64, kern_act8b_bytes(1, K));
+            kern_act8b_quantize(x, K, 9, K, xa9);
+            kern_matmul_int8b(&m, 0, R, xa9, 9, y1, R);
+            int bad = 0;
+            for (int tk = 0; tk < 9; tk++) {
+                kern_act8b_quantize(x + (size_t)tk * K, K, 1, K, xa1);
+                kern_matmul_int8b(&m, 0, R, xa1, 1, y2, R);
+                bad += memcmp(y1 + (size_t)tk * R, y2, sizeof(float) * R) != 0;
+            }
+            CHECK_MSG(bad == 0, "int8b %s K=%d: %d of 9 tokens depend on the pass", tt->name, K,
+                      bad);
+            free(x), free(xa9), free(xa1), free(w), free(y1), free(y2);
+        }
+        /* close to the exact product */
+        const int K = 2048;
+        float *x = malloc(sizeof(float) * K), ye[8], yi[8];
+        for (int i = 0; i < K; i++) x[i] = 2 * rng_unit(r) - 1;
+        unsigned char *w = random_matrix(r, (wtype)t, 8, K);
+        wmat m = {(wtype)t, w, 8, K, NULL, NULL};
+        unsigned char *xa = aligned_alloc(64, kern_act8b_bytes(1, K));
+        kern_act8b_quantize(x, K, 1, K, xa);
+        kern_matmul_ref(&m, 0, 8, x, K, 1, ye, 8);
+        kern_matmul_int8b_ref(&m, 0, 8, xa, 1, yi, 8);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8; i++) num += fabs((double)yi[i] - ye[i]), den += fabs((double)ye[i]);
+        CHECK_MSG(num <= 0.02 * den, "int8b %s: relative error %g against the exact product",
                   tt->name, num / den);
         free(x), free(w), free(xa);
     }
@@ -454,11 +620,17 @@ static int nonfinite_where(const float *y, int T, int R, int bad_t, int bad_r) {
 }
 
 /* A product of T input rows by m in the exact (int8 = 0) or the int8 mode on one ISA. */
-static void product(kern_isa isa, int int8, const wmat *m, const float *x, int T, unsigned char *xa,
+/* mode: 0 exact, 1 int8, 2 int8b (xa holds kern_act8b_bytes(T, K) then) */
+static void product(kern_isa isa, int mode, const wmat *m, const float *x, int T, unsigned char *xa,
                     float *y) {
     const int K = m->cols;
-    if (!int8) {
+    if (mode == 0) {
         kern_matmul_isa(isa, m, 0, m->rows, x, K, T, y, m->rows);
+        return;
+    }
+    if (mode == 2) {
+        kern_act8b_quantize_isa(isa, x, K, T, K, xa);
+        kern_matmul_int8b_isa(isa, m, 0, m->rows, xa, T, y, m->rows);
         return;
     }
     kern_act_quantize_isa(isa, x, K, T, K, xa, kern_act_bytes(K));
@@ -475,7 +647,7 @@ static void poison(unsigned char *at, wtype t, int inf) {
         memcpy(at, &h, 2);
 }
 
-/* Every type in both kernel modes on every ISA, with a NaN or an infinity in one input row
+/* Every type in every kernel mode on every ISA, with a NaN or an infinity in one input row
  * (every result of that row must be NaN or infinite, the others finite) or in weight row 5 (a
  * float weight, or each scale of its second block: d, m, dmin; every result of that row). The
  * forward pass refuses non-finite logits; this is what gets them there. The int8 mode's
@@ -489,14 +661,18 @@ static void test_nonfinite_propagates(rng_state *r) {
         const int K = tt->block == 256 ? 512 : 256;
         const size_t ldw = wtype_row_bytes((wtype)t, K);
         float *x = malloc(sizeof(float) * Tmax * K), *y = malloc(sizeof(float) * Tmax * R);
-        unsigned char *xa = aligned_alloc(64, kern_act_bytes(K) * Tmax);
+        size_t xab = kern_act_bytes(K) * Tmax;
+        if (kern_act8b_bytes(Tmax, K) > xab) xab = kern_act8b_bytes(Tmax, K);
+        unsigned char *xa = aligned_alloc(64, xab);
         unsigned char *w = random_matrix(r, (wtype)t, R, K);
         for (int i = 0; i < Tmax * K; i++) x[i] = 2 * rng_unit(r) - 1;
-        wmat m = {(wtype)t, w, R, K, NULL};
+        wmat m = {(wtype)t, w, R, K, NULL, NULL};
         unsigned char *pk = NULL;
-        for (int int8 = 0; int8 < 2; int8++)
+        for (int int8 = 0; int8 < 3; int8++)
             for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
-                if (!isa_on[isa] || (int8 && !kern_int8_supported((wtype)t))) continue;
+                if (!isa_on[isa] || (int8 == 1 && !kern_int8_supported((wtype)t)) ||
+                    (int8 == 2 && !kern_int8b_supported((wtype)t)))
+                    continue;
                 int lost = 0, tried = 0;
                 for (int ti = 0; ti < 6; ti++)
                     for (int inf = 0; inf < 2; inf++) {
@@ -515,20 +691,23 @@ static void test_nonfinite_propagates(rng_state *r) {
                             unsigned char saved[4];
                             memcpy(saved, at, 4);
                             poison(at, (wtype)t, inf);
-                            /* at T = 1 also from the packed rows, when the type has them */
-                            for (int packed = 0; packed < 1 + (T == 1 && int8); packed++) {
-                                if (packed && !(pk = packed_copy(&m))) continue;
-                                m.packed = pk;
+                            /* also from the packed rows (int8 at T = 1) or the 16-row copy
+                             * (int8b), when the type has them */
+                            const int copies = int8 == 2 || (int8 == 1 && T == 1);
+                            for (int packed = 0; packed < 1 + copies; packed++) {
+                                if (packed && !(pk = int8 == 2 ? r16_copy(&m) : packed_copy(&m)))
+                                    continue;
+                                if (int8 == 2) m.r16 = pk; else m.packed = pk;
                                 product((kern_isa)isa, int8, &m, x, T, xa, y);
                                 lost += !nonfinite_where(y, T, R, -1, 5), tried++;
-                                m.packed = NULL;
+                                m.packed = NULL, m.r16 = NULL;
                                 free(pk), pk = NULL;
                             }
                             memcpy(at, saved, 4);
                         }
                     }
                 CHECK_MSG(lost == 0, "%s %s %s: %d of %d products lost a NaN or an infinity",
-                          int8 ? "int8" : "exact", kern_isa_name((kern_isa)isa), tt->name, lost,
+                          int8 == 2 ? "int8b" : int8 ? "int8" : "exact", kern_isa_name((kern_isa)isa), tt->name, lost,
                           tried);
             }
         free(x), free(y), free(xa), free(w);
@@ -781,6 +960,9 @@ int main(int argc, char **argv) {
     test_int8_decoders(&r);
     test_int8_quantize(&r);
     test_int8_matmul(&r);
+    test_int8b_quantize(&r);
+    test_int8b_matmul(&r);
+
     test_nonfinite_propagates(&r);
     test_attend(&r);
     test_attend_shared(&r);

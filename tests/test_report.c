@@ -579,9 +579,16 @@ static void test_names(void) {
     if (md) {
         CHECK_MSG(strstr(md, "| tau (vLLM) |") || strstr(md, " tau (vLLM) "), "%s", md);
         CHECK(strstr(md, "mean acc. tokens (SB)") != NULL);
+        free(md);
+    }
+    /* the definitions are one command away: report --explain names both sources */
+    o.explain = 1;
+    md = render(d, &o);
+    if (md) {
         CHECK(strstr(md, "vLLM's mean acceptance length") && strstr(md, "#Mean Accepted Tokens"));
         free(md);
     }
+    o.explain = 0;
     db_close(d);
 }
 

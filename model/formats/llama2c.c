@@ -78,17 +78,17 @@ static int bind_arrays(model *m, const float *p, const int *order, int n, int sh
         model_layer *L = &m->layers[l];
         L->rms_att = at[A_RMS_ATT] + l * d;
         L->rms_ffn = at[A_RMS_FFN] + l * d;
-        L->wq = (wmat){WTYPE_F32, at[A_WQ] + l * d * d, c->dim, c->dim, NULL};
-        L->wk = (wmat){WTYPE_F32, at[A_WK] + l * kv * d, c->kv_dim, c->dim, NULL};
-        L->wv = (wmat){WTYPE_F32, at[A_WV] + l * kv * d, c->kv_dim, c->dim, NULL};
-        L->wo = (wmat){WTYPE_F32, at[A_WO] + l * d * d, c->dim, c->dim, NULL};
-        L->w1 = (wmat){WTYPE_F32, at[A_W1] + l * h * d, c->hidden_dim, c->dim, NULL};
-        L->w2 = (wmat){WTYPE_F32, at[A_W2] + l * d * h, c->dim, c->hidden_dim, NULL};
-        L->w3 = (wmat){WTYPE_F32, at[A_W3] + l * h * d, c->hidden_dim, c->dim, NULL};
+        L->wq = (wmat){WTYPE_F32, at[A_WQ] + l * d * d, c->dim, c->dim, NULL, NULL};
+        L->wk = (wmat){WTYPE_F32, at[A_WK] + l * kv * d, c->kv_dim, c->dim, NULL, NULL};
+        L->wv = (wmat){WTYPE_F32, at[A_WV] + l * kv * d, c->kv_dim, c->dim, NULL, NULL};
+        L->wo = (wmat){WTYPE_F32, at[A_WO] + l * d * d, c->dim, c->dim, NULL, NULL};
+        L->w1 = (wmat){WTYPE_F32, at[A_W1] + l * h * d, c->hidden_dim, c->dim, NULL, NULL};
+        L->w2 = (wmat){WTYPE_F32, at[A_W2] + l * d * h, c->dim, c->hidden_dim, NULL, NULL};
+        L->w3 = (wmat){WTYPE_F32, at[A_W3] + l * h * d, c->hidden_dim, c->dim, NULL, NULL};
     }
     m->rms_final = at[A_RMS_FINAL];
-    m->tok_embd = (wmat){WTYPE_F32, at[A_EMBD], c->vocab_size, c->dim, NULL};
-    m->wcls = shared ? m->tok_embd : (wmat){WTYPE_F32, at[A_CLS], c->vocab_size, c->dim, NULL};
+    m->tok_embd = (wmat){WTYPE_F32, at[A_EMBD], c->vocab_size, c->dim, NULL, NULL};
+    m->wcls = shared ? m->tok_embd : (wmat){WTYPE_F32, at[A_CLS], c->vocab_size, c->dim, NULL, NULL};
     m->main_type = WTYPE_F32;
     return 0;
 }

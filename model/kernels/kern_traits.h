@@ -59,11 +59,20 @@ typedef struct {
     wtype_packed_int8_fn packed;
 } wtype_int8;
 
+/* An int8b-mode tile (kernels.h, "the int8b mode"): `groups` groups of 16 rows of a 16-row copy
+ * (kernels.h) from p, gbytes apart, rows of K values, against the T activation rows at xa
+ * (kern_act8b_quantize): y[t * ldy + 16 g + i] for row i of group g. */
+typedef void (*wtype_matmul_int8b_fn)(const unsigned char *p, size_t gbytes, int groups, int K,
+                                      const void *xa, int T, float *y, size_t ldy);
+
 typedef struct {
     /* the exact kernels (kernels.h's canonical order) */
     wtype_kernels exact;
     /* the int8 mode (kernels.h); to_int8 NULL: the type has none and runs its exact kernels */
     wtype_int8 int8;
+    /* the int8b mode's tiles (NULL: the ISA runs the next lower one's; the AVX-512 tiles need
+     * VNNI; none at all: the scalar reference), for the types with an int8 row */
+    wtype_matmul_int8b_fn int8b[KERN_ISA_COUNT];
 } kern_traits;
 
 /* The compute row of t (t must be a valid wtype). */

@@ -219,8 +219,10 @@ const char *kern_isa_name(kern_isa isa) {
     return isa >= 0 && isa < KERN_ISA_COUNT ? names[isa] : "?";
 }
 
-/* The ISA in use: the best the CPU supports until kern_isa_use() picks another. Set once and
- * read by every thread, hence atomic (every writer stores the same value). */
+/* The ISA in use: the best the CPU supports (or a lower one the environment names in
+ * DECBENCH_ISA=avx2|scalar: what a CPU without AVX-512 would run, measured on one with it) until
+ * kern_isa_use() picks another. Set once and read by every thread, hence atomic (every writer
+ * stores the same value). */
 static _Atomic int active_isa = -1;
 
 kern_isa kern_isa_active(void) {
@@ -232,6 +234,9 @@ kern_isa kern_isa_active(void) {
             a = i;
             break;
         }
+    const char *env = getenv("DECBENCH_ISA");
+    for (int i = 0; env && i < a; i++)
+        if (strcmp(env, kern_isa_name((kern_isa)i)) == 0) a = i;
     atomic_store_explicit(&active_isa, a, memory_order_relaxed);
     return (kern_isa)a;
 }
@@ -335,7 +340,7 @@ void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, in
                             const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo) {
     const kern_isa_ops *ops = isa_ops[isa];
     if (n_shared > 0) { /* the shared keys as the rows of an f32 matrix */
-        wmat keys = {WTYPE_F32, k, n_shared, hs, NULL};
+        wmat keys = {WTYPE_F32, k, n_shared, hs, NULL, NULL};
         kern_matmul_isa(isa, &keys, 0, n_shared, q, (int)ldq, nq, scratch, (int)lds);
     }
     float div = sqrtf((float)hs), sum[nq];

@@ -135,6 +135,62 @@ size_t kern_int8_packed_size(const wmat *w);
 size_t kern_int8_packed_bytes(const wmat *w);
 void kern_int8_pack(const wmat *w, unsigned char *dst, int part, int parts);
 
+/* ---- the int8b mode (forward.h's KERN_EXACT_INT8B) -----------------------------------------
+ * The int8 mode's integers with a reduction order made for integer dot products: a whole block's
+ * products are added up in integers and meet one float FMA, and a row is one float lane, so a
+ * tile holds 16 rows in a register and reuses each unpacked weight for every token of the pass
+ * (ggml's q8_0 and q4_0 dot products, and ik_llama.cpp's interleaved rows, do the same). Its
+ * canonical order, again a function of K alone:
+ *   activations: the int8 mode's (blocks b of 32, d_b, q), laid out for the tiles
+ *     (kern_act8b_quantize; kernels_isa.h, "int8b activations");
+ *   weights: the int8 mode's integers w, scales A and mins M (its to_int8), in units of 32
+ *     values (a block) for every type but q3_k and q6_k, whose scale changes every 16 values:
+ *     their units are the two halves of a block; every value of a unit has the same A;
+ *   per row and token, one float acc from +0; for b = 0, 1, 2, ...: for each unit u of block b
+ *     in order, P_u = the sum of w * q over the unit (an exact integer, |P| < 2^20) and
+ *     acc = fma(A_u * d_b, (float)P_u, acc); then, for the types with mins (q4_1, q5_1, q4_k,
+ *     q5_k), acc = fma(-M_b, ds_b, acc) with ds_b = d_b * (sum of block b's q), rounded (the
+ *     int8 mode's ds); the result is acc, with no fold.
+ * So a token's result depends on its own activation row and K only (batch-invariant), and every
+ * ISA reproduces the scalar reference bit for bit: the integers are exact in any order, and the
+ * float steps are the same operations in the same order. Its bits differ from the int8 mode's
+ * (other float steps), as the int8 mode's differ from the exact mode's.
+ * The tiles read a copy of the matrix with 16 rows interleaved ("16-row copy", below), made once
+ * per model (forward.c). Without it (kern_matmul_int8b on a wmat whose r16 is NULL) they build
+ * each group of 16 rows in a buffer first: same bits, slower. */
+
+/* Whether type t has int8b tiles (every type with an int8 row). */
+int kern_int8b_supported(wtype t);
+
+/* Bytes of T quantized activation rows of K values (K a multiple of 32) in the int8b layout,
+ * rounded up to a multiple of 64 (aligned_alloc's sizes). */
+size_t kern_act8b_bytes(int T, int K);
+
+/* Quantizes T rows of K values (x[t * ldx + k]) into the int8b layout at xa (64-byte aligned,
+ * kern_act8b_bytes(T, K) bytes): the same q and d_b as kern_act_quantize, on the active ISA (the
+ * scalar reference or AVX2, same bytes; _isa: on the one named). */
+void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa);
+void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa);
+/* The same for tokens [t0, t1) of the T only (threads may quantize disjoint ranges of a pass). */
+void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1);
+
+/* y[t * ldy + (r - r0)] = the int8b dot product of row r of w (kern_int8b_supported) with token
+ * t of the T rows at xa (kern_act8b_quantize), for r in [r0, r1), t in [0, T). */
+void kern_matmul_int8b(const wmat *w, int r0, int r1, const void *xa, int T, float *y, int ldy);
+void kern_matmul_int8b_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, int T,
+                           float *y, int ldy);
+void kern_matmul_int8b_ref(const wmat *w, int r0, int r1, const void *xa, int T, float *y,
+                           int ldy);
+
+/* The 16-row copy (wmat.r16): the rows in groups of 16 (the last group padded with zero rows),
+ * each group's blocks in order, each block the 16 rows' copies of it field by field: a 2-byte
+ * field (an f16 scale) as 16 halves, a field of 4k bytes as its k 32-bit words, each word of the
+ * 16 rows in a row (64 bytes: a register whose lane i is row i). A block takes the bytes of the
+ * 16 rows' blocks (wtype_pack16, model/weights). kern_int8b_packed_size: its bytes (0 when
+ * the type has no int8b tiles); kern_int8b_pack writes share `part` of `parts` of it. */
+size_t kern_int8b_packed_size(const wmat *w);
+void kern_int8b_pack(const wmat *w, unsigned char *dst, int part, int parts);
+
 /* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
  * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at
  * q + t * ldq) sees slots 0..n_shared-1, then tail[t][0..n_tail[t]). Its scores and softmax
@@ -165,6 +221,14 @@ int kern_isa_supported(kern_isa isa);
 const char *kern_isa_name(kern_isa isa);
 kern_isa kern_isa_active(void);
 int kern_isa_use(kern_isa isa);
+
+/* What the active instruction set's matrix tiles can issue at most per cycle and core: int8 ops
+ * (2 per multiply-add: vpdpbusd with AVX-512 VNNI, else vpmaddubsw) and f32 flops (2 per FMA),
+ * and a name for it ("avx512-vnni x2", ...). A nominal figure from the ISA and the vendor, not a
+ * measurement: two 512-bit units on Intel's AVX-512 cores, one on AMD's (Zen 4 runs a 512-bit
+ * instruction on its two 256-bit pipes); two 256-bit units for AVX2. `decbench cost` multiplies
+ * it by the cores and their measured clock. */
+void kern_peak_per_cycle(double *int8_ops, double *f32_flops, const char **what);
 
 /* The name of the active instruction set ("avx512", "avx2", "scalar"). */
 const char *kern_simd_name(void);

@@ -651,53 +651,85 @@ PACKED(kern_avx2_packed_q6_k, WTYPE_Q6_K)
  * Q4_K_M one-row pass on two threads, where the main thread quantizes while the worker waits,
  * 2.81-2.94 -> 2.62-2.76 ms, medians of 8 and 10 alternations; its 64-row pass 79.6 -> 75.3
  * ms, medians of 4). */
+/* One block of 32 activations (kern_a8_block_ref's bytes): its q in order, the sums of q per 4
+ * values (m0..m7) and d. */
+static inline __attribute__((always_inline)) void quantize_block(const float *xb, __m256i *bytes,
+                                                                 __m256i *s4, float *d_out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), lim = _mm256_set1_ps(127.0f),
+                 nlim = _mm256_set1_ps(-127.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256 v[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) v[i] = _mm256_loadu_ps(xb + 8 * i);
+    /* the largest |x| as integer bits, as the reference: a NaN wins */
+    __m256i m = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        m = _mm256_max_epi32(_mm256_castps_si256(_mm256_andnot_ps(sign, v[i])), m);
+    __m128i m4 = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, 0x4E));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, 0xB1));
+    const float amax = _mm_cvtss_f32(_mm_castsi128_ps(m4));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    __m256i q[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m256 p = _mm256_mul_ps(v[i], _mm256_set1_ps(id));
+        p = _mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q));
+        q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(p, nlim), lim));
+    }
+    /* sums of 4: [m0 m2 m4 m6 | m1 m3 m5 m7] -> m0..m7 */
+    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
+    *s4 = _mm256_permutevar8x32_epi32(h, order);
+    __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+    *bytes = _mm256_permutevar8x32_epi32(b, order);
+    *d_out = d;
+}
+
+/* The sum of the 4 lanes of a 128-bit vector of int32. */
+static inline int hsum4(__m128i t) {
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+    return _mm_cvtsi128_si32(t);
+}
+
 void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
     kern_a8_group *g = out;
     const int ng = kern_a8_groups(K);
     float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
-    const __m256 sign = _mm256_set1_ps(-0.0f), lim = _mm256_set1_ps(127.0f),
-                 nlim = _mm256_set1_ps(-127.0f);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int b = 0; b < K / 32; b++) {
-        const float *xb = x + 32 * b;
-        __m256 v[4];
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++) v[i] = _mm256_loadu_ps(xb + 8 * i);
-        /* the largest |x| as integer bits, as the reference: a NaN wins */
-        __m256i m = _mm256_setzero_si256();
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++)
-            m = _mm256_max_epi32(_mm256_castps_si256(_mm256_andnot_ps(sign, v[i])), m);
-        __m128i m4 = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-        m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, 0x4E));
-        m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, 0xB1));
-        const float amax = _mm_cvtss_f32(_mm_castsi128_ps(m4));
-        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        __m256i q[4];
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++) {
-            __m256 p = _mm256_mul_ps(v[i], _mm256_set1_ps(id));
-            p = _mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q));
-            q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(p, nlim), lim));
-        }
-        /* sums of 4: [m0 m2 m4 m6 | m1 m3 m5 m7] -> m0..m7 */
-        __m256i s4 =
-            _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
-        s4 = _mm256_permutevar8x32_epi32(s4, order);
-        __m256i bytes =
-            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-        bytes = _mm256_permutevar8x32_epi32(bytes, order);
+        __m256i bytes, s4;
+        float d;
+        quantize_block(x + 32 * b, &bytes, &s4, &d);
         kern_a8_group *gr = &g[b / 2];
         const int half = b % 2;
         _mm256_storeu_si256((__m256i *)(gr->q + 32 * half), bytes);
         _mm256_storeu_si256((__m256i *)(gr->c + 8 * half),
                             _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
         _mm256_storeu_ps(gr->d + 8 * half, _mm256_set1_ps(d));
-        __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
-        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
-        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
-        ds[b] = d * (float)_mm_cvtsi128_si32(t);
+        ds[b] = d * (float)hsum4(_mm_add_epi32(_mm256_castsi256_si128(s4),
+                                               _mm256_extracti128_si256(s4, 1)));
         dd[b] = d;
+    }
+}
+
+void kern_avx2_act8b_quantize_row(const float *x, int K, unsigned char *chunk, int n, int i) {
+    for (int b = 0; b < K / 32; b++) {
+        unsigned char *rec = chunk + (size_t)b * n * KERN_A8B_REC;
+        __m256i bytes, s4;
+        float d;
+        quantize_block(x + 32 * b, &bytes, &s4, &d);
+        _mm256_storeu_si256((__m256i *)(rec + 32 * i), bytes);
+        const int32_t h0 = hsum4(_mm256_castsi256_si128(s4)),
+                      h1 = hsum4(_mm256_extracti128_si256(s4, 1)), s = h0 + h1;
+        const int32_t ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
+        const float ds = d * (float)s;
+        memcpy(rec + 32 * n + 4 * i, &d, 4);
+        memcpy(rec + 36 * n + 4 * i, &ds, 4);
+        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
+        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
+        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
+        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
     }
 }
 

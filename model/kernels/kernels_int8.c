@@ -37,6 +37,28 @@ static int round_q8(float v) {
     return (int)r;
 }
 
+void kern_a8_block_ref(const float *xb, int8_t q[32], float *d, int s4[8]) {
+    uint32_t abits = 0;
+    for (int i = 0; i < 32; i++) {
+        uint32_t a;
+        memcpy(&a, xb + i, 4);
+        a &= 0x7fffffffu;
+        abits = a > abits ? a : abits; /* a NaN always wins (quantize_row says why) */
+    }
+    float amax;
+    memcpy(&amax, &abits, 4);
+    float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+    for (int m = 0; m < 8; m++) {
+        s4[m] = 0;
+        for (int i = 0; i < 4; i++) {
+            int v = round_q8(xb[4 * m + i] * id);
+            q[4 * m + i] = (int8_t)v;
+            s4[m] += v;
+        }
+    }
+    *d = dd;
+}
+
 /* One row (zeroed by the caller): blocks of 32 as llama.cpp's quantize_row_q8_0 forms them
  * (d = amax / 127, q = x / d rounded; ggml rounds ties away from zero, this to even), laid out
  * as kern_a8_group.
@@ -53,29 +75,14 @@ static void quantize_row(const float *x, int K, void *out) {
     int ng = kern_a8_groups(K);
     float *ds = (float *)(g + ng), *dd = ds + 2 * ng;
     for (int b = 0; b < K / 32; b++) {
-        const float *xb = x + 32 * b;
-        uint32_t abits = 0;
-        for (int i = 0; i < 32; i++) {
-            uint32_t a;
-            memcpy(&a, xb + i, 4);
-            a &= 0x7fffffffu;
-            abits = a > abits ? a : abits; /* a NaN always wins */
-        }
-        float amax;
-        memcpy(&amax, &abits, 4);
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         kern_a8_group *gr = &g[b / 2];
-        int half = b % 2, sum = 0;
+        int half = b % 2, sum = 0, s4[8];
+        float d;
+        kern_a8_block_ref(x + 32 * b, gr->q + 32 * half, &d, s4);
         for (int m = 0; m < 8; m++) {
-            int s4 = 0;
-            for (int i = 0; i < 4; i++) {
-                int q = round_q8(xb[4 * m + i] * id);
-                gr->q[32 * half + 4 * m + i] = (int8_t)q;
-                s4 += q;
-            }
-            gr->c[8 * half + m] = -128 * s4;
+            gr->c[8 * half + m] = -128 * s4[m];
             gr->d[8 * half + m] = d;
-            sum += s4;
+            sum += s4[m];
         }
         ds[b] = d * (float)sum;
         dd[b] = d;

@@ -163,6 +163,37 @@ static inline const float *kern_a8_dd(const void *row, int K) {
     return kern_a8_ds(row, K) + 2 * kern_a8_groups(K);
 }
 
+/* int8b activations (kern_act8b_quantize, kernels.h "the int8b mode"): T rows in chunks of at most
+ * KERN_A8B_CHUNK tokens, the width of the int8b tiles: nc = ceil(T / 8) chunks, chunk c holding
+ * tokens [T c / nc, T (c + 1) / nc) (sizes differ by at most one). A chunk of n tokens from
+ * token t0 is K / 32 block records, block b's at byte (t0 K / 32 + b n) KERN_A8B_REC: q[n][32]
+ * (token i's values of block b), then, per token, d[n] (d_b, float), ds[n] (d_b times the sum
+ * of the block's q, rounded: the mins' term), s128[n] (-128 times that sum, int32: the start of
+ * a vpdpbusd sum whose weights are w + 128), s8[n] (-8 times it: weights w + 8), h32[2][n] (-32
+ * times the sums of the block's two halves of 16: q6_k's w + 32). Every operand of a chunk's
+ * tokens sits at a fixed offset from the record, which is what lets a tile address them all
+ * from one register. q5_0 (w + 16) and q3_k (w + 4) shift s8 and h32. The layout depends on T,
+ * never a token's values: token t's q and d_b are kern_act_quantize's. */
+enum { KERN_A8B_CHUNK = 8, KERN_A8B_REC = 56 };
+
+static inline int kern_a8b_chunks(int T) {
+    return (T + KERN_A8B_CHUNK - 1) / KERN_A8B_CHUNK;
+}
+
+/* The first token of chunk c (c = kern_a8b_chunks(T): T). */
+static inline int kern_a8b_first(int T, int c) {
+    return (int)((long long)T * c / kern_a8b_chunks(T));
+}
+
+/* Block b's record in the chunk of n tokens that starts at token t0. */
+static inline size_t kern_a8b_at(int K, int t0, int n, int b) {
+    return ((size_t)t0 * (size_t)(K / 32) + (size_t)b * (size_t)n) * KERN_A8B_REC;
+}
+
+/* One block of 32 activations as both modes quantize it (kernels.h, "the int8 mode"): q, d_b
+ * and the sums of q per 4 values; the scalar reference of the quantizers (kernels_int8.c). */
+void kern_a8_block_ref(const float *xb, int8_t q[32], float *d, int s4[8]);
+
 /* Whether a matrix of that many bytes streams from memory (a tile's `streams`). The whole
  * matrix, not one thread's share of its rows, decides: the 110M shape's rows split 8 ways fit
  * in the cache, the matrix does not (deciding by the share made q8_0 110M 1.5-2x slower at
@@ -354,6 +385,31 @@ KERN_INT8_DECL(kern_avx2_int8_q6_k);
 KERN_PACKED_DECL(kern_avx2_packed_q4_0);
 KERN_PACKED_DECL(kern_avx2_packed_q4_k);
 KERN_PACKED_DECL(kern_avx2_packed_q6_k);
+/* The int8b mode's tiles (kernel_traits.h's wtype_matmul_int8b_fn; kernels_avx512_int8b.c, which
+ * needs VNNI, and kernels_avx2_int8b.c), and the AVX2 quantizer of one int8b row: token i of a
+ * chunk of n whose block records start at `chunk` (kern_a8b_at). */
+#define KERN_INT8B_DECL(fn)                                                                        \
+    void fn(const unsigned char *p, size_t gbytes, int groups, int K, const void *xa, int T,       \
+            float *y, size_t ldy)
+void kern_avx2_act8b_quantize_row(const float *x, int K, unsigned char *chunk, int n, int i);
+KERN_INT8B_DECL(kern_avx2_int8b_q8_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_1);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_0);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_1);
+KERN_INT8B_DECL(kern_avx2_int8b_q3_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q4_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q5_k);
+KERN_INT8B_DECL(kern_avx2_int8b_q6_k);
+KERN_INT8B_DECL(kern_vnni8b_q8_0);
+KERN_INT8B_DECL(kern_vnni8b_q4_0);
+KERN_INT8B_DECL(kern_vnni8b_q4_1);
+KERN_INT8B_DECL(kern_vnni8b_q5_0);
+KERN_INT8B_DECL(kern_vnni8b_q5_1);
+KERN_INT8B_DECL(kern_vnni8b_q3_k);
+KERN_INT8B_DECL(kern_vnni8b_q4_k);
+KERN_INT8B_DECL(kern_vnni8b_q5_k);
+KERN_INT8B_DECL(kern_vnni8b_q6_k);
 KERN_INT8_DECL(kern_vnni_q8_0);
 KERN_INT8_DECL(kern_vnni_q4_0);
 KERN_INT8_DECL(kern_vnni_q5_0);

@@ -96,6 +96,9 @@ typedef struct {
     /* The int8 mode's packed copy of the first rows / G x G rows, G the type's pack_rows
      * (kernels.h, "packed rows"; forward.c makes it), or NULL. */
     const unsigned char *packed;
+    /* The int8b mode's copy with 16 rows interleaved (kernels.h, "the 16-row copy";
+     * forward.c makes it), or NULL. */
+    const unsigned char *r16;
 } wmat;
 
 /* IEEE half / bfloat16 conversions as ggml makes them (half.c): exact widening; narrowing

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/weights/wtype.h"
+
 void wtype_q4_0_to_float(const void *src, float *y, int n);
 void wtype_q4_1_to_float(const void *src, float *y, int n);
 void wtype_q5_0_to_float(const void *src, float *y, int n);
@@ -34,6 +36,13 @@ void wtype_q3_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32,
 void wtype_q4_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
 void wtype_q5_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
 void wtype_q6_k_to_int8(const void *src, int8_t *w, float *scale4, float *min32, int n);
+
+/* The int8b mode's 16-row copy (kernels.h): whether type t has a layout for it, and one group:
+ * `rows` rows (at most 16; the rest of the group is zeros) of n values, ldw bytes apart from w,
+ * into 16 x their row bytes at dst. */
+int wtype_pack16_supported(wtype t);
+void wtype_pack16(wtype t, const unsigned char *w, size_t ldw, int rows, int n,
+                  unsigned char *dst);
 
 void wtype_q8_0_from_float(const float *x, void *dst, int n);
 void wtype_q4_0_from_float(const float *x, void *dst, int n);

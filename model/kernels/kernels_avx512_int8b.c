@@ -1,0 +1,502 @@
+/* kernels_avx512_int8b.c: the int8b mode's AVX-512 tiles (kernels.h, "the int8b mode"), compiled
+ * with AVX-512 VNNI and run only on CPUs that have it (kernels_int8b.c checks; without it the
+ * AVX2 tiles run, same bits).
+ *
+ * A register holds 16 rows, one 32-bit lane each: the 16-row copy (kernels.h) gives, per block,
+ * each 32-bit word of the 16 rows in one load, so a word of packed weights is unpacked for 16
+ * rows at once into 4 values per lane, and vpdpbusd adds the products of those 4 values with 4
+ * activations broadcast from a token's row into the lane's integer sum. A unit's sum (8 such
+ * steps, 4 for the 16-value units) starts from the token's stored start, which cancels the
+ * offset the unpacked weights carry (q8_0 w + 128, q4_0 w + 8, q5_0 w + 16, q6_k w + 32, q3_k
+ * w + 4; none for the types with mins), so it is the unit's exact P; its conversion times
+ * A * d_b, fused into the lane's accumulator, then the block's min, is the reference's order.
+ *
+ * Shapes: 32 rows (two groups, RG = 2) by the tokens of one chunk of the activations (up to 8,
+ * KERN_A8B_CHUNK), over slices of 8 blocks (a k-quant's super-block). A slice's weights are
+ * unpacked once into a panel on the stack (704 bytes per block and group: 8 registers of
+ * integers, the units' A, the min), which every chunk of tokens then reads from L1: at 64 tokens
+ * the unpacking is paid once per 64 tokens, and at one token it costs less than reading the
+ * weights from memory. The accumulators live in registers within a slice and in y between
+ * slices (the same float, stored and loaded: no rounding). Tokens are taken 4 at a time (8 with
+ * one group) with the 8 steps of a block interleaved across them, so that 8 integer sums are in
+ * flight: a token's 8 dependent vpdpbusd one after another kept the core at 70% of the rate of
+ * this interleaved order (scratch prototype, 16 rows x 16 tokens, K = 2048, in cache: 0.39 ->
+ * 0.30 ns per 64 weights and token; two groups per broadcast, 0.27: a broadcast activation
+ * serves 2 registers of weights). */
+#include "model/kernels/kernels.h"
+#include "model/kernels/kernels_isa.h"
+
+#if KERN_X86
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { SLICE = 8 };
+/* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 and PF_FAR ahead into
+ * L2 (the int8 mode's packed AVX2 tiles do the same; kernels_avx2_int8b.c has the AVX2 figures:
+ * without the far prefetch, AVX2 read 56-66% of the probe on the 1.1B preset's k-quant mixes);
+ * on AVX-512, 2 / 2 and 2 / 8 KB measured within the noise of a busy machine (q8_0 102-111%,
+ * Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads). Passes of several tokens
+ * prefetch the next slice's bytes while they unpack this one. (The prefetch addresses are
+ * formed as integers: near the copy's end they point past it, which a prefetch may do and a C
+ * pointer may not.) */
+#define PF_DIST 2048
+#define PF_FAR 8192
+
+/* One block of one group of 16 rows, unpacked: the integers u (w plus the type's offset) of
+ * values 4m..4m+3 in register m, the units' scales A (a[1]: the second half's, 16-value
+ * units), and -M (types with mins). */
+typedef struct {
+    __m512i w[8];
+    __m512 a[2];
+    __m512 m;
+} brec;
+
+/* How a type's sums start and end (the run kernels are shared by the types of one kind). */
+enum { K_S128, K_S8, K_S16, K_H32, K_H4, K_MIN, K_KINDS };
+
+static inline int kind_of(wtype WT) {
+    switch (WT) {
+    case WTYPE_Q8_0:
+        return K_S128;
+    case WTYPE_Q4_0:
+        return K_S8;
+    case WTYPE_Q5_0:
+        return K_S16;
+    case WTYPE_Q6_K:
+        return K_H32;
+    case WTYPE_Q3_K:
+        return K_H4;
+    default:
+        return K_MIN;
+    }
+}
+
+/* ---- unpacking a slice --------------------------------------------------------------------- */
+
+static inline __m512i ld(const unsigned char *p) {
+    return _mm512_loadu_si512((const void *)p);
+}
+
+static inline __m512 halves(const unsigned char *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+
+/* Byte j (0..3) of each 32-bit lane, unsigned / signed, as floats. */
+static inline __m512 byte_u(__m512i v, int j) {
+    return _mm512_cvtepi32_ps(
+        _mm512_and_si512(_mm512_srli_epi32(v, 8 * j), _mm512_set1_epi32(255)));
+}
+
+static inline __m512 byte_s(__m512i v, int j) {
+    return _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(v, 24 - 8 * j), 24));
+}
+
+/* q5_0, q5_1: 16 where bit 4c + i of the lane's qh word is set, in byte i of chunk c (values
+ * 4c..4c+3 of the block): byte c / 2 of the word copied to the lane's 4 bytes, each tested
+ * against its bit. */
+static inline __m512i fifth_bits(__m512i qh, int c) {
+    const __m512i rep = _mm512_set1_epi32(0x01010101 * (c / 2));
+    const __m512i idx =
+        _mm512_add_epi8(rep, _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000));
+    const __m512i bit = _mm512_set1_epi32((int)(0x08040201u << (4 * (c % 2))));
+    const __mmask64 k = _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx), bit);
+    return _mm512_maskz_mov_epi8(k, _mm512_set1_epi8(16));
+}
+
+/* Block b = 8 sb + j of the group at g (16-row copy) into r (ks: the super-block's scales; j a
+ * constant where the caller unrolls, so that a k-quant's shifts are immediates). */
+static inline __attribute__((always_inline)) void
+unpack_block(wtype WT, const unsigned char *g, int sb, int j0, brec *r, const __m512 *ks) {
+    const int b = 8 * sb + j0;
+    const __m512i m4 = _mm512_set1_epi8(15);
+    if (WT == WTYPE_Q8_0) {
+        const unsigned char *p = g + (size_t)b * 544;
+        r->a[0] = halves(p);
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++)
+            r->w[m] = _mm512_xor_si512(ld(p + 32 + 64 * m), _mm512_set1_epi8((char)0x80));
+    } else if (WT == WTYPE_Q4_0 || WT == WTYPE_Q4_1 || WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) {
+        /* block fields x16: d @0; q4_1, q5_1: m @32; q5_0 qh @32, q5_1 qh @64; qs after */
+        const int BB = WT == WTYPE_Q4_0 ? 18 : WT == WTYPE_Q4_1 ? 20 : WT == WTYPE_Q5_0 ? 22 : 24;
+        const int qs = 16 * (BB - 16);
+        const unsigned char *p = g + (size_t)b * 16 * BB;
+        r->a[0] = halves(p);
+        if (WT == WTYPE_Q4_1 || WT == WTYPE_Q5_1) r->m = halves(p + 32); /* -M = m */
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            const __m512i v = ld(p + qs + 64 * k);
+            r->w[k] = _mm512_and_si512(v, m4);
+            r->w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        if (WT == WTYPE_Q5_0 || WT == WTYPE_Q5_1) {
+            const __m512i qh = ld(p + (WT == WTYPE_Q5_0 ? 32 : 64));
+#pragma GCC unroll 8
+            for (int c = 0; c < 8; c++) r->w[c] = _mm512_or_si512(r->w[c], fifth_bits(qh, c));
+        }
+    } else if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
+        /* super-block fields x16: d @0, dmin @32, scales @64 (3 words), q5_k qh @256 (8 words),
+         * qs (32 words: pair p's word k at 8p + k, low nibbles sub-block 2p, high 2p + 1) */
+        const int s = j0, pr = s / 2, hi = s % 2;
+        const unsigned char *p = g + (size_t)sb * 16 * (WT == WTYPE_Q4_K ? 144 : 176);
+        const unsigned char *qs = p + (WT == WTYPE_Q4_K ? 256 : 768) + 512 * pr;
+        r->a[0] = ks[s], r->m = ks[8 + s];
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512i v = ld(qs + 64 * k);
+            r->w[k] = _mm512_and_si512(hi ? _mm512_srli_epi16(v, 4) : v, m4);
+            if (WT == WTYPE_Q5_K) { /* bit s of qh byte l: the 5th bit of value 32s + l */
+                const __m512i h = ld(p + 256 + 64 * k);
+                const __m512i at4 =
+                    s <= 4 ? _mm512_slli_epi16(h, 4 - s) : _mm512_srli_epi16(h, s - 4);
+                r->w[k] = _mm512_ternarylogic_epi32(r->w[k], at4, _mm512_set1_epi8(16), 0xF8);
+            }
+        }
+    } else if (WT == WTYPE_Q3_K) {
+        /* super-block fields x16: hmask @0 (8 words), qs @512 (16 words), scales @1536, d @1728;
+         * block bb = 4h + j: value 128h + 32j + l is bits 2j of qs byte 32h + l, plus 4 when
+         * bit 4h + j of hmask byte l is set (w + 4) */
+        const int bb = j0, h = bb / 4, j = bb % 4;
+        const unsigned char *p = g + (size_t)sb * 1760;
+        r->a[0] = ks[2 * bb], r->a[1] = ks[2 * bb + 1];
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512i q = _mm512_and_si512(
+                _mm512_srli_epi16(ld(p + 512 + 64 * (8 * h + k)), 2 * j), _mm512_set1_epi8(3));
+            const __m512i hm = ld(p + 64 * k);
+            const int sh = 4 * h + j; /* the bit to bit 2 */
+            const __m512i at2 =
+                sh <= 2 ? _mm512_slli_epi16(hm, 2 - sh) : _mm512_srli_epi16(hm, sh - 2);
+            r->w[k] = _mm512_ternarylogic_epi32(q, at2, _mm512_set1_epi8(4), 0xF8);
+        }
+    } else { /* q6_k: ql @0 (32 words), qh @2048 (16 words), scales @3072 (4 words), d @3328;
+              * block bb = 4h + q: value 128h + 32q + l is ql byte 64h + 32(q & 1) + l (low
+              * nibble for q < 2, high above) with bits 2q, 2q + 1 of qh byte 32h + l on top */
+        const int bb = j0, h = bb / 4, q = bb % 4;
+        const unsigned char *p = g + (size_t)sb * 3360;
+        r->a[0] = ks[2 * bb], r->a[1] = ks[2 * bb + 1];
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m512i lo = ld(p + 64 * (16 * h + 8 * (q & 1) + k));
+            lo = q >= 2 ? _mm512_srli_epi16(lo, 4) : lo;
+            const __m512i qh = ld(p + 2048 + 64 * (8 * h + k));
+            const __m512i at4 =
+                q <= 2 ? _mm512_slli_epi16(qh, 4 - 2 * q) : _mm512_srli_epi16(qh, 2);
+            /* (lo & 15) | (at4 & 0x30) */
+            r->w[k] = _mm512_ternarylogic_epi32(_mm512_and_si512(lo, m4), at4,
+                                                _mm512_set1_epi8(0x30), 0xF8);
+        }
+    }
+}
+
+/* The k-quants' scales of super-block sb for one group, as floats: q4_k / q5_k A of sub-blocks
+ * 0-7 in ks[0..7] and -M in ks[8..15]; q3_k and q6_k A of the 16 sub-blocks of 16. */
+static inline __attribute__((always_inline)) void kquant_scales(wtype WT, const unsigned char *g,
+                                                                int sb, __m512 *ks) {
+    if (WT == WTYPE_Q4_K || WT == WTYPE_Q5_K) {
+        const unsigned char *p = g + (size_t)sb * 16 * (WT == WTYPE_Q4_K ? 144 : 176);
+        const __m512 d = halves(p), ndmin = _mm512_sub_ps(_mm512_setzero_ps(), halves(p + 32));
+        const __m512i s0 = ld(p + 64), s1 = ld(p + 128), s2 = ld(p + 192);
+        const __m512i k6 = _mm512_set1_epi8(0x3F), k4 = _mm512_set1_epi8(15),
+                      k30 = _mm512_set1_epi8(0x30);
+        /* ggml's get_scale_min_k4 for 4 sub-blocks at once: bytes 0-3 (scales 0-3), 4-7 (mins
+         * 0-3), 8-11 (low nibbles: scales 4-7; high nibbles: mins 4-7, with the top 2 bits of
+         * bytes 0-3 and 4-7 above them) */
+        const __m512i sc_lo = _mm512_and_si512(s0, k6), mn_lo = _mm512_and_si512(s1, k6);
+        const __m512i sc_hi = _mm512_ternarylogic_epi32(_mm512_and_si512(s2, k4),
+                                                        _mm512_srli_epi32(s0, 2), k30, 0xF8);
+        const __m512i mn_hi = _mm512_ternarylogic_epi32(
+            _mm512_and_si512(_mm512_srli_epi32(s2, 4), k4), _mm512_srli_epi32(s1, 2), k30, 0xF8);
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; s++) {
+            ks[s] = _mm512_mul_ps(d, byte_u(s < 4 ? sc_lo : sc_hi, s % 4));
+            ks[8 + s] = _mm512_mul_ps(ndmin, byte_u(s < 4 ? mn_lo : mn_hi, s % 4));
+        }
+    } else if (WT == WTYPE_Q3_K) {
+        const unsigned char *p = g + (size_t)sb * 1760;
+        const __m512 d = halves(p + 1728);
+        const __m512i s0 = ld(p + 1536), s1 = ld(p + 1600), s2 = ld(p + 1664);
+        const __m512i k4 = _mm512_set1_epi8(15), k3 = _mm512_set1_epi8(3);
+        /* scales 4i..4i+3: 4 low bits from s0 / s1 (low, then high nibbles), 2 high from s2 */
+        __m512i x[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const __m512i lo = _mm512_and_si512(
+                i < 2 ? (i ? s1 : s0) : _mm512_srli_epi32(i == 2 ? s0 : s1, 4), k4);
+            const __m512i top = _mm512_and_si512(_mm512_srli_epi32(s2, 2 * i), k3);
+            x[i] = _mm512_or_si512(lo, _mm512_slli_epi32(top, 4));
+        }
+        const __m512 c32 = _mm512_set1_ps(32.0f);
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++)
+            ks[c] = _mm512_mul_ps(d, _mm512_sub_ps(byte_u(x[c / 4], c % 4), c32));
+    } else { /* q6_k */
+        const unsigned char *p = g + (size_t)sb * 3360;
+        const __m512 d = halves(p + 3328);
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++)
+            ks[c] = _mm512_mul_ps(d, byte_s(ld(p + 3072 + 64 * (c / 4)), c % 4));
+    }
+}
+
+/* ---- the run kernels: one slice, one chunk of NT tokens, RG groups -------------------------- */
+
+static inline __attribute__((always_inline)) __m512i bcast(const unsigned char *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+static inline __attribute__((always_inline)) __m512 bcastf(const unsigned char *p) {
+    float v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_ps(v);
+}
+
+/* The start of token t's sum of unit u (the record of a chunk of NT tokens at xr). */
+static inline __attribute__((always_inline)) __m512i start_of(int KIND, const unsigned char *xr,
+                                                              int NT, int t, int u) {
+    switch (KIND) {
+    case K_S128:
+        return bcast(xr + 40 * NT + 4 * t);
+    case K_S8:
+        return bcast(xr + 44 * NT + 4 * t);
+    case K_S16:
+        return _mm512_slli_epi32(bcast(xr + 44 * NT + 4 * t), 1);
+    case K_H32:
+        return bcast(xr + 48 * NT + 4 * (u * NT + t));
+    case K_H4:
+        return _mm512_srai_epi32(bcast(xr + 48 * NT + 4 * (u * NT + t)), 3);
+    default:
+        return _mm512_setzero_si512();
+    }
+}
+
+static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, const brec *pn,
+                                                      int nbs, const unsigned char *xr0, float *y,
+                                                      size_t ldy, int first) {
+    enum { GI_MAX = 8 };
+    const int GI = RG == 2 ? 4 : 8, units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
+    /* tokens GI at a time over the whole slice: only their accumulators are live (with all
+     * of a chunk's, 2 x 8 and the sums did not fit the 32 registers and spilled) */
+#pragma GCC unroll 2
+    for (int t0 = 0; t0 < NT; t0 += GI) {
+        const int n = NT - t0 < GI ? NT - t0 : GI;
+        __m512 acc[2][GI_MAX];
+#pragma GCC unroll 8
+        for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+            for (int g = 0; g < RG; g++)
+                acc[g][t] =
+                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + 16 * g);
+        const unsigned char *xr = xr0;
+        for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
+            const brec *r = pn + j * RG;
+#pragma GCC unroll 2
+            for (int u = 0; u < units; u++) {
+                __m512i s[2][GI_MAX];
+#pragma GCC unroll 8
+                for (int t = 0; t < n; t++) {
+                    const __m512i st = start_of(KIND, xr, NT, t0 + t, u);
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) s[g][t] = st;
+                }
+#pragma GCC unroll 8
+                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
+                    __m512i w[2];
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) w[g] = r[g].w[m];
+#pragma GCC unroll 8
+                    for (int t = 0; t < n; t++) {
+                        const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
+#pragma GCC unroll 2
+                        for (int g = 0; g < RG; g++)
+                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                    }
+                }
+#pragma GCC unroll 8
+                for (int t = 0; t < n; t++) {
+                    const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++)
+                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
+                                                    _mm512_cvtepi32_ps(s[g][t]), acc[g][t]);
+                }
+            }
+            if (KIND == K_MIN)
+#pragma GCC unroll 8
+                for (int t = 0; t < n; t++) {
+                    const __m512 ds = bcastf(xr + 36 * NT + 4 * (t0 + t));
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) acc[g][t] = _mm512_fmadd_ps(r[g].m, ds, acc[g][t]);
+                }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+            for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + (t0 + t) * ldy + 16 * g, acc[g][t]);
+    }
+}
+
+typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *y, size_t ldy,
+                       int first);
+
+#define RUN1(KIND, RG, NT)                                                                         \
+    static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
+                                         float *y, size_t ldy, int first) {                        \
+        run(KIND, RG, NT, pn, nbs, xr, y, ldy, first);                                             \
+    }
+#define RUNS(KIND, RG)                                                                             \
+    RUN1(KIND, RG, 1)                                                                              \
+    RUN1(KIND, RG, 2)                                                                              \
+    RUN1(KIND, RG, 3)                                                                              \
+    RUN1(KIND, RG, 4)                                                                              \
+    RUN1(KIND, RG, 5) RUN1(KIND, RG, 6) RUN1(KIND, RG, 7) RUN1(KIND, RG, 8)
+#define RUN_ROW(KIND, RG)                                                                          \
+    {                                                                                              \
+        run_##KIND##_##RG##_1, run_##KIND##_##RG##_2, run_##KIND##_##RG##_3,                       \
+            run_##KIND##_##RG##_4, run_##KIND##_##RG##_5, run_##KIND##_##RG##_6,                   \
+            run_##KIND##_##RG##_7, run_##KIND##_##RG##_8                                           \
+    }
+#define RUN_KIND(KIND)                                                                             \
+    RUNS(KIND, 1)                                                                                  \
+    RUNS(KIND, 2)
+RUN_KIND(K_S128)
+RUN_KIND(K_S8)
+RUN_KIND(K_S16)
+RUN_KIND(K_H32)
+RUN_KIND(K_H4)
+RUN_KIND(K_MIN)
+
+/* [kind][RG - 1][NT - 1] */
+static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
+    [K_S128] = {RUN_ROW(K_S128, 1), RUN_ROW(K_S128, 2)},
+    [K_S8] = {RUN_ROW(K_S8, 1), RUN_ROW(K_S8, 2)},
+    [K_S16] = {RUN_ROW(K_S16, 1), RUN_ROW(K_S16, 2)},
+    [K_H32] = {RUN_ROW(K_H32, 1), RUN_ROW(K_H32, 2)},
+    [K_H4] = {RUN_ROW(K_H4, 1), RUN_ROW(K_H4, 2)},
+    [K_MIN] = {RUN_ROW(K_MIN, 1), RUN_ROW(K_MIN, 2)},
+};
+
+/* ---- the tiles --------------------------------------------------------------------------- */
+
+/* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
+ * multiplied at once, a block's 8 activation words broadcast once for all RG groups. */
+static inline __attribute__((always_inline)) void one_token(wtype WT, const unsigned char *gp,
+                                                            size_t gbytes, int RG, int K,
+                                                            const unsigned char *xr, float *y) {
+    const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
+    const int units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
+    __m512 acc[4], ks[4][16];
+#pragma GCC unroll 4
+    for (int g = 0; g < RG; g++) acc[g] = _mm512_setzero_ps();
+    for (int sb = 0; 8 * sb < nb; sb++) {
+        if (kq)
+#pragma GCC unroll 4
+            for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gbytes, sb, ks[g]);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++, xr += KERN_A8B_REC) { /* j a constant: the k-quants' shifts */
+            const int b = 8 * sb + j;
+            if (b >= nb) break;
+            {
+                const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++)
+                    for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64)
+                        _mm_prefetch(
+                            (const char *)((uintptr_t)gp + (size_t)g * gbytes + a + PF_DIST),
+                            _MM_HINT_T0);
+            }
+            brec r[4];
+#pragma GCC unroll 4
+            for (int g = 0; g < RG; g++)
+                unpack_block(WT, gp + (size_t)g * gbytes, sb, j, &r[g], ks[g]);
+            const __m512 d = bcastf(xr + 32);
+#pragma GCC unroll 2
+            for (int u = 0; u < units; u++) {
+                __m512i s[4];
+                const __m512i st = start_of(KIND, xr, 1, 0, u);
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++) s[g] = st;
+#pragma GCC unroll 8
+                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
+                    const __m512i x = bcast(xr + 4 * m);
+#pragma GCC unroll 4
+                    for (int g = 0; g < RG; g++) s[g] = _mm512_dpbusd_epi32(s[g], r[g].w[m], x);
+                }
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++)
+                    acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d), _mm512_cvtepi32_ps(s[g]),
+                                             acc[g]);
+            }
+            if (KIND == K_MIN) {
+                const __m512 ds = bcastf(xr + 36);
+#pragma GCC unroll 4
+                for (int g = 0; g < RG; g++) acc[g] = _mm512_fmadd_ps(r[g].m, ds, acc[g]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + 16 * g, acc[g]);
+}
+
+static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const unsigned char *p,
+                                                               size_t gbytes, int groups, int K,
+                                                               const unsigned char *xa, int T,
+                                                               float *y, size_t ldy) {
+    const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
+    if (T == 1) {
+        int g = 0;
+        for (; g + 2 <= groups; g += 2)
+            one_token(WT, p + (size_t)g * gbytes, gbytes, 2, K, xa, y + 16 * g);
+        for (; g < groups; g++) one_token(WT, p + (size_t)g * gbytes, gbytes, 1, K, xa, y + 16 * g);
+        return;
+    }
+    brec panel[SLICE * 2];
+    __m512 ks[2][16];
+    for (int g = 0; g < groups; g += 2) {
+        const int RG = groups - g >= 2 ? 2 : 1;
+        const unsigned char *gp = p + (size_t)g * gbytes;
+        for (int b0 = 0; b0 < nb; b0 += SLICE) {
+            const int nbs = nb - b0 < SLICE ? nb - b0 : SLICE;
+            for (int i = 0; i < RG; i++) {
+                if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
+#pragma GCC unroll 8
+                for (int j = 0; j < nbs; j++)
+                    unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i], ks[i]);
+            }
+            /* the next slice's bytes in each group (past the last slice: the next groups'),
+             * spread over the chunks: all at once, they filled the line-fill buffers and the
+             * unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
+             * tiles' samples) */
+            const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
+                         next = (size_t)(b0 + SLICE) * bb, lines = (size_t)nbs * bb / 64;
+            for (int c = 0; c < nc; c++) {
+                const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
+                for (int i = 0; i < RG; i++)
+                    for (size_t l = lines * c / nc; l < lines * (c + 1) / nc; l++)
+                        _mm_prefetch(
+                            (const char *)((uintptr_t)gp + (size_t)i * gbytes + next + 64 * l),
+                            _MM_HINT_T0);
+                runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
+                                                 y + (size_t)t0 * ldy + 16 * g, ldy, b0 == 0);
+            }
+        }
+    }
+}
+
+#define INT8B(fn, WT)                                                                              \
+    void fn(const unsigned char *p, size_t gbytes, int groups, int K, const void *xa, int T,       \
+            float *y, size_t ldy) {                                                                \
+        matmul_int8b(WT, p, gbytes, groups, K, xa, T, y, ldy);                                     \
+    }
+INT8B(kern_vnni8b_q8_0, WTYPE_Q8_0)
+INT8B(kern_vnni8b_q4_0, WTYPE_Q4_0)
+INT8B(kern_vnni8b_q4_1, WTYPE_Q4_1)
+INT8B(kern_vnni8b_q5_0, WTYPE_Q5_0)
+INT8B(kern_vnni8b_q5_1, WTYPE_Q5_1)
+INT8B(kern_vnni8b_q3_k, WTYPE_Q3_K)
+INT8B(kern_vnni8b_q4_k, WTYPE_Q4_K)
+INT8B(kern_vnni8b_q5_k, WTYPE_Q5_K)
+INT8B(kern_vnni8b_q6_k, WTYPE_Q6_K)
+#endif

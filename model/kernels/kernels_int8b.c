@@ -1,0 +1,229 @@
+/* kernels_int8b.c: the int8b mode (kernels.h, "the int8b mode"): the quantizer of activation
+ * rows into the tiles' layout, the scalar reference of its order, the 16-row copy, and the
+ * dispatch to the tiles of each instruction set (kernels_avx512_int8b.c, kernels_avx2_int8b.c)
+ * through the compute table. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "model/kernels/kernels.h"
+#include "model/kernels/kernels_isa.h"
+#include "model/weights/wtype_blocks.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+#endif
+
+int kern_int8b_supported(wtype t) {
+    return kern_int8_supported(t) && wtype_pack16_supported(t);
+}
+
+size_t kern_act8b_bytes(int T, int K) {
+    return ((size_t)T * (size_t)(K / 32) * KERN_A8B_REC + 63) / 64 * 64;
+}
+
+/* ---- quantizing activations -------------------------------------------------------------- */
+
+/* Token i of the chunk of n whose records start at `chunk`, from the row x of K values. */
+static void quantize_row_ref(const float *x, int K, unsigned char *chunk, int n, int i) {
+    for (int b = 0; b < K / 32; b++) {
+        unsigned char *rec = chunk + (size_t)b * n * KERN_A8B_REC;
+        int s4[8];
+        float d;
+        kern_a8_block_ref(x + 32 * b, (int8_t *)(rec + 32 * i), &d, s4);
+        const int h0 = s4[0] + s4[1] + s4[2] + s4[3], h1 = s4[4] + s4[5] + s4[6] + s4[7];
+        const int32_t s = h0 + h1, ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
+        const float ds = d * (float)s;
+        memcpy(rec + 32 * n + 4 * i, &d, 4);
+        memcpy(rec + 36 * n + 4 * i, &ds, 4);
+        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
+        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
+        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
+        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
+    }
+}
+
+/* Tokens [lo, hi) of T. */
+static void quantize_part(kern_isa isa, const float *x, int ldx, int T, int K, void *xa, int lo,
+                          int hi) {
+    void (*row)(const float *, int, unsigned char *, int, int) = quantize_row_ref;
+#if KERN_X86
+    if (isa >= KERN_ISA_AVX2) row = kern_avx2_act8b_quantize_row; /* AVX-512 CPUs have AVX2 */
+#else
+    (void)isa;
+#endif
+    for (int c = 0; c < kern_a8b_chunks(T); c++) {
+        const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
+        unsigned char *chunk = (unsigned char *)xa + kern_a8b_at(K, t0, n, 0);
+        for (int i = 0; i < n; i++)
+            if (t0 + i >= lo && t0 + i < hi) row(x + (size_t)(t0 + i) * ldx, K, chunk, n, i);
+    }
+}
+
+void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa) {
+    quantize_part(isa, x, ldx, T, K, xa, 0, T);
+}
+
+void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa) {
+    quantize_part(kern_isa_active(), x, ldx, T, K, xa, 0, T);
+}
+
+void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1) {
+    quantize_part(kern_isa_active(), x, ldx, T, K, xa, t0, t1);
+}
+
+/* ---- the scalar reference ------------------------------------------------------------------ */
+
+/* One row (decoded: w, scale4, min32 as to_int8 gives them) against token t of T, in the order
+ * kernels.h defines: per block, each unit's integer sum meets one fused multiply-add, then the
+ * block's min. */
+static float dot_int8b_ref(const int8_t *w, const float *scale4, const float *min32, int unit,
+                           int K, const unsigned char *xa, int T, int t) {
+    int c = 0;
+    while (kern_a8b_first(T, c + 1) <= t) c++;
+    const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0, i = t - t0;
+    float acc = 0.0f;
+    for (int b = 0; b < K / 32; b++) {
+        const unsigned char *rec = xa + kern_a8b_at(K, t0, n, b);
+        const int8_t *q = (const int8_t *)(rec + 32 * i);
+        float d, ds;
+        memcpy(&d, rec + 32 * n + 4 * i, 4);
+        memcpy(&ds, rec + 36 * n + 4 * i, 4);
+        for (int u = 0; u < 32; u += unit) {
+            int32_t p = 0;
+            for (int k = u; k < u + unit; k++) p += (int32_t)w[32 * b + k] * q[k];
+            acc = fmaf(scale4[(32 * b + u) / 4] * d, (float)p, acc);
+        }
+        if (min32) acc = fmaf(-min32[b], ds, acc);
+    }
+    return acc;
+}
+
+/* The values per unit of type t (kernels.h): 16 where the scale changes every 16 values. */
+static int unit_of(wtype t) {
+    return t == WTYPE_Q3_K || t == WTYPE_Q6_K ? 16 : 32;
+}
+
+void kern_matmul_int8b_ref(const wmat *w, int r0, int r1, const void *xa, int T, float *y,
+                           int ldy) {
+    const wtype_int8 *q = &kern_traits_get(w->type)->int8;
+    const int K = w->cols;
+    size_t ldw = wtype_row_bytes(w->type, K);
+    /* one buffer: K / 4 scales, K / 32 + 1 mins, then K int8 weights (in floats, rounded up) */
+    KERN_SCRATCH(scale4, (size_t)K / 4 + K / 32 + 1 + ((size_t)K + 3) / 4);
+    float *min32 = scale4 + K / 4;
+    int8_t *wi = (int8_t *)(min32 + K / 32 + 1);
+    for (int r = r0; r < r1; r++) {
+        q->to_int8((const unsigned char *)w->data + (size_t)r * ldw, wi, scale4, min32, K);
+        for (int t = 0; t < T; t++)
+            y[(size_t)t * ldy + (r - r0)] =
+                dot_int8b_ref(wi, scale4, q->has_min ? min32 : NULL, unit_of(w->type), K, xa, T, t);
+    }
+    KERN_SCRATCH_END(scale4);
+}
+
+/* ---- the 16-row copy ------------------------------------------------------------------------ */
+
+size_t kern_int8b_packed_size(const wmat *w) {
+    if (!kern_int8b_supported(w->type)) return 0;
+    return (size_t)((w->rows + 15) / 16) * 16 * wtype_row_bytes(w->type, w->cols);
+}
+
+void kern_int8b_pack(const wmat *w, unsigned char *dst, int part, int parts) {
+    const size_t ldw = wtype_row_bytes(w->type, w->cols), gbytes = 16 * ldw;
+    const int groups = (w->rows + 15) / 16;
+    for (int g = (int)((long long)groups * part / parts);
+         g < (int)((long long)groups * (part + 1) / parts); g++) {
+        const int rows = w->rows - 16 * g < 16 ? w->rows - 16 * g : 16;
+        wtype_pack16(w->type, (const unsigned char *)w->data + (size_t)g * gbytes, ldw, rows,
+                     w->cols, dst + (size_t)g * gbytes);
+    }
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+static int cpu_has_vnni(void) {
+#if defined(__x86_64__) || defined(_M_X64)
+    unsigned a, b, c, d;
+    return kern_isa_supported(KERN_ISA_AVX512) && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+           (c & (1u << 11));
+#else
+    return 0;
+#endif
+}
+
+void kern_peak_per_cycle(double *int8_ops, double *f32_flops, const char **what) {
+    const kern_isa isa = kern_isa_active();
+    if (isa == KERN_ISA_SCALAR) { /* two scalar FMAs, a multiply-add of integers */
+        *int8_ops = 2, *f32_flops = 4, *what = "scalar";
+        return;
+    }
+    int amd = 0;
+#if defined(__x86_64__) || defined(_M_X64)
+    unsigned a, b, c, d;
+    amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541; /* "Auth"enticAMD */
+#endif
+    if (isa == KERN_ISA_AVX512) {
+        const int units = amd ? 1 : 2;
+        *f32_flops = units * 16 * 2;
+        *int8_ops = cpu_has_vnni() ? units * 64 * 2 : 2 * 32 * 2;
+        *what = cpu_has_vnni() ? (amd ? "avx512-vnni x1" : "avx512-vnni x2")
+                               : (amd ? "avx512 x1, int8 avx2" : "avx512 x2, int8 avx2");
+        return;
+    }
+    *int8_ops = 2 * 32 * 2, *f32_flops = 2 * 8 * 2, *what = "avx2 x2";
+}
+
+/* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
+ * VNNI); NULL: the scalar reference. */
+static wtype_matmul_int8b_fn int8b_tile(wtype t, kern_isa isa) {
+    static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
+    if (vnni < 0) vnni = cpu_has_vnni();
+    const kern_traits *k = kern_traits_get(t);
+    for (int i = isa; i > KERN_ISA_SCALAR; i--) {
+        if (i == KERN_ISA_AVX512 && !vnni) continue;
+        if (k->int8b[i]) return k->int8b[i];
+    }
+    return NULL;
+}
+
+void kern_matmul_int8b_isa(kern_isa isa, const wmat *w, int r0, int r1, const void *xa, int T,
+                           float *y, int ldy) {
+    wtype_matmul_int8b_fn f = int8b_tile(w->type, isa);
+    if (!f || r0 >= r1) {
+        if (r0 < r1) kern_matmul_int8b_ref(w, r0, r1, xa, T, y, ldy);
+        return;
+    }
+    const int K = w->cols;
+    const size_t ldw = wtype_row_bytes(w->type, K), gbytes = 16 * ldw;
+    /* whole groups straight into y; a group cut by r0 or r1 into a buffer of 16 x T, then its
+     * rows in [r0, r1) */
+    const int ga = (r0 + 15) / 16, gb = r1 / 16;
+    if (w->r16 && ga < gb)
+        f(w->r16 + (size_t)ga * gbytes, gbytes, gb - ga, K, xa, T, y + (16 * ga - r0), (size_t)ldy);
+    KERN_SCRATCH(part, (size_t)16 * T + (w->r16 ? 0 : gbytes / sizeof(float) + 1));
+    unsigned char *copy = (unsigned char *)(part + (size_t)16 * T);
+    for (int g = r0 / 16; g < (r1 + 15) / 16; g++) {
+        if (w->r16 && g >= ga && g < gb) continue;
+        const unsigned char *p = w->r16 ? w->r16 + (size_t)g * gbytes : copy;
+        const int rows = w->rows - 16 * g < 16 ? w->rows - 16 * g : 16;
+        if (!w->r16)
+            wtype_pack16(w->type, (const unsigned char *)w->data + (size_t)g * gbytes, ldw, rows, K,
+                         copy);
+        const int lo = 16 * g > r0 ? 16 * g : r0, hi = 16 * g + 16 < r1 ? 16 * g + 16 : r1;
+        if (lo == 16 * g && hi == 16 * g + 16) { /* a whole group (no copy made): straight in */
+            f(p, gbytes, 1, K, xa, T, y + (lo - r0), (size_t)ldy);
+            continue;
+        }
+        f(p, gbytes, 1, K, xa, T, part, 16);
+        for (int t = 0; t < T; t++)
+            memcpy(y + (size_t)t * ldy + (lo - r0), part + 16 * t + (lo - 16 * g),
+                   sizeof(float) * (size_t)(hi - lo));
+    }
+    KERN_SCRATCH_END(part);
+}
+
+void kern_matmul_int8b(const wmat *w, int r0, int r1, const void *xa, int T, float *y, int ldy) {
+    kern_matmul_int8b_isa(kern_isa_active(), w, r0, r1, xa, T, y, ldy);
+}
