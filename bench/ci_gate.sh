@@ -31,7 +31,7 @@
 # Environment: DECBENCH_SHARED (models), CI_GATE_TOLERANCE (compare's --tolerance, default
 # 0.10), CI_GATE_ALPHA (--alpha, default 0.05), CI_GATE_REPEATS (5), CI_GATE_THREADS (1).
 #
-# Why a tolerance of 0.10 is safe here, where tok/s once needed 0.5: on the shared 2-core
+# Why a tolerance of 0.10 is safe here, where a gate on tok/s would need 0.5: on the shared 2-core
 # development machine two runs of one build moved decode tok/s by up to 40%, but greedy moved
 # with the decoders, and a drop beyond 10% must also clear the noise the five repeats measure
 # before it fails. Runs in about 20-40 s.

@@ -10,9 +10,9 @@
 # Paper defaults: lookahead W=15,N=5,G=15 (LADE's MT-Bench script), Jacobi window 16,
 # speculative gamma=4, Ouroboros gamma=4,W=20,beta=8,K=3 (Ouroboros' defaults: W=G=20,
 # top-3 suffixes), prompt lookup ngram=3,k=10 (Spec-Bench), token trees: the static tree
-# 4-2-2-1 of the issue, EAGLE-2's dynamic tree with a 16-token budget (depth 6, top-4), and
-# llama.cpp's p_split=0.1 with 4 branches and n_draft 16; SuffixDecoding: depth 24 (vLLM's
-# default), alpha 1, min_prob 0.1 (the reference's), a budget of 16.
+# 4-2-2-1 (SpecInfer-style, 44 nodes), EAGLE-2's dynamic tree with a 16-token budget (depth 6,
+# top-4), and llama.cpp's p_split=0.1 with 4 branches and n_draft 16; SuffixDecoding: depth
+# 24 (vLLM's default), alpha 1, min_prob 0.1 (the reference's), a budget of 16.
 # Then quantized self-speculation (--draft self:q8_0 and self:q4_0: the target requantized in
 # memory, no second model) with spec, tree and Ouroboros, one run per draft type.
 # Timings are noisy on a shared machine: compare figures of the same run only.

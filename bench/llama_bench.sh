@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/llama_bench.sh: decbench against llama.cpp's llama-bench on the same GGUF files, as
-# ratios of back-to-back pairs measured in one run (issue 11's targets).
+# ratios of back-to-back pairs measured in one run. The targets: greedy decoding and passes of
+# 8 and 64 rows at least at llama-bench's speed, one-row passes at 90% of the read bandwidth.
 #
 #   LLAMA_BENCH=/path/to/llama-bench bash bench/llama_bench.sh [BUILD_DIR]
 #

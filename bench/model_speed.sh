@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/model_speed.sh: decoding speed of the files people download (issue 10.6), all measured in
-# one run.
+# bench/model_speed.sh: decoding speed of the files people download (llama-quantize's mixes,
+# which are what users run, not the single-type files `convert` writes), all measured in one run.
 #
 #   bash bench/model_speed.sh [BUILD_DIR]      (default build/)
 #
@@ -13,8 +13,9 @@
 # PRESETS=qwen2.5-0.5b) and mix of $MIXES:
 #   1. greedy tokens/s (generate -n $N --stats, decode only) and the weight traffic it implies,
 #      in each of the $PAIRS pairs below (the median is printed);
-#   2. T=1 against the read bandwidth (the issue's target: >= 90%; llama.cpp streams ~100% on
-#      this machine), $PAIRS `decbench cost` processes, each measuring it two ways: interleaved
+#   2. T=1 against the read bandwidth (target >= 90%: greedy decoding is bound by memory, and
+#      llama.cpp streams ~100% on these machines), $PAIRS `decbench cost` processes, each
+#      measuring it two ways: interleaved
 #      (`--bandwidth-rounds $ROUNDS`: rounds of one read of the probe's buffer and one-row passes
 #      as long, the median of the rounds' shares; harness/measure.h says why) and as before (the
 #      best of 5 reads, then the mean of a second of passes); the median over the processes of each;
@@ -22,8 +23,8 @@
 #   4. with LLAMA_BENCH=/path/to/llama-bench: its tg$N tokens/s on the same file, same threads
 #      (synthetic files carry a vocabulary for it: tok32000.bin for 1.1B, Llama 3's for 8B), run
 #      right after greedy in each pair (-r 1); the ratio printed is the median of the pairs'
-#      ratios. (Until 2026-11-27 greedy and llama-bench ran once per file, and a single slow
-#      greedy run read as 0.89x where three pairs minutes later gave 1.20-1.32x.)
+#      ratios. (Pairs, because one greedy run per file can be a single slow one: such a run read
+#      as 0.89x where three pairs minutes later gave 1.20-1.32x.)
 # Memory: an 8B Q6_K file is 6.6 GB and is read from the page cache; the preset is skipped when
 # MemAvailable is under 1.5x its largest file (other work on the machine needs the rest).
 # Timings are noisy on shared machines: compare figures from the same run only.

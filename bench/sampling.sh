@@ -3,11 +3,11 @@
 # options, on stories260K (target) and llama2xs (draft), the first LIMIT TinyStories prompts x
 # MAX_NEW new tokens, one run per part (every figure of a part is measured against greedy in
 # the same run):
-#   1. dynamic draft length (issue 12.3) at temperature 0: spec and Ouroboros with p_min and
-#      adapt=1, stop reasons (decoder counters);
-#   2. reference-faithful options (issue 13.5): Ouroboros trim=1 (its draft cut to gamma, as the
-#      reference), lookahead's LADE start (init=lade, fill_prefill=1);
-#   3. sampling (issue 13.4) at T=0.8: coupled (tokens equal plain sampling's: exact %) and
+#   1. dynamic draft length (llama.cpp's p_min, Hugging Face's adapt) at temperature 0: spec
+#      and Ouroboros with p_min and adapt=1, stop reasons (decoder counters);
+#   2. reference-faithful options (what the papers' code does): Ouroboros trim=1 (its draft cut
+#      to gamma, as the reference), lookahead's LADE start (init=lade, fill_prefill=1);
+#   3. sampling at T=0.8: coupled (tokens equal plain sampling's: exact %) and
 #      standard (acceptance against its theoretical rate, printed by run), tokens per step and
 #      the cost of choosing tokens (book %).
 #

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/scaling.sh: how one forward pass scales with the thread count on this machine (issue 11).
+# bench/scaling.sh: how one forward pass scales with the thread count on this machine (the
+# project's own figures are from 2-core machines; this says what more cores give).
 #
 #   bash bench/scaling.sh [BUILD_DIR]                  (default build/)
 #

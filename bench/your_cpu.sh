@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/your_cpu.sh: what the decoders would give on this CPU with real-sized models: the real
 # TinyStories pair's steps, rows and acceptance (stories260K target, llama2xs draft), each
-# forward pass priced on the cost curves of larger models measured here (README, "What it would
-# give on your CPU").
+# forward pass priced on the cost curves of larger models measured here (a run's figures:
+# docs/measurements/2026-11-25-your-cpu.md).
 #
 #   bash bench/your_cpu.sh [BUILD_DIR]
 #        (LIMIT=10 prompts, MAX_NEW=256, MIX=Q4_K_M, THREADS=nproc, SECONDS_MS=300, CHECK8B=1)

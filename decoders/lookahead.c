@@ -70,17 +70,17 @@
  *    depth max_new - n_out - 1 (the framework caps max_new at the context length), so no row
  *    sits at a position >= seq_len and the last steps carry no useless rows.
  *
- * LADE's start (issue 13.5), off by default: init=lade draws the initial and fresh guesses at
- * random from the prompt's tokens (LADE's copy_from, seeded by `seed`), and fill_prefill=1
- * evaluates the window's level 0 in the prompt's own pass (dec_prefill_batch: the prompt's
- * last rows and the window in one fwd_eval), its outputs becoming level 1, as LADE's first
- * forward does: the first fill step costs no pass of its own, and like LADE's that pass
- * verifies nothing (it yields one token, as every prompt pass). Measured (target steps, prompt
- * pass included, on the 20 prompts above with stories260K): W=15,N=5,G=15 2070; init=lade 2318;
- * fill_prefill=1 2069; both 2299; W=4,N=3,G=4 2920, both 3004. The prompt's pass saves the
- * first fill step, but its level 1 is computed from guesses made before the first new token was
- * known, and the later steps give the pass back: one step less over 20 prompts. Random prompt
- * tokens are worse first guesses than the periodic copy of init=prompt (12% more steps), so
+ * LADE's start (what the reference implementation does), off by default: init=lade draws the
+ * initial and fresh guesses at random from the prompt's tokens (LADE's copy_from, seeded by
+ * `seed`), and fill_prefill=1 evaluates the window's level 0 in the prompt's own pass
+ * (dec_prefill_batch: the prompt's last rows and the window in one fwd_eval), its outputs becoming
+ * level 1, as LADE's first forward does: the first fill step costs no pass of its own, and like
+ * LADE's that pass verifies nothing (it yields one token, as every prompt pass). Measured (target
+ * steps, prompt pass included, on the 20 prompts above with stories260K): W=15,N=5,G=15 2070;
+ * init=lade 2318; fill_prefill=1 2069; both 2299; W=4,N=3,G=4 2920, both 3004. The prompt's pass
+ * saves the first fill step, but its level 1 is computed from guesses made before the first new
+ * token was known, and the later steps give the pass back: one step less over 20 prompts. Random
+ * prompt tokens are worse first guesses than the periodic copy of init=prompt (12% more steps), so
  * the defaults stay.
  *
  * Sampling (decoder.h): window outputs and harvested n-grams are dec_propose's (the argmax, or
@@ -117,12 +117,13 @@
  * Measured on the 20 prompts above (stories260K, 4334 tokens, target steps): W=15,N=5,G=15
  * defaults 2070, preset=lade 2219; W=7,N=5,G=7 (Spec-Bench's) 2464 and 2486.
  *
- * Adapting G to the hit rate (issue 12.3 allowed it "if that helps") does not: verifying the
+ * Adapting G to the hit rate (as spec's draft length adapts) does not help: verifying the
  * newest g_cur candidates, g_cur + 2 after a step that accepted a candidate and - 1 after one
  * that did not (1..G), measured on the prompts above: W=15,N=5,G=15 2070 -> 2084 steps, 75.6 ->
  * 74.7 rows per step; W=4,N=3,G=4 2920 -> 3028 steps, 11.9 -> 10.8 rows; W=8,N=4,G=8 with
  * seed_pool=1 2264 -> 2273, 32.8 -> 31.8. The window, not the candidates, makes most rows, so
- * priced with the 110M cost curve (README) the change is within 1% either way: not kept. */
+ * priced with the 110M cost curve (docs/measurements/2026-11-22-greedy-and-cost-curve.md) the
+ * change is within 1% either way: not kept. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -39,8 +39,8 @@
  * the same Gumbel noise (drafter-invariant: Daliri et al., arXiv 2408.07978) and emits plain
  * sampling's tokens. Both models' rows use the same temperature, top-k and top-p.
  *
- * Dynamic draft length (issue 12.3), off by default; exactness does not depend on it, only
- * how many tokens are offered:
+ * Dynamic draft length (llama.cpp's p_min, Hugging Face's schedule), off by default; exactness
+ * does not depend on it, only how many tokens are offered:
  *   p_min      stop drafting after a token whose draft probability is below p_min, the token
  *              kept (llama.cpp's --draft-p-min, common/speculative.cpp: its draft sampler is
  *              top-k 10, so the probability is the softmax at temperature 1 over the 10 most

@@ -90,8 +90,9 @@
  * (tests/test_tree.c). Of the static tree's 3012 accepted tokens, 83% were the draft's first
  * choice, 13% its second, 4% its third or lower; 454 of its 1306 decode steps took a branch a
  * chain would not have offered. Per row the dynamic tree is the most effective (3.43 tokens
- * for 15.6 rows); the static default spends 41 rows for 3.27 (the issue's example shape; a CPU user
- * should prefer mode=dynamic or a narrower shape). */
+ * for 15.6 rows); the static default spends 41 rows for 3.27 (a SpecInfer-style shape, kept as the
+ * default for comparison with the papers; a CPU user should prefer mode=dynamic or a narrower
+ * shape). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -522,7 +522,7 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
 
 /* The KV cache holds each layer's kv heads apart, [layer][kv head][slot][head_size], so that a
  * head's keys are one contiguous stream and one matrix (kern_attend_shared). Interleaved heads
- * ([slot][kv_dim], session 2's layout) made every head's scan a strided read of 256-byte pieces:
+ * ([slot][kv_dim], an earlier layout) made every head's scan a strided read of 256-byte pieces:
  * on the 110M shape at 896 positions, one query per head and layer took 34 ms against 19 ms
  * apart (one core, all 12 layers). */
 static float *kv_head(const fwd_ctx *c, float *cache, int layer, int g) {

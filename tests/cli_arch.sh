@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_arch.sh: the architectures, drafts and contexts from the command line (issue 10):
+# cli_arch.sh: the architectures, drafts and contexts from the command line:
 #   - `decbench synth` writes GGUF models of each architecture in a type or llama-quantize mix,
 #     with a real vocabulary padded to the model's rows, and `generate` runs them;
 #   - a draft with the target's vocabulary padded differently (Qwen2.5-0.5B's 151936 rows

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_conventions.sh: the conventions every command follows (issue 14.1, 15.11): --help on stdout
+# cli_conventions.sh: the conventions every command follows: --help on stdout
 # with exit 0, usage errors exit 2 in every command, getopt_long's forms (-n8, --opt=V,
 # prefixes), placeholders that say what a value is, --version, report's output format taken from
 # --out's extension (and ambiguity refused), cost --seconds in seconds, the default thread count
@@ -54,7 +54,7 @@ $B >/dev/null 2>&1; expect_eq no_command_rc 2 $?
 expect_rc unknown_command 2 "unknown command 'frob'" $B frob
 $B --version >v.out 2>&1; expect_eq version_rc 0 $?
 expect_grep version "^decbench [0-9]+\.[0-9]+\.[0-9]+ \(results schema [0-9]+" v.out
-# usage errors of the commands that exited 1 before (issue 15.11)
+# usage errors of the commands that exited 1 before
 expect_rc generate_bad_n 2 "--max-new: 'x' is not an integer" $B generate --model "$M" -n x
 expect_rc generate_no_model 2 "--model FILE is required" $B generate
 expect_rc cost_bad_rows 2 "--rows: 'x' is not a count" $B cost --model "$M" --rows x
@@ -163,7 +163,7 @@ touch copy.bin
 $B run --model copy.bin --tokenizer "$TOK" --dataset tinystories --limit 1 -n 2 --threads 1 --warmup 0 --db h.db >/dev/null 2>&1
 expect_eq sha256_rehash "$want" "$(q h.db "SELECT model_sha256 FROM runs WHERE id = 3")"
 
-# 12. clearer messages (issue 15.11): a damaged decbench database, a schema version no decbench
+# 12. clearer messages: a damaged decbench database, a schema version no decbench
 # wrote, a plots folder that is a file, numbers too large for their field, byte order marks,
 # directories given as files
 cp r.db damaged.db

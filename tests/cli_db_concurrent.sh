@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_db_concurrent.sh: several decbench processes on one database at once (issue 15.6).
+# cli_db_concurrent.sh: several decbench processes on one database at once.
 #   1. 4 runs started together on a database that does not exist yet all succeed, 10 times
 #      over (before every connection had a busy timeout, about 1 process in 10 failed with
 #      "database is locked": the read-only probe met the creator's lock);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_file_kinds.sh: every file a user names on the command line is checked for what it is
-# before a byte is read or written (issue 15.4, 15.5): a directory "is a directory", a FIFO
+# before a byte is read or written: a directory "is a directory", a FIFO
 # (open() would wait for a writer forever) and a device are refused at once, with one line
 # naming the option, the path and the kind, exit 1, and no database left behind. Each command
 # runs under `timeout 20`: a reader that blocks fails the test (exit 124) instead of hanging it.

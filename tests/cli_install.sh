@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_install.sh: `cmake --install` (issue 14.1): the binary, the gnuplot scripts, the cluster
+# cli_install.sh: `cmake --install`: the binary, the gnuplot scripts, the cluster
 # scripts, the man page and bash completion land under the prefix; the installed tree still
 # works after being moved elsewhere (the binary finds ../share/decbench beside itself, before
 # the source tree it was built from); the completion completes commands, options and values.

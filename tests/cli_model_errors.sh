@@ -75,7 +75,7 @@ expect_ok synth_version "$(sed -n 's/^#define SYNTH_VERSION \([0-9]*\).*/\1/p' "
 $B synth --config 64,128,2,4,2,512,128 --seed 3 -o "$T/syn.bin" 2>/dev/null
 expect_ok synth_generate "0" bash -c "$B generate --model $T/syn.bin --tokenizer $TOK -n 5 >/dev/null 2>&1; echo \$?"
 
-# NaN weights (issue 15.10): every float after the header NaN. Before, greedy emitted <unk>
+# NaN weights: every float after the header NaN. Before, greedy emitted <unk>
 # (argmax of NaN logits) silently; now the first pass fails naming the position, and a run
 # stops 'incomplete' with the reason (run --allow-nonfinite decodes the garbage).
 python3 - "$M" "$T/nan.bin" <<'PY'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_paper.sh: what a paper needs, on real runs (issue 14.2, 14.3): short decoder labels with
+# cli_paper.sh: what a paper needs, on real runs: short decoder labels with
 # every parameter its own CSV/JSON column; mean ± sd cells; ablation and sweep tables with
 # tokens/step and a best setting judged against the noise; acceptance by draft position (report
 # and plot); the trade-off, W x N heatmap and ablation figures; per-sample Spec-Bench JSONL;

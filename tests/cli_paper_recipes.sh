@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_paper_recipes.sh: `decbench paper` (issue 16): every recipe end to end on the TinyStories
+# cli_paper_recipes.sh: `decbench paper`: every recipe end to end on the TinyStories
 # pair (stories260K target, llama2xs draft) with a reduced --limit/--max-new and the papers'
 # prompts cut to the models' context: its runs complete, its table has the paper's rows with
 # the paper's figures beside ours; a part measures exactly what its printed `decbench run`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_run_faults.sh: faults that are not the run's fault leave it resumable, and outputs are
-# never half-written (issue 15.7, 15.8).
+# never half-written.
 #   1. a full disk during `run --trace`: exit 1, the error printed with the --resume command,
 #      the run 'incomplete' (before: 'failed', which --resume refuses) with the error as its
 #      reason, every stored sample whole; --resume then stores exactly an uninterrupted run's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_shard.sh: run/sweep --shard I/N and `decbench merge` (issue 14.4). A small sweep cut 4
+# cli_shard.sh: run/sweep --shard I/N and `decbench merge`. A small sweep cut 4
 # ways and run by GNU parallel (cluster/parallel.sh) merges into exactly the unsharded sweep's
 # deterministic figures; a run with a stateful decoder (Ouroboros warm=1) too; merging twice
 # changes nothing; a partial merge is incomplete; conflicting samples and shards of another

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_synth.sh: `decbench synth` never writes a runaway file and never leaves a partial model
-# at its output path (issue 15.2):
-#   - a configuration over the 512 GB limit (the issue's 916 TB one) is refused with the size,
+# at its output path:
+#   - a configuration over the 512 GB limit (a 916 TB one) is refused with the size,
 #     before anything is created; so is one larger than the free space of the target;
 #   - killed while writing (the file size limit sends SIGXFSZ, as kill -9 would end it), the old
 #     file at the path is intact; a write error removes the .tmp and says why;
@@ -32,7 +32,7 @@ absent() { # NAME PATH...: none of the paths exists
 # limited KB CMD...: CMD with files capped at KB kilobytes
 limited() { local kb=$1; shift; (ulimit -f "$kb"; exec "$@"); }
 
-# 1. the issue's configuration: 915.9 TB, refused before anything is written
+# 1. a runaway configuration: 915.9 TB, refused before anything is written
 expect_fail runaway "big\.bin: this configuration makes a 915\.9 TB file \(915893991505948 bytes\), over the 512\.0 GB limit" \
     limited 1024 $B synth --config 65536,1048576,1024,1024,1024,4194304,1048576 -o big.bin
 absent runaway_nothing_written big.bin big.bin.tmp

@@ -1,7 +1,7 @@
 /* fuzz_jsonl.c: libFuzzer target for the dataset readers: JSONL (one object per line, with line
  * numbers), JSON arrays (sanitized MBPP), and everything ds_open does with the records (field
  * extraction by kind, ids, categories, references, few-shot prefixes, template rendering,
- * Python repr of lists, subsets, ds_select) (issue 15.12).
+ * Python repr of lists, subsets, ds_select).
  *
  * Each input becomes the contents of every dataset file at once: it is written to one memfd,
  * and a scratch datasets folder holds, for each named dataset, a symbolic link from its file

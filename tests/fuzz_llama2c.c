@@ -1,6 +1,6 @@
 /* fuzz_llama2c.c: libFuzzer target for the llama2.c checkpoint loader (legacy 7-field header
  * and version-1 "ak42" header): the header fields, the size they imply and the binding of every
- * array into the mapped file (issue 15.12).
+ * array into the mapped file.
  *
  * Each input is written to a memfd and opened by path (/proc/self/fd/N), exactly as a file on
  * disk would be, through model_open (format dispatch) and model_open_llama2c. When it loads,

@@ -1,6 +1,6 @@
 /* fuzz_state.c: libFuzzer target for decoder state files, read through the decoder interface's
  * generic state hooks (dec_state_load), i.e. Ouroboros' pool reader (decoders/ouroboros_pool.c,
- * the file of `run --state-load/--pool-load`) (issue 15.12).
+ * the file of `run --state-load/--pool-load`).
  *
  * Set up once: a synthetic target and draft model (vocabulary 512) in memory, two Ouroboros
  * instances whose phrase lengths differ (beta=4 and beta=6: a file loads into the one it was

@@ -4,7 +4,7 @@
  * every bad input fails with "path:LINE: what is wrong" before any model work; a byte order
  * mark, a directory or a FIFO gets a message that says so (and never blocks). Ends by replaying
  * a seeded corpus of mutations through fuzz_jsonl_one (the libFuzzer entry of
- * tests/fuzz_jsonl.c) and writes the seed files the fuzzer starts from (issue 15.12). */
+ * tests/fuzz_jsonl.c) and writes the seed files the fuzzer starts from. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -664,7 +664,7 @@ static void test_errors(void) {
     open_fails("spec_bench/rag", NULL, dir, "no records in spec_bench/rag", NULL);
 }
 
-/* ---- 8. byte order marks, directories and FIFOs (issue 15.5, 15.11) ---- */
+/* ---- 8. byte order marks, directories and FIFOs ---- */
 static void test_file_kinds(void) {
     char spec[4200];
     /* a UTF-8 BOM at the start is skipped: same records, same line numbers, same prompt */

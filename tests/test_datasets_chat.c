@@ -289,7 +289,7 @@ static void test_tokenized(void) {
     CHECK(tok_file_chat_template(test_tmp("nope.gguf"), &tpl, err) == -1 && tpl == NULL);
 }
 
-/* Turn 2 of an MT-bench question (issue 14.3): the first turn, greedy's answer and the second
+/* Turn 2 of an MT-bench question: the first turn, greedy's answer and the second
  * question, the way each paper's FastChat conversation renders them: LookaheadDecoding's
  * llama-2 ("[/INST] ANSWER </s><s>[INST] ..."), Spec-Bench's Vicuna v1.1 ("ASSISTANT: ANSWER</s>
  * USER: ..."), and another model's format (ChatML) when the model has one. */

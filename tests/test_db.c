@@ -242,7 +242,7 @@ static void test_create_insert_read(void) {
     CHECK(q_int(h, "SELECT matched FROM samples WHERE sample_index=7") == 1);
     CHECK(q_int(h, "SELECT diverge_pos IS NULL FROM samples WHERE sample_index=7") == 1);
     /* tok/s: decode-only = the 9 tokens after the prompt pass / (2.5 - 0.5) = 4.5 (the prompt
-     * pass's token is not decode output: issue 9, 5b); end-to-end 10 / 2.5 = 4. */
+     * pass's token is not decode output: decoding starts after it); end-to-end 10 / 2.5 = 4. */
     CHECK(q_real(h, "SELECT tps_decode FROM samples WHERE sample_index=7") == 4.5);
     CHECK(q_real(h, "SELECT tps_e2e FROM samples WHERE sample_index=7") == 4.0);
     CHECK(q_real(h, "SELECT t_target FROM samples WHERE sample_index=7") == 0.8);
@@ -669,7 +669,7 @@ static void test_two_writers(void) {
     }
     CHECK(q_int(db_sqlite(a), "SELECT count(*) FROM samples") == 20);
 
-    /* Claims (issue 15.6): a run begun by a is a's until a closes; b's --resume of it is
+    /* Claims: a run begun by a is a's until a closes; b's --resume of it is
      * refused and changes nothing; a stop keeps its reason until a resume clears it. */
     CHECK(db_resume_run(b, ra, err) == -1);
     CHECK_MSG(strstr(err, "run 1 of") && strstr(err, "is being measured by another process"), "%s",

@@ -1,6 +1,6 @@
 /* test_dec_state.c: decoder state files read through the decoder interface's state hooks
  * (dec_state_load: Ouroboros' pool reader), driven through the libFuzzer entry of
- * tests/fuzz_state.c (issue 15.12):
+ * tests/fuzz_state.c:
  *   - real pools of both instances (beta 4 and 6, empty to several prompts' worth) each load
  *     into exactly the instance they were made for, decode greedy's tokens from it and survive
  *     save -> load -> save unchanged (the fuzz entry aborts otherwise);

@@ -102,7 +102,7 @@ static void test_readers(void) {
     if (f) fclose(f);
     CHECK(file_fopen_regular(fifo, "pool", err) == NULL && strstr(err, "(a FIFO)"));
     /* file_read_all: the whole file with a NUL after it; a directory, a FIFO and a file over
-     * the limit refused (a directory's ftell once asked malloc for 9 EB: issue 15.4) */
+     * the limit refused (a directory's ftell once asked malloc for 9 EB) */
     unsigned char *buf = NULL;
     size_t size = 1;
     CHECK_MSG(file_read_all(reg, "pool", 1, &buf, &size, err) == 0, "%s", err);

@@ -14,7 +14,7 @@
  *  4. bad batches (parent after child, position past the context, bad token) are refused.
  *     The int8 and int8b modes on quantized files of every type they have (the int8b mode with
  *     3 threads too), and without their weight copies (DECBENCH_PACKED=0).
- *  5. non-finite logits (issue 15.10): a model file whose embedding row of one token is NaN
+ *  5. non-finite logits: a model file whose embedding row of one token is NaN
  *     fails the pass that feeds that token, naming its position and the token; with
  *     fwd_allow_nonfinite the pass returns the NaN logits. */
 #include <math.h>

@@ -1085,7 +1085,7 @@ static void test_model_tiny(void) {
     expect_model_error((tiny_opts){.norm_type = GGUF_TENSOR_F16},
                        "'output_norm.weight' is F16; norm weights, biases and RoPE factors must be "
                        "F32");
-    /* Q4_0 loads since issue 10; block types ggml has and decbench does not read are named */
+    /* Q4_0 loads; block types ggml has and decbench does not read are named */
     expect_model_error((tiny_opts){.mat_type = 20 /* IQ4_NL */},
                        "'token_embd.weight' has type IQ4_NL, which is not supported (F32, F16, "
                        "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");

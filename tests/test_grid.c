@@ -46,7 +46,7 @@ int main(void) {
     /* the tie may come before the key it follows; chains resolve to the root */
     expands("lookahead:G=W;W=4,8;N=5", 2, "lookahead:G=4,W=4,N=5 | lookahead:G=8,W=8,N=5");
     expands("x:a=1,2;b=a;c=b", 2, "x:a=1,b=1,c=1 | x:a=2,b=2,c=2");
-    /* the example: 5 x 4 points */
+    /* the lookahead paper's scaling grid: 5 x 4 points */
     expands("lookahead:W=1,2,4,8,16;N=2,3,5,7;G=W", 20, NULL);
     /* words, mixed lists and ranges, blanks, a trailing ';' */
     expands("lookahead:refill=lade,align ; W=1..2,8;", 6,

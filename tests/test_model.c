@@ -4,7 +4,7 @@
  * inconsistent header, wrong version, directory, FIFO, empty) give one-line errors naming the
  * file; every header field set to INT_MIN, INT_MAX, 0 or -1 is refused naming the field, with no
  * undefined behaviour (run under UBSan); synth_write refuses a runaway size before creating
- * anything and never leaves a partial file at its path (issue 15.2, 15.3, 15.5). Ends by
+ * anything and never leaves a partial file at its path. Ends by
  * replaying a seeded corpus of mutations through fuzz_llama2c_one (the libFuzzer entry of
  * tests/fuzz_llama2c.c), and writes the seed files the fuzzer starts from (15.12). */
 #include <limits.h>

@@ -15,7 +15,7 @@
  *     truncated, foreign or mismatched file is refused with a message and changes nothing; the
  *     decoder interface's state hooks reach the same pool file, and its own counters reach
  *     dec_stats;
- *  7. the options beyond the default (issue 12.3, 13.5): trim=1 cuts every draft to gamma (the
+ *  7. the options beyond the default: trim=1 cuts every draft to gamma (the
  *     reference's cut; without it drafts run past gamma), p_min stops drafts short, adapt=1
  *     moves the aimed length; all still greedy's tokens, one stop reason per step. */
 #include <stdlib.h>

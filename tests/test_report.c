@@ -644,8 +644,8 @@ static void test_baseline_and_runs(db *d) {
 }
 
 /* Ouroboros Table 2 layout: per task tok/s and speed-up, end-to-end as the papers time them
- * (issue 9, 5d): code / LA 2.5 / 1.5 = 1.67x, math / LA 2.5 / 1.0 = 2.50x, code / no-refine
- * 2.5 / 1.75 = 1.43x; and the ablation layout, likewise end-to-end. */
+ * (the whole generate call): code / LA 2.5 / 1.5 = 1.67x, math / LA 2.5 / 1.0 = 2.50x, code /
+ * no-refine 2.5 / 1.75 = 1.43x; and the ablation layout, likewise end-to-end. */
 static void test_paper_and_ablation(db *d) {
     int64_t run1 = 1;
     report_opts o = {.run_ids = &run1,

@@ -126,10 +126,10 @@ static void test_synthetic(void) {
     for (int i = 0; i < 3; i++) model_close(donors[i]);
 }
 
-/* Both models' prompt passes are prefill time (issue 9, 5a). With the target as its own draft
- * and one token to generate, spec's call is two equal prompt passes and one emit, so t_prefill
- * is nearly all of t_total; when the draft's pass counted as decode time it was about half.
- * Best of 5, against a loaded machine. */
+/* Both models' prompt passes are prefill time (a draft's prompt pass decodes nothing). With the
+ * target as its own draft and one token to generate, spec's call is two equal prompt passes and
+ * one emit, so t_prefill is nearly all of t_total; when the draft's pass counted as decode time it
+ * was about half. Best of 5, against a loaded machine. */
 static void test_prefill_time(const model *m) {
     char err[ERR_LEN];
     dec_env env = {.target = m, .draft = m, .kernels = KERN_EXACT};

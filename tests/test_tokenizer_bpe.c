@@ -847,7 +847,7 @@ static int test_fuzz_corpus(void) {
 /* Inputs the fuzzer found crashing, replayed on every run (fuzz_vocab_one aborts on a defect). */
 static void test_fuzz_crashes(void) {
     /* deepseek-llm, stand-ins first, padded by 128: the vocabulary holds "[PAD258]" at id 256,
-     * so the copy's pad 258 repeated it and the copy did not load (CI, 2026-11-28). */
+     * so the copy's pad 258 repeated it and the copy did not load (found by the fuzzer in CI). */
     static const uint8_t pad_name_taken[] = "\003\317\377[PAD258]\000\015";
     fuzz_vocab_one(pad_name_taken, sizeof pad_name_taken - 1);
     /* The same directly: pad 259's name is taken twice over, so it becomes "[PAD259_2]". */

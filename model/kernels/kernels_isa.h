@@ -216,7 +216,7 @@ static inline int kern_streams(size_t matrix_bytes) {
  * one core of this machine (Zen 4 VM; 128-192 MB matrices, K = 2048, T = 1, best of 10 runs
  * alternating with a plain read of the same bytes), 2-row tiles of adjacent rows read 11-75%
  * of the plain read's bandwidth (q6_k 11%, q8_0 33%, f32 72%), 1-row tiles 98-130% where the
- * arithmetic keeps up, 4-row far-apart tiles 105-168%. Session 2's remedy, a software prefetch
+ * arithmetic keeps up, 4-row far-apart tiles 105-168%. An earlier remedy, a software prefetch
  * 16 KB ahead of each adjacent row, was slower than none with far-apart rows (1.1B q8_0 at
  * T = 1, one thread: 5.0 against 5.6 GB/s) and is gone; greedy decoding of the 110M q8_0 and
  * f32 presets on one thread ran 1.7-2.4x faster than with it. On top of the far-apart rows,

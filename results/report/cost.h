@@ -11,9 +11,10 @@
  * B is linear in r between measured rows at each measured context and linear in c between (and
  * beyond) the measured contexts; K is linear in L between measured logit rows (K(1) = 0), read
  * from the points that computed every row's logits. Outside the measured rows the end segment
- * is extended (callers flag it). Measured on the synthetic 110M q8_0 model (README, "Cost at
- * scale"): the classifier is a fifth of the weights, and lookahead's passes read only some
- * rows' logits, which a curve with every row's logits priced 20-28% too high (issue 12).
+ * is extended (callers flag it). Measured on the synthetic 110M q8_0 model
+ * (docs/measurements/2026-11-24-projection.md): the classifier is a fifth of the weights, and
+ * lookahead's passes read only some rows' logits, which a curve with every row's logits priced
+ * 20-28% too high.
  *
  * Sources (cost_curve_load):
  *  - CSV, version 2 (`decbench cost --csv`): '#' comment lines, the header
