@@ -461,53 +461,168 @@ static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j
     }
 }
 
-/* kern_attend's value sums for up to 4 queries at a time: each 16 columns of a shared value row
- * are loaded once and fed to every query's chain s mod 4 (the reference's order per query). */
-static void avx512_values(const float *e, size_t lde, const float *sum, int nq, int hs,
-                          const float *v, int n_shared, const int *const *tail, const int *n_tail,
-                          float *out, size_t ldo) {
-    for (int q0 = 0; q0 < nq; q0 += 4) {
-        int QB = nq - q0 < 4 ? nq - q0 : 4;
-        const float *eq[4];
-        for (int i = 0; i < 4; i++) eq[i] = e + (size_t)(q0 + (i < QB ? i : 0)) * lde;
-        for (int c = 0; c < hs; c += 16) {
-            __mmask16 m = hs - c >= 16 ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
-            __m512 a[4][4];
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm512_setzero_ps();
-            int s = 0;
-            for (; s + 4 <= n_shared; s += 4) {
-#pragma GCC unroll 4
-                for (int j = 0; j < 4; j++) {
-                    __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)(s + j) * hs + c);
-#pragma GCC unroll 4
-                    for (int i = 0; i < 4; i++)
-                        if (i < QB)
-                            a[i][j] = _mm512_fmadd_ps(_mm512_set1_ps(eq[i][s + j]), vs, a[i][j]);
-                }
+#ifndef ATTEND_PREFETCH
+#define ATTEND_PREFETCH 4096
+#endif
+#ifndef ATTEND_HINT
+#define ATTEND_HINT _MM_HINT_T0
+#endif
+#define VALUES_PREFETCH ((size_t)SB * ldv)
+
+/* kern_attend_kv's scores, 16 keys at a time: for each query, 16 accumulators (one per key)
+ * take the key rows' chunks of 16 values in column order, as the canonical dot's lanes do, and
+ * one transposed fold turns them into the 16 scores. The block's key rows (1-4 KB) come from
+ * memory for the first query and from the L1 cache for the others, so the keys are read once
+ * for all the queries of a kv head; the queries' chunks are reloaded from L1 per key. KT is a
+ * constant at every call. */
+static inline __attribute__((always_inline)) void scores_typed(wtype KT, const float *q, size_t ldq,
+                                                               int nq, int hs,
+                                                               const unsigned char *k, int n,
+                                                               float *s, size_t lds) {
+    const size_t ldk = (size_t)hs * (KT == WTYPE_F16 ? 2 : 4);
+    const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
+    int s0 = 0;
+    for (; s0 + 16 <= n; s0 += 16) {
+        const unsigned char *kb = k + (size_t)s0 * ldk;
+        for (uintptr_t a = (uintptr_t)kb + ATTEND_PREFETCH, end = a + 16 * ldk; a < end; a += 64)
+            _mm_prefetch((const char *)a, ATTEND_HINT);
+        for (int t = 0; t < nq; t++) {
+            const float *qt = q + (size_t)t * ldq;
+            __m512 acc[16];
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+            for (int c = 0; c < hs; c += KERN_LANES) {
+                __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+                __m512 qc = _mm512_maskz_loadu_ps(m, qt + c);
+#pragma GCC unroll 16
+                for (int j = 0; j < 16; j++)
+                    acc[ACC_FOR_LANE(j)] = _mm512_fmadd_ps(
+                        qc, load_w16(KT, kb + (size_t)j * ldk, c, m), acc[ACC_FOR_LANE(j)]);
             }
-            for (; s < n_shared; s++) {
-                __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)s * hs + c);
+            _mm512_storeu_ps(s + (size_t)t * lds + s0, _mm512_div_ps(fold16x16(acc), div));
+        }
+    }
+    if (s0 < n) { /* the last 1-15 keys: accumulators past them stay zero, their lanes unused */
+        const int nb = n - s0;
+        const unsigned char *kb = k + (size_t)s0 * ldk;
+        for (int t = 0; t < nq; t++) {
+            const float *qt = q + (size_t)t * ldq;
+            __m512 acc[16];
+            for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+            for (int j = 0; j < nb; j++) {
+                __m512 a = _mm512_setzero_ps();
+                for (int c = 0; c < hs; c += KERN_LANES) {
+                    __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+                    a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qt + c),
+                                        load_w16(KT, kb + (size_t)j * ldk, c, m), a);
+                }
+                acc[ACC_FOR_LANE(j)] = a;
+            }
+            _mm512_mask_storeu_ps(s + (size_t)t * lds + s0, (__mmask16)((1u << nb) - 1),
+                                  _mm512_div_ps(fold16x16(acc), div));
+        }
+    }
+}
+
+static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k,
+                          int n, float *s, size_t lds) {
+    if (kt == WTYPE_F16)
+        scores_typed(WTYPE_F16, q, ldq, nq, hs, k, n, s, lds);
+    else
+        scores_typed(WTYPE_F32, q, ldq, nq, hs, k, n, s, lds);
+}
+
+/* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: 16 KB
+ * of rows, which stay in the L1 cache), and in a block, up to 4 queries at a time, each 16
+ * columns of a row loaded once and fed to every query's chain s mod 4 (the reference's order per
+ * query). The chains' running sums wait in acc between blocks: [query][16 columns][chain]. Read
+ * column by column over the whole cache, a head's values came from memory once per 16 columns
+ * and block of 4 queries, and the one-row pass at 16384 positions took 2-4x its bound. VT is a
+ * constant at every call. */
+static inline __attribute__((always_inline)) void
+values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int hs,
+             const unsigned char *v, int n_shared, const int *const *tail, const int *n_tail,
+             float *out, size_t ldo) {
+    const size_t ldv = (size_t)hs * (VT == WTYPE_F16 ? 2 : 4);
+    const int nc = (hs + KERN_LANES - 1) / KERN_LANES, SB = kern_values_block(hs, VT);
+    KERN_SCRATCH(acc, (size_t)nq * nc * 4 * KERN_LANES);
+    memset(acc, 0, sizeof(float) * (size_t)nq * nc * 4 * KERN_LANES);
+#define ACC(t, c, j) (acc + (((size_t)(t)*nc + (c)) * 4 + (j)) * KERN_LANES)
+    for (int s0 = 0; s0 < n_shared; s0 += SB) {
+        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
+        for (int q0 = 0; q0 < nq; q0 += 4) {
+            const int QB = nq - q0 < 4 ? nq - q0 : 4;
+            const float *eq[4];
+            for (int i = 0; i < 4; i++) eq[i] = e + (size_t)(q0 + (i < QB ? i : 0)) * lde;
+            for (int c = 0; c < nc; c++) {
+                const int col = c * KERN_LANES;
+                __mmask16 m = hs - col >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - col)) - 1);
+                __m512 a[4][4];
 #pragma GCC unroll 4
                 for (int i = 0; i < 4; i++)
-                    if (i < QB) chain_fma(a[i], s % 4, _mm512_set1_ps(eq[i][s]), vs);
-            }
 #pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) {
-                if (i >= QB) continue;
-                const int t = q0 + i;
-                for (int j = 0; j < n_tail[t]; j++) {
-                    int st = n_shared + j;
-                    chain_fma(a[i], st % 4, _mm512_set1_ps(eq[i][st]),
-                              _mm512_maskz_loadu_ps(m, v + (size_t)tail[t][j] * hs + c));
+                    for (int j = 0; j < 4; j++)
+                        a[i][j] = i < QB ? _mm512_loadu_ps(ACC(q0 + i, c, j)) : _mm512_setzero_ps();
+                int s = s0;
+                for (; s + 4 <= s1; s += 4) {
+                    if (q0 == 0 &&
+                        c == 0) /* the rows of the next block, as the first pass reads this one's */
+                        for (uintptr_t a = (uintptr_t)(v + (size_t)s * ldv) + VALUES_PREFETCH,
+                                       end = a + 4 * ldv;
+                             a < end; a += 64)
+                            _mm_prefetch((const char *)a, ATTEND_HINT);
+#pragma GCC unroll 4
+                    for (int j = 0; j < 4; j++) {
+                        __m512 vs = load_w16(VT, v + (size_t)(s + j) * ldv, col, m);
+#pragma GCC unroll 4
+                        for (int i = 0; i < 4; i++)
+                            if (i < QB)
+                                a[i][j] =
+                                    _mm512_fmadd_ps(_mm512_set1_ps(eq[i][s + j]), vs, a[i][j]);
+                    }
                 }
-                __m512 r =
-                    _mm512_add_ps(_mm512_add_ps(a[i][0], a[i][1]), _mm512_add_ps(a[i][2], a[i][3]));
-                _mm512_mask_storeu_ps(out + (size_t)t * ldo + c, m,
-                                      _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+                for (; s < s1; s++) {
+                    __m512 vs = load_w16(VT, v + (size_t)s * ldv, col, m);
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; i++)
+                        if (i < QB) chain_fma(a[i], s % 4, _mm512_set1_ps(eq[i][s]), vs);
+                }
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++)
+#pragma GCC unroll 4
+                    for (int j = 0; j < 4; j++)
+                        if (i < QB) _mm512_storeu_ps(ACC(q0 + i, c, j), a[i][j]);
             }
         }
     }
+    for (int t = 0; t < nq; t++) { /* the tails, then (c0 + c1) + (c2 + c3) over the sum */
+        const float *et = e + (size_t)t * lde;
+        for (int c = 0; c < nc; c++) {
+            const int col = c * KERN_LANES;
+            __mmask16 m = hs - col >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - col)) - 1);
+            __m512 a[4];
+            for (int j = 0; j < 4; j++) a[j] = _mm512_loadu_ps(ACC(t, c, j));
+            for (int j = 0; j < n_tail[t]; j++) {
+                int st = n_shared + j;
+                chain_fma(a, st % 4, _mm512_set1_ps(et[st]),
+                          load_w16(VT, v + (size_t)tail[t][j] * ldv, col, m));
+            }
+            __m512 r = _mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3]));
+            _mm512_mask_storeu_ps(out + (size_t)t * ldo + col, m,
+                                  _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+        }
+    }
+#undef ACC
+    KERN_SCRATCH_END(acc);
+}
+
+static void avx512_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                          const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                          float *out, size_t ldo) {
+    if (vt == WTYPE_F16)
+        values_typed(WTYPE_F16, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
+    else
+        values_typed(WTYPE_F32, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
 }
 
 /* Rows [0, rows) of a quantized type WT widened exactly into buf, K floats per row: the
@@ -864,6 +979,7 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .dot = avx512_dot,
     .sum = avx512_sum,
     .attend = avx512_attend,
+    .scores = avx512_scores,
     .softmax = avx512_softmax,
     .values = avx512_values,
     .matmul_widen = avx512_matmul_widen,
