@@ -35,6 +35,7 @@ enum {
     C_CONTEXT,
     C_THREADS,
     C_KERN,
+    C_KV,
     C_SECONDS,
     C_CSV,
     C_DB,
@@ -88,6 +89,7 @@ int cmd_cost(int argc, char **argv) {
         [C_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
                        "N"},
         [C_KERN] = {"--kernels", NULL, 1, KERNELS_HELP, KERNELS_METAVAR},
+        [C_KV] = {"--kv-type", NULL, 1, KV_TYPE_HELP, KV_TYPE_METAVAR},
         [C_SECONDS] = {"--seconds", NULL, 1,
                        "minimum measuring time per point, in seconds (default 0.3; units: 300ms, "
                        "0.3s, 1m)",
@@ -153,7 +155,9 @@ int cmd_cost(int argc, char **argv) {
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
-    if (session_kernels(args_str(o, C_COUNT, "--kernels", NULL), &km, err))
+    kv_type kv;
+    if (session_kernels(args_str(o, C_COUNT, "--kernels", NULL), &km, err) ||
+        session_kv_type(args_str(o, C_COUNT, "--kv-type", NULL), &kv, err))
         return cmd_usage("cost", err);
     int nt = threads > 0 ? (int)threads : session_cores();
     model *m = NULL;
@@ -177,6 +181,7 @@ int cmd_cost(int argc, char **argv) {
         model_set_context(m, need < m->cfg.ctx_train ? need : m->cfg.ctx_train, err))
         goto done;
     km = kern_mode_resolve(km, m, NULL);
+    model_set_kv(m, kv);
     if (measure_grid_fit(&g, m->cfg.seq_len, note, sizeof note, err) ||
         fwd_new(&f, m, pool, g.rows[g.n_rows - 1], km, err))
         goto done;
@@ -199,6 +204,7 @@ int cmd_cost(int argc, char **argv) {
                     .model_path = model_path,
                     .threads = nt,
                     .kernels = kern_mode_name(km),
+                    .kv_type = kv_type_name(kv),
                     .env = &env};
         if (db_open(&out.d, db_path, DB_WRITE, err) || db_begin_run(out.d, &r, &out.run_id, err))
             goto done;
@@ -214,6 +220,8 @@ int cmd_cost(int argc, char **argv) {
            kern_mode_name(km), measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
+    printf("\n# KV cache %s: %zu bytes a position (keys and values, all layers)", kv_type_name(kv),
+           fwd_kv_bytes(f, 1));
     printf("\n# peak: %.0f GOPS int8, %.0f GFLOP/s f32 (%s: %.0f and %.0f per cycle and core, %d "
            "cores at %.2f GHz measured); int8%% and f32%%: each point's GFLOP/s of them\n",
            out.peak.int8_gops, out.peak.f32_gflops, out.peak.what, out.peak.int8_per_cycle,
@@ -238,6 +246,11 @@ int cmd_cost(int argc, char **argv) {
                "(medians)\n",
                sh.rounds, g.contexts[0], 100 * sh.share, 100 * sh.share_lo, 100 * sh.share_hi,
                sh.probe_gbps, sh.pass_gbps);
+        printf("# the same passes against their bound, the weights and the %s KV cache's %.1f MB "
+               "(context %d + 1) read at the probe's rate: pass %.3f ms, bound %.3f ms, ratio "
+               "%.3f (rounds %.3f-%.3f)\n",
+               kv_type_name(kv), sh.kv_bytes / 1e6, g.contexts[0], sh.pass_s * 1e3,
+               sh.bound_s * 1e3, sh.ratio, sh.ratio_lo, sh.ratio_hi);
     }
     if (out.d && db_finish_run(out.d, out.run_id, DB_COMPLETE, err)) goto done;
     if (csv_open) {

@@ -76,7 +76,21 @@ static void print_stats(const char *name, const char *spec, const dec_stats *st)
             st->t_total > 0 ? st->new_tokens / st->t_total : 0);
 }
 
-enum { G_MODEL, G_TOK, G_PROMPT, G_N, G_DEC, G_DRAFT, G_THREADS, G_KERN, G_STATS, G_CTX, G_HELP, G_COUNT };
+enum {
+    G_MODEL,
+    G_TOK,
+    G_PROMPT,
+    G_N,
+    G_DEC,
+    G_DRAFT,
+    G_THREADS,
+    G_KERN,
+    G_KV,
+    G_STATS,
+    G_CTX,
+    G_HELP,
+    G_COUNT
+};
 
 /* The options of generate: the table above, then the sampling options (sampling_opts.h). */
 #define G_ALL (G_COUNT + SAMPLING_N_OPTS)
@@ -102,8 +116,10 @@ int cmd_generate(int argc, char **argv) {
                      "draft model for spec / tree / ouroboros, or self:TYPE (the target "
                      "requantized in memory: self:q8_0, self:q4_0, self:Q4_K_M, ...)",
                      "FILE"},
-        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)", "N"},
+        [G_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
+                       "N"},
         [G_KERN] = {"--kernels", NULL, 1, KERNELS_HELP, KERNELS_METAVAR},
+        [G_KV] = {"--kv-type", NULL, 1, KV_TYPE_HELP, KV_TYPE_METAVAR},
         [G_STATS] = {"--stats", NULL, 0, "print the decoder's statistics on stderr"},
         [G_CTX] = {"--ctx", NULL, 1, "context in tokens (default: the model's, at most 4096)", "N"},
         [G_HELP] = {"--help", "-h", 0, "this help"},
@@ -131,14 +147,18 @@ int cmd_generate(int argc, char **argv) {
         return cmd_usage("generate", err);
     const char *kernels = args_str(o, G_ALL, "--kernels", "auto");
     kern_mode km;
-    if (session_kernels(kernels, &km, err)) return cmd_usage("generate", err);
+    kv_type kv;
+    if (session_kernels(kernels, &km, err) ||
+        session_kv_type(args_str(o, G_ALL, "--kv-type", NULL), &kv, err))
+        return cmd_usage("generate", err);
     if (!args_str(o, G_ALL, "--model", NULL))
         return cmd_usage("generate", "--model FILE is required");
     session s;
     if (session_open(&s, args_str(o, G_ALL, "--model", NULL), args_str(o, G_ALL, "--draft", NULL),
                      args_str(o, G_ALL, "--tokenizer", NULL), kernels, (int)threads, err))
         return cmd_fail("generate", err);
-    if (session_set_ctx(&s, (int)ctx, err)) {
+    if (session_set_ctx(&s, (int)ctx, err) ||
+        session_set_kv(&s, args_str(o, G_ALL, "--kv-type", NULL), err)) {
         session_close(&s);
         return cmd_fail("generate", err);
     }

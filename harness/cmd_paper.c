@@ -59,6 +59,7 @@ enum {
     P_WARMUP,
     P_THREADS,
     P_KERNELS,
+    P_KV,
     P_CTX,
     P_DATA_DIR,
     P_PROJECT,
@@ -132,6 +133,7 @@ static const args_opt options[P_COUNT] = {
     [P_THREADS] = {"--threads", "-t", 1, "threads (default: one per CPU of the affinity mask)",
                    "N"},
     [P_KERNELS] = {"--kernels", NULL, 1, "as `run`: " KERNELS_HELP, KERNELS_METAVAR},
+    [P_KV] = {"--kv-type", NULL, 1, "as `run`: " KV_TYPE_HELP, KV_TYPE_METAVAR},
     [P_CTX] = {"--ctx", NULL, 1, "context in tokens, as `run`", "N"},
     [P_DATA_DIR] = {"--data-dir", NULL, 1, "datasets folder, as `run`", "DIR"},
     [P_PROJECT] = {"--project-cost", NULL, 1,
@@ -307,6 +309,7 @@ static int plan_part(paper_ctx *c, part_plan *p, char *err) {
          add_num(p, "--warmup", warmup, err)) ||
         add_opt(p, "--threads", args_str(o, P_COUNT, "--threads", NULL), err) ||
         add_opt(p, "--kernels", args_str(o, P_COUNT, "--kernels", NULL), err) ||
+        add_opt(p, "--kv-type", args_str(o, P_COUNT, "--kv-type", NULL), err) ||
         add_opt(p, "--ctx", args_str(o, P_COUNT, "--ctx", NULL), err) ||
         add_opt(p, "--data-dir", args_str(o, P_COUNT, "--data-dir", NULL), err) ||
         add_opt(p, "--db", args_str(o, P_COUNT, "--db", "results/decbench.db"), err) ||

@@ -12,12 +12,12 @@
  *     across decoders; a point whose estimated time (its decoder's slowest probe so far, else
  *     three times greedy's) would overrun the share is skipped and listed.
  *  2. cost curves (20%, measured between the probes): t(rows, context, logit rows) of the target
- *     (and the draft) over the default rows and the contexts the prompts reach (results/report/cost.h),
- *     reused from the database when a curve of the same model file, threads and kernels was
- *     measured on this machine with this build from a clean tree (cost_find_run), else measured
- *     a round at a time between the probes, so that the curve sees the machine as the probes
- *     did (the rounds and the grid sized from greedy's passes to fit the share), and stored as
- *     a cost run.
+ *     (and the draft) over the default rows and the contexts the prompts reach
+ *     (results/report/cost.h), reused from the database when a curve of the same model file,
+ *     threads, kernels and KV cache type was measured on this machine with this build from a
+ *     clean tree (cost_find_run_kv), else measured a round at a time between the probes, so
+ *     that the curve sees the machine as the probes did (the rounds and the grid sized from
+ *     greedy's passes to fit the share), and stored as a cost run.
  *  3. prediction: each probe's passes priced on the curves: its projected end-to-end speed-up
  *     (results/report/report_cost.c), which, unlike the probe's own few timings, does not move with
  *     the machine's load while it ran.
@@ -210,8 +210,8 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     db_env_capture(&here);
     /* --draft self:TYPE is no file to fingerprint: its curve is measured, not looked up */
     if (!(draft && session_self_type(t->r.o.draft)) &&
-        cost_find_run(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
-                      g->rows[g->n_rows - 1], &here, &reuse, err))
+        cost_find_run_kv(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+                         kv_type_name(t->r.s.kv), g->rows[g->n_rows - 1], &here, &reuse, err))
         return -1;
     if (reuse) {
         t->cost_run[draft] = reuse;

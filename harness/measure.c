@@ -84,6 +84,18 @@ static void measure_tokens(int *tokens, int n, int vocab) {
     for (int i = 0; i < n; i++) tokens[i] = (int)((i * 7919u + 13) % (unsigned)vocab);
 }
 
+/* Brings f's committed prefix to `context` positions: the first MEASURE_COMPUTED of them by a
+ * real prefill of tokens, the rest by repeating their keys and values (fwd_repeat_prefix). A
+ * pass's time does not depend on the values it attends to, and a prefill of a long context one
+ * measured row at a time (max_batch 1) would take most of an hour at 32768 positions of a 1B
+ * model, once per round. */
+#define MEASURE_COMPUTED 64
+static int reach_context(fwd_ctx *f, const int *tokens, int context, float *logits, char *err) {
+    int have = fwd_n_past(f), real = context < MEASURE_COMPUTED ? context : MEASURE_COMPUTED;
+    if (have < real && fwd_prefill(f, tokens + have, real - have, logits, err)) return -1;
+    return fwd_repeat_prefix(f, context, err);
+}
+
 /* The median of v[0..n) (n >= 1), which it sorts. */
 static double median_of(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -101,14 +113,15 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
         model_logits_width(md) > md->cfg.vocab_size ? model_logits_width(md) : md->cfg.vocab_size;
     float *buf = probe_buffer(n), *logits = malloc(sizeof(float) * (size_t)width);
     int *tokens = malloc(sizeof(int) * (size_t)n_tok);
-    double *share = malloc(sizeof(double) * 3 * (size_t)rounds), *probe = share + rounds,
-           *pass = probe + rounds;
+    double *share = malloc(sizeof(double) * 6 * (size_t)rounds), *probe = share + rounds,
+           *pass = probe + rounds, *ratio = pass + rounds, *pass_s = ratio + rounds,
+           *bound_s = pass_s + rounds;
+    const double kv_bytes = (double)fwd_kv_bytes(f, context + 1);
     int rc = 0;
     if (!buf || !logits || !tokens || !share)
         rc = err_set(err, "out of memory for the bandwidth share (a %zu MB buffer)", bytes >> 20);
     if (rc == 0) measure_tokens(tokens, n_tok, md->cfg.vocab_size);
-    if (rc == 0 &&
-        (fwd_truncate(f, 0, err) || (context > 0 && fwd_prefill(f, tokens, context, logits, err))))
+    if (rc == 0 && (fwd_truncate(f, 0, err) || reach_context(f, tokens, context, logits, err)))
         rc = -1;
     bw_task t = {buf, n, {0}};
     int last_row = 0;
@@ -126,14 +139,22 @@ int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, i
             probe[r] = (double)n * sizeof(float) / read / 1e9;
             pass[r] = weight_bytes * passes / spent / 1e9;
             share[r] = pass[r] / probe[r];
+            pass_s[r] = spent / passes;
+            bound_s[r] = (weight_bytes + kv_bytes) / (probe[r] * 1e9);
+            ratio[r] = pass_s[r] / bound_s[r];
         }
     }
     if (rc == 0) {
         *out = (measure_share){.share = median_of(share, rounds), /* sorts share */
                                .probe_gbps = median_of(probe, rounds),
                                .pass_gbps = median_of(pass, rounds),
+                               .kv_bytes = kv_bytes,
+                               .pass_s = median_of(pass_s, rounds),
+                               .bound_s = median_of(bound_s, rounds),
+                               .ratio = median_of(ratio, rounds), /* sorts ratio */
                                .rounds = rounds};
         out->share_lo = share[0], out->share_hi = share[rounds - 1];
+        out->ratio_lo = ratio[0], out->ratio_hi = ratio[rounds - 1];
     }
     volatile float sink = t.partial[0];
     (void)sink;
@@ -343,7 +364,7 @@ int measure_run_round(measure_run *m, char *err) {
         grid_point *q = &m->pts[p];
         if (round > 3 && q->total >= g->min_seconds) continue;
         if (fwd_n_past(m->f) < q->context)
-            rc = fwd_prefill(m->f, m->tokens, q->context - fwd_n_past(m->f), m->logits, err);
+            rc = reach_context(m->f, m->tokens, q->context, m->logits, err);
         /* passes until a fifth of min_seconds is spent on the point in this round (one in the
          * warm-up round; at most 1000) */
         double spent = 0;

@@ -21,10 +21,17 @@ double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
  * moves by a third within a minute (model/GGUF.md: single pairs of probe and passes ranged
  * 72-115% at the 8B shape); a read and the passes beside it, a tenth of a second apart, see the
  * same machine, and the read is timed the way the passes are (once, not the best of several).
+ * The same rounds also give the pass's ratio to its whole bound, the weights and the keys and
+ * values it reads (fwd_kv_bytes at context + 1: what attention reads of the cache) over the read
+ * bandwidth: per round, the mean pass over (weight bytes + kv_bytes) / that round's read rate;
+ * 1 is the bound, more is slower (a long context's share of a pass is attention's).
  * f is left with n_past = context. */
 typedef struct {
     double share, share_lo, share_hi; /* the median, lowest and highest of the rounds */
     double probe_gbps, pass_gbps;     /* the rounds' medians (weight bytes / pass for the pass) */
+    double kv_bytes;                  /* the keys and values one pass reads */
+    double pass_s, bound_s;           /* the rounds' medians: a pass, its bound (weights + KV) */
+    double ratio, ratio_lo, ratio_hi; /* pass / bound: the rounds' median, lowest and highest */
     int rounds;
 } measure_share;
 int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, int context,

@@ -56,6 +56,7 @@
 /* The options `run` and `sweep` share. Strings point into argv. */
 typedef struct {
     const char *model, *draft, *tokenizer, *kernels, *data_dir, *template_name, *label, *db_path;
+    const char *kv_type;       /* --kv-type (model/model.h's kv_types[]) */
     const char *chat_template; /* --chat-template NAME; NULL: the model's own, if recognised */
     const char *datasets[RUNNER_MAX_DATASETS];
     int n_datasets;
@@ -87,9 +88,9 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 /* Turn t of the record at position i is stored as sample_index i + (t - 1) x this. */
 #define RUNNER_TURN_STRIDE 1000000
 
-/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 26 of
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 27 of
  * runner_opts.c's table, then the sampling options (harness/sampling_opts.h). */
-#define RUNNER_N_OPTS (26 + SAMPLING_N_OPTS)
+#define RUNNER_N_OPTS (27 + SAMPLING_N_OPTS)
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);

@@ -266,7 +266,8 @@ int runner_open(runner *r, const runner_opts *o, char *err) {
     /* Datasets first: a malformed record must fail before a model is even loaded. */
     if (open_datasets(r, err) ||
         session_open(&r->s, o->model, o->draft, o->tokenizer, o->kernels, o->threads, err) ||
-        session_set_ctx(&r->s, o->ctx, err) || encode_prompts(r, err))
+        session_set_ctx(&r->s, o->ctx, err) || session_set_kv(&r->s, o->kv_type, err) ||
+        encode_prompts(r, err))
         return -1;
     if (r->s.draft_note[0]) progress_note(&r->prog, "decbench: %s", r->s.draft_note);
     if (session_self_type(o->draft)) runner_draft_fingerprint(r, &r->self_bytes, r->self_hash);

@@ -45,6 +45,7 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
          "unstored warm-up generations per decoder on the first prompt (default 1)"),
     OPTV("--threads", "-t", "N", "threads (default: one per CPU of the affinity mask)"),
     OPTV("--kernels", NULL, KERNELS_METAVAR, KERNELS_HELP),
+    OPTV("--kv-type", NULL, KV_TYPE_METAVAR, KV_TYPE_HELP),
     OPTV("--db", NULL, "FILE",
          "results database (default results/decbench.db; folders are created)"),
     OPTV("--data-dir", NULL, "DIR",
@@ -71,8 +72,8 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
          "measure only share I of N of the work (units: decoder x repeat x prompt; each shard "
          "with the greedy baselines it needs); `decbench merge` puts the shards together"),
     OPTV("--ctx", NULL, "N",
-         "context in tokens (default: the model's, at most 4096; the KV cache is float32 and "
-         "allocated for all of it)"),
+         "context in tokens (default: the model's, at most 4096; the KV cache is allocated for "
+         "all of it)"),
     OPT("--allow-nonfinite", NULL, 0,
         "decode NaN/infinite logits (argmax of garbage) instead of stopping the run with an "
         "error naming the position"),
@@ -92,6 +93,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     ro->draft = args_str(o, n, "--draft", NULL);
     ro->tokenizer = args_str(o, n, "--tokenizer", NULL);
     ro->kernels = args_str(o, n, "--kernels", "auto");
+    ro->kv_type = args_str(o, n, "--kv-type", "f32");
     ro->data_dir = args_str(o, n, "--data-dir", NULL);
     ro->template_name = args_str(o, n, "--template", NULL);
     ro->chat_template = args_str(o, n, "--chat-template", NULL);
@@ -105,6 +107,8 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
     if (!ro->model) return err_set(err, "--model FILE is required");
     kern_mode km;
     if (session_kernels(ro->kernels, &km, err)) return -1;
+    kv_type kv;
+    if (session_kv_type(ro->kv_type, &kv, err)) return -1;
     if (sampling_opts_get(o, n, &ro->sampling, err)) return -1;
     if (!*ro->db_path) return err_set(err, "--db: empty path");
     long v[8];

@@ -54,6 +54,7 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->warmup = r->o.warmup;
     run->threads = r->s.threads;
     run->kernels = kern_mode_name(r->s.kernels);
+    run->kv_type = kv_type_name(r->s.kv);
     run->seed = r->o.seed;
     run->env = env;
     run->sampling = dec_sampling_name(&r->o.sampling);
@@ -92,6 +93,7 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                 {"datasets", run.datasets, r->datasets},
                 {"templates", run.prompt_template, r->templates},
                 {"kernels", run.kernels, kern_mode_name(r->s.kernels)},
+                {"--kv-type", run.kv_type, kv_type_name(r->s.kv)},
                 {"--sampling", run.sampling, dec_sampling_name(&r->o.sampling)}};
     struct {
         const char *what;

@@ -136,6 +136,19 @@ int session_kernels(const char *name, kern_mode *out, char *err) {
     return 0;
 }
 
+int session_kv_type(const char *name, kv_type *out, char *err) {
+    if (kv_type_parse(name ? name : "f32", out))
+        return err_set(err, "--kv-type %.64s: expected " KV_TYPE_NAMES, name);
+    return 0;
+}
+
+int session_set_kv(session *s, const char *name, char *err) {
+    if (session_kv_type(name, &s->kv, err)) return -1;
+    model_set_kv(s->target, s->kv);
+    if (s->draft) model_set_kv(s->draft, s->kv);
+    return 0;
+}
+
 int session_open(session *s, const char *model_path, const char *draft_path,
                  const char *tokenizer_path, const char *kernels, int threads, char *err) {
     memset(s, 0, sizeof *s);

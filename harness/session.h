@@ -11,6 +11,7 @@ typedef struct {
     tok *tokenizer;
     tpool *pool;
     kern_mode kernels;
+    kv_type kv; /* how the KV caches store keys and values (session_set_kv) */
     int threads;
     /* The files opened (session_find_model's answer for what was named). */
     char model_path[4096], draft_path[4096], tokenizer_path[4096];
@@ -39,6 +40,21 @@ const char *session_find_model(const char *name, char *out, size_t n);
 /* The --kernels value (NULL: "auto") as a kernel mode, or an error naming the accepted ones: the
  * one place the option is parsed. */
 int session_kernels(const char *name, kern_mode *out, char *err);
+
+/* The --kv-type option's text (model/model.h's kv_types[]), shared by run, sweep, tune, paper,
+ * generate and cost. */
+#define KV_TYPE_HELP                                                                               \
+    "how the KV cache stores keys and values: f32 (default: the bits the pass computed) or f16 "   \
+    "(IEEE half, rounded to nearest even, as llama.cpp's default cache: half the memory and "      \
+    "traffic, other logits; batch-invariant too)"
+
+/* The --kv-type value (NULL: "f32") as a KV cache type, or an error naming the accepted ones:
+ * the one place the option is parsed. */
+int session_kv_type(const char *name, kv_type *out, char *err);
+
+/* Makes the target's and the draft's forward contexts store keys and values as name (NULL:
+ * f32): --kv-type. */
+int session_set_kv(session *s, const char *name, char *err);
 
 /* Opens model (required), draft (may be NULL), tokenizer (NULL: the GGUF model's own
  * vocabulary, else tok<vocab>.bin in the models folder), each found by session_find_model,

@@ -42,9 +42,10 @@ static void figures(const tune_cand *c, char *out, size_t n) {
 
 void tune_print(const tune *t) {
     const model_config *mc = &t->r.s.target->cfg;
-    printf("## decbench tune: %s%s%s on %s (%d threads, %s kernels)\n\n", t->r.o.model,
+    printf("## decbench tune: %s%s%s on %s (%d threads, %s kernels%s%s)\n\n", t->r.o.model,
            t->r.o.draft ? " with draft " : "", t->r.o.draft ? t->r.o.draft : "", t->r.datasets,
-           t->r.s.threads, kern_mode_name(t->r.s.kernels));
+           t->r.s.threads, kern_mode_name(t->r.s.kernels), t->r.s.kv != KV_F32 ? ", KV cache " : "",
+           t->r.s.kv != KV_F32 ? kv_type_name(t->r.s.kv) : "");
     printf("Target: %d layers, dim %d, vocabulary %d. Probes: sweep %" PRId64 ", %d prompt(s); ",
            mc->n_layers, mc->dim, mc->vocab_size, t->sweep_id, t->n_probe);
     if (t->final_id)

@@ -48,7 +48,9 @@ struct fwd_ctx {
     int n_past; /* committed positions */
     int last_n; /* rows of the last batch(es) still in scratch (0 after a commit) */
     int first;  /* the scratch row the batch being evaluated starts at (fwd_eval_more) */
-    float *kc, *vc;                       /* [n_layers][n_kv_heads][cap][head_size] */
+    unsigned char *kc, *vc;               /* [n_layers][n_kv_heads][cap][head_size], as kvt */
+    wtype kvt;                            /* the cache's storage type (the model's kv_type_row) */
+    size_t kv_row;                        /* bytes of one head's key or value at one slot */
     float *kb, *vb;                       /* the batch's K and V rows, [max_batch][kv_dim] */
     float *x, *xb, *xb2, *q, *hb, *hb2;   /* activations, [max_batch][width] */
     int q_dim;                            /* n_heads * head_size: width of q and xb2 */
@@ -106,6 +108,9 @@ const model *fwd_model(const fwd_ctx *c) { return c->m; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
 long fwd_rows(const fwd_ctx *c) { return c->rows; }
 int fwd_scratch_rows(const fwd_ctx *c) { return c->last_n; }
+size_t fwd_kv_bytes(const fwd_ctx *c, int n) {
+    return 2 * (size_t)c->m->cfg.n_layers * c->m->cfg.n_kv_heads * (size_t)n * c->kv_row;
+}
 
 int fwd_argmax(const float *logits, int n) {
     int best = 0;
@@ -224,10 +229,18 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     if (!c) return err_set(err, "forward context: out of memory");
     c->m = m, c->pool = pool, c->mode = kern_mode_resolve(mode, m, NULL), c->max_batch = max_batch;
     c->cap = cfg->seq_len + max_batch;
+    const kv_type_row *kvr = kv_type_get(m->kv);
+    if (!kvr) {
+        free(c);
+        return err_set(err, "forward context: KV cache type %d is not one of %s", (int)m->kv,
+                       KV_TYPE_NAMES);
+    }
+    c->kvt = kvr->storage, c->kv_row = wtype_row_bytes(c->kvt, cfg->head_size);
     size_t B = (size_t)max_batch, kv = (size_t)cfg->n_layers * c->cap * cfg->kv_dim;
+    size_t kv_bytes = kv * kv_type_bytes(m->kv);
     int nt = tpool_size(pool), half = cfg->rope_dim / 2;
-    c->kc = calloc(kv, sizeof(float));
-    c->vc = calloc(kv, sizeof(float));
+    c->kc = calloc(kv_bytes, 1);
+    c->vc = calloc(kv_bytes, 1);
     c->q_dim = cfg->n_heads * cfg->head_size;
     c->x = calloc(B * cfg->dim, sizeof(float));
     c->xb = input_rows(B * cfg->dim);
@@ -263,8 +276,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
         !c->kb || !c->vb || !c->att || !c->att_io || !c->tails || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc ||
         ((c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B) && !c->xa)) {
         fwd_free(c);
-        return err_set(err, "forward context: out of memory (KV cache of %zu MiB)",
-                       2 * kv * sizeof(float) >> 20);
+        return err_set(err, "forward context: out of memory (KV cache of %zu MiB, %s)",
+                       2 * kv_bytes >> 20, kvr->name);
     }
     /* RoPE angles as llama2.c computes them: theta^(-2i/rope_dim) per pair, times position;
      * then, in ggml_rope_ext's order, divided by the pair's frequency factor (Llama 3.1+'s
@@ -525,9 +538,9 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
  * ([slot][kv_dim], an earlier layout) made every head's scan a strided read of 256-byte pieces:
  * on the 110M shape at 896 positions, one query per head and layer took 34 ms against 19 ms
  * apart (one core, all 12 layers). */
-static float *kv_head(const fwd_ctx *c, float *cache, int layer, int g) {
+static unsigned char *kv_head(const fwd_ctx *c, unsigned char *cache, int layer, int g) {
     const model_config *cfg = &c->m->cfg;
-    return cache + ((size_t)layer * cfg->n_kv_heads + g) * c->cap * cfg->head_size;
+    return cache + ((size_t)layer * cfg->n_kv_heads + g) * c->cap * c->kv_row;
 }
 
 typedef struct {
@@ -549,7 +562,8 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
     const int hs = cfg->head_size, group = cfg->n_heads / cfg->n_kv_heads;
     const int g = chunk / task->blocks, r0 = chunk % task->blocks * task->rows_per_job;
     const int r1 = r0 + task->rows_per_job < task->T ? r0 + task->rows_per_job : task->T;
-    const float *k = kv_head(c, c->kc, task->layer, g), *v = kv_head(c, c->vc, task->layer, g);
+    const unsigned char *k = kv_head(c, c->kc, task->layer, g),
+                        *v = kv_head(c, c->vc, task->layer, g);
     float *scratch = c->att + (size_t)thread * c->att_q * c->cap;
     float *qin = c->att_io + (size_t)thread * 2 * c->att_q * hs, *qout = qin + c->att_q * hs;
     int *tails = c->tails + (size_t)thread * c->att_q * c->max_batch;
@@ -565,8 +579,8 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
             for (int j = 0; j <= c->depth[sr]; j++) tl[j] = c->n_past + anc[j];
             tail[t] = tl, n_tail[t] = c->depth[sr] + 1;
         }
-        kern_attend_shared(qin, hs, nq, hs, k, v, c->n_past, tail, n_tail, scratch, c->cap, qout,
-                           hs);
+        kern_attend_kv(c->kvt, qin, hs, nq, hs, k, v, c->n_past, tail, n_tail, scratch, c->cap,
+                       qout, hs);
         for (int t = 0; t < nq; t++) {
             int r = r0 + (q0 + t) / group, h = g * group + (q0 + t) % group;
             memcpy(c->xb2 + (size_t)r * c->q_dim + h * hs, qout + t * hs, sizeof(float) * hs);
@@ -575,17 +589,25 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
 }
 
 /* The batch's K and V rows (c->kb, c->vb) into their scratch slots after the committed prefix
- * (rows first.. of the scratch). */
+ * (rows first.. of the scratch), stored as the cache's type: copied for f32, each value rounded
+ * by the type's from_float otherwise (f16: to nearest, ties to even), a function of the value
+ * alone, so a row's stored bits do not depend on the pass it was computed in. */
 static void kv_store(fwd_ctx *c, int layer, int T) {
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size;
+    void (*store)(const float *, void *, int) = wtype_get(c->kvt)->from_float;
     for (int g = 0; g < cfg->n_kv_heads; g++) {
-        float *k = kv_head(c, c->kc, layer, g), *v = kv_head(c, c->vc, layer, g);
+        unsigned char *k = kv_head(c, c->kc, layer, g), *v = kv_head(c, c->vc, layer, g);
         for (int r = 0; r < T; r++) {
             size_t from = (size_t)r * cfg->kv_dim + (size_t)g * hs;
             size_t slot = (size_t)(c->n_past + c->first + r);
-            memcpy(k + slot * hs, c->kb + from, sizeof(float) * hs);
-            memcpy(v + slot * hs, c->vb + from, sizeof(float) * hs);
+            if (c->kvt == WTYPE_F32) {
+                memcpy(k + slot * c->kv_row, c->kb + from, c->kv_row);
+                memcpy(v + slot * c->kv_row, c->vb + from, c->kv_row);
+            } else {
+                store(c->kb + from, k + slot * c->kv_row, hs);
+                store(c->vb + from, v + slot * c->kv_row, hs);
+            }
         }
     }
 }
@@ -780,14 +802,14 @@ int fwd_commit(fwd_ctx *c, const int *path, int n, char *err) {
             return err_set(err, "commit: row %d at path index %d does not continue the path "
                                 "from the root", r, i);
     }
-    size_t hs = (size_t)cfg->head_size;
+    size_t row = c->kv_row;
     for (int l = 0; l < cfg->n_layers; l++)
         for (int g = 0; g < cfg->n_kv_heads; g++) {
-            float *kl = kv_head(c, c->kc, l, g), *vl = kv_head(c, c->vc, l, g);
+            unsigned char *kl = kv_head(c, c->kc, l, g), *vl = kv_head(c, c->vc, l, g);
             for (int i = 0; i < n; i++) {
                 if (path[i] == i) continue;
-                memmove(kl + (c->n_past + i) * hs, kl + (c->n_past + path[i]) * hs, hs * sizeof(float));
-                memmove(vl + (c->n_past + i) * hs, vl + (c->n_past + path[i]) * hs, hs * sizeof(float));
+                memmove(kl + (c->n_past + i) * row, kl + (c->n_past + path[i]) * row, row);
+                memmove(vl + (c->n_past + i) * row, vl + (c->n_past + path[i]) * row, row);
             }
         }
     c->n_past += n;
@@ -799,6 +821,30 @@ int fwd_truncate(fwd_ctx *c, int len, char *err) {
     if (len < 0 || len > c->n_past)
         return err_set(err, "truncate: length %d, expected 0..%d", len, c->n_past);
     c->n_past = len;
+    c->last_n = 0;
+    return 0;
+}
+
+int fwd_repeat_prefix(fwd_ctx *c, int n, char *err) {
+    const model_config *cfg = &c->m->cfg;
+    if (n > cfg->seq_len)
+        return err_set(err, "repeat prefix: %d positions exceed the context of %d", n,
+                       cfg->seq_len);
+    if (n <= c->n_past) return 0;
+    if (c->n_past < 1) return err_set(err, "repeat prefix: no committed position to repeat");
+    size_t row = c->kv_row, p0 = (size_t)c->n_past;
+    for (int l = 0; l < cfg->n_layers; l++)
+        for (int g = 0; g < cfg->n_kv_heads; g++) {
+            unsigned char *kl = kv_head(c, c->kc, l, g), *vl = kv_head(c, c->vc, l, g);
+            /* doubling copies: each one repeats the rows already in place */
+            for (size_t have = p0; have < (size_t)n;) {
+                size_t more = (size_t)n - have < have ? (size_t)n - have : have;
+                memcpy(kl + have * row, kl, more * row);
+                memcpy(vl + have * row, vl, more * row);
+                have += more;
+            }
+        }
+    c->n_past = n;
     c->last_n = 0;
     return 0;
 }

@@ -16,7 +16,11 @@
  *
  * KV cache: the batch's K/V are written to scratch slots after the committed prefix. After a
  * pass, fwd_commit() appends a chosen path of batch rows (in order) as the next positions and
- * drops the rest; fwd_truncate() shortens the committed prefix (draft rollback). */
+ * drops the rest; fwd_truncate() shortens the committed prefix (draft rollback). The cache holds
+ * the whole context and stores keys and values as the model's kv_type (model_set_kv: f32, or
+ * f16 rounded to nearest even), which attention widens back exactly as it reads them: with f16
+ * the invariance above holds as with f32 (a stored value is a function of the computed one
+ * alone), with other bits. */
 #ifndef MODEL_FORWARD_H
 #define MODEL_FORWARD_H
 
@@ -108,6 +112,18 @@ int fwd_truncate(fwd_ctx *c, int len, char *err);
 /* Evaluates a chain of n tokens in chunks of max_batch, commits them all, and leaves the
  * last token's logits in logits (vocab floats). */
 int fwd_prefill(fwd_ctx *c, const int *tokens, int n, float *logits, char *err);
+
+/* Extends the committed prefix to n positions (n <= the context; at least one committed) by
+ * repeating its K/V rows in order: the positions a measured pass attends to, without computing
+ * them. For timing only (decbench cost): a pass's time does not depend on the values it reads,
+ * and a real prefill of 32768 positions of a 1B model takes most of an hour on two cores. The
+ * rows are real keys and values, but at the wrong positions: the logits of a later pass are not
+ * the model's answer to any prompt. n <= n_past: nothing changes. */
+int fwd_repeat_prefix(fwd_ctx *c, int n, char *err);
+
+/* Bytes of the keys and values of n positions of c's cache, all layers, as stored: what a
+ * one-row pass after n - 1 committed positions reads of it (decbench cost's bound). */
+size_t fwd_kv_bytes(const fwd_ctx *c, int n);
 
 /* Number of forward passes (fwd_eval calls) and rows evaluated since creation. */
 long fwd_passes(const fwd_ctx *c);

@@ -165,6 +165,40 @@ int model_set_context(model *m, int n, char *err) {
     return 0;
 }
 
+/* The KV cache's types: a row's storage type has its exact widening (to_float) in the kernels
+ * and its rounding (from_float) where forward.c stores a pass's keys and values. */
+static const kv_type_row kv_types[KV_TYPE_COUNT] = {
+    [KV_F32] = {"f32", WTYPE_F32, "f32 (default: every bit the pass computed, 4 bytes a value)"},
+    [KV_F16] = {"f16", WTYPE_F16,
+                "f16 (IEEE half, rounded to nearest even, as llama.cpp's default cache: half the "
+                "memory and traffic, other logits)"},
+};
+
+const kv_type_row *kv_type_get(kv_type t) {
+    return (int)t >= 0 && t < KV_TYPE_COUNT ? &kv_types[t] : NULL;
+}
+
+const char *kv_type_name(kv_type t) {
+    return kv_type_get(t) ? kv_types[t].name : "?";
+}
+
+int kv_type_parse(const char *s, kv_type *out) {
+    for (int i = 0; s && i < KV_TYPE_COUNT; i++)
+        if (strcmp(s, kv_types[i].name) == 0) {
+            *out = (kv_type)i;
+            return 0;
+        }
+    return -1;
+}
+
+size_t kv_type_bytes(kv_type t) {
+    return wtype_row_bytes(kv_types[t].storage, 1);
+}
+
+void model_set_kv(model *m, kv_type t) {
+    m->kv = t;
+}
+
 void model_pad_logits(model *m, int width) {
     m->logits_width = width;
 }

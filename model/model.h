@@ -44,6 +44,31 @@ typedef struct {
     int ctx_train;         /* the context length the file declares */
 } model_config;
 
+/* How the KV cache stores a key or a value (--kv-type), one row each in kv_types[] (model.c):
+ * f32, the default, keeps every bit the pass computed; f16 rounds each value to IEEE half (to
+ * nearest, ties to even, as ggml's F16 cache, llama.cpp's default) when it is stored, and
+ * attention widens it back exactly where it reads it (kernels.h, kern_attend_kv): half the
+ * memory and half the traffic of a long context, and, like f32, bits that do not depend on the
+ * batch, the tree or the threads. */
+typedef enum { KV_F32 = 0, KV_F16 = 1, KV_TYPE_COUNT } kv_type;
+
+typedef struct {
+    const char *name; /* "f32", "f16": what --kv-type takes and the run record stores */
+    wtype storage;    /* the values' storage type (wtype.h): its from_float stores them */
+    const char *help; /* for --help */
+} kv_type_row;
+
+/* The row of t (NULL outside the table). */
+const kv_type_row *kv_type_get(kv_type t);
+const char *kv_type_name(kv_type t);
+/* A row's name as its kv_type; -1 if no row has it. */
+int kv_type_parse(const char *s, kv_type *out);
+/* The table's names, for messages and help (tests/test_model.c checks them against it). */
+#define KV_TYPE_NAMES "f32 or f16"
+#define KV_TYPE_METAVAR "f32|f16"
+/* Bytes of one key or value stored as t. */
+size_t kv_type_bytes(kv_type t);
+
 typedef struct {
     const float *rms_att, *rms_ffn; /* [dim] */
     wmat wq, wk, wv, wo; /* [q x dim], [kv_dim x dim] x2, [dim x q]; q = n_heads x head */
@@ -62,6 +87,7 @@ typedef struct model {
     const float
         *rope_freqs;  /* [rope_dim / 2] divisors of the RoPE frequencies (Llama 3.1+), or NULL */
     int logits_width; /* floats per logits row fwd_eval writes; 0: vocab_size (model_pad_logits) */
+    kv_type kv;       /* how a forward context made for it stores keys and values (model_set_kv) */
     const char *format;       /* "llama2c", "llama2c-v1", "gguf", "synthetic" */
     const struct model_arch *arch; /* its row of the architecture table (arch.h); NULL: llama */
     wtype main_type;          /* storage type of the big matrices */
@@ -82,15 +108,20 @@ typedef struct model {
     void *release_arg;
 } model;
 
-/* The context a model runs with unless told otherwise. The KV cache is float32 and allocated for
- * the whole context (forward.c): Llama-3.1-8B's declared 131072 tokens would need 34 GB of it,
- * Qwen2.5-7B's 32768 3.8 GB, while the datasets' prompts plus outputs stay under 4096 tokens
- * (llama.cpp's tools default to 4096 too). At 4096 the cache is 1 GiB for Llama-3.1-8B, 0.45 GiB
- * for Qwen2.5-7B, 4.3 GB of address space for Llama-2-7B (mostly untouched). */
+/* The context a model runs with unless told otherwise. The KV cache is allocated for the whole
+ * context (forward.c): in float32, the default, Llama-3.1-8B's declared 131072 tokens would need
+ * 34 GB of it, Qwen2.5-7B's 32768 3.8 GB, while the datasets' prompts plus outputs stay under
+ * 4096 tokens (llama.cpp's tools default to 4096 too). At 4096 the cache is 1 GiB for
+ * Llama-3.1-8B, 0.45 GiB for Qwen2.5-7B, 4.3 GB of address space for Llama-2-7B (mostly
+ * untouched); --kv-type f16 halves each. */
 #define MODEL_DEFAULT_CTX 4096
 
 /* Sets the context to n tokens (1..cfg.ctx_train): --ctx. */
 int model_set_context(model *m, int n, char *err);
+
+/* Sets how the forward contexts made for m from now on store keys and values: --kv-type
+ * (KV_F32 unless set). */
+void model_set_kv(model *m, kv_type t);
 
 /* Makes fwd_eval write logits rows of `width` floats for this model (a draft whose vocabulary
  * is a few padding rows longer or shorter than its target's, as Qwen2.5-0.5B's 151936 against

@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include "results/db/db_internal.h"
 #include "results/report/cost.h"
 #include "results/db/db.h"
 #include "results/report/report.h"
@@ -318,6 +321,16 @@ static void test_projection(void) {
     CHECK(cost_find_run(d, model, 2, "exact", 9, &clean, &found, err) == 0 && found == 0);
     CHECK(cost_find_run(d, model, 1, "exact", 8, &clean, &found, err) == 0 && found == 0);
     CHECK(cost_find_run(d, model, 2, "blas", 8, &clean, &found, err) == 0 && found == 0);
+    /* and the same KV cache type: a curve measured with an f16 cache stands for f16 only */
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE runs SET kv_type = 'f16' WHERE id = %lld", (long long)pinned);
+    CHECK(sqlite3_exec(db_sqlite(d), sql, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(cost_find_run(d, model, 2, "exact", 8, &clean, &found, err) == 0 && found == 0);
+    CHECK(cost_find_run_kv(d, model, 2, "exact", "f16", 8, &clean, &found, err) == 0 &&
+          found == pinned);
+    snprintf(sql, sizeof sql, "UPDATE runs SET kv_type = 'f32' WHERE id = %lld", (long long)pinned);
+    CHECK(sqlite3_exec(db_sqlite(d), sql, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(cost_find_run_kv(d, model, 2, "exact", "f16", 8, &clean, &found, err) == 0 && found == 0);
     CHECK(cost_find_run(d, model, 2, "exact", 8, &dirty, &found, err) == 0 && found == 0);
     db_env other = clean;
     other.git_commit[0] = '4';

@@ -165,7 +165,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 9);
+    CHECK(db_schema_version() == 10);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -179,8 +179,17 @@ static void test_create_insert_read(void) {
     r.seed = 0xfedcba9876543210ull;
     int64_t run = 0, run2 = 0, sid = 0;
     CHECK_MSG(db_begin_run(d, &r, &run, err) == 0, "%s", err);
+    r.kv_type = "f16";
     CHECK_MSG(db_begin_run(d, &r, &run2, err) == 0, "%s", err);
+    r.kv_type = NULL;
     CHECK(run2 == run + 1);
+    /* the KV cache type: f32 unless named (db_run.kv_type NULL), read back for --resume */
+    CHECK(strcmp(q_text(h, "SELECT kv_type FROM runs WHERE id=1"), "f32") == 0);
+    CHECK(strcmp(q_text(h, "SELECT kv_type FROM runs WHERE id=2"), "f16") == 0);
+    db_run_info info;
+    CHECK_MSG(db_get_run(d, run2, &info, err) == 0, "%s", err);
+    CHECK(info.kv_type && strcmp(info.kv_type, "f16") == 0);
+    db_run_info_free(&info);
     CHECK(q_int(h, "SELECT count(*) FROM environments") == 1); /* deduplicated */
     CHECK(strcmp(q_text(h, "SELECT status FROM runs WHERE id=1"), "running") == 0);
     CHECK(strlen(q_text(h, "SELECT model_hash FROM runs WHERE id=1")) == 16);
@@ -402,6 +411,8 @@ static void test_migration(void) {
     /* step 4: tps_decode from the tokens after the prompt pass, (20 - 1) / (1.5 - 0.2) */
     CHECK(fabs(q_real(h, "SELECT tps_decode FROM samples WHERE id=1") - 19 / 1.3) < 1e-12);
     CHECK(q_int(h, "SELECT verify_steps FROM samples WHERE id=2") == 0);
+    /* step 10: runs stored before kept their keys and values in float32 */
+    CHECK(strcmp(q_text(h, "SELECT kv_type FROM runs WHERE id=1"), "f32") == 0);
     /* step 9: drafting_steps from the histogram's position 1 (pos_tried k = 0) */
     CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=1") == 7);
     CHECK(q_int(h, "SELECT drafting_steps FROM samples WHERE id=2") == 0);

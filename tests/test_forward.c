@@ -5,7 +5,8 @@
  *     token by token, on the real models and on synthetic ones (GQA, odd widths; every
  *     architecture of model/arch.h: Q/K/V biases, per-head norms, NEOX RoPE, rope_freqs, linear
  *     RoPE scaling, head sizes other than dim / heads, in f32 and llama-quantize mixes), for 1,
- *     2 and 3 threads.
+ *     2 and 3 threads; with the KV cache in f16 as well (model_set_kv), whose logits differ from
+ *     f32's and are as invariant.
  *  2. commit/truncate: committing a chosen path of a tree and decoding on equals decoding
  *     that path sequentially; truncating and re-decoding reproduces the same logits.
  *  3. level by level: the same trees evaluated in several passes (fwd_eval, then
@@ -393,6 +394,34 @@ static void test_nonfinite_reaches_logits(void) {
     model_close(base);
 }
 
+/* The f16 KV cache (model_set_kv): a pass's logits differ from the f32 cache's (the values are
+ * rounded when stored), yet equal what a cache holding the same values rounded gives: f16 is
+ * f32 attention over the halves. Compared on stories260K after a prompt of 40 tokens: the
+ * logits of the 41st. */
+static void test_kv_f16_rounds(model *m) {
+    char err[ERR_LEN];
+    const int V = m->cfg.vocab_size, P = 40;
+    int tokens[41];
+    for (int i = 0; i < 41; i++) tokens[i] = (i * 37 + 11) % V;
+    float *l32 = malloc(sizeof(float) * V), *l16 = malloc(sizeof(float) * V);
+    fwd_ctx *f32, *f16;
+    model_set_kv(m, KV_F32);
+    CHECK(fwd_new(&f32, m, NULL, 8, KERN_EXACT, err) == 0);
+    model_set_kv(m, KV_F16);
+    CHECK(fwd_new(&f16, m, NULL, 8, KERN_EXACT, err) == 0);
+    model_set_kv(m, KV_F32);
+    CHECK(fwd_kv_bytes(f16, 10) * 2 == fwd_kv_bytes(f32, 10));
+    CHECK(fwd_kv_bytes(f32, 1) == 2 * (size_t)m->cfg.n_layers * m->cfg.kv_dim * sizeof(float));
+    CHECK(fwd_prefill(f32, tokens, P + 1, l32, err) == 0);
+    CHECK(fwd_prefill(f16, tokens, P + 1, l16, err) == 0);
+    CHECK_MSG(memcmp(l32, l16, sizeof(float) * V) != 0, "an f16 cache gave the f32 cache's logits");
+    int close = 1;
+    for (int i = 0; i < V; i++) close &= fabsf(l32[i] - l16[i]) < 0.05f * (1 + fabsf(l32[i]));
+    CHECK_MSG(close, "the f16 cache's logits are far from the f32 cache's");
+    fwd_free(f32), fwd_free(f16);
+    free(l32), free(l16);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
@@ -401,6 +430,16 @@ int main(void) {
         CHECK_MSG(model_open(&real[i], test_shared(names[i]), err) == 0, "%s", err);
         for (int t = 1; t <= 3; t++) test_invariance(real[i], names[i], t, 12, 100 + t, KERN_EXACT);
     }
+    /* the f16 KV cache: batch-, tree- and thread-invariant as the f32 one */
+    for (int i = 0; i < 2; i++) {
+        model_set_kv(real[i], KV_F16);
+        for (int t = 1; t <= 3; t++)
+            test_invariance(real[i],
+                            i ? "models/llama2xs.bin, f16 KV" : "models/stories260K.bin, f16 KV", t,
+                            8, 200 + t, KERN_EXACT);
+        model_set_kv(real[i], KV_F32);
+    }
+    test_kv_f16_rounds(real[0]);
     test_bad_batches(real[0]);
     test_nonfinite();
     test_nonfinite_reaches_logits();
@@ -411,6 +450,9 @@ int main(void) {
     CHECK(synth_model(&syn, &c, 42, err) == 0);
     for (int t = 1; t <= 3; t++)
         test_invariance(syn, "synthetic 96,200,3,6,2,300", t, 10, 7 + t, KERN_EXACT);
+    model_set_kv(syn, KV_F16); /* GQA, a head size of 16 (160 / 6 rounds down: odd widths) */
+    for (int t = 1; t <= 3; t++)
+        test_invariance(syn, "synthetic 96,200,3,6,2,300, f16 KV", t, 6, 17 + t, KERN_EXACT);
     model_close(syn);
     for (int i = 0; i < 2; i++) model_close(real[i]);
     /* every block type (kq_Q4_K_M holds q4_k and q6_k; Q3_K_M q3_k, q4_k and q5_k) */
@@ -439,6 +481,11 @@ int main(void) {
         char what[64];
         snprintf(what, sizeof what, "%s %s", arch_shapes[i][0], arch_shapes[i][1]);
         for (int t = 1; a && t <= 3; t++) test_invariance(a, what, t, 6, 70 + t, KERN_EXACT);
+        if (a && i == 0) { /* Qwen2's biases and NEOX RoPE, with an f16 KV cache */
+            model_set_kv(a, KV_F16);
+            for (int t = 1; t <= 3; t++)
+                test_invariance(a, "tiny-qwen2 f32, f16 KV", t, 4, 130 + t, KERN_EXACT);
+        }
         model_close(a);
     }
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; i++) {
@@ -465,6 +512,13 @@ int main(void) {
          * 32 that end inside a matrix's groups of 16, and 3 threads' pieces) */
         for (int t = 1; t <= 3; t++)
             test_invariance(q, int8[i], t, 4, 90 + t, KERN_EXACT_INT8B);
+        if (i == 0) { /* and with an f16 KV cache */
+            model_set_kv(q, KV_F16);
+            for (int t = 1; t <= 3; t++)
+                test_invariance(q, "models/quantized/xs_Q4_K_M.gguf, f16 KV", t, 4, 110 + t,
+                                KERN_EXACT_INT8B);
+            model_set_kv(q, KV_F32);
+        }
         model_close(q);
     }
     test_int8_differs_only_when_quantized();

@@ -7,7 +7,8 @@
  *     type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
- *  3. the attention kernel, the canonical sum and dot; exp accuracy; f16 round trips; the
+ *  3. the attention kernel, with keys and values stored as f32 or f16 (kern_attend_kv), the
+ *     canonical sum and dot; exp accuracy; f16 round trips; the
  *     SIMD copies of libm's expf (kern_expf) against libm;
  *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
  *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
@@ -790,6 +791,112 @@ static void test_attend_shared(rng_state *r) {
         }
 }
 
+/* A cache of n x hs random keys and values stored as type t (WTYPE_F32 or WTYPE_F16) in kst and
+ * vst; kf and vf get what they hold widened to float (for f16: the halves the values round to). */
+static void kv_cache(rng_state *r, wtype t, int n, int hs, void *kst, void *vst, float *kf,
+                     float *vf) {
+    for (int i = 0; i < n * hs; i++) {
+        float k = 4 * rng_unit(r) - 2, v = 2 * rng_unit(r) - 1;
+        if (t == WTYPE_F16) {
+            uint16_t hk = wtype_f32_to_f16(k), hv = wtype_f32_to_f16(v);
+            memcpy((char *)kst + 2 * i, &hk, 2), memcpy((char *)vst + 2 * i, &hv, 2);
+            kf[i] = wtype_f16_to_f32(hk), vf[i] = wtype_f16_to_f32(hv);
+        } else {
+            memcpy((char *)kst + 4 * i, &k, 4), memcpy((char *)vst + 4 * i, &v, 4);
+            kf[i] = k, vf[i] = v;
+        }
+    }
+}
+
+/* kern_attend_kv: keys and values stored as f16 or f32 give, on every ISA and through the public
+ * entry point, each query exactly kern_attend_ref over its own slots of the cache widened to
+ * float (f16's order is f32's on the widened values); shared keys that end inside and at the
+ * edge of the scores' blocks of 16 keys, caches long enough to cross several of the value sums'
+ * blocks (kern_values_block: 256 rows of 16 f32 values, 32 of 128), tails of 0..5 keys, 1..9
+ * queries. */
+static void test_attend_kv(rng_state *r) {
+    const wtype types[2] = {WTYPE_F32, WTYPE_F16};
+    const int hss[] = {16, 20, 64, 80, 128}, shared[] = {0, 1, 15, 16, 17, 301, 1100};
+    for (int ti = 0; ti < 2; ti++)
+        for (int hi = 0; hi < 5; hi++)
+            for (int si = 0; si < 7; si++) {
+                const wtype kt = types[ti];
+                int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9), cap = ns + 40;
+                size_t cells = (size_t)cap * hs;
+                void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
+                float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
+                float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
+                float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
+                float *sc2 = malloc(sizeof(float) * cap);
+                int tails[9][6], n_tail[9], *slots = malloc(sizeof(int) * cap);
+                const int *tp[9];
+                kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
+                for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
+                for (int t = 0; t < nq; t++) {
+                    n_tail[t] = (int)rng_below(r, 6) + (ns == 0);
+                    for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (int)rng_below(r, 40);
+                    tp[t] = tails[t];
+                }
+                for (int isa = 0; isa <= KERN_ISA_COUNT; isa++) { /* the last: kern_attend_kv */
+                    if (isa < KERN_ISA_COUNT && !isa_on[isa]) continue;
+                    if (isa < KERN_ISA_COUNT)
+                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
+                                           n_tail, sc, cap, o1, hs);
+                    else
+                        kern_attend_kv(kt, q, hs, nq, hs, kst, vst, ns, tp, n_tail, sc, cap, o1,
+                                       hs);
+                    int bad = 0;
+                    for (int t = 0; t < nq; t++) {
+                        int n = 0;
+                        for (int s = 0; s < ns; s++) slots[n++] = s;
+                        for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
+                        kern_attend_ref(q + t * hs, hs, kf, vf, hs, slots, n, sc2, o2);
+                        bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
+                    }
+                    CHECK_MSG(bad == 0,
+                              "%s kern_attend_kv %s hs=%d shared=%d: %d of %d queries differ",
+                              isa < KERN_ISA_COUNT ? kern_isa_name((kern_isa)isa) : "active",
+                              wtype_name(kt), hs, ns, bad, nq);
+                }
+                free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2), free(sc);
+                free(sc2), free(slots);
+            }
+    CHECK(kern_attend_kv_supported(WTYPE_F32) && kern_attend_kv_supported(WTYPE_F16) &&
+          !kern_attend_kv_supported(WTYPE_BF16) && !kern_attend_kv_supported(WTYPE_Q8_0));
+}
+
+/* A NaN or an infinity stored as a half in one key or one value (shared or in the tail) reaches
+ * kern_attend_kv's result on every ISA as it does for f32: a key's, every output of the query; a
+ * value's, its column. */
+static void test_attend_kv_nonfinite(rng_state *r) {
+    enum { HS = 48, N = 37 };
+    const uint16_t bad[3] = {0x7e00, 0x7c00, 0xfc00}; /* NaN, +inf, -inf */
+    uint16_t k[N * HS], v[N * HS];
+    float kf[N * HS], vf[N * HS], q[HS], out[HS], sc[N];
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        int lost = 0, tried = 0;
+        for (int where = 0; where < 2; where++) /* key, value */
+            for (int b = 0; b < 3; b++)
+                for (int slot = 0; slot < 2; slot++) { /* 20: shared; 33: in the tail */
+                    kv_cache(r, WTYPE_F16, N, HS, k, v, kf, vf);
+                    for (int i = 0; i < HS; i++) q[i] = 4 * rng_unit(r) - 2;
+                    int at = (slot ? 33 : 20) * HS + 5;
+                    (where ? v : k)[at] = bad[b];
+                    int tail[7] = {30, 31, 32, 33, 34, 35, 36}, nt = 7;
+                    const int *tp = tail;
+                    kern_attend_kv_isa((kern_isa)isa, WTYPE_F16, q, HS, 1, HS, k, v, 30, &tp, &nt,
+                                       sc, N, out, HS);
+                    int ok = 1;
+                    for (int i = 0; i < HS; i++)
+                        ok &= (isfinite(out[i]) == 0) >= (where == 0 || i == 5);
+                    lost += !ok, tried++;
+                }
+        CHECK_MSG(lost == 0, "%s f16 attention: %d of %d NaN or infinite halves lost",
+                  kern_isa_name((kern_isa)isa), lost, tried);
+    }
+}
+
 /* A NaN or an infinity in a query, in one key or in one value reaches attention's result on
  * every ISA, in kern_attend and kern_attend_shared (shared keys and tails): a score that is not
  * finite makes every output of its query NaN (a NaN score's weight was exp of the clamped
@@ -967,6 +1074,8 @@ int main(int argc, char **argv) {
     test_attend(&r);
     test_attend_shared(&r);
     test_attend_nonfinite(&r);
+    test_attend_kv(&r);
+    test_attend_kv_nonfinite(&r);
     test_exp_and_halves();
     test_expf();
     test_fuzz_corpus(&r);

@@ -284,6 +284,35 @@ static void test_llama2c_mutations(void) {
     CHECK(fuzz_llama2c_loaded > 300 && fuzz_llama2c_ran > 300);
 }
 
+/* The KV cache types' table (model.c's kv_types[]): each name parses back to its row, the
+ * messages' list of names (KV_TYPE_NAMES, KV_TYPE_METAVAR) is the table's, a model starts
+ * with f32, and a row's bytes are its storage type's. */
+static void test_kv_types(void) {
+    char names[128] = "", meta[128] = "";
+    for (int i = 0; i < KV_TYPE_COUNT; i++) {
+        const kv_type_row *row = kv_type_get((kv_type)i);
+        kv_type back = KV_TYPE_COUNT;
+        CHECK(row && strcmp(kv_type_name((kv_type)i), row->name) == 0 && row->help[0]);
+        CHECK(kv_type_parse(row->name, &back) == 0 && back == (kv_type)i);
+        CHECK(kv_type_bytes((kv_type)i) == wtype_row_bytes(row->storage, 1));
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                 i == 0                   ? ""
+                 : i == KV_TYPE_COUNT - 1 ? " or "
+                                          : ", ",
+                 row->name);
+        snprintf(meta + strlen(meta), sizeof meta - strlen(meta), "%s%s", i ? "|" : "", row->name);
+    }
+    CHECK_MSG(strcmp(names, KV_TYPE_NAMES) == 0, "KV_TYPE_NAMES '%s', the table's '%s'",
+              KV_TYPE_NAMES, names);
+    CHECK_MSG(strcmp(meta, KV_TYPE_METAVAR) == 0, "KV_TYPE_METAVAR '%s', the table's '%s'",
+              KV_TYPE_METAVAR, meta);
+    kv_type t;
+    CHECK(kv_type_parse("q8_0", &t) == -1 && kv_type_parse("", &t) == -1 &&
+          kv_type_parse(NULL, &t) == -1 && kv_type_get(KV_TYPE_COUNT) == NULL);
+    CHECK(kv_type_bytes(KV_F32) == 4 && kv_type_bytes(KV_F16) == 2);
+    CHECK(strcmp(kv_type_name(KV_F32), "f32") == 0 && strcmp(kv_type_name(KV_F16), "f16") == 0);
+}
+
 int main(void) {
     alarm(600); /* a FIFO that blocks open() fails the test instead of hanging it */
     char err[ERR_LEN];
@@ -291,6 +320,8 @@ int main(void) {
     CHECK_MSG(model_open(&legacy, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
     CHECK(strcmp(legacy->format, "llama2c") == 0 && legacy->cfg.dim == 64 && legacy->cfg.n_kv_heads == 4);
     CHECK(model_param_count(legacy) > 250000 && model_param_count(legacy) < 300000);
+    CHECK(legacy->kv == KV_F32); /* until model_set_kv */
+    test_kv_types();
     const char *v1_path = test_tmp("stories260K_v1.bin");
     size_t v1_size = write_v1(legacy, v1_path);
     CHECK_MSG(model_open(&v1, v1_path, err) == 0, "%s", err);

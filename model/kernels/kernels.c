@@ -120,9 +120,23 @@ void kern_attend_ref(const float *q, int hs, const float *k, const float *v, siz
     }
 }
 
-/* kern_attend_ref's value sums for each query of kern_attend_shared. */
-void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,
-                            const float *v, int n_shared, const int *const *tail, const int *n_tail,
+/* kern_attend_ref's scores for kern_attend_kv: each key row widened exactly, then the
+ * canonical dot. */
+static void scalar_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k,
+                          int n, float *s, size_t lds) {
+    const float div = sqrtf((float)hs);
+    KERN_SCRATCH(row, (size_t)hs);
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < hs; i++) row[i] = kern_kv_value(kt, k, (size_t)j * hs + i);
+        for (int t = 0; t < nq; t++)
+            s[(size_t)t * lds + j] = kern_dot_ref(q + (size_t)t * ldq, row, hs) / div;
+    }
+    KERN_SCRATCH_END(row);
+}
+
+/* kern_attend_ref's value sums for each query of kern_attend_kv (each value widened exactly). */
+void kern_isa_scalar_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                            const void *v, int n_shared, const int *const *tail, const int *n_tail,
                             float *out, size_t ldo) {
     for (int t = 0; t < nq; t++) {
         const float *et = e + (size_t)t * lde;
@@ -131,7 +145,7 @@ void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq
             float c4[4] = {0, 0, 0, 0};
             for (int s = 0; s < n; s++) {
                 size_t slot = s < n_shared ? (size_t)s : (size_t)tail[t][s - n_shared];
-                c4[s % 4] = fmaf(et[s], v[slot * hs + i], c4[s % 4]);
+                c4[s % 4] = fmaf(et[s], kern_kv_value(vt, v, slot * hs + i), c4[s % 4]);
             }
             out[(size_t)t * ldo + i] = ((c4[0] + c4[1]) + (c4[2] + c4[3])) / sum[t];
         }
@@ -184,6 +198,7 @@ const kern_isa_ops kern_isa_scalar_ops = {
     .dot = kern_dot_ref,
     .sum = kern_sum_ref,
     .attend = kern_attend_ref,
+    .scores = scalar_scores,
     .softmax = kern_isa_scalar_softmax,
     .values = kern_isa_scalar_values,
     .matmul_widen = scalar_matmul_widen,
@@ -335,28 +350,59 @@ void kern_attend_isa(kern_isa isa, const float *q, int hs, const float *k, const
     isa_ops[isa]->attend(q, hs, k, v, stride, slots, n, scratch, out);
 }
 
+int kern_attend_kv_supported(wtype t) {
+    return t == WTYPE_F32 || t == WTYPE_F16;
+}
+
+void kern_attend_kv_isa(kern_isa isa, wtype kv, const float *q, size_t ldq, int nq, int hs,
+                        const void *k, const void *v, int n_shared, const int *const *tail,
+                        const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo) {
+    const kern_isa_ops *ops = isa_ops[isa];
+    const float div = sqrtf((float)hs);
+    if (n_shared > 0 && ops->scores) {
+        ops->scores(kv, q, ldq, nq, hs, k, n_shared, scratch, lds);
+    } else if (n_shared > 0) { /* the shared keys as the rows of a matrix of their type */
+        wmat keys = {kv, k, n_shared, hs, NULL, NULL};
+        kern_matmul_isa(isa, &keys, 0, n_shared, q, (int)ldq, nq, scratch, (int)lds);
+        for (int t = 0; t < nq; t++)
+            for (int s = 0; s < n_shared; s++) scratch[(size_t)t * lds + s] /= div;
+    }
+    float sum[nq];
+    KERN_SCRATCH(row, (size_t)hs); /* a tail key widened */
+    for (int t = 0; t < nq; t++) {
+        float *st = scratch + (size_t)t * lds;
+        for (int j = 0; j < n_tail[t]; j++) {
+            const float *kr = (const float *)k + (size_t)tail[t][j] * hs;
+            if (kv != WTYPE_F32) {
+                for (int i = 0; i < hs; i++)
+                    row[i] = kern_kv_value(kv, k, (size_t)tail[t][j] * hs + i);
+                kr = row;
+            }
+            st[n_shared + j] = ops->dot(q + (size_t)t * ldq, kr, hs) / div;
+        }
+        sum[t] = ops->softmax(st, n_shared + n_tail[t]);
+    }
+    KERN_SCRATCH_END(row);
+    ops->values(kv, scratch, lds, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
+}
+
+void kern_attend_kv(wtype kv, const float *q, size_t ldq, int nq, int hs, const void *k,
+                    const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                    float *scratch, size_t lds, float *out, size_t ldo) {
+    kern_attend_kv_isa(kern_isa_active(), kv, q, ldq, nq, hs, k, v, n_shared, tail, n_tail, scratch,
+                       lds, out, ldo);
+}
+
 void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, int hs,
                             const float *k, const float *v, int n_shared, const int *const *tail,
                             const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo) {
-    const kern_isa_ops *ops = isa_ops[isa];
-    if (n_shared > 0) { /* the shared keys as the rows of an f32 matrix */
-        wmat keys = {WTYPE_F32, k, n_shared, hs, NULL, NULL};
-        kern_matmul_isa(isa, &keys, 0, n_shared, q, (int)ldq, nq, scratch, (int)lds);
-    }
-    float div = sqrtf((float)hs), sum[nq];
-    for (int t = 0; t < nq; t++) {
-        float *st = scratch + (size_t)t * lds;
-        for (int s = 0; s < n_shared; s++) st[s] = st[s] / div;
-        for (int j = 0; j < n_tail[t]; j++)
-            st[n_shared + j] = ops->dot(q + (size_t)t * ldq, k + (size_t)tail[t][j] * hs, hs) / div;
-        sum[t] = ops->softmax(st, n_shared + n_tail[t]);
-    }
-    ops->values(scratch, lds, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
+    kern_attend_kv_isa(isa, WTYPE_F32, q, ldq, nq, hs, k, v, n_shared, tail, n_tail, scratch, lds,
+                       out, ldo);
 }
 
 void kern_attend_shared(const float *q, size_t ldq, int nq, int hs, const float *k, const float *v,
                         int n_shared, const int *const *tail, const int *n_tail, float *scratch,
                         size_t lds, float *out, size_t ldo) {
-    kern_attend_shared_isa(kern_isa_active(), q, ldq, nq, hs, k, v, n_shared, tail, n_tail, scratch,
-                           lds, out, ldo);
+    kern_attend_kv_isa(kern_isa_active(), WTYPE_F32, q, ldq, nq, hs, k, v, n_shared, tail, n_tail,
+                       scratch, lds, out, ldo);
 }

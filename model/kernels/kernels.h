@@ -205,6 +205,23 @@ void kern_attend_shared_isa(kern_isa isa, const float *q, size_t ldq, int nq, in
                             const float *k, const float *v, int n_shared, const int *const *tail,
                             const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo);
 
+/* kern_attend_shared over a cache whose keys and values are stored as type kv (k, v: rows of hs
+ * values of that type; kern_attend_kv_supported: WTYPE_F32, what kern_attend_shared reads, and
+ * WTYPE_F16, IEEE halves). Each stored value is widened exactly where it is read and enters the
+ * f32 order unchanged (the canonical dot per score, the softmax, the values' chains in slot
+ * order), so the result is, bit for bit, kern_attend_shared's over the cache widened to float,
+ * and each query kern_attend_ref's over its own slots of it. How it runs (the same order in
+ * every ISA): the scores of all nq queries 16 keys at a time, each block of keys read from
+ * memory once for all of them (AVX-512); the value sums a block of value rows at a time
+ * (kern_values_block, kernels_isa.h), each block read once for every query and column. */
+int kern_attend_kv_supported(wtype t);
+void kern_attend_kv(wtype kv, const float *q, size_t ldq, int nq, int hs, const void *k,
+                    const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                    float *scratch, size_t lds, float *out, size_t ldo);
+void kern_attend_kv_isa(kern_isa isa, wtype kv, const float *q, size_t ldq, int nq, int hs,
+                        const void *k, const void *v, int n_shared, const int *const *tail,
+                        const int *n_tail, float *scratch, size_t lds, float *out, size_t ldo);
+
 /* Row `row` of w widened to float (embedding lookup). */
 void kern_row_to_f32(const wmat *w, int row, float *out);
 

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/weights/wtype.h"
+
 /* The canonical 16-lane fold of lanes 0-7 (lo) and 8-15 (hi): j + j+8, then + 4, + 2, + 1. */
 static inline float fold256x2(__m256 lo, __m256 hi) {
     __m256 s8 = _mm256_add_ps(lo, hi);
@@ -40,8 +42,8 @@ static inline float half_f32(const unsigned char *p) {
 /* kernels_avx2_attend.c: kern_isa_ops' sum, softmax and value sums. */
 float kern_avx2_sum(const float *a, int n);
 float kern_avx2_softmax(float *s, int n);
-void kern_avx2_values(const float *e, size_t lde, const float *sum, int nq, int hs, const float *v,
-                      int n_shared, const int *const *tail, const int *n_tail, float *out,
-                      size_t ldo);
+void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                      const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                      float *out, size_t ldo);
 
 #endif

@@ -104,47 +104,95 @@ static inline __attribute__((always_inline)) void chain_fma(__m256 acc[4], int j
     }
 }
 
-/* kern_attend's value sums for the queries of kern_attend_shared, two at a time: each 8 columns
- * of a shared value row are loaded once and fed to both queries' chain s mod 4. */
-void kern_avx2_values(const float *e, size_t lde, const float *sum, int nq, int hs,
-                      const float *v, int n_shared, const int *const *tail, const int *n_tail,
-                      float *out, size_t ldo) {
-    for (int q0 = 0; q0 < nq; q0 += 2) {
-        const int QB = nq - q0 < 2 ? nq - q0 : 2;
-        const float *eq[2] = {e + (size_t)q0 * lde, e + (size_t)(q0 + QB - 1) * lde};
-        for (int c = 0; c < hs; c += 8) {
-            const int nc = hs - c < 8 ? hs - c : 8;
-            __m256 a[2][4];
-            for (int i = 0; i < 2; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm256_setzero_ps();
-            int s = 0;
-            if (nc == 8)
-                for (; s + 4 <= n_shared; s += 4) {
+/* 8 values of a cache row of type VT from column col widened exactly (the first n, 0 past them:
+ * n < 8 only in a head's last columns). */
+static inline __attribute__((always_inline)) __m256 load_v8(wtype VT, const unsigned char *row,
+                                                            int col, int n) {
+    if (VT == WTYPE_F16) {
+        if (n == 8) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 2 * col)));
+        uint16_t h[8] = {0};
+        memcpy(h, row + 2 * col, 2 * (size_t)n);
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    }
+    const float *p = (const float *)row + col;
+    return n == 8 ? _mm256_loadu_ps(p) : maskload8(p, n);
+}
+
+/* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: they
+ * stay in the L1 cache for every query and column), in a block two queries at a time, each 8
+ * columns of a row loaded once and fed to both queries' chain s mod 4. The chains' running sums
+ * wait in acc between blocks: [query][8 columns][chain]. VT is a constant at every call. */
+static inline __attribute__((always_inline)) void
+values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int hs,
+             const unsigned char *v, int n_shared, const int *const *tail, const int *n_tail,
+             float *out, size_t ldo) {
+    const size_t ldv = (size_t)hs * (VT == WTYPE_F16 ? 2 : 4);
+    const int ncol = (hs + 7) / 8, SB = kern_values_block(hs, VT);
+    KERN_SCRATCH(acc, (size_t)nq * ncol * 4 * 8);
+    memset(acc, 0, sizeof(float) * (size_t)nq * ncol * 4 * 8);
+#define ACC(t, c, j) (acc + (((size_t)(t)*ncol + (c)) * 4 + (j)) * 8)
+    for (int s0 = 0; s0 < n_shared; s0 += SB) {
+        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
+        for (int q0 = 0; q0 < nq; q0 += 2) {
+            const int QB = nq - q0 < 2 ? nq - q0 : 2;
+            const float *eq[2] = {e + (size_t)q0 * lde, e + (size_t)(q0 + QB - 1) * lde};
+            for (int c = 0; c < ncol; c++) {
+                const int col = 8 * c, nc = hs - col < 8 ? hs - col : 8;
+                __m256 a[2][4];
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 4; j++)
+                        a[i][j] = _mm256_loadu_ps(ACC(q0 + i * (QB - 1), c, j));
+                int s = s0;
+                if (nc == 8)
+                    for (; s + 4 <= s1; s += 4) {
 #pragma GCC unroll 4
-                    for (int j = 0; j < 4; j++) {
-                        __m256 vs = _mm256_loadu_ps(v + (size_t)(s + j) * hs + c);
+                        for (int j = 0; j < 4; j++) {
+                            __m256 vs = load_v8(VT, v + (size_t)(s + j) * ldv, col, 8);
 #pragma GCC unroll 2
-                        for (int i = 0; i < 2; i++)
-                            a[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(eq[i] + s + j), vs, a[i][j]);
+                            for (int i = 0; i < 2; i++)
+                                a[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(eq[i] + s + j), vs,
+                                                          a[i][j]);
+                        }
                     }
+                for (; s < s1; s++) {
+                    __m256 vs = load_v8(VT, v + (size_t)s * ldv, col, nc);
+                    for (int i = 0; i < 2; i++)
+                        chain_fma(a[i], s % 4, _mm256_broadcast_ss(eq[i] + s), vs);
                 }
-            for (; s < n_shared; s++) {
-                __m256 vs = maskload8(v + (size_t)s * hs + c, nc);
-                for (int i = 0; i < 2; i++) chain_fma(a[i], s % 4, _mm256_broadcast_ss(eq[i] + s), vs);
-            }
-            for (int i = 0; i < QB; i++) {
-                const int t = q0 + i;
-                for (int j = 0; j < n_tail[t]; j++) {
-                    int st = n_shared + j;
-                    chain_fma(a[i], st % 4, _mm256_broadcast_ss(eq[i] + st),
-                              maskload8(v + (size_t)tail[t][j] * hs + c, nc));
-                }
-                __m256 r =
-                    _mm256_add_ps(_mm256_add_ps(a[i][0], a[i][1]), _mm256_add_ps(a[i][2], a[i][3]));
-                float o[8];
-                _mm256_storeu_ps(o, _mm256_div_ps(r, _mm256_set1_ps(sum[t])));
-                memcpy(out + (size_t)t * ldo + c, o, sizeof(float) * (size_t)nc);
+                /* with one query left, both rows of a are its chains: the second is stored last */
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 4; j++)
+                        _mm256_storeu_ps(ACC(q0 + i * (QB - 1), c, j), a[i][j]);
             }
         }
     }
+    for (int t = 0; t < nq; t++) { /* the tails, then (c0 + c1) + (c2 + c3) over the sum */
+        const float *et = e + (size_t)t * lde;
+        for (int c = 0; c < ncol; c++) {
+            const int col = 8 * c, nc = hs - col < 8 ? hs - col : 8;
+            __m256 a[4];
+            for (int j = 0; j < 4; j++) a[j] = _mm256_loadu_ps(ACC(t, c, j));
+            for (int j = 0; j < n_tail[t]; j++) {
+                int st = n_shared + j;
+                chain_fma(a, st % 4, _mm256_broadcast_ss(et + st),
+                          load_v8(VT, v + (size_t)tail[t][j] * ldv, col, nc));
+            }
+            __m256 r = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
+            float o[8];
+            _mm256_storeu_ps(o, _mm256_div_ps(r, _mm256_set1_ps(sum[t])));
+            memcpy(out + (size_t)t * ldo + col, o, sizeof(float) * (size_t)nc);
+        }
+    }
+#undef ACC
+    KERN_SCRATCH_END(acc);
+}
+
+void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                      const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                      float *out, size_t ldo) {
+    if (vt == WTYPE_F16)
+        values_typed(WTYPE_F16, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
+    else
+        values_typed(WTYPE_F32, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
 }
 #endif

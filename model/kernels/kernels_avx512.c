@@ -382,11 +382,16 @@ static float avx512_softmax(float *s, int n) {
     }
     if (_mm512_movepi32_mask(bad)) return kern_softmax_nonfinite(s, n);
     vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    /* the canonical sum as the weights are made: lane j takes weights j, j + 16, ... in order,
+     * +0 past n, as avx512_sum would over them afterwards (one pass over the scores less) */
+    __m512 acc = _mm512_setzero_ps();
     for (int i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(s + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + i), vmx)));
+        __m512 w = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + i), vmx));
+        _mm512_mask_storeu_ps(s + i, m, w);
+        acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(m, w));
     }
-    return avx512_sum(s, n);
+    return fold512(acc);
 }
 
 static void avx512_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
@@ -461,53 +466,230 @@ static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j
     }
 }
 
-/* kern_attend's value sums for up to 4 queries at a time: each 16 columns of a shared value row
- * are loaded once and fed to every query's chain s mod 4 (the reference's order per query). */
-static void avx512_values(const float *e, size_t lde, const float *sum, int nq, int hs,
-                          const float *v, int n_shared, const int *const *tail, const int *n_tail,
-                          float *out, size_t ldo) {
-    for (int q0 = 0; q0 < nq; q0 += 4) {
-        int QB = nq - q0 < 4 ? nq - q0 : 4;
-        const float *eq[4];
-        for (int i = 0; i < 4; i++) eq[i] = e + (size_t)(q0 + (i < QB ? i : 0)) * lde;
-        for (int c = 0; c < hs; c += 16) {
-            __mmask16 m = hs - c >= 16 ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
-            __m512 a[4][4];
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) a[i][0] = a[i][1] = a[i][2] = a[i][3] = _mm512_setzero_ps();
-            int s = 0;
-            for (; s + 4 <= n_shared; s += 4) {
-#pragma GCC unroll 4
-                for (int j = 0; j < 4; j++) {
-                    __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)(s + j) * hs + c);
-#pragma GCC unroll 4
-                    for (int i = 0; i < 4; i++)
-                        if (i < QB)
-                            a[i][j] = _mm512_fmadd_ps(_mm512_set1_ps(eq[i][s + j]), vs, a[i][j]);
+/* Attention over the KV cache (kern_attend_kv). At long contexts a one-row pass streams every
+ * key and value of the cache once, so these loops are built to keep memory busy: each block of
+ * rows is read from memory once for all the queries of a kv head and then from the L1 cache, in
+ * address order, and the rows ATTEND_PREFETCH bytes ahead are prefetched a few lines at a time
+ * while a block is computed. Measured (one thread, 80 kv heads of 16384 slots of 64 floats:
+ * 640 MB, more than the L3 cache; 4 queries a head; Xeon, Emerald Rapids VM, a plain read of the
+ * same bytes 12.5-14.6 GB/s): the scores at 10.4 GB/s prefetching each block's 64 lines at once
+ * (the prefetches waited for line fill buffers), 14.3-14.6 spread over the block's queries. An
+ * f16 cache is widened exactly once per block into an f32 buffer, which every query then reads:
+ * converting per query and load, the f16 scores ran at 6.3 GB/s of halves. */
+#define ATTEND_PREFETCH 4096
+
+/* kern_attend_kv's scores of nq queries against the 16 f32 key rows at kb (ldk bytes apart):
+ * 16 accumulators (one per key) take the rows' chunks of 16 values in column order, as the
+ * canonical dot's lanes do, and one transposed fold turns them into the 16 scores. Each query
+ * also prefetches its share of the 64-byte lines [pf, pf + pf_len). HS is the head size when it
+ * is a compile-time constant (64, 128: the rows' offsets become immediates), else 0 and hs
+ * gives it. */
+static inline __attribute__((always_inline)) void scores16(int HS, const float *q, size_t ldq,
+                                                           int nq, int hs, const float *kb,
+                                                           float *s, size_t lds, __m512 div,
+                                                           uintptr_t pf, size_t pf_len) {
+    if (HS) hs = HS;
+    const size_t lines = pf_len / 64;
+    for (int t = 0; t < nq; t++) {
+        const float *qt = q + (size_t)t * ldq;
+        for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++)
+            _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+        /* kb as if new each query: else GCC keeps all 16 x hs / 16 load addresses of the block
+         * in registers across queries, spilling them, instead of kb plus an offset */
+        __asm__("" : "+r"(kb));
+        __m512 acc[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int c = 0; c < hs; c += KERN_LANES) {
+            __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+            __m512 qc = _mm512_maskz_loadu_ps(m, qt + c);
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++)
+                acc[ACC_FOR_LANE(j)] = _mm512_fmadd_ps(
+                    qc, _mm512_maskz_loadu_ps(m, kb + (size_t)j * hs + c), acc[ACC_FOR_LANE(j)]);
+        }
+        _mm512_storeu_ps(s + (size_t)t * lds, _mm512_div_ps(fold16x16(acc), div));
+    }
+}
+
+/* n rows of hs halves at src widened exactly into floats at dst (vcvtph2ps, as to_float). */
+static inline void widen_halves(const unsigned char *src, int n, int hs, float *dst) {
+    const size_t total = (size_t)n * hs;
+    size_t i = 0;
+    for (; i + 16 <= total; i += 16)
+        _mm512_storeu_ps(dst + i,
+                         _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + 2 * i))));
+    if (i < total) {
+        __mmask16 m = (__mmask16)((1u << (total - i)) - 1);
+        _mm512_mask_storeu_ps(dst + i, m,
+                              _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, src + 2 * i)));
+    }
+}
+
+/* kern_attend_kv's scores, 16 keys at a time (scores16); an f16 block first widened into kbuf. */
+static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k,
+                          int n, float *s, size_t lds) {
+    const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
+    const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
+    KERN_SCRATCH(kbuf, (size_t)16 * hs);
+    int s0 = 0;
+    for (; s0 + 16 <= n; s0 += 16) {
+        const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
+        const float *kf = (const float *)kb;
+        if (kt == WTYPE_F16) widen_halves(kb, 16, hs, kbuf), kf = kbuf;
+        const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
+        if (hs == 64)
+            scores16(64, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+        else if (hs == 128)
+            scores16(128, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+        else
+            scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+    }
+    if (s0 < n) { /* the last 1-15 keys: accumulators past them stay zero, their lanes unused */
+        const int nb = n - s0;
+        const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
+        const float *kf = (const float *)kb;
+        if (kt == WTYPE_F16) widen_halves(kb, nb, hs, kbuf), kf = kbuf;
+        for (int t = 0; t < nq; t++) {
+            const float *qt = q + (size_t)t * ldq;
+            __m512 acc[16];
+            for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+            for (int j = 0; j < nb; j++) {
+                __m512 a = _mm512_setzero_ps();
+                for (int c = 0; c < hs; c += KERN_LANES) {
+                    __mmask16 m = hs - c >= KERN_LANES ? 0xffff : (__mmask16)((1u << (hs - c)) - 1);
+                    a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qt + c),
+                                        _mm512_maskz_loadu_ps(m, kf + (size_t)j * hs + c), a);
                 }
+                acc[ACC_FOR_LANE(j)] = a;
             }
-            for (; s < n_shared; s++) {
-                __m512 vs = _mm512_maskz_loadu_ps(m, v + (size_t)s * hs + c);
+            _mm512_mask_storeu_ps(s + (size_t)t * lds + s0, (__mmask16)((1u << nb) - 1),
+                                  _mm512_div_ps(fold16x16(acc), div));
+        }
+    }
+    KERN_SCRATCH_END(kbuf);
+}
+
+/* The value sums of one query (weights e, running sums at acc: [chunk][chain][16]) over f32
+ * value rows [s0, s1) of a block (rows hs floats apart), NC chunks of 16 columns from col0
+ * (masks mk): each row's chunks in address order, chain s mod 4 of each chunk taking its
+ * multiply-add (the reference's order). Each step of 4 rows also prefetches pf_lines lines
+ * from pf on. NC is a constant at every call (1-4: at most 16 accumulators); so is HS, the head
+ * size when it is one of 64 and 128 (whole chunks, rows at immediate offsets), else 0. */
+static inline __attribute__((always_inline)) void
+values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s1, int col0,
+           const __mmask16 *mk, float *acc, uintptr_t pf, int pf_lines) {
+    if (HS) hs = HS;
+    __m512 a[4][4];
 #pragma GCC unroll 4
-                for (int i = 0; i < 4; i++)
-                    if (i < QB) chain_fma(a[i], s % 4, _mm512_set1_ps(eq[i][s]), vs);
-            }
+    for (int c = 0; c < NC; c++)
 #pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) {
-                if (i >= QB) continue;
-                const int t = q0 + i;
-                for (int j = 0; j < n_tail[t]; j++) {
-                    int st = n_shared + j;
-                    chain_fma(a[i], st % 4, _mm512_set1_ps(eq[i][st]),
-                              _mm512_maskz_loadu_ps(m, v + (size_t)tail[t][j] * hs + c));
-                }
-                __m512 r =
-                    _mm512_add_ps(_mm512_add_ps(a[i][0], a[i][1]), _mm512_add_ps(a[i][2], a[i][3]));
-                _mm512_mask_storeu_ps(out + (size_t)t * ldo + c, m,
-                                      _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+        for (int j = 0; j < 4; j++) a[c][j] = _mm512_loadu_ps(acc + (c * 4 + j) * KERN_LANES);
+    const float *row = v + (size_t)s0 * hs + col0;
+    int s = s0;
+    for (; s + 4 <= s1; s += 4, row += 4 * (size_t)hs) {
+        for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        /* row as if new each step (as kb in scores16): its offsets stay immediates */
+        __asm__("" : "+r"(row));
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const __m512 w = _mm512_set1_ps(e[s + j]);
+#pragma GCC unroll 4
+            for (int c = 0; c < NC; c++) {
+                const float *p = row + (size_t)j * hs + c * KERN_LANES;
+                a[c][j] = _mm512_fmadd_ps(
+                    w, HS ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mk[c], p), a[c][j]);
             }
         }
     }
+    for (; s < s1; s++, row += hs) {
+        const __m512 w = _mm512_set1_ps(e[s]);
+#pragma GCC unroll 4
+        for (int c = 0; c < NC; c++)
+            chain_fma(a[c], s % 4, w, _mm512_maskz_loadu_ps(mk[c], row + c * KERN_LANES));
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < NC; c++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) _mm512_storeu_ps(acc + (c * 4 + j) * KERN_LANES, a[c][j]);
+}
+
+/* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: 16 KB
+ * of f32 rows, which stay in the L1 cache; an f16 block is widened into vbuf first), and in a
+ * block, query by query, each 64 columns of the rows in address order (values_run). The
+ * chains' running sums wait in acc between blocks: [query][16 columns][chain]. While a block is
+ * summed, its successor is prefetched a few lines with each step. Read column by column over
+ * the whole cache, a head's values came from memory once per 16 columns and block of 4
+ * queries, and the one-row pass at 16384 positions took 2-4x its bound. */
+static void avx512_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                          const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                          float *out, size_t ldo) {
+    const size_t ldv = (size_t)hs * (vt == WTYPE_F16 ? 2 : 4);
+    const int nc = (hs + KERN_LANES - 1) / KERN_LANES, SB = kern_values_block(hs, WTYPE_F32);
+    const size_t acc_q = (size_t)nc * 4 * KERN_LANES; /* floats of one query's sums */
+    __mmask16 mk[nc];
+    for (int c = 0; c < nc; c++)
+        mk[c] = hs - c * KERN_LANES >= KERN_LANES ? 0xffff
+                                                  : (__mmask16)((1u << (hs - c * KERN_LANES)) - 1);
+    KERN_SCRATCH(acc, (size_t)nq * acc_q);
+    KERN_SCRATCH(vbuf, vt == WTYPE_F16 ? (size_t)SB * hs : 1);
+    memset(acc, 0, sizeof(float) * (size_t)nq * acc_q);
+    const int groups = (nc + 3) / 4, runs = nq * groups; /* values_run calls per block */
+    for (int s0 = 0; s0 < n_shared; s0 += SB) {
+        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
+        const unsigned char *vb = (const unsigned char *)v + (size_t)s0 * ldv;
+        const float *vf = (const float *)v; /* rows indexed from 0, as s0 and s1 are */
+        if (vt == WTYPE_F16) widen_halves(vb, s1 - s0, hs, vbuf), vf = vbuf - (size_t)s0 * hs;
+        const uintptr_t next = (uintptr_t)vb + (size_t)SB * ldv;
+        const size_t lines = (size_t)SB * ldv / 64;
+        int run = 0;
+        for (int t = 0; t < nq; t++)
+            for (int g = 0; g < groups; g++, run++) {
+                /* this run's share of the next block's lines, a few with each step of 4 rows (a
+                 * burst of them at once waited for the line fill buffers) */
+                const size_t first = lines * run / runs, last = lines * (run + 1) / runs;
+                const uintptr_t pf = next + 64 * first;
+                const int pf_lines = (int)((last - first + (size_t)SB / 4 - 1) / ((size_t)SB / 4));
+                const float *et = e + (size_t)t * lde;
+                float *a = acc + (size_t)t * acc_q + (size_t)g * 16 * KERN_LANES;
+                const int left = nc - 4 * g, col0 = 64 * g;
+                const __mmask16 *m = mk + 4 * g;
+                if (hs == 64)
+                    values_run(4, 64, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                else if (hs == 128)
+                    values_run(4, 128, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                else if (left >= 4)
+                    values_run(4, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                else if (left == 3)
+                    values_run(3, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                else if (left == 2)
+                    values_run(2, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                else
+                    values_run(1, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+            }
+    }
+    for (int t = 0; t < nq; t++) { /* the tails, then (c0 + c1) + (c2 + c3) over the sum */
+        const float *et = e + (size_t)t * lde;
+        for (int c = 0; c < nc; c++) {
+            const int col = c * KERN_LANES;
+            const float *at = acc + (size_t)t * acc_q + (size_t)c * 4 * KERN_LANES;
+            __m512 a[4];
+            for (int j = 0; j < 4; j++) a[j] = _mm512_loadu_ps(at + j * KERN_LANES);
+            for (int j = 0; j < n_tail[t]; j++) {
+                int st = n_shared + j;
+                const unsigned char *r = (const unsigned char *)v + (size_t)tail[t][j] * ldv;
+                __m512 vs = vt == WTYPE_F16 ? load_w16(WTYPE_F16, r, col, mk[c])
+                                            : load_w16(WTYPE_F32, r, col, mk[c]);
+                chain_fma(a, st % 4, _mm512_set1_ps(et[st]), vs);
+            }
+            __m512 r = _mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3]));
+            _mm512_mask_storeu_ps(out + (size_t)t * ldo + col, mk[c],
+                                  _mm512_div_ps(r, _mm512_set1_ps(sum[t])));
+        }
+    }
+    KERN_SCRATCH_END(vbuf);
+    KERN_SCRATCH_END(acc);
 }
 
 /* Rows [0, rows) of a quantized type WT widened exactly into buf, K floats per row: the
@@ -843,6 +1025,7 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .dot = avx512_dot,
     .sum = avx512_sum,
     .attend = avx512_attend,
+    .scores = avx512_scores,
     .softmax = avx512_softmax,
     .values = avx512_values,
     .matmul_widen = avx512_matmul_widen,

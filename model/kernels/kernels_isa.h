@@ -48,12 +48,20 @@ typedef struct {
     float (*sum)(const float *a, int n);
     void (*attend)(const float *q, int hs, const float *k, const float *v, size_t stride,
                    const int *slots, int n, float *scratch, float *out);
-    /* kern_attend_shared's parts: the softmax of n scores in place (kern_attend's max, exp
-     * and sum: returns the sum), and the weighted values of nq queries (weights e + t * lde,
-     * sums sum[t]) over shared rows 0..n_shared-1 of v (hs floats apart) then their tails. */
+    /* kern_attend_kv's parts, for keys and values stored as kt / vt (WTYPE_F32 or WTYPE_F16,
+     * rows hs values apart), each value widened exactly where it is read:
+     * scores: s[t * lds + j] = the canonical dot of query t (q + t * ldq) with key row j, divided
+     *   by sqrt(hs), for t < nq, j < n (NULL: kernels.c runs the keys as a matrix of type kt
+     *   through kern_matmul_isa, then divides; the same bits);
+     * softmax: of n scores in place (kern_attend's max, exp and sum: returns the sum);
+     * values: the weighted values of nq queries (weights e + t * lde, sums sum[t]) over shared
+     *   rows 0..n_shared-1 of v, then their tails. */
+    void (*scores)(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
+                   float *s, size_t lds);
     float (*softmax)(float *s, int n);
-    void (*values)(const float *e, size_t lde, const float *sum, int nq, int hs, const float *v,
-                   int n_shared, const int *const *tail, const int *n_tail, float *out, size_t ldo);
+    void (*values)(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                   const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                   float *out, size_t ldo);
     /* The generic path of a type without a tile on this ISA: rows widened with to_float into
      * a small buffer, then the ISA's f32 tiles (same bits as a typed tile, only slower). */
     void (*matmul_widen)(kern_to_float_fn to_float, const unsigned char *w, size_t ldw, int rows,
@@ -80,11 +88,37 @@ static inline float kern_softmax_nonfinite(float *s, int n) {
     return __builtin_nanf("");
 }
 
-/* The scalar softmax and value sums (kern_isa_ops), which the AVX2 ISA uses too. */
+/* The scalar softmax and value sums (kern_isa_ops). */
 float kern_isa_scalar_softmax(float *s, int n);
-void kern_isa_scalar_values(const float *e, size_t lde, const float *sum, int nq, int hs,
-                            const float *v, int n_shared, const int *const *tail, const int *n_tail,
+void kern_isa_scalar_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                            const void *v, int n_shared, const int *const *tail, const int *n_tail,
                             float *out, size_t ldo);
+
+/* Value i of an attention cache's row storage of type t (WTYPE_F32 or WTYPE_F16), widened
+ * exactly. */
+static inline float kern_kv_value(wtype t, const void *p, size_t i) {
+    if (t == WTYPE_F16) {
+        uint16_t h;
+        __builtin_memcpy(&h, (const unsigned char *)p + 2 * i, 2);
+        return wtype_f16_to_f32(h);
+    }
+    return ((const float *)p)[i];
+}
+
+/* Bytes of one value of an attention cache stored as t. */
+static inline size_t kern_kv_bytes(wtype t) {
+    return t == WTYPE_F16 ? 2 : 4;
+}
+
+/* The slots of an attention cache's value rows kernels' value sums take per block (a multiple
+ * of 4): rows of about KERN_VALUES_BLOCK_BYTES, at least 4. Each block of value rows is read
+ * from memory once and then serves every query and column from the L1 cache; the chains' running
+ * sums wait in a buffer between blocks (their order is the slot order all the same). */
+#define KERN_VALUES_BLOCK_BYTES 16384
+static inline int kern_values_block(int hs, wtype vt) {
+    int n = (int)(KERN_VALUES_BLOCK_BYTES / ((size_t)hs * kern_kv_bytes(vt))) / 4 * 4;
+    return n < 4 ? 4 : n;
+}
 
 /* Bytes of one block of a block type (wtype.c's block_bytes), as a constant the tiles' type
  * switches fold: WT is a compile-time constant at every call. */

@@ -107,6 +107,7 @@ typedef struct {
     const char *prompt_template;
     int max_new, repeats, warmup, threads;
     const char *kernels; /* kern_mode_name() */
+    const char *kv_type; /* how the KV cache stored keys and values (kv_type_name()); NULL: f32 */
     uint64_t seed;
     const db_env *env; /* NULL: no environment row */
     /* How tokens were chosen (decoders/decoder.h, dec_sampling): "greedy" (or NULL),
@@ -161,7 +162,8 @@ int db_sample_done(db *d, int64_t run_id, const char *dataset, int sample_index,
  * are "". Strings are malloc'd: db_run_info_free(). */
 typedef struct {
     char *model_hash, *draft_hash, *datasets, *prompt_template, *kernels;
-    char *shard; /* "I/N" or "" */
+    char *shard;   /* "I/N" or "" */
+    char *kv_type; /* "f32", "f16" */
     int64_t max_new, repeats;
     uint64_t seed;
     db_status status;

@@ -2,11 +2,11 @@
  * shards of one piece of work (run/sweep --shard I/N) put back together.
  *
  * What is "the same run": a sharded run (runs.shard "I/N") belongs with OUT's run of the same
- * work: same shard count N, decoders, datasets, templates, max_new, repeats, warm-up, kernels
- * and seed, and for a sweep the same grid and position in it (baseline first, then the points
- * in order). That run must also come from the same build and models (commit, model and draft
- * SHA-256): shards that differ there are refused, not merged side by side. A run without a shard
- * is the same run when its start time, command and model hash are equal (a database merged
+ * work: same shard count N, decoders, datasets, templates, max_new, repeats, warm-up, kernels,
+ * KV cache type and seed, and for a sweep the same grid and position in it (baseline first, then
+ * the points in order). That run must also come from the same build and models (commit, model and
+ * draft SHA-256): shards that differ there are refused, not merged side by side. A run without a
+ * shard is the same run when its start time, command and model hash are equal (a database merged
  * twice). Anything else is new in OUT: it is copied with its samples.
  *
  * Samples are keyed as everywhere (dataset, sample_index, spec, repeat). A sample already in
@@ -260,7 +260,7 @@ int db_merge_plan(sqlite3 *out, db_merge_plan_t *p, char *err) {
 typedef struct {
     int64_t id, sweep_id, baseline, env_id;
     char *shard, *decoders, *datasets, *tpl, *kernels, *command, *started, *status, *model_hash,
-        *model_sha, *draft_hash, *draft_sha, *commit, *cpu;
+        *model_sha, *draft_hash, *draft_sha, *commit, *cpu, *kv_type;
     int64_t max_new, repeats, warmup, seed, threads;
 } mrun;
 
@@ -268,7 +268,7 @@ typedef struct {
     "r.id, COALESCE(r.sweep_id, 0), COALESCE(r.baseline_run_id, 0), COALESCE(r.env_id, 0), "       \
     "r.shard, r.decoders, r.datasets, r.template, r.kernels, r.command, r.started, r.status, "     \
     "r.model_hash, r.model_sha256, r.draft_hash, r.draft_sha256, "                                 \
-    "e.git_commit || CASE WHEN e.git_dirty THEN '+dirty' ELSE '' END, e.cpu_model, "               \
+    "e.git_commit || CASE WHEN e.git_dirty THEN '+dirty' ELSE '' END, e.cpu_model, r.kv_type, "    \
     "COALESCE(r.max_new, 0), COALESCE(r.repeats, 0), COALESCE(r.warmup, 0), COALESCE(r.seed, 0), " \
     "COALESCE(r.threads, 0) FROM runs r LEFT JOIN environments e ON e.id = r.env_id "
 
@@ -280,7 +280,7 @@ static void mrun_read(sqlite3_stmt *st, mrun *r) {
     r->env_id = sqlite3_column_int64(st, c++);
     char **texts[] = {&r->shard,      &r->decoders,  &r->datasets, &r->tpl,        &r->kernels,
                       &r->command,    &r->started,   &r->status,   &r->model_hash, &r->model_sha,
-                      &r->draft_hash, &r->draft_sha, &r->commit,   &r->cpu};
+                      &r->draft_hash, &r->draft_sha, &r->commit,   &r->cpu,        &r->kv_type};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) *texts[i] = col_text(st, c++);
     r->max_new = sqlite3_column_int64(st, c++);
     r->repeats = sqlite3_column_int64(st, c++);
@@ -292,7 +292,7 @@ static void mrun_read(sqlite3_stmt *st, mrun *r) {
 static void mrun_free(mrun *r) {
     char *texts[] = {r->shard,      r->decoders,  r->datasets, r->tpl,        r->kernels,
                      r->command,    r->started,   r->status,   r->model_hash, r->model_sha,
-                     r->draft_hash, r->draft_sha, r->commit,   r->cpu};
+                     r->draft_hash, r->draft_sha, r->commit,   r->cpu,        r->kv_type};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) free(texts[i]);
     memset(r, 0, sizeof *r);
 }
@@ -356,8 +356,8 @@ static int same_work(const mrun *a, const mrun *b) {
         return 0;
     return na == nb && same_text(a->decoders, b->decoders) && same_text(a->datasets, b->datasets) &&
            same_text(a->tpl, b->tpl) && same_text(a->kernels, b->kernels) &&
-           a->max_new == b->max_new && a->repeats == b->repeats && a->warmup == b->warmup &&
-           a->seed == b->seed;
+           same_text(a->kv_type, b->kv_type) && a->max_new == b->max_new &&
+           a->repeats == b->repeats && a->warmup == b->warmup && a->seed == b->seed;
 }
 
 /* A run without shards merged before: same start, command and model. */

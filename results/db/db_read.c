@@ -34,7 +34,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
     if (prepare(d, &st,
                 "SELECT model_hash, draft_hash, datasets, template, kernels, max_new, repeats, "
                 "seed, status, COALESCE(shard, ''), sampling, temperature, top_k, top_p, "
-                "sampling_seed FROM runs WHERE id = ?",
+                "sampling_seed, kv_type FROM runs WHERE id = ?",
                 "db_get_run", err) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -55,6 +55,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
         out->top_k = sqlite3_column_int64(st, 12);
         out->top_p = sqlite3_column_double(st, 13);
         out->sampling_seed = (uint64_t)sqlite3_column_int64(st, 14);
+        out->kv_type = text_dup(st, 15);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) {
@@ -64,7 +65,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
                    : err_set(err, "db_get_run: %s: %s", d->path, db_errmsg(d->h));
     }
     if (!out->model_hash || !out->draft_hash || !out->datasets || !out->prompt_template ||
-        !out->kernels || !out->shard || !out->sampling) {
+        !out->kernels || !out->shard || !out->sampling || !out->kv_type) {
         db_run_info_free(out);
         return err_set(err, "db_get_run: out of memory");
     }
@@ -79,6 +80,7 @@ void db_run_info_free(db_run_info *r) {
     free(r->kernels);
     free(r->shard);
     free(r->sampling);
+    free(r->kv_type);
     memset(r, 0, sizeof *r);
 }
 

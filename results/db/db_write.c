@@ -168,8 +168,8 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
                 "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
                 "model_sha256, draft_sha256, shard, decoders, sampling, temperature, top_k, "
-                "top_p, sampling_seed) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "top_p, sampling_seed, kv_type) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -203,6 +203,7 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     sqlite3_bind_int(st, i++, samples ? r->top_k : 0);
     sqlite3_bind_double(st, i++, samples && r->top_p > 0 ? r->top_p : 1);
     sqlite3_bind_int64(st, i++, samples ? (int64_t)r->sampling_seed : 0);
+    bind_text(st, i++, r->kv_type ? r->kv_type : "f32");
     if (step_done(d, st, "db_begin_run", "run", err) != 0) goto fail;
     sqlite3_finalize(st);
     st = NULL;

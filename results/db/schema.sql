@@ -284,3 +284,10 @@ ALTER TABLE samples ADD COLUMN drafting_steps INTEGER NOT NULL DEFAULT 0;
 UPDATE samples SET drafting_steps = COALESCE(
     (SELECT h.count FROM histograms h WHERE h.sample_id = samples.id AND h.kind = 'pos_tried'
      AND h.k = 0), 0);
+
+-- @version 10
+-- How the KV cache stored keys and values (--kv-type, model/model.h's kv_types[]: 'f32', or
+-- 'f16' rounded to nearest even, as llama.cpp's default cache). f16 changes the logits, so
+-- compare warns when two runs differ in it and merge treats it as part of the work. Runs before
+-- this version stored them as float32.
+ALTER TABLE runs ADD COLUMN kv_type TEXT NOT NULL DEFAULT 'f32';

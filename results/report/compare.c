@@ -152,11 +152,11 @@ static int key_cmp(const rec *a, const rec *b) {
     return a->repeat < b->repeat ? -1 : a->repeat > b->repeat;
 }
 
-/* Header facts of a run: commit, model hash, kernels, sampling (e.g. "greedy", "coupled T=0.8
- * top-k=40 top-p=0.95 seed=1"), and the machine its speed depends on (threads, CPU model,
- * logical CPUs). */
+/* Header facts of a run: commit, model hash, kernels, KV cache type, sampling (e.g. "greedy",
+ * "coupled T=0.8 top-k=40 top-p=0.95 seed=1"), and the machine its speed depends on (threads, CPU
+ * model, logical CPUs). */
 typedef struct {
-    char commit[32], model[32], kernels[32], cpu[256], sampling[128];
+    char commit[32], model[32], kernels[32], cpu[256], sampling[128], kv[16];
     int threads, cpu_threads;
 } run_fact;
 
@@ -168,6 +168,7 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
     strcpy(f->kernels, "?");
     strcpy(f->cpu, "?");
     strcpy(f->sampling, "?");
+    strcpy(f->kv, "?");
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT COALESCE(substr(e.git_commit, 1, 10) || CASE WHEN e.git_dirty "
                            "THEN '+dirty' ELSE '' END, '?'), COALESCE(r.model_hash, '?'), "
@@ -175,7 +176,7 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
                            "COALESCE(e.cpu_model, '?'), COALESCE(e.cpu_threads, 0), "
                            "r.sampling || CASE WHEN r.sampling = 'greedy' THEN '' ELSE ' T=' || "
                            "r.temperature || ' top-k=' || r.top_k || ' top-p=' || r.top_p || "
-                           "' seed=' || r.sampling_seed END FROM runs r "
+                           "' seed=' || r.sampling_seed END, r.kv_type FROM runs r "
                            "LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
                            -1, &st, NULL) != SQLITE_OK)
         return;
@@ -190,13 +191,15 @@ static void run_facts(db *d, int64_t run, run_fact *f) {
         txt_plain_buf(f->cpu, sizeof f->cpu, TXT(4));
         f->cpu_threads = sqlite3_column_int(st, 5);
         txt_plain_buf(f->sampling, sizeof f->sampling, TXT(6) ? TXT(6) : "?");
+        txt_plain_buf(f->kv, sizeof f->kv, TXT(7) ? TXT(7) : "?");
 #undef TXT
     }
     sqlite3_finalize(st);
 }
 
 /* What differs between the runs besides the code, one clause each ("threads (2 vs 4)"), into
- * res->warning; the count of those that move speed (threads, CPU, kernels) is returned. The
+ * res->warning; the count of those that move speed (threads, CPU, kernels, KV cache type) is
+ * returned. The
  * commit is named too: comparing two commits is the gate's job, but a noise check of one
  * commit against itself should see that it is one. */
 static int run_differences(const run_fact *f, compare_result *res) {
@@ -219,6 +222,10 @@ static int run_differences(const run_fact *f, compare_result *res) {
     }
     if (strcmp(f[0].kernels, f[1].kernels)) {
         ADD("%sdifferent kernels (%s vs %s)", n ? "; " : "", f[0].kernels, f[1].kernels);
+        n++;
+    }
+    if (strcmp(f[0].kv, f[1].kv)) {
+        ADD("%sdifferent KV cache types (%s vs %s)", n ? "; " : "", f[0].kv, f[1].kv);
         n++;
     }
 #undef ADD
@@ -822,6 +829,11 @@ int compare_runs(db *base, int64_t base_run, db *head, int64_t head_run, const c
             fprintf(out,
                     "WARNING: different sampling (%s vs %s): output differences are expected\n",
                     fact[0].sampling, fact[1].sampling);
+        if (strcmp(fact[0].kv, fact[1].kv))
+            fprintf(out,
+                    "WARNING: different KV cache types (%s vs %s): output differences are "
+                    "expected\n",
+                    fact[0].kv, fact[1].kv);
         fputc('\n', out);
         if (res->n_det_diff) {
             rt_note(&det, "%ld sample(s) differ%s.", res->n_det_diff,

@@ -74,8 +74,8 @@ typedef struct {
     int n_noise;       /* specs slower beyond the tolerance but within the noise */
     int n_unjudged;    /* specs left unjudged: too few repeats, or no greedy to compare with */
     int models_differ; /* model hashes differ (the comparison then says little) */
-    /* Thread counts, CPUs or kernels differ (speed then says little): how many, and the
-     * one-line description ("different thread counts (2 vs 4); different CPUs (...)"). */
+    /* Thread counts, CPUs, kernels or KV cache types differ (speed then says little): how many, and
+     * the one-line description ("different thread counts (2 vs 4); different CPUs (...)"). */
     int machine_differs;
     char warning[512];
     int regression; /* any of the failures above */

@@ -375,6 +375,12 @@ int cost_curve_load(cost_curve **out, const char *arg, const char *opt, char *er
 
 int cost_find_run(db *d, const char *model_path, int threads, const char *kernels, int max_rows,
                   const db_env *env, int64_t *run, char *err) {
+    return cost_find_run_kv(d, model_path, threads, kernels, "f32", max_rows, env, run, err);
+}
+
+int cost_find_run_kv(db *d, const char *model_path, int threads, const char *kernels,
+                     const char *kv_type, int max_rows, const db_env *env, int64_t *run,
+                     char *err) {
     *run = 0;
     char hash[17];
     int64_t bytes;
@@ -384,7 +390,8 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT r.id FROM runs r JOIN environments e ON e.id = r.env_id "
                            "WHERE r.status = 'complete' AND r.model_hash = ?1 AND r.threads = ?2 "
-                           "AND r.kernels = ?3 AND e.git_commit = ?4 AND e.git_dirty = 0 "
+                           "AND r.kernels = ?3 AND r.kv_type = ?10 AND e.git_commit = ?4 "
+                           "AND e.git_dirty = 0 "
                            "AND e.hostname IS ?5 AND e.cpu_model IS ?6 AND e.compiler IS ?7 "
                            "AND e.cflags IS ?8 AND (SELECT MAX(rows) FROM cost c WHERE c.run_id "
                            "= r.id AND c.context IS NOT NULL AND c.logit_rows = 1) >= ?9 "
@@ -401,6 +408,7 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
             sqlite3_bind_null(st, at[i]);
     sqlite3_bind_int(st, 2, threads);
     sqlite3_bind_int(st, 9, max_rows);
+    sqlite3_bind_text(st, 10, kv_type, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) == SQLITE_ROW) *run = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return 0;

@@ -72,6 +72,10 @@ int cost_curve_points(const cost_curve *c);
  * reaches max_rows. *run = 0 when there is none. */
 int cost_find_run(db *d, const char *model_path, int threads, const char *kernels, int max_rows,
                   const db_env *env, int64_t *run, char *err);
+/* The same for a KV cache type other than f32 (kv_type_name(): the curves of runs that stored
+ * keys and values that way; cost_find_run is this with "f32"). */
+int cost_find_run_kv(db *d, const char *model_path, int threads, const char *kernels,
+                     const char *kv_type, int max_rows, const db_env *env, int64_t *run, char *err);
 
 /* What the pass traces of runs[0..n) used of one model (draft: 0 target, 1 draft model): the
  * largest rows and the contexts, and the mean seconds of a pass by rows (up to COST_USAGE_ROWS

@@ -467,7 +467,8 @@ int rep_run_note(db *d, int64_t run_id, char *out, size_t n, char *err) {
              "COALESCE(e.cpu_model, '?'), r.started, r.baseline_run_id, "
              "CASE WHEN r.sampling = 'greedy' THEN '' ELSE ', ' || r.sampling || ' sampling (T=' "
              "|| r.temperature || ', top-k=' || r.top_k || ', top-p=' || r.top_p || ', seed=' || "
-             "r.sampling_seed || ')' END "
+             "r.sampling_seed || ')' END || CASE WHEN r.kv_type = 'f32' THEN '' ELSE ', KV cache ' "
+             "|| r.kv_type END "
              "FROM runs r LEFT JOIN environments e ON e.id = r.env_id WHERE r.id = ?",
              &st, err) != 0)
         return -1;
