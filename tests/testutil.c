@@ -38,6 +38,18 @@ const char *test_tmp(const char *name) {
     return out;
 }
 
+int test_sanitized(void) {
+    const char *s = getenv("DECBENCH_SANITIZED");
+    return s && s[0] && strcmp(s, "0") != 0;
+}
+
+int test_keep(long i, int k) {
+    if (k <= 1 || !test_sanitized()) return 1;
+    long digits = 0;
+    for (; i > 0; i /= k) digits += i % k;
+    return digits % k == 0;
+}
+
 int test_finish(const char *name) {
     if (test_failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);

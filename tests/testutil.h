@@ -35,6 +35,20 @@ const char *test_tmpdir(void);
 /* Path <tmpdir>/<name> in a rotating static buffer. */
 const char *test_tmp(const char *name);
 
+/* Under the sanitizers (DECBENCH_SANITIZED set and not "0": tests/CMakeLists.txt sets it for
+ * every test of a DECBENCH_SANITIZE or DECBENCH_FUZZ build) the heaviest property grids are
+ * thinned, as ASan and UBSan make the forward pass 10-30 times slower; the Release stage runs
+ * them in full. test_sanitized() says whether they are. */
+int test_sanitized(void);
+
+/* Whether point i (0, 1, 2, ... in loop order) of a grid thinned by k runs: always in a normal
+ * build; under the sanitizers when the digits of i in base k add up to a multiple of k. That keeps
+ * one point in every k consecutive ones (from a multiple of k), and which one moves on from one
+ * run of k to the next, so an innermost dimension of k values (or of a multiple of k) still sees
+ * each of them as the dimensions outside it change. A thinned grid checks every point it visits
+ * exactly as the full grid does. */
+int test_keep(long i, int k);
+
 /* Prints "N passed, M failed" style summary and returns the process exit status. */
 int test_finish(const char *name);
 
