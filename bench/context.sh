@@ -46,7 +46,7 @@ LL=${LLAMA_BENCH:-}
 IK=${IK_LLAMA_BENCH:-}
 [ -n "$LL" ] && [ ! -x "$LL" ] && { echo "LLAMA_BENCH=$LL is not executable"; exit 2; }
 [ -n "$IK" ] && [ ! -x "$IK" ] && { echo "IK_LLAMA_BENCH=$IK is not executable"; exit 2; }
-PEER_CONTEXTS=${PEER_CONTEXTS:-$(for c in $CONTEXTS; do [ "$c" -le 16384 ] && echo "$c"; done)}
+PEER_CONTEXTS=${PEER_CONTEXTS:-$(for c in $CONTEXTS; do if [ "$c" -le 16384 ]; then echo "$c"; fi; done)}
 TOK=${TOKENIZER:-${DECBENCH_MODELS:-${DECBENCH_SHARED:-../shared}/models}/tok32000.bin}
 source bench/cache.sh
 source bench/llama_csv.sh

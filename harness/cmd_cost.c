@@ -16,6 +16,10 @@
  * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
  * needs, up to the length it was trained for. */
+/* --bandwidth-rounds also gives the one-row pass against its whole bound: the weights and the keys
+ * and values it reads at that context (--kv-type: f32 or f16) over the read rate. A context is
+ * reached by computing its first 64 positions and repeating their keys and values
+ * (harness/measure.c, reach_context): a pass's time does not depend on the values it reads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

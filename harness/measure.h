@@ -111,7 +111,8 @@ int measure_grid_fit(measure_grid *g, int seq_len, char *note, size_t n_note, ch
 int measure_grid_points(const measure_grid *g);
 
 /* Measures every point of g in rounds (measure.c says why), then calls fn for each point; fn
- * returning non-zero stops (its err is returned). */
+ * returning non-zero stops (its err is returned). Each context is reached by a prefill of its
+ * first 64 positions, the rest their keys and values repeated (fwd_repeat_prefix). */
 typedef int (*measure_point_fn)(void *user, const measure_point *p, char *err);
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err);

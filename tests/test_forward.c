@@ -422,6 +422,33 @@ static void test_kv_f16_rounds(model *m) {
     free(l32), free(l16);
 }
 
+/* fwd_repeat_prefix (decbench cost's long contexts): the prefix grows to n positions by repeating
+ * its keys and values; a pass after it runs and gives finite logits, the same as after a second
+ * context repeated the same way (the repeat is deterministic); it refuses an empty prefix and a
+ * length past the context, and leaves a longer prefix alone. */
+static void test_repeat_prefix(const model *m) {
+    char err[ERR_LEN];
+    const int V = m->cfg.vocab_size;
+    int tokens[5] = {1, 20, 33, 7, 100}, next = 45;
+    float *a = malloc(sizeof(float) * V), *b = malloc(sizeof(float) * V);
+    fwd_ctx *f, *g;
+    CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0 &&
+          fwd_new(&g, m, NULL, 8, KERN_EXACT, err) == 0);
+    CHECK(fwd_repeat_prefix(f, 10, err) == -1 && strstr(err, "no committed position"));
+    CHECK(fwd_prefill(f, tokens, 5, a, err) == 0 && fwd_prefill(g, tokens, 5, b, err) == 0);
+    CHECK(fwd_repeat_prefix(f, m->cfg.seq_len + 1, err) == -1 && strstr(err, "exceed the context"));
+    CHECK(fwd_repeat_prefix(f, 3, err) == 0 && fwd_n_past(f) == 5);
+    CHECK(fwd_repeat_prefix(f, 37, err) == 0 && fwd_n_past(f) == 37);
+    CHECK(fwd_repeat_prefix(g, 20, err) == 0 && fwd_repeat_prefix(g, 37, err) == 0);
+    CHECK(fwd_eval(f, 1, &next, NULL, NULL, NULL, 1, a, err) == 0);
+    CHECK(fwd_eval(g, 1, &next, NULL, NULL, NULL, 1, b, err) == 0);
+    /* 5 rows repeated to 37 in one step or in two: the same cache, the same logits */
+    CHECK(memcmp(a, b, sizeof(float) * V) == 0);
+    CHECK(fwd_commit(f, (const int[]){0}, 1, err) == 0 && fwd_n_past(f) == 38);
+    fwd_free(f), fwd_free(g);
+    free(a), free(b);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
@@ -440,6 +467,7 @@ int main(void) {
         model_set_kv(real[i], KV_F32);
     }
     test_kv_f16_rounds(real[0]);
+    test_repeat_prefix(real[0]);
     test_bad_batches(real[0]);
     test_nonfinite();
     test_nonfinite_reaches_logits();

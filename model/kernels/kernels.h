@@ -194,10 +194,10 @@ void kern_int8b_pack(const wmat *w, unsigned char *dst, int part, int parts);
 /* Attention of nq queries against one head's keys and values (rows hs floats apart: a head's
  * slice of the KV cache), each bit for bit kern_attend over its own slot list: query t (at
  * q + t * ldq) sees slots 0..n_shared-1, then tail[t][0..n_tail[t]). Its scores and softmax
- * weights go to scratch + t * lds, its result to out + t * ldo. The shared keys are read once
- * for all queries: the scores as one matrix product of the queries by the keys (kern_matmul's
- * canonical dot per score, as kern_attend's), the weighted values in blocks of queries (the
- * same four fused multiply-add chains per column, each in slot order). */
+ * weights go to scratch + t * lds, its result to out + t * ldo. The shared keys and values are
+ * read from memory once for all queries (kern_attend_kv, below: this is its f32 case): the
+ * scores with the canonical dot per score, as kern_attend's, the weighted values with the same
+ * four fused multiply-add chains per column, each in slot order. */
 void kern_attend_shared(const float *q, size_t ldq, int nq, int hs, const float *k, const float *v,
                         int n_shared, const int *const *tail, const int *n_tail, float *scratch,
                         size_t lds, float *out, size_t ldo);
