@@ -50,7 +50,8 @@ static void test_real(const char *path, int n_prompts) {
         fprintf(stderr,
                 "%s %s: %ld/%d prompts equal to greedy, %.3f tokens per target step, %.1f rows per "
                 "step\n",
-                path, specs[si], equal, runs, (double)tokens / steps, (double)rows / (steps - runs));
+                path, specs[si], equal, runs, (double)tokens / steps,
+                (double)rows / (steps - runs));
     }
     model_close(m);
 }

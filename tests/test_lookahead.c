@@ -207,8 +207,7 @@ static void run_set(const dec_env *env, const char *spec, int n, const char *wha
             "%s %s: %ld/%ld equal to greedy, %ld tokens in %ld target steps: %.3f tokens/step, "
             "%.1f rows/step, %.0f%% of drafted accepted\n",
             what, spec, equal, runs, tokens, steps, (double)tokens / steps,
-            (double)rows / (steps - runs),
-            100.0 * accepted / (drafted ? drafted : 1));
+            (double)rows / (steps - runs), 100.0 * accepted / (drafted ? drafted : 1));
 }
 
 static void test_real(const char *path) {
