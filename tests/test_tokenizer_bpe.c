@@ -850,6 +850,13 @@ static void test_fuzz_crashes(void) {
      * so the copy's pad 258 repeated it and the copy did not load (found by the fuzzer in CI). */
     static const uint8_t pad_name_taken[] = "\003\317\377[PAD258]\000\015";
     fuzz_vocab_one(pad_name_taken, sizeof pad_name_taken - 1);
+    /* "default", bos_token_id = 135 in a 19-token vocabulary (absent, so the default id 11),
+     * the copy padded by 128: the copy carried 135 verbatim, a real token of its 147, so the two
+     * vocabularies' BOS differed (found by the fuzzer in CI). Out-of-range ids are not copied. */
+    static const uint8_t bos_in_pad[] =
+        "\346\226\207\nma b\nm\001\n\n\n\n\n\n\n\n\n\nc\nmtokenizer.ggml.mask_t"
+        "\n\n\n\n\n\n\n's  \"done!\r\n";
+    fuzz_vocab_one(bos_in_pad, sizeof bos_in_pad - 1);
     /* The same directly: pad 259's name is taken twice over, so it becomes "[PAD259_2]". */
     mini m;
     mini_init(&m);

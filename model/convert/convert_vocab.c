@@ -277,6 +277,17 @@ static int write_tokens(const convert_vocab *v, gguf_writer *w, int n) {
     return rc;
 }
 
+/* Whether key is a special-token id the source's reader treats as absent (out of its range,
+ * as llama.cpp's converter writes 4294967295 for "no token"). Such a key is not copied: in a
+ * copy padded past the id it would name a real token the source never meant. */
+static int absent_id(const convert_vocab *v, const char *key) {
+    size_t k = strlen(key), t = strlen("_token_id");
+    char err[ERR_LEN];
+    uint32_t id;
+    if (k < t || strcmp(key + k - t, "_token_id") != 0) return 0;
+    return gguf_get_u32(v->g, key, &id, err) == 0 && id >= (uint32_t)v->n;
+}
+
 /* For convert.c and synth: the vocabulary's keys, written into a GGUF writer, with `eos` as
  * the EOS id and n >= its size rows. */
 int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) {
@@ -288,7 +299,7 @@ int convert_vocab_write(const convert_vocab *v, gguf_writer *w, int eos, int n) 
             if (strncmp(key, "tokenizer.", 10) != 0 || strcmp(key, "tokenizer.ggml.tokens") == 0 ||
                 strcmp(key, "tokenizer.ggml.scores") == 0 ||
                 strcmp(key, "tokenizer.ggml.token_type") == 0 ||
-                strcmp(key, "tokenizer.ggml.eos_token_id") == 0)
+                strcmp(key, "tokenizer.ggml.eos_token_id") == 0 || absent_id(v, key))
                 continue;
             gguf_writer_copy_kv(w, v->g, i);
         }
