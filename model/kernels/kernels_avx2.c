@@ -542,6 +542,7 @@ const kern_isa_ops kern_isa_avx2_ops = {
     .dot = avx2_dot,
     .sum = kern_avx2_sum,
     .attend = kern_attend_ref,
+    .scores = kern_avx2_scores,
     .softmax = kern_avx2_softmax,
     .values = kern_avx2_values,
     .matmul_widen = avx2_matmul_widen,

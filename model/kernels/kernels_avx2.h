@@ -39,9 +39,11 @@ static inline float half_f32(const unsigned char *p) {
     return _cvtsh_ss(h);
 }
 
-/* kernels_avx2_attend.c: kern_isa_ops' sum, softmax and value sums. */
+/* kernels_avx2_attend.c: kern_isa_ops' sum, softmax, scores and value sums. */
 float kern_avx2_sum(const float *a, int n);
 float kern_avx2_softmax(float *s, int n);
+void kern_avx2_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
+                      float *s, size_t lds);
 void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
                       const void *v, int n_shared, const int *const *tail, const int *n_tail,
                       float *out, size_t ldo);

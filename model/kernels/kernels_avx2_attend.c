@@ -1,9 +1,10 @@
-/* kernels_avx2_attend.c: attention's reductions on AVX2 (kern_isa_ops' sum, softmax and values;
- * compiled with the AVX2 flags, run only on CPUs that have them). Each is the scalar reference's
- * arithmetic in 8 lanes, operation for operation, so the bits are the reference's
- * (tests/test_kernels.c compares every ISA): the canonical sum's 16 lanes as two registers, the
- * fixed exp polynomial of kern_exp_ref lane by lane, and the value sums' four fused multiply-add
- * chains per column (keys s = 0, 1, 2, 3 mod 4, in slot order) with a column in each lane.
+/* kernels_avx2_attend.c: attention's reductions on AVX2 (kern_isa_ops' sum, softmax, scores and
+ * values; compiled with the AVX2 flags, run only on CPUs that have them). Each is the scalar
+ * reference's arithmetic in 8 lanes, operation for operation, so the bits are the reference's
+ * (tests/test_kernels.c compares every ISA): the canonical sum's and dot's 16 lanes as two
+ * registers, the fixed exp polynomial of kern_exp_ref lane by lane, and the value sums' four
+ * fused multiply-add chains per column (keys s = 0, 1, 2, 3 mod 4, in slot order) with a column
+ * in each lane. An f16 cache's rows are widened exactly (F16C) into a block buffer first.
  * Before these existed AVX2 ran the scalar reference: at long contexts the value sums, one
  * column at a time, cost as much as the scores. */
 #include "model/kernels/kernels.h"
@@ -104,39 +105,139 @@ static inline __attribute__((always_inline)) void chain_fma(__m256 acc[4], int j
     }
 }
 
-/* 8 values of a cache row of type VT from column col widened exactly (the first n, 0 past them:
- * n < 8 only in a head's last columns). */
-static inline __attribute__((always_inline)) __m256 load_v8(wtype VT, const unsigned char *row,
-                                                            int col, int n) {
-    if (VT == WTYPE_F16) {
-        if (n == 8) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 2 * col)));
-        uint16_t h[8] = {0};
-        memcpy(h, row + 2 * col, 2 * (size_t)n);
-        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
-    }
-    const float *p = (const float *)row + col;
-    return n == 8 ? _mm256_loadu_ps(p) : maskload8(p, n);
+/* The canonical fold of 4 dot products at once (key i's 16 lanes in lo[i], lanes 0-7, and
+ * hi[i], lanes 8-15), with fold256x2's additions: j + j+8, then + 4, + 2, + 1; returns the 4
+ * results in key order. */
+static inline __attribute__((always_inline)) __m128 fold4x(const __m256 lo[4], const __m256 hi[4]) {
+    __m256 b[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) b[i] = _mm256_add_ps(lo[i], hi[i]);      /* j + j+8 */
+    __m256 c01 = _mm256_add_ps(_mm256_permute2f128_ps(b[0], b[1], 0x20), /* j + j+4 */
+                               _mm256_permute2f128_ps(b[0], b[1], 0x31));
+    __m256 c23 = _mm256_add_ps(_mm256_permute2f128_ps(b[2], b[3], 0x20),
+                               _mm256_permute2f128_ps(b[2], b[3], 0x31));
+    /* halves: [c0 | c1] and [c2 | c3]; j + j+2 gives [d0, d2 | d1, d3], two lanes each */
+    __m256 d = _mm256_add_ps(_mm256_shuffle_ps(c01, c23, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(c01, c23, _MM_SHUFFLE(3, 2, 3, 2)));
+    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(d, d, _MM_SHUFFLE(2, 0, 2, 0)), /* j + j+1 */
+                             _mm256_shuffle_ps(d, d, _MM_SHUFFLE(3, 1, 3, 1)));
+    /* lanes 0, 1: keys 0, 2; lanes 4, 5: keys 1, 3 */
+    return _mm_unpacklo_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
 }
 
-/* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: they
- * stay in the L1 cache for every query and column), in a block two queries at a time, each 8
- * columns of a row loaded once and fed to both queries' chain s mod 4. The chains' running sums
- * wait in acc between blocks: [query][8 columns][chain]. VT is a constant at every call. */
-static inline __attribute__((always_inline)) void
-values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int hs,
-             const unsigned char *v, int n_shared, const int *const *tail, const int *n_tail,
-             float *out, size_t ldo) {
-    const size_t ldv = (size_t)hs * (VT == WTYPE_F16 ? 2 : 4);
-    const int ncol = (hs + 7) / 8, SB = kern_values_block(hs, VT);
+/* n rows of hs halves at src widened exactly into floats at dst (F16C's vcvtph2ps). */
+static inline void widen_halves8(const unsigned char *src, int n, int hs, float *dst) {
+    const size_t total = (size_t)n * hs;
+    size_t i = 0;
+    for (; i + 8 <= total; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * i))));
+    for (; i < total; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        dst[i] = _cvtsh_ss(h);
+    }
+}
+
+/* How far ahead the scores and value sums prefetch the cache's rows (kernels_avx512.c, the same
+ * scheme, says why). */
+#define ATTEND_PREFETCH 4096
+
+/* kern_attend_kv's scores of nq queries against nb <= 16 f32 key rows at kb (hs floats apart),
+ * 4 keys at a time: each key's 16 lanes in two registers take the rows' chunks in column order,
+ * as the canonical dot's lanes do, and fold4x folds 4 keys at once. Each query prefetches its
+ * share of the lines [pf, pf + pf_len). */
+static void scores16(const float *q, size_t ldq, int nq, int hs, const float *kb, int nb, float *s,
+                     size_t lds, __m128 div, uintptr_t pf, size_t pf_len) {
+    const size_t lines = pf_len / 64;
+    for (int t = 0; t < nq; t++) {
+        const float *qt = q + (size_t)t * ldq;
+        for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++)
+            _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+        for (int k0 = 0; k0 < nb; k0 += 4) {
+            const float *k4 = kb + (size_t)k0 * hs;
+            const int kn = nb - k0 < 4 ? nb - k0 : 4;
+            __m256 lo[4], hi[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) lo[i] = hi[i] = _mm256_setzero_ps();
+            for (int c = 0; c < hs; c += 16) {
+                const int left = hs - c, nl = left < 8 ? left : 8,
+                          nh = left - 8 < 0   ? 0
+                               : left - 8 < 8 ? left - 8
+                                              : 8;
+                __m256 ql, qh;
+                if (left >= 16)
+                    ql = _mm256_loadu_ps(qt + c), qh = _mm256_loadu_ps(qt + c + 8);
+                else
+                    ql = maskload8(qt + c, nl), qh = maskload8(qt + c + 8, nh);
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++) {
+                    if (i >= kn) break;
+                    const float *kr = k4 + (size_t)i * hs + c;
+                    __m256 kl = left >= 16 ? _mm256_loadu_ps(kr) : maskload8(kr, nl);
+                    __m256 kh = left >= 16 ? _mm256_loadu_ps(kr + 8) : maskload8(kr + 8, nh);
+                    lo[i] = _mm256_fmadd_ps(ql, kl, lo[i]);
+                    hi[i] = _mm256_fmadd_ps(qh, kh, hi[i]);
+                }
+            }
+            __m128 r = _mm_div_ps(fold4x(lo, hi), div);
+            float *st = s + (size_t)t * lds + k0;
+            if (kn == 4) {
+                _mm_storeu_ps(st, r);
+            } else {
+                float o[4];
+                _mm_storeu_ps(o, r);
+                memcpy(st, o, sizeof(float) * (size_t)kn);
+            }
+        }
+    }
+}
+
+void kern_avx2_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
+                      float *s, size_t lds) {
+    const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
+    const __m128 div = _mm_set1_ps(sqrtf((float)hs));
+    KERN_SCRATCH(kbuf, (size_t)16 * hs);
+    for (int s0 = 0; s0 < n; s0 += 16) {
+        const int nb = n - s0 < 16 ? n - s0 : 16;
+        const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
+        const float *kf = (const float *)kb;
+        if (kt == WTYPE_F16) widen_halves8(kb, nb, hs, kbuf), kf = kbuf;
+        scores16(q, ldq, nq, hs, kf, nb, s + s0, lds, div, (uintptr_t)kb + ATTEND_PREFETCH,
+                 (size_t)nb * ldk);
+    }
+    KERN_SCRATCH_END(kbuf);
+}
+
+/* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: 16 KB
+ * of f32 rows, which stay in the L1 cache for every query and column; an f16 block widened once
+ * into vbuf), in a block two queries at a time, each 8 columns of a row loaded once and fed to
+ * both queries' chain s mod 4, the next block prefetched a few lines with each step of 4 rows.
+ * The chains' running sums wait in acc between blocks: [query][8 columns][chain]. */
+void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                      const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                      float *out, size_t ldo) {
+    const size_t ldv = (size_t)hs * (vt == WTYPE_F16 ? 2 : 4);
+    const int ncol = (hs + 7) / 8, SB = kern_values_block(hs, WTYPE_F32);
     KERN_SCRATCH(acc, (size_t)nq * ncol * 4 * 8);
+    KERN_SCRATCH(vbuf, vt == WTYPE_F16 ? (size_t)SB * hs : 1);
     memset(acc, 0, sizeof(float) * (size_t)nq * ncol * 4 * 8);
 #define ACC(t, c, j) (acc + (((size_t)(t)*ncol + (c)) * 4 + (j)) * 8)
+    const int runs = (nq + 1) / 2 * ncol; /* runs of the loop below per block */
     for (int s0 = 0; s0 < n_shared; s0 += SB) {
         const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
+        const unsigned char *vb = (const unsigned char *)v + (size_t)s0 * ldv;
+        const float *vf = (const float *)v; /* rows indexed from 0, as s0 and s1 are */
+        if (vt == WTYPE_F16) widen_halves8(vb, s1 - s0, hs, vbuf), vf = vbuf - (size_t)s0 * hs;
+        const uintptr_t next = (uintptr_t)vb + (size_t)SB * ldv;
+        const size_t lines = (size_t)SB * ldv / 64;
+        int run = 0;
         for (int q0 = 0; q0 < nq; q0 += 2) {
             const int QB = nq - q0 < 2 ? nq - q0 : 2;
             const float *eq[2] = {e + (size_t)q0 * lde, e + (size_t)(q0 + QB - 1) * lde};
-            for (int c = 0; c < ncol; c++) {
+            for (int c = 0; c < ncol; c++, run++) {
+                const size_t first = lines * run / runs, last = lines * (run + 1) / runs;
+                uintptr_t pf = next + 64 * first;
+                const int pf_lines = (int)((last - first + (size_t)SB / 4 - 1) / ((size_t)SB / 4));
                 const int col = 8 * c, nc = hs - col < 8 ? hs - col : 8;
                 __m256 a[2][4];
                 for (int i = 0; i < 2; i++)
@@ -145,9 +246,11 @@ values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int
                 int s = s0;
                 if (nc == 8)
                     for (; s + 4 <= s1; s += 4) {
+                        for (int l = 0; l < pf_lines; l++, pf += 64)
+                            _mm_prefetch((const char *)pf, _MM_HINT_T0);
 #pragma GCC unroll 4
                         for (int j = 0; j < 4; j++) {
-                            __m256 vs = load_v8(VT, v + (size_t)(s + j) * ldv, col, 8);
+                            __m256 vs = _mm256_loadu_ps(vf + (size_t)(s + j) * hs + col);
 #pragma GCC unroll 2
                             for (int i = 0; i < 2; i++)
                                 a[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(eq[i] + s + j), vs,
@@ -155,7 +258,7 @@ values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int
                         }
                     }
                 for (; s < s1; s++) {
-                    __m256 vs = load_v8(VT, v + (size_t)s * ldv, col, nc);
+                    __m256 vs = maskload8(vf + (size_t)s * hs + col, nc);
                     for (int i = 0; i < 2; i++)
                         chain_fma(a[i], s % 4, _mm256_broadcast_ss(eq[i] + s), vs);
                 }
@@ -174,8 +277,13 @@ values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int
             for (int j = 0; j < 4; j++) a[j] = _mm256_loadu_ps(ACC(t, c, j));
             for (int j = 0; j < n_tail[t]; j++) {
                 int st = n_shared + j;
-                chain_fma(a, st % 4, _mm256_broadcast_ss(et + st),
-                          load_v8(VT, v + (size_t)tail[t][j] * ldv, col, nc));
+                const unsigned char *r = (const unsigned char *)v + (size_t)tail[t][j] * ldv;
+                float row[8] = {0};
+                if (vt == WTYPE_F16)
+                    widen_halves8(r + 2 * (size_t)col, 1, nc, row);
+                else
+                    memcpy(row, (const float *)r + col, sizeof(float) * (size_t)nc);
+                chain_fma(a, st % 4, _mm256_broadcast_ss(et + st), _mm256_loadu_ps(row));
             }
             __m256 r = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
             float o[8];
@@ -184,15 +292,7 @@ values_typed(wtype VT, const float *e, size_t lde, const float *sum, int nq, int
         }
     }
 #undef ACC
+    KERN_SCRATCH_END(vbuf);
     KERN_SCRATCH_END(acc);
-}
-
-void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
-                      const void *v, int n_shared, const int *const *tail, const int *n_tail,
-                      float *out, size_t ldo) {
-    if (vt == WTYPE_F16)
-        values_typed(WTYPE_F16, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
-    else
-        values_typed(WTYPE_F32, e, lde, sum, nq, hs, v, n_shared, tail, n_tail, out, ldo);
 }
 #endif
