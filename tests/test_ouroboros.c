@@ -20,8 +20,9 @@
  *     moves the aimed length; all still greedy's tokens, one stop reason per step.
  * Under the sanitizers (testutil.h test_keep) 1.'s 20 warm prompts are thinned to one in four
  * (prompts 0, 7, 10, 13 and 19, still through one decoder) and its other specs to one of their
- * two prompts, 7.'s exactness runs to 2 of their 4 prompts and its draft lengths to the first 2; every spec still runs and is compared
- * with greedy, and the pool is still checked to be used. The grid runs in full. */
+ * two prompts, 7.'s exactness runs to 2 of their 4 prompts and its draft lengths to the first 2;
+ * every spec still runs and is compared with greedy, and the pool is still checked to be used. The
+ * grid runs in full. */
 #include <stdlib.h>
 #include <string.h>
 
