@@ -20,7 +20,7 @@ empty() { q "$1" "SELECT SUM(c.value) FROM counters c JOIN samples s ON s.id = c
 run cold.db recycle --state-save m.bin >/dev/null 2>cold.err
 expect_eq cold_exit 0 $?
 expect_eq file_magic "DBRECYC1" "$(head -c 8 m.bin 2>/dev/null)"
-expect_grep save_reported "wrote the matrix of recycle:k=8,tree=paper,.* \([0-9]+ rows of 8 candidates\) to m.bin" cold.err
+expect_grep save_reported "wrote the matrix of recycle:k=8,tree=paper,shape=4-2-2-1,nodes=80,warm=1 \([0-9]+ rows of 8 candidates\) to m.bin" cold.err
 
 run warm.db recycle --state-load m.bin >/dev/null 2>warm.err
 expect_eq warm_exit 0 $?
