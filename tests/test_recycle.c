@@ -18,7 +18,10 @@
  *  6. state: save -> load -> save gives the same bytes and the same decoding as the decoder
  *     that was never saved; corrupted, truncated, foreign and mismatched files (another k,
  *     another vocabulary, rows out of order, a repeated candidate) are refused with a message
- *     naming the byte and change nothing; warm=0 refuses state. */
+ *     naming the byte and change nothing; warm=0 refuses state; the fuzz target's seeds (a
+ *     real matrix, sealed and not, and an empty one) and 3000 seeded mutations of them replayed
+ *     through fuzz_recycle_state_one (tests/fuzz_recycle_state.c), the seeds written to
+ *     <tmp>/seeds for libFuzzer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@
 #include "model/forward.h"
 #include "model/loader/model_file.h"
 #include "tests/dec_check.h"
+#include "tests/fuzz_recycle_state.c"
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/hash.h"
@@ -665,6 +669,75 @@ static void test_state(const model *m) {
     dec_free(a);
 }
 
+/* The fuzz target's seeds (a matrix of 2 prompts and an empty one, each with its checksum
+ * restored by the mode byte and as it is) into <tmp>/seeds, then seeded mutations of them. */
+static void test_fuzz_corpus(const model *m) {
+    char err[ERR_LEN], dir[600], what[64];
+    dec_env env = {.target = m, .kernels = KERN_EXACT};
+    static int out[DEC_CHECK_MAX_OUT];
+    static uint8_t file[2][16384], seeds[4][16384], buf[16400];
+    size_t fn[2], sizes[4];
+    int n;
+    dec_stats st;
+    for (int f = 0; f < 2; f++) {
+        dec *d;
+        const char *path = strcpy((char[4096]){0}, test_tmp("seed_state.bin"));
+        CHECK(dec_create(&d, "recycle:k=4", &env, err) == 0);
+        for (int i = 0; i < 2 * f; i++)
+            CHECK(dec_generate(d, ids[i], lens[i], 40, out, &n, &st, err) == 0);
+        CHECK(dec_state_save(d, path, what, sizeof what, err) == 0);
+        dec_free(d);
+        FILE *g = fopen(path, "rb");
+        fn[f] = g ? fread(file[f], 1, sizeof file[f], g) : 0;
+        if (g) fclose(g);
+        CHECK(fn[f] >= 32 && fn[f] < sizeof file[f]);
+    }
+    snprintf(dir, sizeof dir, "%s/seeds", test_tmpdir());
+    mkdir(dir, 0755);
+    for (int k = 0; k < 4; k++) {
+        const size_t len = fn[k / 2];
+        seeds[k][0] = (uint8_t)(k % 2); /* 1: the checksum appended, 0: the file as it is */
+        memcpy(seeds[k] + 1, file[k / 2], k % 2 ? len - 8 : len);
+        sizes[k] = 1 + (k % 2 ? len - 8 : len);
+        char p[700];
+        snprintf(p, sizeof p, "%s/seed%d", dir, k);
+        FILE *g = fopen(p, "wb");
+        if (g) fwrite(seeds[k], 1, sizes[k], g), fclose(g);
+        fuzz_recycle_state_one(seeds[k], sizes[k]);
+    }
+    CHECK(fuzz_recycle_loaded == 4);
+    const int total = test_sanitized() ? 600 : 3000;
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < total; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        size_t k = r % 4, sz = sizes[k];
+        memcpy(buf, seeds[k], sz);
+        for (int mu = 0; mu < 1 + (int)(r >> 61); mu++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            size_t at = 1 + (r >> 8) % (sz - 1);
+            switch (r % 4) {
+            case 0:
+                buf[at] = (uint8_t)(r >> 24);
+                break;
+            case 1:
+                buf[at] ^= (uint8_t)(1u << ((r >> 32) % 8));
+                break;
+            case 2:
+                if (sz > 2) memmove(buf + at, buf + at + 1, sz - at - 1), sz--;
+                break;
+            default:
+                if (sz < sizeof buf)
+                    memmove(buf + at + 1, buf + at, sz - at), buf[at] = (uint8_t)(r >> 40), sz++;
+            }
+        }
+        fuzz_recycle_state_one(buf, sz);
+    }
+    fprintf(stderr, "  %d inputs through fuzz_recycle_state_one, %d loaded\n", total + 4,
+            fuzz_recycle_loaded);
+    CHECK(fuzz_recycle_loaded > 4);
+    fuzz_recycle_state_done();
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *s260, *xs;
@@ -675,6 +748,7 @@ int main(void) {
     test_full_matrix(s260);
     test_no_malloc(s260);
     test_state(s260);
+    test_fuzz_corpus(s260);
     test_synthetic();
     const int n = test_sanitized() ? N_PROMPTS / 4 : N_PROMPTS;
     test_real(s260, "stories260K", n);
