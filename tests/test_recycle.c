@@ -285,12 +285,10 @@ static void brute_force_case(const model *m, const char *spec, int k, const tmpl
                   "%s prompt %d: %d tokens, the brute force %d", spec, p, n_got, n_ref);
         CHECK_MSG(log.n == n_ref_steps, "%s prompt %d: %d steps, the brute force %d", spec, p,
                   log.n, n_ref_steps);
-        int same = 0;
         for (int s = 0; s < log.n && s < n_ref_steps; s++) {
             const dec_step *a = &log.s[s], *b = &ref_steps[s];
             int eq = a->rows == b->rows && a->drafted == b->drafted && a->accepted == b->accepted &&
                      a->emitted == b->emitted;
-            same += eq;
             CHECK_MSG(eq,
                       "%s prompt %d step %d: rows %d depth %d accepted %d emitted %d, the "
                       "brute force %d %d %d %d",
@@ -576,8 +574,9 @@ static void test_state(const model *m) {
     const char *f1 = strcpy((char[4096]){0}, test_tmp("state1.bin"));
     const char *f2 = strcpy((char[4096]){0}, test_tmp("state2.bin"));
     const char *bad = strcpy((char[4096]){0}, test_tmp("bad.bin"));
-    dec *a, *b;
-    CHECK(dec_create(&a, "recycle", &env, err) == 0 && dec_create(&b, "recycle", &env, err) == 0);
+    dec *a = NULL, *b = NULL;
+    CHECK(dec_create(&a, "recycle", &env, err) == 0);
+    CHECK(dec_create(&b, "recycle", &env, err) == 0);
     CHECK(!strcmp(dec_state_name(a), "matrix") && dec_state_check(a, err) == 0);
     /* an empty matrix saves and loads too */
     CHECK(dec_state_save(a, f1, what, sizeof what, err) == 0 &&
