@@ -1,5 +1,5 @@
 /* state_file.h: the frame the decoders' state files share (ouroboros_pool.c's phrase pools,
- * suffix_tree.c's suffix trees): an 8-byte magic, u32 version 1 at byte 8, u32 vocabulary at
+ * suffix_tree.c's suffix trees, recycle.c's adjacency matrices): an 8-byte magic, u32 version 1 at byte 8, u32 vocabulary at
  * byte 12, the kind's own fields, then the FNV-1a hash of every byte before it (8 bytes). All
  * integers little-endian. Saving goes through file.h's PATH.tmp and rename, so a failed save
  * leaves an older file intact and nothing half-written. */

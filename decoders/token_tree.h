@@ -1,5 +1,5 @@
 /* token_tree.h: greedy verification of a token tree that one target pass evaluated (the tree
- * decoder's draft trees, suffix decoding's speculation trees).
+ * decoder's draft trees, suffix decoding's speculation trees, Token Recycling's static trees).
  *
  * The pass's rows 0..n-1 hold the current token at row 0 (the root) and the candidate tokens
  * below it, parents before children (parent[r] < r for r > 0, parent[0] = -1), siblings with

@@ -117,8 +117,9 @@ int cmd_run(int argc, char **argv) {
                                  .takes_value = 1,
                                  .metavar = "FILE",
                                  .help = "decoders with state (ouroboros: its phrase pool; "
-                                         "suffix: its tree of outputs) start every repeat from "
-                                         "this file (--state-save writes it)"};
+                                         "suffix: its tree of outputs; recycle: its matrix) "
+                                         "start every repeat from this file (--state-save "
+                                         "writes it)"};
     o[R_STATE_SAVE] = (args_opt){.name = "--state-save",
                                  .takes_value = 1,
                                  .metavar = "FILE",
