@@ -159,7 +159,8 @@ static int sam_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         /* row i predicts position len + i; draft token tok[1 + i] sits there */
         int acc = 0, next = -1, ended = 0;
         while (acc < nd && !ended) {
-            if (!dec_accept(d, s->logits + (size_t)acc * V, NULL, s->tok[1 + acc], len + acc, &next))
+            if (!dec_accept(d, s->logits + (size_t)acc * V, NULL, s->tok[1 + acc], len + acc,
+                            &next))
                 break;
             s->am[acc] = s->tok[1 + acc];
             ended = s->am[acc++] == d->end_id; /* nothing after the end token */
@@ -254,8 +255,9 @@ static int sam_state_load(dec *d, const char *path, char *err) {
     int rc = stree_file_parse(buf, size, s->V, path, &sink, err);
     if (rc == 0) close_seq(&l);
     if (rc == 0 && l.tokens > d->param[P_STORE])
-        rc = err_set(err, "%s: a datastore of %ld tokens (end tokens included), more than "
-                          "store=%d",
+        rc = err_set(err,
+                     "%s: a datastore of %ld tokens (end tokens included), more than "
+                     "store=%d",
                      path, l.tokens, d->param[P_STORE]);
     suffix_automaton *a = NULL;
     long *lens = NULL, seqs = l.seqs, tokens = l.tokens;

@@ -13,7 +13,7 @@
 struct suffix_automaton {
     long max_tokens, n; /* the text's room and length */
     int *text;
-    int n_states, last; /* last: the state of the whole text */
+    int n_states, last;                 /* last: the state of the whole text */
     int *len, *link, *first_end, *head; /* per state; head: its first edge, -1 none */
     int n_edges;
     int *etok, *eto, *enext; /* per edge: token, target, next edge of the same state */
