@@ -19,7 +19,7 @@
  *     dec_sampling.test_flaw) fails the same test with p < 1e-9. Everything is seeded, so the
  * outcome is the same on every run and machine (the statistics are printed).
  * Under the sanitizers (testutil.h test_keep), whose builds compute the same tokens, 3. runs 4 of
- * its 16 decoders per prompt and setting (rotating: each decoder on 3 of the 12) and 4. draws 500
+ * its 17 decoders per prompt and setting (rotating: each decoder on about 3 of the 12) and 4. draws 500
  * samples of each decoder instead of 2000 (against the first 500 of plain sampling's): every
  * decoder still runs in both modes and is checked the same way at the same significance; plain
  * sampling and the biased verifier keep their 2000 (its p of 1e-13 needs them). */
@@ -184,6 +184,7 @@ static const char *const all_specs[] = {
     "tree:mode=split,branches=2,p_split=10,nodes=8",
     "tree:shape=3-2-1,draw=1",
     "suffix:budget=8",
+    "sam:k=4,threshold=2",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -419,7 +420,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "tree:shape=2-2-1",
                            "tree:shape=2-2-1,draw=1",
                            "tree:shape=3-3,draw=1",
-                           "suffix:budget=6"};
+                           "suffix:budget=6",
+                           "sam:k=4,threshold=2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);
