@@ -10,12 +10,15 @@
  *  3. the memory bound: states <= 2n - 1 (n >= 2), edges <= 3n - 4 (n >= 3) after every append,
  *     and every substring of up to 8 tokens is recognised, no other;
  *  4. capacity: an append past max_tokens adds nothing; creation errors; clear and reuse (a
- *     small and a full hash table), token ids up to INT_MAX. */
+ *     small and a full hash table), token ids up to INT_MAX;
+ *  5. the fuzz target's entry (tests/fuzz_suffix_automaton.c) on 3000 seeded random inputs of
+ *     both token widths (300 under the sanitizers). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/suffix_automaton.h"
+#include "tests/fuzz_suffix_automaton.c"
 #include "tests/testutil.h"
 #include "util/err.h"
 #include "util/rng.h"
@@ -181,8 +184,22 @@ static void test_edges(void) {
     sauto_free(a);
 }
 
+static void test_fuzz_replay(void) {
+    rng_state r;
+    rng_seed(&r, 10666);
+    static uint8_t buf[1024];
+    const int n = test_sanitized() ? 300 : 3000;
+    for (int i = 0; i < n; i++) {
+        size_t size = rng_below(&r, sizeof buf);
+        for (size_t j = 0; j < size; j++) buf[j] = (uint8_t)rng_below(&r, 256);
+        fuzz_suffix_automaton_one(buf, size); /* aborts on a failed check */
+    }
+    fprintf(stderr, "  %d inputs through fuzz_suffix_automaton_one\n", n);
+}
+
 int main(void) {
     test_edges();
     test_random();
+    test_fuzz_replay();
     return test_finish("test_suffix_automaton");
 }
