@@ -1,6 +1,6 @@
 /* sam.c: SAM-Decoding (Hu, Zheng, Chen, Zhang, Wang, "SAM Decoding: Speculative Decoding via
- * Suffix Automaton", arXiv 2411.10666; reference hyx1999/SAM-Decoding, samd/), greedy, no
- * draft model.
+ * Suffix Automaton", arXiv 2411.10666; reference hyx1999/SAM-Decoding, samd/), no draft
+ * model.
  *
  * Two suffix automata (decoders/suffix_automaton.h): a dynamic one over the prompt and the
  * output so far, rebuilt for every prompt, and a static one over a datastore of token
@@ -33,13 +33,17 @@
  *  - The reference's datastore builder also adds every vocabulary token as a sequence of its own
  *    (tools/gen_sam_alpaca.py), which only gives each token a state: a match of one token, below
  *    any threshold with its bias; the datastore here is the file's sequences.
- *  - The datastore is bounded (store=N tokens, about 100 bytes each in memory): a larger file is
+ *  - The datastore is bounded (store=N tokens, about 120 bytes each in memory): a larger file is
  *    refused naming the bound. It is static: decoding never changes it, so --state-save writes
  *    the loaded sequences back.
  *  - The matches are tracked exactly (a cursor whose state an append splits moves to the clone);
  *    the reference keeps the unsplit state, which has the same edges until the next append.
+ * Sampling (decoder.h): each draft token is a fixed guess verified by dec_accept, as in pld.c:
+ * coupled mode accepts it iff it is plain sampling's token; standard mode with probability p(x),
+ * a rejected one replaced by a draw from p without x, which is the reference's own rule for a
+ * sequence draft (samd/utils.py eval_posterior: q(x) = 1, p(x) zeroed and renormalised).
  * Memory: the dynamic automaton is allocated for the context length when the decoder is created
- * (about 100 bytes per token), the static one when a datastore is loaded; generate allocates
+ * (about 120 bytes per token), the static one when a datastore is loaded; generate allocates
  * nothing. Bookkeeping per token is amortised O(1) (the automata's construction and cursors). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,7 +311,7 @@ const dec_vtable dec_sam_vtable = {
         [P_BIAS] = {"bias", PARAM_INT, 5, 0, 1 << 20, {0},
          "tokens a datastore match counts less than a match in the text"},
         [P_STORE] = {"store", PARAM_INT, 1 << 22, 1, 1 << 28, {0},
-         "the datastore's bound in tokens (about 100 bytes of memory each)"},
+         "the datastore's bound in tokens (about 120 bytes of memory each)"},
     },
     .create = sam_create,
     .generate = sam_generate,

@@ -18,7 +18,7 @@
  *
  * Memory is fixed when the automaton is created and never grows: a text of at most max_tokens
  * tokens has at most 2 max_tokens states (the root included) and 3 max_tokens edges, and the
- * arrays are sized for that (about 100 bytes per token with the edge hash); an append past
+ * arrays are sized for that (about 110-130 bytes per token with the edge hash); an append past
  * max_tokens adds nothing and returns 1. Any token id >= 0 is accepted. */
 #ifndef DECODERS_SUFFIX_AUTOMATON_H
 #define DECODERS_SUFFIX_AUTOMATON_H
