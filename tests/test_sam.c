@@ -9,7 +9,10 @@
  *     outputs of prompts 10..14 makes their second decoding draft from the static automaton,
  *     exact, in fewer target steps; a suffix decoder's saved tree loads as a datastore;
  *     save -> load -> save keeps the bytes; damaged, foreign, missing and oversized (store=N)
- *     files are refused naming the file and change nothing;
+ *     files are refused naming the file and change nothing; 400 seeded mutations of a datastore
+ *     file (random tokens, bit flips, cuts; half with the checksum made right, so they reach
+ *     the tokens): a refused one leaves
+ *     the datastore as it was, a loaded one (any tokens of the vocabulary) decodes exactly;
  *  4. synthetic grid: k 1/4/16 x threshold 1/5 x max_new 0/1/2/37 x prompts of 1 and 9 tokens,
  *     on an untied random model and a positional one, with and without a datastore; a prompt
  *     that repeats itself; the end token inside an accepted run; context edges;
@@ -22,6 +25,8 @@
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
+#include "util/hash.h"
+#include "util/rng.h"
 
 #define dec_sam_vtable sam_vtable_under_test
 #include "decoders/sam.c"
@@ -139,6 +144,8 @@ static void damaged_copy(const char *src, const char *dst, long at, int flip) {
     if (g) fclose(g);
 }
 
+static void test_mutations(const model *m, const char *src);
+
 static void test_datastore(void) {
     char err[ERR_LEN], what[128];
     model *m;
@@ -230,7 +237,69 @@ static void test_datastore(void) {
     CHECK_MSG(dec_state_load(b, f2, err) == 0, "%s", err);
     CHECK(dec_state_save(b, f1, what, sizeof what, err) == 0 && same_files(f1, f2));
     dec_free(sfx), dec_free(a), dec_free(b);
+    test_mutations(m, f2);
     model_close(m);
+}
+
+/* Mutations of the datastore file src: words set to random tokens, bit flips, cuts; the checksum
+ * made right for half of them. */
+static void test_mutations(const model *m, const char *src) {
+    char err[ERR_LEN], what[128];
+    dec_env env = {.target = m, .kernels = KERN_EXACT};
+    const char *mut = strcpy((char[4096]){0}, test_tmp("mutated.bin"));
+    const char *before = strcpy((char[4096]){0}, test_tmp("before.bin"));
+    const char *after = strcpy((char[4096]){0}, test_tmp("after.bin"));
+    static unsigned char buf[1 << 16];
+    FILE *f = fopen(src, "rb");
+    size_t size = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    CHECK(size > 40 && size < sizeof buf);
+    dec *d;
+    CHECK(dec_create(&d, "sam:k=8,threshold=2,bias=0", &env, err) == 0);
+    CHECK(dec_state_load(d, src, err) == 0);
+    static int want[DEC_CHECK_MAX_OUT], got[DEC_CHECK_MAX_OUT];
+    int nw = dec_check_greedy(&env, ids[3], lens[3], 60, want), loaded = 0;
+    rng_state r;
+    rng_seed(&r, 400);
+    const int n = test_sanitized() ? 100 : 400;
+    for (int i = 0; i < n; i++) {
+        static unsigned char b[1 << 16];
+        size_t sz = size;
+        memcpy(b, buf, size);
+        for (int k = 0, flips = 1 + (int)rng_below(&r, 4); k < flips; k++) {
+            /* past the vocabulary field, before the checksum */
+            size_t at = 16 + rng_below(&r, (uint32_t)(sz - 24));
+            if (i % 4 < 2) { /* a word set to a token of the vocabulary (a length word, too) */
+                uint32_t t = rng_below(&r, (uint32_t)m->cfg.vocab_size);
+                at &= ~(size_t)3;
+                for (int j = 0; j < 4; j++) b[at + (size_t)j] = (unsigned char)(t >> (8 * j));
+            } else {
+                b[at] ^= (unsigned char)(1u << rng_below(&r, 8));
+            }
+        }
+        if (i % 7 == 3) sz -= 4 * (1 + rng_below(&r, 3)); /* a cut: the last tokens go */
+        if (i % 2) {
+            uint64_t h = hash_fnv1a(b, sz - 8);
+            for (int k = 0; k < 8; k++) b[sz - 8 + k] = (unsigned char)(h >> (8 * k));
+        }
+        FILE *g = fopen(mut, "wb");
+        if (g) fwrite(b, 1, sz, g), fclose(g);
+        CHECK(dec_state_save(d, before, what, sizeof what, err) == 0);
+        if (dec_state_load(d, mut, err) != 0) {
+            CHECK_MSG(strstr(err, mut) != NULL, "%s", err);
+            CHECK(dec_state_save(d, after, what, sizeof what, err) == 0 &&
+                  same_files(before, after));
+            continue;
+        }
+        loaded++;
+        int ng;
+        dec_stats st;
+        CHECK(dec_generate(d, ids[3], lens[3], 60, got, &ng, &st, err) == 0);
+        CHECK_MSG(ng == nw && !memcmp(got, want, sizeof(int) * (size_t)ng), "mutation %d", i);
+    }
+    fprintf(stderr, "datastore mutations: %d of %d loaded, each decoded exactly\n", loaded, n);
+    CHECK(loaded > n / 8);
+    dec_free(d);
 }
 
 /* ---- 4. synthetic grid --------------------------------------------------------------------------
