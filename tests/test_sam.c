@@ -11,8 +11,8 @@
  *     save -> load -> save keeps the bytes; damaged, foreign, missing and oversized (store=N)
  *     files are refused naming the file and change nothing; 400 seeded mutations of a datastore
  *     file (random tokens, bit flips, cuts; half with the checksum made right, so they reach
- *     the tokens): a refused one leaves
- *     the datastore as it was, a loaded one (any tokens of the vocabulary) decodes exactly;
+ *     the tokens): a refused one leaves the datastore as it was, a loaded one (any tokens of
+ *     the vocabulary) decodes exactly;
  *  4. synthetic grid: k 1/4/16 x threshold 1/5 x max_new 0/1/2/37 x prompts of 1 and 9 tokens,
  *     on an untied random model and a positional one, with and without a datastore; a prompt
  *     that repeats itself; the end token inside an accepted run; context edges;
