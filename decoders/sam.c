@@ -156,14 +156,11 @@ static int sam_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         sauto_match ld = sauto_step(s->dyn, md, cur);
         sauto_match ls = s->store ? sauto_step(s->store, ms, cur) : (sauto_match){0, 0};
         const int l_static = ls.len - bias, best = ld.len > l_static ? ld.len : l_static;
-        int nd = 0, from_static = 0;
-        if (k > 0 && best >= threshold) {
-            from_static = l_static > ld.len;
+        int nd = 0, from_static = l_static > ld.len;
+        if (k > 0 && best >= threshold)
             nd = from_static
                      ? continuation(s->store, ls.state, k, d->end_id, s->tok + 1)
                      : continuation(s->dyn, to_anc(s->dyn, ld.state, K), k, d->end_id, s->tok + 1);
-            dec_count(d, SC_MATCH_LEN, from_static ? ls.len : ld.len);
-        }
         if (dec_eval(d, DEC_TARGET, s->f, nd + 1, s->tok, NULL, NULL, nd + 1, s->logits, 0, err))
             return -1;
         /* row i predicts position len + i; draft token tok[1 + i] sits there */
@@ -181,7 +178,8 @@ static int sam_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         memcpy(s->seq + len, s->am, sizeof(int) * (size_t)emitted);
         len += emitted;
         dec_step_done(d, nd + 1, nd, acc, emitted);
-        if (nd) {
+        if (nd) { /* a match whose first occurrence ends the text drafts nothing: not counted */
+            dec_count(d, SC_MATCH_LEN, from_static ? ls.len : ld.len);
             dec_count(d, from_static ? SC_STATIC_STEPS : SC_DYN_STEPS, 1);
             dec_count(d, from_static ? SC_STATIC_TOKENS : SC_DYN_TOKENS, nd);
             dec_count(d, from_static ? SC_STATIC_ACCEPTED : SC_DYN_ACCEPTED, acc);

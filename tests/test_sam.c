@@ -16,7 +16,8 @@
  *  4. synthetic grid: k 1/4/16 x threshold 1/5 x max_new 0/1/2/37 x prompts of 1 and 9 tokens,
  *     on an untied random model and a positional one, with and without a datastore; a prompt
  *     that repeats itself; the end token inside an accepted run; context edges;
- *  5. generate() allocates nothing; parameter errors. */
+ *  5. generate() allocates nothing; a match with nothing after it drafts nothing and counts no
+ *     match length; parameter errors. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -425,6 +426,19 @@ static void test_alloc_and_params(void) {
     CHECK_MSG(!dec_check_counting || dec_check_mallocs == before, "generate allocated %ld times",
               dec_check_mallocs - before);
     dec_free(d);
+    /* a match whose only earlier occurrence ends the text ([1 x] then x again: "x" first ends
+     * at the last token) drafts nothing and counts no match length */
+    int found = 0;
+    for (int x = 3; x < 512 && !found; x++) {
+        int p2[2] = {1, x}, g[4];
+        if (dec_check_greedy(&env, p2, 2, 1, g) != 1 || g[0] != x) continue;
+        found = 1;
+        dec_check_exact(&env, "sam:threshold=1", p2, 2, 2, NULL, &st, NULL, "empty continuation");
+        CHECK_MSG(st.drafted == 0 && st.counters[SC_MATCH_LEN] == 0 &&
+                      st.counters[SC_DYN_STEPS] == 0,
+                  "token %d: drafted %ld, match_len %g", x, st.drafted, st.counters[SC_MATCH_LEN]);
+    }
+    CHECK_MSG(found, "no token x whose greedy successor after [1 x] is x");
     CHECK(dec_create(&d, "sam:k=0", &env, err) == -1 && strstr(err, "1..128"));
     CHECK(dec_create(&d, "sam:threshold=0", &env, err) == -1 && strstr(err, "1..1048576"));
     CHECK(dec_create(&d, "sam:store=0", &env, err) == -1 && strstr(err, "1..268435456"));
