@@ -433,7 +433,7 @@ static void test_alloc_and_params(void) {
         int p2[2] = {1, x}, g[4];
         if (dec_check_greedy(&env, p2, 2, 1, g) != 1 || g[0] != x) continue;
         found = 1;
-        dec_check_exact(&env, "sam:threshold=1", p2, 2, 2, NULL, &st, NULL, "empty continuation");
+        dec_check_exact(&env, "sam:threshold=1", p2, 2, 3, NULL, &st, NULL, "empty continuation");
         CHECK_MSG(st.drafted == 0 && st.counters[SC_MATCH_LEN] == 0 &&
                       st.counters[SC_DYN_STEPS] == 0,
                   "token %d: drafted %ld, match_len %g", x, st.drafted, st.counters[SC_MATCH_LEN]);
