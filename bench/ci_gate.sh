@@ -73,6 +73,7 @@ small_spec() {
     tree) echo tree:shape=2-2-1 tree:mode=dynamic,nodes=8,depth=4,k=2 tree:mode=split,nodes=6 ;;
     suffix) echo suffix:budget=8,nodes=65536 suffix:tree=0,budget=4,nodes=65536 ;;
     recycle) echo recycle:nodes=16 ;;
+    sam) echo sam:k=4,threshold=2 ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -368,9 +368,8 @@ int stree_save(const suffix_tree *t, int vocab, const char *path, long *n_seqs, 
     return rc;
 }
 
-/* Checks buf (fill == NULL), or appends its sequences to fill (after a successful check). */
-static int parse(const unsigned char *buf, size_t size, int vocab, const char *path,
-                 suffix_tree *fill, char *err) {
+int stree_file_parse(const unsigned char *buf, size_t size, int vocab, const char *path,
+                     const stree_sink *sink, char *err) {
     if (sf_check_head(buf, size, MAGIC, HEADER_BYTES, vocab, "suffix tree", path, err)) return -1;
     uint32_t fvocab = (uint32_t)vocab, n_seqs = sf_get_u32(buf + 16);
     size_t at = HEADER_BYTES, end = size - 8;
@@ -383,23 +382,49 @@ static int parse(const unsigned char *buf, size_t size, int vocab, const char *p
             return err_set(err, "%s: byte %zu: sequence %u of %u tokens, expected 1..%zu", path, at,
                            s + 1, len, (end - at - 4) / 4);
         at += 4;
-        if (fill) stree_begin(fill);
+        if (sink) sink->begin(sink->user);
         for (uint32_t i = 0; i < len; i++, at += 4) {
             uint32_t tok = sf_get_u32(buf + at);
             if (tok >= fvocab)
                 return err_set(err, "%s: byte %zu: token %u outside the vocabulary of %u", path, at,
                                tok, fvocab);
-            if (fill) stree_append(fill, (int)tok);
+            if (sink) sink->token(sink->user, (int)tok);
         }
     }
     return sf_check_end(buf, at, end, path, err);
 }
 
+int stree_file_write(const char *path, int vocab, const int *tok, const long *lens, long n_seqs,
+                     long *n_tokens, char *err) {
+    long total = 0, seqs = 0;
+    for (long s = 0; s < n_seqs; s++) total += lens[s], seqs += lens[s] > 0;
+    size_t size = HEADER_BYTES + 4 * (size_t)seqs + 4 * (size_t)total + 8;
+    unsigned char *buf = malloc(size), *b = buf;
+    if (!buf) return err_set(err, "%s: out of memory for %zu bytes", path, size);
+    b = sf_put_head(b, MAGIC, vocab), b = sf_put_u32(b, (uint32_t)seqs);
+    for (long s = 0, at = 0; s < n_seqs; at += lens[s++]) {
+        if (lens[s]) b = sf_put_u32(b, (uint32_t)lens[s]);
+        for (long i = 0; i < lens[s]; i++) b = sf_put_u32(b, (uint32_t)tok[at + i]);
+    }
+    int rc = sf_write(buf, size, "suffix tree", path, err);
+    free(buf);
+    if (rc == 0 && n_tokens) *n_tokens = total;
+    return rc;
+}
+
+static void fill_begin(void *t) {
+    stree_begin(t);
+}
+static void fill_token(void *t, int tok) {
+    stree_append(t, tok);
+}
+
 int stree_load_bytes(suffix_tree *t, int vocab, const unsigned char *buf, size_t size,
                      const char *path, char *err) {
-    if (parse(buf, size, vocab, path, NULL, err)) return -1;
+    if (stree_file_parse(buf, size, vocab, path, NULL, err)) return -1;
     stree_clear(t);
-    parse(buf, size, vocab, path, t, err);
+    const stree_sink fill = {fill_begin, fill_token, t};
+    stree_file_parse(buf, size, vocab, path, &fill, err);
     return 0;
 }
 

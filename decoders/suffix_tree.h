@@ -104,4 +104,20 @@ int stree_load(suffix_tree *t, int vocab, const char *path, char *err);
 int stree_load_bytes(suffix_tree *t, int vocab, const unsigned char *buf, size_t size,
                      const char *path, char *err);
 
+/* The state file's sequences without a tree, for other decoders that keep token sequences in the
+ * same format (sam's datastore). stree_file_parse checks buf as stree_load_bytes does, calling
+ * sink->begin before each sequence and sink->token for each of its tokens as it goes (sink
+ * NULL: check only; a sink sees a prefix of the sequences when the check then fails).
+ * stree_file_write writes n_seqs sequences, lens[i] tokens each, concatenated in tok (empty
+ * ones left out), through path.tmp and a rename; *n_tokens (may be NULL) the tokens written. */
+typedef struct {
+    void (*begin)(void *user);
+    void (*token)(void *user, int token);
+    void *user;
+} stree_sink;
+int stree_file_parse(const unsigned char *buf, size_t size, int vocab, const char *path,
+                     const stree_sink *sink, char *err);
+int stree_file_write(const char *path, int vocab, const int *tok, const long *lens, long n_seqs,
+                     long *n_tokens, char *err);
+
 #endif

@@ -119,7 +119,9 @@ void tune_print(const tune *t) {
     const char *where = best_final ? "in the final run" : "on the probe prompts";
     if (!best) {
         printf("recommended: overall: greedy (no setting was measured within the budget)\n");
-    } else if (best_v > 1 + TUNE_MARGIN && !(tune_pred(best) > 1)) {
+    } else if (best_v > 1 + TUNE_MARGIN && !(tune_pred(best) > 1 + TUNE_MARGIN)) {
+        /* a projection within the margin cannot back a measured gain beyond it (a decoder that
+         * seldom drafts, as sam at threshold 5, projects at 1.01-1.02x) */
         printf("recommended: overall: greedy. The setting measured fastest, %s (%s %s), "
                "projects at %s from its passes: a measurement this far from its projection says "
                "the machine was busy while it ran; run tune again with a larger --budget\n",

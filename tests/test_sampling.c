@@ -185,6 +185,7 @@ static const char *const all_specs[] = {
     "tree:shape=3-2-1,draw=1",
     "suffix:budget=8",
     "recycle:nodes=16",
+    "sam:k=4,threshold=2",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -422,6 +423,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "tree:shape=3-3,draw=1",
                            "suffix:budget=6",
                            "recycle:nodes=12"};
+                           "sam:k=4,threshold=1"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);
