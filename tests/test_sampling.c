@@ -422,7 +422,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "tree:shape=2-2-1,draw=1",
                            "tree:shape=3-3,draw=1",
                            "suffix:budget=6",
-                           "recycle:nodes=12"};
+                           "recycle:nodes=12",
                            "sam:k=4,threshold=1"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
