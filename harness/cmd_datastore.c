@@ -145,17 +145,14 @@ int cmd_datastore(int argc, char **argv) {
     int n_pos;
     const char *usage_line = "decbench datastore build --model FILE --from SOURCE [--from ...] "
                              "[--field reference|prompt] [--offset N] [--limit N] -o FILE";
-    if (argc < 3 || (strcmp(argv[2], "build") && strcmp(argv[2], "--help") &&
-                     strcmp(argv[2], "-h")))
-        return cmd_usage("datastore", argc < 3 ? "say what to do: `datastore build` (--help)"
-                                               : "unknown action; the only one is `build`");
-    int first = strcmp(argv[2], "build") ? 2 : 3;
-    if (args_parse(argc, argv, first, o, D_COUNT, pos, 0, &n_pos, err))
+    int build = argc > 2 && !strcmp(argv[2], "build");
+    if (args_parse(argc, argv, build ? 3 : 2, o, D_COUNT, pos, 0, &n_pos, err))
         return cmd_usage("datastore", err);
     if (args_flag(o, D_COUNT, "--help")) {
         args_usage(usage_line, o, D_COUNT);
         return 0;
     }
+    if (!build) return cmd_usage("datastore", "say what to do: `datastore build` (see --help)");
     const char *model = args_str(o, D_COUNT, "--model", NULL),
                *out = args_str(o, D_COUNT, "--output", NULL),
                *field = args_str(o, D_COUNT, "--field", "reference");
