@@ -28,6 +28,7 @@
  *     Occurrences whose continuation is empty (the datastore's last tokens) do not count as a
  *     match: a shorter suffix is tried (the reference's trie would be empty and fail).
  *   - Nothing is drafted below an end token, nor deeper than what could still be emitted.
+ *   - num_draft may be up to 256 (the reference asserts at most 64 draft tokens).
  *   - Standard sampling verifies by the rejection rule for fixed guesses (SpecInfer, LADE),
  *     which keeps plain sampling's distribution; the reference accepts by its nucleus
  *     posterior (a sample per path, matched), which does not.
