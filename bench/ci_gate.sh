@@ -58,6 +58,12 @@ M=$S/models
 [ -f "$M/stories260K.bin" ] && [ -f "$M/llama2xs.bin" ] || { echo "ci_gate: models not found in $M (set DECBENCH_SHARED)" >&2; exit 2; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/ci_gate.XXXXXX")
 trap '[ -n "${CI_GATE_KEEP:-}" ] || rm -rf "$T"' EXIT
+# The benchmark runs inside $T, so that rest's datastore is named alike in every run
+# (rest:ds=rest.ds: a spec is stored with its samples and matched against the baseline's).
+B=$(cd "$(dirname "$B")" && pwd)/$(basename "$B") M=$(cd "$M" && pwd)
+export DECBENCH_SHARED="$(cd "$S" && pwd)"
+"$B" datastore build --model "$M/stories260K.bin" --from tinystories --offset 64 -o "$T/rest.ds" \
+    >"$T/rest.log" 2>&1 || { echo "ci_gate: datastore build failed" >&2; cat "$T/rest.log"; exit 2; }
 
 # Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
 # papers' GPUs would take minutes here). A decoder with modes may list one spec per mode,
@@ -74,6 +80,7 @@ small_spec() {
     suffix) echo suffix:budget=8,nodes=65536 suffix:tree=0,budget=4,nodes=65536 ;;
     recycle) echo recycle:nodes=16 ;;
     sam) echo sam:k=4,threshold=2 ;;
+    rest) echo rest:ds=rest.ds,num_draft=16 ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }
@@ -84,10 +91,10 @@ done
 echo "ci_gate: decoders: greedy ${decoders[*]}"
 
 bench() { # bench DB: the fixed benchmark into DB
-    "$B" run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystories \
+    (cd "$T" && "$B" run --model "$M/stories260K.bin" --draft "$M/llama2xs.bin" --dataset tinystories \
         --limit 3 --max-new 64 --threads "$THREADS" --repeats "$REPEATS" --warmup 1 \
         --label ci_gate --db "$1" \
-        "${decoders[@]}" >"$1.report" 2>"$1.log"
+        "${decoders[@]}") >"$1.report" 2>"$1.log"
 }
 
 fail=0

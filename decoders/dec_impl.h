@@ -26,7 +26,11 @@
  * canonical spec parses back and a list is one word of a grid. On input, bare comma-separated
  * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). d->param[]
  * holds the list's length; dec_param_list() gives its values. */
-typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST, PARAM_REAL } param_kind;
+typedef enum { PARAM_INT, PARAM_ENUM, PARAM_LIST, PARAM_REAL, PARAM_STR } param_kind;
+/* PARAM_STR: a word of at most DEC_MAX_STR - 1 bytes (a file: rest:ds=PATH) without ',', ';'
+ * or '=', which the spec and a sweep grid use as separators; its value is d->str[P_X], "" by
+ * default, and the canonical spec leaves it out while it is "". */
+#define DEC_MAX_STR 256
 
 typedef struct {
     const char *key;
@@ -109,6 +113,7 @@ struct dec {
     int param[DEC_MAX_PARAMS];
     int list[DEC_MAX_PARAMS][DEC_MAX_LIST]; /* PARAM_LIST values; param[i] is their count */
     double rparam[DEC_MAX_PARAMS]; /* PARAM_REAL values (as printed in the spec) */
+    char str[DEC_MAX_PARAMS][DEC_MAX_STR]; /* PARAM_STR values */
     char name[32];
     char spec[512];
     void *impl; /* the decoder's own state */

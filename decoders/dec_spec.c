@@ -49,16 +49,20 @@ static int parse_list(dec *d, int idx, const char *val, char *err) {
  * default); list parameters joined by '-'. list: the parsed lists (NULL: the defaults, given
  * as text in the table). */
 static void canonical(const dec_vtable *vt, const int *param, const double *rparam,
-                      const int (*list)[DEC_MAX_LIST], char *out, size_t n) {
+                      const int (*list)[DEC_MAX_LIST], const char (*str)[DEC_MAX_STR], char *out,
+                      size_t n) {
     snprintf(out, n, "%s", vt->name);
     for (int i = 0, shown = 0; i < dec_n_params(vt); i++) {
         const param_def *p = &vt->params[i];
         if (p->quiet && p->kind != PARAM_LIST && param[i] == p->def &&
             rparam[i] == real_canonical(p->rdef))
             continue;
+        if (p->kind == PARAM_STR && (!str || !str[i][0])) continue; /* "": its default */
         size_t len = strlen(out);
         char sep = shown++ ? ',' : ':';
-        if (p->kind == PARAM_INT)
+        if (p->kind == PARAM_STR)
+            snprintf(out + len, n - len, "%c%s=%s", sep, p->key, str[i]);
+        else if (p->kind == PARAM_INT)
             snprintf(out + len, n - len, "%c%s=%d", sep, p->key, param[i]);
         else if (p->kind == PARAM_REAL)
             snprintf(out + len, n - len, "%c%s=%g", sep, p->key, rparam[i]);
@@ -87,6 +91,11 @@ static int parse_value(dec *d, int idx, const char *kv, const char *val, char *e
             return err_set(err, "%s: %s=%.40s is out of range %d..%d", vt->name, kv, val, p->min,
                            p->max);
         d->param[idx] = (int)v;
+    } else if (p->kind == PARAM_STR) {
+        if (strlen(val) >= DEC_MAX_STR || strpbrk(val, ",;="))
+            return err_set(err, "%s: %s=%.40s: a value of at most %d bytes without ',', ';' or '='",
+                           vt->name, kv, val, DEC_MAX_STR - 1);
+        snprintf(d->str[idx], DEC_MAX_STR, "%s", val);
     } else if (p->kind == PARAM_REAL) {
         char *end;
         double v = strtod(val, &end);
@@ -152,6 +161,7 @@ int dec_params_parse(dec *d, const char *s, char *err) {
     for (int i = 0; i < dec_n_params(vt); i++) {
         d->param[i] = vt->params[i].kind == PARAM_LIST ? 0 : vt->params[i].def;
         d->rparam[i] = real_canonical(vt->params[i].rdef);
+        d->str[i][0] = '\0';
         if (vt->params[i].kind == PARAM_LIST && parse_list(d, i, vt->params[i].def_list, err))
             return -1;
     }
@@ -187,8 +197,8 @@ int dec_params_parse(dec *d, const char *s, char *err) {
         }
     }
     if (apply_presets(d, given, err)) return -1;
-    canonical(vt, d->param, d->rparam, (const int(*)[DEC_MAX_LIST])d->list, d->spec,
-              sizeof d->spec);
+    canonical(vt, d->param, d->rparam, (const int(*)[DEC_MAX_LIST])d->list,
+              (const char(*)[DEC_MAX_STR])d->str, d->spec, sizeof d->spec);
     return 0;
 }
 
@@ -199,7 +209,7 @@ int dec_registry_default_spec(int i, char *buf, size_t n) {
     double rparam[DEC_MAX_PARAMS];
     for (int k = 0; k < dec_n_params(vt); k++)
         param[k] = vt->params[k].def, rparam[k] = real_canonical(vt->params[k].rdef);
-    canonical(vt, param, rparam, NULL, buf, n);
+    canonical(vt, param, rparam, NULL, NULL, buf, n);
     return 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/forward.h"
 #include "stats/stats.h"
@@ -83,6 +84,9 @@ typedef struct {
     int allow_nonfinite;
     /* Temperature, top-k, top-p, seed and mode; zero: greedy (see dec_sampling). */
     dec_sampling sampling;
+    /* The target's vocabulary (tok_fingerprint), for files of token ids built with one (REST's
+     * datastore); 0: unknown, such files are then checked by the vocabulary's size only. */
+    uint64_t vocab_fingerprint;
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */

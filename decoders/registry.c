@@ -16,6 +16,7 @@ extern const dec_vtable dec_tree_vtable;
 extern const dec_vtable dec_suffix_vtable;
 extern const dec_vtable dec_recycle_vtable;
 extern const dec_vtable dec_sam_vtable;
+extern const dec_vtable dec_rest_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
@@ -23,6 +24,7 @@ static const dec_vtable *const registry[] = {
     &dec_spec_vtable,   &dec_ouroboros_vtable, &dec_tree_vtable,      &dec_suffix_vtable,
     &dec_recycle_vtable,
     &dec_sam_vtable,
+    &dec_rest_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 
@@ -54,6 +56,9 @@ void dec_list_params(const dec_vtable *vt, char *buf, size_t n) {
         else if (p->kind == PARAM_LIST)
             snprintf(buf + len, n - len, "%s%s (1..%d values in %d..%d joined by '-', default %s)",
                      i ? ", " : "", p->key, DEC_MAX_LIST, p->min, p->max, p->def_list);
+        else if (p->kind == PARAM_STR)
+            snprintf(buf + len, n - len, "%s%s (%s)", i ? ", " : "", p->key,
+                     p->help ? p->help : "text");
         else if (p->kind == PARAM_REAL)
             snprintf(buf + len, n - len, "%s%s (%g..%g, default %g)", i ? ", " : "", p->key,
                      p->rmin, p->rmax, p->rdef);

@@ -47,6 +47,7 @@ static const command commands[] = {
     {"compare", cmd_compare, "CI regression gate: compare two runs, exit 1 on regression"},
     {"merge", cmd_merge, "put databases together: the shards of a run or sweep (--shard I/N)"},
     {"paper", cmd_paper, "a paper's experiment in one command, our figures beside the paper's"},
+    {"datastore", cmd_datastore, "build REST's datastore (tokens + suffix array) from a corpus"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -184,6 +184,7 @@ int session_open(session *s, const char *model_path, const char *draft_path,
         if (n > 0 && (size_t)n > s->token_bytes) s->token_bytes = (size_t)n;
     }
     s->kernels = kern_mode_resolve(s->kernels, s->target, s->draft);
+    s->vocab_fingerprint = tok_fingerprint(s->tokenizer);
     return 0;
 fail:
     session_close(s);
@@ -235,5 +236,6 @@ dec_env session_env(const session *s) {
                      .pool = s->pool,
                      .kernels = s->kernels,
                      .allow_nonfinite = s->allow_nonfinite,
-                     .sampling = s->sampling};
+                     .sampling = s->sampling,
+                     .vocab_fingerprint = s->vocab_fingerprint};
 }

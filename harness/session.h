@@ -20,6 +20,7 @@ typedef struct {
     /* The most bytes of text one token of the vocabulary can stand for (session_text_fits). */
     size_t token_bytes;
     dec_sampling sampling; /* zero (greedy) after session_open; set by the command */
+    uint64_t vocab_fingerprint; /* tok_fingerprint of the tokenizer (dec_env) */
 } session;
 
 /* Where a model (or tokenizer) named on the command line is: the path as given when it

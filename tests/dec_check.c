@@ -1,12 +1,14 @@
 /* dec_check.c: see dec_check.h. */
 #include "tests/dec_check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "datasets/dataset.h"
 #include "model/convert/synth.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
+#include "util/token_store.h"
 #include "util/err.h"
 
 static void on_step(void *user, const dec_step *s) {
@@ -157,4 +159,38 @@ model *dec_check_synth_positional(const char *config, uint64_t seed, model **don
     size_t dim = (size_t)m->cfg.dim;
     for (int t = 1; t < m->cfg.vocab_size; t++) memcpy(e + t * dim, e, sizeof(float) * dim);
     return m;
+}
+
+int dec_check_rest_store(const char *path, int first, int n) {
+    char err[ERR_LEN];
+    tok *t = NULL;
+    ds_set *ds = NULL;
+    uint32_t *all = NULL;
+    int *ids = NULL, rc = -1, total = 0, docs = 0;
+    if (tok_load(&t, test_shared("models/tok512.bin"), err) ||
+        ds_open(&ds, "tinystories", "raw", test_shared("datasets"), err) ||
+        ds_select(ds, first, n, 0, 0, err)) {
+        CHECK_MSG(0, "%s", err);
+        goto done;
+    }
+    size_t cap = 0;
+    for (int i = 0; i < ds_count(ds); i++) cap += strlen(ds_get(ds, i)->reference) + 3;
+    all = malloc(sizeof(uint32_t) * cap), ids = malloc(sizeof(int) * cap);
+    if (!all || !ids) goto done;
+    for (int i = 0; i < ds_count(ds); i++, docs++) {
+        int k;
+        if (tok_encode(t, ds_get(ds, i)->reference, 1, ids, &k, err)) {
+            CHECK_MSG(0, "%s", err);
+            goto done;
+        }
+        for (int j = 0; j < k; j++) all[total++] = (uint32_t)ids[j];
+    }
+    CHECK_MSG((rc = tstore_write(path, all, total, docs, tok_vocab_size(t), tok_fingerprint(t),
+                                 err)) == 0,
+              "%s", err);
+done:
+    free(all), free(ids);
+    ds_free(ds);
+    tok_free(t);
+    return rc;
 }

@@ -100,4 +100,10 @@ extern const int dec_check_counting;
     }
 #endif
 
+/* REST's datastore (util/token_store.h) for the TinyStories tests, at path: the paragraphs
+ * (reference answers) of TinyStories records [first, first + n), encoded with tok512.bin and
+ * BOS, its fingerprint recorded. Pick records the test does not prompt with. Returns 0, or -1
+ * after a failed CHECK. */
+int dec_check_rest_store(const char *path, int first, int n);
+
 #endif

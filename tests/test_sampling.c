@@ -165,6 +165,9 @@ static void test_cut(void) {
 /* ---- 3. coupled mode: exact ----------------------------------------------------------------- */
 
 #define N_PROMPTS 4
+/* REST's datastore (dec_check_rest_store: TinyStories paragraphs the prompts are not among),
+ * written in the working folder at the start. */
+#define REST_DS "tmp_test_sampling_rest.ds"
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
 static const char *const all_specs[] = {
@@ -186,6 +189,7 @@ static const char *const all_specs[] = {
     "suffix:budget=8",
     "recycle:nodes=16",
     "sam:k=4,threshold=2",
+    "rest:ds=" REST_DS,
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -423,7 +427,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "tree:shape=3-3,draw=1",
                            "suffix:budget=6",
                            "recycle:nodes=12",
-                           "sam:k=4,threshold=1"};
+                           "sam:k=4,threshold=1",
+                           "rest:ds=" REST_DS ",num_draft=16"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);
@@ -490,7 +495,8 @@ int main(void) {
     model *tm = NULL, *dm = NULL;
     CHECK_MSG(model_open(&tm, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
     CHECK_MSG(model_open(&dm, test_shared("models/llama2xs.bin"), err) == 0, "%s", err);
-    if (tm && dm && dec_check_tinystories(N_PROMPTS, ids, lens) == 0) {
+    if (tm && dm && dec_check_tinystories(N_PROMPTS, ids, lens) == 0 &&
+        dec_check_rest_store(REST_DS, 64, 1000) == 0) {
         double t0 = clock_now();
         test_coupled(tm, dm);
         test_no_malloc(tm, dm);

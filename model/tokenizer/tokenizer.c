@@ -22,6 +22,7 @@
 #include "model/tokenizer/tok_internal.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/hash.h"
 
 /* The vocabulary types: a new one is a tok_kind row here plus its file. */
 static const tok_kind *const kinds[] = {&tok_kind_spm, &tok_kind_bpe};
@@ -546,4 +547,17 @@ int tok_encode_flags(const tok *t, const char *text, int flags, int *ids, int *n
 
 int tok_encode(const tok *t, const char *text, int add_bos, int *ids, int *n, char *err) {
     return tok_encode_flags(t, text, add_bos ? TOK_ADD_BOS : 0, ids, n, err);
+}
+
+uint64_t tok_fingerprint(const tok *t) {
+    char head[96];
+    int n = snprintf(head, sizeof head, "%s %d %d %d", tok_model_name(t), t->n, tok_bos(t),
+                     tok_eos(t));
+    uint64_t h = hash_fnv1a(head, (size_t)n + 1);
+    for (int id = 0; id < t->n; id++) {
+        const char *p = tok_piece(t, id);
+        for (size_t i = 0, len = p ? strlen(p) + 1 : 1; i < len; i++) /* with the NUL */
+            h = (h ^ (unsigned char)(p ? p[i] : 0)) * 0x100000001b3ull;
+    }
+    return h ? h : 1;
 }

@@ -26,6 +26,7 @@
 #define MODEL_TOKENIZER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A buffer size for tok_decode that holds the pieces of common vocabularies (Llama, Qwen,
  * GPT-2). Pieces can be longer (GPT-NeoX and MPT have one of 512 spaces): tok_text has no
@@ -111,5 +112,11 @@ const char *tok_piece(const tok *t, int id);
  * absent (tok_load warns about it). *bos / *eos are left unchanged when the file has no
  * vocabulary type of this table and no key, and set to -1 when the default is no token. */
 int tok_gguf_bos_eos(const gguf *g, int n, int *bos, int *eos, char *err);
+
+/* A fingerprint of the vocabulary (never 0): FNV-1a over its type, size, BOS and EOS ids and
+ * every token's stored piece in id order. Files of token ids made with one vocabulary (REST's
+ * datastores, util/token_store.h) record it, so that a model with another vocabulary of the
+ * same size refuses them. */
+uint64_t tok_fingerprint(const tok *t);
 
 #endif
