@@ -184,6 +184,8 @@ static const char *const all_specs[] = {
     "tree:mode=split,branches=2,p_split=10,nodes=8",
     "tree:shape=3-2-1,draw=1",
     "suffix:budget=8",
+    "skip:gamma=4",
+    "skip:layers=2,adapt=1,window=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -419,7 +421,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "tree:shape=2-2-1",
                            "tree:shape=2-2-1,draw=1",
                            "tree:shape=3-3,draw=1",
-                           "suffix:budget=6"};
+                           "suffix:budget=6",
+                           "skip:gamma=4,layers=2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);
