@@ -72,7 +72,7 @@ small_spec() {
     ouroboros) echo ouroboros:gamma=4,W=4,beta=4,K=2 ;;
     tree) echo tree:shape=2-2-1 tree:mode=dynamic,nodes=8,depth=4,k=2 tree:mode=split,nodes=6 ;;
     suffix) echo suffix:budget=8,nodes=65536 suffix:tree=0,budget=4,nodes=65536 ;;
-    skip) echo skip:gamma=4 skip:layers=2,adapt=1,window=8 ;;
+    skip) echo skip:gamma=4 skip:layers=2,adapt=swift,window=8 ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -27,22 +27,36 @@
  * target of th + 0.01 while m < 0.9, else th - 0.01 unless the draft was gamma long, else th;
  * th = 0.9 th + 0.1 target), restarting at conf for every prompt.
  *
- * adapt=1: SWIFT's on-the-fly layer-set optimisation. Once a prompt's output passes window + 1
- * tokens, after every step (opt_interval 1) one candidate set of int(2 (L-2) ratio) sublayers
- * of layers 1..L-2 is drawn at random and scored by its "matchness": one pass of the first
- * window + 1 output tokens over the prompt's cache with the candidate skipped, the fraction of
- * rows whose argmax is the next output token. A candidate scoring above the best so far becomes
- * the set; the optimisation stops for good at a score above max_score, after `tolerance`
- * candidates in a row that did not improve, or after max_iter candidates. As in SWIFT's
- * evaluation, the set and the optimiser carry over from prompt to prompt (and to a state file:
- * run --state-save/--state-load keep the set, its score and the optimiser's counts, so the set a
- * run found is reused by a later one, which then has nothing left to search). Deviations: the
- * candidates are all random (SWIFT suggests every 25th by Bayesian optimisation, a Gaussian
- * process; not in the C library we use); the window's pass runs in a second context that holds
- * the prompt's cache, prefilled once per prompt when optimisation starts (SWIFT clones the
- * prompt's cache), both counted as draft passes of the decode time; the draft is a chain (SWIFT verifies a small
- * tree of top-k siblings chosen by confidence); the random draws come from a fixed seed, so a
- * run is repeatable.
+ * adapt=swift: SWIFT's on-the-fly layer-set optimisation. Once a prompt's output passes
+ * window + 1 tokens, after every step (opt_interval 1) one candidate set of int(2 (L-2) ratio)
+ * sublayers of layers 1..L-2 is drawn at random and scored by its "matchness": one pass of the
+ * first window + 1 output tokens over the prompt's cache with the candidate skipped, the share
+ * of rows whose argmax is the next output token. A candidate scoring above the best so far
+ * becomes the set; the optimisation stops for good at a score above max_score, after
+ * `tolerance` candidates in a row that did not improve, or after max_iter candidates (SWIFT's
+ * eval_llama.sh: 0.90, 300, 1000; context window 32, skip ratio 0.45). As in SWIFT's
+ * evaluation, the set and the optimiser carry over from prompt to prompt, and run
+ * --state-save/--state-load keep the set, its score, the optimiser's counts and its random
+ * state, so a later run goes on where the saving one stopped (with nothing left to do once the
+ * optimisation has stopped). Deviations: every candidate is random (SWIFT draws every 25th
+ * from Bayesian optimisation, a Gaussian process we do not have); the window's pass runs in a
+ * second context holding the prompt's cache, prefilled once per prompt when optimisation starts
+ * (SWIFT clones the prompt's cache), both counted as draft passes in the decode time; the draft
+ * is a chain (SWIFT verifies a small tree of top-k siblings chosen by confidence); the random
+ * draws come from a fixed seed, so a run is repeatable.
+ *
+ * adapt=search: an offline search in the spirit of D&V's (which maximises measured tokens/s over
+ * 2 L binary sublayer variables with Bayesian optimisation on a few prompts): once the first
+ * prompt's output passes window + 1 tokens, a greedy forward selection from the empty set adds,
+ * round by round, the sublayer that most raises the expected tokens per full-pass cost,
+ *   E(a) / (gamma share + 1),  E(a) = (1 - a^(gamma+1)) / (1 - a),
+ * a being the window's matchness of the set (the chance a draft token is accepted, as if
+ * independent) and share the part of a full pass's weights a skipped pass reads (the classifier
+ * and the sublayers it runs, by parameter count), and stops when no sublayer raises it. It
+ * runs once: --state-save keeps the set, and a run that loads it searches no more. Deviations:
+ * a model of the speed (no timing, so it does not depend on the machine's load), one prompt's
+ * window, greedy selection instead of a Gaussian process, gamma taken as the draft length
+ * (the confidence stop shortens drafts).
  *
  * Cost: a draft pass reads the weights of the sublayers it runs, plus the classifier; counters
  * skip_attn and skip_mlp count the sublayers left out over all draft passes. */
@@ -81,12 +95,15 @@ enum {
     SC_N
 };
 
+enum { ADAPT_NONE, ADAPT_SWIFT, ADAPT_SEARCH };
+
 #define SKIP_SEED 0x5eed5c1f0ull /* the optimiser's draws: fixed, so runs repeat */
 
 typedef struct {
     int nl, V, gamma;
     unsigned char *mask; /* the set: per layer FWD_SKIP_* */
     unsigned char *cand; /* adapt: the candidate being scored */
+    unsigned char *trial; /* adapt=search: a candidate of a round */
     fwd_ctx *ft, *fo;    /* the target; adapt: the prompt's cache for scoring candidates */
     float *tlog, *dlog, *olog;
     int *seq, *path, *pick, *opath;
@@ -133,19 +150,20 @@ static int skip_create(dec *d, char *err) {
     size_t V = (size_t)s->V, G = (size_t)s->gamma, W = (size_t)d->param[P_WINDOW] + 1;
     s->mask = calloc((size_t)s->nl, 1);
     s->cand = calloc((size_t)s->nl, 1);
+    s->trial = calloc((size_t)s->nl, 1);
     s->tlog = malloc(sizeof(float) * (G + 1) * V);
     s->dlog = malloc(sizeof(float) * G * V);
     s->seq = malloc(sizeof(int) * ((size_t)c->seq_len + G + 1));
     s->path = malloc(sizeof(int) * (G + 1));
     s->pick = malloc(sizeof(int) * 2 * (size_t)s->nl);
-    if (!s->mask || !s->cand || !s->tlog || !s->dlog || !s->seq || !s->path || !s->pick)
+    if (!s->mask || !s->cand || !s->trial || !s->tlog || !s->dlog || !s->seq || !s->path || !s->pick)
         return err_set(err, "skip: out of memory");
     if (spec_set(d, s, err)) return -1;
     if (dec_fwd_new(d, d->env.target, s->gamma + 1, &s->ft, err)) return -1;
     if (d->param[P_ADAPT]) {
         if (!(s->olog = malloc(sizeof(float) * W * V))) return err_set(err, "skip: out of memory");
-        if (s->nl < 3)
-            return err_set(err, "skip: adapt=1 draws from layers 1..L-2; the model has %d layers",
+        if (s->nl < 3 && d->param[P_ADAPT] == ADAPT_SWIFT)
+            return err_set(err, "skip: adapt=swift draws from layers 1..L-2; the model has %d layers",
                            s->nl);
         if (dec_fwd_new(d, d->env.target, (int)W, &s->fo, err)) return -1;
         if (!(s->opath = malloc(sizeof(int) * (size_t)fwd_max_batch(s->fo))))
@@ -179,9 +197,11 @@ static void draw_candidate(skip *s, int k) {
     }
 }
 
-/* One SWIFT optimisation step: score a random candidate on the first window + 1 output tokens
- * (out[0..]) over the prompt's cache, keep it if it beats the best. */
-static int optimise(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_ready, char *err) {
+/* SWIFT's matchness of the set `mask`: one pass of the first window + 1 output tokens
+ * (out[0..]) over the prompt's cache with mask skipped, the share of rows whose argmax is the
+ * next output token. */
+static int window_score(dec *d, skip *s, const unsigned char *mask, const int *prompt,
+                        int n_prompt, int *fo_ready, double *score, char *err) {
     const int W = d->param[P_WINDOW];
     if (!*fo_ready) { /* the prompt's cache, in decode time (it is work SWIFT's copy saves) */
         const int B = fwd_max_batch(s->fo);
@@ -196,8 +216,7 @@ static int optimise(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_re
         }
         *fo_ready = 1;
     }
-    draw_candidate(s, (int)(2 * (s->nl - 2) * d->rparam[P_RATIO]));
-    fwd_set_skip(s->fo, s->cand);
+    fwd_set_skip(s->fo, mask);
     int rc = dec_eval(d, DEC_DRAFT, s->fo, W + 1, d->out, NULL, NULL, W + 1, s->olog, 0, err);
     fwd_set_skip(s->fo, NULL);
     if (rc) return -1;
@@ -205,8 +224,16 @@ static int optimise(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_re
     int match = 0;
     for (int i = 0; i < W; i++)
         match += fwd_argmax(s->olog + (size_t)i * s->V, s->V) == d->out[i + 1];
-    double score = (double)match / W;
+    *score = (double)match / W;
     dec_count(d, SC_OPT_ITERS, 1);
+    return 0;
+}
+
+/* One SWIFT optimisation step: score a random candidate, keep it if it beats the best. */
+static int optimise(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_ready, char *err) {
+    double score;
+    draw_candidate(s, (int)(2 * (s->nl - 2) * d->rparam[P_RATIO]));
+    if (window_score(d, s, s->cand, prompt, n_prompt, fo_ready, &score, err)) return -1;
     if (score > s->best) {
         memcpy(s->mask, s->cand, (size_t)s->nl);
         s->best = score, s->tol = 0;
@@ -216,6 +243,58 @@ static int optimise(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_re
         s->stopped = 1;
     }
     if (++s->iters > d->param[P_MAX_ITER]) s->stopped = 1;
+    return 0;
+}
+
+/* The share of a full pass's weights a pass skipping `mask` reads: parameters of the sublayers
+ * it runs plus the classifier's, over all of them (a one-row pass reads every weight once;
+ * attention over the cache and the norms are left out). */
+static double pass_share(const model_config *c, const unsigned char *mask) {
+    double q = (double)c->n_heads * c->head_size, dim = c->dim;
+    double attn = 2 * dim * q + 2 * dim * c->kv_dim, mlp = 3 * dim * c->hidden_dim;
+    double all = dim * c->vocab_size + c->n_layers * (attn + mlp), run = all;
+    for (int l = 0; l < c->n_layers; l++)
+        run -= (mask[l] & FWD_SKIP_ATTN ? attn : 0) + (mask[l] & FWD_SKIP_MLP ? mlp : 0);
+    return run / all;
+}
+
+/* adapt=search's objective: tokens per step over the step's cost in full passes, for drafts of
+ * gamma tokens each accepted with probability a (the window's matchness) and draft passes
+ * costing pass_share of a full one: (1 - a^(gamma+1)) / (1 - a) / (gamma share + 1). The empty
+ * set (a = 1, share 1) gives 1, plain decoding. */
+static double objective(int gamma, double a, double share) {
+    double tokens = a >= 1 ? gamma + 1 : (1 - pow(a, gamma + 1)) / (1 - a);
+    return tokens / (gamma * share + 1);
+}
+
+/* adapt=search: greedy forward selection over the 2 L sublayers, from the empty set: each round
+ * scores every sublayer not in the set added to it, and adds the best if it beats the set's
+ * objective; stops when none does. Runs once (then the set is kept: `stopped`). */
+static int search(dec *d, skip *s, const int *prompt, int n_prompt, int *fo_ready, char *err) {
+    const model_config *c = &d->env.target->cfg;
+    unsigned char *cur = s->cand, *trial = s->trial;
+    double best = 1, best_a = 1;
+    memset(cur, 0, (size_t)s->nl);
+    for (;;) {
+        int pick = -1;
+        double round = best, round_a = 0;
+        for (int sub = 0; sub < 2 * s->nl; sub++) {
+            unsigned bit = sub % 2 ? FWD_SKIP_MLP : FWD_SKIP_ATTN;
+            if (cur[sub / 2] & bit) continue;
+            memcpy(trial, cur, (size_t)s->nl);
+            trial[sub / 2] |= (unsigned char)bit;
+            double a;
+            if (window_score(d, s, trial, prompt, n_prompt, fo_ready, &a, err)) return -1;
+            double o = objective(s->gamma, a, pass_share(c, trial));
+            if (o > round) round = o, round_a = a, pick = sub;
+        }
+        if (pick < 0) break;
+        cur[pick / 2] |= (unsigned char)(pick % 2 ? FWD_SKIP_MLP : FWD_SKIP_ATTN);
+        best = round, best_a = round_a;
+        dec_count(d, SC_OPT_BETTER, 1);
+    }
+    memcpy(s->mask, cur, (size_t)s->nl);
+    s->best = best_a, s->stopped = 1;
     return 0;
 }
 
@@ -276,7 +355,8 @@ static int skip_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         if (fwd_commit(s->ft, s->path, a + 1, err)) return -1;
         L += emitted;
         if (s->fo && !s->stopped && d->n_out > d->param[P_WINDOW] + 1 &&
-            optimise(d, s, prompt, n_prompt, &fo_ready, err))
+            (d->param[P_ADAPT] == ADAPT_SWIFT ? optimise : search)(d, s, prompt, n_prompt,
+                                                                   &fo_ready, err))
             return -1;
     }
     return 0;
@@ -286,7 +366,7 @@ static void skip_destroy(dec *d) {
     skip *s = d->impl;
     if (!s) return;
     fwd_free(s->ft), fwd_free(s->fo);
-    free(s->mask), free(s->cand), free(s->tlog), free(s->dlog), free(s->olog), free(s->seq);
+    free(s->mask), free(s->cand), free(s->trial), free(s->tlog), free(s->dlog), free(s->olog), free(s->seq);
     free(s->path), free(s->pick), free(s->opath);
     free(s);
 }
@@ -381,9 +461,9 @@ static const stat_def skip_counters[SC_N] = {
     [SC_STOP_ROOM] = {"stop_room", STAT_INT, STAT_SUM, STAT_DET,
                       "target steps whose draft was cut by max_new"},
     [SC_OPT_ITERS] = {"opt_iters", STAT_INT, STAT_SUM, STAT_DET,
-                      "adapt=1: candidate layer sets scored (SWIFT's optimisation steps)"},
+                      "adapt=swift|search: candidate layer sets scored on the window"},
     [SC_OPT_BETTER] = {"opt_better", STAT_INT, STAT_SUM, STAT_DET,
-                       "adapt=1: candidates that scored above the best and became the set"},
+                       "adapt=swift|search: candidates that beat the best so far and became the set"},
 };
 
 /* clang-format off */
@@ -405,19 +485,20 @@ const dec_vtable dec_skip_vtable = {
          .def_list = ""},
         [P_MLP] = {"mlp", PARAM_LIST, 0, 0, 255, {0}, "layers whose MLP is skipped",
          .def_list = ""},
-        [P_ADAPT] = {"adapt", PARAM_INT, 0, 0, 1, {0},
-         "1: SWIFT's on-the-fly optimisation of the set (kept across prompts)"},
+        [P_ADAPT] = {"adapt", PARAM_ENUM, 0, 0, 0, {"none", "swift", "search"},
+         "swift: SWIFT's on-the-fly optimisation of the set; search: a greedy search on the "
+         "first prompt (both kept across prompts and in the state file)"},
         [P_RATIO] = {"ratio", PARAM_REAL, 0, 0, 0, {0},
-         "adapt=1: the share of the sublayers of layers 1..L-2 a candidate skips",
+         "swift: the share of the sublayers of layers 1..L-2 a candidate skips",
          .rdef = 0.45, .rmin = 0, .rmax = 1},
         [P_WINDOW] = {"window", PARAM_INT, 32, 1, 1024, {0},
-         "adapt=1: candidates are scored on the first window + 1 output tokens"},
+         "swift, search: candidates are scored on the first window + 1 output tokens"},
         [P_MAX_SCORE] = {"max_score", PARAM_REAL, 0, 0, 0, {0},
-         "adapt=1: optimisation stops at a score above this", .rdef = 0.9, .rmin = 0, .rmax = 1},
+         "swift: optimisation stops at a score above this", .rdef = 0.9, .rmin = 0, .rmax = 1},
         [P_TOLERANCE] = {"tolerance", PARAM_INT, 300, 1, 100000, {0},
-         "adapt=1: ... or after this many candidates in a row without a better score"},
+         "swift: ... or after this many candidates in a row without a better score"},
         [P_MAX_ITER] = {"max_iter", PARAM_INT, 1000, 1, 1000000, {0},
-         "adapt=1: ... or after this many candidates"},
+         "swift: ... or after this many candidates"},
     },
     .create = skip_create,
     .generate = skip_generate,

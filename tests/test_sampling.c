@@ -185,7 +185,7 @@ static const char *const all_specs[] = {
     "tree:shape=3-2-1,draw=1",
     "suffix:budget=8",
     "skip:gamma=4",
-    "skip:layers=2,adapt=1,window=8",
+    "skip:layers=2,adapt=swift,window=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 

@@ -1,7 +1,8 @@
 /* test_skip.c: layer-skip self-speculation (decoders/skip.c).
  *  1. exactness on both real models: the first 20 TinyStories prompts x 256 new tokens at the
  *     defaults (SWIFT's starting set), fixed sets of whole layers and of sublayers, no
- *     threshold, the adaptive threshold off, SWIFT's optimisation (adapt=1) across prompts; the
+ *     threshold, the adaptive threshold off, SWIFT's optimisation (adapt=swift) across prompts,
+ *     the offline search (adapt=search: on the first prompt only); the
  *     drafts must be used (accepted > 0) and the sublayers counted (skip_attn, skip_mlp equal
  *     to the set's size times the draft passes for a fixed set);
  *  2. a synthetic grid: gamma 1/3/8 x max_new 0/1/2/37 x prompts of 1 and 9 tokens x two
@@ -10,7 +11,10 @@
  *  3. specs: the canonical spec, ranges (1..3) and empty lists, a layer past the model refused;
  *  4. the state file: the set and the optimiser saved and loaded (the loaded decoder then runs
  *     exactly as the saving one goes on), and damaged files refused with the state unchanged;
- *  5. no allocation in generate. */
+ *  5. no allocation in generate;
+ *  6. white box: adapt=search's model of a pass's cost and of the tokens per step, SWIFT's random
+ *     candidates (k sublayers, never of the first or last layer). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +24,44 @@
 #include "tests/testutil.h"
 #include "util/err.h"
 
+#define dec_skip_vtable skip_vtable_under_test
+#include "decoders/skip.c"
+#undef dec_skip_vtable
+
 DEC_CHECK_COUNT_MALLOC
+
+/* White box: the search's model of the speed, and SWIFT's candidates. */
+static void test_parts(const model *m) {
+    const model_config *c = &m->cfg;
+    unsigned char none[8] = {0}, all[8];
+    memset(all, FWD_SKIP_ATTN | FWD_SKIP_MLP, sizeof all);
+    CHECK(pass_share(c, none) == 1);
+    /* stories260K: classifier 64 x 512; per layer attention 2 x 64 x 64 + 2 x 64 x 32, MLP
+     * 3 x 64 x 172 */
+    double cls = 64.0 * 512, attn = 12288, mlp = 33024, full = cls + 5 * (attn + mlp);
+    CHECK(fabs(pass_share(c, all) - cls / full) < 1e-12);
+    unsigned char one[8] = {0, FWD_SKIP_MLP};
+    CHECK(fabs(pass_share(c, one) - (full - mlp) / full) < 1e-12);
+    CHECK(objective(8, 1, 1) == 1 && objective(4, 1, 0.5) == 5 / 3.0);
+    CHECK(fabs(objective(4, 0.5, 0.5) - 1.9375 / 3) < 1e-12);
+    /* candidates: k sublayers of layers 1..L-2 */
+    skip s = {.nl = 5};
+    unsigned char cand[5];
+    int pick[10], seen[5][4] = {{0}};
+    s.cand = cand, s.pick = pick;
+    rng_seed(&s.rng, SKIP_SEED);
+    for (int t = 0; t < 200; t++) {
+        int k = t % 7, n = 0;
+        draw_candidate(&s, k);
+        for (int l = 0; l < 5; l++) {
+            n += (cand[l] & FWD_SKIP_ATTN) != 0, n += (cand[l] & FWD_SKIP_MLP) != 0;
+            seen[l][cand[l]]++;
+        }
+        CHECK_MSG(n == (k < 6 ? k : 6), "%d of %d sublayers", n, k);
+        CHECK(cand[0] == 0 && cand[4] == 0);
+    }
+    for (int l = 1; l < 4; l++) CHECK(seen[l][1] > 0 && seen[l][2] > 0 && seen[l][3] > 0);
+}
 
 static int ids[20][DEC_CHECK_MAX_PROMPT], lens[20];
 
@@ -51,11 +92,13 @@ static void test_real(const char *path) {
                 {"skip:attn=1..3,mlp=2", 3, 1},
                 {"skip:gamma=4,conf=0", 2, 2},
                 {"skip:layers=1-3,auto=0", 2, 2},
-                {"skip:adapt=1", -1, -1}};
+                {"skip:adapt=swift", -1, -1},
+                {"skip:adapt=search,gamma=2", -2, -2}};
     for (size_t si = 0; si < sizeof runs / sizeof runs[0]; si++) {
         long tokens = 0, steps = 0, equal = 0, drafted = 0, accepted = 0, passes = 0;
         double attn = 0, mlp = 0, iters = 0;
         int n = si == 0 || si == 5 ? 20 : 4;
+        double first_iters = -1;
         dec *d;
         CHECK_MSG(dec_create(&d, runs[si].spec, &env, err) == 0, "%s", err);
         if (!d) continue;
@@ -71,6 +114,7 @@ static void test_real(const char *path) {
             drafted += st.drafted, accepted += st.accepted, passes += st.draft_steps;
             attn += counter(&st, "skip_attn"), mlp += counter(&st, "skip_mlp");
             iters += counter(&st, "opt_iters");
+            if (first_iters < 0) first_iters = iters;
         }
         dec_free(d);
         fprintf(stderr,
@@ -83,8 +127,11 @@ static void test_real(const char *path) {
         CHECK_MSG(accepted > 0, "%s %s: no draft accepted", path, runs[si].spec);
         if (runs[si].attn >= 0)
             CHECK(attn == (double)runs[si].attn * passes && mlp == (double)runs[si].mlp * passes);
-        else /* SWIFT: candidates scored, their window passes counted as draft passes too */
+        else if (runs[si].attn == -1) /* SWIFT: candidates scored, in the draft passes too */
             CHECK(iters > 0 && passes > drafted);
+        else /* the search: every sublayer scored in its first round, on the first prompt only */
+            CHECK_MSG(first_iters >= 2 * m->cfg.n_layers && iters == first_iters, "%.0f, %.0f",
+                      first_iters, iters);
     }
     model_close(m);
 }
@@ -125,7 +172,7 @@ static void test_specs(const model *m) {
     dec_env env = {.target = m, .kernels = KERN_EXACT};
     dec *d;
     CHECK(dec_create(&d, "skip", &env, err) == 0);
-    CHECK_MSG(!strcmp(dec_spec(d), "skip:gamma=8,conf=0.8,auto=1,layers=,attn=,mlp=,adapt=0,"
+    CHECK_MSG(!strcmp(dec_spec(d), "skip:gamma=8,conf=0.8,auto=1,layers=,attn=,mlp=,adapt=none,"
                                    "ratio=0.45,window=32,max_score=0.9,tolerance=300,"
                                    "max_iter=1000"),
               "%s", dec_spec(d));
@@ -145,7 +192,7 @@ static void test_specs(const model *m) {
                   strstr(err, "shape= is not a list"),
               "%s", err);
     /* generate allocates nothing, with and without the optimiser */
-    const char *specs[] = {"skip", "skip:adapt=1,window=8"};
+    const char *specs[] = {"skip", "skip:adapt=swift,window=8"};
     for (int i = 0; i < 2; i++) {
         CHECK(dec_create(&d, specs[i], &env, err) == 0);
         int out[200], n;
@@ -171,7 +218,7 @@ static dec_stats run(dec *d, int i) {
 static void test_state(const model *m) {
     char err[ERR_LEN], what[128];
     dec_env env = {.target = m, .kernels = KERN_EXACT};
-    const char *spec = "skip:adapt=1,window=16", *path = test_tmp("skip_state.bin");
+    const char *spec = "skip:adapt=swift,window=16", *path = test_tmp("skip_state.bin");
     dec *a, *b;
     CHECK(dec_create(&a, spec, &env, err) == 0 && dec_create(&b, spec, &env, err) == 0);
     if (!a || !b) return;
@@ -240,6 +287,7 @@ int main(void) {
     model *m;
     CHECK_MSG(model_open(&m, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
     if (m) {
+        test_parts(m);
         test_specs(m);
         test_state(m);
         model_close(m);
