@@ -101,10 +101,10 @@ enum { ADAPT_NONE, ADAPT_SWIFT, ADAPT_SEARCH };
 
 typedef struct {
     int nl, V, gamma;
-    unsigned char *mask; /* the set: per layer FWD_SKIP_* */
-    unsigned char *cand; /* adapt: the candidate being scored */
+    unsigned char *mask;  /* the set: per layer FWD_SKIP_* */
+    unsigned char *cand;  /* adapt: the candidate being scored */
     unsigned char *trial; /* adapt=search: a candidate of a round */
-    fwd_ctx *ft, *fo;    /* the target; adapt: the prompt's cache for scoring candidates */
+    fwd_ctx *ft, *fo;     /* the target; adapt: the prompt's cache for scoring candidates */
     float *tlog, *dlog, *olog;
     int *seq, *path, *pick, *opath;
     /* adapt: the optimiser (kept across prompts and in the state file) */
@@ -156,15 +156,16 @@ static int skip_create(dec *d, char *err) {
     s->seq = malloc(sizeof(int) * ((size_t)c->seq_len + G + 1));
     s->path = malloc(sizeof(int) * (G + 1));
     s->pick = malloc(sizeof(int) * 2 * (size_t)s->nl);
-    if (!s->mask || !s->cand || !s->trial || !s->tlog || !s->dlog || !s->seq || !s->path || !s->pick)
+    if (!s->mask || !s->cand || !s->trial || !s->tlog || !s->dlog || !s->seq || !s->path ||
+        !s->pick)
         return err_set(err, "skip: out of memory");
     if (spec_set(d, s, err)) return -1;
     if (dec_fwd_new(d, d->env.target, s->gamma + 1, &s->ft, err)) return -1;
     if (d->param[P_ADAPT]) {
         if (!(s->olog = malloc(sizeof(float) * W * V))) return err_set(err, "skip: out of memory");
         if (s->nl < 3 && d->param[P_ADAPT] == ADAPT_SWIFT)
-            return err_set(err, "skip: adapt=swift draws from layers 1..L-2; the model has %d layers",
-                           s->nl);
+            return err_set(
+                err, "skip: adapt=swift draws from layers 1..L-2; the model has %d layers", s->nl);
         if (dec_fwd_new(d, d->env.target, (int)W, &s->fo, err)) return -1;
         if (!(s->opath = malloc(sizeof(int) * (size_t)fwd_max_batch(s->fo))))
             return err_set(err, "skip: out of memory");
@@ -200,8 +201,8 @@ static void draw_candidate(skip *s, int k) {
 /* SWIFT's matchness of the set `mask`: one pass of the first window + 1 output tokens
  * (out[0..]) over the prompt's cache with mask skipped, the share of rows whose argmax is the
  * next output token. */
-static int window_score(dec *d, skip *s, const unsigned char *mask, const int *prompt,
-                        int n_prompt, int *fo_ready, double *score, char *err) {
+static int window_score(dec *d, skip *s, const unsigned char *mask, const int *prompt, int n_prompt,
+                        int *fo_ready, double *score, char *err) {
     const int W = d->param[P_WINDOW];
     if (!*fo_ready) { /* the prompt's cache, in decode time (it is work SWIFT's copy saves) */
         const int B = fwd_max_batch(s->fo);
@@ -319,9 +320,9 @@ static int skip_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         fwd_set_skip(s->ft, s->mask);
         for (int i = 0; i < g; i++) {
             float *dl = s->dlog + (size_t)i * V;
-            int rc = i ? dec_eval_more(d, DEC_DRAFT, s->ft, 1, &x[i - 1], NULL, NULL, 1, dl, err)
-                       : dec_eval(d, DEC_DRAFT, s->ft, 1, &s->seq[n_past], NULL, NULL, 1, dl, 0,
-                                  err);
+            int rc =
+                i ? dec_eval_more(d, DEC_DRAFT, s->ft, 1, &x[i - 1], NULL, NULL, 1, dl, err)
+                  : dec_eval(d, DEC_DRAFT, s->ft, 1, &s->seq[n_past], NULL, NULL, 1, dl, 0, err);
             if (rc) {
                 fwd_set_skip(s->ft, NULL);
                 return -1;
@@ -366,8 +367,8 @@ static void skip_destroy(dec *d) {
     skip *s = d->impl;
     if (!s) return;
     fwd_free(s->ft), fwd_free(s->fo);
-    free(s->mask), free(s->cand), free(s->trial), free(s->tlog), free(s->dlog), free(s->olog), free(s->seq);
-    free(s->path), free(s->pick), free(s->opath);
+    free(s->mask), free(s->cand), free(s->trial), free(s->tlog), free(s->dlog);
+    free(s->olog), free(s->seq), free(s->path), free(s->pick), free(s->opath);
     free(s);
 }
 
@@ -462,8 +463,9 @@ static const stat_def skip_counters[SC_N] = {
                       "target steps whose draft was cut by max_new"},
     [SC_OPT_ITERS] = {"opt_iters", STAT_INT, STAT_SUM, STAT_DET,
                       "adapt=swift|search: candidate layer sets scored on the window"},
-    [SC_OPT_BETTER] = {"opt_better", STAT_INT, STAT_SUM, STAT_DET,
-                       "adapt=swift|search: candidates that beat the best so far and became the set"},
+    [SC_OPT_BETTER] =
+        {"opt_better", STAT_INT, STAT_SUM, STAT_DET,
+         "adapt=swift|search: candidates that beat the best so far and became the set"},
 };
 
 /* clang-format off */

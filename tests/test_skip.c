@@ -106,8 +106,7 @@ static void test_real(const char *path) {
             int want[DEC_CHECK_MAX_OUT], got[DEC_CHECK_MAX_OUT], n_got;
             int n_want = dec_check_greedy(&env, ids[i], lens[i], 256, want);
             dec_stats st;
-            CHECK_MSG(dec_generate(d, ids[i], lens[i], 256, got, &n_got, &st, err) == 0, "%s",
-                      err);
+            CHECK_MSG(dec_generate(d, ids[i], lens[i], 256, got, &n_got, &st, err) == 0, "%s", err);
             int same = n_got == n_want && !memcmp(got, want, sizeof(int) * (size_t)n_got);
             CHECK_MSG(same, "%s %s prompt %d: differs from greedy", path, runs[si].spec, i);
             equal += same, tokens += st.new_tokens, steps += st.target_steps;
