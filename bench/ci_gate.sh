@@ -81,6 +81,7 @@ small_spec() {
     recycle) echo recycle:nodes=16 ;;
     sam) echo sam:k=4,threshold=2 ;;
     rest) echo rest:ds=rest.ds,num_draft=16 ;;
+    skip) echo skip:gamma=4 skip:layers=2,adapt=swift,window=8 ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -154,6 +154,26 @@ int dec_accept(dec *d, const float *tl, const float *dl, int x, int pos, int *to
     return dec_accept_node(d, tl, dl ? rows : NULL, &x, 1, pos, tok) == 0;
 }
 
+int dec_accept_chain(dec *d, const float *tlog, const float *dlog, int *x, int g, int pos0,
+                     int *ended) {
+    const size_t V = (size_t)vocab(d);
+    int a = 0, t;
+    *ended = 0;
+    while (a < g) {
+        const float *tl = tlog + (size_t)a * V, *dl = dlog ? dlog + (size_t)a * V : NULL;
+        if (!dec_accept(d, tl, dl, x[a], pos0 + a, &t)) {
+            x[a] = t;
+            return a;
+        }
+        if (x[a++] == d->end_id) { /* an accepted end token: no bonus after it */
+            *ended = 1;
+            return a;
+        }
+    }
+    x[a] = dec_pick(d, tlog + (size_t)a * V, pos0 + a);
+    return a;
+}
+
 /* Whether row r's parent is in the current set (its rows are listed in set[0..ns)). */
 static int child_of(const int *par, int r, const int *set, int ns) {
     for (int i = 0; i < ns; i++)

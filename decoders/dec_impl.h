@@ -21,7 +21,8 @@
 #define DEC_MAX_PARAMS 16
 #define DEC_MAX_LIST 16 /* values of a PARAM_LIST */
 
-/* PARAM_LIST: up to DEC_MAX_LIST integers in min..max joined by '-' ("shape=4-2-2-1"): not
+/* PARAM_LIST: up to DEC_MAX_LIST integers in min..max joined by '-' ("shape=4-2-2-1"; "1..4"
+ * stands for 1-2-3-4; empty only when its default is: "layers="): not
  * ',' (which separates parameters) nor ';' (which separates a sweep grid's keys), so the
  * canonical spec parses back and a list is one word of a grid. On input, bare comma-separated
  * values after a list continue it ("tree:shape=4,2,2,1" is "tree:shape=4-2-2-1"). d->param[]
@@ -235,6 +236,15 @@ double dec_draft_prob(const float *dl, int vocab, int x);
  *   mass at x: p(x)); else *tok is drawn from the residual norm(max(0, p - q)) (Leviathan et
  *   al., arXiv 2211.17192, Algorithm 1; Chen et al., arXiv 2302.01318). */
 int dec_accept(dec *d, const float *tl, const float *dl, int x, int pos, int *tok);
+
+/* A chain of proposals x[0..g) for positions pos0.. verified as spec.c does: tlog holds g + 1
+ * target rows (row i chooses the token at pos0 + i), dlog the g draft rows x[i] was drawn from
+ * (dec_draft_pick; NULL: fixed guesses). Accepts x[0..a) by dec_accept in order and writes the
+ * token after them to x[a]: the replacement of the first rejected proposal, or after all g
+ * the bonus, dec_pick of row g. An accepted end token ends it there (*ended = 1, nothing at
+ * x[a]). Returns a; the tokens to emit are x[0..a+1), or x[0..a) when *ended. */
+int dec_accept_chain(dec *d, const float *tlog, const float *dlog, int *x, int g, int pos0,
+                     int *ended);
 
 /* Several proposals x[0..n) for one position (siblings in a tree): returns the index of the
  * accepted one, or -1 with *tok drawn from the final residual. dl == NULL: fixed guesses (a

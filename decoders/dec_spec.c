@@ -23,23 +23,34 @@ const int *dec_param_list(const dec *d, int i, int *n) {
     return d->list[i];
 }
 
-/* Appends the '-'-separated integers of val to list parameter idx. */
+/* Appends the '-'-separated integers of val to list parameter idx; "a..b" stands for a to b
+ * (a <= b). A list whose default is empty may be empty. */
 static int parse_list(dec *d, int idx, const char *val, char *err) {
     const param_def *p = &d->vt->params[idx];
+    if (!*val && p->def_list && !*p->def_list) return 0;
     for (const char *s = val;; s++) {
         char *end = (char *)s;
-        long v = 0;
+        long v = 0, last;
         if (*s >= '0' && *s <= '9') v = strtol(s, &end, 10); /* no sign: '-' separates */
+        last = v;
+        if (end != s && end[0] == '.' && end[1] == '.' && end[2] >= '0' && end[2] <= '9') {
+            last = strtol(end + 2, &end, 10);
+            if (last < v)
+                return err_set(err, "%s: %s=%s: the range %ld..%ld is empty", d->vt->name, p->key,
+                               val, v, last);
+        }
         if (end == s || (*end && *end != '-'))
             return err_set(err, "%s: %s=%s is not a list of integers joined by '-' (e.g. %s)",
-                           d->vt->name, p->key, val, p->def_list);
-        if (v < p->min || v > p->max)
-            return err_set(err, "%s: %s value %ld is out of range %d..%d", d->vt->name, p->key, v,
-                           p->min, p->max);
-        if (d->param[idx] == DEC_MAX_LIST)
-            return err_set(err, "%s: %s has more than %d values", d->vt->name, p->key,
-                           DEC_MAX_LIST);
-        d->list[idx][d->param[idx]++] = (int)v;
+                           d->vt->name, p->key, val, *p->def_list ? p->def_list : "1-3-5");
+        for (; v <= last; v++) {
+            if (v < p->min || v > p->max)
+                return err_set(err, "%s: %s value %ld is out of range %d..%d", d->vt->name,
+                               p->key, v, p->min, p->max);
+            if (d->param[idx] == DEC_MAX_LIST)
+                return err_set(err, "%s: %s has more than %d values", d->vt->name, p->key,
+                               DEC_MAX_LIST);
+            d->list[idx][d->param[idx]++] = (int)v;
+        }
         if (!*end) return 0;
         s = end;
     }
@@ -68,6 +79,8 @@ static void canonical(const dec_vtable *vt, const int *param, const double *rpar
             snprintf(out + len, n - len, "%c%s=%g", sep, p->key, rparam[i]);
         else if (p->kind == PARAM_LIST && !list)
             snprintf(out + len, n - len, "%c%s=%s", sep, p->key, p->def_list);
+        else if (p->kind == PARAM_LIST && !param[i])
+            snprintf(out + len, n - len, "%c%s=", sep, p->key);
         else if (p->kind == PARAM_LIST) {
             snprintf(out + len, n - len, "%c%s=%d", sep, p->key, list[i][0]);
             for (int k = 1; k < param[i]; k++)

@@ -17,14 +17,13 @@ extern const dec_vtable dec_suffix_vtable;
 extern const dec_vtable dec_recycle_vtable;
 extern const dec_vtable dec_sam_vtable;
 extern const dec_vtable dec_rest_vtable;
+extern const dec_vtable dec_skip_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
-    &dec_greedy_vtable, &dec_jacobi_vtable,    &dec_lookahead_vtable, &dec_pld_vtable,
-    &dec_spec_vtable,   &dec_ouroboros_vtable, &dec_tree_vtable,      &dec_suffix_vtable,
-    &dec_recycle_vtable,
-    &dec_sam_vtable,
-    &dec_rest_vtable,
+    &dec_greedy_vtable,  &dec_jacobi_vtable,    &dec_lookahead_vtable, &dec_pld_vtable,
+    &dec_spec_vtable,    &dec_ouroboros_vtable, &dec_tree_vtable,      &dec_suffix_vtable,
+    &dec_recycle_vtable, &dec_sam_vtable,       &dec_rest_vtable,      &dec_skip_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 
@@ -54,8 +53,9 @@ void dec_list_params(const dec_vtable *vt, char *buf, size_t n) {
             snprintf(buf + len, n - len, "%s%s (%d..%d, default %d)", i ? ", " : "", p->key, p->min,
                      p->max, p->def);
         else if (p->kind == PARAM_LIST)
-            snprintf(buf + len, n - len, "%s%s (1..%d values in %d..%d joined by '-', default %s)",
-                     i ? ", " : "", p->key, DEC_MAX_LIST, p->min, p->max, p->def_list);
+            snprintf(buf + len, n - len, "%s%s (%d..%d values in %d..%d joined by '-', default %s)",
+                     i ? ", " : "", p->key, *p->def_list ? 1 : 0, DEC_MAX_LIST, p->min, p->max,
+                     *p->def_list ? p->def_list : "none");
         else if (p->kind == PARAM_STR)
             snprintf(buf + len, n - len, "%s%s (%s)", i ? ", " : "", p->key,
                      p->help ? p->help : "text");

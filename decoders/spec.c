@@ -173,19 +173,7 @@ static int spec_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             return -1;
         /* 3. accept the longest prefix the target confirms, then its next token: the
          * replacement of the first rejected draft, or the bonus after the last one */
-        int a = 0, ended = 0, t;
-        while (a < g) {
-            const float *tl = s->tlog + (size_t)a * VS, *dl = s->dlog + (size_t)a * VS;
-            if (!dec_accept(d, tl, dl, x[a], L + a, &t)) {
-                x[a] = t;
-                break;
-            }
-            if (x[a++] == d->end_id) { /* an accepted end token: no bonus after it */
-                ended = 1;
-                break;
-            }
-        }
-        if (a == g && !ended) x[a] = dec_pick(d, s->tlog + (size_t)a * VS, L + a);
+        int ended, a = dec_accept_chain(d, s->tlog, s->dlog, x, g, L, &ended);
         int emitted = dec_emit(d, x, ended ? a : a + 1);
         dec_step_done(d, g + 1, g, a, emitted);
         if (s->adapt && g > 0) gamma = a == g ? gamma + 2 : gamma - 1;

@@ -64,6 +64,8 @@ struct fwd_ctx {
     size_t lda;                           /* bytes per row of xa */
     long passes, rows;
     int allow_nonfinite; /* fwd_allow_nonfinite: skip the logits check */
+    const unsigned char *skip; /* fwd_set_skip: per layer FWD_SKIP_* bits, or NULL */
+    int skipped;               /* a scratch row was evaluated with skipped layers */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -103,6 +105,7 @@ kern_mode kern_mode_resolve(kern_mode k, const model *m, const model *draft) {
 
 int fwd_max_batch(const fwd_ctx *c) { return c->max_batch; }
 void fwd_allow_nonfinite(fwd_ctx *c, int allow) { c->allow_nonfinite = allow != 0; }
+void fwd_set_skip(fwd_ctx *c, const unsigned char *skip) { c->skip = skip; }
 int fwd_n_past(const fwd_ctx *c) { return c->n_past; }
 const model *fwd_model(const fwd_ctx *c) { return c->m; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
@@ -720,36 +723,48 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
 
     for (int l = 0; l < cfg->n_layers; l++) {
         const model_layer *L = &m->layers[l];
-        for (int r = 0; r < n; r++)
-            rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_att, dim, cfg->norm_eps);
-        int whole = needs_whole_heads(m, L);
-        mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
-                       .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, c->kb, kvd}, {&L->wv, c->vb, kvd}},
-                       .post = whole ? POST_NONE : POST_ROPE};
-        const int products_shared = mm_run(c, &qkv);
-        if (whole) qkv_finish(c, L, c->kb, c->vb, n);
-        kv_store(c, l, n);
-        /* jobs of whole kv heads and blocks of rows: enough of them to share between threads */
-        int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(c->pool);
-        int per = (n + 1) / 2 > 64 / group ? 64 / group : (n + 1) / 2;
-        while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
-        per = per < 1 ? 1 : per;
-        att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per, .blocks = (n + per - 1) / per};
-        size_t att_macs = (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
-        int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
-        tpool_run(att_shared ? c->pool : NULL, att_worker, &at,
-                  cfg->n_kv_heads * at.blocks);
-        mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
-                      .jobs = {{&L->wo, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
-        mm_run(c, &wo);
-        for (int r = 0; r < n; r++)
-            rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim, cfg->norm_eps);
-        mm_task w13 = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 2,
-                       .jobs = {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}}, .post = POST_SILU_MUL};
-        mm_run(c, &w13);
-        mm_task w2 = {.c = c, .x = c->hb, .ldx = hid, .T = n, .n_jobs = 1,
-                      .jobs = {{&L->w2, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
-        mm_run(c, &w2);
+        /* a skipped sublayer adds nothing to the residual stream x (fwd_set_skip) */
+        const unsigned skip = c->skip ? c->skip[l] : 0;
+        if (!(skip & FWD_SKIP_ATTN)) {
+            for (int r = 0; r < n; r++)
+                rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_att, dim,
+                        cfg->norm_eps);
+            int whole = needs_whole_heads(m, L);
+            mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
+                           .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, c->kb, kvd},
+                                    {&L->wv, c->vb, kvd}},
+                           .post = whole ? POST_NONE : POST_ROPE};
+            const int products_shared = mm_run(c, &qkv);
+            if (whole) qkv_finish(c, L, c->kb, c->vb, n);
+            kv_store(c, l, n);
+            /* jobs of whole kv heads and blocks of rows: enough to share between threads */
+            int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(c->pool);
+            int per = (n + 1) / 2 > 64 / group ? 64 / group : (n + 1) / 2;
+            while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
+            per = per < 1 ? 1 : per;
+            att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per,
+                           .blocks = (n + per - 1) / per};
+            size_t att_macs =
+                (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
+            int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
+            tpool_run(att_shared ? c->pool : NULL, att_worker, &at,
+                      cfg->n_kv_heads * at.blocks);
+            mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
+                          .jobs = {{&L->wo, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
+            mm_run(c, &wo);
+        }
+        if (!(skip & FWD_SKIP_MLP)) {
+            for (int r = 0; r < n; r++)
+                rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim,
+                        cfg->norm_eps);
+            mm_task w13 = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 2,
+                           .jobs = {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}},
+                           .post = POST_SILU_MUL};
+            mm_run(c, &w13);
+            mm_task w2 = {.c = c, .x = c->hb, .ldx = hid, .T = n, .n_jobs = 1,
+                          .jobs = {{&L->w2, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
+            mm_run(c, &w2);
+        }
     }
 
     int n_logits = out_rows ? n_out : n_out == 0 ? 0 : n;
@@ -774,6 +789,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
             return -1;
     }
     c->last_n = first + n;
+    c->skipped = (first ? c->skipped : 0) | (c->skip != NULL);
     c->passes++;
     c->rows += n;
     return 0;
@@ -796,6 +812,9 @@ int fwd_commit(fwd_ctx *c, const int *path, int n, char *err) {
     if (c->n_past + n > cfg->seq_len)
         return err_set(err, "commit: %d + %d positions exceed the context of %d", c->n_past, n,
                        cfg->seq_len);
+    if (c->skipped && n > 0)
+        return err_set(err, "commit: the scratch holds rows evaluated with skipped layers, whose "
+                            "K/V are incomplete (evaluate them again without fwd_set_skip)");
     for (int i = 0; i < n; i++) {
         int r = path[i];
         if (r < 0 || r >= c->last_n || c->parent[r] != (i ? path[i - 1] : -1))
@@ -851,6 +870,8 @@ int fwd_repeat_prefix(fwd_ctx *c, int n, char *err) {
 
 int fwd_prefill(fwd_ctx *c, const int *tokens, int n, float *logits, char *err) {
     if (n < 1) return err_set(err, "prefill: empty prompt");
+    if (c->skip) return err_set(err, "prefill: layers are skipped (fwd_set_skip): the cache would "
+                                     "hold incomplete K/V");
     if (c->n_past + n > c->m->cfg.seq_len)
         return err_set(err, "prompt of %d tokens does not fit the context of %d (%d in use)", n,
                        c->m->cfg.seq_len, c->n_past);

@@ -87,6 +87,20 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
  * they fail). */
 void fwd_allow_nonfinite(fwd_ctx *c, int allow);
 
+/* Layer skipping, for self-speculative drafting (decoders/skip.c: Draft & Verify, SWIFT):
+ * skip[l] (l < n_layers) holds FWD_SKIP_ATTN and/or FWD_SKIP_MLP, and the passes after this
+ * call run layer l without that sublayer: its residual update (x += Wo attention, x += W2 MLP)
+ * is left out, so the residual stream passes through unchanged, and a row whose attention is
+ * skipped at layer l writes no K/V there. NULL (the default) runs every layer: the same code
+ * path and bits as a context that never called this. skip is read at each pass, not copied:
+ * it must outlive its use. Rows evaluated with a mask have incomplete K/V: fwd_commit refuses
+ * a scratch holding any (fwd_eval with no mask starts a new scratch, e.g. a verification pass
+ * over the same tokens), and fwd_prefill refuses to run with a mask. Rows added by
+ * fwd_eval_more after masked rows read the K/V those rows left: use the same mask. */
+#define FWD_SKIP_ATTN 1u
+#define FWD_SKIP_MLP 2u
+void fwd_set_skip(fwd_ctx *c, const unsigned char *skip);
+
 /* Evaluates n MORE rows after the rows still in scratch (the batches evaluated since the last
  * commit or truncate, fwd_scratch_rows() of them), so a tree can be evaluated level by level,
  * one pass per level (a draft model expanding a token tree): the new rows are scratch rows

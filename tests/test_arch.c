@@ -295,7 +295,8 @@ static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
 static const char *all_specs[] = {
     "greedy", "jacobi:window=8", "lookahead:W=5,N=3,G=5",       "lookahead",
-    "pld",    "spec:gamma=4",    "ouroboros:gamma=4,W=4,beta=4"};
+    "pld",    "spec:gamma=4",    "ouroboros:gamma=4,W=4,beta=4",
+    "skip:attn=0,mlp=1"};
 
 static void test_decoders(const char *preset, const char *type, int salt) {
     char tn[64], dn[64];

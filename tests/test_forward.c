@@ -33,6 +33,7 @@
 #include "model/convert/synth.h"
 #include "tests/testutil.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/rng.h"
 
 /* Reference logits of a path: truncate to the prefix, feed the path one token at a time. */
@@ -482,6 +483,7 @@ int main(void) {
     }
     test_kv_f16_rounds(real[0]);
     test_repeat_prefix(real[0]);
+    test_skip_layers(real[0]);
     test_bad_batches(real[0]);
     test_nonfinite();
     test_nonfinite_reaches_logits();

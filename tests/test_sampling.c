@@ -190,6 +190,8 @@ static const char *const all_specs[] = {
     "recycle:nodes=16",
     "sam:k=4,threshold=2",
     "rest:ds=" REST_DS,
+    "skip:gamma=4",
+    "skip:layers=2,adapt=swift,window=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -428,7 +430,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "suffix:budget=6",
                            "recycle:nodes=12",
                            "sam:k=4,threshold=1",
-                           "rest:ds=" REST_DS ",num_draft=16"};
+                           "rest:ds=" REST_DS ",num_draft=16",
+                           "skip:gamma=4,layers=2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);

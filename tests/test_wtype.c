@@ -141,7 +141,8 @@ static void test_decoders(const char *target, const char *draft) {
     static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS], want[DEC_CHECK_MAX_OUT];
     static const char *specs[] = {
         "jacobi:window=8", "lookahead:W=5,N=3,G=5",        "lookahead", "pld",
-        "spec:gamma=4",    "ouroboros:gamma=4,W=4,beta=4", "greedy"};
+        "spec:gamma=4",    "ouroboros:gamma=4,W=4,beta=4", "greedy",
+        "skip:attn=0,mlp=1"};
     char err[ERR_LEN];
     model *t = NULL, *d = NULL;
     if (dec_check_tinystories(N_PROMPTS, ids, lens)) return;
