@@ -452,6 +452,71 @@ static void test_repeat_prefix(const model *m) {
     free(a), free(b);
 }
 
+/* Layer skipping (fwd_set_skip, the self-speculative drafts of decoders/skip.c). A full pass
+ * keeps its bits: the logits of a fixed chain hash to the value the code computed before masks
+ * existed, in a context that never set one and in one that masked a pass and cleared the mask.
+ * A masked pass differs from the full one and depends on which sublayer is skipped; an all-zero
+ * mask is a full pass; with every sublayer skipped a row sees nothing but its own token (the
+ * residual stream passes through unchanged: no context, no position); masked rows cannot be
+ * committed (nor a prompt prefilled under a mask), and a full pass over the same rows then
+ * commits a cache that gives the next pass a never-masked context's logits bit for bit. */
+static void test_skip_layers(const model *m) {
+    char err[ERR_LEN];
+    const int V = m->cfg.vocab_size, nl = m->cfg.n_layers;
+    int prompt[4] = {1, 20, 33, 7}, chain[3] = {100, 45, 61}, next = 45;
+    float *a = malloc(sizeof(float) * 3 * V), *b = malloc(sizeof(float) * 3 * V),
+          *c = malloc(sizeof(float) * 3 * V);
+    unsigned char none[64] = {0}, one[64] = {0}, attn[64] = {0}, all[64];
+    one[2] = FWD_SKIP_ATTN | FWD_SKIP_MLP, attn[2] = FWD_SKIP_ATTN;
+    memset(all, FWD_SKIP_ATTN | FWD_SKIP_MLP, sizeof all);
+    CHECK(nl <= 64);
+    fwd_ctx *f, *g;
+    CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0 &&
+          fwd_new(&g, m, NULL, 4, KERN_EXACT, err) == 0);
+    CHECK(fwd_prefill(f, prompt, 4, a, err) == 0 && fwd_prefill(g, prompt, 4, b, err) == 0);
+    CHECK(fwd_eval(f, 3, chain, NULL, NULL, NULL, 3, a, err) == 0);
+    /* computed before fwd_set_skip existed (stories260K, the exact kernels: every ISA's bits) */
+    uint64_t h = hash_fnv1a(a, sizeof(float) * 3 * V);
+    CHECK_MSG(h == 0x42ad58f7c29c48a6ull, "full pass logits hash %016llx", (unsigned long long)h);
+    fwd_set_skip(g, one);
+    CHECK(fwd_eval(g, 3, chain, NULL, NULL, NULL, 3, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * 3 * V) != 0);
+    fwd_set_skip(g, attn);
+    CHECK(fwd_eval(g, 3, chain, NULL, NULL, NULL, 3, c, err) == 0);
+    CHECK(memcmp(a, c, sizeof(float) * 3 * V) != 0 && memcmp(b, c, sizeof(float) * 3 * V) != 0);
+    /* masked rows are not committed, nor a prompt prefilled with a mask */
+    CHECK(fwd_commit(g, (const int[]){0}, 1, err) == -1 && strstr(err, "skipped layers"));
+    CHECK(fwd_prefill(g, prompt, 1, c, err) == -1 && strstr(err, "skipped"));
+    fwd_set_skip(g, none);
+    CHECK(fwd_eval(g, 3, chain, NULL, NULL, NULL, 3, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * 3 * V) == 0);
+    /* the draft's rows again, then the verification over the same tokens: commit, and the next
+     * pass sees the cache of a context that never masked anything */
+    fwd_set_skip(g, one);
+    CHECK(fwd_eval(g, 1, chain, NULL, NULL, NULL, 1, c, err) == 0);
+    CHECK(fwd_eval_more(g, 2, chain + 1, NULL, NULL, 2, c, err) == 0);
+    fwd_set_skip(g, NULL);
+    CHECK(fwd_eval(g, 3, chain, NULL, NULL, NULL, 3, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * 3 * V) == 0);
+    CHECK(fwd_commit(f, (const int[]){0, 1, 2}, 3, err) == 0);
+    CHECK(fwd_commit(g, (const int[]){0, 1, 2}, 3, err) == 0);
+    CHECK(fwd_eval(f, 1, &next, NULL, NULL, NULL, 1, a, err) == 0);
+    CHECK(fwd_eval(g, 1, &next, NULL, NULL, NULL, 1, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * V) == 0);
+    /* everything skipped: the logits of a token do not depend on the context or position */
+    fwd_set_skip(f, all), fwd_set_skip(g, all);
+    CHECK(fwd_truncate(g, 1, err) == 0);
+    CHECK(fwd_eval(f, 1, &next, NULL, NULL, NULL, 1, a, err) == 0);
+    CHECK(fwd_eval(g, 1, &next, NULL, NULL, NULL, 1, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * V) == 0);
+    for (int l = 0; l < nl; l++) all[l] = FWD_SKIP_MLP; /* attention still sees the context */
+    CHECK(fwd_eval(f, 1, &next, NULL, NULL, NULL, 1, a, err) == 0);
+    CHECK(fwd_eval(g, 1, &next, NULL, NULL, NULL, 1, b, err) == 0);
+    CHECK(memcmp(a, b, sizeof(float) * V) != 0);
+    fwd_free(f), fwd_free(g);
+    free(a), free(b), free(c);
+}
+
 /* Under the sanitizers each group of invariance runs (one model, kernel mode and KV type over
  * its thread counts) keeps one thread count, rotating from group to group (test_keep), so every
  * count still runs on several models of each kind; the trees are unchanged. */
