@@ -79,9 +79,8 @@ static int rst_create(dec *d, char *err) {
         return err_set(err, "%s: min_span=%d is more than max_span=%d", d->spec, s->min_span,
                        s->max_span);
     if (!d->str[P_DS][0])
-        return err_set(err,
-                       "rest needs a datastore: rest:ds=FILE (written by `decbench datastore "
-                       "build`)");
+        return err_set(err, "rest needs a datastore: rest:ds=FILE (written by `decbench datastore "
+                            "build`)");
     const model_config *c = &d->env.target->cfg;
     s->V = c->vocab_size;
     if (tstore_load(&s->ds, d->str[P_DS], s->V, d->env.vocab_fingerprint, err)) return -1;

@@ -129,8 +129,7 @@ int cmd_datastore(int argc, char **argv) {
                     "a text file (documents split at <|endoftext|>) or a dataset (`run "
                     "--dataset` names); repeatable",
                     "SOURCE"},
-        [D_FIELD] = {"--field", NULL, 1,
-                     "a dataset's reference answers (default) or its prompts",
+        [D_FIELD] = {"--field", NULL, 1, "a dataset's reference answers (default) or its prompts",
                      "reference|prompt"},
         [D_OFFSET] = {"--offset", NULL, 1,
                       "skip a dataset's first N records (those a run measures)", "N"},
@@ -169,8 +168,8 @@ int cmd_datastore(int argc, char **argv) {
     file_io io[ARGS_MAX_VALUES + 3];
     int n_io = 0;
     io[n_io++] = (file_io){"--model", model, FILE_IO_IN, NULL};
-    io[n_io++] = (file_io){"--tokenizer", args_str(o, D_COUNT, "--tokenizer", NULL), FILE_IO_IN,
-                           NULL};
+    io[n_io++] =
+        (file_io){"--tokenizer", args_str(o, D_COUNT, "--tokenizer", NULL), FILE_IO_IN, NULL};
     for (int i = 0; i < from->count; i++)
         if (is_file(from->values[i]))
             io[n_io++] = (file_io){"--from", from->values[i], FILE_IO_IN, NULL};
@@ -192,8 +191,8 @@ int cmd_datastore(int argc, char **argv) {
         rc = tstore_write(out, c.tok, (int)c.n, c.docs, s.target->cfg.vocab_size,
                           s.vocab_fingerprint, err);
     if (rc == 0)
-        printf("%s: %zu tokens of %d documents, vocabulary of %d (fingerprint %016llx)\n", out,
-               c.n, c.docs, s.target->cfg.vocab_size, (unsigned long long)s.vocab_fingerprint);
+        printf("%s: %zu tokens of %d documents, vocabulary of %d (fingerprint %016llx)\n", out, c.n,
+               c.docs, s.target->cfg.vocab_size, (unsigned long long)s.vocab_fingerprint);
     free(c.tok), free(c.ids);
     session_close(&s);
     return rc ? cmd_fail("datastore", err) : 0;

@@ -29,8 +29,8 @@
  *     step), one "recommended:" line per decoder and one overall, and two figures in --out:
  *     predicted versus measured speed-up, and speed-up versus rows per step (the frontier).
  * A decoder is recommended overall only if its measured speed-up exceeds greedy's by more than
- * TUNE_MARGIN and its projected one does too; otherwise the answer is greedy, said plainly. Speed-ups are end-to-end (prompt
- * passes included), as the papers and `sweep` rank them. */
+ * TUNE_MARGIN and its projected one does too; otherwise the answer is greedy, said plainly.
+ * Speed-ups are end-to-end (prompt passes included), as the papers and `sweep` rank them. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -343,7 +343,8 @@ static void test_own_outputs(const model *m) {
     CHECK_MSG(ended_inside > 0, "no story ended inside an accepted path");
 }
 
-/* ---- 5. synthetic grid ------------------------------------------------------------------------ */
+/* ---- 5. synthetic grid ------------------------------------------------------------------------
+ */
 
 static void test_synthetic(void) {
     char err[ERR_LEN], spec[4300];
@@ -407,7 +408,8 @@ static void test_no_malloc(const model *m) {
     snprintf(spec, sizeof spec, "rest:ds=%s", store_path);
     CHECK(dec_create(&d, spec, &env, err) == 0);
     long before = dec_check_mallocs;
-    for (int i = 0; i < 4; i++) CHECK(dec_generate(d, ids[i], lens[i], 300, out, &n, &st, err) == 0);
+    for (int i = 0; i < 4; i++)
+        CHECK(dec_generate(d, ids[i], lens[i], 300, out, &n, &st, err) == 0);
     CHECK_MSG(!dec_check_counting || dec_check_mallocs == before, "%ld allocations in generate",
               dec_check_mallocs - before);
     dec_free(d);

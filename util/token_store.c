@@ -128,8 +128,7 @@ int tstore_load_bytes(tstore **out, const unsigned char *buf, size_t size, int v
         return err_set(err, "%s: truncated: %zu bytes, fewer than the %d of an empty datastore",
                        path, size, TSTORE_HEADER + 8);
     if (memcmp(buf, TSTORE_MAGIC, 8) != 0)
-        return err_set(err, "%s: byte 0: not a decbench datastore (magic %s)", path,
-                       TSTORE_MAGIC);
+        return err_set(err, "%s: byte 0: not a decbench datastore (magic %s)", path, TSTORE_MAGIC);
     uint32_t version = get_u32(buf + 8), fvocab = get_u32(buf + 12);
     uint64_t ffp = get_u64(buf + 16);
     uint32_t n = get_u32(buf + 24), docs = get_u32(buf + 28);
@@ -145,8 +144,7 @@ int tstore_load_bytes(tstore **out, const unsigned char *buf, size_t size, int v
     if (n > TSTORE_MAX_TOKENS)
         return err_set(err, "%s: byte 24: %u tokens, more than a datastore holds (%d)", path, n,
                        TSTORE_MAX_TOKENS);
-    if (docs > n)
-        return err_set(err, "%s: byte 28: %u documents in %u tokens", path, docs, n);
+    if (docs > n) return err_set(err, "%s: byte 28: %u documents in %u tokens", path, docs, n);
     size_t want = TSTORE_HEADER + 8 * (size_t)n + 8;
     if (size < want)
         return err_set(err, "%s: truncated: %zu bytes, the %u tokens at byte 24 need %zu", path,
@@ -175,11 +173,11 @@ int tstore_load_bytes(tstore **out, const unsigned char *buf, size_t size, int v
         uint32_t v = get_u32(sp + 4 * (size_t)i);
         size_t at = (size_t)(sp - buf) + 4 * (size_t)i;
         if (v >= n)
-            rc = err_set(err, "%s: byte %zu: suffix array entry %u is %u, past the %u tokens",
-                         path, at, i, v, n);
+            rc = err_set(err, "%s: byte %zu: suffix array entry %u is %u, past the %u tokens", path,
+                         at, i, v, n);
         else if (seen[v])
-            rc = err_set(err, "%s: byte %zu: suffix array entry %u repeats suffix %u", path, at,
-                         i, v);
+            rc = err_set(err, "%s: byte %zu: suffix array entry %u repeats suffix %u", path, at, i,
+                         v);
         else if (i > 0 && s->tok[v] < s->tok[s->sa[i - 1]])
             rc = err_set(err, "%s: byte %zu: suffix array entry %u is out of order", path, at, i);
         else
@@ -187,8 +185,8 @@ int tstore_load_bytes(tstore **out, const unsigned char *buf, size_t size, int v
     }
     free(seen);
     if (rc == 0 && get_u64(buf + size - 8) != hash_fnv1a(buf, size - 8))
-        rc = err_set(err, "%s: byte %zu: checksum mismatch (the file is corrupted)", path,
-                     size - 8);
+        rc =
+            err_set(err, "%s: byte %zu: checksum mismatch (the file is corrupted)", path, size - 8);
     if (rc) {
         tstore_free(s);
         return -1;
