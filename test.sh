@@ -4,7 +4,7 @@
 #  2. builds Release and runs every CTest test (the full property grids),
 #  3. builds with AddressSanitizer + UndefinedBehaviorSanitizer (clang) and runs every test again,
 #  4. builds the libFuzzer targets (clang + ASan + UBSan) and runs each for $DECBENCH_FUZZ_SECONDS
-#     (default 30) from the seed corpora step 2's replay tests wrote (tests/fuzz_smoke.sh),
+#     (default 20) from the seed corpora step 2's replay tests wrote (tests/fuzz_smoke.sh),
 #  5. runs the CI regression gate (bench/ci_gate.sh) when it exists,
 # then prints each stage's wall time (also when a stage fails: the table names it).
 # Data: ../shared beside the checkout, or $DECBENCH_SHARED.
@@ -71,13 +71,13 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 stage "libFuzzer build (clang + ASan + UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDECBENCH_FUZZ=ON \
-    -DDECBENCH_NATIVE=OFF -DDECBENCH_FUZZ_SECONDS="${DECBENCH_FUZZ_SECONDS:-30}" \
+    -DDECBENCH_NATIVE=OFF -DDECBENCH_FUZZ_SECONDS="${DECBENCH_FUZZ_SECONDS:-20}" \
     -DDECBENCH_FUZZ_SEEDS="$PWD/build/tests" >/dev/null
 fuzz_targets=$(for f in tests/fuzz_*.c; do basename "$f" .c; done)
 # shellcheck disable=SC2086 # one --target per name
 quiet_build build-fuzz --target $fuzz_targets
 
-stage "libFuzzer runs, ${DECBENCH_FUZZ_SECONDS:-30} s each"
+stage "libFuzzer runs, ${DECBENCH_FUZZ_SECONDS:-20} s each"
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
 
 if [ -f bench/ci_gate.sh ]; then
