@@ -861,6 +861,14 @@ static void test_fuzz_crashes(void) {
         "\346\226\207\nma b\nm\001\n\n\n\n\n\n\n\n\n\nc\nmtokenizer.ggml.mask_t"
         "\n\n\n\n\n\n\n's  \"done!\r\n";
     fuzz_vocab_one(bos_in_pad, sizeof bos_in_pad - 1);
+    /* a merge list whose only string that is no token is "" (the line "ma "): the extras' text
+     * was never allocated, and its lookup computed NULL + 0 (UBSan; found by the fuzzer) */
+    static const uint8_t empty_extra[] =
+        "\003\067\000\141\142\012\142\143\012\040\377\365\104\146\016\002\374\141\142\143\012\304"
+        "\240\141\012\064\074\174\165\163\145\162\174\076\012\063\074\174\151\155\137\145\156\144"
+        "\174\076\013\027\221\144\174\076\012\344\270\255\346\226\207\012\155\141\040\012\377\270"
+        "\255\346\226\207\012\155\141\040";
+    fuzz_vocab_one(empty_extra, sizeof empty_extra - 1);
     /* The same directly: pad 259's name is taken twice over, so it becomes "[PAD259_2]". */
     mini m;
     mini_init(&m);

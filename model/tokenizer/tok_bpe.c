@@ -208,7 +208,7 @@ static int32_t extra_id(bpe *v, const char *s, size_t n) {
         free(v->xhash);
         v->xhash = hash, v->xhash_cap = 2 * cap, v->cap_x = cap;
     }
-    if (v->xtext_len + n > v->xtext_cap) {
+    if (!v->xtext || v->xtext_len + n > v->xtext_cap) { /* allocated even for "": no NULL + 0 */
         size_t cap = v->xtext_cap ? v->xtext_cap : 256;
         while (cap < v->xtext_len + n) cap *= 2;
         if (cap > UINT32_MAX) return -1;
@@ -505,7 +505,7 @@ static void try_pair(const bpe *v, const symbol *sym, int left, bigram *heap, in
     const merge *m = find_merge(v, sym[left].id, sym[right].id);
     if (m)
         bigram_heap_push(heap, nheap,
-                  (bigram){m->rank, left, right, sym[left].len + sym[right].len, m->result});
+                         (bigram){m->rank, left, right, sym[left].len + sym[right].len, m->result});
 }
 
 typedef struct {
