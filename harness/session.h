@@ -104,7 +104,8 @@ int session_encode_flags(const session *s, const char *text, int flags, int **id
 #define SESSION_ENCODE_ALWAYS ((size_t)1 << 20)
 int session_text_fits(const session *s, const char *text, long max_tokens, size_t *len);
 
-/* A dec_env for this session. */
+/* The dec_env of the opened models: target, draft, thread pool, kernels, sampling and the
+ * vocabulary's fingerprint. */
 dec_env session_env(const session *s);
 
 #endif
