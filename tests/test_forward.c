@@ -434,7 +434,7 @@ static void test_repeat_prefix(const model *m) {
     const int V = m->cfg.vocab_size;
     int tokens[5] = {1, 20, 33, 7, 100}, next = 45;
     float *a = malloc(sizeof(float) * V), *b = malloc(sizeof(float) * V);
-    fwd_ctx *f, *g;
+    fwd_ctx *f = NULL, *g = NULL;
     CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0 &&
           fwd_new(&g, m, NULL, 8, KERN_EXACT, err) == 0);
     CHECK(fwd_repeat_prefix(f, 10, err) == -1 && strstr(err, "no committed position"));
@@ -470,7 +470,7 @@ static void test_skip_layers(const model *m) {
     one[2] = FWD_SKIP_ATTN | FWD_SKIP_MLP, attn[2] = FWD_SKIP_ATTN;
     memset(all, FWD_SKIP_ATTN | FWD_SKIP_MLP, sizeof all);
     CHECK(nl <= 64);
-    fwd_ctx *f, *g;
+    fwd_ctx *f = NULL, *g = NULL;
     CHECK(fwd_new(&f, m, NULL, 4, KERN_EXACT, err) == 0 &&
           fwd_new(&g, m, NULL, 4, KERN_EXACT, err) == 0);
     CHECK(fwd_prefill(f, prompt, 4, a, err) == 0 && fwd_prefill(g, prompt, 4, b, err) == 0);

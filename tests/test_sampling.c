@@ -189,7 +189,7 @@ static const char *const all_specs[] = {
     "suffix:budget=8",
     "recycle:nodes=16",
     "sam:k=4,threshold=2",
-    "rest:ds=" REST_DS,
+    ("rest:ds=" REST_DS),
     "skip:gamma=4",
     "skip:layers=2,adapt=swift,window=8",
 };

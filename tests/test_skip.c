@@ -238,7 +238,7 @@ static void test_state(const model *m) {
                   "prompt %d: %ld/%ld steps", i, sa.target_steps, sb.target_steps);
     }
     /* a fresh decoder differs from a loaded one (the file carries something) */
-    dec *c, *e;
+    dec *c = NULL, *e = NULL;
     CHECK(dec_create(&c, spec, &env, err) == 0 && dec_create(&e, spec, &env, err) == 0);
     dec_stats s2 = run(c, 2), s3;
     CHECK(dec_state_load(c, path, err) == 0 && dec_state_load(e, path, err) == 0);

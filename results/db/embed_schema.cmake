@@ -30,5 +30,4 @@ static const char db_schema_sql_text[] = {
     ${bytes} 0x00};
 ")
 endfunction()
-decbench_embed_schema(${CMAKE_BINARY_DIR}/generated)
-target_include_directories(decbench_core PRIVATE ${CMAKE_BINARY_DIR}/generated)
+decbench_embed_schema(${CMAKE_BINARY_DIR}/generated) # each core library includes <build>/generated
