@@ -318,16 +318,19 @@ typedef struct {
     mm_job jobs[3];
     post_op post;
     float *resid;             /* POST_RESIDUAL: resid[t][r] += y[t][r] */
+    const int *pos;           /* POST_ROPE: the rows' positions */
+    unsigned char *xa_buf;    /* int8 modes: room for x quantized (T rows) */
     int pieces;               /* row ranges per job (set by mm_run) */
     const unsigned char *xa;  /* int8 mode: x quantized (set by mm_run), or NULL */
 } mm_task;
 
-static void rope_rows(const fwd_ctx *c, float *y, int ldy, int lo, int hi, int T) {
+static void rope_rows(const fwd_ctx *c, const int *pos, float *y, int ldy, int lo, int hi,
+                      int T) {
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size, half = cfg->rope_dim / 2;
     for (int t = 0; t < T; t++) {
-        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
+        const float *fc = c->rope_cos + (size_t)pos[t] * half;
+        const float *fs = c->rope_sin + (size_t)pos[t] * half;
         float *v = y + (size_t)t * ldy;
         /* r = i % hs, kept by steps: a division per pair was a fifth of the post-product steps'
          * time in perf (110M f32, 64 rows) */
@@ -374,18 +377,19 @@ static int needs_whole_heads(const model *m, const model_layer *L) {
     return m->cfg.rope != ROPE_NORM || L->bq || L->bk || L->bv || L->q_norm || L->k_norm;
 }
 
-/* After the Q/K/V products of T rows (Q in c->q, K and V in the cache slots k, v): biases, the
+/* After the Q/K/V products of T rows (Q in q, K and V in k, v) at positions pos: biases, the
  * per-head RMSNorms of Q and K, then RoPE, in llama.cpp's order. */
-static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *k, float *v, int T) {
+static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *q, float *k, float *v,
+                       const int *pos, int T) {
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size, kvd = cfg->kv_dim, half = cfg->rope_dim / 2;
     for (int t = 0; t < T; t++) {
-        float *qr = c->q + (size_t)t * c->q_dim, *kr = k + (size_t)t * kvd;
+        float *qr = q + (size_t)t * c->q_dim, *kr = k + (size_t)t * kvd;
         if (L->bq) add_bias(qr, L->bq, c->q_dim);
         if (L->bk) add_bias(kr, L->bk, kvd);
         if (L->bv) add_bias(v + (size_t)t * kvd, L->bv, kvd);
-        const float *fc = c->rope_cos + (size_t)c->pos[c->first + t] * half;
-        const float *fs = c->rope_sin + (size_t)c->pos[c->first + t] * half;
+        const float *fc = c->rope_cos + (size_t)pos[t] * half;
+        const float *fs = c->rope_sin + (size_t)pos[t] * half;
         for (int h = 0; h < cfg->n_heads; h++) {
             if (L->q_norm) rmsnorm(qr + h * hs, qr + h * hs, L->q_norm, hs, cfg->norm_eps);
             rope_head(qr + h * hs, fc, fs, half, cfg->rope);
@@ -462,7 +466,8 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
             kern_matmul_int8(job->w, lo, hi, task->xa, task->c->lda, T, job->y + lo, job->ldy);
         else if (task->c->mode != KERN_BLAS || job->w->type != WTYPE_F32)
             kern_matmul(job->w, lo, hi, task->x, task->ldx, T, job->y + lo, job->ldy);
-        if (task->post == POST_ROPE && j < 2) rope_rows(task->c, job->y, job->ldy, lo, hi, T);
+        if (task->post == POST_ROPE && j < 2)
+            rope_rows(task->c, task->pos, job->y, job->ldy, lo, hi, T);
         if (task->post == POST_RESIDUAL)
             for (int t = 0; t < T; t++)
                 add_into(task->resid + (size_t)t * job->ldy + lo, job->y + (size_t)t * job->ldy + lo,
@@ -487,7 +492,7 @@ static void quant_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)thread;
     const quant_task *q = arg;
     const int T = q->task->T;
-    kern_act8b_quantize_part(q->task->x, q->task->ldx, T, q->K, q->task->c->xa,
+    kern_act8b_quantize_part(q->task->x, q->task->ldx, T, q->K, q->task->xa_buf,
                              (int)((long long)T * chunk / n_chunks),
                              (int)((long long)T * (chunk + 1) / n_chunks));
 }
@@ -520,10 +525,10 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
             quant_task q = {task, K};
             tpool_run(c->pool, quant_worker, &q, task->T < 4 * nt ? task->T : 4 * nt);
         } else if (any && c->mode == KERN_EXACT_INT8B)
-            kern_act8b_quantize(task->x, task->ldx, task->T, K, c->xa);
+            kern_act8b_quantize(task->x, task->ldx, task->T, K, task->xa_buf);
         else if (any)
-            kern_act_quantize(task->x, task->ldx, task->T, K, c->xa, c->lda);
-        task->xa = any ? c->xa : NULL;
+            kern_act_quantize(task->x, task->ldx, task->T, K, task->xa_buf, c->lda);
+        task->xa = any ? task->xa_buf : NULL;
     }
     /* a few pieces per thread, so a late or slow thread's share is picked up by the others */
     int pieces = nt == 1 ? 1 : 4 * nt;
@@ -550,6 +555,8 @@ typedef struct {
     fwd_ctx *c;
     int layer, T;
     int rows_per_job, blocks; /* a job: one kv head, rows_per_job rows; blocks per head */
+    const float *q;           /* the rows' queries, [T][q_dim] */
+    float *out;               /* their results, [T][q_dim] */
 } att_task;
 
 /* One job: the query heads of kv head g for a block of rows. Every row sees the committed
@@ -576,7 +583,7 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
         int nq = n - q0 < c->att_q ? n - q0 : c->att_q;
         for (int t = 0; t < nq; t++) { /* query t: row r (scratch row first + r), head h */
             int r = r0 + (q0 + t) / group, h = g * group + (q0 + t) % group, sr = c->first + r;
-            memcpy(qin + t * hs, c->q + (size_t)r * c->q_dim + h * hs, sizeof(float) * hs);
+            memcpy(qin + t * hs, task->q + (size_t)r * c->q_dim + h * hs, sizeof(float) * hs);
             int *tl = tails + (size_t)t * c->max_batch;
             const int *anc = c->anc + (size_t)sr * c->max_batch;
             for (int j = 0; j <= c->depth[sr]; j++) tl[j] = c->n_past + anc[j];
@@ -586,16 +593,16 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
                        qout, hs);
         for (int t = 0; t < nq; t++) {
             int r = r0 + (q0 + t) / group, h = g * group + (q0 + t) % group;
-            memcpy(c->xb2 + (size_t)r * c->q_dim + h * hs, qout + t * hs, sizeof(float) * hs);
+            memcpy(task->out + (size_t)r * c->q_dim + h * hs, qout + t * hs, sizeof(float) * hs);
         }
     }
 }
 
-/* The batch's K and V rows (c->kb, c->vb) into their scratch slots after the committed prefix
- * (rows first.. of the scratch), stored as the cache's type: copied for f32, each value rounded
- * by the type's from_float otherwise (f16: to nearest, ties to even), a function of the value
- * alone, so a row's stored bits do not depend on the pass it was computed in. */
-static void kv_store(fwd_ctx *c, int layer, int T) {
+/* The batch's K and V rows (kb, vb: [T][kv_dim]) into their scratch slots after the committed
+ * prefix (rows first.. of the scratch), stored as the cache's type: copied for f32, each value
+ * rounded by the type's from_float otherwise (f16: to nearest, ties to even), a function of the
+ * value alone, so a row's stored bits do not depend on the pass it was computed in. */
+static void kv_store(fwd_ctx *c, int layer, int T, const float *kb, const float *vb) {
     const model_config *cfg = &c->m->cfg;
     int hs = cfg->head_size;
     void (*store)(const float *, void *, int) = wtype_get(c->kvt)->from_float;
@@ -605,11 +612,11 @@ static void kv_store(fwd_ctx *c, int layer, int T) {
             size_t from = (size_t)r * cfg->kv_dim + (size_t)g * hs;
             size_t slot = (size_t)(c->n_past + c->first + r);
             if (c->kvt == WTYPE_F32) {
-                memcpy(k + slot * c->kv_row, c->kb + from, c->kv_row);
-                memcpy(v + slot * c->kv_row, c->vb + from, c->kv_row);
+                memcpy(k + slot * c->kv_row, kb + from, c->kv_row);
+                memcpy(v + slot * c->kv_row, vb + from, c->kv_row);
             } else {
-                store(c->kb + from, k + slot * c->kv_row, hs);
-                store(c->vb + from, v + slot * c->kv_row, hs);
+                store(kb + from, k + slot * c->kv_row, hs);
+                store(vb + from, v + slot * c->kv_row, hs);
             }
         }
     }
@@ -710,6 +717,117 @@ static int check_batch(fwd_ctx *c, int first, int n, const int *tokens, const in
     return 0;
 }
 
+/* The activation rows of a pass: one context's own buffers (fwd_eval), or a group's holding the
+ * rows of several contexts stacked (fwd_group_eval). */
+typedef struct {
+    float *x, *xb, *xb2, *q, *hb, *hb2, *kb, *vb;
+    unsigned char *xa;
+} row_bufs;
+
+/* One context's rows in a pass: rows row0..row0+n-1 of the stacked buffers are its scratch rows
+ * c->first.. */
+typedef struct {
+    fwd_ctx *c;
+    int row0, n;
+} pass_seg;
+
+/* Attention of several contexts as one pool run: chunk k belongs to the first task whose chunks
+ * (n_kv_heads * blocks each) reach past it. */
+typedef struct {
+    att_task *at;
+    int n;
+} att_group;
+
+static void att_group_worker(void *arg, int chunk, int n_chunks, int thread) {
+    const att_group *g = arg;
+    int s = 0;
+    while (chunk >= g->at[s].c->m->cfg.n_kv_heads * g->at[s].blocks)
+        chunk -= g->at[s].c->m->cfg.n_kv_heads * g->at[s].blocks, s++;
+    att_worker(&g->at[s], chunk, n_chunks, thread);
+}
+
+/* Every layer over the N rows of b (the embeddings in b->x, positions pos[0..N)): the products
+ * once over all rows, each segment's attention against its own context's cache and tree. lead
+ * (one of the segments' contexts, all of one model, kernel mode and pool) runs the products; its
+ * RoPE tables must cover every position. at: room for nseg attention tasks. */
+static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
+                       const pass_seg *segs, int nseg, att_task *at) {
+    const model *m = lead->m;
+    const model_config *cfg = &m->cfg;
+    int dim = cfg->dim, kvd = cfg->kv_dim, hid = cfg->hidden_dim, qd = lead->q_dim;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        /* a skipped sublayer adds nothing to the residual stream x (fwd_set_skip) */
+        const unsigned skip = lead->skip ? lead->skip[l] : 0;
+        if (!(skip & FWD_SKIP_ATTN)) {
+            for (int r = 0; r < N; r++)
+                rmsnorm(b->xb + (size_t)r * dim, b->x + (size_t)r * dim, L->rms_att, dim,
+                        cfg->norm_eps);
+            int whole = needs_whole_heads(m, L);
+            mm_task qkv = {.c = lead, .x = b->xb, .ldx = dim, .T = N, .n_jobs = 3,
+                           .jobs = {{&L->wq, b->q, qd}, {&L->wk, b->kb, kvd},
+                                    {&L->wv, b->vb, kvd}},
+                           .post = whole ? POST_NONE : POST_ROPE, .pos = pos, .xa_buf = b->xa};
+            const int products_shared = mm_run(lead, &qkv);
+            if (whole) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
+            /* jobs of whole kv heads and blocks of rows: enough to share between threads */
+            int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(lead->pool), chunks = 0;
+            size_t att_macs = 0;
+            for (int s = 0; s < nseg; s++) {
+                fwd_ctx *c = segs[s].c;
+                int n = segs[s].n;
+                const size_t off = (size_t)segs[s].row0;
+                kv_store(c, l, n, b->kb + off * kvd, b->vb + off * kvd);
+                int per = (n + 1) / 2 > 64 / group ? 64 / group : (n + 1) / 2;
+                while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
+                per = per < 1 ? 1 : per;
+                at[s] = (att_task){.c = c, .layer = l, .T = n, .rows_per_job = per,
+                                   .blocks = (n + per - 1) / per, .q = b->q + off * qd,
+                                   .out = b->xb2 + off * qd};
+                chunks += cfg->n_kv_heads * at[s].blocks;
+                att_macs += (size_t)n * cfg->n_heads * (c->n_past + c->first + n) * cfg->head_size;
+            }
+            int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
+            att_group ag = {at, nseg};
+            tpool_run(att_shared ? lead->pool : NULL, att_group_worker, &ag, chunks);
+            mm_task wo = {.c = lead, .x = b->xb2, .ldx = qd, .T = N, .n_jobs = 1,
+                          .jobs = {{&L->wo, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,
+                          .xa_buf = b->xa};
+            mm_run(lead, &wo);
+        }
+        if (!(skip & FWD_SKIP_MLP)) {
+            for (int r = 0; r < N; r++)
+                rmsnorm(b->xb + (size_t)r * dim, b->x + (size_t)r * dim, L->rms_ffn, dim,
+                        cfg->norm_eps);
+            mm_task w13 = {.c = lead, .x = b->xb, .ldx = dim, .T = N, .n_jobs = 2,
+                           .jobs = {{&L->w1, b->hb, hid}, {&L->w3, b->hb2, hid}},
+                           .post = POST_SILU_MUL, .xa_buf = b->xa};
+            mm_run(lead, &w13);
+            mm_task w2 = {.c = lead, .x = b->hb, .ldx = hid, .T = N, .n_jobs = 1,
+                          .jobs = {{&L->w2, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,
+                          .xa_buf = b->xa};
+            mm_run(lead, &w2);
+        }
+    }
+}
+
+/* The classifier over n_logits rows of b->xb (already normalized) into logits, rows of the
+ * model's logits width. A draft padded to its target's vocabulary (model_pad_logits) writes
+ * rows of the target's width: the classifier's first min(width, vocab) rows, then the lowest
+ * finite float (never an argmax, probability 0 after a softmax, and finite for the checks that
+ * refuse non-finite logits). */
+static void classify(fwd_ctx *lead, const row_bufs *b, int n_logits, float *logits) {
+    const model *m = lead->m;
+    int width = model_logits_width(m), dim = m->cfg.dim;
+    wmat cls_w = m->wcls;
+    if (cls_w.rows > width) cls_w.rows = width;
+    mm_task cls = {.c = lead, .x = b->xb, .ldx = dim, .T = n_logits, .n_jobs = 1,
+                   .jobs = {{&cls_w, logits, width}}, .post = POST_NONE, .xa_buf = b->xa};
+    mm_run(lead, &cls);
+    for (int i = 0; i < n_logits; i++)
+        for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
+}
+
 /* Evaluates rows first..first+n-1 of the scratch (fwd_eval: first = 0). */
 static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
                      const int *pos, const int *out_rows, int n_out, float *logits, char *err) {
@@ -718,54 +836,12 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
     c->first = first;
     const model *m = c->m;
     const model_config *cfg = &m->cfg;
-    int dim = cfg->dim, kvd = cfg->kv_dim, hid = cfg->hidden_dim;
+    int dim = cfg->dim;
     for (int r = 0; r < n; r++) kern_row_to_f32(&m->tok_embd, tokens[r], c->x + (size_t)r * dim);
-
-    for (int l = 0; l < cfg->n_layers; l++) {
-        const model_layer *L = &m->layers[l];
-        /* a skipped sublayer adds nothing to the residual stream x (fwd_set_skip) */
-        const unsigned skip = c->skip ? c->skip[l] : 0;
-        if (!(skip & FWD_SKIP_ATTN)) {
-            for (int r = 0; r < n; r++)
-                rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_att, dim,
-                        cfg->norm_eps);
-            int whole = needs_whole_heads(m, L);
-            mm_task qkv = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 3,
-                           .jobs = {{&L->wq, c->q, c->q_dim}, {&L->wk, c->kb, kvd},
-                                    {&L->wv, c->vb, kvd}},
-                           .post = whole ? POST_NONE : POST_ROPE};
-            const int products_shared = mm_run(c, &qkv);
-            if (whole) qkv_finish(c, L, c->kb, c->vb, n);
-            kv_store(c, l, n);
-            /* jobs of whole kv heads and blocks of rows: enough to share between threads */
-            int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(c->pool);
-            int per = (n + 1) / 2 > 64 / group ? 64 / group : (n + 1) / 2;
-            while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
-            per = per < 1 ? 1 : per;
-            att_task at = {.c = c, .layer = l, .T = n, .rows_per_job = per,
-                           .blocks = (n + per - 1) / per};
-            size_t att_macs =
-                (size_t)n * cfg->n_heads * (c->n_past + first + n) * cfg->head_size;
-            int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
-            tpool_run(att_shared ? c->pool : NULL, att_worker, &at,
-                      cfg->n_kv_heads * at.blocks);
-            mm_task wo = {.c = c, .x = c->xb2, .ldx = c->q_dim, .T = n, .n_jobs = 1,
-                          .jobs = {{&L->wo, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
-            mm_run(c, &wo);
-        }
-        if (!(skip & FWD_SKIP_MLP)) {
-            for (int r = 0; r < n; r++)
-                rmsnorm(c->xb + (size_t)r * dim, c->x + (size_t)r * dim, L->rms_ffn, dim,
-                        cfg->norm_eps);
-            mm_task w13 = {.c = c, .x = c->xb, .ldx = dim, .T = n, .n_jobs = 2,
-                           .jobs = {{&L->w1, c->hb, hid}, {&L->w3, c->hb2, hid}},
-                           .post = POST_SILU_MUL};
-            mm_run(c, &w13);
-            mm_task w2 = {.c = c, .x = c->hb, .ldx = hid, .T = n, .n_jobs = 1,
-                          .jobs = {{&L->w2, c->xb, dim}}, .post = POST_RESIDUAL, .resid = c->x};
-            mm_run(c, &w2);
-        }
-    }
+    const row_bufs b = {c->x, c->xb, c->xb2, c->q, c->hb, c->hb2, c->kb, c->vb, c->xa};
+    const pass_seg seg = {c, 0, n};
+    att_task at;
+    run_layers(c, &b, c->pos + first, n, &seg, 1, &at);
 
     int n_logits = out_rows ? n_out : n_out == 0 ? 0 : n;
     for (int i = 0; i < n_logits; i++) {
@@ -773,18 +849,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
         rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)r * dim, m->rms_final, dim, cfg->norm_eps);
     }
     if (n_logits > 0) {
-        /* A draft padded to its target's vocabulary (model_pad_logits) writes rows of the
-         * target's width: the classifier's first min(width, vocab) rows, then the lowest
-         * finite float (never an argmax, probability 0 after a softmax, and finite for the
-         * checks that refuse non-finite logits). */
-        int width = model_logits_width(m);
-        wmat cls_w = m->wcls;
-        if (cls_w.rows > width) cls_w.rows = width;
-        mm_task cls = {.c = c, .x = c->xb, .ldx = dim, .T = n_logits, .n_jobs = 1,
-                       .jobs = {{&cls_w, logits, width}}, .post = POST_NONE};
-        mm_run(c, &cls);
-        for (int i = 0; i < n_logits; i++)
-            for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
+        classify(c, &b, n_logits, logits);
         if (!c->allow_nonfinite && check_logits(c, tokens, out_rows, n_logits, logits, err))
             return -1;
     }
@@ -803,6 +868,183 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
 int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
                   int n_out, float *logits, char *err) {
     return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
+}
+
+/* ---- several contexts in one pass (forward.h, fwd_group) ------------------------------- */
+
+struct fwd_group {
+    const model *m;
+    tpool *pool;
+    kern_mode mode;
+    int max_rows, max_seqs, width; /* width: the logits rows' floats when it was made */
+    row_bufs b;                     /* the stacked rows, [max_rows][width of each] */
+    float *logits;                  /* the stacked logits rows, [max_rows][width] */
+    int *pos;                       /* the stacked rows' positions */
+    pass_seg *segs;
+    att_task *at;
+};
+
+void fwd_group_free(fwd_group *g) {
+    if (!g) return;
+    free(g->b.x), free(g->b.xb), free(g->b.xb2), free(g->b.q), free(g->b.hb), free(g->b.hb2);
+    free(g->b.kb), free(g->b.vb), free(g->b.xa), free(g->logits), free(g->pos), free(g->segs);
+    free(g->at), free(g);
+}
+
+int fwd_group_new(fwd_group **out, const model *m, tpool *pool, int max_rows, int max_seqs,
+                  kern_mode mode, char *err) {
+    *out = NULL;
+    const model_config *cfg = &m->cfg;
+    if (max_rows < 1 || max_rows > 65536)
+        return err_set(err, "forward group: %d rows a pass is out of range 1..65536", max_rows);
+    if (max_seqs < 1 || max_seqs > max_rows)
+        return err_set(err, "forward group: %d contexts a pass is out of range 1..%d (the rows)",
+                       max_seqs, max_rows);
+    fwd_group *g = calloc(1, sizeof *g);
+    if (!g) return err_set(err, "forward group: out of memory");
+    g->m = m, g->pool = pool, g->mode = kern_mode_resolve(mode, m, NULL);
+    g->max_rows = max_rows, g->max_seqs = max_seqs, g->width = model_logits_width(m);
+    size_t R = (size_t)max_rows;
+    int q_dim = cfg->n_heads * cfg->head_size;
+    g->b.x = calloc(R * cfg->dim, sizeof(float));
+    g->b.xb = input_rows(R * cfg->dim);
+    g->b.xb2 = input_rows(R * q_dim);
+    g->b.q = calloc(R * q_dim, sizeof(float));
+    g->b.hb = input_rows(R * cfg->hidden_dim);
+    g->b.hb2 = input_rows(R * cfg->hidden_dim);
+    g->b.kb = calloc(R * cfg->kv_dim, sizeof(float));
+    g->b.vb = calloc(R * cfg->kv_dim, sizeof(float));
+    g->logits = calloc(R * g->width, sizeof(float));
+    g->pos = calloc(R, sizeof(int));
+    g->segs = calloc((size_t)max_seqs, sizeof *g->segs);
+    g->at = calloc((size_t)max_seqs, sizeof *g->at);
+    int int8 = g->mode == KERN_EXACT_INT8 || g->mode == KERN_EXACT_INT8B;
+    if (int8) { /* as fwd_new: rows as wide as the widest product input */
+        pack_rows(m, pool, g->mode == KERN_EXACT_INT8B);
+        int width = cfg->dim > cfg->hidden_dim ? cfg->dim : cfg->hidden_dim;
+        width = q_dim > width ? q_dim : width;
+        size_t bytes = g->mode == KERN_EXACT_INT8 ? R * kern_act_bytes(width)
+                                                  : kern_act8b_bytes(max_rows, width);
+        g->b.xa = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    }
+    if (!g->b.x || !g->b.xb || !g->b.xb2 || !g->b.q || !g->b.hb || !g->b.hb2 || !g->b.kb ||
+        !g->b.vb || !g->logits || !g->pos || !g->segs || !g->at || (int8 && !g->b.xa)) {
+        fwd_group_free(g);
+        return err_set(err, "forward group: out of memory (%d rows a pass)", max_rows);
+    }
+    *out = g;
+    return 0;
+}
+
+/* The group's terms (forward.h), checked before anything is touched. */
+static int group_check(const fwd_group *g, const fwd_part *parts, int n_parts, char *err) {
+    if (n_parts < 1 || n_parts > g->max_seqs)
+        return err_set(err, "forward group: %d contexts in a pass, expected 1..%d", n_parts,
+                       g->max_seqs);
+    if (model_logits_width(g->m) != g->width)
+        return err_set(err, "forward group: the model's logits rows are %d floats, %d when the "
+                            "group was made (make it after model_pad_logits)",
+                       model_logits_width(g->m), g->width);
+    long total = 0;
+    for (int i = 0; i < n_parts; i++) {
+        const fwd_ctx *c = parts[i].ctx;
+        if (!c) return err_set(err, "forward group: part %d has no context", i);
+        if (c->m != g->m)
+            return err_set(err, "forward group: part %d is a context of %s, the group's model is "
+                                "%s (one model a pass)",
+                           i, c->m->path, g->m->path);
+        if (c->mode != g->mode)
+            return err_set(err, "forward group: part %d runs the %s kernels, the group %s", i,
+                           kern_mode_name(c->mode), kern_mode_name(g->mode));
+        if (c->pool != g->pool)
+            return err_set(err, "forward group: part %d's context has another thread pool than "
+                                "the group's",
+                           i);
+        if (c->skip)
+            return err_set(err, "forward group: part %d's context skips layers (fwd_set_skip), "
+                                "which a shared pass cannot",
+                           i);
+        for (int j = 0; j < i; j++)
+            if (parts[j].ctx == c)
+                return err_set(err, "forward group: parts %d and %d are the same context", j, i);
+        if (parts[i].n < 1 || parts[i].n > c->max_batch)
+            return err_set(err, "forward group: part %d: batch of %d rows, expected 1..%d", i,
+                           parts[i].n, c->max_batch);
+        total += parts[i].n;
+    }
+    if (total > g->max_rows)
+        return err_set(err, "forward group: %ld rows in a pass exceed the group's %d", total,
+                       g->max_rows);
+    return 0;
+}
+
+/* Empties the scratch of every context of a failed pass (as a failed fwd_eval does). */
+static int group_fail(const fwd_part *parts, int n_parts) {
+    for (int i = 0; i < n_parts; i++) parts[i].ctx->last_n = 0;
+    return -1;
+}
+
+int fwd_group_eval(fwd_group *g, const fwd_part *parts, int n_parts, char *err) {
+    if (group_check(g, parts, n_parts, err)) return -1;
+    for (int i = 0; i < n_parts; i++) parts[i].ctx->last_n = 0;
+    const model *m = g->m;
+    const model_config *cfg = &m->cfg;
+    const int dim = cfg->dim, width = g->width;
+    /* rows, positions and embeddings stacked part by part; the RoPE tables of the context made
+     * for the longest context (they hold the same values where they overlap) */
+    fwd_ctx *lead = parts[0].ctx;
+    int N = 0, n_logits = 0;
+    for (int i = 0; i < n_parts; i++) {
+        const fwd_part *p = &parts[i];
+        fwd_ctx *c = p->ctx;
+        char why[ERR_LEN];
+        if (check_batch(c, 0, p->n, p->tokens, p->parent, p->pos, p->out_rows, p->n_out, why)) {
+            err_set(err, "forward group: part %d: %s", i, why);
+            return group_fail(parts, n_parts);
+        }
+        c->first = 0;
+        if (c->cap - c->max_batch > lead->cap - lead->max_batch) lead = c;
+        g->segs[i] = (pass_seg){c, N, p->n};
+        for (int r = 0; r < p->n; r++) {
+            g->pos[N + r] = c->pos[r];
+            kern_row_to_f32(&m->tok_embd, p->tokens[r], g->b.x + (size_t)(N + r) * dim);
+        }
+        N += p->n;
+        n_logits += p->out_rows ? p->n_out : p->n_out == 0 ? 0 : p->n;
+    }
+    run_layers(lead, &g->b, g->pos, N, g->segs, n_parts, g->at);
+    /* the logits rows of every part stacked, through one classifier product */
+    for (int i = 0, o = 0; i < n_parts; i++) {
+        const fwd_part *p = &parts[i];
+        int k = p->out_rows ? p->n_out : p->n_out == 0 ? 0 : p->n;
+        for (int j = 0; j < k; j++, o++) {
+            int r = g->segs[i].row0 + (p->out_rows ? p->out_rows[j] : j);
+            rmsnorm(g->b.xb + (size_t)o * dim, g->b.x + (size_t)r * dim, m->rms_final, dim,
+                    cfg->norm_eps);
+        }
+    }
+    if (n_logits > 0) classify(lead, &g->b, n_logits, g->logits);
+    for (int i = 0, o = 0; i < n_parts; i++) {
+        const fwd_part *p = &parts[i];
+        int k = p->out_rows ? p->n_out : p->n_out == 0 ? 0 : p->n;
+        if (k == 0) continue;
+        memcpy(p->logits, g->logits + (size_t)o * width, sizeof(float) * (size_t)k * width);
+        o += k;
+        char why[ERR_LEN];
+        if (!p->ctx->allow_nonfinite &&
+            check_logits(p->ctx, p->tokens, p->out_rows, k, p->logits, why)) {
+            err_set(err, "forward group: part %d: %s", i, why);
+            return group_fail(parts, n_parts);
+        }
+    }
+    for (int i = 0; i < n_parts; i++) {
+        fwd_ctx *c = parts[i].ctx;
+        c->last_n = parts[i].n;
+        c->skipped = 0;
+        c->passes++;
+        c->rows += parts[i].n;
+    }
+    return 0;
 }
 
 int fwd_commit(fwd_ctx *c, const int *path, int n, char *err) {

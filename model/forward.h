@@ -112,6 +112,46 @@ void fwd_set_skip(fwd_ctx *c, const unsigned char *skip);
 int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
                   int n_out, float *logits, char *err);
 
+/* Several contexts in one pass (serving B sequences at once): a group evaluates, in one pass,
+ * rows of up to max_seqs contexts of one model, each context's rows exactly what fwd_eval takes
+ * for it (its tokens, tree parents, positions, logits rows). The matrix products run once over
+ * all the rows stacked (one read of every weight for the whole pass); RoPE, the KV cache writes
+ * and attention run per context, against its own committed prefix and its own tree (a
+ * block-diagonal mask: no row sees another context's rows). Each context's logits and scratch
+ * K/V are then bit-identical to a fwd_eval of its rows alone, whatever else shares the pass, the
+ * order of the contexts and the thread count (batch invariance, as above; not in the blas mode),
+ * and it is left as that fwd_eval leaves it: fwd_commit, fwd_eval_more and the rest work on it
+ * unchanged, and its pass and row counts grow by one pass and its rows.
+ * The contexts must all be of the group's model (the same model object), its kernel mode (as
+ * resolved: fwd_new resolves KERN_AUTO per model) and its thread pool (the pool the pass runs
+ * on); none may have skipped layers (fwd_set_skip); a context appears at most once; together
+ * they give at most max_rows rows, and each at most its own max_batch. A group holds only the
+ * stacked activations, not a cache: make it once per model and reuse it (the contexts may change
+ * from pass to pass). pool may be NULL (single thread) as for fwd_new. */
+typedef struct fwd_group fwd_group;
+int fwd_group_new(fwd_group **out, const model *m, tpool *pool, int max_rows, int max_seqs,
+                  kern_mode mode, char *err);
+void fwd_group_free(fwd_group *g);
+
+/* One context's part of a group pass: fwd_eval's arguments for it (n rows; parent, pos and
+ * out_rows may be NULL as there; logits: n_out rows of model_logits_width floats). */
+typedef struct {
+    fwd_ctx *ctx;
+    int n;
+    const int *tokens, *parent, *pos, *out_rows;
+    int n_out;
+    float *logits;
+} fwd_part;
+
+/* Evaluates parts[0..n_parts) in one pass. Errors: a call that breaks the group's terms above
+ * (another model, kernel mode or pool, skipped layers, a context twice, too many rows or parts)
+ * is refused before anything is touched: no context changes. A part whose rows fwd_eval would
+ * refuse (token, parent, position, logits rows), and non-finite logits in any part (unless that
+ * context allows them), fail the whole pass, naming the part: then every context of the call is
+ * left as after a failed fwd_eval (its scratch emptied, fwd_scratch_rows() 0, no pass counted;
+ * the committed prefix and its K/V never change), and logits buffers may have been written. */
+int fwd_group_eval(fwd_group *g, const fwd_part *parts, int n_parts, char *err);
+
 /* Rows in scratch: evaluated since the last commit/truncate (0 right after either). */
 int fwd_scratch_rows(const fwd_ctx *c);
 
