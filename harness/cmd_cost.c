@@ -47,6 +47,7 @@ enum {
     C_BWROUNDS,
     C_LABEL,
     C_LOGITS,
+    C_BATCH,
     C_HELP,
     C_COUNT
 };
@@ -67,6 +68,15 @@ static double share_of(double gflops, double peak) {
 
 static int on_point(void *user, const measure_point *p, char *err) {
     cost_out *o = user;
+    if (p->batch > 1) { /* neither --csv nor --db: their formats hold one sequence a pass */
+        printf("%5d %6d %12.4f %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n",
+               p->batch, p->rows, p->seconds * 1e3, p->seconds * 1e3 / p->batch,
+               p->seconds * 1e3 / ((double)p->rows * p->batch), p->gflops, p->weight_gbps,
+               p->repeats, p->context, p->logit_rows, p->median * 1e3,
+               share_of(p->gflops, o->peak.int8_gops), share_of(p->gflops, o->peak.f32_gflops));
+        fflush(stdout);
+        return 0;
+    }
     printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n", p->rows,
            p->seconds * 1e3, p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats,
            p->context, p->logit_rows, p->median * 1e3, share_of(p->gflops, o->peak.int8_gops),
@@ -113,6 +123,11 @@ int cmd_cost(int argc, char **argv) {
                       "first: the classifier's share), last (the last row's only, as a prompt "
                       "pass and llama-bench's pp) or all (every row's, as verification needs)",
                       "both|last|all"},
+        [C_BATCH] = {"--batch", NULL, 1,
+                     "sequences a pass (default 1): each of B sequences, every one at the context "
+                     "with a KV cache of its own, feeds the rows of --rows in one pass that reads "
+                     "the weights once (1.." MEASURE_MAX_BATCH_S "; above 1, not with --csv, --db)",
+                     "B"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN], note[512];
@@ -130,13 +145,14 @@ int cmd_cost(int argc, char **argv) {
         return 0;
     }
     measure_grid g = {.n_rows = 0};
-    long threads, bw_rounds;
+    long threads, bw_rounds, batch;
     if (measure_parse_list(args_str(o, C_COUNT, "--rows", MEASURE_DEFAULT_ROWS), "--rows", 1, 4096,
                            g.rows, MEASURE_MAX_ROWS, &g.n_rows, err) ||
         measure_parse_list(args_str(o, C_COUNT, "--context", MEASURE_DEFAULT_CONTEXTS), "--context",
                            0, 1 << 20, g.contexts, MEASURE_MAX_CONTEXTS, &g.n_contexts, err) ||
         args_int(o, C_COUNT, "--threads", 0, 0, 1024, &threads, err) ||
         args_int(o, C_COUNT, "--bandwidth-rounds", 0, 0, 1000, &bw_rounds, err) ||
+        args_int(o, C_COUNT, "--batch", 1, 1, MEASURE_MAX_BATCH, &batch, err) ||
         args_seconds(o, C_COUNT, "--seconds", 0.3, 0.001, 600, &g.min_seconds, err))
         return cmd_usage("cost", err);
     /* Before 0.2 the value was milliseconds: a bare 300 now means 5 minutes per point. */
@@ -155,6 +171,9 @@ int cmd_cost(int argc, char **argv) {
     g.logits = (measure_logits)mode;
     const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
     if (!model_arg) return cmd_usage("cost", "--model FILE is required");
+    if (batch > 1 && (args_str(o, C_COUNT, "--csv", NULL) || args_str(o, C_COUNT, "--db", NULL)))
+        return cmd_usage("cost", "--batch above 1 is printed only: --csv and --db hold curves of "
+                                 "one sequence a pass");
     char model_path[4096];
     session_find_model(model_arg, model_path, sizeof model_path);
     /* no tokenizer needed: open the model and pool directly */
@@ -230,8 +249,17 @@ int cmd_cost(int argc, char **argv) {
            "cores at %.2f GHz measured); int8%% and f32%%: each point's GFLOP/s of them\n",
            out.peak.int8_gops, out.peak.f32_gflops, out.peak.what, out.peak.int8_per_cycle,
            out.peak.f32_per_cycle, out.peak.cores, out.peak.ghz);
-    printf("%6s %12s %12s %10s %10s %8s %8s %7s %12s %7s %7s\n", "rows", "ms/pass", "ms/row",
-           "GFLOP/s", "GB/s", "passes", "context", "logits", "median ms", "int8%", "f32%");
+    if (batch > 1) {
+        printf("# batch %ld: each pass evaluates %ld sequences of `rows` rows, each after `context` "
+               "positions of its own KV cache, computing `logits` rows' logits each; ms/seq is "
+               "ms/pass / %ld, ms/row per row of all of them\n",
+               batch, batch, batch);
+        printf("%5s %6s %12s %12s %12s %10s %10s %8s %8s %7s %12s %7s %7s\n", "batch", "rows",
+               "ms/pass", "ms/seq", "ms/row", "GFLOP/s", "GB/s", "passes", "context", "logits",
+               "median ms", "int8%", "f32%");
+    } else
+        printf("%6s %12s %12s %10s %10s %8s %8s %7s %12s %7s %7s\n", "rows", "ms/pass", "ms/row",
+               "GFLOP/s", "GB/s", "passes", "context", "logits", "median ms", "int8%", "f32%");
     if (out.csv)
         fprintf(out.csv,
                 "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "
@@ -239,7 +267,7 @@ int cmd_cost(int argc, char **argv) {
                 "tokens, computing `logit_rows` rows' logits\n# model %s, %d threads, %s kernels\n"
                 "rows,seconds,context,logit_rows\n",
                 model_path, nt, kern_mode_name(km));
-    if (measure_cost_grid(f, &g, on_point, &out, err)) goto done;
+    if (measure_cost_grid_batch(f, (int)batch, &g, on_point, &out, err)) goto done;
     if (bw_rounds > 0) {
         measure_share sh;
         if (measure_bandwidth_share(f, pool, (size_t)1 << 30, (int)bw_rounds, g.contexts[0], &sh,

@@ -289,17 +289,6 @@ static int point_add(grid_point *p, double t) {
     return 0;
 }
 
-/* One pass of point p after the context is in place (the batch is left in scratch, n_past does
- * not move). */
-static int grid_pass(fwd_ctx *f, const grid_point *p, const int *tokens, int *out_rows,
-                     float *logits, double *secs, char *err) {
-    for (int i = 0; i < p->logit_rows; i++) out_rows[i] = p->rows - p->logit_rows + i;
-    double t0 = clock_now();
-    int rc = fwd_eval(f, p->rows, tokens, NULL, NULL, out_rows, p->logit_rows, logits, err);
-    *secs = clock_now() - t0;
-    return rc;
-}
-
 struct measure_run {
     fwd_ctx *f;
     measure_grid g;
@@ -307,30 +296,75 @@ struct measure_run {
     int n_pts, round, more;
     int *tokens, *out_rows;
     float *logits;
+    /* measure_cost_grid_batch: f and the batch - 1 contexts made for the run, the group that
+     * evaluates them in one pass, a part for each */
+    int batch;
+    fwd_ctx **fs;
+    fwd_group *grp;
+    fwd_part *parts;
 };
+
+/* One pass of point p after the context is in place (the batch is left in scratch, n_past does
+ * not move). */
+static int grid_pass(const measure_run *m, const grid_point *p, double *secs, char *err) {
+    for (int i = 0; i < p->logit_rows; i++) m->out_rows[i] = p->rows - p->logit_rows + i;
+    if (m->batch > 1) {
+        const int V = model_logits_width(fwd_model(m->f));
+        for (int b = 0; b < m->batch; b++)
+            m->parts[b] = (fwd_part){m->fs[b],      p->rows,       m->tokens,
+                                     NULL,          NULL,          m->out_rows,
+                                     p->logit_rows, m->logits + (size_t)b * p->rows * V};
+    }
+    double t0 = clock_now();
+    int rc = m->batch > 1 ? fwd_group_eval(m->grp, m->parts, m->batch, err)
+                          : fwd_eval(m->f, p->rows, m->tokens, NULL, NULL, m->out_rows,
+                                     p->logit_rows, m->logits, err);
+    *secs = clock_now() - t0;
+    return rc;
+}
 
 void measure_run_free(measure_run *m) {
     if (!m) return;
     for (int p = 0; m->pts && p < m->n_pts; p++) free(m->pts[p].times);
     free(m->pts), free(m->tokens), free(m->out_rows), free(m->logits);
+    for (int b = 1; m->fs && b < m->batch; b++) fwd_free(m->fs[b]);
+    free(m->fs), free(m->parts);
+    fwd_group_free(m->grp);
     free(m);
 }
 
-int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err) {
-    const model_config *c = &fwd_model(f)->cfg;
+static int run_new(measure_run **out, fwd_ctx *f, int batch, const measure_grid *g, char *err) {
+    *out = NULL;
+    const model *md = fwd_model(f);
+    const model_config *c = &md->cfg;
+    if (batch < 1 || batch > MEASURE_MAX_BATCH)
+        return err_set(err, "batch of %d sequences, expected 1..%d", batch, MEASURE_MAX_BATCH);
     int max_rows = g->rows[g->n_rows - 1], max_ctx = g->contexts[g->n_contexts - 1];
     int n_tok = max_ctx > max_rows ? max_ctx : max_rows;
     measure_run *m = calloc(1, sizeof *m);
     if (m) {
-        m->f = f, m->g = *g, m->more = 1, m->n_pts = measure_grid_points(g);
+        m->f = f, m->g = *g, m->more = 1, m->n_pts = measure_grid_points(g), m->batch = batch;
         m->pts = calloc((size_t)m->n_pts, sizeof *m->pts);
         m->tokens = malloc(sizeof(int) * (size_t)n_tok);
         m->out_rows = malloc(sizeof(int) * (size_t)max_rows);
-        m->logits = malloc(sizeof(float) * (size_t)max_rows * c->vocab_size);
+        m->logits = malloc(sizeof(float) * (size_t)batch * max_rows * model_logits_width(md));
+        m->fs = calloc((size_t)batch, sizeof *m->fs);
+        m->parts = calloc((size_t)batch, sizeof *m->parts);
     }
-    if (!m || !m->pts || !m->tokens || !m->out_rows || !m->logits) {
+    if (!m || !m->pts || !m->tokens || !m->out_rows || !m->logits || !m->fs || !m->parts) {
         measure_run_free(m);
         return err_set(err, "out of memory");
+    }
+    m->fs[0] = f;
+    for (int b = 1; b < batch; b++)
+        if (fwd_new(&m->fs[b], md, fwd_pool(f), fwd_max_batch(f), fwd_kern_mode(f), err)) {
+            measure_run_free(m);
+            return -1;
+        }
+    if (batch > 1 && fwd_group_new(&m->grp, md, fwd_pool(f), batch * max_rows, batch,
+                                   fwd_kern_mode(f), err)) {
+        measure_run_free(m);
+        return -1;
     }
     measure_tokens(m->tokens, n_tok, c->vocab_size);
     int k = 0;
@@ -346,6 +380,10 @@ int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *
     return 0;
 }
 
+int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err) {
+    return run_new(out, f, 1, g, err);
+}
+
 /* Rounds over the whole grid (contexts ascending: the prompt is extended from one context to
  * the next, so each round prefills the largest context once). Measuring point by point would
  * let the machine's load, which changes by the second on a shared machine, bend the curve's
@@ -358,20 +396,22 @@ int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *
 int measure_run_round(measure_run *m, char *err) {
     if (!m->more) return 0;
     const measure_grid *g = &m->g;
-    int round = m->round++, rc = fwd_truncate(m->f, 0, err);
+    int round = m->round++, rc = 0;
+    for (int b = 0; rc == 0 && b < m->batch; b++) rc = fwd_truncate(m->fs[b], 0, err);
     m->more = 0;
     for (int p = 0; rc == 0 && p < m->n_pts; p++) {
         grid_point *q = &m->pts[p];
         if (round > 3 && q->total >= g->min_seconds) continue;
-        if (fwd_n_past(m->f) < q->context)
-            rc = reach_context(m->f, m->tokens, q->context, m->logits, err);
+        for (int b = 0; rc == 0 && b < m->batch; b++)
+            if (fwd_n_past(m->fs[b]) < q->context)
+                rc = reach_context(m->fs[b], m->tokens, q->context, m->logits, err);
         /* passes until a fifth of min_seconds is spent on the point in this round (one in the
          * warm-up round; at most 1000) */
         double spent = 0;
         for (int r = 0;
              rc == 0 && r < 1000 && (r == 0 || (round > 0 && spent < 0.2 * g->min_seconds)); r++) {
             double t;
-            rc = grid_pass(m->f, q, m->tokens, m->out_rows, m->logits, &t, err);
+            rc = grid_pass(m, q, &t, err);
             spent += t;
             if (rc == 0 && round == 0) q->est = t > 1e-7 ? t : 1e-7;
             if (rc == 0 && round > 0 && point_add(q, t)) rc = err_set(err, "out of memory");
@@ -400,8 +440,8 @@ int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *er
         }
         qsort(q->times, (size_t)q->n, sizeof(double), cmp_double);
         double mean = q->total / q->n;
-        double macs =
-            measure_row_macs(&md->cfg) * q->rows + measure_logit_macs(&md->cfg) * q->logit_rows;
+        double macs = m->batch * (measure_row_macs(&md->cfg) * q->rows +
+                                  measure_logit_macs(&md->cfg) * q->logit_rows);
         measure_point mp = {q->rows,
                             q->context,
                             q->logit_rows,
@@ -409,7 +449,8 @@ int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *er
                             q->times[q->n / 2],
                             q->n,
                             2.0 * macs / mean / 1e9,
-                            (double)model_weight_bytes(md) / mean / 1e9};
+                            (double)model_weight_bytes(md) / mean / 1e9,
+                            m->batch};
         rc = fn(user, &mp, err);
     }
     return rc;
@@ -417,8 +458,13 @@ int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *er
 
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err) {
+    return measure_cost_grid_batch(f, 1, g, fn, user, err);
+}
+
+int measure_cost_grid_batch(fwd_ctx *f, int batch, const measure_grid *g, measure_point_fn fn,
+                            void *user, char *err) {
     measure_run *m;
-    if (measure_run_new(&m, f, g, err)) return -1;
+    if (run_new(&m, f, batch, g, err)) return -1;
     int rc = 0;
     while (rc == 0 && measure_run_more(m) &&
            !(g->deadline > 0 && m->round > 0 && clock_now() > g->deadline))

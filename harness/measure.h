@@ -59,10 +59,11 @@ void measure_peak_of(int threads, measure_peak *out);
  * yet their sums 2.5-4.8x the projection, multi-row passes stretched most, because their
  * worker threads wait on each other). */
 typedef struct {
-    int rows, context, logit_rows;
+    int rows, context, logit_rows; /* batched: each sequence's */
     double seconds, median; /* per pass: the mean and the median */
     int repeats;
     double gflops, weight_gbps; /* from the mean */
+    int batch;                  /* sequences a pass (measure_cost_grid_batch), else 1 */
 } measure_point;
 
 /* The cost table's row for a point of a model of weight_bytes bytes (mem_gbps: the measured
@@ -116,6 +117,17 @@ int measure_grid_points(const measure_grid *g);
 typedef int (*measure_point_fn)(void *user, const measure_point *p, char *err);
 int measure_cost_grid(fwd_ctx *f, const measure_grid *g, measure_point_fn fn, void *user,
                       char *err);
+
+/* The same for passes of `batch` sequences (1..MEASURE_MAX_BATCH; 1 is measure_cost_grid): a
+ * point (rows, context, logit rows) is one fwd_group pass in which each of `batch` contexts of
+ * f's model, kernels and pool (f and batch - 1 made for the measurement) evaluates `rows` rows
+ * after `context` committed positions of its own, computing `logit_rows` rows' logits; seconds
+ * are the whole pass's, gflops count every sequence's products, weight_gbps the weights read
+ * once. */
+#define MEASURE_MAX_BATCH 256
+#define MEASURE_MAX_BATCH_S "256"
+int measure_cost_grid_batch(fwd_ctx *f, int batch, const measure_grid *g, measure_point_fn fn,
+                            void *user, char *err);
 
 /* The same a round at a time, so that rounds can be spread between other measurements (tune
  * measures a round between its probes, so that the curve sees the machine as they did): new;

@@ -108,6 +108,8 @@ void fwd_allow_nonfinite(fwd_ctx *c, int allow) { c->allow_nonfinite = allow != 
 void fwd_set_skip(fwd_ctx *c, const unsigned char *skip) { c->skip = skip; }
 int fwd_n_past(const fwd_ctx *c) { return c->n_past; }
 const model *fwd_model(const fwd_ctx *c) { return c->m; }
+tpool *fwd_pool(const fwd_ctx *c) { return c->pool; }
+kern_mode fwd_kern_mode(const fwd_ctx *c) { return c->mode; }
 long fwd_passes(const fwd_ctx *c) { return c->passes; }
 long fwd_rows(const fwd_ctx *c) { return c->rows; }
 int fwd_scratch_rows(const fwd_ctx *c) { return c->last_n; }

@@ -71,6 +71,9 @@ void fwd_free(fwd_ctx *c);
 int fwd_max_batch(const fwd_ctx *c);
 int fwd_n_past(const fwd_ctx *c);
 const model *fwd_model(const fwd_ctx *c);
+tpool *fwd_pool(const fwd_ctx *c);
+/* The kernel mode the context runs (KERN_AUTO resolved). */
+kern_mode fwd_kern_mode(const fwd_ctx *c);
 
 /* Evaluates n rows. parent may be NULL (a chain: parent[r] = r - 1). pos may be NULL
  * (pos[r] = n_past + depth of r, which is what plain decoding of the path would use; only

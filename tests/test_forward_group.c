@@ -6,8 +6,8 @@
  *     rounds both twins commit the same random root-to-node path, truncate, prefill or decode a
  *     token alone, so the contexts' lengths differ and the K/V a group pass left in scratch are
  *     checked by what later passes read of them. One round continues a group pass with
- *     fwd_eval_more. On stories260K and llama2xs (exact kernels), xs_Q4_K_M.gguf (exact and
- *     exact-int8b), 1 and 2 threads.
+ *     fwd_eval_more. On stories260K and llama2xs (exact kernels; llama2xs with the f16 KV cache
+ *     too), xs_Q4_K_M.gguf (exact, exact-int8b and exact-int8), 1 and 2 threads.
  *  2. errors: another model, kernel mode or pool, a context twice, too many rows or parts,
  *     skipped layers: refused with a message naming it, no context changed (its scratch kept);
  *     a bad row in one part: refused naming the part, every context's scratch emptied, the
@@ -244,12 +244,20 @@ int main(void) {
     for (int i = 0; i < 3; i++)
         CHECK_MSG(model_open(&m[i], test_shared(names[i]), err) == 0, "%s", err);
     long point = 0;
+    const kern_mode modes[3] = {KERN_EXACT, KERN_EXACT_INT8B, KERN_EXACT_INT8};
     for (int i = 0; i < 3; i++)
-        for (int mode = 0; mode < (i == 2 ? 2 : 1); mode++)
+        for (int mode = 0; mode < (i == 2 ? 3 : 1); mode++)
             for (int t = 1; t <= 2; t++)
                 if (test_keep(point++, 2))
-                    test_bits(m[i], names[i], t, mode ? KERN_EXACT_INT8B : KERN_EXACT,
-                              sanitized ? 6 : 80, 1000 + 10 * (uint64_t)i + t + 5 * mode);
+                    test_bits(m[i], names[i], t, modes[mode], sanitized ? 6 : 80,
+                              1000 + 10 * (uint64_t)i + t + 5 * mode);
+    /* the f16 KV cache: its stored rows are a function of the computed ones, as invariant */
+    model_set_kv(m[1], KV_F16);
+    for (int t = 1; t <= 2; t++)
+        if (test_keep(point++, 2))
+            test_bits(m[1], "models/llama2xs.bin, f16 KV", t, KERN_EXACT, sanitized ? 6 : 40,
+                      2000 + (uint64_t)t);
+    model_set_kv(m[1], KV_F32);
     test_errors(m[0], m[1]);
     for (int i = 0; i < 3; i++) model_close(m[i]);
     return test_finish("test_forward_group");
