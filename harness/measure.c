@@ -311,9 +311,9 @@ static int grid_pass(const measure_run *m, const grid_point *p, double *secs, ch
     if (m->batch > 1) {
         const int V = model_logits_width(fwd_model(m->f));
         for (int b = 0; b < m->batch; b++)
-            m->parts[b] = (fwd_part){m->fs[b],      p->rows,       m->tokens,
-                                     NULL,          NULL,          m->out_rows,
-                                     p->logit_rows, m->logits + (size_t)b * p->rows * V};
+            m->parts[b] = (fwd_part){.ctx = m->fs[b], .n = p->rows, .tokens = m->tokens,
+                                     .out_rows = m->out_rows, .n_out = p->logit_rows,
+                                     .logits = m->logits + (size_t)b * p->rows * V};
     }
     double t0 = clock_now();
     int rc = m->batch > 1 ? fwd_group_eval(m->grp, m->parts, m->batch, err)

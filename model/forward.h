@@ -182,7 +182,8 @@ int fwd_repeat_prefix(fwd_ctx *c, int n, char *err);
  * one-row pass after n - 1 committed positions reads of it (decbench cost's bound). */
 size_t fwd_kv_bytes(const fwd_ctx *c, int n);
 
-/* Number of forward passes (fwd_eval calls) and rows evaluated since creation. */
+/* Number of forward passes (fwd_eval calls, and group passes the context took part in) and rows
+ * evaluated since creation. */
 long fwd_passes(const fwd_ctx *c);
 long fwd_rows(const fwd_ctx *c);
 
