@@ -3,7 +3,7 @@
 # budget: it keeps to the budget, stores the probes as a sweep (greedy baseline + one run per
 # point, with the pass trace), both cost curves as cost runs and a final run of greedy and each
 # decoder's best on held-out prompts, all exact; prints the ranked table, one "recommended:"
-# line per decoder and one overall (greedy here: on a 260K model nothing beats it); writes both
+# line per decoder and one overall that agrees with its figures (below); writes both
 # figures. Without a draft, spec and Ouroboros are left out and named, and the target's curve is
 # reused when the build is committed; a budget too small for any probe still answers plainly;
 # usage errors exit 2.
@@ -27,7 +27,19 @@ expect_grep table_row '^\| 1 \| [a-z]+:[^|]+ \| [0-9.]+x \| ' tune.out
 for d in pld jacobi lookahead spec ouroboros; do
     expect_grep "recommended_$d" "^recommended: $d: $d:" tune.out
 done
-expect_grep recommended_overall '^recommended: overall: greedy\. ' tune.out
+# The overall answer is greedy on a quiet machine (on a 260K model nothing beats it), but it rests
+# on timings: under load a noisy cost curve has projected sam at threshold 5, which seldom
+# drafts, at 1.07x and measured it at 1.30x. So the test checks the answer against its own
+# figures: greedy, or a decoder measured AND predicted beyond tune's 5% margin.
+overall=$(grep '^recommended: overall:' tune.out)
+consistent=no
+if [[ $overall =~ ^recommended:\ overall:\ greedy\.\  ]]; then
+    consistent=yes
+elif [[ $overall =~ ^recommended:\ overall:\ [a-z]+:[^\ ]+:\ measured\ ([0-9.]+)x\ over\ greedy\ end-to-end\ .*,\ predicted\ ([0-9.]+)x$ ]]; then
+    consistent=$(awk -v m="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" 'BEGIN {print (m > 1.05 && p > 1.05) ? "yes" : "no"}')
+fi
+[ "$consistent" = yes ] || echo "the overall answer: $overall"
+expect_eq recommended_overall yes "$consistent"
 expect_eq one_overall 1 "$(grep -c '^recommended: overall:' tune.out)"
 expect_grep done_line "decbench tune: done in [0-9]+ s of a 24 s budget" tune.err
 # the database: a sweep of probes, the cost runs, the final run
