@@ -36,7 +36,7 @@ static double best_found;
 
 /* Every parent-closed subset of positions i.. with at most `left` more nodes. */
 static void enumerate(const double *p, int np, const int *par, const int *rank, double *prob,
-                     int *in, int i, int left, double sum) {
+                      int *in, int i, int left, double sum) {
     if (sum > best_found) best_found = sum;
     for (int j = i; j < np && left > 0; j++) {
         if (par[j] >= 0 && !in[par[j]]) continue;
@@ -187,8 +187,8 @@ static void test_errors(void) {
     sequoia_node t[8];
     int n;
     double e;
-    const double bad_hi[] = {1.5}, bad_lo[] = {0.5, -0.1}, bad_sum[] = {0.7, 0.4},
-                 nan_p[] = {NAN}, ok[] = {0.5};
+    const double bad_hi[] = {1.5}, bad_lo[] = {0.5, -0.1}, bad_sum[] = {0.7, 0.4}, nan_p[] = {NAN},
+                 ok[] = {0.5};
     CHECK(sequoia_tree(bad_hi, 1, 4, 2, t, &n, &e, err) == -1 && strstr(err, "rank 0 is 1.5"));
     CHECK(sequoia_tree(bad_lo, 2, 4, 2, t, &n, &e, err) == -1 && strstr(err, "rank 1 is -0.1"));
     CHECK(sequoia_tree(nan_p, 1, 4, 2, t, &n, &e, err) == -1 && strstr(err, "not in [0, 1]"));
