@@ -193,6 +193,7 @@ static const char *const all_specs[] = {
     "skip:gamma=4",
     "skip:layers=2,adapt=swift,window=8",
     "tree:mode=sequoia,nodes=8,depth=4",
+    "recycle:tree=sequoia,nodes=12",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -433,7 +434,8 @@ static void test_standard(const model *tm, const model *dm) {
                            "sam:k=4,threshold=1",
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
-                           "tree:mode=sequoia,nodes=8,depth=4"};
+                           "tree:mode=sequoia,nodes=8,depth=4",
+                           "recycle:tree=sequoia,nodes=12"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);
