@@ -705,6 +705,6 @@ const dec_vtable dec_tree_vtable = {
     .destroy = tree_destroy,
     .counters = tree_counters,
     .n_counters = TC_N,
-    .tune_grid = "mode=static,dynamic;nodes=4,8,16",
+    .tune_grid = "mode=static,dynamic,sequoia;nodes=4,8,16",
 };
 /* clang-format on */
