@@ -34,9 +34,10 @@
  * tree (decoders/sequoia.h, arXiv 2402.12374): the shape of at most nodes= nodes and depth=
  * levels that maximises the expected accepted tokens for the acceptance by candidate rank
  * accept=P0/P1/... (cut to the k ranks M holds; default RECYCLE_SEQUOIA_ACCEPT, measured as it
- * says; the accept_rank counters give another pair's). Measured as below: nodes=8 1.88 (8.8),
- * 16 2.03 (16.6), 32 2.23 (32.2), 80 2.48 (79.0) against the paper's template cut to the same
- * sizes 1.88, 2.04, 2.32, 2.62: equal when small, behind when large, where the matrix's
+ * says; the accept_rank counters give another pair's). Measured (20 prompts, as the default's
+ * vector; docs/measurements/2026-11-29-sequoia.md): nodes=8 1.87 (8.8), 16 2.03 (16.6), 32
+ * 2.22 (32.2), 80 2.46 (79.0) against the paper's template cut to the same sizes 1.87, 2.03,
+ * 2.30, 2.60: equal when small, behind when large, where the matrix's
  * acceptance is not positional (a node below an accepted one is accepted more often than the
  * root's candidates: long repeated phrases), which the reference's hand-tuned template uses.
  *
