@@ -76,7 +76,7 @@ small_spec() {
     pld) echo pld:ngram=3,k=4 ;;
     spec) echo spec:gamma=3 ;;
     ouroboros) echo ouroboros:gamma=4,W=4,beta=4,K=2 ;;
-    tree) echo tree:shape=2-2-1 tree:mode=dynamic,nodes=8,depth=4,k=2 tree:mode=split,nodes=6 ;;
+    tree) echo tree:shape=2-2-1 tree:mode=dynamic,nodes=8,depth=4,k=2 tree:mode=split,nodes=6 tree:mode=sequoia,nodes=8,depth=4 ;;
     suffix) echo suffix:budget=8,nodes=65536 suffix:tree=0,budget=4,nodes=65536 ;;
     recycle) echo recycle:nodes=16 ;;
     sam) echo sam:k=4,threshold=2 ;;

@@ -30,7 +30,16 @@
  * its subtree. nodes= caps the tree: the kept nodes are those of smallest depth + rank sum
  * (their path's estimated likelihood if each deeper level and each lower rank halved it), ties
  * in template order, so a parent is always kept before its children and a small budget keeps
- * the deep chain of first candidates rather than the whole first level.
+ * the deep chain of first candidates rather than the whole first level. `sequoia` is Sequoia's
+ * tree (decoders/sequoia.h, arXiv 2402.12374): the shape of at most nodes= nodes and depth=
+ * levels that maximises the expected accepted tokens for the acceptance by candidate rank
+ * accept=P0/P1/... (cut to the k ranks M holds; default RECYCLE_SEQUOIA_ACCEPT, measured as it
+ * says; the accept_rank counters give another pair's). Measured (20 prompts, as the default's
+ * vector; docs/measurements/2026-11-29-sequoia.md): nodes=8 1.87 (8.8), 16 2.03 (16.6), 32
+ * 2.22 (32.2), 80 2.46 (79.0) against the paper's template cut to the same sizes 1.87, 2.03,
+ * 2.30, 2.60: equal when small, behind when large, where the matrix's
+ * acceptance is not positional (a node below an accepted one is accepted more often than the
+ * root's candidates: long repeated phrases), which the reference's hand-tuned template uses.
  *
  * Deviations from the reference, each for this runtime or exactness:
  *   - M starts empty (-1), not zeros: a node whose parent's row of M is still empty is not
@@ -60,16 +69,35 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sequoia.h"
 #include "decoders/state_file.h"
 #include "decoders/token_tree.h"
 #include "util/err.h"
 
-enum { P_K, P_TREE, P_SHAPE, P_NODES, P_WARM };
-enum { TREE_PAPER, TREE_UNIFORM };
-enum { RC_TREE_NODES, RC_TREE_NODES_MAX, RC_EMPTY_STEPS, RC_ROWS_WRITTEN, RC_MATRIX_ROWS, RC_N };
+enum { P_K, P_TREE, P_SHAPE, P_NODES, P_WARM, P_DEPTH, P_ACCEPT };
+enum { TREE_PAPER, TREE_UNIFORM, TREE_SEQUOIA };
+enum {
+    RC_TREE_NODES,
+    RC_TREE_NODES_MAX,
+    RC_EMPTY_STEPS,
+    RC_ROWS_WRITTEN,
+    RC_MATRIX_ROWS,
+    RC_RANK0, /* RC_RANK0 + r: accepted tokens of candidate rank r, the last one for 3 and above */
+    RC_RANK1,
+    RC_RANK2,
+    RC_RANK3UP,
+    RC_N
+};
 
 #define RECYCLE_MAX_NODES 1024 /* template nodes at most (tree=uniform's shapes grow fast) */
 #define RECYCLE_MAX_K 32
+/* tree=sequoia's default acceptance by rank: the matrix's rank-r candidate below a node the
+ * verifier reached was the target's token in p[r] of the cases (stories260K, the first 20
+ * TinyStories prompts x 256 new tokens, one warm decoder: `decbench run ... --decoder
+ * recycle:tree=uniform,shape=4`, recycle.accept_rank0..3up (1045, 261, 152, 98) over
+ * drafting_steps (2708); a one-level tree offers every rank at every drafting step). The matrix
+ * a one-level tree fills differs a little from a deeper tree's. */
+#define RECYCLE_SEQUOIA_ACCEPT "0.386/0.096/0.056/0.036"
 
 /* The reference's default template "2.2.2" (model/recycling/tree_template_.py): each node as its
  * path of candidate ranks from the root, breadth-first (parents before children). */
@@ -90,6 +118,7 @@ typedef struct {
     int n_node, max_depth;
     int *t_par, *t_rank, *t_depth; /* t_par: template index, -1 the root */
     int *t_row;                    /* this step: the node's row in the pass, -1: not drafted */
+    int *row_rank;                 /* this step: each row's candidate rank (row 0: unused) */
     fwd_ctx *f;
     float *logits;             /* (1 + n_node) x V */
     int *tok, *par;            /* the pass */
@@ -148,6 +177,21 @@ static int full_template(const dec *d, int *par, int *rank, int *depth, int *n, 
         }
         return 0;
     }
+    if (d->param[P_TREE] == TREE_SEQUOIA) {
+        /* Sequoia's DP tree for accept= over at most nodes= nodes (the ranks M holds) */
+        double p[SEQUOIA_MAX_RANKS], expected;
+        int k;
+        const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : RECYCLE_SEQUOIA_ACCEPT;
+        if (sequoia_parse_accept(acc, "recycle: accept", p, &k, err)) return -1;
+        sequoia_node *sq = malloc(sizeof *sq * (size_t)d->param[P_NODES]);
+        if (!sq) return err_set(err, "recycle: out of memory");
+        int rc = sequoia_tree(p, imin(k, d->param[P_K]), d->param[P_NODES], d->param[P_DEPTH], sq,
+                              n, &expected, err);
+        for (int i = 0; rc == 0 && i < *n; i++)
+            par[i] = sq[i].parent, rank[i] = sq[i].rank, depth[i] = sq[i].depth;
+        free(sq);
+        return rc;
+    }
     int n_shape;
     const int *shape = dec_param_list(d, P_SHAPE, &n_shape);
     long total = 0, level = 1;
@@ -200,6 +244,11 @@ static int recycle_create(dec *d, char *err) {
     if (!r) return err_set(err, "recycle: out of memory");
     d->impl = r;
     r->k = d->param[P_K], r->warm = d->param[P_WARM];
+    if (d->param[P_TREE] != TREE_SEQUOIA && (d->str[P_ACCEPT][0] || d->param[P_DEPTH] != 6))
+        return err_set(err,
+                       "recycle: accept= and depth= shape tree=sequoia; tree=%s does not use "
+                       "them",
+                       d->vt->params[P_TREE].choices[d->param[P_TREE]]);
     r->V = d->env.target->cfg.vocab_size;
     if (r->k > r->V)
         return err_set(err, "recycle: k=%d candidates per token, but the vocabulary has %d tokens",
@@ -217,7 +266,9 @@ static int recycle_create(dec *d, char *err) {
     r->tok = malloc(sizeof(int) * R), r->par = malloc(sizeof(int) * R);
     r->path = malloc(sizeof(int) * R), r->em = malloc(sizeof(int) * R);
     r->depth_of = malloc(sizeof(int) * R), r->walk = malloc(sizeof(int) * 2 * R);
-    if (!r->logits || !r->tok || !r->par || !r->path || !r->em || !r->depth_of || !r->walk)
+    r->row_rank = malloc(sizeof(int) * R);
+    if (!r->logits || !r->tok || !r->par || !r->path || !r->em || !r->depth_of || !r->walk ||
+        !r->row_rank)
         return err_set(err, "recycle: out of memory");
     return dec_fwd_new(d, d->env.target, (int)R, &r->f, err);
 }
@@ -235,6 +286,7 @@ static int draft(dec *d, recycle *r, int cur, int max_depth) {
         if (cand[0] < 0) continue;
         r->t_row[i] = rows;
         r->tok[rows] = cand[r->t_rank[i]], r->par[rows] = prow;
+        r->row_rank[rows] = r->t_rank[i];
         rows++;
     }
     return rows;
@@ -260,6 +312,7 @@ static int recycle_generate(dec *d, const int *prompt, int n_prompt, char *err) 
                                            r->path, &np, r->em);
         int emitted = dec_emit(d, r->em, n_emit);
         dec_step_done(d, rows, token_tree_depth(rows, r->par, r->depth_of), np - 1, emitted);
+        for (int i = 1; i < np; i++) dec_count(d, RC_RANK0 + imin(r->row_rank[r->path[i]], 3), 1);
         dec_count(d, RC_TREE_NODES, rows - 1);
         if (rows - 1 > d->st->counters[RC_TREE_NODES_MAX])
             dec_count_set(d, RC_TREE_NODES_MAX, rows - 1);
@@ -280,7 +333,7 @@ static void recycle_destroy(dec *d) {
     fwd_free(r->f);
     free(r->m), free(r->t_par), free(r->t_rank), free(r->t_depth), free(r->t_row);
     free(r->logits), free(r->tok), free(r->par), free(r->path), free(r->em), free(r->depth_of);
-    free(r->walk);
+    free(r->walk), free(r->row_rank);
     free(r);
 }
 
@@ -301,6 +354,14 @@ static const stat_def recycle_counters[RC_N] = {
     [RC_MATRIX_ROWS] = {"matrix_rows", STAT_INT, STAT_MAX, STAT_DET,
                         "tokens whose row of the adjacency matrix is filled after the sample "
                         "(its memory: 4 k bytes per vocabulary token, filled or not)"},
+    [RC_RANK0] = {"accept_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were their parent's first candidate in the matrix"},
+    [RC_RANK1] = {"accept_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were the second candidate"},
+    [RC_RANK2] = {"accept_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                  "accepted tokens that were the third candidate"},
+    [RC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                    "accepted tokens that were the fourth candidate or lower"},
 };
 
 static const char MAGIC[8] = {'D', 'B', 'R', 'E', 'C', 'Y', 'C', '1'};
@@ -398,13 +459,18 @@ const dec_vtable dec_recycle_vtable = {
                "earlier passes gave after each token, no draft model (Luo et al. 2024)",
     .params = {
         [P_K] = {"k", PARAM_INT, 8, 1, RECYCLE_MAX_K, {0}, "candidates kept per token (the matrix's width)"},
-        [P_TREE] = {"tree", PARAM_ENUM, TREE_PAPER, 0, 0, {"paper", "uniform"},
-         "paper: the reference's 80-node template; uniform: shape's children per depth"},
+        [P_TREE] = {"tree", PARAM_ENUM, TREE_PAPER, 0, 0, {"paper", "uniform", "sequoia"},
+         "paper: the reference's 80-node template; uniform: shape's children per depth; "
+         "sequoia: the DP's best tree of nodes= nodes for accept="},
         [P_SHAPE] = {"shape", PARAM_LIST, 0, 1, 32, {0}, "tree=uniform: children per node at each depth",
          "4-2-2-1"},
         [P_NODES] = {"nodes", PARAM_INT, 80, 1, RECYCLE_MAX_NODES, {0},
          "tree size at most: the nodes of smallest depth + rank sum"},
         [P_WARM] = {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the matrix across prompts (hot start)"},
+        [P_DEPTH] = {"depth", PARAM_INT, 6, 1, 16, {0}, "tree=sequoia: the tree's depth at most",
+         .quiet = 1},
+        [P_ACCEPT] = {"accept", PARAM_STR, 0, 0, 0, {0}, "tree=sequoia: acceptance by rank P0/P1/... "
+         "(default " RECYCLE_SEQUOIA_ACCEPT ")"},
     },
     .create = recycle_create,
     .generate = recycle_generate,

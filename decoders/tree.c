@@ -9,7 +9,7 @@
  * (the bonus token). A chain draft (spec.c) is the one-branch case: a tree offers the target
  * the draft's second and third choices too, where a chain has one guess per position.
  *
- * Three ways to grow the tree (mode=):
+ * Four ways to grow the tree (mode=):
  *   static   SpecInfer's expansion-based token tree (Miao et al., arXiv 2305.09781, section 3:
  *            a static expansion configuration <k_1, ..., k_m>): every node at depth d-1 gets
  *            the draft's k_d most probable next tokens as children (shape=k_1-...-k_m, e.g.
@@ -21,8 +21,7 @@
  *            children (depth levels), and the `nodes` most valuable nodes of all candidates form
  *            the tree (an ancestor is never less valuable than its descendants, so they are a
  *            tree). Where the draft is sure the tree grows deep and narrow, where it hesitates,
- *            wide and shallow. (Sequoia, arXiv 2402.12374, instead fits one static shape to
- *            measured acceptance rates by dynamic programming: not implemented.)
+ *            wide and shallow.
  *   split    llama.cpp's examples/speculative tree (its --draft-p-split rule): one draft
  *            sequence; at each depth every drafting sequence takes its most probable token, and
  *            for f = 1..7 in order, while the draft's f-th candidate has probability > p_split
@@ -30,6 +29,20 @@
  *            candidate instead (a new branch). A sequence stops drafting once the tree holds
  *            `nodes` tokens (the reference's n_draft), so the last depth may overshoot by up to
  *            branches - 1.
+ *   sequoia  Sequoia's tree (Chen et al., arXiv 2402.12374, section 3.1; decoders/sequoia.h):
+ *            one static shape, fixed at creation, of at most `nodes` nodes and depth `depth`
+ *            that maximises the expected accepted tokens for the acceptance by sibling rank
+ *            accept=P0/P1/... (the chance that the draft's rank-r candidate below a node the
+ *            verifier reached is the target's token), by dynamic programming. Each step it is
+ *            read from the draft as static mode's top-k: the node of rank r below a parent is
+ *            the draft's r-th most probable token after the parent's path. The default vector
+ *            is this pair's, measured as SEQUOIA_DEFAULT_ACCEPT says; for another pair run
+ *            tree:shape=K and divide tree.accept_rank0.. by drafting_steps (`decbench sequoia`
+ *            prints the tree and picks the budget for a cost curve). Deviations: the ranks are
+ *            the draft's top-k at temperature 1 (Sequoia samples its children without
+ *            replacement from the draft at T > 0; here, as draw=0, they are fixed guesses at
+ *            every temperature), and the DP may skip a rank (a measured vector need not
+ *            decrease).
  *
  * The draft evaluates the tree level by level, one pass per depth: the first pass feeds the
  * text the draft has not seen yet (at most the last accepted token it did not evaluate and
@@ -81,29 +94,35 @@
  * larger at T=1 than at 0.7. The accept_rank counters count a drawn token by its rank in q.
  *
  * Measured at temperature 0 (stories260K target, llama2xs draft, the first 20 TinyStories
- * prompts x 256 new tokens; tokens per target step, target rows per decode pass): a chain, spec:gamma=4, 2.50
- * (4.7) and gamma=6 2.73 (6.6); static 4-2-2-1 (the default) 3.27 (41.2), 2-2-1-1 2.95 (13.9),
- * 2-1-1-1-1-1 3.02 (12.0); dynamic nodes=16 (default) 3.43 (15.6), nodes=8 3.00 (8.4),
- * nodes=32,depth=8 3.87 (29.8); split p_split=10 (default) 3.40 (17.2), p_split=5 3.29 (16.5),
- * p_split=20 3.13 (16.6). The one-branch trees (shape 1-1-1-1, dynamic k=1,depth=4, split
- * branches=1,nodes=4) take exactly spec:gamma=4's steps, rows and draft passes
+ * prompts x 256 new tokens; tokens per target step, target rows per decode pass): a chain,
+ * spec:gamma=4, 2.50 (4.7) and gamma=6 2.73 (6.6); static 4-2-2-1 (the default) 3.27 (41.2),
+ * 2-2-1-1 2.95 (13.9), 2-1-1-1-1-1 3.02 (12.0); dynamic nodes=16 (default) 3.43 (15.6),
+ * nodes=8 3.00 (8.4), nodes=32,depth=8 3.87 (29.8); split p_split=10 (default) 3.40 (17.2),
+ * p_split=5 3.29 (16.5), p_split=20 3.13 (16.6). The one-branch trees (shape 1-1-1-1, dynamic
+ * k=1,depth=4, split branches=1,nodes=4) take exactly spec:gamma=4's steps, rows and draft passes
  * (tests/test_tree.c). Of the static tree's 3012 accepted tokens, 83% were the draft's first
  * choice, 13% its second, 4% its third or lower; 454 of its 1306 decode steps took a branch a
  * chain would not have offered. Per row the dynamic tree is the most effective (3.43 tokens
  * for 15.6 rows); the static default spends 41 rows for 3.27 (a SpecInfer-style shape, kept as the
  * default for comparison with the papers; a CPU user should prefer mode=dynamic or a narrower
- * shape). */
+ * shape).
+ * mode=sequoia, same prompts (docs/measurements/2026-11-29-sequoia.md): nodes=4 2.50 (4.7, the
+ * chain of first choices, spec:gamma=4's figures), nodes=8 2.87 (8.4), nodes=16 3.26 (15.6),
+ * nodes=32,depth=8 3.73 (29.8), nodes=44,depth=8 3.91 (40.5): at 44 nodes 0.64 tokens per step
+ * more than the static 4-2-2-1 for the same rows; at 16 nodes 0.17 fewer than dynamic, whose
+ * tree follows the draft's confidence step by step where Sequoia's shape is fixed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sequoia.h"
 #include "decoders/token_tree.h"
 #include "util/err.h"
 
-enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT, P_DRAW };
-enum { MODE_STATIC, MODE_DYNAMIC, MODE_SPLIT };
+enum { P_MODE, P_SHAPE, P_NODES, P_DEPTH, P_K, P_BRANCHES, P_SPLIT, P_DRAW, P_ACCEPT };
+enum { MODE_STATIC, MODE_DYNAMIC, MODE_SPLIT, MODE_SEQUOIA };
 /* The decoder's own counters (tree_counters below). */
 enum {
     TC_TREE_NODES,
@@ -119,6 +138,13 @@ enum {
 
 #define TREE_MAX_NODES 1024 /* tokens in one tree (and in one static shape) at most */
 #define SPLIT_CANDIDATES 8  /* llama.cpp tries candidates 1..7 for a split */
+/* mode=sequoia's default acceptance by rank: the draft's rank-r candidate below a node the
+ * verifier reached was the target's token in p[r] of the cases, at temperature 0 on the
+ * stories260K target with the llama2xs draft, the first 20 TinyStories prompts x 256 new tokens:
+ * `decbench run ... --decoder tree:shape=4`, then `decbench report --layout counters`:
+ * tree.accept_rank0..3up (1479, 297, 111, 95) over drafting_steps (2223). A one-level tree
+ * offers every rank at every drafting step, so each count over the steps is p[r]. */
+#define SEQUOIA_DEFAULT_ACCEPT "0.665/0.134/0.050/0.043"
 
 typedef struct {
     int token;
@@ -161,6 +187,11 @@ typedef struct {
     int *ctok; /* top_tokens output */
     double *clogp;
     int *seq; /* the text, then this step's emitted tokens */
+    /* sequoia: the DP's tree (breadth-first), per template node its children, the node it
+     * became this step (-1: not grown), and per parent (0: the root, 1 + i) the ranks needed */
+    sequoia_node *sq;
+    int n_sq, sq_depth;
+    int *sq_kids, *sq_map, *sq_kmax;
 } tree;
 
 static int imin(int a, int b) {
@@ -196,6 +227,38 @@ static long shape_nodes(const int *shape, int n, long *widest) {
     return total;
 }
 
+/* mode=sequoia: the tree of at most `nodes` nodes and depth `depth` that maximises the expected
+ * accepted tokens for the acceptance vector accept= (sequoia.h), and the sizes it needs: the
+ * draft's scratch (every node with children is evaluated), its widest pass (the nodes with
+ * children of one depth) and the most candidates one parent needs. */
+static int sequoia_setup(dec *d, tree *t, int *max_scratch, int *widest_k, char *err) {
+    double p[SEQUOIA_MAX_RANKS], expected;
+    int k;
+    const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : SEQUOIA_DEFAULT_ACCEPT;
+    if (sequoia_parse_accept(acc, "tree: accept", p, &k, err)) return -1;
+    size_t N = (size_t)t->nodes;
+    t->sq = malloc(sizeof *t->sq * N);
+    t->sq_kids = calloc(N, sizeof(int)), t->sq_map = malloc(sizeof(int) * N);
+    t->sq_kmax = calloc(N + 1, sizeof(int));
+    if (!t->sq || !t->sq_kids || !t->sq_map || !t->sq_kmax)
+        return err_set(err, "tree: out of memory");
+    if (sequoia_tree(p, k, t->nodes, t->depth_cfg, t->sq, &t->n_sq, &expected, err)) return -1;
+    int per_depth[SEQUOIA_MAX_DEPTH + 1] = {0};
+    *max_scratch = 0, t->max_pass = 1, t->sq_depth = 0;
+    for (int i = 0; i < t->n_sq; i++) {
+        const sequoia_node *s = &t->sq[i];
+        if (s->parent >= 0 && t->sq_kids[s->parent]++ == 0) {
+            ++*max_scratch;
+            if (++per_depth[s->depth - 1] > t->max_pass) t->max_pass = per_depth[s->depth - 1];
+        }
+        if (s->rank + 1 > t->sq_kmax[s->parent + 1]) t->sq_kmax[s->parent + 1] = s->rank + 1;
+        if (s->rank + 1 > *widest_k) *widest_k = s->rank + 1;
+        if (s->depth > t->sq_depth) t->sq_depth = s->depth;
+    }
+    t->max_nodes = t->n_sq > 0 ? t->n_sq : 1;
+    return 0;
+}
+
 static int tree_create(dec *d, char *err) {
     tree *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, "tree: out of memory");
@@ -208,14 +271,19 @@ static int tree_create(dec *d, char *err) {
         return err_set(err,
                        "tree: draw=1 draws the children of a static shape (SpecInfer's "
                        "expansion); mode=%s picks them by rank",
-                       t->mode == MODE_DYNAMIC ? "dynamic" : "split");
+                       d->vt->params[P_MODE].choices[t->mode]);
+    if (d->str[P_ACCEPT][0] && t->mode != MODE_SEQUOIA)
+        return err_set(err,
+                       "tree: accept= is the acceptance by rank mode=sequoia shapes its "
+                       "tree for; mode=%s does not use it",
+                       d->vt->params[P_MODE].choices[t->mode]);
     t->draw = d->param[P_DRAW] && d->env.sampling.temperature > 0 &&
               d->env.sampling.mode == DEC_SAMPLING_STANDARD;
     t->V = d->env.target->cfg.vocab_size;
     t->T_L = d->env.target->cfg.seq_len, t->D_L = d->env.draft->cfg.seq_len;
     /* node store, the widest draft pass, the draft's scratch (all its passes of a step), the
      * target pass */
-    int max_scratch, widest_k = t->k > SPLIT_CANDIDATES ? t->k : SPLIT_CANDIDATES;
+    int max_scratch = 0, widest_k = t->k > SPLIT_CANDIDATES ? t->k : SPLIT_CANDIDATES;
     if (t->mode == MODE_STATIC) {
         long widest, total = shape_nodes(t->shape, t->n_shape, &widest), last_level = 1;
         if (total > TREE_MAX_NODES) {
@@ -234,6 +302,8 @@ static int tree_create(dec *d, char *err) {
     } else if (t->mode == MODE_DYNAMIC) {
         t->max_nodes = t->k + (t->depth_cfg - 1) * t->k * t->k, t->max_pass = t->k;
         max_scratch = (t->depth_cfg - 1) * t->k;
+    } else if (t->mode == MODE_SEQUOIA) {
+        if (sequoia_setup(d, t, &max_scratch, &widest_k, err)) return -1;
     } else {
         t->max_nodes = t->nodes + t->branches, t->max_pass = t->branches;
         max_scratch = t->max_nodes;
@@ -384,6 +454,37 @@ static void sort_by_value(const tree *t, int *idx, int n) {
     }
 }
 
+/* sequoia: the DP's tree read from the draft level by level: the template node of rank r below
+ * a grown parent is the draft's r-th most probable token after the parent's path (as static
+ * mode's top-k children). A template node whose parent was not grown or not evaluated (an end
+ * token) is not grown, nor its subtree. */
+static int grow_sequoia(dec *d, tree *t, int depth, char *err) {
+    int i = 0; /* the template's nodes, breadth-first: level lev is sq[i..) of that depth */
+    for (int lev = 1; lev <= depth && i < t->n_sq; lev++) {
+        if (lev > 1) {
+            int n_eval = 0;
+            for (int j = 0; j < i; j++)
+                if (t->sq[j].depth == lev - 1 && t->sq_map[j] >= 0 && t->sq_kids[j] &&
+                    t->node[t->sq_map[j]].token != d->end_id)
+                    t->eval[n_eval++] = t->sq_map[j];
+            if (n_eval == 0) break;
+            if (draft_level(d, t, n_eval, err)) return -1;
+        }
+        int at = -2; /* the parent whose candidates ctok holds (siblings are adjacent) */
+        for (; i < t->n_sq && t->sq[i].depth == lev; i++) {
+            const sequoia_node *s = &t->sq[i];
+            int pn = s->parent < 0 ? -1 : t->sq_map[s->parent];
+            t->sq_map[i] = -1;
+            if (s->parent >= 0 && (pn < 0 || t->node[pn].drow < 0)) continue;
+            if (s->parent != at)
+                top_tokens(logits_of(t, pn), t->V, t->sq_kmax[s->parent + 1], t->ctok, NULL);
+            at = s->parent;
+            t->sq_map[i] = add_node(t, t->ctok[s->rank], pn, s->rank, 0);
+        }
+    }
+    return 0;
+}
+
 /* dynamic (EAGLE-2): expand the k most valuable nodes of the newest level, depth levels; then
  * keep the `nodes` most valuable candidates (marked by trow = 0 here). */
 static int grow_dynamic(dec *d, tree *t, int depth, char *err) {
@@ -464,6 +565,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         depth = imin(depth, t->D_L - L + 1); /* a node of depth x is fed at L + x - 1 */
         depth = imin(depth, t->mode == MODE_STATIC    ? t->n_shape
                             : t->mode == MODE_DYNAMIC ? t->depth_cfg
+                            : t->mode == MODE_SEQUOIA ? t->sq_depth
                                                       : t->nodes);
         if (t->draft_ok && t->D_L - L + 1 <= 0) t->draft_ok = 0; /* out of room for good */
         if (!t->draft_ok) depth = 0;
@@ -474,6 +576,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             if (draft_catch_up(d, t, L, err)) return -1;
             int rc = t->mode == MODE_STATIC    ? grow_static(d, t, depth, err)
                      : t->mode == MODE_DYNAMIC ? grow_dynamic(d, t, depth, err)
+                     : t->mode == MODE_SEQUOIA ? grow_sequoia(d, t, depth, err)
                                                : grow_split(d, t, depth, err);
             if (rc) return -1;
         }
@@ -535,6 +638,7 @@ static void tree_destroy(dec *d) {
     free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok),
         free(t->clogp);
     free(t->seq), free(t->qlog), free(t->tdrow);
+    free(t->sq), free(t->sq_kids), free(t->sq_map), free(t->sq_kmax);
     free(t);
 }
 
@@ -576,14 +680,15 @@ const dec_vtable dec_tree_vtable = {
     .summary = "token-tree speculative decoding: the draft grows a tree of candidates level by "
                "level, one target pass verifies it (SpecInfer, EAGLE-2, llama.cpp p_split)",
     .params = {
-        [P_MODE] = {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split"},
+        [P_MODE] = {"mode", PARAM_ENUM, MODE_STATIC, 0, 0, {"static", "dynamic", "split", "sequoia"},
          "static: shape's top-k per depth; dynamic: EAGLE-2's best nodes under a budget; "
-         "split: llama.cpp's p_split branches"},
+         "split: llama.cpp's p_split branches; sequoia: the DP's best tree for accept="},
         [P_SHAPE] = {"shape", PARAM_LIST, 0, 1, 16, {0}, "static: children per node at each depth",
          "4-2-2-1"},
         [P_NODES] = {"nodes", PARAM_INT, 16, 1, TREE_MAX_NODES, {0},
-         "dynamic: tree size (tokens); split: stop drafting at this size (n_draft)"},
-        [P_DEPTH] = {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth)"},
+         "dynamic, sequoia: tree size (tokens); split: stop drafting at this size (n_draft)"},
+        [P_DEPTH] = {"depth", PARAM_INT, 6, 1, 16, {0}, "dynamic: expansion steps (the tree's depth); "
+         "sequoia: the tree's depth at most"},
         [P_K] = {"k", PARAM_INT, 4, 1, 16, {0}, "dynamic: nodes expanded per step and children each"},
         [P_BRANCHES] = {"branches", PARAM_INT, 4, 1, 64, {0}, "split: draft sequences at most (n_parallel)"},
         [P_SPLIT] = {"p_split", PARAM_INT, 10, 0, 100, {0}, "split: a candidate above this probability "
@@ -591,6 +696,8 @@ const dec_vtable dec_tree_vtable = {
         [P_DRAW] = {"draw", PARAM_INT, 0, 0, 1, {0}, "static, standard sampling: 1 draws each node's "
          "children from the draft (SpecInfer's rule), 0 takes its top-k as fixed guesses (EAGLE's)",
          .quiet = 1},
+        [P_ACCEPT] = {"accept", PARAM_STR, 0, 0, 0, {0}, "sequoia: acceptance by rank P0/P1/... "
+         "(default " SEQUOIA_DEFAULT_ACCEPT ": stories260K/llama2xs, T=0)"},
     },
     .needs_draft = 1,
     .create = tree_create,
@@ -598,6 +705,6 @@ const dec_vtable dec_tree_vtable = {
     .destroy = tree_destroy,
     .counters = tree_counters,
     .n_counters = TC_N,
-    .tune_grid = "mode=static,dynamic;nodes=4,8,16",
+    .tune_grid = "mode=static,dynamic,sequoia;nodes=4,8,16",
 };
 /* clang-format on */

@@ -21,6 +21,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_paper(int argc, char **argv);
 int cmd_datastore(int argc, char **argv);
+int cmd_sequoia(int argc, char **argv);
 
 /* Exit statuses: 0 success, 1 error (bad input file, failed run, mismatch), 2 usage error
  * (unknown option, bad option value, missing argument), 130 interrupted. */

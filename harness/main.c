@@ -48,6 +48,7 @@ static const command commands[] = {
     {"merge", cmd_merge, "put databases together: the shards of a run or sweep (--shard I/N)"},
     {"paper", cmd_paper, "a paper's experiment in one command, our figures beside the paper's"},
     {"datastore", cmd_datastore, "build REST's datastore (tokens + suffix array) from a corpus"},
+    {"sequoia", cmd_sequoia, "Sequoia's tree for an acceptance vector, its budget on a cost curve"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

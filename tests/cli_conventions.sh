@@ -24,7 +24,7 @@ expect_rc() {
 
 # 1. --help: stdout, exit 0, nothing on stderr, for the tool and every command
 commands=$($B --help | sed -n 's/^  \([a-z]\+\)  .*/\1/p')
-expect_eq n_commands 18 "$(wc -w <<<"$commands")"
+expect_eq n_commands 19 "$(wc -w <<<"$commands")"
 $B --help >h.out 2>h.err; expect_eq top_help_rc "0 0" "$? $(wc -c <h.err)"
 for c in $commands; do
     [ "$c" = help ] && continue

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "decoders/decoder.h"
+#include "decoders/sequoia.h"
 #include "model/convert/synth.h"
 #include "model/forward.h"
 #include "model/loader/model_file.h"
@@ -373,6 +374,8 @@ static void full_matrix(int V, int k, int *mat) {
         for (int j = 0; j < k; j++) mat[(size_t)t * k + j] = 3 + (t * 7 + j * 13) % (V - 3);
 }
 
+static void sequoia_check(const model *m, int *mat, int *out, step_log *lg);
+
 static void test_full_matrix(const model *m) {
     char err[ERR_LEN];
     const int V = m->cfg.vocab_size;
@@ -423,6 +426,71 @@ static void test_full_matrix(const model *m) {
     dec_env env = {.target = m, .kernels = KERN_EXACT};
     CHECK(dec_create(&d, "recycle:tree=uniform,shape=32-32", &env, err) == -1 &&
           strstr(err, "recycle: shape grows 1056 nodes, more than 1024"));
+    sequoia_check(m, mat, out, &log);
+}
+
+/* tree=sequoia: with a full matrix the first tree is the DP's (sequoia.h) for accept= cut to
+ * the k ranks M holds, its size and depth; the canonical spec names accept= and depth= only when
+ * given; the other trees refuse them, and a bad vector is refused. */
+static void sequoia_check(const model *m, int *mat, int *out, step_log *lg) {
+    char err[ERR_LEN];
+    const struct {
+        const char *spec;
+        int k, nodes, depth;
+        double p[3];
+        int n_p;
+    } cases[] = {
+        {"recycle:tree=sequoia", 8, 80, 6, {0.386, 0.096, 0.056}, 0},
+        {"recycle:tree=sequoia,nodes=16,accept=0.6/0.2/0.1,k=2", 2, 16, 6, {0.6, 0.2}, 2},
+        {"recycle:tree=sequoia,nodes=40,depth=3,accept=0.3/0.3/0.2", 8, 40, 3, {0.3, 0.3, 0.2}, 3}};
+    static sequoia_node sq[SEQUOIA_MAX_NODES];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        double p[SEQUOIA_MAX_RANKS], e;
+        int k = cases[c].n_p, n_sq = 0, depth = 0;
+        if (k == 0) /* the default vector */
+            CHECK(sequoia_parse_accept("0.386/0.096/0.056/0.036", "", p, &k, err) == 0);
+        else
+            memcpy(p, cases[c].p, sizeof(double) * (size_t)k);
+        CHECK(sequoia_tree(p, k, cases[c].nodes, cases[c].depth, sq, &n_sq, &e, err) == 0);
+        for (int i = 0; i < n_sq; i++)
+            if (sq[i].depth > depth) depth = sq[i].depth;
+        full_matrix(m->cfg.vocab_size, cases[c].k, mat);
+        const char *path = test_tmp("full.bin");
+        write_matrix(path, m->cfg.vocab_size, cases[c].k, mat, 1);
+        dec_env env = {.target = m, .kernels = KERN_EXACT, .on_step = log_step, .user = lg};
+        dec *d;
+        dec_stats st;
+        int n;
+        CHECK_MSG(dec_create(&d, cases[c].spec, &env, err) == 0, "%s", err);
+        CHECK_MSG(dec_state_load(d, path, err) == 0, "%s: %s", cases[c].spec, err);
+        lg->n = 0;
+        CHECK(dec_generate(d, ids[0], lens[0], 24, out, &n, &st, err) == 0);
+        CHECK_MSG(lg->n > 0 && lg->s[0].rows == 1 + n_sq && lg->s[0].drafted == depth,
+                  "%s: first tree of %d rows, depth %d; the DP's has %d nodes, depth %d",
+                  cases[c].spec, lg->n ? lg->s[0].rows : 0, lg->n ? lg->s[0].drafted : 0, n_sq,
+                  depth);
+        fprintf(stderr, "%s: %d nodes, depth %d, %.3f expected accepted\n", cases[c].spec, n_sq,
+                depth, e);
+        dec_free(d);
+    }
+    dec_env env = {.target = m, .kernels = KERN_EXACT};
+    dec *d;
+    CHECK(dec_create(&d, "recycle:tree=sequoia,nodes=8", &env, err) == 0);
+    CHECK_MSG(!strcmp(dec_spec(d), "recycle:k=8,tree=sequoia,shape=4-2-2-1,nodes=8,warm=1"), "%s",
+              dec_spec(d));
+    dec_free(d);
+    CHECK(dec_create(&d, "recycle:tree=sequoia,depth=4,accept=0.5/0.2", &env, err) == 0);
+    CHECK_MSG(!strcmp(dec_spec(d), "recycle:k=8,tree=sequoia,shape=4-2-2-1,nodes=80,warm=1,"
+                                   "depth=4,accept=0.5/0.2"),
+              "%s", dec_spec(d));
+    dec_free(d);
+    const char *bad[][2] = {{"recycle:accept=0.5", "tree=paper does not use them"},
+                            {"recycle:tree=uniform,depth=3", "tree=uniform does not use them"},
+                            {"recycle:tree=sequoia,accept=0.9/0.2", "more than 1"},
+                            {"recycle:tree=sequoia,accept=a", "recycle: accept=a: not numbers"}};
+    for (int i = 0; i < 4; i++)
+        CHECK_MSG(dec_create(&d, bad[i][0], &env, err) == -1 && strstr(err, bad[i][1]), "%s: %s",
+                  bad[i][0], err);
 }
 
 /* ---- 3. real models -------------------------------------------------------------------------- */
@@ -483,6 +551,8 @@ static void test_real(const model *m, const char *what, int n) {
     run_prompts(&env, "recycle:k=1,nodes=4", n / 2, &st, c, what); /* a chain of 4 */
     CHECK(c[1] <= 4 && st.drafted <= 4 * (st.target_steps - n / 2));
     run_prompts(&env, "recycle:tree=uniform,shape=2-2-1,k=2", n / 2, &st, c, what);
+    run_prompts(&env, "recycle:tree=sequoia,nodes=16", n / 2, &st, c, what);
+    CHECK(c[1] <= 16);
 }
 
 /* ---- 4. synthetic grid ----------------------------------------------------------------------- */
@@ -496,10 +566,11 @@ static void test_synthetic(void) {
     int prompt[DEC_CHECK_SYNTH_PROMPT];
     dec_check_synth_prompt(prompt);
     const char *specs[] = {"recycle", "recycle:k=2,nodes=5",
-                           "recycle:tree=uniform,shape=1-1-1-1-1-1-1-1,k=1", "recycle:warm=0"};
+                           "recycle:tree=uniform,shape=1-1-1-1-1-1-1-1,k=1", "recycle:warm=0",
+                           "recycle:tree=sequoia,nodes=12,depth=8,accept=0.8/0.1"};
     const int max_news[] = {0, 1, 2, 37}, plen[] = {1, 9, 300};
     char what[96];
-    for (int si = 0; si < 4; si++)
+    for (int si = 0; si < 5; si++)
         for (int mi = 0; mi < 4; mi++)
             for (int li = 0; li < 3; li++)
                 for (int k = 0; k < 2; k++) {

@@ -24,7 +24,8 @@
  * Under the sanitizers (testutil.h test_keep) 3.'s prompts are thinned to one in three (4 of
  * 12) and to one in two (2 of 4), the chain equivalence of 2. to 2 of its 4 prompts; the chain
  * and the trees still run on the same prompts, every spec is compared with greedy, and the
- * static tree must still beat the chain. */
+ * static tree must still beat the chain; mode=sequoia runs on the first pair only, and 6.
+ * stops at its first prompt ending inside a path. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,15 @@ static void test_spec_strings(const model *m) {
     CHECK(dec_create(&d, "tree:mode=split,shape=3,nodes=9,p_split=5", &env, err) == 0);
     CHECK(!strcmp(dec_spec(d), "tree:mode=split,shape=3,nodes=9,depth=6,k=4,branches=4,p_split=5"));
     dec_free(d);
+    /* sequoia: accept= (a string of '/'-joined probabilities) appears only when given */
+    CHECK(dec_create(&d, "tree:mode=sequoia", &env, err) == 0);
+    CHECK(!strcmp(dec_spec(d), "tree:mode=sequoia,shape=4-2-2-1,nodes=16,depth=6,k=4,branches=4,"
+                               "p_split=10"));
+    dec_free(d);
+    CHECK(dec_create(&d, "tree:mode=sequoia,nodes=8,accept=0.6/0.2", &env, err) == 0);
+    CHECK(!strcmp(dec_spec(d), "tree:mode=sequoia,shape=4-2-2-1,nodes=8,depth=6,k=4,branches=4,"
+                               "p_split=10,accept=0.6/0.2"));
+    dec_free(d);
     struct {
         const char *spec, *msg;
     } bad[] = {
@@ -96,6 +106,12 @@ static void test_spec_strings(const model *m) {
         {"tree:mode=static,3", "tree: '3' is not key=value"},
         {"tree:mode=bushy", "tree: mode=bushy is not valid"},
         {"tree:nodes=0", "tree: nodes=0 is out of range 1..1024"},
+        {"tree:accept=0.5", "tree: accept= is the acceptance by rank mode=sequoia"},
+        {"tree:mode=dynamic,accept=0.5", "mode=dynamic does not use it"},
+        {"tree:mode=sequoia,accept=0.5/1.5", "tree: accept=0.5/1.5: 1.5 is not a probability"},
+        {"tree:mode=sequoia,accept=0.7/0.4", "sums to 1.1, more than 1"},
+        {"tree:mode=sequoia,accept=0.5-0.2", "not numbers joined by '/'"},
+        {"tree:mode=sequoia,draw=1", "mode=sequoia picks them by rank"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_MSG(dec_create(&d, bad[i].spec, &env, err) == -1, "%s accepted", bad[i].spec);
@@ -106,14 +122,16 @@ static void test_spec_strings(const model *m) {
 /* One-branch trees against spec:gamma=4, prompt by prompt: identical figures. */
 static void test_chain_equivalence(const model *tm, const model *dm) {
     dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
+    /* sequoia with one rank: the best tree of 4 nodes is the chain of 4 first choices */
     const char *chains[] = {"tree:shape=1-1-1-1", "tree:mode=dynamic,k=1,depth=4",
-                            "tree:mode=split,branches=1,nodes=4"};
+                            "tree:mode=split,branches=1,nodes=4",
+                            "tree:mode=sequoia,nodes=4,depth=8,accept=0.9"};
     for (int i = 0; i < 4; i++) {
         if (!test_keep(i, 2)) continue;
         dec_stats ref, st;
         CHECK(
             dec_check_exact(&env, "spec:gamma=4", ids[i], lens[i], 200, NULL, &ref, NULL, "chain"));
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 4; c++) {
             CHECK(dec_check_exact(&env, chains[c], ids[i], lens[i], 200, NULL, &st, NULL, "chain"));
             CHECK_MSG(st.target_steps == ref.target_steps && st.target_rows == ref.target_rows &&
                           st.draft_steps == ref.draft_steps && st.draft_rows == ref.draft_rows &&
@@ -163,8 +181,10 @@ static void test_real(const model *tm, const model *dm, const char *what, int n)
     double c[STAT_MAX_COUNTERS], unused[STAT_MAX_COUNTERS];
     run_prompts(&env, "spec:gamma=4", n, n > 4 ? 3 : 2, &chain, unused, what);
     const double chain_tps = (double)chain.new_tokens / chain.target_steps;
-    const char *specs[] = {"tree", "tree:mode=dynamic", "tree:mode=split,nodes=8"};
-    for (int s = 0; s < 3; s++) {
+    const char *specs[] = {"tree", "tree:mode=dynamic", "tree:mode=split,nodes=8",
+                           "tree:mode=sequoia"};
+    for (int s = 0; s < 4; s++) {
+        if (s == 3 && test_sanitized() && n <= 4) continue; /* sequoia: the first pair's 2 */
         int ns = s == 0 ? n : 4;
         run_prompts(&env, specs[s], ns, ns > 4 ? 3 : 2, &st, c, what);
         if (s == 0) {
@@ -186,10 +206,11 @@ static void test_end_inside(const model *m) {
     dec_env env = {.target = m, .draft = m, .kernels = KERN_EXACT};
     static int got[DEC_CHECK_MAX_OUT];
     const char *specs[] = {"tree:shape=2-2-1-1-1-1-1-1", "tree:mode=dynamic,depth=8,nodes=24",
-                           "tree:mode=split,nodes=12"};
-    for (int s = 0; s < 3; s++) {
+                           "tree:mode=split,nodes=12", "tree:mode=sequoia,depth=8,nodes=24"};
+    for (int s = 0; s < 4; s++) {
         int cases = 0;
-        for (int i = 0; i < N_PROMPTS && cases < 2; i++) {
+        const int want = s == 3 && test_sanitized() ? 1 : 2; /* sequoia: one under them */
+        for (int i = 0; i < N_PROMPTS && cases < want; i++) {
             dec_stats st;
             dec_check_trace tr;
             CHECK(
@@ -216,10 +237,17 @@ static void test_synthetic(void) {
                            "tree:mode=dynamic,k=3",
                            "tree:mode=dynamic,k=2,depth=9,nodes=40",
                            "tree:mode=split,branches=3,p_split=0",
-                           "tree:mode=split,nodes=30"};
+                           "tree:mode=split,nodes=30",
+                           "tree:mode=sequoia,nodes=12,depth=5",
+                           "tree:mode=sequoia,nodes=20,depth=4,accept=0.2/0.5/0.1"};
+    /* whether the first-choice chain is the tree's deepest path (else the agreeing draft's
+     * accepted path may be shorter than the tree: dynamic keeps what the budget allows, a
+     * sequoia vector whose second rank is likelier grows deeper below it) */
+    const int chain_deepest[] = {1, 1, 0, 0, 1, 1, 1, 0};
+    enum { N_SYNTH = sizeof specs / sizeof specs[0] };
     const int max_news[] = {0, 1, 2, 37}, plen[] = {1, 9};
     char what[128];
-    for (int si = 0; si < 6; si++)
+    for (int si = 0; si < N_SYNTH; si++)
         for (int mi = 0; mi < 4; mi++)
             for (int li = 0; li < 2; li++)
                 for (int di = 0; di < 2; di++) {
@@ -234,10 +262,10 @@ static void test_synthetic(void) {
                     if (max_news[mi] > 0) check_counters(&st, what);
                     /* the target itself: the first-choice path is accepted to the tree's depth
                      * (dynamic: as deep as the budget kept it, at least its first node) */
-                    if (di == 0 && si != 2 && si != 3)
+                    if (di == 0 && chain_deepest[si])
                         CHECK_MSG(st.accepted == st.drafted, "%s %s: accepted %ld of %ld",
                                   specs[si], what, st.accepted, st.drafted);
-                    if (di == 0 && (si == 2 || si == 3))
+                    if (di == 0 && !chain_deepest[si])
                         CHECK_MSG(st.accepted >= st.pos_tried[0], "%s %s: accepted %ld in %ld",
                                   specs[si], what, st.accepted, st.pos_tried[0]);
                     if (di == 1 && max_news[mi] == 37) {
@@ -248,7 +276,7 @@ static void test_synthetic(void) {
     /* context edges. Target seq 512: a 505-token prompt leaves 7 tokens; trees are trimmed */
     dec_env env = {.target = tm, .draft = tm, .kernels = KERN_EXACT};
     dec_stats st;
-    for (int si = 0; si < 6; si++) {
+    for (int si = 0; si < N_SYNTH; si++) {
         CHECK(dec_check_exact(&env, specs[si], prompt, 505, 256, NULL, &st, NULL,
                               "prompt near seq_len"));
         CHECK(st.new_tokens == 7);
@@ -259,7 +287,7 @@ static void test_synthetic(void) {
     /* draft context 64: a 70-token prompt never drafts; a 50-token one drafts until 64, then
      * plain target steps */
     env.draft = dshort;
-    for (int si = 0; si < 6; si++) {
+    for (int si = 0; si < N_SYNTH; si++) {
         CHECK(dec_check_exact(&env, specs[si], prompt, 70, 30, NULL, &st, NULL,
                               "prompt past the draft"));
         CHECK(st.draft_steps == 0 && st.drafted == 0 && st.target_steps == 30);
@@ -289,8 +317,8 @@ static void test_no_malloc(const model *tm, const model *dm) {
     char err[ERR_LEN];
     dec_env env = {.target = tm, .draft = dm, .kernels = KERN_EXACT};
     static int out[DEC_CHECK_MAX_OUT];
-    const char *specs[] = {"tree", "tree:mode=dynamic", "tree:mode=split"};
-    for (int s = 0; s < 3; s++) {
+    const char *specs[] = {"tree", "tree:mode=dynamic", "tree:mode=split", "tree:mode=sequoia"};
+    for (int s = 0; s < 4; s++) {
         dec *d;
         int n;
         dec_stats st;

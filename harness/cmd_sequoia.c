@@ -1,0 +1,151 @@
+/* cmd_sequoia.c: `decbench sequoia`: Sequoia's tree for an acceptance vector, and with a cost
+ * curve the budget that maximises tokens per second (decoders/sequoia.h).
+ *
+ *   decbench sequoia --accept P0/P1/... [--nodes N] [--depth D]
+ *                    [--cost SOURCE [--context C] [--draft-seconds S]]
+ *
+ * Without --cost: the best tree of at most N nodes and depth D, its expected accepted tokens per
+ * step, and each depth's nodes as their paths of sibling ranks ("01": the second candidate below
+ * the first). With --cost (a curve of `decbench cost`: CSV or DATABASE[:RUN], as report
+ * --project-cost reads it): the budget n <= N and depth d <= D maximising (expected accepted + 1)
+ * / (t(n + 1 rows at context C, every row's logits) + d S), S the drafter's seconds per depth
+ * (0: a drafter without a model, as Token Recycling's matrix), and that tree. The last line is
+ * the decoder parameters to pass: tree:mode=sequoia,<them> or recycle:tree=sequoia,<them>.
+ *
+ * The vector: run a one-level tree, which offers every rank at every drafting step (`decbench
+ * run ... --decoder tree:shape=4` or recycle:tree=uniform,shape=4), then `decbench report
+ * --layout counters`: p[r] = accept_rank<r> / drafting_steps (the last, accept_rank3up, stands
+ * for rank 3 when the tree offers four). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/sequoia.h"
+#include "harness/args.h"
+#include "harness/commands.h"
+#include "results/report/cost.h"
+#include "util/err.h"
+
+enum { O_ACCEPT, O_NODES, O_DEPTH, O_COST, O_CONTEXT, O_DRAFT, O_HELP, O_N };
+
+/* The path of sibling ranks from the root to node i ("01"), into buf. */
+static void path_of(const sequoia_node *t, int i, char *buf) {
+    int d = t[i].depth;
+    buf[d] = '\0';
+    for (; i >= 0; i = t[i].parent)
+        buf[--d] = (char)(t[i].rank < 10 ? '0' + t[i].rank : 'a' + t[i].rank - 10);
+}
+
+static void print_tree(const sequoia_node *t, int n) {
+    char path[SEQUOIA_MAX_DEPTH + 1];
+    for (int d = 1, i = 0; i < n; d++) {
+        int start = i;
+        while (i < n && t[i].depth == d) i++;
+        printf("depth %d (%d):", d, i - start);
+        for (int j = start; j < i; j++) {
+            path_of(t, j, path);
+            printf(" %s", path);
+        }
+        printf("\n");
+    }
+}
+
+int cmd_sequoia(int argc, char **argv) {
+    args_opt o[O_N] = {
+        [O_ACCEPT] = {.name = "--accept",
+                      .takes_value = 1,
+                      .metavar = "P0/P1/...",
+                      .help = "acceptance by sibling rank (required): p[r] = accept_rank<r> / "
+                              "drafting_steps of a one-level tree's run"},
+        [O_NODES] = {.name = "--nodes",
+                     .takes_value = 1,
+                     .metavar = "N",
+                     .help = "the tree's nodes at most; with --cost the largest budget tried "
+                             "(default 16, with --cost 64)"},
+        [O_DEPTH] = {.name = "--depth",
+                     .takes_value = 1,
+                     .metavar = "D",
+                     .help = "the tree's depth at most (default 6)"},
+        [O_COST] = {.name = "--cost",
+                    .takes_value = 1,
+                    .metavar = "SOURCE",
+                    .help =
+                        "the target's cost curve (`decbench cost --csv` file, or DATABASE[:RUN])"},
+        [O_CONTEXT] = {.name = "--context",
+                       .takes_value = 1,
+                       .metavar = "C",
+                       .help = "the context at which passes are priced (default 256)"},
+        [O_DRAFT] = {.name = "--draft-seconds",
+                     .takes_value = 1,
+                     .metavar = "S",
+                     .help = "the drafter's seconds per depth of the tree (default 0)"},
+        [O_HELP] = {.name = "--help", .alias = "-h", .help = "this help"},
+    };
+    char err[ERR_LEN];
+    const char *pos[1];
+    int n_pos;
+    if (args_parse(argc, argv, 2, o, O_N, pos, 0, &n_pos, err)) return cmd_usage("sequoia", err);
+    if (args_flag(o, O_N, "--help")) {
+        args_usage("decbench sequoia --accept P0/P1/... [--nodes N] [--depth D] [--cost SOURCE "
+                   "[--context C] [--draft-seconds S]]   (Sequoia's tree and budget)",
+                   o, O_N);
+        return 0;
+    }
+    const char *acc = args_str(o, O_N, "--accept", NULL), *cost = args_str(o, O_N, "--cost", NULL);
+    if (!acc) return cmd_usage("sequoia", "--accept P0/P1/... is required");
+    double p[SEQUOIA_MAX_RANKS], draft_s;
+    int k;
+    long nodes, depth, context;
+    if (sequoia_parse_accept(acc, "--accept", p, &k, err) ||
+        args_int(o, O_N, "--nodes", cost ? 64 : 16, 1, SEQUOIA_MAX_NODES, &nodes, err) ||
+        args_int(o, O_N, "--depth", 6, 1, SEQUOIA_MAX_DEPTH, &depth, err) ||
+        args_int(o, O_N, "--context", 256, 0, 1 << 24, &context, err) ||
+        args_seconds(o, O_N, "--draft-seconds", 0, 0, 3600, &draft_s, err))
+        return cmd_usage("sequoia", err);
+    if (!cost &&
+        (args_get(o, O_N, "--context")->count || args_get(o, O_N, "--draft-seconds")->count))
+        return cmd_usage("sequoia", "--context and --draft-seconds price passes: give --cost");
+    int n = (int)nodes, d = (int)depth;
+    if (cost) {
+        cost_curve *c;
+        if (cost_curve_load(&c, cost, "--cost", err)) return cmd_fail("sequoia", err);
+        double *t = malloc(sizeof(double) * (size_t)(n + 1));
+        if (!t) {
+            cost_curve_free(c);
+            return cmd_fail("sequoia", "out of memory");
+        }
+        for (int i = 0; i <= n; i++) t[i] = cost_curve_t(c, i + 1, (double)context, i + 1);
+        double lo, hi, clo, chi;
+        cost_curve_range(c, &lo, &hi, &clo, &chi);
+        sequoia_pick best;
+        int rc = sequoia_budget(p, k, n, d, t, n + 1, draft_s, &best, err);
+        double t1 = t[0];
+        free(t);
+        cost_curve_free(c);
+        if (rc) return cmd_fail("sequoia", err);
+        printf("cost curve %s (rows %g..%g measured), context %ld, drafting %g s per depth\n", cost,
+               lo, hi, context, draft_s);
+        printf("best budget: %d nodes, depth %d: %.3f expected accepted tokens per step, "
+               "%.1f tokens/s (greedy %.1f: %.2fx)\n",
+               best.n, best.depth, best.expected, best.tokens_per_s, 1 / t1,
+               best.tokens_per_s * t1);
+        if (best.n + 1 > hi)
+            printf("note: %d rows is beyond the curve's measured %g (extrapolated)\n", best.n + 1,
+                   hi);
+        n = best.n, d = best.depth;
+    }
+    sequoia_node *tree = malloc(sizeof *tree * (size_t)n);
+    double e;
+    int n_out;
+    if (!tree) return cmd_fail("sequoia", "out of memory");
+    if (sequoia_tree(p, k, n, d, tree, &n_out, &e, err)) {
+        free(tree);
+        return cmd_fail("sequoia", err);
+    }
+    printf("tree: %d nodes, %.4f expected accepted tokens per step (%.4f with the bonus)\n", n_out,
+           e, e + 1);
+    print_tree(tree, n_out);
+    printf("parameters: nodes=%d,depth=%d,accept=%s\n", n, d, acc);
+    free(tree);
+    return 0;
+}

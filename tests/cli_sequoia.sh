@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# cli_sequoia.sh: `decbench sequoia` (harness/cmd_sequoia.c, decoders/sequoia.h):
+#   1. the tree for a vector: a hand-checked chain (0.5 + 0.25 + 0.125 = 0.875) and a fan
+#      (depth 1: 0.6 + 0.3), printed as paths of sibling ranks, and the parameters line;
+#   2. with a cost curve (crafted "rows,seconds" files): free rows give the largest budget, rows
+#      that cost as much as the pass give one node (1.8 / 2 beats 2.44 / 3), and a drafting cost
+#      per depth keeps the tree shallow (depth 3 where free drafting takes 6);
+#   3. the parameters line runs as given: tree:mode=sequoia and recycle:tree=sequoia with it on
+#      one TinyStories prompt, exact against greedy;
+#   4. usage errors exit 2 (no --accept, a bad vector, --nodes 0, --context without --cost), a
+#      missing curve exits 1, each with a message.
+set -u
+. "$(dirname "$0")/lib_cli.sh"
+B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_sequoia}
+rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
+
+# expect_fail NAME RC PATTERN CMD...: exits RC with PATTERN on stderr
+expect_fail() {
+    local name=$1 want=$2 pat=$3; shift 3
+    local out rc
+    out=$("$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then passes=$((passes + 1))
+    else echo "FAIL $name: rc=$rc stderr=$out"; fails=$((fails + 1)); fi
+}
+
+# 1. trees
+$B sequoia --accept 0.5 --nodes 3 --depth 3 >chain.txt
+expect_eq chain_rc 0 $?
+expect_grep chain_value '^tree: 3 nodes, 0\.8750 expected accepted' chain.txt
+expect_grep chain_paths '^depth 3 \(1\): 000$' chain.txt
+$B sequoia --accept 0.6/0.3 --nodes 2 --depth 1 >fan.txt
+expect_grep fan_value '^tree: 2 nodes, 0\.9000 expected' fan.txt
+expect_grep fan_paths '^depth 1 \(2\): 0 1$' fan.txt
+expect_grep fan_params '^parameters: nodes=2,depth=1,accept=0\.6/0\.3$' fan.txt
+
+# 2. budgets
+{ echo rows,seconds; for r in 1 2 4 8 16 32 64; do echo "$r,1"; done; } >flat.csv
+{ echo rows,seconds; for r in 1 2 4 8 16 32 64; do echo "$r,$r"; done; } >steep.csv
+$B sequoia --accept 0.8/0.1 --nodes 20 --cost flat.csv >flat.txt
+expect_eq flat_rc 0 $?
+expect_grep flat_budget '^best budget: 20 nodes, depth 6' flat.txt
+$B sequoia --accept 0.8/0.1 --cost steep.csv >steep.txt
+expect_grep steep_budget '^best budget: 1 nodes, depth 1: 0\.800 expected accepted tokens per step, 0\.9 tokens/s \(greedy 1\.0: 0\.90x\)' steep.txt
+$B sequoia --accept 0.8/0.1 --nodes 20 --cost flat.csv --draft-seconds 0.5 >draft.txt
+expect_grep draft_shallow '^best budget: 14 nodes, depth 3:' draft.txt
+
+# 3. the parameters run
+params=$(sed -n 's/^parameters: //p' chain.txt)
+$B run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --dataset tinystories \
+    --limit 1 --max-new 24 --warmup 0 --threads 1 --db run.db \
+    --decoder "tree:mode=sequoia,$params" --decoder "recycle:tree=sequoia,$params" >run.txt 2>&1
+expect_eq run_rc 0 $?
+expect_eq run_matched "3" "$(q run.db "SELECT COUNT(*) FROM samples WHERE matched = 1 OR decoder = 'greedy'")"
+
+# 4. errors
+expect_fail no_accept 2 'sequoia: --accept P0/P1/\.\.\. is required' $B sequoia
+expect_fail bad_vector 2 'more than 1' $B sequoia --accept 0.7/0.5
+expect_fail bad_number 2 "not numbers joined by '/'" $B sequoia --accept 0.7,0.1
+expect_fail no_nodes 2 'nodes' $B sequoia --accept 0.5 --nodes 0
+expect_fail context_alone 2 'give --cost' $B sequoia --accept 0.5 --context 64
+expect_fail missing_curve 1 'nowhere\.csv' $B sequoia --accept 0.5 --cost nowhere.csv
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
