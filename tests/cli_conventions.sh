@@ -12,15 +12,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_conventions}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin TOK=$S/models/tok512.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-# expect_rc NAME WANT_EXIT PATTERN CMD...: exit status and a stderr pattern
-expect_rc() {
-    local name=$1 want=$2 pat=$3; shift 3
-    local out rc
-    out=$("$@" 2>&1 >/dev/null); rc=$?
-    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc (want $want) stderr=$out"; fi
-}
 
 # 1. --help: stdout, exit 0, nothing on stderr, for the tool and every command
 commands=$($B --help | sed -n 's/^  \([a-z]\+\)  .*/\1/p')

@@ -8,8 +8,6 @@ B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_
 mkdir -p "$T"
 M=$S/models/stories260K.bin TOK=$S/models/tok512.bin
 fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $*"; fails=$((fails+1)); }
 
 # expect_fail NAME PATTERN OUT CMD...: non-zero exit, one stderr line matching PATTERN, and
 # neither OUT nor OUT.tmp exists afterwards.

@@ -12,15 +12,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_cost_batch}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-# expect_rc NAME WANT_EXIT PATTERN CMD...: exit status and a stderr pattern
-expect_rc() {
-    local name=$1 want=$2 pat=$3; shift 3
-    local out rc
-    out=$("$@" 2>&1 >/dev/null); rc=$?
-    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc (want $want) stderr=$out"; fi
-}
 quick=(--model "$M" --rows 1,3 --context 5 --seconds 0.01 --no-bandwidth --threads 1)
 
 # the default and --batch 1: the one-sequence table

@@ -27,13 +27,6 @@ $B datastore build --model "$M" --from "$TXT" --from tinystories --offset 700 -o
 expect_grep two_sources "^both.ds: [0-9]+ tokens of 18 documents" both.out
 
 # 2. refusals
-expect_rc() { # NAME WANT PATTERN CMD...
-    local name=$1 want=$2 pat=$3; shift 3
-    "$@" >/dev/null 2>rc.err
-    local rc=$?
-    if [ $rc -eq "$want" ] && grep -qE -- "$pat" rc.err; then passes=$((passes + 1)); else
-        echo "FAIL $name: rc=$rc (want $want): $(cat rc.err)"; fails=$((fails + 1)); fi
-}
 expect_rc no_action 2 "say what to do" $B datastore
 expect_rc unknown_option 2 "unknown option '--bogus'" $B datastore build --bogus
 expect_rc no_from 2 "--from SOURCE" $B datastore build --model "$M" -o x.ds

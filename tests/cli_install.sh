@@ -8,8 +8,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_install}
 BUILD=${DECBENCH_BUILD:?}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 cmake --install "$BUILD" --prefix "$T/prefix" >install.log 2>&1 || { bad "cmake --install"; cat install.log; }
 for f in bin/decbench share/decbench/plots/common.gp share/decbench/plots/speedup.gp \

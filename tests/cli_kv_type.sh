@@ -13,15 +13,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_kv_type}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-# expect_rc NAME WANT_EXIT PATTERN CMD...: exit status and a stderr pattern
-expect_rc() {
-    local name=$1 want=$2 pat=$3; shift 3
-    local out rc
-    out=$("$@" 2>&1 >/dev/null); rc=$?
-    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc (want $want) stderr=$out"; fi
-}
 
 # generate: f32 is the default; f16 runs and writes a story
 $B generate --model "$M" -n 48 --prompt "Once" --threads 1 >def.txt 2>/dev/null; expect_eq gen_default_rc 0 $?

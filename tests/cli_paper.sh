@@ -9,8 +9,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_paper}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 COMMON=(--model "$M" --draft "$D" --dataset tinystories --limit 3 -n 24 --threads 1 --warmup 0)
 
 # 1. a gamma sweep with repeats: ablation table with tokens/step, best setting with its sd

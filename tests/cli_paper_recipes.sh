@@ -10,8 +10,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_paper_recipes}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 RED=(--model "$M" --draft "$D" --limit 1 --max-new 8 --cut-long --threads 1 --warmup 0 --repeats 1)
 
 # 1. list and help

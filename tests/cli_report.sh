@@ -8,8 +8,6 @@ B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
 fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 expect_grep() { # NAME PATTERN FILE
     if grep -qE -- "$2" "$3"; then ok; else bad "$1: /$2/ not in $3:"; head -20 "$3"; fi
 }

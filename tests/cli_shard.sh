@@ -10,8 +10,6 @@ B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_
 SRC=${DECBENCH_SOURCE:-$(dirname "$0")/..}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 command -v parallel >/dev/null || { echo "GNU parallel is missing (deps.sh installs it)"; exit 1; }
 
 # The deterministic figures of every sample, with the run's position in its sweep (or 0) and

@@ -18,6 +18,19 @@ wait_samples() { # DB N: until DB holds at least N samples (a run going in the b
     return 1
 }
 
+# ok / bad: count a check the test makes itself (bad prints its message).
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# expect_rc NAME WANT_EXIT PATTERN CMD...: CMD's exit status, and an extended regular expression
+# found in its stderr
+expect_rc() {
+    local name=$1 want=$2 pat=$3; shift 3
+    local out rc
+    out=$("$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc (want $want) stderr=$out"; fi
+}
+
 expect_eq() { # NAME WANT GOT
     if [ "$2" = "$3" ]; then passes=$((passes + 1)); else echo "FAIL $1: got '$3' want '$2'"; fails=$((fails + 1)); fi
 }
