@@ -4,8 +4,8 @@
 #   1. README.md is at most 650 lines: a guide a researcher reads in minutes; measurement logs
 #      belong in docs/measurements/;
 #   2. no tracked text file cites an issue number ("issue 12", "issues 14.1", "#37") or narrates
-#      its own making ("this session", "the next session", "session 2", "last round", "sitting
-#      3", "wave 2"): the reason belongs where the citation was. docs/measurements/ is left out
+#      its own making (the sittings that built it: which one, their numbers, their order, the
+#      round before): the reason belongs where the citation was. docs/measurements/ is left out
 #      (its files are dated logs by design), and so is tests/data/ (fixtures, some third-party);
 #   3. every docs/measurements/YYYY-MM-DD-topic.md names, in its header, the commit, the machine
 #      and the command that produced its figures, and its name carries the date;
@@ -32,7 +32,7 @@ fi
 
 # 2. narration: one extended regular expression per kind, case-insensitive
 narration='\bissues? ?#?[0-9]|\bthe issue('"'"'s)?\b|(^|[[:space:](])#[0-9]{1,5}([^0-9a-fA-F]|$)'
-narration+='|\bthis session\b|\b(next|last|previous|earlier|same|that) (session|sitting)\b'
+narration+='|\bthis[[:space:]]+session\b|\b(next|last|previous|earlier|same|that)[[:space:]]+(session|sitting)\b'
 narration+='|\bsessions? (of |[0-9])|\b(sitting|wave)s? #?[0-9]'
 narration+='|\b(last|previous) round\b'
 grep -vE '^(docs/measurements/|tests/data/|tests/cli_docs\.sh$)' "$T/files" >"$T/scan"
@@ -42,7 +42,7 @@ while IFS= read -r f; do
     grep -HnIiE -- "$narration" "$SRC/$f" 2>/dev/null | sed "s|^$SRC/||" >>"$T/narration"
 done <"$T/scan"
 # `session` is also a struct of the harness (harness/session.h): lines naming its functions
-# (session_...) may say "the same session" of that object
+# (session_...) may speak of that object with the words above
 grep -vE 'harness/[a-z_]+\.[ch]:[0-9]+:.*session_' "$T/narration" \
     >"$T/narration.found"
 if [ ! -s "$T/narration.found" ]; then passes=$((passes + 1)); else
