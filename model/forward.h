@@ -36,7 +36,7 @@
  * by kern_mode_resolve once the models are open: exact-int8b when the target or the draft holds
  * a matrix of a type with int8 products (a quantized file), else exact. On float models they
  * compute the same bits, so the choice only changes quantized runs, where the int8b mode is the
- * fastest (README, "Decisions": the int8 mode was 1.2-1.6x faster than exact at T=1; the int8b
+ * fastest (docs/decisions.md: the int8 mode was 1.2-1.6x faster than exact at T=1; the int8b
  * mode ties it there and is 2-4x faster per token from 8 rows a pass). fwd_new resolves it for
  * its own model when handed one. */
 /* KERN_EXACT_INT8B ("exact-int8b"): batch-invariant, the int8 mode's integers in another order
