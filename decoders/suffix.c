@@ -49,17 +49,32 @@
  * rows, worth it where a pass of 6 rows costs little more than one (large targets). The same
  * prompt decoded twice by one warm decoder: 163 then 21 target steps. Bookkeeping (both trees'
  * lookups and speculation) is 4-6% of wall time against stories260K's ~0.1 ms passes. The
- * README compares it with PLD and lookahead on HumanEval, MBPP, CNN/DM and MT-Bench. */
+ * README compares it with PLD and lookahead on HumanEval, MBPP, CNN/DM and MT-Bench.
+ *
+ * shape=sequoia lays Sequoia's tree (decoders/sequoia.h, arXiv 2402.12374: the static shape of
+ * at most budget nodes and levels deep that maximises the expected accepted tokens for the
+ * acceptance by sibling rank accept=) on the suffix tree: a shape node of rank r is the r-th
+ * most frequent continuation below its parent's token (ties: the lower token), and is dropped
+ * with its subtree where there is none. The pattern lengths compete by the same score as the
+ * grown trees, MAX_SPEC = alpha x pattern length still caps them, min_prob does not apply (the
+ * shape decides the width). Measured as above (20 prompts x 256, stories260K, one warm decoder;
+ * tokens per step, rows per decode pass): budget 16: grown 2.49 (4.1), Sequoia 2.38 (3.9);
+ * budget 8: 2.43 (3.9) and 2.34 (3.6); budget 32: 2.49 (4.1) and 2.46 (4.0 with levels=16).
+ * The grown tree reads each step's real counts, which a shape fixed by the mean acceptance
+ * cannot: per row the two tie, and the grown tree stays the default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sequoia.h"
 #include "decoders/suffix_tree.h"
 #include "decoders/token_tree.h"
 #include "util/err.h"
 
-enum { P_DEPTH, P_BUDGET, P_ALPHA, P_MIN_PROB, P_TREE, P_WARM, P_NODES };
+enum { P_DEPTH, P_BUDGET, P_ALPHA, P_MIN_PROB, P_TREE, P_WARM, P_NODES, P_SHAPE, P_LEVELS,
+       P_ACCEPT };
+enum { SHAPE_PROB, SHAPE_SEQUOIA };
 enum {
     SC_SPEC_STEPS,
     SC_SPEC_TOKENS,
@@ -68,8 +83,20 @@ enum {
     SC_GLOBAL_NODES,
     SC_GLOBAL_TOKENS,
     SC_EVICTED,
+    SC_RANK0, /* SC_RANK0 + r: accepted tokens of sibling rank r (shape=sequoia), 3 and above last */
+    SC_RANK1,
+    SC_RANK2,
+    SC_RANK3UP,
     SC_N
 };
+
+/* shape=sequoia's default acceptance by sibling rank: below a node the target reaches, the
+ * target's next token is the suffix tree's rank-r continuation with probability p[r]. Measured
+ * on stories260K (the first 20 TinyStories prompts x 256 new tokens, one warm decoder) with a
+ * one-level tree offering ranks 0..7 at every speculating step,
+ * `suffix:shape=sequoia,levels=1,budget=8,accept=0.3/0.1/0.1/0.1/0.1/0.1/0.1/0.1`: the
+ * accept_rank counters over spec_steps (docs/measurements/2026-11-29-sequoia.md). */
+#define SUFFIX_SEQUOIA_ACCEPT "0.578/0.084/0.014/0.003"
 
 typedef struct {
     int depth, budget, tree, warm;
@@ -83,7 +110,29 @@ typedef struct {
     int *path, *em, *depth_of; /* budget + 1 */
     int *walk;                 /* 2 (budget + 1): token_tree_verify's scratch */
     int *seq;                  /* the text: prompt + output */
+    int *shape_par, *shape_rank; /* shape=sequoia: Sequoia's tree, breadth-first */
+    stree_shape shape;
 } sfx;
+
+/* shape=sequoia: Sequoia's best tree of at most budget nodes and levels deep for accept=. */
+static int make_shape(dec *d, sfx *s, char *err) {
+    double p[SEQUOIA_MAX_RANKS], expected;
+    int k, n = s->budget;
+    const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : SUFFIX_SEQUOIA_ACCEPT;
+    if (sequoia_parse_accept(acc, "suffix: accept", p, &k, err)) return -1;
+    sequoia_node *sq = malloc(sizeof *sq * (size_t)n);
+    s->shape_par = malloc(sizeof(int) * (size_t)n), s->shape_rank = malloc(sizeof(int) * (size_t)n);
+    if (!sq || !s->shape_par || !s->shape_rank) {
+        free(sq);
+        return err_set(err, "suffix: out of memory");
+    }
+    int rc = sequoia_tree(p, k, n, d->param[P_LEVELS], sq, &n, &expected, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        s->shape_par[i] = sq[i].parent, s->shape_rank[i] = sq[i].rank;
+    free(sq);
+    s->shape = (stree_shape){n, s->shape_par, s->shape_rank};
+    return rc;
+}
 
 static int sfx_create(dec *d, char *err) {
     sfx *s = calloc(1, sizeof *s);
@@ -111,6 +160,13 @@ static int sfx_create(dec *d, char *err) {
     if (!s->logits || !s->tok || !s->par || !s->path || !s->em || !s->depth_of ||
         !s->seq || !s->walk)
         return err_set(err, "suffix: out of memory");
+    if (d->param[P_SHAPE] == SHAPE_SEQUOIA) {
+        if (!s->tree) return err_set(err, "suffix: shape=sequoia is a tree; tree=0 is one path");
+        if (make_shape(d, s, err)) return -1;
+    } else if (d->str[P_ACCEPT][0] || d->param[P_LEVELS] != d->vt->params[P_LEVELS].def) {
+        return err_set(err, "suffix: accept= and levels= shape shape=sequoia; shape=prob does "
+                            "not use them");
+    }
     return dec_fwd_new(d, d->env.target, (int)R, &s->f, err);
 }
 
@@ -141,7 +197,12 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int max_spec = d->max_new - d->n_out - 1;
         if (max_spec > s->budget) max_spec = s->budget;
         stree_draft a = {0}, b = {0};
-        if (max_spec > 0) {
+        if (max_spec > 0 && s->shape.n) {
+            stree_speculate_shape(s->local, s->seq, L, max_spec, s->alpha, &s->shape, d->end_id,
+                                  s->ws_local, &a);
+            stree_speculate_shape(s->global, s->seq, L, max_spec, s->alpha, &s->shape, d->end_id,
+                                  s->ws_global, &b);
+        } else if (max_spec > 0) {
             stree_speculate(s->local, s->seq, L, max_spec, s->alpha, s->min_prob, s->tree,
                             d->end_id, s->ws_local, &a);
             stree_speculate(s->global, s->seq, L, max_spec, s->alpha, s->min_prob, s->tree,
@@ -166,6 +227,10 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             dec_count(d, SC_SPEC_STEPS, 1), dec_count(d, SC_SPEC_TOKENS, sp->n);
             dec_count(d, SC_GLOBAL_STEPS, from_global), dec_count(d, SC_MATCH_LEN, sp->match_len);
         }
+        for (int i = 1; s->shape.n && i < np; i++) {
+            const int r = sp->rank[s->path[i] - 1];
+            dec_count(d, SC_RANK0 + (r < 3 ? r : 3), 1);
+        }
         learn(s, &L, s->em, emitted);
         if (d->done) break;
         if (fwd_commit(s->f, s->path, np, err)) return -1;
@@ -185,6 +250,7 @@ static void sfx_destroy(dec *d) {
     free(s->logits), free(s->tok), free(s->par), free(s->path), free(s->em);
     free(s->walk);
     free(s->depth_of), free(s->seq);
+    free(s->shape_par), free(s->shape_rank);
     free(s);
 }
 
@@ -207,6 +273,15 @@ static const stat_def sfx_counters[SC_N] = {
                           "output tokens the global suffix tree holds after the sample"},
     [SC_EVICTED] = {"evicted", STAT_INT, STAT_SUM, STAT_DET,
                     "earlier outputs removed from the full global tree during the sample"},
+    [SC_RANK0] = {"accept_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens that were their parent's most frequent "
+                  "continuation (/ spec_steps: accept= P0 for a one-level tree)"},
+    [SC_RANK1] = {"accept_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens of sibling rank 1"},
+    [SC_RANK2] = {"accept_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens of sibling rank 2"},
+    [SC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                    "shape=sequoia: accepted tokens of sibling rank 3 or more"},
 };
 
 static int sfx_state_check(const dec *d, char *err) {
@@ -245,6 +320,13 @@ const dec_vtable dec_suffix_vtable = {
         [P_WARM] = {"warm", PARAM_INT, 1, 0, 1, {0}, "keep the global tree of outputs across prompts"},
         [P_NODES] = {"nodes", PARAM_INT, 1 << 20, 64, 1 << 26, {0},
          "the global tree's memory bound, in nodes (and stored tokens)"},
+        [P_SHAPE] = {"shape", PARAM_ENUM, SHAPE_PROB, 0, 0, {"prob", "sequoia"},
+         "prob: grown by estimated probability (the paper); sequoia: Sequoia's tree of budget "
+         "nodes for accept=, laid on the suffix tree by continuation rank", .quiet = 1},
+        [P_LEVELS] = {"levels", PARAM_INT, 6, 1, SEQUOIA_MAX_DEPTH, {0},
+         "shape=sequoia: the tree's depth at most", .quiet = 1},
+        [P_ACCEPT] = {"accept", PARAM_STR, 0, 0, 0, {0}, "shape=sequoia: acceptance by rank "
+         "P0/P1/... (default " SUFFIX_SEQUOIA_ACCEPT ")"},
     },
     .create = sfx_create,
     .generate = sfx_generate,

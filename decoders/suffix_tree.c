@@ -222,12 +222,14 @@ struct stree_spec {
     int max_spec, heap_cap, n_heap;
     cand *heap;
     stree_draft best, cur;
+    int *shape_row, *node; /* shape walks: each shape node's draft index (-1: dropped), each
+                            * draft index's suffix-tree node; max_spec each */
 };
 
 static int draft_alloc(stree_draft *d, int n) {
     d->tok = malloc(sizeof(int) * (size_t)n), d->parent = malloc(sizeof(int) * (size_t)n);
-    d->prob = malloc(sizeof(double) * (size_t)n);
-    return d->tok && d->parent && d->prob ? 0 : -1;
+    d->prob = malloc(sizeof(double) * (size_t)n), d->rank = malloc(sizeof(int) * (size_t)n);
+    return d->tok && d->parent && d->prob && d->rank ? 0 : -1;
 }
 
 int stree_spec_new(stree_spec **out, int max_spec, double min_prob_floor, char *err) {
@@ -243,16 +245,20 @@ int stree_spec_new(stree_spec **out, int max_spec, double min_prob_floor, char *
      * own); the pattern's node adds as many */
     s->heap_cap = (max_spec + 1) * (int)(1.0 / min_prob_floor + 1e-9) + 1;
     s->heap = malloc(sizeof *s->heap * (size_t)s->heap_cap);
-    if (!s->heap || draft_alloc(&s->best, max_spec) || draft_alloc(&s->cur, max_spec))
+    s->shape_row = malloc(sizeof(int) * (size_t)max_spec);
+    s->node = malloc(sizeof(int) * (size_t)max_spec);
+    if (!s->heap || draft_alloc(&s->best, max_spec) || draft_alloc(&s->cur, max_spec) ||
+        !s->shape_row || !s->node)
         return err_set(err, "suffix speculation: out of memory");
     return 0;
 }
 
 void stree_spec_free(stree_spec *s) {
     if (!s) return;
-    free(s->heap);
+    free(s->heap), free(s->shape_row), free(s->node);
     stree_draft *d[2] = {&s->best, &s->cur};
-    for (int i = 0; i < 2; i++) free(d[i]->tok), free(d[i]->parent), free(d[i]->prob);
+    for (int i = 0; i < 2; i++)
+        free(d[i]->tok), free(d[i]->parent), free(d[i]->prob), free(d[i]->rank);
     free(s);
 }
 
@@ -311,14 +317,58 @@ static void grow(const suffix_tree *t, stree_spec *s, int x, int max, double min
     while (d->n < max && s->n_heap) {
         cand c = heap_pop(s);
         int i = d->n++;
-        d->tok[i] = c.token, d->parent[i] = c.parent, d->prob[i] = c.prob;
+        d->tok[i] = c.token, d->parent[i] = c.parent, d->prob[i] = c.prob, d->rank[i] = -1;
         d->score += c.prob;
         if (c.token != end_id) push_children(t, s, c.node, c.prob, i, min_prob, tree);
     }
 }
 
-void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec, double alpha,
-                     double min_prob, int tree, int end_id, stree_spec *ws, stree_draft *out) {
+/* The child of node x of sibling rank `rank` (0: the most frequent; ties: the lower token), or
+ * 0 when x has no more than `rank` children. One pass over the children, keeping the best
+ * rank + 1 of them (rank < STREE_MAX_RANK). */
+static int child_of_rank(const suffix_tree *t, int x, int rank) {
+    int top[STREE_MAX_RANK], n = 0;
+    for (int c = t->node[x].child; c; c = t->node[c].sibling) {
+        const snode *k = &t->node[c];
+        int at = n;
+        while (at > 0) {
+            const snode *o = &t->node[top[at - 1]];
+            if (o->count > k->count || (o->count == k->count && o->token < k->token)) break;
+            at--;
+        }
+        if (at > rank) continue;
+        if (n <= rank) n++;
+        for (int j = n - 1; j > at; j--) top[j] = top[j - 1];
+        top[at] = c;
+    }
+    return n > rank ? top[rank] : 0;
+}
+
+/* Fills s->cur below node x from a fixed shape (parents before children): shape node j becomes
+ * the rank[j]-th child of its parent's draft node, if that parent was drafted, is not the end
+ * token and has such a child; max tokens at most. prob and score as grow's. */
+static void walk_shape(const suffix_tree *t, stree_spec *s, int x, int max, const int *shape_par,
+                       const int *shape_rank, int n_shape, int end_id) {
+    stree_draft *d = &s->cur;
+    d->n = 0, d->score = 0;
+    for (int j = 0; j < n_shape && d->n < max; j++) {
+        s->shape_row[j] = -1;
+        const int pi = shape_par[j] < 0 ? -1 : s->shape_row[shape_par[j]];
+        if (shape_par[j] >= 0 && (pi < 0 || d->tok[pi] == end_id)) continue;
+        const int pn = pi < 0 ? x : s->node[pi];
+        const int c = shape_rank[j] < STREE_MAX_RANK ? child_of_rank(t, pn, shape_rank[j]) : 0;
+        if (!c) continue;
+        const int i = d->n++;
+        d->tok[i] = t->node[c].token, d->parent[i] = pi, d->rank[i] = shape_rank[j];
+        d->prob[i] = (pi < 0 ? 1.0 : d->prob[pi]) * t->node[c].count / t->node[pn].count;
+        d->score += d->prob[i];
+        s->node[i] = c, s->shape_row[j] = i;
+    }
+}
+
+static void speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec, double alpha,
+                      double min_prob, int tree, const stree_shape *shape, int end_id,
+                      stree_spec *ws, stree_draft *out) {
     stree_draft *best = &ws->best;
     best->n = 0, best->score = 0, best->match_len = 0;
     if (max_spec > ws->max_spec) max_spec = ws->max_spec;
@@ -331,7 +381,11 @@ void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_sp
         int max = (int)(alpha * p + 1e-6);
         if (max > max_spec) max = max_spec;
         if (max < 1) continue;
-        grow(t, ws, x, max, min_prob, tree, end_id);
+        if (shape)
+            walk_shape(t, ws, x, max, shape->parent, shape->rank,
+                       shape->n < ws->max_spec ? shape->n : ws->max_spec, end_id);
+        else
+            grow(t, ws, x, max, min_prob, tree, end_id);
         if (ws->cur.n > 0 && ws->cur.score >= best->score) {
             stree_draft swap = *best;
             *best = ws->cur, ws->cur = swap;
@@ -339,6 +393,17 @@ void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_sp
         }
     }
     *out = *best;
+}
+
+void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec, double alpha,
+                     double min_prob, int tree, int end_id, stree_spec *ws, stree_draft *out) {
+    speculate(t, ctx, n_ctx, max_spec, alpha, min_prob, tree, NULL, end_id, ws, out);
+}
+
+void stree_speculate_shape(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec,
+                           double alpha, const stree_shape *shape, int end_id, stree_spec *ws,
+                           stree_draft *out) {
+    speculate(t, ctx, n_ctx, max_spec, alpha, 0, 1, shape, end_id, ws, out);
 }
 
 /* ---- the state file ----------------------------------------------------------------------- */

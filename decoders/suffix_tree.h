@@ -76,6 +76,7 @@ typedef struct {
     int n, *tok, *parent;
     double *prob, score;
     int match_len;
+    int *rank; /* stree_speculate_shape: each token's sibling rank below its parent (-1 else) */
 } stree_draft;
 
 /* Scratch for stree_speculate (no allocation per call): drafts of up to max_spec tokens with
@@ -91,6 +92,24 @@ void stree_spec_free(stree_spec *s);
  * most frequent continuation, ArcticInference's default). Nothing grows below end_id. */
 void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec, double alpha,
                      double min_prob, int tree, int end_id, stree_spec *ws, stree_draft *out);
+
+/* A fixed tree shape (decoders/sequoia.h's trees): n nodes, parents first (parent[j] < j, -1:
+ * below the current token), rank[j] < STREE_MAX_RANK the sibling rank node j stands for. */
+#define STREE_MAX_RANK 16
+typedef struct {
+    int n;
+    const int *parent, *rank;
+} stree_shape;
+
+/* As stree_speculate, but each pattern length's tree is the shape laid on the suffix tree: shape
+ * node j is the rank[j]-th most frequent continuation (ties: the lower token) below its parent's
+ * token, dropped with its subtree where there is none or the parent is end_id; at most
+ * min(max_spec, alpha x pattern length, shape->n) tokens (the shape's first ones). Probabilities
+ * and scores as stree_speculate's (so the pattern lengths compete as there); min_prob is not
+ * applied (the shape decides the width). */
+void stree_speculate_shape(const suffix_tree *t, const int *ctx, int n_ctx, int max_spec,
+                           double alpha, const stree_shape *shape, int end_id, stree_spec *ws,
+                           stree_draft *out);
 
 /* Writes the tree's sequences to path (through path.tmp and a rename); vocab goes into the
  * header. *n_seqs / *n_tokens (may be NULL) receive what was written. */

@@ -195,6 +195,7 @@ static const char *const all_specs[] = {
     "skip:layers=2,adapt=swift,window=8",
     "tree:mode=sequoia,nodes=8,depth=4",
     "recycle:tree=sequoia,nodes=12",
+    "suffix:shape=sequoia,budget=8",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -436,10 +437,11 @@ static void test_standard(const model *tm, const model *dm) {
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
                            "tree:mode=sequoia,nodes=8,depth=4",
-                           "recycle:tree=sequoia,nodes=12"};
-    /* the last two (Sequoia's shapes, verified by the code the other tree and recycle specs
-     * run) only outside the sanitizers, whose stage they would lengthen by 20 s */
-    const size_t n_specs = sizeof specs / sizeof specs[0] - (test_sanitized() ? 2 : 0);
+                           "recycle:tree=sequoia,nodes=12",
+                           "suffix:shape=sequoia,budget=6"};
+    /* the last three (Sequoia's shapes, verified by the code the other tree, recycle and suffix
+     * specs run) only outside the sanitizers, whose stage they would lengthen by 30 s */
+    const size_t n_specs = sizeof specs / sizeof specs[0] - (test_sanitized() ? 3 : 0);
     for (size_t i = 0; i < n_specs; i++) {
         if (generate_all(&env, specs[i], prompt, n_prompt, 0, n, got, &st)) continue;
         double p = compare_samples(plain, got, n, specs[i], 1);

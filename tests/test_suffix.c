@@ -166,6 +166,25 @@ static void test_speculation(void) {
     int none[2] = {3, 9};
     stree_speculate(t, none, 2, 16, 10.0, 0.1, 1, -1, ws, &d);
     CHECK(d.n == 0 && d.match_len == 0);
+    /* a fixed shape (Sequoia's trees): below "2 3" the continuations by rank are 4 (count 2),
+     * 6 and 8 (1 each: the lower token first); rank 3 does not exist, rank 16 is past the
+     * ranks a shape may name: both dropped */
+    const int sh_par[6] = {-1, -1, 0, 1, -1, -1}, sh_rank[6] = {0, 1, 0, 0, 3, 16};
+    const stree_shape shape = {6, sh_par, sh_rank};
+    stree_speculate_shape(t, ctx, 3, 16, 10.0, &shape, -1, ws, &d);
+    const int sh_tok[4] = {4, 6, 5, 7}, sh_dpar[4] = {-1, -1, 0, 1}, sh_drank[4] = {0, 1, 0, 0};
+    CHECK_MSG(d.n == 4 && d.match_len == 2 && d.score == 1.5, "shape: %d tokens, match %d, %g",
+              d.n, d.match_len, d.score);
+    for (int i = 0; i < 4 && d.n == 4; i++)
+        CHECK_MSG(d.tok[i] == sh_tok[i] && d.parent[i] == sh_dpar[i] && d.rank[i] == sh_drank[i],
+                  "shape token %d: %d (parent %d, rank %d)", i, d.tok[i], d.parent[i], d.rank[i]);
+    /* nothing below the end token (4), and at most max_spec tokens, the shape's first */
+    stree_speculate_shape(t, ctx, 3, 16, 10.0, &shape, 4, ws, &d);
+    CHECK(d.n == 3 && d.tok[0] == 4 && d.tok[1] == 6 && d.tok[2] == 7 && d.parent[2] == 1);
+    stree_speculate_shape(t, ctx, 3, 2, 10.0, &shape, -1, ws, &d);
+    CHECK(d.n == 2 && d.tok[0] == 4 && d.tok[1] == 6);
+    stree_speculate_shape(t, none, 2, 16, 10.0, &shape, -1, ws, &d);
+    CHECK(d.n == 0 && d.match_len == 0);
     stree_spec_free(ws);
     stree_free(t);
 }
@@ -225,6 +244,30 @@ static void test_real(const model *m, const char *what, int n) {
     CHECK(st.target_rows <= 2 * (st.target_steps - n / 2));
     run_prompts(&env, "suffix:nodes=3000", n, &st, c, what); /* about 1 output: evicts */
     CHECK_MSG(c[6] > 0 && c[4] <= 3000, "%.0f evicted, %.0f nodes", c[6], c[4]);
+    /* Sequoia's shape: as many tokens per step as the grown trees within 15%, in no more
+     * rows; its accepted tokens counted by sibling rank, most of them rank 0 */
+    run_prompts(&env, "suffix:shape=sequoia", n, &st, c, what);
+    CHECK_MSG((double)st.new_tokens / st.target_steps >
+                      0.85 * (double)warm.new_tokens / warm.target_steps &&
+                  st.target_rows <= warm.target_rows,
+              "%s: shape=sequoia %.2f tokens per step in %ld rows, grown %.2f in %ld", what,
+              (double)st.new_tokens / st.target_steps, st.target_rows,
+              (double)warm.new_tokens / warm.target_steps, warm.target_rows);
+    CHECK_MSG(c[7] > 0 && c[7] > c[8] && c[7] + c[8] + c[9] + c[10] == st.accepted,
+              "%s: accepted by rank %.0f %.0f %.0f %.0f of %ld", what, c[7], c[8], c[9], c[10],
+              st.accepted);
+    /* what shape=sequoia's parameters refuse */
+    const char *bad[][2] = {{"suffix:accept=0.5", "shape=prob does not use them"},
+                            {"suffix:levels=3", "shape=prob does not use them"},
+                            {"suffix:shape=sequoia,tree=0", "tree=0 is one path"},
+                            {"suffix:shape=sequoia,accept=0.7/0.5", "suffix: accept"}};
+    for (int i = 0; i < 4; i++) {
+        char err[ERR_LEN] = "";
+        dec *d = NULL;
+        CHECK_MSG(dec_create(&d, bad[i][0], &env, err) != 0 && strstr(err, bad[i][1]),
+                  "%s: \"%s\"", bad[i][0], err);
+        dec_free(d);
+    }
 }
 
 /* A prompt decoded twice by one warm decoder: the second time its own earlier output is in the
