@@ -38,18 +38,52 @@
  *
  * Memory: the datastore (8 bytes a token) and, allocated at creation, the trie of at most
  * k x cont + 1 nodes with a hash table of twice that (about 40 bytes a node: 2 MB at the
- * defaults). The counters: drafted nodes, retrieval hits and the matched suffixes' lengths. */
+ * defaults). The counters: drafted nodes, retrieval hits and the matched suffixes' lengths.
+ *
+ * shape=sequoia replaces step 3's choice by Sequoia's tree (decoders/sequoia.h, arXiv
+ * 2402.12374: the static shape of at most num_draft nodes and levels deep that maximises the
+ * expected accepted tokens for the acceptance by sibling rank accept=), laid on the trie: a
+ * shape node of rank r is the r-th child of its parent's trie node in ranks_before's order, and
+ * is dropped with its subtree where there is none. Measured as bench/rest.sh (stories260K, 20
+ * prompts x 256, one thread; tokens per step, rows per decode pass): num_draft 64: the reference's
+ * choice 2.20 (18.7), Sequoia 2.16 (18.1); 16: 1.99 (7.7) and 2.01 (8.7); 8: 1.84 (4.8) and 1.88
+ * (5.6). The counts already rank the trie's paths by how often the datastore continues them, so a
+ * shape from the mean acceptance spends more rows for the same tokens; the reference's choice
+ * stays the default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/sequoia.h"
 #include "decoders/token_tree.h"
 #include "util/err.h"
 #include "util/token_store.h"
 
-enum { P_DS, P_MAX_SPAN, P_MIN_SPAN, P_NUM_DRAFT, P_CONT, P_K };
-enum { RC_HITS, RC_MATCH_LEN, RC_DRAFTED, RC_ACCEPTED, RC_RETRIEVED, RC_N };
+enum { P_DS, P_MAX_SPAN, P_MIN_SPAN, P_NUM_DRAFT, P_CONT, P_K, P_SHAPE, P_LEVELS, P_ACCEPT };
+enum { SHAPE_COUNT, SHAPE_SEQUOIA };
+enum {
+    RC_HITS,
+    RC_MATCH_LEN,
+    RC_DRAFTED,
+    RC_ACCEPTED,
+    RC_RETRIEVED,
+    RC_RANK0, /* RC_RANK0 + r: accepted tokens of sibling rank r (shape=sequoia), 3 and above last */
+    RC_RANK1,
+    RC_RANK2,
+    RC_RANK3UP,
+    RC_N
+};
+
+/* shape=sequoia's default acceptance by sibling rank (below a node the target reaches, its next
+ * token is the trie's rank-r continuation with probability p[r]), measured as bench/rest.sh
+ * runs (stories260K, the first 20 TinyStories prompts x 256, the datastore of records 64-712)
+ * with a one-level tree offering ranks 0..7 at every hit: the accept_rank counters over hits
+ * (docs/measurements/2026-11-29-sequoia.md). */
+#define REST_SEQUOIA_ACCEPT "0.444/0.094/0.040/0.041"
+
+/* The most ranks a shape may name below one node. */
+#define REST_MAX_RANK SEQUOIA_MAX_RANKS
 
 typedef struct {
     int max_span, min_span, num_draft, cont, k;
@@ -61,6 +95,9 @@ typedef struct {
     int *hash; /* node per slot, -1 empty; slots used are t_slot[1..n_nodes) */
     unsigned hmask;
     int *best, *row_of; /* the chosen nodes (num_draft), a node's row in the pass */
+    int *t_child, *t_sib; /* shape=sequoia: each node's first child and next sibling, as met */
+    int *sh_par, *sh_rank, n_shape; /* shape=sequoia: Sequoia's tree, breadth-first */
+    int *sh_node, *best_rank;       /* a shape node's trie node (0: none); a chosen node's rank */
     fwd_ctx *f;
     float *logits;             /* (num_draft + 1) x vocab */
     int *tok, *par;            /* the target pass: num_draft + 1 rows */
@@ -68,6 +105,30 @@ typedef struct {
     int *walk;                 /* 2 (num_draft + 1): token_tree_verify's scratch */
     int *seq;                  /* the text: prompt + output */
 } rst;
+
+/* shape=sequoia: Sequoia's best tree of at most num_draft nodes and levels deep for accept=,
+ * and the scratch that lays it on the trie. */
+static int make_shape(dec *d, rst *s, char *err) {
+    double p[SEQUOIA_MAX_RANKS], expected;
+    int k, n = s->num_draft;
+    const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : REST_SEQUOIA_ACCEPT;
+    if (sequoia_parse_accept(acc, "rest: accept", p, &k, err)) return -1;
+    sequoia_node *sq = malloc(sizeof *sq * (size_t)n);
+    size_t N = (size_t)s->max_nodes;
+    s->sh_par = malloc(sizeof(int) * (size_t)n), s->sh_rank = malloc(sizeof(int) * (size_t)n);
+    s->sh_node = malloc(sizeof(int) * (size_t)n), s->best_rank = malloc(sizeof(int) * (size_t)n);
+    s->t_child = malloc(sizeof(int) * N), s->t_sib = malloc(sizeof(int) * N);
+    if (!sq || !s->sh_par || !s->sh_rank || !s->sh_node || !s->best_rank || !s->t_child ||
+        !s->t_sib) {
+        free(sq);
+        return err_set(err, "rest: out of memory");
+    }
+    int rc = sequoia_tree(p, k, n, d->param[P_LEVELS], sq, &n, &expected, err);
+    for (int i = 0; rc == 0 && i < n; i++) s->sh_par[i] = sq[i].parent, s->sh_rank[i] = sq[i].rank;
+    free(sq);
+    s->n_shape = rc == 0 ? n : 0;
+    return rc;
+}
 
 static int rst_create(dec *d, char *err) {
     rst *s = calloc(1, sizeof *s);
@@ -104,6 +165,12 @@ static int rst_create(dec *d, char *err) {
         !s->depth_of || !s->walk || !s->seq)
         return err_set(err, "rest: out of memory");
     memset(s->hash, -1, sizeof(int) * slots);
+    if (d->param[P_SHAPE] == SHAPE_SEQUOIA) {
+        if (make_shape(d, s, err)) return -1;
+    } else if (d->str[P_ACCEPT][0] || d->param[P_LEVELS] != d->vt->params[P_LEVELS].def) {
+        return err_set(err, "rest: accept= and levels= shape shape=sequoia; shape=count does not "
+                            "use them");
+    }
     return dec_fwd_new(d, d->env.target, (int)R, &s->f, err);
 }
 
@@ -219,6 +286,38 @@ static int choose(rst *s) {
     return nb;
 }
 
+/* The child of trie node x of sibling rank `rank`: the most continuations first, then the one
+ * met first (ranks_before's order among siblings); 0 when x has no more than `rank` children. */
+static int child_of_rank(const rst *s, int x, int rank) {
+    int top[REST_MAX_RANK], n = 0;
+    for (int c = s->t_child[x]; c; c = s->t_sib[c]) {
+        int at = n;
+        while (at > 0 && !ranks_before(s, top[at - 1], c)) at--;
+        if (at > rank) continue;
+        if (n <= rank) n++;
+        for (int j = n - 1; j > at; j--) top[j] = top[j - 1];
+        top[at] = c;
+    }
+    return n > rank ? top[rank] : 0;
+}
+
+/* Step 3 with shape=sequoia: shape node j is the rank[j]-th child of its parent's trie node,
+ * dropped with its subtree where there is none; the chosen nodes into s->best in shape order
+ * (parents before children), their ranks into s->best_rank. Returns their count. */
+static int choose_shape(rst *s) {
+    for (int x = 0; x < s->n_nodes; x++) s->t_child[x] = 0;
+    for (int x = s->n_nodes - 1; x >= 1; x--) /* lists in the order met */
+        s->t_sib[x] = s->t_child[s->t_par[x]], s->t_child[s->t_par[x]] = x;
+    int nb = 0;
+    for (int j = 0; j < s->n_shape; j++) {
+        const int pj = s->sh_par[j], parent = pj < 0 ? 0 : s->sh_node[pj];
+        const int r = s->sh_rank[j];
+        s->sh_node[j] = (pj >= 0 && !parent) || r >= REST_MAX_RANK ? 0 : child_of_rank(s, parent, r);
+        if (s->sh_node[j]) s->best[nb] = s->sh_node[j], s->best_rank[nb++] = r;
+    }
+    return nb;
+}
+
 static void learn(rst *s, int *L, const int *tokens, int n) {
     for (int i = 0; i < n; i++) s->seq[(*L)++] = tokens[i];
 }
@@ -235,7 +334,7 @@ static int rst_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int depth = d->max_new - d->n_out - 1;
         if (depth > s->cont) depth = s->cont;
         int occ = 0, match = depth > 0 ? retrieve(s, s->seq, L, depth, d->end_id, &occ) : 0;
-        int nb = match ? choose(s) : 0;
+        int nb = !match ? 0 : s->n_shape ? choose_shape(s) : choose(s);
         /* 4. one target pass: the current token, then the trie */
         int rows = 1 + nb;
         s->tok[0] = s->seq[L - 1], s->par[0] = -1;
@@ -256,6 +355,10 @@ static int rst_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             dec_count(d, RC_DRAFTED, nb), dec_count(d, RC_ACCEPTED, np - 1);
             dec_count(d, RC_RETRIEVED, occ);
         }
+        for (int i = 1; s->n_shape && i < np; i++) {
+            const int r = s->best_rank[s->path[i] - 1];
+            dec_count(d, RC_RANK0 + (r < 3 ? r : 3), 1);
+        }
         learn(s, &L, s->em, emitted);
         if (d->done) break;
         if (fwd_commit(s->f, s->path, np, err)) return -1;
@@ -271,6 +374,8 @@ static void rst_destroy(dec *d) {
     free(s->t_tok), free(s->t_par), free(s->t_cnt), free(s->t_depth), free(s->t_slot);
     free(s->row_of), free(s->hash), free(s->best), free(s->logits), free(s->tok), free(s->par);
     free(s->path), free(s->em), free(s->depth_of), free(s->walk), free(s->seq);
+    free(s->t_child), free(s->t_sib), free(s->sh_par), free(s->sh_rank), free(s->sh_node);
+    free(s->best_rank);
     free(s);
 }
 
@@ -286,6 +391,15 @@ static const stat_def rst_counters[RC_N] = {
                      "of them, tokens accepted (the accepted paths' lengths)"},
     [RC_RETRIEVED] = {"retrieved", STAT_INT, STAT_SUM, STAT_DET,
                       "occurrences whose continuations were read (at most k a hit)"},
+    [RC_RANK0] = {"accept_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens that were their parent's most frequent "
+                  "continuation (/ hits: accept= P0 for a one-level tree)"},
+    [RC_RANK1] = {"accept_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens of sibling rank 1"},
+    [RC_RANK2] = {"accept_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                  "shape=sequoia: accepted tokens of sibling rank 2"},
+    [RC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                    "shape=sequoia: accepted tokens of sibling rank 3 or more"},
 };
 
 /* clang-format off */
@@ -304,6 +418,13 @@ const dec_vtable dec_rest_vtable = {
         [P_CONT] = {"cont", PARAM_INT, 10, 1, 64, {0},
          "tokens read after each occurrence (the retriever's long)"},
         [P_K] = {"k", PARAM_INT, 5000, 1, 100000, {0}, "occurrences read per lookup at most"},
+        [P_SHAPE] = {"shape", PARAM_ENUM, SHAPE_COUNT, 0, 0, {"count", "sequoia"},
+         "count: the num_draft most frequent trie nodes (the reference); sequoia: Sequoia's tree "
+         "of num_draft nodes for accept=, laid on the trie by continuation rank", .quiet = 1},
+        [P_LEVELS] = {"levels", PARAM_INT, 6, 1, SEQUOIA_MAX_DEPTH, {0},
+         "shape=sequoia: the tree's depth at most", .quiet = 1},
+        [P_ACCEPT] = {"accept", PARAM_STR, 0, 0, 0, {0}, "shape=sequoia: acceptance by rank "
+         "P0/P1/... (default " REST_SEQUOIA_ACCEPT ")"},
     },
     .create = rst_create,
     .generate = rst_generate,

@@ -245,6 +245,17 @@ static void test_refusals(const model *m) {
     CHECK(dec_create(&d, spec, &other, err) == -1 && strstr(err, "byte 16"));
     CHECK(dec_create(&d, spec, &env, err) == 0);
     dec_free(d);
+    /* shape=sequoia's parameters */
+    const char *bad[][2] = {{",accept=0.5", "shape=count does not use them"},
+                            {",levels=3", "shape=count does not use them"},
+                            {",shape=sequoia,accept=0.7/0.5", "rest: accept"}};
+    for (int i = 0; i < 3; i++) {
+        d = NULL;
+        snprintf(spec, sizeof spec, "rest:ds=%s%s", store_path, bad[i][0]);
+        CHECK_MSG(dec_create(&d, spec, &env, err) == -1 && strstr(err, bad[i][1]), "%s: %s",
+                  bad[i][0], err);
+        dec_free(d);
+    }
 }
 
 /* ---- 4. real models ------------------------------------------------------------------------- */
@@ -290,9 +301,10 @@ static void test_real(const model *m, const char *what, int n) {
     dec_stats st;
     double c[STAT_MAX_COUNTERS];
     char spec[4300];
-    const char *variants[] = {"", ",num_draft=8", ",cont=1", ",max_span=3,min_span=3",
-                              ",k=1,num_draft=3"};
-    for (int v = 0; v < 5; v++) {
+    const char *variants[] = {"",        ",num_draft=8",           ",cont=1",
+                              ",max_span=3,min_span=3", ",k=1,num_draft=3", ",shape=sequoia",
+                              ",shape=sequoia,num_draft=8,levels=3"};
+    for (int v = 0; v < 7; v++) {
         snprintf(spec, sizeof spec, "rest:ds=%s%s", store_path, variants[v]);
         run_prompts(&env, spec, v ? n / 2 : n, &st, c, what);
         CHECK_MSG(c[0] > 0 && st.accepted > 0, "%s %s: %.0f hits, %ld accepted", what, spec, c[0],
@@ -301,6 +313,11 @@ static void test_real(const model *m, const char *what, int n) {
             CHECK_MSG((double)st.new_tokens / st.target_steps > 1.3, "%s: %.2f tokens per step",
                       what, (double)st.new_tokens / st.target_steps);
         if (v == 2) CHECK(st.target_rows <= 1 + st.target_steps * 64); /* depth 1 */
+        /* Sequoia's shape: every accepted token counted by its sibling rank, rank 0 most */
+        if (v >= 5)
+            CHECK_MSG(c[5] > c[6] && c[5] + c[6] + c[7] + c[8] == st.accepted,
+                      "%s %s: accepted by rank %.0f %.0f %.0f %.0f of %ld", what, spec, c[5],
+                      c[6], c[7], c[8], st.accepted);
     }
 }
 
@@ -369,10 +386,10 @@ static void test_synthetic(void) {
     const char *path = strcpy((char[4096]){0}, test_tmp("synth.ds"));
     CHECK(tstore_write(path, text, total, 3, 512, 0, err) == 0);
     const char *variants[] = {"", ",num_draft=3,cont=2", ",max_span=1,min_span=1",
-                              ",num_draft=200,cont=40"};
+                              ",num_draft=200,cont=40", ",shape=sequoia,num_draft=12"};
     const int max_news[] = {0, 1, 2, 37}, plen[] = {1, 9, 300};
     char what[96];
-    for (int si = 0; si < 4; si++)
+    for (int si = 0; si < 5; si++)
         for (int mi = 0; mi < 4; mi++)
             for (int li = 0; li < 3; li++)
                 for (int k = 0; k < 2; k++) {

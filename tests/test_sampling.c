@@ -196,6 +196,7 @@ static const char *const all_specs[] = {
     "tree:mode=sequoia,nodes=8,depth=4",
     "recycle:tree=sequoia,nodes=12",
     "suffix:shape=sequoia,budget=8",
+    ("rest:ds=" REST_DS ",shape=sequoia,num_draft=8"),
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
