@@ -13,20 +13,112 @@
  * the decoder parameters to pass: tree:mode=sequoia,<them> or recycle:tree=sequoia,<them>.
  *
  * The vector: run a one-level tree, which offers every rank at every drafting step (`decbench
- * run ... --decoder tree:shape=4` or recycle:tree=uniform,shape=4), then `decbench report
- * --layout counters`: p[r] = accept_rank<r> / drafting_steps (the last, accept_rank3up, stands
- * for rank 3 when the tree offers four). */
+ * run ... --decoder tree:shape=4`, recycle:tree=uniform,shape=4,
+ * suffix:shape=sequoia,levels=1,budget=8,accept=... or the same for rest), then
+ * p[r] = accept_rank<r> / drafting_steps (the last, accept_rank3up, stands for rank 3). --fit
+ * DATABASE[:RUN] reads those sums from the run (the newest complete one by default) and takes
+ * the vector from them: the one spec of the run that is not greedy, or the one --decoder names.
+ * A deeper tree's counters mix the depths (and can sum past one step's worth): the fit refuses
+ * a vector that sums past 1 and says to run a one-level tree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/decoder.h"
 #include "decoders/sequoia.h"
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "results/db/db.h"
 #include "results/report/cost.h"
 #include "util/err.h"
 
-enum { O_ACCEPT, O_NODES, O_DEPTH, O_COST, O_CONTEXT, O_DRAFT, O_HELP, O_N };
+enum { O_ACCEPT, O_FIT, O_DECODER, O_NODES, O_DEPTH, O_COST, O_CONTEXT, O_DRAFT, O_HELP, O_N };
+
+/* The spec of run `run` that `want` names (a spec, compared in its canonical form, or a decoder
+ * name that one spec of the run has), or without want the one spec that is not greedy; into
+ * *spec (malloc'd). */
+static int pick_spec(db *d, int64_t run, const char *want, char **spec, char *err) {
+    char **specs;
+    int n, exact = -1, named = -1, n_named = 0;
+    dec_info info;
+    if (want && strchr(want, ':')) {
+        if (dec_describe(want, &info, err)) return -1;
+        want = info.spec;
+    }
+    if (db_run_specs(d, run, &specs, &n, err)) return -1;
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(specs[i], ":");
+        if (want && !strcmp(specs[i], want))
+            exact = i;
+        else if (want ? strlen(want) == len && !strncmp(specs[i], want, len)
+                      : strcmp(specs[i], "greedy") != 0)
+            named = named < 0 ? i : named, n_named++;
+    }
+    const int found = exact >= 0 ? exact : named, many = exact < 0 && n_named > 1;
+    char list[1024] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", specs[i]);
+    int rc = 0;
+    if (found < 0)
+        rc = err_set(err, "--fit: run %lld has no %s (it holds: %s)", (long long)run,
+                     want ? want : "decoder but greedy", n ? list : "no samples");
+    else if (many)
+        rc = err_set(err, "--fit: run %lld holds several %s (%s): name one with --decoder SPEC",
+                     (long long)run, want ? want : "decoders", list);
+    else if (!(*spec = strdup(specs[found])))
+        rc = err_set(err, "out of memory");
+    db_strings_free(specs, n);
+    return rc;
+}
+
+/* --fit SOURCE: the acceptance vector p[r] = accept_rank<r> / drafting_steps of a run's spec,
+ * into p/k and as text into acc (n_acc bytes). */
+static int fit_vector(const char *source, const char *want, double *p, int *k, char *acc,
+                      size_t n_acc, char *err) {
+    char path[4096], *spec = NULL;
+    int64_t run;
+    db *d;
+    if (db_split_source(source, path, sizeof path, &run, err) || db_open(&d, path, DB_READ, err))
+        return -1;
+    static const char *const names[] = {"accept_rank0", "accept_rank1", "accept_rank2",
+                                        "accept_rank3up", "samples.drafting_steps"};
+    double sum[5];
+    long samples;
+    int rc = (run == 0 && db_latest_run(d, DB_STATUS_MASK(DB_COMPLETE), 1, 0, &run, err)) ||
+             pick_spec(d, run, want, &spec, err) ||
+             db_counter_sums(d, run, spec, names, 5, sum, &samples, err);
+    db_close(d);
+    if (rc == 0 && sum[4] <= 0)
+        rc = err_set(err, "--fit: %s in run %lld drafted nothing (0 drafting steps)", spec,
+                     (long long)run);
+    double total = 0;
+    for (int r = 0; rc == 0 && r < 4; r++) total += sum[r];
+    if (rc == 0 && total <= 0)
+        rc = err_set(err,
+                     "--fit: %s in run %lld accepted no token counted by rank (tree, recycle and "
+                     "shape=sequoia's suffix and rest count them)",
+                     spec, (long long)run);
+    if (rc == 0 && total > sum[4])
+        rc = err_set(err,
+                     "--fit: %s in run %lld accepted %.0f tokens in %.0f drafting steps: more "
+                     "than one a step, so its tree is deeper than one level; run a one-level "
+                     "tree (tree:shape=4, recycle:tree=uniform,shape=4, ...)",
+                     spec, (long long)run, total, sum[4]);
+    if (rc == 0) {
+        *k = 4;
+        while (*k > 1 && sum[*k - 1] <= 0) (*k)--;
+        acc[0] = '\0';
+        for (int r = 0; r < *k; r++) {
+            p[r] = sum[r] / sum[4];
+            snprintf(acc + strlen(acc), n_acc - strlen(acc), "%s%.3f", r ? "/" : "", p[r]);
+        }
+        printf("fitted from run %lld, %s (%ld samples): accept_rank %.0f %.0f %.0f %.0f of %.0f "
+               "drafting steps: accept=%s\n",
+               (long long)run, spec, samples, sum[0], sum[1], sum[2], sum[3], sum[4], acc);
+    }
+    free(spec);
+    return rc;
+}
 
 /* The path of sibling ranks from the root to node i ("01"), into buf. */
 static void path_of(const sequoia_node *t, int i, char *buf) {
@@ -55,8 +147,18 @@ int cmd_sequoia(int argc, char **argv) {
         [O_ACCEPT] = {.name = "--accept",
                       .takes_value = 1,
                       .metavar = "P0/P1/...",
-                      .help = "acceptance by sibling rank (required): p[r] = accept_rank<r> / "
-                              "drafting_steps of a one-level tree's run"},
+                      .help = "acceptance by sibling rank: p[r] = accept_rank<r> / "
+                              "drafting_steps of a one-level tree's run (this or --fit)"},
+        [O_FIT] = {.name = "--fit",
+                   .takes_value = 1,
+                   .metavar = "DATABASE[:RUN]",
+                   .help = "take the vector from a one-level tree's run (default: the newest "
+                           "complete run)"},
+        [O_DECODER] = {.name = "--decoder",
+                       .takes_value = 1,
+                       .metavar = "SPEC",
+                       .help = "with --fit: the run's spec (or decoder name) to fit, when it "
+                               "holds more than one besides greedy"},
         [O_NODES] = {.name = "--nodes",
                      .takes_value = 1,
                      .metavar = "N",
@@ -86,17 +188,26 @@ int cmd_sequoia(int argc, char **argv) {
     int n_pos;
     if (args_parse(argc, argv, 2, o, O_N, pos, 0, &n_pos, err)) return cmd_usage("sequoia", err);
     if (args_flag(o, O_N, "--help")) {
-        args_usage("decbench sequoia --accept P0/P1/... [--nodes N] [--depth D] [--cost SOURCE "
-                   "[--context C] [--draft-seconds S]]   (Sequoia's tree and budget)",
+        args_usage("decbench sequoia --accept P0/P1/... | --fit DATABASE[:RUN] [--decoder SPEC] "
+                   "[--nodes N] [--depth D] [--cost SOURCE [--context C] [--draft-seconds S]]   "
+                   "(Sequoia's tree and budget)",
                    o, O_N);
         return 0;
     }
     const char *acc = args_str(o, O_N, "--accept", NULL), *cost = args_str(o, O_N, "--cost", NULL);
-    if (!acc) return cmd_usage("sequoia", "--accept P0/P1/... is required");
+    const char *fit = args_str(o, O_N, "--fit", NULL), *want = args_str(o, O_N, "--decoder", NULL);
+    if (!acc == !fit) return cmd_usage("sequoia", "give --accept P0/P1/... or --fit DATABASE[:RUN]");
+    if (want && !fit) return cmd_usage("sequoia", "--decoder picks the run's spec for --fit");
     double p[SEQUOIA_MAX_RANKS], draft_s;
     int k;
     long nodes, depth, context;
-    if (sequoia_parse_accept(acc, "--accept", p, &k, err) ||
+    char fitted[SEQUOIA_MAX_RANKS * 8];
+    if (fit) {
+        if (fit_vector(fit, want, p, &k, fitted, sizeof fitted, err))
+            return cmd_fail("sequoia", err);
+        acc = fitted;
+    }
+    if ((!fit && sequoia_parse_accept(acc, "--accept", p, &k, err)) ||
         args_int(o, O_N, "--nodes", cost ? 64 : 16, 1, SEQUOIA_MAX_NODES, &nodes, err) ||
         args_int(o, O_N, "--depth", 6, 1, SEQUOIA_MAX_DEPTH, &depth, err) ||
         args_int(o, O_N, "--context", 256, 0, 1 << 24, &context, err) ||

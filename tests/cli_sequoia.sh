@@ -8,7 +8,11 @@
 #   3. the parameters line runs as given: tree:mode=sequoia and recycle:tree=sequoia with it on
 #      one TinyStories prompt, exact against greedy;
 #   4. usage errors exit 2 (no --accept, a bad vector, --nodes 0, --context without --cost), a
-#      missing curve exits 1, each with a message.
+#      missing curve exits 1, each with a message;
+#   5. --fit: the vector from a run's counters (accept_rank<r> / drafting_steps of the one-level
+#      tree, computed here from the database by hand), the spec picked by --decoder; a run of
+#      several decoders without --decoder, a deeper tree, a run without the decoder, and a
+#      missing run each refused with a message; --fit with --accept, --decoder alone: usage.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_sequoia}
@@ -53,12 +57,35 @@ expect_eq run_rc 0 $?
 expect_eq run_matched "3" "$(q run.db "SELECT COUNT(*) FROM samples WHERE matched = 1 OR decoder = 'greedy'")"
 
 # 4. errors
-expect_fail no_accept 2 'sequoia: --accept P0/P1/\.\.\. is required' $B sequoia
+expect_fail no_accept 2 'give --accept P0/P1/\.\.\. or --fit' $B sequoia
 expect_fail bad_vector 2 'more than 1' $B sequoia --accept 0.7/0.5
 expect_fail bad_number 2 "not numbers joined by '/'" $B sequoia --accept 0.7,0.1
 expect_fail no_nodes 2 'nodes' $B sequoia --accept 0.5 --nodes 0
 expect_fail context_alone 2 'give --cost' $B sequoia --accept 0.5 --context 64
 expect_fail missing_curve 1 'nowhere\.csv' $B sequoia --accept 0.5 --cost nowhere.csv
+
+# 5. --fit
+$B run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --dataset tinystories \
+    --limit 2 --max-new 32 --warmup 0 --threads 1 --db fit.db \
+    --decoder tree:shape=4 --decoder tree:shape=4-2 >fit_run.txt 2>&1
+expect_eq fit_run_rc 0 $?
+one="spec LIKE 'tree:%shape=4,%'"
+want=$(q fit.db "SELECT printf('%.3f/%.3f/%.3f/%.3f',
+    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank0') / d,
+    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank1') / d,
+    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank2') / d,
+    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank3up') / d)
+    FROM (SELECT TOTAL(drafting_steps) AS d FROM samples WHERE $one)")
+$B sequoia --fit fit.db --decoder tree:shape=4 --nodes 6 >fit.txt
+expect_eq fit_rc 0 $?
+expect_grep fit_vector "drafting steps: accept=${want//\//\\/}\$" fit.txt
+expect_grep fit_params "^parameters: nodes=6,depth=6,accept=" fit.txt
+expect_fail fit_several 1 'holds several decoders .*name one with --decoder' $B sequoia --fit fit.db
+expect_fail fit_deep 1 'deeper than one level' $B sequoia --fit fit.db:1 --decoder tree:shape=4-2
+expect_fail fit_absent 1 'run 1 has no spec:gamma=4' $B sequoia --fit fit.db --decoder spec:gamma=4
+expect_fail fit_no_run 1 'no run 7|run 7' $B sequoia --fit fit.db:7 --decoder tree
+expect_fail fit_and_accept 2 'give --accept P0/P1/\.\.\. or --fit' $B sequoia --fit fit.db --accept 0.5
+expect_fail decoder_alone 2 '--decoder picks the run' $B sequoia --accept 0.5 --decoder tree
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -182,6 +182,14 @@ void db_run_info_free(db_run_info *r);
 int db_run_specs(db *d, int64_t run_id, char ***specs, int *n, char *err);
 void db_strings_free(char **s, int n);
 
+/* The sums over run_id's samples of decoder spec (samples.spec, as stored) of names[0..n) into
+ * sums[]: a decoder counter's name ("accept_rank0"; 0 when no sample has it), or "samples." and
+ * a column of the samples table ("samples.drafting_steps"; lower-case letters and '_' only, a
+ * name from the caller's code, not from the user). *samples receives the samples of that spec
+ * (0: the run has none). */
+int db_counter_sums(db *d, int64_t run_id, const char *spec, const char *const *names, int n,
+                    double *sums, long *samples, char *err);
+
 /* The newest run (highest id) recorded with exactly this command line (runs.command) whose
  * status is in mask (DB_STATUS_MASK bits): `decbench paper` finds the runs of a recipe it made
  * before, to reuse or resume them. Returns 1 and sets *run_id and *status when found, 0 when

@@ -89,6 +89,47 @@ void db_strings_free(char **s, int n) {
     free(s);
 }
 
+int db_counter_sums(db *d, int64_t run_id, const char *spec, const char *const *names, int n,
+                    double *sums, long *samples, char *err) {
+    sqlite3_stmt *st;
+    *samples = 0;
+    for (int i = 0; i < n; i++) sums[i] = 0;
+    if (prepare(d, &st, "SELECT COUNT(*) FROM samples WHERE run_id = ? AND spec = ?",
+                "db_counter_sums", err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, spec, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *samples = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return err_set(err, "db_counter_sums: %s: %s", d->path, db_errmsg(d->h));
+    for (int i = 0; i < n; i++) {
+        char sql[256];
+        const char *col = strncmp(names[i], "samples.", 8) ? NULL : names[i] + 8;
+        if (col && (!*col || strspn(col, "abcdefghijklmnopqrstuvwxyz_") != strlen(col) ||
+                    strlen(col) > 64))
+            return err_set(err, "db_counter_sums: \"%s\" is not a samples column", names[i]);
+        if (col)
+            snprintf(sql, sizeof sql,
+                     "SELECT TOTAL(%s) FROM samples WHERE run_id = ? AND spec = ?", col);
+        else
+            snprintf(sql, sizeof sql,
+                     "SELECT TOTAL(c.value) FROM counters c JOIN samples s ON s.id = c.sample_id "
+                     "WHERE s.run_id = ? AND s.spec = ? AND c.name = ?");
+        if (prepare(d, &st, sql, "db_counter_sums", err) != 0) return -1;
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_text(st, 2, spec, -1, SQLITE_STATIC);
+        if (!col) sqlite3_bind_text(st, 3, names[i], -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) sums[i] = sqlite3_column_double(st, 0);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW)
+            return err_set(err, "db_counter_sums: %s: %s", d->path, db_errmsg(d->h));
+    }
+    return 0;
+}
+
 int db_run_specs(db *d, int64_t run_id, char ***specs, int *n, char *err) {
     *specs = NULL;
     *n = 0;
