@@ -86,6 +86,10 @@ enum {
     RC_RANK1,
     RC_RANK2,
     RC_RANK3UP,
+    RC_OFFER0, /* RC_OFFER0 + r: candidates of rank r below a node on the accepted path */
+    RC_OFFER1,
+    RC_OFFER2,
+    RC_OFFER3UP,
     RC_N
 };
 
@@ -312,7 +316,8 @@ static int recycle_generate(dec *d, const int *prompt, int n_prompt, char *err) 
                                            r->path, &np, r->em);
         int emitted = dec_emit(d, r->em, n_emit);
         dec_step_done(d, rows, token_tree_depth(rows, r->par, r->depth_of), np - 1, emitted);
-        for (int i = 1; i < np; i++) dec_count(d, RC_RANK0 + imin(r->row_rank[r->path[i]], 3), 1);
+        token_tree_count_ranks(d, rows, r->par, r->path, np, r->row_rank, RC_RANK0, RC_OFFER0,
+                               r->walk);
         dec_count(d, RC_TREE_NODES, rows - 1);
         if (rows - 1 > d->st->counters[RC_TREE_NODES_MAX])
             dec_count_set(d, RC_TREE_NODES_MAX, rows - 1);
@@ -362,6 +367,15 @@ static const stat_def recycle_counters[RC_N] = {
                   "accepted tokens that were the third candidate"},
     [RC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
                     "accepted tokens that were the fourth candidate or lower"},
+    [RC_OFFER0] = {"offered_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 0 below a node the verifier reached (accept_rank0 / "
+                   "offered_rank0: Sequoia's p[0], from any tree; `decbench sequoia --fit`)"},
+    [RC_OFFER1] = {"offered_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 1 below a node the verifier reached"},
+    [RC_OFFER2] = {"offered_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 2 below a node the verifier reached"},
+    [RC_OFFER3UP] = {"offered_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                     "candidates of rank 3 or more below a node the verifier reached"},
 };
 
 static const char MAGIC[8] = {'D', 'B', 'R', 'E', 'C', 'Y', 'C', '1'};

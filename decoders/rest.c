@@ -72,6 +72,10 @@ enum {
     RC_RANK1,
     RC_RANK2,
     RC_RANK3UP,
+    RC_OFFER0, /* RC_OFFER0 + r: candidates of rank r below a node on the accepted path */
+    RC_OFFER1,
+    RC_OFFER2,
+    RC_OFFER3UP,
     RC_N
 };
 
@@ -355,9 +359,10 @@ static int rst_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             dec_count(d, RC_DRAFTED, nb), dec_count(d, RC_ACCEPTED, np - 1);
             dec_count(d, RC_RETRIEVED, occ);
         }
-        for (int i = 1; s->n_shape && i < np; i++) {
-            const int r = s->best_rank[s->path[i] - 1];
-            dec_count(d, RC_RANK0 + (r < 3 ? r : 3), 1);
+        if (s->n_shape) { /* the ranks into walk's first half (verify is done with it) */
+            for (int r = 1; r < rows; r++) s->walk[r] = s->best_rank[r - 1];
+            token_tree_count_ranks(d, rows, s->par, s->path, np, s->walk, RC_RANK0, RC_OFFER0,
+                                   s->walk + rows);
         }
         learn(s, &L, s->em, emitted);
         if (d->done) break;
@@ -400,6 +405,15 @@ static const stat_def rst_counters[RC_N] = {
                   "shape=sequoia: accepted tokens of sibling rank 2"},
     [RC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
                     "shape=sequoia: accepted tokens of sibling rank 3 or more"},
+    [RC_OFFER0] = {"offered_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 0 below a node the verifier reached (accept_rank0 / "
+                   "offered_rank0: Sequoia's p[0], from any tree; `decbench sequoia --fit`)"},
+    [RC_OFFER1] = {"offered_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 1 below a node the verifier reached"},
+    [RC_OFFER2] = {"offered_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 2 below a node the verifier reached"},
+    [RC_OFFER3UP] = {"offered_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                     "shape=sequoia: candidates of rank 3 or more below a node the verifier reached"},
 };
 
 /* clang-format off */

@@ -87,6 +87,10 @@ enum {
     SC_RANK1,
     SC_RANK2,
     SC_RANK3UP,
+    SC_OFFER0, /* SC_OFFER0 + r: candidates of rank r below a node on the accepted path */
+    SC_OFFER1,
+    SC_OFFER2,
+    SC_OFFER3UP,
     SC_N
 };
 
@@ -227,9 +231,10 @@ static int sfx_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             dec_count(d, SC_SPEC_STEPS, 1), dec_count(d, SC_SPEC_TOKENS, sp->n);
             dec_count(d, SC_GLOBAL_STEPS, from_global), dec_count(d, SC_MATCH_LEN, sp->match_len);
         }
-        for (int i = 1; s->shape.n && i < np; i++) {
-            const int r = sp->rank[s->path[i] - 1];
-            dec_count(d, SC_RANK0 + (r < 3 ? r : 3), 1);
+        if (s->shape.n) { /* the ranks into walk's first half (verify is done with it) */
+            for (int r = 1; r < rows; r++) s->walk[r] = sp->rank[r - 1];
+            token_tree_count_ranks(d, rows, s->par, s->path, np, s->walk, SC_RANK0, SC_OFFER0,
+                                   s->walk + rows);
         }
         learn(s, &L, s->em, emitted);
         if (d->done) break;
@@ -282,6 +287,15 @@ static const stat_def sfx_counters[SC_N] = {
                   "shape=sequoia: accepted tokens of sibling rank 2"},
     [SC_RANK3UP] = {"accept_rank3up", STAT_INT, STAT_SUM, STAT_DET,
                     "shape=sequoia: accepted tokens of sibling rank 3 or more"},
+    [SC_OFFER0] = {"offered_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 0 below a node the verifier reached (accept_rank0 / "
+                   "offered_rank0: Sequoia's p[0], from any tree; `decbench sequoia --fit`)"},
+    [SC_OFFER1] = {"offered_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 1 below a node the verifier reached"},
+    [SC_OFFER2] = {"offered_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                   "shape=sequoia: candidates of rank 2 below a node the verifier reached"},
+    [SC_OFFER3UP] = {"offered_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                     "shape=sequoia: candidates of rank 3 or more below a node the verifier reached"},
 };
 
 static int sfx_state_check(const dec *d, char *err) {

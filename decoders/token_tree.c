@@ -31,6 +31,16 @@ int token_tree_depth(int n, const int *parent, int *depth) {
     return deepest;
 }
 
+void token_tree_count_ranks(dec *d, int n, const int *parent, const int *path, int n_path,
+                            const int *rank, int first_accept, int first_offered, int *on_path) {
+    for (int r = 0; r < n; r++) on_path[r] = 0;
+    for (int i = 0; i < n_path; i++) on_path[path[i]] = 1;
+    for (int i = 1; i < n_path; i++)
+        dec_count(d, first_accept + (rank[path[i]] < 3 ? rank[path[i]] : 3), 1);
+    for (int r = 1; r < n; r++)
+        if (on_path[parent[r]]) dec_count(d, first_offered + (rank[r] < 3 ? rank[r] : 3), 1);
+}
+
 /* dec_tree_walk over rows 1..n-1 below the root; drow/dl NULL: fixed guesses. */
 static int walk(dec *d, int n, const int *tok, const int *parent, const float *logits, int root_pos,
                 const int *drow, const float *dl, int *scratch, int *path, int *n_path, int *emit) {

@@ -41,6 +41,15 @@ int token_tree_verify_drawn(struct dec *d, int n, const int *tok, const int *par
                             const float *logits, int root_pos, const int *drow, const float *dl,
                             int *scratch, int *path, int *n_path, int *emit);
 
+/* Counts a verified tree's acceptance by sibling rank into the decoder's counters: for each
+ * accepted row (path[1..n_path)) of rank r, counter first_accept + min(r, 3); for each row whose
+ * parent is on the path (the candidates the verifier compared below a node it reached, the
+ * accepted ones among them), counter first_offered + min(r, 3). rank[row] is row's sibling rank
+ * (rows 1..n-1; row 0 is the root); on_path is scratch of n ints. accept / offered per rank is
+ * the acceptance Sequoia's positional model takes (decoders/sequoia.h), from any tree shape. */
+void token_tree_count_ranks(struct dec *d, int n, const int *parent, const int *path, int n_path,
+                            const int *rank, int first_accept, int first_offered, int *on_path);
+
 /* The depth of the tree's deepest row (0: the root alone): the "drafted" length of a step,
  * its longest path (stats/stats.h). */
 int token_tree_depth(int n, const int *parent, int *depth_scratch);

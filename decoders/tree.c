@@ -36,8 +36,8 @@
  *            verifier reached is the target's token), by dynamic programming. Each step it is
  *            read from the draft as static mode's top-k: the node of rank r below a parent is
  *            the draft's r-th most probable token after the parent's path. The default vector
- *            is this pair's, measured as SEQUOIA_DEFAULT_ACCEPT says; for another pair run
- *            tree:shape=K and divide tree.accept_rank0.. by drafting_steps (`decbench sequoia`
+ *            is this pair's, measured as SEQUOIA_DEFAULT_ACCEPT says; for another pair run any
+ *            tree and divide accept_rank<r> by offered_rank<r> (`decbench sequoia --fit` does,
  *            prints the tree and picks the budget for a cost curve). Deviations: the ranks are
  *            the draft's top-k at temperature 1 (Sequoia samples its children without
  *            replacement from the draft at T > 0; here, as draw=0, they are fixed guesses at
@@ -133,6 +133,10 @@ enum {
     TC_RANK2,
     TC_RANK3UP,
     TC_DEPTH_MAX,
+    TC_OFFER0, /* TC_OFFER0 + r: candidates of rank r below a node on the accepted path */
+    TC_OFFER1,
+    TC_OFFER2,
+    TC_OFFER3UP,
     TC_N
 };
 
@@ -614,8 +618,10 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             const tnode *x = &t->node[t->rnode[t->path[i]]];
             if (x->drow >= 0) t->dpath[nd++] = x->drow; /* a prefix of the path (see above) */
             if (x->rank) branched = 1;
-            dec_count(d, TC_RANK0 + imin(x->rank, 3), 1);
         }
+        for (int r = 1; r < rows; r++) t->walk[r] = t->node[t->rnode[r]].rank;
+        token_tree_count_ranks(d, rows, t->tpar, t->path, np, t->walk, TC_RANK0, TC_OFFER0,
+                               t->walk + rows);
         int emitted = dec_emit(d, t->em, n_emit);
         dec_step_done(d, rows, max_depth, a, emitted);
         publish(d, n_tree, a, branched);
@@ -664,6 +670,15 @@ static const stat_def tree_counters[TC_N] = {
     [TC_DEPTH_MAX] = {"accepted_depth_max", STAT_INT, STAT_MAX, STAT_DET,
                       "the longest path accepted in one step (accepted depth; the sum over "
                       "steps is the framework's accepted)"},
+    [TC_OFFER0] = {"offered_rank0", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 0 below a node the verifier reached (accept_rank0 / "
+                   "offered_rank0: Sequoia's p[0], from any tree; `decbench sequoia --fit`)"},
+    [TC_OFFER1] = {"offered_rank1", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 1 below a node the verifier reached"},
+    [TC_OFFER2] = {"offered_rank2", STAT_INT, STAT_SUM, STAT_DET,
+                   "candidates of rank 2 below a node the verifier reached"},
+    [TC_OFFER3UP] = {"offered_rank3up", STAT_INT, STAT_SUM, STAT_DET,
+                     "candidates of rank 3 or more below a node the verifier reached"},
 };
 
 /* One step's tree counters (the accepted ranks were counted on the way). */

@@ -18,8 +18,11 @@
  * p[r] = accept_rank<r> / drafting_steps (the last, accept_rank3up, stands for rank 3). --fit
  * DATABASE[:RUN] reads those sums from the run (the newest complete one by default) and takes
  * the vector from them: the one spec of the run that is not greedy, or the one --decoder names.
- * A deeper tree's counters mix the depths (and can sum past one step's worth): the fit refuses
- * a vector that sums past 1 and says to run a one-level tree. */
+ * With the offered_rank counters (every tree decoder stores them) the run may be of any tree:
+ * p[r] = accept_rank<r> / offered_rank<r>, the candidates of rank r the verifier compared below
+ * a node it reached; runs stored without them need a one-level tree (drafting_steps then counts
+ * the offers), and the fit refuses a deeper one. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +74,9 @@ static int pick_spec(db *d, int64_t run, const char *want, char **spec, char *er
     return rc;
 }
 
-/* --fit SOURCE: the acceptance vector p[r] = accept_rank<r> / drafting_steps of a run's spec,
- * into p/k and as text into acc (n_acc bytes). */
+/* --fit SOURCE: the acceptance vector of a run's spec into p/k and as text into acc (n_acc
+ * bytes): p[r] = accept_rank<r> / offered_rank<r> (any tree), or, for runs stored without the
+ * offered counters, accept_rank<r> / drafting_steps (a one-level tree only). */
 static int fit_vector(const char *source, const char *want, double *p, int *k, char *acc,
                       size_t n_acc, char *err) {
     char path[4096], *spec = NULL;
@@ -80,41 +84,51 @@ static int fit_vector(const char *source, const char *want, double *p, int *k, c
     db *d;
     if (db_split_source(source, path, sizeof path, &run, err) || db_open(&d, path, DB_READ, err))
         return -1;
-    static const char *const names[] = {"accept_rank0", "accept_rank1", "accept_rank2",
-                                        "accept_rank3up", "samples.drafting_steps"};
-    double sum[5];
+    static const char *const names[] = {
+        "accept_rank0",  "accept_rank1",  "accept_rank2",  "accept_rank3up",        "offered_rank0",
+        "offered_rank1", "offered_rank2", "offered_rank3up", "samples.drafting_steps"};
+    double sum[9], *acc_r = sum, *off = sum + 4, steps;
     long samples;
     int rc = (run == 0 && db_latest_run(d, DB_STATUS_MASK(DB_COMPLETE), 1, 0, &run, err)) ||
              pick_spec(d, run, want, &spec, err) ||
-             db_counter_sums(d, run, spec, names, 5, sum, &samples, err);
+             db_counter_sums(d, run, spec, names, 9, sum, &samples, err);
     db_close(d);
-    if (rc == 0 && sum[4] <= 0)
-        rc = err_set(err, "--fit: %s in run %lld drafted nothing (0 drafting steps)", spec,
-                     (long long)run);
-    double total = 0;
-    for (int r = 0; rc == 0 && r < 4; r++) total += sum[r];
-    if (rc == 0 && total <= 0)
+    steps = sum[8];
+    double accepted = 0, offered = 0;
+    for (int r = 0; rc == 0 && r < 4; r++) accepted += acc_r[r], offered += off[r];
+    if (rc == 0 && accepted <= 0)
         rc = err_set(err,
                      "--fit: %s in run %lld accepted no token counted by rank (tree, recycle and "
                      "shape=sequoia's suffix and rest count them)",
                      spec, (long long)run);
-    if (rc == 0 && total > sum[4])
+    if (rc == 0 && offered <= 0 && accepted > steps)
         rc = err_set(err,
-                     "--fit: %s in run %lld accepted %.0f tokens in %.0f drafting steps: more "
-                     "than one a step, so its tree is deeper than one level; run a one-level "
-                     "tree (tree:shape=4, recycle:tree=uniform,shape=4, ...)",
-                     spec, (long long)run, total, sum[4]);
+                     "--fit: %s in run %lld has no offered_rank counters (stored by an older "
+                     "decbench) and accepted %.0f tokens in %.0f drafting steps: its tree is "
+                     "deeper than one level; run a one-level tree (tree:shape=4, ...)",
+                     spec, (long long)run, accepted, steps);
     if (rc == 0) {
-        *k = 4;
-        while (*k > 1 && sum[*k - 1] <= 0) (*k)--;
-        acc[0] = '\0';
-        for (int r = 0; r < *k; r++) {
-            p[r] = sum[r] / sum[4];
-            snprintf(acc + strlen(acc), n_acc - strlen(acc), "%s%.3f", r ? "/" : "", p[r]);
+        double total = 0;
+        for (int r = 0; r < 4; r++) {
+            const double den = offered > 0 ? off[r] : steps;
+            p[r] = den > 0 ? acc_r[r] / den : 0;
+            total += p[r];
         }
-        printf("fitted from run %lld, %s (%ld samples): accept_rank %.0f %.0f %.0f %.0f of %.0f "
-               "drafting steps: accept=%s\n",
-               (long long)run, spec, samples, sum[0], sum[1], sum[2], sum[3], sum[4], acc);
+        *k = 4;
+        while (*k > 1 && p[*k - 1] <= 0) (*k)--;
+        acc[0] = '\0';
+        for (int r = 0; r < *k; r++) /* rounded down so that the printed vector sums to <= 1 */
+            snprintf(acc + strlen(acc), n_acc - strlen(acc), "%s%.3f", r ? "/" : "",
+                     floor(p[r] / (total > 1 ? total : 1) * 1000) / 1000);
+        printf("fitted from run %lld, %s (%ld samples): accept_rank %.0f %.0f %.0f %.0f over ",
+               (long long)run, spec, samples, acc_r[0], acc_r[1], acc_r[2], acc_r[3]);
+        if (offered > 0)
+            printf("offered_rank %.0f %.0f %.0f %.0f", off[0], off[1], off[2], off[3]);
+        else
+            printf("%.0f drafting steps", steps);
+        printf(": accept=%s%s\n", acc, total > 1 ? " (scaled to sum to 1)" : "");
+        /* the tree below is the one these printed parameters give */
+        rc = sequoia_parse_accept(acc, "--fit", p, k, err);
     }
     free(spec);
     return rc;
@@ -152,8 +166,8 @@ int cmd_sequoia(int argc, char **argv) {
         [O_FIT] = {.name = "--fit",
                    .takes_value = 1,
                    .metavar = "DATABASE[:RUN]",
-                   .help = "take the vector from a one-level tree's run (default: the newest "
-                           "complete run)"},
+                   .help = "take the vector from a stored tree's run: accept_rank<r> / "
+                           "offered_rank<r> (default: the newest complete run)"},
         [O_DECODER] = {.name = "--decoder",
                        .takes_value = 1,
                        .metavar = "SPEC",

@@ -9,10 +9,12 @@
 #      one TinyStories prompt, exact against greedy;
 #   4. usage errors exit 2 (no --accept, a bad vector, --nodes 0, --context without --cost), a
 #      missing curve exits 1, each with a message;
-#   5. --fit: the vector from a run's counters (accept_rank<r> / drafting_steps of the one-level
-#      tree, computed here from the database by hand), the spec picked by --decoder; a run of
-#      several decoders without --decoder, a deeper tree, a run without the decoder, and a
-#      missing run each refused with a message; --fit with --accept, --decoder alone: usage.
+#   5. --fit: the vector from a run's counters, computed here from the database by hand
+#      (accept_rank<r> / offered_rank<r>, which for a one-level tree is accept_rank<r> /
+#      drafting_steps), the spec picked by --decoder; a database without the offered counters
+#      fits a one-level tree and refuses a deeper one; a run of several decoders without
+#      --decoder, a run without the decoder and a missing run are refused with a message;
+#      --fit with --accept, --decoder alone: usage errors.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_sequoia}
@@ -69,21 +71,38 @@ $B run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --da
     --limit 2 --max-new 32 --warmup 0 --threads 1 --db fit.db \
     --decoder tree:shape=4 --decoder tree:shape=4-2 >fit_run.txt 2>&1
 expect_eq fit_run_rc 0 $?
-one="spec LIKE 'tree:%shape=4,%'"
-want=$(q fit.db "SELECT printf('%.3f/%.3f/%.3f/%.3f',
-    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank0') / d,
-    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank1') / d,
-    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank2') / d,
-    (SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE $one AND name = 'accept_rank3up') / d)
-    FROM (SELECT TOTAL(drafting_steps) AS d FROM samples WHERE $one)")
+# the vectors by hand, each p[r] rounded down to 3 places as sequoia prints it: the one-level
+# tree's over its drafting steps, the deeper tree's over its offers
+one='tree:%shape=4,%' deep='tree:%shape=4-2,%'
+off="SELECT TOTAL(value) FROM counters c JOIN samples s ON s.id = c.sample_id WHERE name ="
+want1=$(q fit.db "SELECT printf('%.3f/%.3f/%.3f/%.3f', $(for r in 0 1 2 3up; do
+    printf "%sCAST((%s 'accept_rank%s' AND s.spec LIKE '%s') / (SELECT TOTAL(drafting_steps) FROM samples WHERE spec LIKE '%s') * 1000 AS INTEGER) / 1000.0" \
+        "$([ $r = 0 ] || echo ', ')" "$off" "$r" "$one" "$one"; done))")
+want2=$(q fit.db "SELECT printf('%.3f/%.3f/%.3f/%.3f', $(for r in 0 1 2 3up; do
+    printf "%sCAST((%s 'accept_rank%s' AND s.spec LIKE '%s') / (%s 'offered_rank%s' AND s.spec LIKE '%s') * 1000 AS INTEGER) / 1000.0" \
+        "$([ $r = 0 ] || echo ', ')" "$off" "$r" "$deep" "$off" "$r" "$deep"; done))")
 $B sequoia --fit fit.db --decoder tree:shape=4 --nodes 6 >fit.txt
 expect_eq fit_rc 0 $?
-expect_grep fit_vector "drafting steps: accept=${want//\//\\/}\$" fit.txt
+expect_grep fit_one_level "accept=${want1//\//\\/}\$" fit.txt
 expect_grep fit_params "^parameters: nodes=6,depth=6,accept=" fit.txt
+$B sequoia --fit fit.db:1 --decoder tree:shape=4-2 >fit_deep.txt
+expect_eq fit_deep_rc 0 $?
+expect_grep fit_deep "over offered_rank .*: accept=${want2//\//\\/}\$" fit_deep.txt
+# a database stored before the offered counters: a deeper tree is refused, a one-level one fits
+python3 - fit.db old.db <<'PY'
+import shutil, sqlite3, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+c = sqlite3.connect(sys.argv[2])
+c.execute("DELETE FROM counters WHERE name LIKE 'offered_rank%'")
+c.commit()
+PY
+expect_fail fit_old_deep 1 'no offered_rank counters .*deeper than one level' \
+    $B sequoia --fit old.db --decoder tree:shape=4-2
+$B sequoia --fit old.db --decoder tree:shape=4 >fit_old.txt
+expect_grep fit_old_one "drafting steps: accept=${want1//\//\\/}\$" fit_old.txt
 expect_fail fit_several 1 'holds several decoders .*name one with --decoder' $B sequoia --fit fit.db
-expect_fail fit_deep 1 'deeper than one level' $B sequoia --fit fit.db:1 --decoder tree:shape=4-2
 expect_fail fit_absent 1 'run 1 has no spec:gamma=4' $B sequoia --fit fit.db --decoder spec:gamma=4
-expect_fail fit_no_run 1 'no run 7|run 7' $B sequoia --fit fit.db:7 --decoder tree
+expect_fail fit_no_run 1 'run 7' $B sequoia --fit fit.db:7 --decoder tree
 expect_fail fit_and_accept 2 'give --accept P0/P1/\.\.\. or --fit' $B sequoia --fit fit.db --accept 0.5
 expect_fail decoder_alone 2 '--decoder picks the run' $B sequoia --accept 0.5 --decoder tree
 
