@@ -28,6 +28,12 @@
  *  5. the table ranked by prediction (predicted and measured speed-up, tokens and rows per
  *     step), one "recommended:" line per decoder and one overall, and two figures in --out:
  *     predicted versus measured speed-up, and speed-up versus rows per step (the frontier).
+ * Sequoia's trees are fitted: a probe of tree:mode=sequoia without accept= takes the acceptance
+ * by sibling rank of this model pair from the static-tree probes before it (tree:mode=static:
+ * accept_rank<r> / offered_rank<r> summed over them, as `decbench sequoia --fit`), so its shape
+ * is the DP's for this pair rather than for the default vector's (stories260K/llama2xs); the
+ * grid's order (mode before nodes, static first) puts those probes first. Without such a probe,
+ * or when they accepted nothing, the default vector stays and the output says so.
  * A decoder is recommended overall only if its measured speed-up exceeds greedy's by more than
  * TUNE_MARGIN and its projected one does too; otherwise the answer is greedy, said plainly.
  * Speed-ups are end-to-end (prompt passes included), as the papers and `sweep` rank them. */
@@ -42,6 +48,8 @@
 #include "harness/runner.h"
 #include "harness/tune.h"
 #include "harness/tune_grid.h"
+#include "decoders/decoder.h"
+#include "results/db/db.h"
 #include "results/report/cost.h"
 #include "results/report/report.h"
 #include "util/clock.h"
@@ -317,6 +325,57 @@ static void curve_free(tune_curve *c) {
     c->m = NULL, c->f = NULL;
 }
 
+/* Sequoia's tree fitted to this pair (see the header): when c is tree:mode=sequoia without
+ * accept=, the vector from the complete static-tree probes among c[0..i) goes into its spec. */
+static int fit_sequoia(tune *t, int i, char *err) {
+    tune_cand *c = &t->c[i];
+    if (strncmp(c->canon, "tree:", 5) || !strstr(c->canon, "mode=sequoia") ||
+        strstr(c->canon, "accept="))
+        return 0;
+    static const char *const names[] = {"accept_rank0",  "accept_rank1",  "accept_rank2",
+                                        "accept_rank3up", "offered_rank0", "offered_rank1",
+                                        "offered_rank2", "offered_rank3up"};
+    double a[4] = {0}, o[4] = {0}, sum[8];
+    int probes = 0;
+    for (int j = 0; j < i; j++) {
+        const tune_cand *s = &t->c[j];
+        long samples;
+        if (!s->run || s->status != 'c' || strncmp(s->canon, "tree:", 5) ||
+            !strstr(s->canon, "mode=static"))
+            continue;
+        if (db_counter_sums(t->d, s->run, s->canon, names, 8, sum, &samples, err)) return -1;
+        for (int r = 0; r < 4; r++) a[r] += sum[r], o[r] += sum[4 + r];
+        probes++;
+    }
+    if (!(a[0] > 0 && o[0] > 0)) {
+        fprintf(stderr, "decbench tune: %s: no static-tree probe accepted a token before it; the "
+                        "default acceptance vector stays\n", c->shown);
+        return 0;
+    }
+    char acc[64] = "", spec[1200];
+    for (int r = 0, k = 0; r < 4 && o[r] > 0 && a[r] > 0; r++, k++)
+        snprintf(acc + strlen(acc), sizeof acc - strlen(acc), "%s%.3f", k ? "/" : "",
+                 floor(a[r] / o[r] * 1000) / 1000);
+    snprintf(spec, sizeof spec, "%s,accept=%s", c->canon, acc);
+    dec_info info;
+    char *canon, *shown = malloc(strlen(c->shown) + strlen(acc) + 9);
+    if (!shown) return err_set(err, "out of memory");
+    sprintf(shown, "%s,accept=%s", c->shown, acc);
+    if (dec_describe(spec, &info, err)) {
+        free(shown);
+        return -1;
+    }
+    if (!(canon = strdup(info.spec))) {
+        free(shown);
+        return err_set(err, "out of memory");
+    }
+    fprintf(stderr, "decbench tune: %s: accept=%s, fitted from %d static-tree probe%s\n",
+            c->shown, acc, probes, probes == 1 ? "" : "s");
+    free(c->canon), free(c->shown);
+    c->canon = canon, c->shown = shown;
+    return 0;
+}
+
 /* ---- phase 1: probes, with the curves' rounds between them -------------------------------- */
 
 static int probes(tune *t, tune_curve *cv, char *err) {
@@ -343,6 +402,7 @@ static int probes(tune *t, tune_curve *cv, char *err) {
                 est = t->c[j].secs;
         if (clock_now() + est + curves_left(cv) > until) continue; /* stays 's' */
         snprintf(title, sizeof title, "tune %" PRId64 " probe %d/%d", t->sweep_id, i + 1, t->n);
+        if ((rc = fit_sequoia(t, i, err)) != 0) break;
         s0 = clock_now();
         rc = measure_specs(t, &c->canon, &c->shown, 1, t->sweep_id, t->base_id, title, &c->run,
                            &c->status, err);

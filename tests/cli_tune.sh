@@ -6,7 +6,7 @@
 # line per decoder and one overall that agrees with its figures (below); writes both
 # figures. Without a draft, spec and Ouroboros are left out and named, and the target's curve is
 # reused when the build is committed; a budget too small for any probe still answers plainly;
-# usage errors exit 2.
+# usage errors exit 2. Sequoia's probes are fitted to the static-tree probes before them.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_tune}
@@ -75,6 +75,32 @@ for f in tune_predicted tune_frontier; do
 done
 expect_grep frontier_greedy '^1	1	\?	greedy$' fig/tune_frontier.tsv
 expect_grep probes_block '^predicted	probes \(few prompts\)	decoder$' fig/tune_predicted.tsv
+
+# Sequoia's probes take the acceptance vector of the static-tree probes before them: the first
+# sequoia probe's accept= is accept_rank<r> / offered_rank<r> summed over those, computed here
+fit=$(python3 - t.db <<'PY'
+import math, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+seq = c.execute("SELECT run_id, spec FROM samples WHERE spec LIKE 'tree:mode=sequoia%' "
+                "ORDER BY run_id LIMIT 1").fetchone()
+if not seq:
+    print("none"); sys.exit()
+def total(name):
+    return c.execute("SELECT TOTAL(value) FROM counters k JOIN samples s ON s.id = k.sample_id "
+                     "WHERE s.run_id < ? AND s.spec LIKE 'tree:mode=static%' AND name = ?",
+                     (seq[0], name)).fetchone()[0]
+out = []
+for r in ["0", "1", "2", "3up"]:
+    a, o = total("accept_rank" + r), total("offered_rank" + r)
+    if not (a > 0 and o > 0): break
+    out.append("%.3f" % (math.floor(a / o * 1000) / 1000))
+print("ok" if seq[1].endswith(",accept=" + "/".join(out)) else "spec %s, want %s" % (seq[1], out))
+PY
+)
+if [ "$fit" = none ]; then echo "note: no sequoia probe ran in the budget"; else
+    expect_eq sequoia_fitted ok "$fit"
+    expect_grep sequoia_fitted_said 'tree:mode=sequoia,nodes=[0-9]+: accept=[0-9./]+, fitted from [0-9]+ static-tree probe' tune.err
+fi
 
 # 2. without a draft, on the same database: spec and Ouroboros are left out, named; the target's
 #    curve is reused when the build is pinned down (a commit and a clean tree), else measured
