@@ -53,9 +53,14 @@ d8=$(cached llama-3.2-1b llama-3.2-1b)
 
 W=$(mktemp -d)
 DB=$W/pair.db
+# REST's datastore: TinyStories records 64 on, so no measured prompt's continuation is in it
+"$B" datastore build --model "$M/stories260K.bin" --from tinystories --offset 64 -o "$W/ts.ds" >/dev/null
 DECODERS=(greedy jacobi:window=4 lookahead:W=4,N=3,G=4 lookahead:W=15,N=5,G=15 pld:ngram=2,k=4
           pld:ngram=3,k=10 spec:gamma=2 spec:gamma=4 ouroboros:gamma=2,W=4
-          ouroboros:gamma=4,W=20,beta=8,K=3)
+          ouroboros:gamma=4,W=20,beta=8,K=3 tree tree:mode=dynamic tree:mode=sequoia,nodes=8
+          tree:mode=sequoia,nodes=16 suffix suffix:budget=4 recycle recycle:nodes=8
+          recycle:tree=sequoia,nodes=8 sam "rest:ds=$W/ts.ds" "rest:ds=$W/ts.ds,num_draft=8"
+          skip skip:adapt=search)
 args=()
 for d in "${DECODERS[@]}"; do args+=(--decoder "$d"); done
 echo "# $(uptime)"
