@@ -169,6 +169,9 @@ static void test_cut(void) {
 /* REST's datastore (dec_check_rest_store: TinyStories paragraphs the prompts are not among),
  * written in the working folder at the start. */
 #define REST_DS "tmp_test_sampling_rest.ds"
+/* Medusa's heads (dec_check_medusa_head: stories260K's classifier plus noise), written in the
+ * working folder at the start. */
+#define MEDUSA_HEAD "tmp_test_sampling_medusa"
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
 static const char *const all_specs[] = {
@@ -195,6 +198,7 @@ static const char *const all_specs[] = {
     "skip:layers=2,adapt=swift,window=8",
     "tree:mode=sequoia,nodes=8,depth=4",
     "recycle:tree=sequoia,nodes=12",
+    "medusa:head=" MEDUSA_HEAD ",nodes=20",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -435,6 +439,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "sam:k=4,threshold=1",
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
+                           "medusa:head=" MEDUSA_HEAD ",nodes=15",
                            "tree:mode=sequoia,nodes=8,depth=4",
                            "recycle:tree=sequoia,nodes=12"};
     /* the last two (Sequoia's shapes, verified by the code the other tree and recycle specs
@@ -507,7 +512,8 @@ int main(void) {
     CHECK_MSG(model_open(&tm, test_shared("models/stories260K.bin"), err) == 0, "%s", err);
     CHECK_MSG(model_open(&dm, test_shared("models/llama2xs.bin"), err) == 0, "%s", err);
     if (tm && dm && dec_check_tinystories(N_PROMPTS, ids, lens) == 0 &&
-        dec_check_rest_store(REST_DS, 64, 1000) == 0) {
+        dec_check_rest_store(REST_DS, 64, 1000) == 0 &&
+        dec_check_medusa_head(MEDUSA_HEAD, tm, 4, 1, 0.1f, 5) == 0) {
         double t0 = clock_now();
         test_coupled(tm, dm);
         test_no_malloc(tm, dm);
