@@ -201,15 +201,24 @@ typedef struct {
     const wmat *w;
     const float *x;
     float *y;
-    int n_chunks;
-} cls_task;
+} mv_task;
 
-static void cls_worker(void *arg, int chunk, int n_chunks, int thread) {
+static void mv_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)thread;
-    const cls_task *t = arg;
+    const mv_task *t = arg;
     int lo, hi;
     tpool_split(t->w->rows, 16, chunk, n_chunks, &lo, &hi);
     if (hi > lo) kern_matmul(t->w, lo, hi, t->x, t->w->cols, 1, t->y + lo, t->w->rows);
+}
+
+/* y = w x, its rows split over the pool (each value computed whole by one thread). */
+static void matvec(const wmat *w, const float *x, float *y, tpool *pool) {
+    mv_task t = {w, x, y};
+    int n = pool ? tpool_size(pool) * 4 : 1;
+    if (n > 1)
+        tpool_run(pool, mv_worker, &t, n);
+    else
+        mv_worker(&t, 0, 1, 0);
 }
 
 void medusa_head_logits(const medusa_head *h, int k, const float *hidden, float *logits,
@@ -219,16 +228,11 @@ void medusa_head_logits(const medusa_head *h, int k, const float *hidden, float 
     memcpy(x, hidden, sizeof(float) * (size_t)D);
     for (int l = 0; l < h->n_layers; l++) { /* ResBlock: x + SiLU(W x + b) */
         const int i = k * h->n_layers + l;
-        kern_matmul(&h->res_w[i], 0, D, x, D, 1, y, D);
+        matvec(&h->res_w[i], x, y, pool);
         for (int j = 0; j < D; j++) {
             float v = y[j] + h->res_b[i][j];
             x[j] += v / (1.0f + expf(-v));
         }
     }
-    cls_task t = {&h->cls[k], x, logits, 0};
-    int n = pool ? tpool_size(pool) * 4 : 1;
-    if (pool && n > 1)
-        tpool_run(pool, cls_worker, &t, n);
-    else
-        cls_worker(&t, 0, 1, 0);
+    matvec(&h->cls[k], x, logits, pool);
 }

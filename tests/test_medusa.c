@@ -29,6 +29,7 @@
 #include "model/formats/safetensors.h"
 #include "model/loader/model_file.h"
 #include "model/medusa_head.h"
+#include "model/weights/wtype.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"
 #include "util/err.h"
@@ -192,6 +193,40 @@ static void test_loader(const model *m) {
             for (int j = 0; j < 4; j++) v += cls[o * 4 + j] * r[j];
             CHECK_MSG(fabsf(v - lg[o]) <= 1e-5f * (1 + fabsf(v)), "logit %d: %g vs %g", o, lg[o],
                       v);
+        }
+        /* the same head with its matrices in F16 and BF16: the kernels' widening of each */
+        static uint16_t w16[16], c16[24];
+        for (int ty = 0; ty < 2; ty++) {
+            for (int i = 0; i < 16; i++)
+                w16[i] = ty ? wtype_f32_to_bf16(w[i]) : wtype_f32_to_f16(w[i]);
+            for (int i = 0; i < 24; i++)
+                c16[i] = ty ? wtype_f32_to_bf16(cls[i]) : wtype_f32_to_f16(cls[i]);
+            const char *dt = ty ? "BF16" : "F16";
+            test_st_tensor half[3] = {{"0.0.linear.weight", dt, 2, {4, 4}, w16, sizeof w16},
+                                      {"0.0.linear.bias", "F32", 1, {4}, b, sizeof b},
+                                      {"0.1.weight", dt, 2, {6, 4}, c16, sizeof c16}};
+            const char *dh = test_tmp(ty ? "h_bf16" : "h_f16");
+            small_head(dh, cfg, half, 3);
+            medusa_head *g = NULL;
+            CHECK_MSG(medusa_head_open(&g, dh, err) == 0, "%s", err);
+            if (!g) continue;
+            CHECK(g->cls[0].type == (ty ? WTYPE_BF16 : WTYPE_F16));
+            float l2[6];
+            medusa_head_logits(g, 0, x, l2, scratch, NULL);
+            for (int i = 0; i < 4; i++) {
+                float v = 0;
+                for (int j = 0; j < 4; j++)
+                    v += (ty ? wtype_bf16_to_f32(w16[i * 4 + j]) : wtype_f16_to_f32(w16[i * 4 + j])) * x[j];
+                r[i] = x[i] + v / (1.0f + expf(-v));
+            }
+            for (int o = 0; o < 6; o++) {
+                float v = 0;
+                for (int j = 0; j < 4; j++)
+                    v += (ty ? wtype_bf16_to_f32(c16[o * 4 + j]) : wtype_f16_to_f32(c16[o * 4 + j])) * r[j];
+                CHECK_MSG(fabsf(v - l2[o]) <= 1e-5f * (1 + fabsf(v)), "%s logit %d: %g vs %g", dt,
+                          o, l2[o], v);
+            }
+            medusa_head_free(g);
         }
         /* a head for another model */
         CHECK(medusa_head_check(h, m, err) != 0);
