@@ -4,8 +4,10 @@
  * disk would be; when it opens, every tensor is looked up by name (which must find that very
  * tensor: names are unique), its first and last byte are read, and every F32/F16/BF16 tensor is
  * converted (st_read_f32) and loaded again through st_load_f32 with its own shape; other dtypes
- * must be refused by both. A crash, sanitizer report, leak or abort() is a bug; an error return
- * is the expected outcome.
+ * must be refused by both. The same file is then loaded as Medusa heads (model/medusa_head.h:
+ * two heads of one ResBlock, from a scratch folder whose medusa_lm_head.safetensors links to
+ * the input), whose forward pass runs on every head that loads. A crash, sanitizer report,
+ * leak or abort() is a bug; an error return is the expected outcome.
  *
  * Build and run (clang; Debian: libclang-rt-14-dev):
  *   CC=clang cmake -S . -B build-fuzz -DDECBENCH_FUZZ=ON -DDECBENCH_NATIVE=OFF
@@ -19,9 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/formats/safetensors.h"
+#include "model/medusa_head.h"
 #include "tests/fuzz_files.h"
 #include "util/err.h"
 
@@ -50,6 +54,49 @@ static unsigned fuzz_walk(const safetensors *s) {
     return sum + (st_find(s, "no such tensor") == NULL);
 }
 
+static char medusa_dir[128];
+
+/* Removes the scratch folder (at exit: libFuzzer ends its runs with exit()). */
+static void fuzz_medusa_cleanup(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/config.json", medusa_dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/medusa_lm_head.safetensors", medusa_dir);
+    unlink(path);
+    rmdir(medusa_dir);
+}
+
+/* The input as Medusa heads: a per-process folder holding config.json and a link to it.
+ * Returns 0 when they do not load, else 1 + a checksum. */
+static unsigned fuzz_medusa(const char *input) {
+    char *dir = medusa_dir;
+    char path[256], err[ERR_LEN];
+    if (!dir[0]) {
+        fuzz_scratch_path("fuzz_safetensors_medusa", "", dir, sizeof medusa_dir);
+        mkdir(dir, 0700);
+        atexit(fuzz_medusa_cleanup);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        FILE *f = fopen(path, "w");
+        if (!f) return 0;
+        fputs("{\"medusa_num_heads\": 2, \"medusa_num_layers\": 1}", f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/medusa_lm_head.safetensors", dir);
+    unlink(path);
+    if (symlink(input, path) != 0) return 0;
+    medusa_head *h;
+    if (medusa_head_open(&h, dir, err) != 0) return 0;
+    unsigned sum = 1;
+    float *x = calloc((size_t)h->dim * 3, sizeof(float)), *lg = malloc(sizeof(float) * h->vocab);
+    for (int k = 0; x && lg && k < h->n_heads; k++) {
+        medusa_head_logits(h, k, x, lg, x + h->dim, NULL);
+        sum += lg[h->vocab - 1] == lg[0];
+    }
+    free(x), free(lg);
+    medusa_head_free(h);
+    return sum;
+}
+
 /* The fuzz entry: never fails, only crashes if the library has a bug. */
 int fuzz_safetensors_one(const uint8_t *data, size_t size) {
     char path[64];
@@ -60,6 +107,7 @@ int fuzz_safetensors_one(const uint8_t *data, size_t size) {
     if (st_open(&s, path, err) == 0) {
         fuzz_safetensors_sink += fuzz_walk(s);
         st_close(s);
+        fuzz_safetensors_sink += fuzz_medusa(path);
     }
     close(fd);
     return 0;

@@ -195,8 +195,9 @@ static void test_refused(void) {
     }
 }
 
-/* Seeds: the valid file, the gaps file and a file of every dtype. Written to <tmp>/seeds/. */
-enum { N_SEEDS = 3, SEED_MAX = 4096 };
+/* Seeds: the valid file, a file of every dtype, two Medusa heads (what fuzz_medusa loads) and
+ * the gaps file. Written to <tmp>/seeds/. */
+enum { N_SEEDS = 4, SEED_MAX = 4096 };
 static uint64_t state = 12345;
 static uint32_t next_rand(void) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -212,16 +213,22 @@ static void test_mutation_corpus(void) {
         {"bool", "BOOL", 1, {1}, zeros, 1},   {"f8", "F8_E4M3", 1, {3}, zeros, 3},
         {"i32", "I32", 1, {1}, zeros, 4},     {"h", "F16", 3, {1, 1, 2}, zeros, 4},
     };
-    const test_st_tensor *sets[2] = {valid, every};
-    int counts[2] = {N_VALID, 6};
-    for (int i = 0; i < 2; i++) {
+    static float w[2][16 + 4 + 24];
+    for (int i = 0; i < 40; i++) w[0][i] = w[1][i] = 0.01f * (float)(i % 7);
+    const test_st_tensor medusa[6] = {
+        {"0.0.linear.weight", "F32", 2, {4, 4}, w[0], 64}, {"0.0.linear.bias", "F32", 1, {4}, w[0] + 16, 16},
+        {"0.1.weight", "F32", 2, {6, 4}, w[0] + 20, 96},   {"1.0.linear.weight", "F32", 2, {4, 4}, w[1], 64},
+        {"1.0.linear.bias", "F32", 1, {4}, w[1] + 16, 16}, {"1.1.weight", "F32", 2, {6, 4}, w[1] + 20, 96}};
+    const test_st_tensor *sets[3] = {valid, every, medusa};
+    int counts[3] = {N_VALID, 6, 6};
+    for (int i = 0; i < 3; i++) {
         unsigned char *b = test_safetensors_bytes(sets[i], counts[i], &sizes[i]);
         CHECK(b && sizes[i] < SEED_MAX);
         if (b) memcpy(seeds[i], b, sizes[i]);
         free(b);
     }
     FILE *f = fopen(test_tmp("gaps.safetensors"), "rb");
-    sizes[2] = f ? fread(seeds[2], 1, SEED_MAX, f) : 0;
+    sizes[3] = f ? fread(seeds[3], 1, SEED_MAX, f) : 0;
     if (f) fclose(f);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/seeds", test_tmpdir());
@@ -231,6 +238,9 @@ static void test_mutation_corpus(void) {
         snprintf(name, sizeof name, "seeds/seed%d.safetensors", i);
         write_bytes(test_tmp(name), seeds[i], sizes[i]);
         fuzz_safetensors_one(seeds[i], sizes[i]);
+        /* the Medusa seed loads as heads (so the fuzzer starts from a head that reaches the
+         * forward pass), the others do not */
+        CHECK_MSG((fuzz_medusa(test_tmp(name)) > 0) == (i == 2), "seed %d as Medusa heads", i);
     }
     static unsigned char buf[2 * SEED_MAX];
     static const char *tokens[] = {"\"", "[", "]", "{", "}", ",", "0", "-1", "99999999999",
