@@ -1,7 +1,7 @@
 /* medusa.c: Medusa-1 decoding (Cai et al., "Medusa: Simple LLM Inference Acceleration
  * Framework with Multiple Decoding Heads", arXiv 2401.10774), verified exactly.
  *
- * K heads (model/medusa_head.h, loaded from head=DIR) read the target's hidden state after the
+ * K heads (decoders/medusa_head.h, loaded from head=DIR) read the target's hidden state after the
  * final RMSNorm at the row that chose the current token (forward.h, fwd_set_hidden_out) and
  * each proposes its top-k tokens for one later position: head k for the token k + 1 places
  * after the current one. The reference combines them into a sparse tree of top-k
@@ -41,7 +41,7 @@
 
 #include "decoders/dec_impl.h"
 #include "decoders/token_tree.h"
-#include "model/medusa_head.h"
+#include "decoders/medusa_head.h"
 #include "util/err.h"
 
 enum { P_HEAD, P_TREE, P_NODES, P_TOPK };

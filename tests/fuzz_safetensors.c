@@ -4,7 +4,7 @@
  * disk would be; when it opens, every tensor is looked up by name (which must find that very
  * tensor: names are unique), its first and last byte are read, and every F32/F16/BF16 tensor is
  * converted (st_read_f32) and loaded again through st_load_f32 with its own shape; other dtypes
- * must be refused by both. The same file is then loaded as Medusa heads (model/medusa_head.h:
+ * must be refused by both. The same file is then loaded as Medusa heads (decoders/medusa_head.h:
  * two heads of one ResBlock, from a scratch folder whose medusa_lm_head.safetensors links to
  * the input), whose forward pass runs on every head that loads. A crash, sanitizer report,
  * leak or abort() is a bug; an error return is the expected outcome.
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "model/formats/safetensors.h"
-#include "model/medusa_head.h"
+#include "decoders/medusa_head.h"
 #include "tests/fuzz_files.h"
 #include "util/err.h"
 

@@ -1,5 +1,5 @@
 /* test_medusa.c: Medusa decoding (decoders/medusa.c) emits exactly greedy's tokens, and its
- * head loader (model/medusa_head.h) refuses bad heads with one line naming file and tensor.
+ * head loader (decoders/medusa_head.h) refuses bad heads with one line naming file and tensor.
  *  1. the spec: the canonical form with every parameter; no head= refused, naming the form.
  *  2. real model: stories260K with a head written here (tests/dec_check.c: its classifier plus
  *     noise) and, when present, the head trained for it (tests/data/heads/stories260K-medusa),
@@ -29,7 +29,7 @@
 #include "model/convert/synth.h"
 #include "model/formats/safetensors.h"
 #include "model/loader/model_file.h"
-#include "model/medusa_head.h"
+#include "decoders/medusa_head.h"
 #include "model/weights/wtype.h"
 #include "tests/dec_check.h"
 #include "tests/testutil.h"

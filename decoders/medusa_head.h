@@ -20,8 +20,8 @@
  * Errors are one line naming the file and the field or tensor: a missing or malformed
  * config.json, a missing tensor, a shape that disagrees with the config or with the other
  * heads, an unreadable dtype, a truncated file (safetensors.h), a NaN or infinite weight. */
-#ifndef MODEL_MEDUSA_HEAD_H
-#define MODEL_MEDUSA_HEAD_H
+#ifndef DECODERS_MEDUSA_HEAD_H
+#define DECODERS_MEDUSA_HEAD_H
 
 #include "model/model.h"
 #include "model/tpool.h"

@@ -1,5 +1,5 @@
 /* medusa_head.c: see medusa_head.h. */
-#include "model/medusa_head.h"
+#include "decoders/medusa_head.h"
 
 #include <jansson.h>
 #include <math.h>
