@@ -169,7 +169,8 @@ static void test_group(const model *m) {
     fwd_group *g;
     fwd_ctx *a, *b, *solo;
     CHECK(fwd_group_new(&g, m, NULL, 16, 2, KERN_EXACT, err) == 0);
-    CHECK(fwd_new(&a, m, NULL, 8, KERN_EXACT, err) == 0 && fwd_new(&b, m, NULL, 8, KERN_EXACT, err) == 0);
+    CHECK(fwd_new(&a, m, NULL, 8, KERN_EXACT, err) == 0);
+    CHECK(fwd_new(&b, m, NULL, 8, KERN_EXACT, err) == 0);
     CHECK(fwd_new(&solo, m, NULL, 8, KERN_EXACT, err) == 0);
     float *la = malloc(sizeof(float) * 8 * V), *lb = malloc(sizeof(float) * 8 * V);
     float *ls = malloc(sizeof(float) * 8 * V);
