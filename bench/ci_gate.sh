@@ -64,6 +64,10 @@ B=$(cd "$(dirname "$B")" && pwd)/$(basename "$B") M=$(cd "$M" && pwd)
 export DECBENCH_SHARED="$(cd "$S" && pwd)"
 "$B" datastore build --model "$M/stories260K.bin" --from tinystories --offset 64 -o "$T/rest.ds" \
     >"$T/rest.log" 2>&1 || { echo "ci_gate: datastore build failed" >&2; cat "$T/rest.log"; exit 2; }
+# Medusa's heads for stories260K (trained by train/, committed as test data), copied in for the
+# same reason: medusa:head=medusa_head names them alike in every run.
+heads=$here/../tests/data/heads/stories260K-medusa
+[ -f "$heads/medusa_lm_head.safetensors" ] && cp -r "$heads" "$T/medusa_head"
 
 # Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
 # papers' GPUs would take minutes here). A decoder with modes may list one spec per mode,
@@ -82,6 +86,8 @@ small_spec() {
     sam) echo sam:k=4,threshold=2 ;;
     rest) echo rest:ds=rest.ds,num_draft=16 ;;
     skip) echo skip:gamma=4 skip:layers=2,adapt=swift,window=8 ;;
+    medusa) if [ -d "$T/medusa_head" ]; then echo medusa:head=medusa_head,nodes=15; else
+        echo "ci_gate: note: no trained Medusa head in $heads: medusa left out" >&2; fi ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -66,6 +66,7 @@ struct fwd_ctx {
     int allow_nonfinite; /* fwd_allow_nonfinite: skip the logits check */
     const unsigned char *skip; /* fwd_set_skip: per layer FWD_SKIP_* bits, or NULL */
     int skipped;               /* a scratch row was evaluated with skipped layers */
+    float *hid_norm, *hid_raw; /* fwd_set_hidden_out: where passes copy logits rows' states */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -830,6 +831,21 @@ static void classify(fwd_ctx *lead, const row_bufs *b, int n_logits, float *logi
         for (int v = cls_w.rows; v < width; v++) logits[(size_t)i * width + v] = -FLT_MAX;
 }
 
+void fwd_set_hidden_out(fwd_ctx *c, float *normed, float *raw) {
+    c->hid_norm = normed;
+    c->hid_raw = raw;
+}
+
+/* Copies logits row i's hidden states where fwd_set_hidden_out asked: normed is the very row
+ * the classifier reads (so a drafter sees the bits the target's logits came from), raw the
+ * residual stream it was normalized from. A copy, after the values are final: the pass's
+ * arithmetic is the same with and without it. */
+static void hidden_copy(const fwd_ctx *c, int i, const float *normed, const float *raw) {
+    size_t dim = (size_t)c->m->cfg.dim;
+    if (c->hid_norm) memcpy(c->hid_norm + (size_t)i * dim, normed, sizeof(float) * dim);
+    if (c->hid_raw) memcpy(c->hid_raw + (size_t)i * dim, raw, sizeof(float) * dim);
+}
+
 /* Evaluates rows first..first+n-1 of the scratch (fwd_eval: first = 0). */
 static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int *parent,
                      const int *pos, const int *out_rows, int n_out, float *logits, char *err) {
@@ -849,6 +865,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
     for (int i = 0; i < n_logits; i++) {
         int r = out_rows ? out_rows[i] : i;
         rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)r * dim, m->rms_final, dim, cfg->norm_eps);
+        hidden_copy(c, i, c->xb + (size_t)i * dim, c->x + (size_t)r * dim);
     }
     if (n_logits > 0) {
         classify(c, &b, n_logits, logits);
@@ -1023,6 +1040,7 @@ int fwd_group_eval(fwd_group *g, const fwd_part *parts, int n_parts, char *err) 
             int r = g->segs[i].row0 + (p->out_rows ? p->out_rows[j] : j);
             rmsnorm(g->b.xb + (size_t)o * dim, g->b.x + (size_t)r * dim, m->rms_final, dim,
                     cfg->norm_eps);
+            hidden_copy(p->ctx, j, g->b.xb + (size_t)o * dim, g->b.x + (size_t)r * dim);
         }
     }
     if (n_logits > 0) classify(lead, &g->b, n_logits, g->logits);

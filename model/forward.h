@@ -104,6 +104,20 @@ void fwd_allow_nonfinite(fwd_ctx *c, int allow);
 #define FWD_SKIP_MLP 2u
 void fwd_set_skip(fwd_ctx *c, const unsigned char *skip);
 
+/* Hidden states, what learned drafters read (EAGLE-1/2 and Medusa take the target's last
+ * hidden state after the final RMSNorm as their feature: the base model's output in their
+ * reference code): after this call, every pass that returns logits rows (fwd_eval,
+ * fwd_eval_more, this context's part of fwd_group_eval, and so fwd_prefill's last row) also
+ * writes, for each of those rows in the same order, dim floats (model_config.dim) per row:
+ * into normed the final RMSNorm's output (the very row the classifier multiplies), into raw the
+ * residual stream before that norm. Either may be NULL; both NULL (the default) writes
+ * nothing. Each buffer must hold as many rows as the logits the passes return. The rows are
+ * copies of values the pass computes anyway: logits, K/V and every other result are the same
+ * bits with and without them, and a row's hidden states are batch-invariant as its logits are
+ * (the same bits whatever T, tree, thread count). A pass that fails may have written them.
+ * The pointers are read at each pass, not copied: the buffers must outlive their use. */
+void fwd_set_hidden_out(fwd_ctx *c, float *normed, float *raw);
+
 /* Evaluates n MORE rows after the rows still in scratch (the batches evaluated since the last
  * commit or truncate, fwd_scratch_rows() of them), so a tree can be evaluated level by level,
  * one pass per level (a draft model expanding a token tree): the new rows are scratch rows

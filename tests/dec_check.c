@@ -9,6 +9,9 @@
 #include "model/tokenizer/tokenizer.h"
 #include "tests/testutil.h"
 #include "util/token_store.h"
+#include "util/rng.h"
+#include "model/kernels/kernels.h"
+#include <sys/stat.h>
 #include "util/err.h"
 
 static void on_step(void *user, const dec_step *s) {
@@ -192,5 +195,56 @@ done:
     free(all), free(ids);
     ds_free(ds);
     tok_free(t);
+    return rc;
+}
+
+int dec_check_medusa_head(const char *dir, const model *m, int n_heads, int n_layers, float noise,
+                          uint64_t seed) {
+    mkdir(dir, 0755);
+    const int D = m->cfg.dim, V = m->cfg.vocab_size, n = n_heads * (2 * n_layers + 1);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return -1;
+    fprintf(f,
+            "{\"medusa_num_heads\": %d, \"medusa_num_layers\": %d, \"hidden_size\": %d, "
+            "\"vocab_size\": %d, \"base_model_name_or_path\": \"%s\"}\n",
+            n_heads, n_layers, D, V, m->path[0] ? m->path : "synthetic");
+    fclose(f);
+    test_st_tensor *t = calloc((size_t)n, sizeof *t);
+    char (*names)[48] = calloc((size_t)n, sizeof *names);
+    float **data = calloc((size_t)n, sizeof *data);
+    rng_state r;
+    rng_seed(&r, seed);
+    int k = 0;
+    for (int h = 0; h < n_heads; h++) {
+        for (int l = 0; l <= n_layers; l++) {
+            for (int b = 0; b < (l < n_layers ? 2 : 1); b++) {
+                int rows = l < n_layers ? (b ? 1 : D) : V;
+                float *x = data[k] = malloc(sizeof(float) * (size_t)rows * (size_t)D);
+                for (int i = 0; i < rows; i++) {
+                    if (l == n_layers) kern_row_to_f32(&m->wcls, i, x + (size_t)i * D);
+                    for (int j = 0; j < D; j++)
+                        x[(size_t)i * D + j] = (l == n_layers ? x[(size_t)i * D + j] : 0) +
+                                               (rng_unit(&r) - 0.5f) * noise;
+                }
+                if (l < n_layers)
+                    snprintf(names[k], sizeof names[k], "%d.%d.linear.%s", h, l,
+                             b ? "bias" : "weight");
+                else
+                    snprintf(names[k], sizeof names[k], "%d.%d.weight", h, l);
+                t[k] = (test_st_tensor){names[k], "F32", b ? 1 : 2,
+                                        {(unsigned long long)(b ? D : rows), (unsigned long long)D},
+                                        x, sizeof(float) * (size_t)rows * (size_t)D};
+                k++;
+            }
+        }
+    }
+    snprintf(path, sizeof path, "%s/medusa_lm_head.safetensors", dir);
+    int rc = test_write_safetensors(path, t, n);
+    CHECK(rc == 0);
+    for (int i = 0; i < n; i++) free(data[i]);
+    free(t), free(names), free(data);
     return rc;
 }

@@ -73,7 +73,25 @@ extern const int dec_check_counting;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define DEC_CHECK_NO_COUNT 1
+/* A Medusa head folder at dir (created): config.json and medusa_lm_head.safetensors in F32 with
+ * n_heads heads of n_layers ResBlocks for model m (its hidden size and vocabulary): every
+ * weight uniform in +-noise / 2 (seed), plus m's own classifier in each head's classifier, so
+ * that a head proposes tokens the target likes (the quality does not matter to exactness: the
+ * tests need some acceptance to walk deep paths; with noise 0 every head proposes the target's
+ * next token). Returns 0, or -1 after a failed CHECK. */
+int dec_check_medusa_head(const char *dir, const model *m, int n_heads, int n_layers, float noise,
+                          uint64_t seed);
+
 #endif
+/* A Medusa head folder at dir (created): config.json and medusa_lm_head.safetensors in F32 with
+ * n_heads heads of n_layers ResBlocks for model m (its hidden size and vocabulary): every
+ * weight uniform in +-noise / 2 (seed), plus m's own classifier in each head's classifier, so
+ * that a head proposes tokens the target likes (the quality does not matter to exactness: the
+ * tests need some acceptance to walk deep paths; with noise 0 every head proposes the target's
+ * next token). Returns 0, or -1 after a failed CHECK. */
+int dec_check_medusa_head(const char *dir, const model *m, int n_heads, int n_layers, float noise,
+                          uint64_t seed);
+
 #endif
 #ifdef DEC_CHECK_NO_COUNT
 #define DEC_CHECK_COUNT_MALLOC                                                                     \
@@ -98,6 +116,15 @@ extern const int dec_check_counting;
         __atomic_fetch_add(&dec_check_mallocs, 1, __ATOMIC_RELAXED);                               \
         return __libc_realloc(p, n);                                                               \
     }
+/* A Medusa head folder at dir (created): config.json and medusa_lm_head.safetensors in F32 with
+ * n_heads heads of n_layers ResBlocks for model m (its hidden size and vocabulary): every
+ * weight uniform in +-noise / 2 (seed), plus m's own classifier in each head's classifier, so
+ * that a head proposes tokens the target likes (the quality does not matter to exactness: the
+ * tests need some acceptance to walk deep paths; with noise 0 every head proposes the target's
+ * next token). Returns 0, or -1 after a failed CHECK. */
+int dec_check_medusa_head(const char *dir, const model *m, int n_heads, int n_layers, float noise,
+                          uint64_t seed);
+
 #endif
 
 /* REST's datastore (util/token_store.h) for the TinyStories tests, at path: the paragraphs
@@ -105,5 +132,14 @@ extern const int dec_check_counting;
  * BOS, its fingerprint recorded. Pick records the test does not prompt with. Returns 0, or -1
  * after a failed CHECK. */
 int dec_check_rest_store(const char *path, int first, int n);
+
+/* A Medusa head folder at dir (created): config.json and medusa_lm_head.safetensors in F32 with
+ * n_heads heads of n_layers ResBlocks for model m (its hidden size and vocabulary): every
+ * weight uniform in +-noise / 2 (seed), plus m's own classifier in each head's classifier, so
+ * that a head proposes tokens the target likes (the quality does not matter to exactness: the
+ * tests need some acceptance to walk deep paths; with noise 0 every head proposes the target's
+ * next token). Returns 0, or -1 after a failed CHECK. */
+int dec_check_medusa_head(const char *dir, const model *m, int n_heads, int n_layers, float noise,
+                          uint64_t seed);
 
 #endif

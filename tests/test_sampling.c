@@ -169,6 +169,8 @@ static void test_cut(void) {
 /* REST's datastore (dec_check_rest_store: TinyStories paragraphs the prompts are not among),
  * written in the working folder at the start. */
 #define REST_DS "tmp_test_sampling_rest.ds"
+/* Medusa's heads trained for stories260K (train/, committed as test data). */
+#define MEDUSA_HEAD DECBENCH_SOURCE_DIR "/tests/data/heads/stories260K-medusa"
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
 
 static const char *const all_specs[] = {
@@ -197,6 +199,7 @@ static const char *const all_specs[] = {
     "recycle:tree=sequoia,nodes=12",
     "suffix:shape=sequoia,budget=8",
     ("rest:ds=" REST_DS ",shape=sequoia,num_draft=8"),
+    "medusa:head=" MEDUSA_HEAD ",nodes=20",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -437,6 +440,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "sam:k=4,threshold=1",
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
+                           "medusa:head=" MEDUSA_HEAD ",nodes=15",
                            "tree:mode=sequoia,nodes=8,depth=4",
                            "recycle:tree=sequoia,nodes=12",
                            "suffix:shape=sequoia,budget=6"};

@@ -58,3 +58,48 @@ int test_finish(const char *name) {
     fprintf(stderr, "%s: all checks passed\n", name);
     return 0;
 }
+
+unsigned char *test_safetensors_bytes(const test_st_tensor *t, int n, size_t *size) {
+    size_t cap = 256, len = 0, data = 0;
+    for (int i = 0; i < n; i++) cap += strlen(t[i].name) + 160, data += t[i].bytes;
+    char *h = malloc(cap);
+    if (!h) return NULL;
+    len += (size_t)snprintf(h + len, cap - len, "{\"__metadata__\":{\"format\":\"pt\"}");
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        len += (size_t)snprintf(h + len, cap - len, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+                                t[i].name, t[i].dtype);
+        for (int d = 0; d < t[i].n_dims; d++)
+            len += (size_t)snprintf(h + len, cap - len, "%s%llu", d ? "," : "", t[i].shape[d]);
+        len += (size_t)snprintf(h + len, cap - len, "],\"data_offsets\":[%zu,%zu]}", off,
+                                off + t[i].bytes);
+        off += t[i].bytes;
+    }
+    len += (size_t)snprintf(h + len, cap - len, "}");
+    while (len % 8) h[len++] = ' '; /* the reference writer pads the header to 8 bytes */
+    unsigned char *out = malloc(8 + len + data);
+    if (!out) {
+        free(h);
+        return NULL;
+    }
+    for (int b = 0; b < 8; b++) out[b] = (unsigned char)((unsigned long long)len >> (8 * b));
+    memcpy(out + 8, h, len);
+    free(h);
+    size_t at = 8 + len;
+    for (int i = 0; i < n; i++) {
+        if (t[i].bytes) memcpy(out + at, t[i].data, t[i].bytes);
+        at += t[i].bytes;
+    }
+    *size = at;
+    return out;
+}
+
+int test_write_safetensors(const char *path, const test_st_tensor *t, int n) {
+    size_t size;
+    unsigned char *b = test_safetensors_bytes(t, n, &size);
+    FILE *f = b ? fopen(path, "wb") : NULL;
+    int ok = f && fwrite(b, 1, size, f) == size;
+    if (f) ok = fclose(f) == 0 && ok;
+    free(b);
+    return ok ? 0 : -1;
+}

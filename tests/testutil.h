@@ -49,6 +49,22 @@ int test_sanitized(void);
  * exactly as the full grid does. */
 int test_keep(long i, int k);
 
+/* A tensor for test_safetensors_bytes: name, dtype as the format spells it ("F32"), shape
+ * (n_dims <= 4) and its bytes, laid out one after the other in the data section. */
+typedef struct {
+    const char *name, *dtype;
+    int n_dims;
+    unsigned long long shape[4];
+    const void *data;
+    size_t bytes;
+} test_st_tensor;
+
+/* A safetensors file of t[0..n) in memory (malloc'd, *size bytes; the caller frees it), with
+ * data_offsets as the tensors follow each other; NULL when out of memory. */
+unsigned char *test_safetensors_bytes(const test_st_tensor *t, int n, size_t *size);
+/* The same written to path; 0, or -1 when it cannot be written. */
+int test_write_safetensors(const char *path, const test_st_tensor *t, int n);
+
 /* Prints "N passed, M failed" style summary and returns the process exit status. */
 int test_finish(const char *name);
 
