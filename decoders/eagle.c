@@ -60,31 +60,15 @@ enum { EC_TREE_NODES, EC_TREE_NODES_MAX, EC_HEAD_ROWS, EC_RANK0, EC_RANK1UP, EC_
 
 /* EAGLE-1's static tree, eagle/model/choices.py mc_sim_7b_63 (SafeAILab/EAGLE): each node the
  * ranks of its path from the root, -1 ending a path. */
-static const signed char mc_sim_7b_63[][6] = {{0, -1},
-                                              {1, -1},
-                                              {2, -1},
-                                              {3, -1},
-                                              {0, 0, -1},
-                                              {0, 1, -1},
-                                              {0, 2, -1},
-                                              {1, 0, -1},
-                                              {1, 1, -1},
-                                              {2, 0, -1},
-                                              {2, 1, -1},
-                                              {3, 0, -1},
-                                              {0, 0, 0, -1},
-                                              {0, 0, 1, -1},
-                                              {0, 0, 2, -1},
-                                              {0, 1, 0, -1},
-                                              {0, 1, 1, -1},
-                                              {0, 2, 0, -1},
-                                              {0, 2, 1, -1},
-                                              {1, 0, 0, -1},
-                                              {0, 0, 0, 0, -1},
-                                              {0, 0, 0, 1, -1},
-                                              {0, 0, 0, 2, -1},
-                                              {0, 0, 0, 0, 0, -1},
-                                              {0, 0, 0, 0, 1, -1}};
+/* clang-format off */
+static const signed char mc_sim_7b_63[][6] = {
+    {0, -1}, {1, -1}, {2, -1}, {3, -1}, {0, 0, -1}, {0, 1, -1}, {0, 2, -1}, {1, 0, -1},
+    {1, 1, -1}, {2, 0, -1}, {2, 1, -1}, {3, 0, -1},
+    {0, 0, 0, -1}, {0, 0, 1, -1}, {0, 0, 2, -1}, {0, 1, 0, -1}, {0, 1, 1, -1}, {0, 2, 0, -1},
+    {0, 2, 1, -1}, {1, 0, 0, -1},
+    {0, 0, 0, 0, -1}, {0, 0, 0, 1, -1}, {0, 0, 0, 2, -1}, {0, 0, 0, 0, 0, -1},
+    {0, 0, 0, 0, 1, -1}};
+/* clang-format on */
 #define STATIC_NODES (int)(sizeof mc_sim_7b_63 / sizeof mc_sim_7b_63[0])
 #define STATIC_DEPTH 5
 
@@ -305,9 +289,15 @@ static int prefill(dec *d, eagle *e, const int *prompt, int n, char *err) {
     for (int done = 0; rc == 0 && done < n;) {
         int k = imin(n - done, PREFILL_CHUNK);
         if (cancelled(d, err)) return -1;
+        double c0 = clock_now();
         rc = fwd_eval(e->ft, k, prompt + done, NULL, NULL, NULL, k, e->tlog, err);
         for (int i = 0; rc == 0 && i < k; i++) e->path[i] = i;
         if (rc == 0) rc = fwd_commit(e->ft, e->path, k, err);
+        if (rc == 0 && d->env.on_pass) { /* the pass trace, as dec_prefill's chunks */
+            dec_pass p = {.draft = 0, .prefill = 1, .rows = k, .logit_rows = k, .context = done,
+                          .seconds = clock_now() - c0};
+            d->env.on_pass(d->env.user, &p);
+        }
         int rows = done + k < n ? k : k - 1; /* the last prompt row waits for the first pick */
         if (rc == 0 && rows > 0) {
             double h0 = clock_now();
@@ -369,12 +359,8 @@ static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
             rows++, n_tree++;
             if (x->depth > max_depth) max_depth = x->depth;
         }
-        if (cancelled(d, err)) return -1;
-        double t0 = clock_now();
-        int rc = fwd_eval(e->ft, rows, e->ttok, e->tpar, NULL, NULL, rows, e->tlog, err);
-        double dt = clock_now() - t0;
-        d->st->t_target += dt, d->st->target_steps++, d->st->target_rows += rows;
-        if (rc) return -1;
+        if (dec_eval(d, DEC_TARGET, e->ft, rows, e->ttok, e->tpar, NULL, rows, e->tlog, 0, err))
+            return -1; /* the features land in thid (fwd_set_hidden_out) */
         /* 3. the accepted path and the token after it */
         int np;
         int n_emit = token_tree_verify(d, rows, e->ttok, e->tpar, e->tlog, L - 1, e->walk, e->path,

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "decoders/eagle_head.h"
+#include "model/forward.h"
 #include "model/loader/model_file.h"
 #include "model/weights/wtype.h"
 #include "tests/dec_check.h"
@@ -271,19 +272,74 @@ static void test_tree_rows(const model *tm, const char *dir) {
 /* ---- 3. against the PyTorch reference
  * ------------------------------------------------------------ */
 
-/* reference.tsv (train/): '#' comment lines; a line "tokens<TAB>id id id ..." giving the
- * sequence; then per position p: "p<TAB>id:logit id:logit ..." the head's top-5 after the row
- * pairing the target's feature at p with the token at p + 1. */
+/* reference.tsv (train/reference.py): a line "# tokens (N; ...): t0 t1 ..." with the sequence;
+ * then per head row i (the target's feature at position i after its final norm, with token
+ * t(i+1), at RoPE position i, attending to rows 0..i): "i<TAB>t(i+1)<TAB>id1<TAB>logit1 ..."
+ * the top-5 of the target's classifier on the head's output. */
 static void test_reference(const model *tm) {
-    char path[256];
+    char path[512], line[4096], err[ERR_LEN];
     snprintf(path, sizeof path, "%s/reference.tsv", TRAINED_HEAD);
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "reference: %s absent, skipped\n", path);
         return;
     }
-    (void)tm;
+    enum { MAXN = 64 };
+    int tok[MAXN], n = 0, rows = 0, top1 = 0;
+    double worst = 0;
+    const int D = tm->cfg.dim, V = tm->cfg.vocab_size;
+    float *feat = malloc(sizeof(float) * MAXN * D), *tl = malloc(sizeof(float) * MAXN * V);
+    float *hl = malloc(sizeof(float) * MAXN * V);
+    eagle_head *h = NULL;
+    fwd_ctx *fc = NULL;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "# tokens", 8)) {
+            char *p = strchr(line, ':'), *end;
+            for (p = p ? p + 1 : line + strlen(line); n < MAXN; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p) break;
+                tok[n++] = (int)v;
+            }
+            /* the target's features of every position, then the head's rows */
+            CHECK(n >= 2 && fwd_new(&fc, tm, NULL, MAXN, KERN_EXACT, err) == 0);
+            if (!fc) break;
+            fwd_set_hidden_out(fc, feat, NULL);
+            CHECK(fwd_eval(fc, n, tok, NULL, NULL, NULL, n, tl, err) == 0);
+            CHECK_MSG(eagle_head_open(&h, TRAINED_HEAD, tm, NULL, MAXN, 1, err) == 0, "%s", err);
+            if (!h) break;
+            CHECK_MSG(eagle_head_append(h, n - 1, tok + 1, feat, n - 1, NULL, hl, err) == 0, "%s",
+                      err);
+            continue;
+        }
+        if (line[0] == '#' || line[0] == '\n' || !h) continue;
+        int i, next, id[5];
+        double lg[5];
+        if (sscanf(line, "%d %d %d %lf %d %lf %d %lf %d %lf %d %lf", &i, &next, &id[0], &lg[0],
+                   &id[1], &lg[1], &id[2], &lg[2], &id[3], &lg[3], &id[4], &lg[4]) != 12 ||
+            i < 0 || i >= n - 1 || next != tok[i + 1]) {
+            CHECK_MSG(0, "%s: bad line '%s'", path, line);
+            break;
+        }
+        const float *row = hl + (size_t)i * V;
+        int best = 0;
+        for (int v = 1; v < V; v++) best = row[v] > row[best] ? v : best;
+        top1 += best == id[0];
+        CHECK_MSG(best == id[0], "row %d: top-1 %d, reference %d", i, best, id[0]);
+        for (int k = 0; k < 5; k++) {
+            double rel = fabs(row[id[k]] - lg[k]) / fmax(fabs(lg[k]), 1);
+            if (rel > worst) worst = rel;
+            CHECK_MSG(rel <= 1e-4, "row %d token %d: logit %.9g, reference %.9g", i, id[k],
+                      row[id[k]], lg[k]);
+        }
+        rows++;
+    }
     fclose(f);
+    fprintf(stderr, "reference: %d rows, %d top-1 equal, logits within %.2g relative\n", rows,
+            top1, worst);
+    CHECK(rows >= 8 && rows == n - 1);
+    eagle_head_free(h);
+    fwd_free(fc);
+    free(feat), free(tl), free(hl);
 }
 
 /* ---- 4. the loader's refusals
