@@ -9,8 +9,18 @@
 #     says why every decoder is slower than greedy on so small a model, and the figures go to
 #     results/plots/. Runs already in the database are kept: a run is added.
 # Data come from ../shared (or $DECBENCH_SHARED); see README.md for getting them elsewhere.
+# `./setup.sh --train` instead only installs what train/ needs besides (Debian's python3-torch and
+# python3-numpy, for training EAGLE/Medusa heads: train/README.md) and stops.
 set -euo pipefail
 cd "$(dirname "$0")"
+case "${1:-}" in
+    "") ;;
+    --train)
+        bash ./deps.sh --train
+        echo "installed python3-torch and python3-numpy: see train/README.md (run with /usr/bin/python3)"
+        exit 0 ;;
+    *) echo "usage: setup.sh [--train]" >&2; exit 2 ;;
+esac
 bash ./deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
