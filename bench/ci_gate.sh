@@ -64,6 +64,9 @@ B=$(cd "$(dirname "$B")" && pwd)/$(basename "$B") M=$(cd "$M" && pwd)
 export DECBENCH_SHARED="$(cd "$S" && pwd)"
 "$B" datastore build --model "$M/stories260K.bin" --from tinystories --offset 64 -o "$T/rest.ds" \
     >"$T/rest.log" 2>&1 || { echo "ci_gate: datastore build failed" >&2; cat "$T/rest.log"; exit 2; }
+# eagle's head (the trained test head), under a name of its own in $T for the same reason
+cp -r "$here/../tests/data/heads/stories260K-eagle" "$T/eagle-head" ||
+    { echo "ci_gate: tests/data/heads/stories260K-eagle not found" >&2; exit 2; }
 
 # Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
 # papers' GPUs would take minutes here). A decoder with modes may list one spec per mode,
@@ -82,6 +85,7 @@ small_spec() {
     sam) echo sam:k=4,threshold=2 ;;
     rest) echo rest:ds=rest.ds,num_draft=16 ;;
     skip) echo skip:gamma=4 skip:layers=2,adapt=swift,window=8 ;;
+    eagle) echo eagle:head=eagle-head,total_tokens=16,depth=4,top_k=4 eagle:head=eagle-head,mode=static ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -170,6 +170,8 @@ static void test_cut(void) {
  * written in the working folder at the start. */
 #define REST_DS "tmp_test_sampling_rest.ds"
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
+/* eagle's draft head: the one trained for stories260K (train/, committed as test data) */
+#define EAGLE_HEAD "eagle:head=" DECBENCH_SOURCE_DIR "/tests/data/heads/stories260K-eagle"
 
 static const char *const all_specs[] = {
     "jacobi:window=4",
@@ -195,6 +197,8 @@ static const char *const all_specs[] = {
     "skip:layers=2,adapt=swift,window=8",
     "tree:mode=sequoia,nodes=8,depth=4",
     "recycle:tree=sequoia,nodes=12",
+    EAGLE_HEAD ",total_tokens=8,depth=3,top_k=3",
+    EAGLE_HEAD ",mode=static",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -435,6 +439,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "sam:k=4,threshold=1",
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
+                           EAGLE_HEAD ",total_tokens=8,depth=3,top_k=3",
                            "tree:mode=sequoia,nodes=8,depth=4",
                            "recycle:tree=sequoia,nodes=12"};
     /* the last two (Sequoia's shapes, verified by the code the other tree and recycle specs
