@@ -294,7 +294,11 @@ static int prefill(dec *d, eagle *e, const int *prompt, int n, char *err) {
         for (int i = 0; rc == 0 && i < k; i++) e->path[i] = i;
         if (rc == 0) rc = fwd_commit(e->ft, e->path, k, err);
         if (rc == 0 && d->env.on_pass) { /* the pass trace, as dec_prefill's chunks */
-            dec_pass p = {.draft = 0, .prefill = 1, .rows = k, .logit_rows = k, .context = done,
+            dec_pass p = {.draft = 0,
+                          .prefill = 1,
+                          .rows = k,
+                          .logit_rows = k,
+                          .context = done,
                           .seconds = clock_now() - c0};
             d->env.on_pass(d->env.user, &p);
         }
@@ -326,7 +330,7 @@ static void publish(dec *d, int n_tree, int a) {
 
 static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     eagle *e = d->impl;
-    const int D = e->D, V = e->V;
+    const int D = e->D;
     memcpy(e->seq, prompt, sizeof(int) * (size_t)n_prompt);
     eagle_head_reset(e->head);
     if (prefill(d, e, prompt, n_prompt, err)) return -1;
@@ -336,7 +340,6 @@ static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     if (d->done) return 0;
     /* the last prompt row: its feature with the first pick */
     if (head_append(d, e, 1, &e->seq[L - 1], e->thid, 1, err)) return -1;
-    (void)V;
     while (!d->done) {
         /* 1. the tree below the current token seq[L-1] */
         int levels = imin(d->max_new - d->n_out - 1, e->levels);
@@ -440,6 +443,11 @@ static int eagle_create(dec *d, char *err) {
                             "DIR/model.safetensors, README \"Decoders\")");
     e->mode = d->param[P_MODE];
     e->total = d->param[P_TOTAL], e->depth_cfg = d->param[P_DEPTH], e->top_k = d->param[P_TOPK];
+    const param_def *pd = d->vt->params;
+    if (e->mode == MODE_STATIC && (e->total != pd[P_TOTAL].def || e->depth_cfg != pd[P_DEPTH].def ||
+                                   e->top_k != pd[P_TOPK].def))
+        return err_set(err, "eagle: total_tokens, depth and top_k shape mode=dynamic's tree; "
+                            "mode=static drafts EAGLE-1's fixed tree (mc_sim_7b_63)");
     const model *tm = d->env.target;
     e->V = tm->cfg.vocab_size, e->D = tm->cfg.dim, e->T_L = tm->cfg.seq_len;
     if (e->mode == MODE_STATIC) {
@@ -529,9 +537,9 @@ const dec_vtable dec_eagle_vtable = {
          "static: EAGLE-1's tree (mc_sim_7b_63); dynamic: EAGLE-2's best nodes under a budget"},
         [P_TOTAL] = {"total_tokens", PARAM_INT, 60, 2, 1024, {0},
          "dynamic: rows of the target's pass (the current token and total_tokens - 1 drafts)"},
-        [P_DEPTH] = {"depth", PARAM_INT, 7, 1, 32, {0},
+        [P_DEPTH] = {"depth", PARAM_INT, 7, 1, 16, {0},
          "dynamic: expansion passes after the first level (the tree's depth - 1)"},
-        [P_TOPK] = {"top_k", PARAM_INT, 10, 1, 64, {0},
+        [P_TOPK] = {"top_k", PARAM_INT, 10, 1, 32, {0},
          "dynamic: nodes expanded per level and children of each"},
     },
     .needs_draft = 0,

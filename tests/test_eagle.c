@@ -334,8 +334,8 @@ static void test_reference(const model *tm) {
         rows++;
     }
     fclose(f);
-    fprintf(stderr, "reference: %d rows, %d top-1 equal, logits within %.2g relative\n", rows,
-            top1, worst);
+    fprintf(stderr, "reference: %d rows, %d top-1 equal, logits within %.2g relative\n", rows, top1,
+            worst);
     CHECK(rows >= 8 && rows == n - 1);
     eagle_head_free(h);
     fwd_free(fc);
@@ -396,11 +396,14 @@ static void test_errors(const model *tm) {
     char err[ERR_LEN];
     dec_env env = {.target = tm, .kernels = KERN_EXACT};
     dec *d;
+    char spec[600];
     CHECK(dec_create(&d, "eagle", &env, err) == -1 && strstr(err, "eagle needs a draft head"));
+    /* static mode's tree is fixed */
+    snprintf(spec, sizeof spec, "eagle:head=%s,mode=static,top_k=4", dir);
+    CHECK(dec_create(&d, spec, &env, err) == -1 && strstr(err, "mode=static drafts EAGLE-1's"));
     /* the decoder passes the loader's message on */
     o = (head_opts){.drop = "fc.weight"};
     write_head(dir, tm, 5, &o);
-    char spec[600];
     snprintf(spec, sizeof spec, "eagle:head=%s", dir);
     CHECK(dec_create(&d, spec, &env, err) == -1 && strstr(err, "tensor 'fc.weight' is missing"));
 }
