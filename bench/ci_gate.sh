@@ -68,6 +68,9 @@ export DECBENCH_SHARED="$(cd "$S" && pwd)"
 # same reason: medusa:head=medusa_head names them alike in every run.
 heads=$here/../tests/data/heads/stories260K-medusa
 [ -f "$heads/medusa_lm_head.safetensors" ] && cp -r "$heads" "$T/medusa_head"
+# eagle's head (the trained test head), under a name of its own in $T for the same reason
+cp -r "$here/../tests/data/heads/stories260K-eagle" "$T/eagle-head" ||
+    { echo "ci_gate: tests/data/heads/stories260K-eagle not found" >&2; exit 2; }
 
 # Small parameters per decoder: a few tokens drafted, narrow windows (the CPU defaults of the
 # papers' GPUs would take minutes here). A decoder with modes may list one spec per mode,
@@ -88,6 +91,7 @@ small_spec() {
     skip) echo skip:gamma=4 skip:layers=2,adapt=swift,window=8 ;;
     medusa) if [ -d "$T/medusa_head" ]; then echo medusa:head=medusa_head,nodes=15; else
         echo "ci_gate: note: no trained Medusa head in $heads: medusa left out" >&2; fi ;;
+    eagle) echo eagle:head=eagle-head,total_tokens=16,depth=4,top_k=4 eagle:head=eagle-head,mode=static ;;
     *) echo "ci_gate: note: no small parameters for decoder '$1': running its defaults" >&2; echo "$1" ;;
     esac
 }

@@ -19,13 +19,14 @@ extern const dec_vtable dec_sam_vtable;
 extern const dec_vtable dec_rest_vtable;
 extern const dec_vtable dec_skip_vtable;
 extern const dec_vtable dec_medusa_vtable;
+extern const dec_vtable dec_eagle_vtable;
 
 /* One line per decoder. */
 static const dec_vtable *const registry[] = {
     &dec_greedy_vtable,  &dec_jacobi_vtable,    &dec_lookahead_vtable, &dec_pld_vtable,
     &dec_spec_vtable,    &dec_ouroboros_vtable, &dec_tree_vtable,      &dec_suffix_vtable,
     &dec_recycle_vtable, &dec_sam_vtable,       &dec_rest_vtable,      &dec_skip_vtable,
-    &dec_medusa_vtable,
+    &dec_medusa_vtable,  &dec_eagle_vtable,
 };
 #define N_DECODERS (int)(sizeof registry / sizeof registry[0])
 

@@ -172,6 +172,8 @@ static void test_cut(void) {
 /* Medusa's heads trained for stories260K (train/, committed as test data). */
 #define MEDUSA_HEAD DECBENCH_SOURCE_DIR "/tests/data/heads/stories260K-medusa"
 static int ids[N_PROMPTS][DEC_CHECK_MAX_PROMPT], lens[N_PROMPTS];
+/* eagle's draft head: the one trained for stories260K (train/, committed as test data) */
+#define EAGLE_HEAD "eagle:head=" DECBENCH_SOURCE_DIR "/tests/data/heads/stories260K-eagle"
 
 static const char *const all_specs[] = {
     "jacobi:window=4",
@@ -200,6 +202,8 @@ static const char *const all_specs[] = {
     "suffix:shape=sequoia,budget=8",
     ("rest:ds=" REST_DS ",shape=sequoia,num_draft=8"),
     "medusa:head=" MEDUSA_HEAD ",nodes=20",
+    EAGLE_HEAD ",total_tokens=8,depth=3,top_k=3",
+    EAGLE_HEAD ",mode=static",
 };
 #define N_SPECS (int)(sizeof all_specs / sizeof all_specs[0])
 
@@ -441,6 +445,7 @@ static void test_standard(const model *tm, const model *dm) {
                            "rest:ds=" REST_DS ",num_draft=16",
                            "skip:gamma=4,layers=2",
                            "medusa:head=" MEDUSA_HEAD ",nodes=15",
+                           EAGLE_HEAD ",total_tokens=8,depth=3,top_k=3",
                            "tree:mode=sequoia,nodes=8,depth=4",
                            "recycle:tree=sequoia,nodes=12",
                            "suffix:shape=sequoia,budget=6"};
