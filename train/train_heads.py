@@ -223,7 +223,10 @@ def eagle_accuracy(target, head, tokens, lengths, feats, depth=5):
             mask = torch.zeros(P, 1, M + 1, dtype=torch.bool)
             mask[:, 0, :R] = torch.arange(R)[None, :] <= p[:, None]
             mask[:, 0, R:] = True
-            o, (Kp, Vp) = head(hcur[:, None], target.embed[y][:, None], (p + 1 + k)[:, None], mask, (Kp, Vp))
+            # starts whose row would sit past the context are not counted (valid is False): any
+            # position in range does for them
+            rpos = (p + 1 + k).clamp(max=head.max_pos - 1)
+            o, (Kp, Vp) = head(hcur[:, None], target.embed[y][:, None], rpos[:, None], mask, (Kp, Vp))
             hcur = o[:, 0]
     return right / np.maximum(tried, 1), allright / np.maximum(starts, 1)
 
@@ -316,7 +319,16 @@ def main():
     data_line = (f"Data: {len(tokens)} sequences, {int(lengths.sum())} tokens ({dropped} more dropped: they "
                  f"start with an evaluated prompt); held-out: {len(ho_tok)} greedy continuations ({ho_drop} dropped).")
     log(f"{data_line} {time.time() - t0:.0f} s")
-    command = " ".join(["train/train_heads.py"] + sys.argv[1:])
+    # the command that remakes the heads: --cache and --report change no bit of them
+    args, skip = [], False
+    for x in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif x in ("--cache", "--report"):
+            skip = True
+        elif not x.startswith(("--cache=", "--report=")):
+            args.append(x)
+    command = " ".join(["train/train_heads.py"] + args)
     feats, ho_feats = features(target, tokens), features(target, ho_tok)
     meta = {"target": tname, "seed": a.seed, "command": command}
     lines = []
