@@ -66,6 +66,7 @@ struct fwd_ctx {
     int allow_nonfinite; /* fwd_allow_nonfinite: skip the logits check */
     const unsigned char *skip; /* fwd_set_skip: per layer FWD_SKIP_* bits, or NULL */
     int skipped;               /* a scratch row was evaluated with skipped layers */
+    fwd_hook *hook;            /* fwd_set_hook: passes handed to it, or NULL */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -864,13 +865,32 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
 
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err) {
+    if (c->hook) {
+        const fwd_part p = {c, n, tokens, parent, pos, out_rows, n_out, logits};
+        return c->hook->eval(c->hook, c, 0, &p, err);
+    }
     return eval_rows(c, 0, n, tokens, parent, pos, out_rows, n_out, logits, err);
 }
 
 int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
                   int n_out, float *logits, char *err) {
+    if (c->hook) {
+        const fwd_part p = {c, n, tokens, parent, NULL, out_rows, n_out, logits};
+        return c->hook->eval(c->hook, c, 1, &p, err);
+    }
     return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
 }
+
+/* ---- the pass hook (forward.h, fwd_hook) ----------------------------------------------- */
+
+void fwd_set_hook(fwd_ctx *c, fwd_hook *h) { c->hook = h; }
+
+int fwd_eval_direct(fwd_ctx *c, int more, const fwd_part *p, char *err) {
+    return eval_rows(c, more ? c->last_n : 0, p->n, p->tokens, p->parent, more ? NULL : p->pos,
+                     p->out_rows, p->n_out, p->logits, err);
+}
+
+int fwd_groupable(const fwd_ctx *c) { return !c->skip && c->mode != KERN_BLAS; }
 
 /* ---- several contexts in one pass (forward.h, fwd_group) ------------------------------- */
 

@@ -165,7 +165,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 10);
+    CHECK(db_schema_version() == 11);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
