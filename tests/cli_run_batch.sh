@@ -9,7 +9,10 @@
 #     batch figures;
 #   - what cannot work is refused (exit 2, one line, nothing written): B outside 1..64 or no
 #     number, --continuous without a batch, --trace, --shard, --state-save, a decoder keeping
-#     state across prompts.
+#     state across prompts;
+#   - `report` shows a batched run's throughput, speed-up over greedy at the same batch size,
+#     rows per pass and p50/p90/p99 per-token latency (--layout batch; after the markdown
+#     summary), and nothing of the kind for a run without --batch.
 # Under the sanitizers (DECBENCH_SANITIZED) fewer prompts and batch sizes.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
@@ -44,6 +47,16 @@ for size in $sizes; do
 done
 # greedy's passes at B = 2 hold more than its own row: the sequences shared them
 expect_eq shared 1 "$(q b2.db "SELECT MAX(rows_per_pass) > 1.5 FROM batch_samples b JOIN samples s ON s.id = b.sample_id WHERE s.decoder = 'greedy'")"
+
+# report: a batched run's summary goes on with its batch table; --layout batch in CSV; a run
+# without --batch has neither
+$B report --db b2.db >r2.md 2>&1; expect_eq report_rc 0 $?
+expect_grep report_batch '^\| greedy +\| +2 \| +0 \| .*1\.00x' r2.md
+$B report --db b2.db --layout batch --format csv >r2.csv 2>&1; expect_eq report_csv_rc 0 $?
+expect_grep report_csv_header '^label,spec,batch,continuous,samples,throughput,speedup_batch,rows_per_pass,p50_ms_per_token,p90_ms_per_token,p99_ms_per_token' r2.csv
+expect_eq report_csv_rows 5 "$(grep -cE ',2,0,[0-9]+,[0-9.]+,' r2.csv)"
+$B report --db b1.db >r1.md 2>&1; grep -q 'Batched decoding' r1.md && bad "an unbatched run's report has a batch table" || ok
+expect_rc report_unbatched 1 "no batched run" $B report --db b1.db --layout batch
 
 # refusals: one line, exit 2, no database
 M=(run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --dataset tinystories --limit 2 --db no.db)

@@ -34,9 +34,10 @@ typedef enum {
     REPORT_PROJECTED = 3, /* speed-up projected from a forward-cost curve (--project-cost) */
     REPORT_COUNTERS = 4,  /* every counter (framework and the decoder's own), raw, defined */
     REPORT_ACCEPT = 5,    /* acceptance rate by draft position, per dataset x decoder */
-    REPORT_SAMPLES = 6    /* one row per sample; JSONL: Spec-Bench's answer-file records */
+    REPORT_SAMPLES = 6,   /* one row per sample; JSONL: Spec-Bench's answer-file records */
+    REPORT_BATCH = 7      /* batched runs (run --batch): throughput, speed-up, latency percentiles */
 } report_layout;
-#define REPORT_LAYOUTS 7
+#define REPORT_LAYOUTS 8
 
 typedef struct {
     const int64_t *run_ids; /* runs to report; NULL or n_runs 0: latest complete run */
