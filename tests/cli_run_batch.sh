@@ -10,6 +10,8 @@
 #   - what cannot work is refused (exit 2, one line, nothing written): B outside 1..64 or no
 #     number, --continuous without a batch, --trace, --shard, --state-save, a decoder keeping
 #     state across prompts;
+#   - `sweep --grid 'NAME:...;batch=1,2'` measures each batch size's points against a greedy
+#     baseline run at that size;
 #   - `report` shows a batched run's throughput, speed-up over greedy at the same batch size,
 #     rows per pass and p50/p90/p99 per-token latency (--layout batch; after the markdown
 #     summary), and nothing of the kind for a run without --batch.
@@ -58,6 +60,18 @@ expect_eq report_csv_rows 5 "$(grep -cE ',2,0,[0-9]+,[0-9.]+,' r2.csv)"
 $B report --db b1.db >r1.md 2>&1; grep -q 'Batched decoding' r1.md && bad "an unbatched run's report has a batch table" || ok
 expect_rc report_unbatched 1 "no batched run" $B report --db b1.db --layout batch
 
+# sweep: the grid key batch runs each batch size's points after a greedy baseline of that size
+$B sweep --model "$S/models/stories260K.bin" --dataset tinystories --limit 2 --max-new 8 \
+    --warmup 0 --threads 1 --grid 'pld:k=2;batch=1,2' --db sw.db >/dev/null 2>sw.err
+expect_eq sweep_rc 0 $?
+expect_eq sweep_runs "1|1|
+2|1|1
+3|2|
+4|2|3" "$(q sw.db "SELECT id, batch, baseline_run_id FROM runs ORDER BY id")"
+expect_eq sweep_figures 4 "$(q sw.db "SELECT COUNT(*) FROM batch_samples")"
+expect_eq sweep_outputs "$(q sw.db "SELECT output_hash FROM samples WHERE run_id = 2 ORDER BY sample_index")" \
+    "$(q sw.db "SELECT output_hash FROM samples WHERE run_id = 4 ORDER BY sample_index")"
+
 # refusals: one line, exit 2, no database
 M=(run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --dataset tinystories --limit 2 --db no.db)
 for v in 0 65 -1 x ""; do expect_rc "batch '$v'" 2 "^decbench run: --batch" $B "${M[@]}" --batch "$v"; done
@@ -67,6 +81,10 @@ expect_rc trace 2 "--batch cannot be combined with --trace" $B "${M[@]}" --batch
 expect_rc shard 2 "--batch cannot be combined with --shard" $B "${M[@]}" --batch 2 --shard 1/2
 expect_rc state 2 "--batch cannot be combined with --state-load/--state-save" $B "${M[@]}" --batch 2 --state-save s.bin
 expect_rc stateful 2 "--batch cannot run suffix: it keeps its" $B "${M[@]}" --batch 2 --decoder suffix
+W=(sweep --model "$S/models/stories260K.bin" --dataset tinystories --limit 2 --db no.db)
+expect_rc grid_and_batch 2 "batch key cannot be combined with --batch" $B "${W[@]}" --grid 'pld:batch=1,2' --batch 2
+expect_rc grid_batch_range 2 "--grid batch: 65 is out of range 1..64" $B "${W[@]}" --grid 'pld:batch=65'
+expect_rc grid_stateful 2 "--batch cannot run suffix" $B "${W[@]}" --grid 'suffix:batch=2'
 for f in b*.err; do [ "$(grep -c . "$f")" -le 40 ] || bad "$f is long"; done
 [ -e no.db ] && bad "a refused --batch wrote a database" || ok
 $B run --help >help.txt 2>&1; expect_grep help '--batch B' help.txt
