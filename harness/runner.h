@@ -36,7 +36,9 @@
  *     RUNNER_INTERRUPTED. On a 7B model a sample of 1024 tokens takes minutes: waiting for it
  *     to finish would make Ctrl-C look broken. A second signal exits at once
  *     (status 130); the database stays consistent since no transaction is open while a
- *     decoder runs, and the run stays 'running', which --resume accepts too. */
+ *     decoder runs, and the run stays 'running', which --resume accepts too.
+ *   - --batch B > 1: B prompts at a time per decoder, their passes shared (runner_batch.c has
+ *     the order, the figures and what it refuses); each output is checked as above. */
 #ifndef HARNESS_RUNNER_H
 #define HARNESS_RUNNER_H
 

@@ -236,6 +236,9 @@ void runner_help(void) {
            "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
            "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
            "    a run at a time: a --resume of a run another process is measuring is refused\n"
+           "  - --batch B: B prompts at a time per decoder (greedy first on each batch), each\n"
+           "    sequence in its own thread, their forward passes gathered into shared passes;\n"
+           "    outputs are checked as above; --continuous replaces an ended sequence at once\n"
            "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
            "    `decbench report`, CI gate: `decbench compare`\n");
     fputs(sampling_help, stdout);
