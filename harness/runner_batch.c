@@ -16,7 +16,8 @@
  * --batch, with the batch's figures (db_batch): the batch it decoded in (static: one per batch
  * and decoder; continuous: one per decoder and repeat), the batch's wall time (the first
  * sequence's start to the last one's end: throughput is tokens over these), the mean rows of
- * the target passes the sequence took part in, and its seconds per token after the first. A
+ * the target passes the sequence took part in (its prompt passes left out), and its seconds per
+ * token after the first. A
  * sample's own times (t_total, t_target, ...) are its sequence's wall times: they include the
  * other sequences' rows in its passes and their turns between them, which is the latency a
  * served request sees.

@@ -67,6 +67,7 @@ struct fwd_ctx {
     const unsigned char *skip; /* fwd_set_skip: per layer FWD_SKIP_* bits, or NULL */
     int skipped;               /* a scratch row was evaluated with skipped layers */
     fwd_hook *hook;            /* fwd_set_hook: passes handed to it, or NULL */
+    int in_prompt;             /* fwd_prefill's passes are running (FWD_HOOK_PROMPT) */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -867,7 +868,7 @@ int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int 
              const int *out_rows, int n_out, float *logits, char *err) {
     if (c->hook) {
         const fwd_part p = {c, n, tokens, parent, pos, out_rows, n_out, logits};
-        return c->hook->eval(c->hook, c, 0, &p, err);
+        return c->hook->eval(c->hook, c, c->in_prompt ? FWD_HOOK_PROMPT : 0, &p, err);
     }
     return eval_rows(c, 0, n, tokens, parent, pos, out_rows, n_out, logits, err);
 }
@@ -876,7 +877,7 @@ int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const
                   int n_out, float *logits, char *err) {
     if (c->hook) {
         const fwd_part p = {c, n, tokens, parent, NULL, out_rows, n_out, logits};
-        return c->hook->eval(c->hook, c, 1, &p, err);
+        return c->hook->eval(c->hook, c, FWD_HOOK_MORE, &p, err);
     }
     return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
 }
@@ -1142,9 +1143,11 @@ int fwd_prefill(fwd_ctx *c, const int *tokens, int n, float *logits, char *err) 
     for (int done = 0; done < n;) {
         int chunk = n - done < c->max_batch ? n - done : c->max_batch;
         int last = chunk - 1, is_last = done + chunk == n;
-        if (fwd_eval(c, chunk, tokens + done, NULL, NULL, is_last ? &last : NULL, is_last ? 1 : 0,
-                     logits, err))
-            return -1;
+        c->in_prompt = 1;
+        int rc = fwd_eval(c, chunk, tokens + done, NULL, NULL, is_last ? &last : NULL,
+                          is_last ? 1 : 0, logits, err);
+        c->in_prompt = 0;
+        if (rc) return -1;
         /* a chain's path is 0..chunk-1: commit the whole chunk */
         c->n_past += chunk;
         c->last_n = 0;

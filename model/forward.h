@@ -160,10 +160,12 @@ int fwd_group_eval(fwd_group *g, const fwd_part *parts, int n_parts, char *err);
  * chunks) to hook->eval instead of running it; the hook runs it later, alone with
  * fwd_eval_direct or with other contexts' passes in one fwd_group_eval, and returns its status.
  * The pass's arguments stay valid until then (the caller waits). No hook (the default): the
- * code path and bits of a context that never had one. more: the pass is fwd_eval_more's
- * (part->pos is then unused). */
+ * code path and bits of a context that never had one. flags: FWD_HOOK_MORE, the pass is
+ * fwd_eval_more's (part->pos is then unused); FWD_HOOK_PROMPT, one of fwd_prefill's. */
+#define FWD_HOOK_MORE 1
+#define FWD_HOOK_PROMPT 2
 typedef struct fwd_hook {
-    int (*eval)(struct fwd_hook *h, fwd_ctx *c, int more, const fwd_part *part, char *err);
+    int (*eval)(struct fwd_hook *h, fwd_ctx *c, int flags, const fwd_part *part, char *err);
 } fwd_hook;
 void fwd_set_hook(fwd_ctx *c, fwd_hook *h);
 /* The pass as fwd_eval (more = 0) or fwd_eval_more (more != 0) runs it, ignoring the hook. */

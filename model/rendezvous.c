@@ -31,8 +31,8 @@ typedef struct {
     fwd_rdv *r;
     int state;
     pthread_cond_t cv;
-    /* the pass the sequence waits for, and its outcome */
-    int more, rc;
+    /* the pass the sequence waits for (FWD_HOOK_* flags), and its outcome */
+    int more, prompt, rc;
     fwd_part part;
     char *err;
     slot_count counts[SLOT_MODELS];
@@ -56,7 +56,7 @@ struct fwd_rdv {
     unsigned char *taken;
 };
 
-static int rdv_eval(fwd_hook *h, fwd_ctx *c, int more, const fwd_part *part, char *err);
+static int rdv_eval(fwd_hook *h, fwd_ctx *c, int flags, const fwd_part *part, char *err);
 
 int fwd_rdv_new(fwd_rdv **out, int max_seqs, char *err) {
     *out = NULL;
@@ -97,6 +97,7 @@ void fwd_rdv_attach(fwd_rdv *r, fwd_ctx *c, int slot) { fwd_set_hook(c, &r->slot
 /* ---- counting --------------------------------------------------------------------------- */
 
 static void count_pass(fwd_rdv *r, int slot, const model *m, long rows) {
+    if (r->slots[slot].prompt) return; /* its own prompt's passes are not counted */
     slot_count *c = r->slots[slot].counts;
     for (int i = 0; i < SLOT_MODELS; i++)
         if (c[i].m == m || !c[i].m) {
@@ -241,7 +242,8 @@ void fwd_rdv_leave(fwd_rdv *r, int slot) {
     pthread_mutex_unlock(&r->mu);
 }
 
-static int rdv_eval(fwd_hook *h, fwd_ctx *c, int more, const fwd_part *part, char *err) {
+static int rdv_eval(fwd_hook *h, fwd_ctx *c, int flags, const fwd_part *part, char *err) {
+    const int more = (flags & FWD_HOOK_MORE) != 0;
     rdv_slot *s = (rdv_slot *)h;
     fwd_rdv *r = s->r;
     pthread_mutex_lock(&r->mu);
@@ -249,7 +251,8 @@ static int rdv_eval(fwd_hook *h, fwd_ctx *c, int more, const fwd_part *part, cha
         pthread_mutex_unlock(&r->mu);
         return fwd_eval_direct(c, more, part, err);
     }
-    s->more = more, s->part = *part, s->part.ctx = c, s->err = err, s->rc = -1;
+    s->more = more, s->prompt = (flags & FWD_HOOK_PROMPT) != 0;
+    s->part = *part, s->part.ctx = c, s->err = err, s->rc = -1;
     s->state = SEQ_WAIT;
     pass_baton(r);
     wait_turn(r, s);

@@ -48,8 +48,9 @@ void fwd_rdv_enter(fwd_rdv *r, int slot);
  * others wait for if no one else can run. */
 void fwd_rdv_leave(fwd_rdv *r, int slot);
 
-/* Of slot's passes of model m (since fwd_rdv_reset): how many ran, and the rows of all the
- * sequences in them (its own included): rows / passes is the mean rows a pass. */
+/* Of slot's passes of model m (since fwd_rdv_reset), its prompt passes (fwd_prefill's) left
+ * out: how many ran, and the rows of all the sequences in them (its own included, and other
+ * sequences' prompt rows sharing them): rows / passes is the mean rows a pass. */
 void fwd_rdv_counts(fwd_rdv *r, int slot, const model *m, long *passes, long *rows);
 void fwd_rdv_reset(fwd_rdv *r, int slot);
 

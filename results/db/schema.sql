@@ -305,6 +305,7 @@ CREATE TABLE batch_samples (
                                                              -- --continuous: one per decoder and repeat)
     batch_wall    REAL NOT NULL CHECK (batch_wall >= 0),     -- seconds from that batch's first
                                                              -- sequence's start to its last one's end
-    rows_per_pass REAL,                  -- mean rows (every sequence's) of the target passes it took part in
+    rows_per_pass REAL,                  -- mean rows (every sequence's) of the target passes it took
+                                         -- part in, its prompt passes left out; NULL: none
     t_per_token   REAL                   -- seconds per token after the first: t_decode / decode tokens
 );

@@ -4,7 +4,8 @@
  *                   batch from its first sequence's start to its last one's end, summed over the
  *                   batches: batch_samples.batch_wall once per batch);
  *   speed-up        that throughput over greedy's in the same run, at the same batch size;
- *   rows/pass       mean rows (every sequence's) of the target passes a sequence took part in;
+ *   rows/pass       mean rows (every sequence's) of the target passes a sequence took part in,
+ *                   its own prompt passes left out;
  *   p50/p90/p99     percentiles of the samples' milliseconds per token after the first
  *                   (batch_samples.t_per_token: t_decode / decode tokens, the sequence's wall
  *                   time, so the other sequences' rows in its passes included), nearest rank.
@@ -173,7 +174,7 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
                    "over the summed wall time of its batches (each from its first sequence's "
                    "start to its last one's end); speed-up = that over greedy's in the same run, "
                    "at the same batch size; rows/pass = mean rows, every sequence's, of the "
-                   "target passes a sequence took part in (prompt passes included); p50/p90/p99 "
+                   "target passes a sequence took part in (its prompt passes left out); p50/p90/p99 "
                    "= nearest-rank percentiles over the samples of milliseconds per token after "
                    "the first, each its sequence's wall time.");
     }
