@@ -106,9 +106,13 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
 int report_figure_count(void);
 void report_figure_info(int i, const char **header, const char **key, const char **definition);
+/* The same for the figures of the batch layout (runs made with `run --batch B`). */
+int report_batch_figure_count(void);
+void report_batch_figure_info(int i, const char **header, const char **key,
+                              const char **definition);
 
 /* Names for command-line flags: "md"/"markdown", "csv", "json", "latex"/"tex", "jsonl";
- * "summary", "paper", "ablation", "projected", "counters", "accept", "samples". -1 if
+ * "summary", "paper", "ablation", "projected", "counters", "accept", "samples", "batch". -1 if
  * unknown. report_layout_name gives the name of a layout. */
 const char *report_layout_name(report_layout l);
 int report_format_parse(const char *s, report_format *out);

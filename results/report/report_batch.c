@@ -1,15 +1,7 @@
 /* report_batch.c: the `batch` layout, for runs made with `run --batch B`: per run and decoder,
- * what a server decoding B requests at once sees.
- *   tok/s (batch)   throughput: the decoder's new tokens over the wall time of its batches (each
- *                   batch from its first sequence's start to its last one's end, summed over the
- *                   batches: batch_samples.batch_wall once per batch);
- *   speed-up        that throughput over greedy's in the same run, at the same batch size;
- *   rows/pass       mean rows (every sequence's) of the target passes a sequence took part in,
- *                   its own prompt passes left out;
- *   p50/p90/p99     percentiles of the samples' milliseconds per token after the first
- *                   (batch_samples.t_per_token: t_decode / decode tokens, the sequence's wall
- *                   time, so the other sequences' rows in its passes included), nearest rank.
- * A run without --batch has no row (its samples have no batch figures). */
+ * what a server decoding B requests at once sees. Its figures and their definitions are the
+ * table below (`decbench counters` prints it); a run without --batch has no row (its samples
+ * have no batch figures). */
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -18,6 +10,35 @@
 
 #include "results/report/report_internal.h"
 #include "util/err.h"
+
+/* The layout's figures, one row each: header, key (CSV, JSON), format, definition. */
+static const struct {
+    const char *header, *key, *fmt, *definition;
+} figs[] = {
+    {"tok/s (batch)", "throughput", "%.1f",
+     "throughput: the decoder's new tokens over the summed wall time of its batches (each "
+     "batch from its first sequence's start to its last one's end: batch_samples.batch_wall "
+     "once per batch)"},
+    {"speed-up", "speedup_batch", "%.2fx",
+     "tok/s (batch) over greedy's in the same run, at the same batch size"},
+    {"rows/pass", "rows_per_pass", "%.1f",
+     "mean over the samples of the mean rows, every sequence's, of the target passes a sequence "
+     "took part in, its own prompt passes left out"},
+    {"p50 ms/tok", "p50_ms_per_token", "%.3f",
+     "nearest-rank median over the samples of milliseconds per token after the first "
+     "(t_decode / decode tokens: its sequence's wall time, the other sequences' rows in its "
+     "passes included)"},
+    {"p90 ms/tok", "p90_ms_per_token", "%.3f", "the same, 90th percentile"},
+    {"p99 ms/tok", "p99_ms_per_token", "%.3f", "the same, 99th percentile"},
+};
+#define N_FIGS (int)(sizeof figs / sizeof figs[0])
+
+int report_batch_figure_count(void) { return N_FIGS; }
+
+void report_batch_figure_info(int i, const char **header, const char **key,
+                              const char **definition) {
+    *header = figs[i].header, *key = figs[i].key, *definition = figs[i].definition;
+}
 
 typedef struct {
     int64_t run_id;
@@ -141,13 +162,9 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
         int c_b = rt_col_add(t, "batch", "batch", RT_INT, NULL);
         int c_cont = rt_col_add(t, "continuous", "continuous", RT_INT, NULL);
         int c_n = rt_col_add(t, "samples", "samples", RT_INT, NULL);
-        int c_tput = rt_col_add(t, "tok/s (batch)", "throughput", RT_REAL, "%.1f");
-        int c_sp = rt_col_add(t, "speed-up", "speedup_batch", RT_REAL, "%.2fx");
-        int c_rows = rt_col_add(t, "rows/pass", "rows_per_pass", RT_REAL, "%.1f");
-        int c_p = t->n_cols;
-        rt_col_add(t, "p50 ms/tok", "p50_ms_per_token", RT_REAL, "%.3f");
-        rt_col_add(t, "p90 ms/tok", "p90_ms_per_token", RT_REAL, "%.3f");
-        rt_col_add(t, "p99 ms/tok", "p99_ms_per_token", RT_REAL, "%.3f");
+        int c_fig = t->n_cols; /* the figures, in the table's order */
+        for (int f = 0; f < N_FIGS; f++)
+            rt_col_add(t, figs[f].header, figs[f].key, RT_REAL, figs[f].fmt);
         for (int i = 0; i < n; i++) {
             const batch_row *b = &rows[i];
             double tput = b->wall > 0 ? b->tokens / b->wall : NAN, greedy = NAN;
@@ -165,18 +182,13 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
             rt_set_num(t, r, c_b, b->batch);
             rt_set_num(t, r, c_cont, b->continuous);
             rt_set_num(t, r, c_n, (double)b->samples);
-            rt_set_num(t, r, c_tput, tput);
-            rt_set_num(t, r, c_sp, tput / greedy);
-            rt_set_num(t, r, c_rows, b->rows);
-            for (int k = 0; k < 3; k++) rt_set_num(t, r, c_p + k, b->p[k]);
+            const double v[N_FIGS] = {tput, tput / greedy, b->rows, b->p[0], b->p[1], b->p[2]};
+            for (int f = 0; f < N_FIGS; f++) rt_set_num(t, r, c_fig + f, v[f]);
         }
-        rt_note(t, "Batched decoding (run --batch B): tok/s (batch) = the decoder's new tokens "
-                   "over the summed wall time of its batches (each from its first sequence's "
-                   "start to its last one's end); speed-up = that over greedy's in the same run, "
-                   "at the same batch size; rows/pass = mean rows, every sequence's, of the "
-                   "target passes a sequence took part in (its prompt passes left out); p50/p90/p99 "
-                   "= nearest-rank percentiles over the samples of milliseconds per token after "
-                   "the first, each its sequence's wall time.");
+        rt_note(t, "Batched decoding (run --batch B); definitions: decbench counters, "
+                   "results/README.md.");
+        for (int f = 0; o->explain && f < N_FIGS; f++)
+            rt_note(t, "%s: %s.", figs[f].header, figs[f].definition);
     }
     free(specs);
     for (int i = 0; i < n; i++) free(rows[i].spec), free(rows[i].decoder);
