@@ -17,7 +17,9 @@ set multiplot layout 1, 2 title "Throughput and per-token latency against the ba
 set xlabel "sequences decoded at once (batch, log scale)"
 set logscale x 2
 set xrange [0.8:bmax * 1.25]
-set key top right
+# room above the highest point for the key
+set offsets 0, 0, graph 0.4, 0
+set key top left
 set ylabel "tokens per second (all sequences)"
 set yrange [0:*]
 plot for [b=0:nb-1] f index b using 1:2 with linespoints lt b+1 title columnheader(2)
@@ -29,7 +31,7 @@ unset multiplot
 eval svg_terminal
 set output "batch.svg"
 set multiplot layout 1, 2 title "Throughput and per-token latency against the batch size"
-set key top right
+set key top left
 set ylabel "tokens per second (all sequences)"
 plot for [b=0:nb-1] f index b using 1:2 with linespoints lt b+1 title columnheader(2)
 set key top left
