@@ -7,6 +7,7 @@
 
 #include "decoders/dec_framework.h"
 #include "decoders/sampling.h"
+#include "model/rendezvous.h"
 #include "util/clock.h"
 #include "util/err.h"
 
@@ -288,6 +289,7 @@ int dec_fwd_new(dec *d, const model *m, int max_batch, fwd_ctx **out, char *err)
                 err))
         return -1;
     fwd_allow_nonfinite(*out, d->env.allow_nonfinite);
+    if (d->env.rdv) fwd_rdv_attach(d->env.rdv, *out, d->env.rdv_slot);
     return 0;
 }
 

@@ -87,6 +87,11 @@ typedef struct {
     /* The target's vocabulary (tok_fingerprint), for files of token ids built with one (REST's
      * datastore); 0: unknown, such files are then checked by the vocabulary's size only. */
     uint64_t vocab_fingerprint;
+    /* Optional (may be NULL): every forward context the decoder makes is attached to this
+     * rendezvous as sequence slot rdv_slot (model/rendezvous.h), whose thread then calls
+     * dec_generate between fwd_rdv_enter and fwd_rdv_leave: `run --batch`. */
+    struct fwd_rdv *rdv;
+    int rdv_slot;
 } dec_env;
 
 /* dec_generate's return value when env.cancel stopped it: the output is partial, discard it. */

@@ -60,5 +60,14 @@ int cmd_counters(int argc, char **argv) {
         report_figure_info(i, &header, &key, &def);
         printf("| %s | `%s` | %s |\n", header, key, def);
     }
+    printf("\nBatch figures (`report --layout batch`, runs made with `run --batch B`; "
+           "results/report/report_batch.c):\n\n");
+    printf("| figure | key | definition |\n");
+    printf("|---|---|---|\n");
+    for (int i = 0; i < report_batch_figure_count(); i++) {
+        const char *header, *key, *def;
+        report_batch_figure_info(i, &header, &key, &def);
+        printf("| %s | `%s` | %s |\n", header, key, def);
+    }
     return 0;
 }

@@ -1,12 +1,12 @@
 /* cmd_plot.c: `decbench plot`: figures from the results database.
  *
- *   decbench plot [--kind speedup|scaling|accept|cost|history|all[,...]] [--db FILE[:RUN]]
+ *   decbench plot [--kind speedup|scaling|accept|cost|history|batch|all[,...]] [--db FILE[:RUN]]
  *                 [--run ID ...] [--sweep ID] [--out DIR] [--plots-dir DIR] [--data-only]
  *
  * For each kind: the data file (report_plot_data: <out>/<kind>.tsv) and then gnuplot on
  * plots/<kind>.gp (report_plot_render: <out>/<kind>.png and .svg). Which runs each figure
  * reads by default is plots/README.md's rule (latest complete run, the whole sweep when it
- * belongs to one; cost: latest cost run; history: every comparable run).
+ * belongs to one; cost: latest cost run; history and batch: every comparable run).
  * Decisions: the default kind is `all`, which skips (with a note) figures the database has
  * no data for, e.g. no cost run yet, and fails only if none can be drawn; a kind named
  * explicitly must succeed. --data-only writes the .tsv files without gnuplot. */

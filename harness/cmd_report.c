@@ -1,7 +1,7 @@
 /* cmd_report.c: `decbench report`: tables from the results database.
  *
  *   decbench report [--db FILE[:RUN]] [--run ID[,ID]...] [--sweep ID] [--format md|csv|json]
- *                   [--layout summary|paper|ablation|projected|counters] [--decoder NAME]
+ *                   [--layout summary|paper|ablation|projected|counters|batch] [--decoder NAME]
  *                   [--project-cost FILE[:RUN]] [--project-draft-cost FILE[:RUN]] [--out FILE]
  *                   [--explain] [--columns KEYS|all|paper]
  *
@@ -78,8 +78,9 @@ int cmd_report(int argc, char **argv) {
                       "FORMAT"},
         [P_LAYOUT] = {"--layout", "-l", 1,
                       "summary (default), paper, ablation, projected, counters, accept "
-                      "(acceptance rate by draft position) or samples (one row per sample; with "
-                      "--format jsonl: Spec-Bench answer-file records)",
+                      "(acceptance rate by draft position), samples (one row per sample; with "
+                      "--format jsonl: Spec-Bench answer-file records) or batch (runs made with "
+                      "run --batch: throughput, speed-up, latency percentiles)",
                       "LAYOUT"},
         [P_DECODER] = {"--decoder", NULL, 1,
                        "ablation: the decoder whose variants to compare (default ouroboros); "
@@ -113,7 +114,8 @@ int cmd_report(int argc, char **argv) {
         args_usage("decbench report [--db FILE[:RUN]] [--run ID ...] [--format FORMAT] "
                    "[--layout LAYOUT] [-o FILE]",
                    o, P_COUNT);
-        printf("\nlayouts: summary, paper, ablation, projected, counters, accept, samples\n"
+        printf("\nlayouts: summary, paper, ablation, projected, counters, accept, samples, batch\n"
+               "(batch: runs made with `run --batch B`, which the markdown summary also shows)\n"
                "Default runs: the latest complete run with samples, or every complete run of its\n"
                "sweep when it is a sweep's (the note says so). Figures: results/README.md.\n"
                "Decoders are labelled by name and the parameters that vary between the specs of\n"
@@ -136,7 +138,7 @@ int cmd_report(int argc, char **argv) {
     if (out_path && output_format(out_path, f, &ro.format, err)) return cmd_usage("report", err);
     if (report_layout_parse(l, &ro.layout))
         return cmd_usage("report", "--layout: expected summary, paper, ablation, projected, "
-                                   "counters, accept or samples");
+                                   "counters, accept, samples or batch");
     ro.ablation_decoder = args_str(o, P_COUNT, "--decoder", NULL);
     ro.explain = args_flag(o, P_COUNT, "--explain");
     ro.columns = args_str(o, P_COUNT, "--columns", NULL);

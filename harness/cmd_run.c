@@ -154,6 +154,13 @@ int cmd_run(int argc, char **argv) {
     if ((state[0] || state[1]) && (pool[0] || pool[1]))
         return cmd_usage("run", "give --state-load/--state-save or their ouroboros aliases "
                                 "--pool-load/--pool-save, not both");
+    if (ro.batch > 1 && (state[0] || state[1] || pool[0] || pool[1]))
+        return cmd_usage("run", "--batch cannot be combined with --state-load/--state-save "
+                                "(--pool-*): decoders with state across prompts do not run "
+                                "batched");
+    const args_opt *dspecs = args_get(o, R_COUNT, "--decoder");
+    for (int i = 0; dspecs && i < dspecs->count; i++)
+        if (runner_batch_spec(&ro, dspecs->values[i], err)) return cmd_usage("run", err);
 
     runner r;
     db *d = NULL;

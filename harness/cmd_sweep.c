@@ -18,7 +18,11 @@
  *     (the grid must be the same: runs are matched to points in order).
  *   - At the end: the ablation table of each grid's decoder (report layout ablation over the
  *     point runs), then per dataset the best point by wall-clock speed-up (end-to-end,
- *     prefill included) and the best by tokens per target step. */
+ *     prefill included) and the best by tokens per target step.
+ *   - A grid's key `batch` is `run --batch` (batch=1,2,4: every point at each batch size), not
+ *     a decoder parameter: the points of each batch size run after a greedy baseline run of
+ *     their own at that size (speed-ups are over greedy at the same batch size), the sizes in
+ *     the order the grid first gives them. It cannot be combined with --batch. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -30,16 +34,23 @@
 #include "harness/grid.h"
 #include "harness/report_runs.h"
 #include "harness/runner.h"
+#include "util/num.h"
 #include "results/report/report.h"
 #include "util/err.h"
 
 enum { S_GRID = RUNNER_N_OPTS, S_RESUME, S_HELP, S_COUNT };
+
+#define MAX_BATCHES 16 /* batch sizes of a grid's `batch` key */
 
 typedef struct {
     runner r;
     db *d;
     char **canon, **shown; /* the points */
     int n;
+    int *batch_of;         /* each point's batch size (grid key `batch`, else --batch) */
+    int batches[MAX_BATCHES], n_batches; /* the sizes, in the order the grid gives them */
+    int64_t base_of[MAX_BATCHES];        /* the greedy baseline run of each size */
+    char base_status[MAX_BATCHES];
     int64_t sweep_id, base_id;
     int64_t *run_of; /* run id of each point, 0 before it starts */
     char *status_of; /* 'c' complete, 'f' failed, 'r' resumable, 0 none */
@@ -51,9 +62,31 @@ typedef struct {
 /* ---- the grid --------------------------------------------------------------------------- */
 
 /* Expands every --grid into point specs (malloc'd strings) and the sweep's spec text. */
-static int expand_grids(const args_opt *g, char ***points, int *n, char *spec, size_t spec_n,
-                        char *err) {
+/* Takes the key `batch=B` out of point spec p (in place: the rest is shorter) into *batch
+ * (untouched without it). */
+static int take_batch(char *p, int *batch, char *err) {
+    char *colon = strchr(p, ':');
+    if (!colon) return 0;
+    char rest[1024], *save = NULL;
+    snprintf(rest, sizeof rest, "%s", colon + 1);
+    size_t len = (size_t)(colon - p);
+    p[len] = '\0';
+    for (char *t = strtok_r(rest, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strncmp(t, "batch=", 6)) {
+            long long b;
+            if (num_parse(t + 6, 1, RUNNER_MAX_BATCH, &b, "--grid batch", err)) return -1;
+            *batch = (int)b;
+            continue;
+        }
+        len += (size_t)sprintf(p + len, "%c%s", strchr(p, ':') ? ',' : ':', t);
+    }
+    return 0;
+}
+
+static int expand_grids(const args_opt *g, char ***points, int **batch_of, int batch, int *n,
+                        char *spec, size_t spec_n, char *err) {
     *points = NULL;
+    *batch_of = NULL;
     *n = 0;
     spec[0] = '\0';
     for (int i = 0; i < g->count; i++) {
@@ -61,17 +94,34 @@ static int expand_grids(const args_opt *g, char ***points, int *n, char *spec, s
         if (grid_parse(&gr, g->values[i], err)) return -1;
         long np = grid_points(&gr);
         char **grown = realloc(*points, sizeof **points * (size_t)(*n + np));
-        if (!grown) {
+        int *bgrown = grown ? realloc(*batch_of, sizeof **batch_of * (size_t)(*n + np)) : NULL;
+        if (grown) *points = grown;
+        if (!grown || !bgrown) {
             grid_free(&gr);
             return err_set(err, "out of memory");
         }
-        *points = grown;
+        *batch_of = bgrown;
         for (long k = 0; k < np; k++) {
             char p[1024];
-            if (grid_point(&gr, k, p, sizeof p) || !((*points)[(*n)++] = strdup(p))) {
+            int b = batch;
+            if (grid_point(&gr, k, p, sizeof p)) {
                 grid_free(&gr);
-                return err_set(err, "grid point %ld of %s: too long or out of memory", k,
+                return err_set(err, "grid point %ld of %s: too long", k, g->values[i]);
+            }
+            if (take_batch(p, &b, err)) {
+                grid_free(&gr);
+                return -1;
+            }
+            if (b != batch && batch > 1) {
+                grid_free(&gr);
+                return err_set(err, "--grid %s: a grid's batch key cannot be combined with "
+                                    "--batch (which sets every point's)",
                                g->values[i]);
+            }
+            (*batch_of)[*n] = b;
+            if (!((*points)[(*n)++] = strdup(p))) {
+                grid_free(&gr);
+                return err_set(err, "out of memory");
             }
         }
         grid_free(&gr);
@@ -85,7 +135,7 @@ static int expand_grids(const args_opt *g, char ***points, int *n, char *spec, s
 /* ---- resume ------------------------------------------------------------------------------ */
 
 /* Maps the sweep's existing runs to the baseline and the points, in id order. */
-static int load_sweep(sweep *s, const char *spec, char *gstatus, char *err) {
+static int load_sweep(sweep *s, const char *spec, char *err) {
     char *stored = NULL, inner[ERR_LEN];
     db_sweep_run *runs = NULL;
     int n = 0, rc = -1;
@@ -99,12 +149,17 @@ static int load_sweep(sweep *s, const char *spec, char *gstatus, char *err) {
         goto done;
     }
     if (db_sweep_runs(s->d, s->sweep_id, &runs, &n, err)) goto done;
-    int k = 0;
+    int k = 0, n_base = 0;
     for (int i = 0; i < n; i++) {
         char code = runs[i].status == DB_COMPLETE ? 'c' : runs[i].status == DB_FAILED ? 'f' : 'r';
         if (runs[i].is_baseline) {
-            s->base_id = runs[i].id;
-            *gstatus = code;
+            if (n_base == s->n_batches) {
+                err_set(err, "--resume %" PRId64 ": the sweep has more baseline runs than the "
+                             "grid has batch sizes", s->sweep_id);
+                goto done;
+            }
+            s->base_of[n_base] = runs[i].id;
+            s->base_status[n_base++] = code;
         } else if (k < s->n) {
             s->run_of[k] = runs[i].id;
             s->status_of[k++] = code;
@@ -323,17 +378,58 @@ static void summary(sweep *s) {
 
 /* ---- the command -------------------------------------------------------------------------- */
 
+/* The batch sizes of the points, in the order the grid first gives them. */
+static int batch_sizes(sweep *s, const int *batch_of, int n, int shard, char *err) {
+    for (int k = 0; k < n; k++) {
+        int seen = 0;
+        for (int j = 0; j < s->n_batches && !seen; j++) seen = s->batches[j] == batch_of[k];
+        if (seen) continue;
+        if (s->n_batches == MAX_BATCHES)
+            return err_set(err, "--grid: more than %d batch sizes", MAX_BATCHES);
+        if (batch_of[k] > 1 && shard)
+            return err_set(err, "--grid batch cannot be combined with --shard: a shard's units "
+                                "are single samples, a batch decodes B prompts together");
+        s->batches[s->n_batches++] = batch_of[k];
+    }
+    return 0;
+}
+
+/* The points' canonical specs (runner_specs: a point given twice at one batch size runs
+ * once), grouped by batch size in the order of s->batches, with each one's size. */
+static int group_points(sweep *s, char **points, const int *batch_of, int n, char *err) {
+    const char **group = malloc(sizeof *group * (size_t)(n ? n : 1));
+    s->batch_of = malloc(sizeof *s->batch_of * (size_t)(n ? n : 1));
+    s->canon = calloc((size_t)(n ? n : 1), sizeof *s->canon);
+    s->shown = calloc((size_t)(n ? n : 1), sizeof *s->shown);
+    int rc = group && s->batch_of && s->canon && s->shown ? 0 : err_set(err, "out of memory");
+    for (int j = 0; rc == 0 && j < s->n_batches; j++) {
+        int m = 0, got = 0;
+        for (int k = 0; k < n; k++)
+            if (batch_of[k] == s->batches[j]) group[m++] = points[k];
+        char **canon = NULL, **shown = NULL;
+        s->r.o.batch = s->batches[j]; /* what runner_specs checks the specs against */
+        rc = runner_specs(&s->r, group, m, 0, &canon, &shown, &got, err);
+        for (int i = 0; rc == 0 && i < got; i++) {
+            s->canon[s->n] = canon[i], s->shown[s->n] = shown[i];
+            s->batch_of[s->n++] = s->batches[j];
+        }
+        free(canon), free(shown);
+    }
+    free(group);
+    return rc;
+}
+
 static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
     char **gcanon = NULL, **gshown = NULL;
     int ng = 0, rc = -1;
-    char gstatus = 0, title[96];
+    char title[96];
     if (runner_check_files(&s->r, NULL, 0, err) ||
         runner_specs(&s->r, (const char *const[]){"greedy"}, 1, 0, &gcanon, &gshown, &ng, err) ||
         runner_make_parent(s->r.o.db_path, err) || db_open(&s->d, s->r.o.db_path, DB_WRITE, err))
         goto done;
     if (resume) {
         s->sweep_id = resume;
-        if (load_sweep(s, spec, &gstatus, err)) goto done;
+        if (load_sweep(s, spec, err)) goto done;
     } else if (db_begin_sweep(s->d, spec, s->r.datasets, &s->sweep_id, err)) {
         goto done;
     }
@@ -346,13 +442,25 @@ static int run_sweep(sweep *s, int64_t resume, const char *spec, char *err) {
         fprintf(stderr, "decbench sweep: shard %d/%d: %ld of the %ld samples (greedy included)\n",
                 s->r.shard.i, s->r.shard.n, s->r.shard.samples,
                 (long)s->r.n_prompts * (s->n + 1) * s->r.o.repeats);
-    snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);
-    int m = one_run(s, gcanon, gshown, &s->base_id, &gstatus, 0, title, err);
-    for (int k = 0; m == RUNNER_DONE && k < s->n; k++) {
-        snprintf(title, sizeof title, "sweep %" PRId64 " point %d/%d", s->sweep_id, k + 1, s->n);
-        m = one_run(s, &s->canon[k], &s->shown[k], &s->run_of[k], &s->status_of[k], s->base_id,
-                    title, err);
+    int m = RUNNER_DONE;
+    /* per batch size (one without a grid key `batch`): its greedy baseline, then its points */
+    for (int j = 0; m == RUNNER_DONE && j < s->n_batches; j++) {
+        s->r.o.batch = s->batches[j];
+        if (s->n_batches > 1)
+            snprintf(title, sizeof title, "sweep %" PRId64 " baseline (batch %d)", s->sweep_id,
+                     s->batches[j]);
+        else
+            snprintf(title, sizeof title, "sweep %" PRId64 " baseline", s->sweep_id);
+        m = one_run(s, gcanon, gshown, &s->base_of[j], &s->base_status[j], 0, title, err);
+        for (int k = 0; m == RUNNER_DONE && k < s->n; k++) {
+            if (s->batch_of[k] != s->batches[j]) continue;
+            snprintf(title, sizeof title, "sweep %" PRId64 " point %d/%d", s->sweep_id, k + 1,
+                     s->n);
+            m = one_run(s, &s->canon[k], &s->shown[k], &s->run_of[k], &s->status_of[k],
+                        s->base_of[j], title, err);
+        }
     }
+    s->base_id = s->base_of[0];
     rc = m;
 done:
     runner_free_specs(gcanon, gshown, ng);
@@ -390,7 +498,9 @@ int cmd_sweep(int argc, char **argv) {
             "slowest.\n"
             "greedy runs once as the baseline run; each point is its own run (baseline_run_id,\n"
             "sweep id). At the end: ablation tables and the best point per dataset by wall-clock\n"
-            "(end-to-end) speed-up and by tokens per step.\n");
+            "(end-to-end) speed-up and by tokens per step.\n"
+            "The key batch is run's --batch ('pld:k=5;batch=1,2,4'): each batch size's points run\n"
+            "after a greedy baseline run at that size (not with --batch).\n");
         runner_help();
         printf("decoders:\n%s", dec_help());
         return 0;
@@ -400,18 +510,30 @@ int cmd_sweep(int argc, char **argv) {
     runner_opts ro;
     long resume;
     char **points = NULL;
+    int *point_batch = NULL;
     int n_points = 0, rc = 1;
     if (runner_opts_get(o, S_COUNT, &ro, err) ||
         args_int(o, S_COUNT, "--resume", 0, 1, INT64_MAX, &resume, err) ||
-        expand_grids(args_get(o, S_COUNT, "--grid"), &points, &n_points, spec, sizeof spec, err)) {
+        expand_grids(args_get(o, S_COUNT, "--grid"), &points, &point_batch, ro.batch, &n_points,
+                     spec, sizeof spec, err) ||
+        batch_sizes(&s, point_batch, n_points, ro.shard_n, err)) {
         cmd_fail("sweep", err);
         runner_free_specs(points, NULL, n_points);
+        free(point_batch);
         return 2;
     }
+    for (int k = 0; k < n_points; k++) {
+        runner_opts at = ro;
+        at.batch = point_batch[k];
+        if (runner_batch_spec(&at, points[k], err)) {
+            cmd_fail("sweep", err);
+            runner_free_specs(points, NULL, n_points);
+            free(point_batch);
+            return 2;
+        }
+    }
     s.cmd = runner_command_line(argc, argv);
-    if (runner_open(&s.r, &ro, err) ||
-        runner_specs(&s.r, (const char *const *)points, n_points, 0, &s.canon, &s.shown, &s.n,
-                     err) ||
+    if (runner_open(&s.r, &ro, err) || group_points(&s, points, point_batch, n_points, err) ||
         runner_shard_plan(&s.r, s.canon, s.n, err)) {
         cmd_fail("sweep", err);
         goto out;
@@ -448,6 +570,8 @@ int cmd_sweep(int argc, char **argv) {
     }
 out:
     runner_free_specs(points, NULL, n_points);
+    free(point_batch);
+    free(s.batch_of);
     runner_free_specs(s.canon, s.shown, s.n);
     free(s.run_of);
     free(s.status_of);

@@ -597,6 +597,10 @@ int cmd_tune(int argc, char **argv) {
     if (ro.n_datasets != 1) return cmd_usage("tune", "--dataset: tune takes one dataset");
     if (ro.shard_n)
         return cmd_usage("tune", "--shard: tune measures its whole work in one process");
+    if (ro.batch > 1)
+        return cmd_usage("tune", "--batch: tune predicts from its probes' pass traces and the "
+                                 "cost of one sequence's passes, which batched probes do not "
+                                 "give: measure batched decoders with run or sweep --batch B");
     if (!args_get(o, T_COUNT, "--limit")->count) ro.limit = (int)probes_n + 5;
     if (!args_get(o, T_COUNT, "--max-new")->count) ro.max_new = 128;
     ro.trace = 1; /* the pass trace is what the projection prices */

@@ -61,13 +61,7 @@ static int rebuild_state(runner *r, dec *dc, const char *shown, const int *idx, 
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
-/* A decoder's rejection tests over the samples this command measured (standard sampling). */
-typedef struct {
-    long tests, accepts;
-    double expected, variance;
-} samp_sums;
-
-static void samp_add(samp_sums *c, const dec_stats *st) {
+void runner_samp_add(samp_sums *c, const dec_stats *st) {
     c->tests += st->samp_tests;
     c->accepts += st->samp_accepts;
     c->expected += st->samp_expected;
@@ -78,7 +72,7 @@ static void samp_add(samp_sums *c, const dec_stats *st) {
  * decoder knows before drawing (sum min(p, q), or p(x) for a fixed guess), so the acceptances
  * of a correct verifier are their expected number within a few standard deviations. |z| > 5
  * (a chance of 6e-7 for a correct one) is reported as a failure. Returns how many failed. */
-static long sampling_check(runner *r, const samp_sums *c, char *const *shown, int n) {
+long runner_sampling_check(runner *r, const samp_sums *c, char *const *shown, int n) {
     long bad = 0;
     for (int k = 0; k < n; k++) {
         if (c[k].tests == 0) continue;
@@ -99,6 +93,7 @@ static long sampling_check(runner *r, const samp_sums *c, char *const *shown, in
 
 int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *const *shown, int n,
                    const char *title, runner_result *res, char *err) {
+    if (r->o.batch > 1) return runner_measure_batch(r, d, run_id, canon, shown, n, title, res, err);
     memset(res, 0, sizeof *res);
     dec **decs = calloc((size_t)n, sizeof *decs);
     char *warmed = calloc((size_t)n, 1), *todo = calloc((size_t)n, 1);
@@ -176,7 +171,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
                 if (step_rc == 0 && !runner_stopped()) {
                     step_rc = runner_measure_one(r, d, run_id, decs[k], canon[k], shown[k], p, rep,
                                                  res, err);
-                    if (step_rc == 0) samp_add(&check[k], &r->last);
+                    if (step_rc == 0) runner_samp_add(&check[k], &r->last);
                 }
                 if (step_rc < 0) goto done;
                 if (step_rc == RUNNER_CANCELLED || runner_stopped()) {
@@ -199,7 +194,7 @@ int runner_measure(runner *r, db *d, int64_t run_id, char *const *canon, char *c
         }
     }
     if (runner_save_states(r, decs, canon, n, err)) goto done;
-    if (runner_standard_sampling(r)) res->samp_suspect = sampling_check(r, check, shown, n);
+    if (runner_standard_sampling(r)) res->samp_suspect = runner_sampling_check(r, check, shown, n);
     rc = RUNNER_DONE;
 done:
     if (runner_changed_file()) { /* whatever stopped the loop, this is why */

@@ -36,7 +36,9 @@
  *     RUNNER_INTERRUPTED. On a 7B model a sample of 1024 tokens takes minutes: waiting for it
  *     to finish would make Ctrl-C look broken. A second signal exits at once
  *     (status 130); the database stays consistent since no transaction is open while a
- *     decoder runs, and the run stays 'running', which --resume accepts too. */
+ *     decoder runs, and the run stays 'running', which --resume accepts too.
+ *   - --batch B > 1: B prompts at a time per decoder, their passes shared (runner_batch.c has
+ *     the order, the figures and what it refuses); each output is checked as above. */
 #ifndef HARNESS_RUNNER_H
 #define HARNESS_RUNNER_H
 
@@ -74,7 +76,13 @@ typedef struct {
     uint64_t order_seed;
     int allow_nonfinite; /* NaN/Inf logits decoded instead of stopping the run */
     dec_sampling sampling; /* --temperature, --top-k, --top-p, --seed, --sampling */
+    int batch;             /* --batch B: sequences decoded at once (1: one at a time) */
+    int continuous;        /* --continuous: a finished sequence replaced at once */
 } runner_opts;
+
+/* --batch's cap: every sequence is a thread with its own instance of each decoder (and its KV
+ * caches). */
+#define RUNNER_MAX_BATCH 64
 
 /* --order grouped (default: every prompt of the first dataset, then the next dataset's),
  * interleave[:C] (C consecutive prompts of each dataset in turn, C = 1 by default: the
@@ -88,9 +96,9 @@ enum { RUNNER_ORDER_GROUPED = 0, RUNNER_ORDER_INTERLEAVE = 1, RUNNER_ORDER_SHUFF
 /* Turn t of the record at position i is stored as sample_index i + (t - 1) x this. */
 #define RUNNER_TURN_STRIDE 1000000
 
-/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 27 of
+/* Number of shared options and the table entries (copied into o[0..RUNNER_N_OPTS)): 29 of
  * runner_opts.c's table, then the sampling options (harness/sampling_opts.h). */
-#define RUNNER_N_OPTS (27 + SAMPLING_N_OPTS)
+#define RUNNER_N_OPTS (29 + SAMPLING_N_OPTS)
 void runner_options(args_opt *o);
 /* Reads and range-checks the shared options (after args_parse). */
 int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err);
@@ -197,6 +205,9 @@ int runner_check_datasets(const runner_opts *o, char *err);
 int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, char ***canon,
                  char ***shown, int *n_out, char *err);
 void runner_free_specs(char **canon, char **shown, int n);
+/* With --batch B > 1, refuses a spec whose decoder keeps state across prompts (their order is
+ * its workload); runner_specs calls it for every spec. */
+int runner_batch_spec(const runner_opts *o, const char *spec, char *err);
 
 /* With --shard I/N, decides which units of the work (the canonical specs of the run, greedy
  * included, or of the sweep's points) this process measures; runner_measure then skips the

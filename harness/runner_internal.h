@@ -31,7 +31,27 @@ int runner_standard_sampling(const runner *r);
 void runner_where(const runner_prompt *p, const char *spec, int rep, char *buf, size_t n);
 int runner_measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *canon,
                        const char *shown, runner_prompt *p, int rep, runner_result *res, char *err);
+/* The storing half of runner_measure_one: the output r->out[0..n) and its statistics st,
+ * checked against greedy's and stored (with batch's figures unless NULL). */
+int runner_store_one(runner *r, db *d, int64_t run_id, dec *dc, const char *canon,
+                     const char *shown, runner_prompt *p, int rep, int n, const dec_stats *st,
+                     const db_batch *batch, runner_result *res, char *err);
 int runner_reference(runner *r, runner_prompt *p, char *err);
+
+/* runner.c: a decoder's rejection tests over the samples this command measured (standard
+ * sampling), summed per sample; the check of each decoder's sums against their theoretical
+ * rate, printed, returning how many failed. */
+typedef struct {
+    long tests, accepts;
+    double expected, variance;
+} samp_sums;
+void runner_samp_add(samp_sums *c, const dec_stats *st);
+long runner_sampling_check(runner *r, const samp_sums *c, char *const *shown, int n);
+
+/* runner_batch.c: runner_measure's loop for --batch B > 1 (runner.h). */
+int runner_measure_batch(runner *r, db *d, int64_t run_id, char *const *canon,
+                         char *const *shown, int n, const char *title, runner_result *res,
+                         char *err);
 int runner_warm_up(runner *r, const char *canon, const char *shown, char *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* runner_opts.c: the options `run` and `sweep` share, the recorded command line, and the
  * database folder. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,34 @@ static const args_opt common[RUNNER_N_OPTS - SAMPLING_N_OPTS] = {
     OPT("--allow-nonfinite", NULL, 0,
         "decode NaN/infinite logits (argmax of garbage) instead of stopping the run with an "
         "error naming the position"),
+    OPTV("--batch", NULL, "B",
+         "decode B prompts at once, their forward passes shared (default 1); each output is "
+         "still checked against greedy's; recorded"),
+    OPT("--continuous", NULL, 0,
+        "with --batch: a finished sequence is replaced by the next prompt at once (default: "
+        "static batches of B prompts, each ending when all of its sequences end)"),
 };
+
+/* --batch and --continuous, and what they cannot be combined with (each refused in one line,
+ * saying why). */
+static int runner_batch_opts(const args_opt *o, int n, runner_opts *ro, char *err) {
+    const char *b = args_str(o, n, "--batch", NULL);
+    long long v = 1;
+    if (b && num_parse(b, LLONG_MIN, LLONG_MAX, &v, "--batch", err)) return -1;
+    if (b && (v < 1 || v > RUNNER_MAX_BATCH))
+        return err_set(err, "--batch %lld: expected 1..%d sequences at once", v, RUNNER_MAX_BATCH);
+    ro->batch = (int)v;
+    ro->continuous = args_flag(o, n, "--continuous");
+    if (ro->continuous && ro->batch < 2)
+        return err_set(err, "--continuous replaces finished sequences of a batch: give --batch B "
+                            "with B >= 2");
+    if (ro->batch < 2) return 0;
+    if (ro->trace)
+        return err_set(err, "--batch cannot be combined with --trace: a batched sequence's steps "
+                            "and passes are shared with the others, so their times are not its "
+                            "own");
+    return 0;
+}
 
 void runner_options(args_opt *o) {
     memcpy(o, common, sizeof common);
@@ -121,6 +149,7 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
         args_int(o, n, "--ctx", 0, 1, 1 << 20, &v[6], err))
         return -1;
     ro->ctx = (int)v[6];
+    if (runner_batch_opts(o, n, ro, err)) return -1;
     ro->limit = (int)v[0], ro->offset = (int)v[1], ro->max_new = (int)v[2];
     ro->repeats = (int)v[3], ro->warmup = (int)v[4], ro->threads = (int)v[5];
     long turns;
@@ -176,6 +205,9 @@ int runner_opts_get(const args_opt *o, int n, runner_opts *ro, char *err) {
         }
     }
     if (ro->n_datasets == 0) return err_set(err, "--dataset NAME is required (names: see --help)");
+    if (ro->batch > 1 && ro->shard_n)
+        return err_set(err, "--batch cannot be combined with --shard: a shard's units are single "
+                            "samples, a batch decodes B prompts together");
     return 0;
 }
 
@@ -204,6 +236,9 @@ void runner_help(void) {
            "    in use, non-finite logits) also leaves the run 'incomplete', the error stored as\n"
            "    runs.reason and printed with the --resume command; exit 1. One process measures\n"
            "    a run at a time: a --resume of a run another process is measuring is refused\n"
+           "  - --batch B: B prompts at a time per decoder (greedy first on each batch), each\n"
+           "    sequence in its own thread, their forward passes gathered into shared passes;\n"
+           "    outputs are checked as above; --continuous replaces an ended sequence at once\n"
            "  - tok/s, speed-up, tokens/step etc. are defined in results/README.md; reports:\n"
            "    `decbench report`, CI gate: `decbench compare`\n");
     fputs(sampling_help, stdout);

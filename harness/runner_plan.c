@@ -32,6 +32,18 @@ void runner_free_specs(char **canon, char **shown, int n) {
     free(shown);
 }
 
+int runner_batch_spec(const runner_opts *o, const char *spec, char *err) {
+    dec_info info;
+    if (o->batch < 2 || dec_describe(spec, &info, err)) return 0; /* dec_create says what */
+    if (info.keeps_state)
+        return err_set(err,
+                       "--batch cannot run %s: it keeps its %s across prompts, in their order, "
+                       "and B sequences at once would each build another (run it without "
+                       "--batch)",
+                       spec, info.state_name);
+    return 0;
+}
+
 int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, char ***canon_out,
                  char ***shown_out, int *n_out, char *err) {
     char **canon = calloc((size_t)n + 1, sizeof *canon),
@@ -43,7 +55,7 @@ int runner_specs(runner *r, const char *const *specs, int n, int add_greedy, cha
         if (i < 0 && !add_greedy) continue;
         const char *spec = i < 0 ? "greedy" : specs[i];
         dec *d;
-        if (dec_create(&d, spec, &env, err)) goto fail;
+        if (runner_batch_spec(&r->o, spec, err) || dec_create(&d, spec, &env, err)) goto fail;
         int dup = 0;
         for (int j = 0; j < k && !dup; j++) dup = !strcmp(canon[j], dec_spec(d));
         if (!dup) {

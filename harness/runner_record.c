@@ -63,6 +63,8 @@ void runner_fill_run(const runner *r, db_run *run, db_env *env, const char *comm
     run->top_p = r->o.sampling.top_p;
     run->sampling_seed = r->o.sampling.seed;
     run->shard = runner_shard_text(r);
+    run->batch = r->o.batch;
+    run->continuous = r->o.continuous;
 }
 
 char *runner_join_specs(char *const *canon, int n) {
@@ -102,6 +104,8 @@ int runner_check_run(runner *r, db *d, int64_t run_id, char *const *canon, int n
                {"--repeats", run.repeats, r->o.repeats},
                {"--shuffle seed", (int64_t)run.seed, (int64_t)r->o.seed},
                {"--top-k", run.top_k, r->o.sampling.top_k},
+               {"--batch", run.batch, r->o.batch > 1 ? r->o.batch : 1},
+               {"--continuous", run.continuous, r->o.continuous},
                {"--seed", (int64_t)run.sampling_seed, (int64_t)r->o.sampling.seed}};
     char **specs = NULL;
     int n_specs = 0;

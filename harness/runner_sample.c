@@ -133,7 +133,6 @@ static void check_exact(runner *r, const runner_prompt *p, int n, db_sample *s, 
 int runner_measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *canon,
                        const char *shown, runner_prompt *p, int rep, runner_result *res,
                        char *err) {
-    const ds_sample *x = p->sample;
     dec_stats st;
     int n = 0;
     char w[512];
@@ -150,6 +149,16 @@ int runner_measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
         snprintf(e, sizeof e, "%s", err);
         return err_set(err, "%s: %s", w, e);
     }
+    return runner_store_one(r, d, run_id, dc, canon, shown, p, rep, n, &st, NULL, res, err);
+}
+
+int runner_store_one(runner *r, db *d, int64_t run_id, dec *dc, const char *canon,
+                     const char *shown, runner_prompt *p, int rep, int n, const dec_stats *stp,
+                     const db_batch *batch, runner_result *res, char *err) {
+    const ds_sample *x = p->sample;
+    dec_stats st = *stp;
+    char w[512];
+    runner_where(p, shown, rep, w, sizeof w);
     db_sample s = {.dataset = x->dataset,
                    .sample_index = p->key_index,
                    .turn = p->turn,
@@ -158,7 +167,8 @@ int runner_measure_one(runner *r, db *d, int64_t run_id, dec *dc, const char *ca
                    .decoder = dec_name(dc),
                    .spec = canon,
                    .repeat = rep,
-                   .output_hash = db_output_hash(r->out, n)};
+                   .output_hash = db_output_hash(r->out, n),
+                   .batch = batch};
     if (runner_standard_sampling(r)) {
         s.match = runner_is_greedy(canon) ? 1 : -1; /* plain sampling is its own reference */
     } else if (!p->ref) { /* greedy's first output for this prompt: it IS the reference */

@@ -67,6 +67,8 @@ struct fwd_ctx {
     const unsigned char *skip; /* fwd_set_skip: per layer FWD_SKIP_* bits, or NULL */
     int skipped;               /* a scratch row was evaluated with skipped layers */
     float *hid_norm, *hid_raw; /* fwd_set_hidden_out: where passes copy logits rows' states */
+    fwd_hook *hook;            /* fwd_set_hook: passes handed to it, or NULL */
+    int in_prompt;             /* fwd_prefill's passes are running (FWD_HOOK_PROMPT) */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -881,13 +883,32 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
 
 int fwd_eval(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *pos,
              const int *out_rows, int n_out, float *logits, char *err) {
+    if (c->hook) {
+        const fwd_part p = {c, n, tokens, parent, pos, out_rows, n_out, logits};
+        return c->hook->eval(c->hook, c, c->in_prompt ? FWD_HOOK_PROMPT : 0, &p, err);
+    }
     return eval_rows(c, 0, n, tokens, parent, pos, out_rows, n_out, logits, err);
 }
 
 int fwd_eval_more(fwd_ctx *c, int n, const int *tokens, const int *parent, const int *out_rows,
                   int n_out, float *logits, char *err) {
+    if (c->hook) {
+        const fwd_part p = {c, n, tokens, parent, NULL, out_rows, n_out, logits};
+        return c->hook->eval(c->hook, c, FWD_HOOK_MORE, &p, err);
+    }
     return eval_rows(c, c->last_n, n, tokens, parent, NULL, out_rows, n_out, logits, err);
 }
+
+/* ---- the pass hook (forward.h, fwd_hook) ----------------------------------------------- */
+
+void fwd_set_hook(fwd_ctx *c, fwd_hook *h) { c->hook = h; }
+
+int fwd_eval_direct(fwd_ctx *c, int more, const fwd_part *p, char *err) {
+    return eval_rows(c, more ? c->last_n : 0, p->n, p->tokens, p->parent, more ? NULL : p->pos,
+                     p->out_rows, p->n_out, p->logits, err);
+}
+
+int fwd_groupable(const fwd_ctx *c) { return !c->skip && c->mode != KERN_BLAS; }
 
 /* ---- several contexts in one pass (forward.h, fwd_group) ------------------------------- */
 
@@ -1140,9 +1161,11 @@ int fwd_prefill(fwd_ctx *c, const int *tokens, int n, float *logits, char *err) 
     for (int done = 0; done < n;) {
         int chunk = n - done < c->max_batch ? n - done : c->max_batch;
         int last = chunk - 1, is_last = done + chunk == n;
-        if (fwd_eval(c, chunk, tokens + done, NULL, NULL, is_last ? &last : NULL, is_last ? 1 : 0,
-                     logits, err))
-            return -1;
+        c->in_prompt = 1;
+        int rc = fwd_eval(c, chunk, tokens + done, NULL, NULL, is_last ? &last : NULL,
+                          is_last ? 1 : 0, logits, err);
+        c->in_prompt = 0;
+        if (rc) return -1;
         /* a chain's path is 0..chunk-1: commit the whole chunk */
         c->n_past += chunk;
         c->last_n = 0;

@@ -169,6 +169,24 @@ typedef struct {
  * the committed prefix and its K/V never change), and logits buffers may have been written. */
 int fwd_group_eval(fwd_group *g, const fwd_part *parts, int n_parts, char *err);
 
+/* ---- a pass hook: several sequences decoded by threads (model/rendezvous.h) ----------------
+ * A context with a hook hands each of its passes (fwd_eval, fwd_eval_more, and so fwd_prefill's
+ * chunks) to hook->eval instead of running it; the hook runs it later, alone with
+ * fwd_eval_direct or with other contexts' passes in one fwd_group_eval, and returns its status.
+ * The pass's arguments stay valid until then (the caller waits). No hook (the default): the
+ * code path and bits of a context that never had one. flags: FWD_HOOK_MORE, the pass is
+ * fwd_eval_more's (part->pos is then unused); FWD_HOOK_PROMPT, one of fwd_prefill's. */
+#define FWD_HOOK_MORE 1
+#define FWD_HOOK_PROMPT 2
+typedef struct fwd_hook {
+    int (*eval)(struct fwd_hook *h, fwd_ctx *c, int flags, const fwd_part *part, char *err);
+} fwd_hook;
+void fwd_set_hook(fwd_ctx *c, fwd_hook *h);
+/* The pass as fwd_eval (more = 0) or fwd_eval_more (more != 0) runs it, ignoring the hook. */
+int fwd_eval_direct(fwd_ctx *c, int more, const fwd_part *part, char *err);
+/* Whether fwd_group_eval can take c's next pass: no skipped layers, not the blas mode. */
+int fwd_groupable(const fwd_ctx *c);
+
 /* Rows in scratch: evaluated since the last commit/truncate (0 right after either). */
 int fwd_scratch_rows(const fwd_ctx *c);
 

@@ -165,7 +165,7 @@ static void test_create_insert_read(void) {
     CHECK(strcmp(q_text(h, "PRAGMA journal_mode"), "wal") == 0);
     CHECK(q_int(h, "PRAGMA foreign_keys") == 1);
     CHECK(q_int(h, "PRAGMA user_version") == db_schema_version());
-    CHECK(db_schema_version() == 10);
+    CHECK(db_schema_version() == 11);
     CHECK(q_int(h, "PRAGMA application_id") == DB_APPLICATION_ID);
     CHECK(strcmp(q_text(h, "SELECT value FROM meta WHERE key='application'"), "decbench") == 0);
 
@@ -935,7 +935,8 @@ static void test_merge_plan(void) {
     for (int i = 0; i < p.n_sample; i++)
         snprintf(got + strlen(got), sizeof got - strlen(got), "sample:%s.%s ", p.sample[i].table,
                  p.sample[i].key);
-    CHECK_MSG(!strcmp(got, "run:cost.run_id sample:counters.sample_id sample:histograms.sample_id "
+    CHECK_MSG(!strcmp(got, "run:cost.run_id sample:batch_samples.sample_id "
+                           "sample:counters.sample_id sample:histograms.sample_id "
                            "sample:passes.sample_id sample:trace.sample_id "),
               "%s", got);
     /* every table that refers to runs or samples is in the plan or merge's own */
@@ -960,8 +961,8 @@ static void test_merge_plan(void) {
                        "DROP TABLE notes; CREATE TABLE notes (sample_id INTEGER REFERENCES "
                        "samples(id), body TEXT)",
                        NULL, NULL, NULL) == SQLITE_OK);
-    CHECK_MSG(db_merge_plan(h, &p, err) == 0 && p.n_sample == 5 &&
-                  !strcmp(p.sample[2].table, "notes"),
+    CHECK_MSG(db_merge_plan(h, &p, err) == 0 && p.n_sample == 6 &&
+                  !strcmp(p.sample[3].table, "notes"),
               "%s", err);
     db_close(d);
 }

@@ -995,6 +995,51 @@ static void test_plot_data(db *d, const char *dir) {
           strstr(err, "no cost points"));
 }
 
+/* The batch figure: throughput and per-token latency against the batch size, over a run without
+ * --batch (greedy: 2 samples of 11 tokens, 1 s each, 0.1 s of prompt: 22 / 2 = 11 tok/s, 90 ms
+ * per token after the first) and a run at batch 2 (one batch of 1.5 s wall: 22 / 1.5 tok/s;
+ * 1.2 s, 0.2 s of prompt: 100 ms). Only runs without --batch: refused. */
+static void test_plot_batch(const char *dir) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/batch_fig.db", dir);
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    int64_t runs[2];
+    for (int b = 1; b <= 2; b++) {
+        db_run r = {.datasets = "code", .max_new = 11, .repeats = 1, .threads = 1,
+                    .kernels = "exact", .batch = b};
+        CHECK_MSG(db_begin_run(d, &r, &runs[b - 1], err) == 0, "%s", err);
+        for (int i = 0; i < 2; i++) {
+            db_batch bt = {.batch_index = 0, .batch_wall = 1.5, .rows_per_pass = 2,
+                           .t_per_token = 0.1};
+            db_sample s = {.dataset = "code", .sample_index = i, .decoder = "greedy",
+                           .spec = "greedy", .output_hash = 1, .match = 1,
+                           .batch = b > 1 ? &bt : NULL};
+            dec_stats st = {0};
+            st.prompt_tokens = 5, st.new_tokens = 11, st.target_steps = 11;
+            st.t_total = b > 1 ? 1.2 : 1.0, st.t_prefill = b > 1 ? 0.2 : 0.1;
+            CHECK_MSG(db_insert_sample(d, runs[b - 1], &s, &st, NULL, 0, NULL, err) == 0, "%s",
+                      err);
+        }
+        CHECK(db_finish_run(d, runs[b - 1], DB_COMPLETE, err) == 0);
+    }
+    CHECK_MSG(report_plot_data(d, REPORT_PLOT_BATCH,
+                               &(report_plot_opts){.run_ids = runs, .n_runs = 2}, dir, err) == 0,
+              "%s", err);
+    snprintf(path, sizeof path, "%s/batch.tsv", dir);
+    char *t = slurp(path);
+    CHECK_MSG(t && strstr(t, "batch\tgreedy\tp50_ms\tp90_ms\tp99_ms\n1\t11\t90\t90\t90\n"
+                             "2\t14.6667\t100\t100\t100\n"),
+              "%s", t ? t : "(none)");
+    free(t);
+    CHECK(report_plot_data(d, REPORT_PLOT_BATCH, &(report_plot_opts){.run_ids = runs, .n_runs = 1},
+                           dir, err) == -1 &&
+          strstr(err, "no batched run"));
+    db_close(d);
+}
+
 static void test_plot_render(const char *dir) {
     if (system("gnuplot --version >/dev/null 2>&1") != 0) {
         fprintf(stderr, "test_report: gnuplot not found in PATH: rendering checks skipped\n");
@@ -1269,6 +1314,7 @@ int main(void) {
     snprintf(dir, sizeof dir, "%s/plots", test_tmpdir());
     mkdir(dir, 0755);
     test_plot_data(d, dir);
+    test_plot_batch(dir);
     test_plot_render(dir);
     test_hostile_text(dir);
     db_close(d);

@@ -123,6 +123,8 @@ typedef struct {
     const char *model_sha256, *draft_sha256;
     const char *shard;    /* "I/N" for run/sweep --shard, NULL for the whole work */
     const char *decoders; /* the canonical specs asked for, one per line; may be NULL */
+    int batch;            /* run --batch: sequences decoded at once (0 means 1) */
+    int continuous;       /* run --continuous: a finished sequence replaced at once */
 } db_run;
 
 /* Inserts a run with status 'running' and the current time as started, claimed by d (below). */
@@ -171,6 +173,7 @@ typedef struct {
     double temperature, top_p;
     int64_t top_k;
     uint64_t sampling_seed;
+    int64_t batch, continuous; /* run --batch (1 without), --continuous (0 or 1) */
 } db_run_info;
 
 /* -1 with "db_get_run: no run N in PATH" when it does not exist. */
@@ -232,7 +235,18 @@ typedef struct {
      * (stored in the passes table with the sample, in its transaction). NULL: none. */
     const dec_pass *passes;
     int n_passes;
+    /* A sample of a batched run (run --batch B > 1), stored in batch_samples with it; NULL: an
+     * unbatched sample. */
+    const struct db_batch *batch;
 } db_sample;
+
+/* What a batched sample adds (schema.sql, batch_samples). */
+typedef struct db_batch {
+    int batch_index;      /* the batch it decoded in, in run order */
+    double batch_wall;    /* seconds from the batch's first sequence's start to its last's end */
+    double rows_per_pass; /* mean rows of the target passes it took part in; NAN: none */
+    double t_per_token;   /* t_decode / decode tokens; NAN: no decode token */
+} db_batch;
 
 /* Inserts the sample, its non-zero histogram entries, trace[0..n_trace) (trace may be NULL) and
  * its passes (s->passes) in ONE transaction: on failure nothing of it is stored. *sample_id may

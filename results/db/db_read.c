@@ -34,7 +34,7 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
     if (prepare(d, &st,
                 "SELECT model_hash, draft_hash, datasets, template, kernels, max_new, repeats, "
                 "seed, status, COALESCE(shard, ''), sampling, temperature, top_k, top_p, "
-                "sampling_seed, kv_type FROM runs WHERE id = ?",
+                "sampling_seed, kv_type, batch, continuous FROM runs WHERE id = ?",
                 "db_get_run", err) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -56,6 +56,8 @@ int db_get_run(db *d, int64_t run_id, db_run_info *out, char *err) {
         out->top_p = sqlite3_column_double(st, 13);
         out->sampling_seed = (uint64_t)sqlite3_column_int64(st, 14);
         out->kv_type = text_dup(st, 15);
+        out->batch = sqlite3_column_int64(st, 16);
+        out->continuous = sqlite3_column_int64(st, 17);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) {

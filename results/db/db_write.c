@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +169,8 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
                 "draft_path, draft_bytes, draft_hash, tokenizer, datasets, template, max_new, "
                 "repeats, warmup, threads, kernels, seed, env_id, sweep_id, baseline_run_id, "
                 "model_sha256, draft_sha256, shard, decoders, sampling, temperature, top_k, "
-                "top_p, sampling_seed, kv_type) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "top_p, sampling_seed, kv_type, batch, continuous) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 "db_begin_run", err) != 0)
         goto fail;
     int i = 1;
@@ -204,6 +205,8 @@ int db_begin_run(db *d, const db_run *r, int64_t *run_id, char *err) {
     sqlite3_bind_double(st, i++, samples && r->top_p > 0 ? r->top_p : 1);
     sqlite3_bind_int64(st, i++, samples ? (int64_t)r->sampling_seed : 0);
     bind_text(st, i++, r->kv_type ? r->kv_type : "f32");
+    sqlite3_bind_int(st, i++, r->batch > 1 ? r->batch : 1);
+    sqlite3_bind_int(st, i++, r->continuous != 0);
     if (step_done(d, st, "db_begin_run", "run", err) != 0) goto fail;
     sqlite3_finalize(st);
     st = NULL;
@@ -456,6 +459,24 @@ static int insert_passes(db *d, int64_t sid, const dec_pass *p, int n, const cha
     return rc;
 }
 
+/* A batched sample's row of batch_samples (inside db_insert_sample's transaction). */
+static int insert_batch(db *d, int64_t sid, const db_batch *b, const char *where, char *err) {
+    sqlite3_stmt *st;
+    if (prepare(d, &st,
+                "INSERT INTO batch_samples (sample_id, batch_index, batch_wall, rows_per_pass, "
+                "t_per_token) VALUES (?,?,?,?,?)",
+                where, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int(st, 2, b->batch_index);
+    sqlite3_bind_double(st, 3, b->batch_wall);
+    bind_real_or_null(st, 4, isnan(b->rows_per_pass) ? -1 : b->rows_per_pass);
+    bind_real_or_null(st, 5, isnan(b->t_per_token) ? -1 : b->t_per_token);
+    int rc = step_done(d, st, where, "batch figures", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats *t,
                      const dec_step *trace, int n_trace, int64_t *sample_id, char *err) {
     static const char fn[] = "db_insert_sample";
@@ -531,6 +552,7 @@ int db_insert_sample(db *d, int64_t run_id, const db_sample *s, const dec_stats 
     }
     if (s->n_passes > 0 && insert_passes(d, sid, s->passes, s->n_passes, where, err) != 0)
         goto fail;
+    if (s->batch && insert_batch(d, sid, s->batch, where, err) != 0) goto fail;
     if (db_exec(d->h, "COMMIT", where, err) != 0) goto fail;
     if (sample_id) *sample_id = sid;
     return 0;

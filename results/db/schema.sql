@@ -291,3 +291,21 @@ UPDATE samples SET drafting_steps = COALESCE(
 -- compare warns when two runs differ in it and merge treats it as part of the work. Runs before
 -- this version stored them as float32.
 ALTER TABLE runs ADD COLUMN kv_type TEXT NOT NULL DEFAULT 'f32';
+
+-- @version 11
+-- Batched runs (`run --batch B`: B sequences decoded at once, their forward passes shared;
+-- --continuous: a finished sequence replaced by the next prompt at once). Runs before this
+-- version, and every run without --batch, decoded one sequence at a time: batch 1, continuous 0.
+-- A batched sample's own figures hang off it in batch_samples; an unbatched sample has no row.
+ALTER TABLE runs ADD COLUMN batch INTEGER NOT NULL DEFAULT 1 CHECK (batch >= 1);
+ALTER TABLE runs ADD COLUMN continuous INTEGER NOT NULL DEFAULT 0 CHECK (continuous IN (0, 1));
+CREATE TABLE batch_samples (
+    sample_id     INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,
+    batch_index   INTEGER NOT NULL CHECK (batch_index >= 0), -- the batch it decoded in (run order;
+                                                             -- --continuous: one per decoder and repeat)
+    batch_wall    REAL NOT NULL CHECK (batch_wall >= 0),     -- seconds from that batch's first
+                                                             -- sequence's start to its last one's end
+    rows_per_pass REAL,                  -- mean rows (every sequence's) of the target passes it took
+                                         -- part in, its prompt passes left out; NULL: none
+    t_per_token   REAL                   -- seconds per token after the first: t_decode / decode tokens
+);

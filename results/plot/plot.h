@@ -15,9 +15,10 @@ typedef enum {
     REPORT_PLOT_POSITION = 5, /* position.tsv: acceptance rate by draft position, per decoder */
     REPORT_PLOT_TRADEOFF = 6, /* tradeoff.tsv: tokens/step against rows/step, per decoder */
     REPORT_PLOT_HEATMAP = 7,  /* heatmap.tsv: lookahead W x N: tokens/step and speed-up */
-    REPORT_PLOT_ABLATION = 8  /* ablation.tsv: one decoder's variants: speed-up and tokens/step */
+    REPORT_PLOT_ABLATION = 8, /* ablation.tsv: one decoder's variants: speed-up and tokens/step */
+    REPORT_PLOT_BATCH = 9     /* batch.tsv: throughput and per-token latency against run --batch */
 } report_plot_kind;
-#define REPORT_PLOT_KINDS 9
+#define REPORT_PLOT_KINDS 10
 
 /* What the error bars of the speed-up and ablation bars show: the sample sd over repeats of
  * each repeat's speed-up (the measurement's noise), the sd over prompts of each prompt's (how

@@ -21,7 +21,8 @@
 /* One name per kind: NAME.tsv read by plots/NAME.gp, which draws NAME.png and NAME.svg. */
 static const char *const NAMES[REPORT_PLOT_KINDS] = {"speedup",  "scaling", "accept",
                                                      "cost",     "history", "position",
-                                                     "tradeoff", "heatmap", "ablation"};
+                                                     "tradeoff", "heatmap", "ablation",
+                                                     "batch"};
 
 const char *report_plot_name(report_plot_kind k) {
     return (unsigned)k < REPORT_PLOT_KINDS ? NAMES[k] : "?";
@@ -509,7 +510,7 @@ int report_plot_runs(db *d, report_plot_kind kind, const report_plot_opts *o, in
     } else if (kind == REPORT_PLOT_COST) {
         rc = rep_resolve_runs(d, NULL, 0, 1, ids, n, err);
         why = "the latest complete run with cost points";
-    } else if (kind == REPORT_PLOT_HISTORY) {
+    } else if (kind == REPORT_PLOT_HISTORY || kind == REPORT_PLOT_BATCH) {
         rc = history_runs(d, ids, n, err);
         why = "every complete run with the latest one's model, datasets and max_new";
     } else {
@@ -612,6 +613,9 @@ int report_plot_data(db *d, report_plot_kind kind, const report_plot_opts *o, co
         break;
     case REPORT_PLOT_ABLATION:
         rc = plot_write_ablation(d, o, ids, n, f, err);
+        break;
+    case REPORT_PLOT_BATCH:
+        rc = plot_write_batch(d, o, ids, n, f, err);
         break;
     }
     if (rc == 0) { /* last, so that each file's first lines stay its own */

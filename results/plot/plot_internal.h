@@ -44,5 +44,8 @@ int plot_write_heatmap(db *d, const report_plot_opts *o, const int64_t *ids, int
                        char *err);
 int plot_write_ablation(db *d, const report_plot_opts *o, const int64_t *ids, int n, FILE *f,
                         char *err);
+/* plot_batch.c: throughput and per-token latency against the batch size, per decoder. */
+int plot_write_batch(db *d, const report_plot_opts *o, const int64_t *ids, int n, FILE *f,
+                     char *err);
 
 #endif

@@ -40,7 +40,7 @@ int report_format_for_path(const char *path, report_format *out) {
 }
 
 static const char *const layout_names[REPORT_LAYOUTS] = {
-    "summary", "paper", "ablation", "projected", "counters", "accept", "samples"};
+    "summary", "paper", "ablation", "projected", "counters", "accept", "samples", "batch"};
 
 const char *report_layout_name(report_layout l) {
     return (unsigned)l < REPORT_LAYOUTS ? layout_names[l] : "?";
@@ -608,7 +608,7 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         "Decoding summary", "Speed by task (Ouroboros Table 2 layout)",
         "Ablation",         "Projected speed-up from the forward-cost curve",
         "Counters",         "Acceptance rate by draft position",
-        "Samples"};
+        "Samples",          "Batched decoding"};
     rt_init(&t, titles[(unsigned)o->layout < REPORT_LAYOUTS ? o->layout : 0]);
     int rc = add_notes(d, &t, ids, n_ids, err);
     if (rc == 0 && sweep) {
@@ -634,6 +634,8 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         rc = rep_accept_layout(d, ids, n_ids, o, &t, err);
     } else if (rc == 0 && o->layout == REPORT_SAMPLES) {
         rc = rep_samples_layout(d, ids, n_ids, o, &t, NULL, err);
+    } else if (rc == 0 && o->layout == REPORT_BATCH) {
+        rc = rep_batch_layout(d, ids, n_ids, o, &t, err);
     } else if (rc == 0) {
         rep_stat *all = NULL;
         int n_all = 0;
@@ -660,6 +662,18 @@ int report_write(db *d, const report_opts *o, FILE *out, char *err) {
         rc = rt_write(&t, o->format, out,
                       o->format == REPORT_JSON ? runs_json(d, ids, n_ids) : NULL, err);
     rt_free(&t);
+    /* a batched run's markdown summary goes on with its batch figures (the other formats hold
+     * one table: --layout batch) */
+    int batched = 0;
+    if (rc == 0 && o->layout == REPORT_SUMMARY && o->format == REPORT_MARKDOWN)
+        rc = rep_batched_runs(d, ids, n_ids, &batched, err);
+    if (rc == 0 && batched) {
+        rt_init(&t, "Batched decoding");
+        fputc('\n', out);
+        rc = rep_batch_layout(d, ids, n_ids, o, &t, err);
+        if (rc == 0) rc = rt_write(&t, o->format, out, NULL, err);
+        rt_free(&t);
+    }
     free(ids);
     return rc;
 }

@@ -34,9 +34,10 @@ typedef enum {
     REPORT_PROJECTED = 3, /* speed-up projected from a forward-cost curve (--project-cost) */
     REPORT_COUNTERS = 4,  /* every counter (framework and the decoder's own), raw, defined */
     REPORT_ACCEPT = 5,    /* acceptance rate by draft position, per dataset x decoder */
-    REPORT_SAMPLES = 6    /* one row per sample; JSONL: Spec-Bench's answer-file records */
+    REPORT_SAMPLES = 6,   /* one row per sample; JSONL: Spec-Bench's answer-file records */
+    REPORT_BATCH = 7      /* batched runs (run --batch): throughput, speed-up, latency percentiles */
 } report_layout;
-#define REPORT_LAYOUTS 7
+#define REPORT_LAYOUTS 8
 
 typedef struct {
     const int64_t *run_ids; /* runs to report; NULL or n_runs 0: latest complete run */
@@ -105,9 +106,13 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
 int report_figure_count(void);
 void report_figure_info(int i, const char **header, const char **key, const char **definition);
+/* The same for the figures of the batch layout (runs made with `run --batch B`). */
+int report_batch_figure_count(void);
+void report_batch_figure_info(int i, const char **header, const char **key,
+                              const char **definition);
 
 /* Names for command-line flags: "md"/"markdown", "csv", "json", "latex"/"tex", "jsonl";
- * "summary", "paper", "ablation", "projected", "counters", "accept", "samples". -1 if
+ * "summary", "paper", "ablation", "projected", "counters", "accept", "samples", "batch". -1 if
  * unknown. report_layout_name gives the name of a layout. */
 const char *report_layout_name(report_layout l);
 int report_format_parse(const char *s, report_format *out);

@@ -191,6 +191,13 @@ double rep_position_cond(const rep_pos *p, int k);
 /* The `accept` layout into t. */
 int rep_accept_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                       char *err);
+/* The `batch` layout (report_batch.c): per run made with --batch B and decoder, throughput,
+ * its speed-up over greedy's in the run, rows per pass and the per-token latency percentiles;
+ * rep_batched_runs: whether any of ids is such a run. */
+int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
+                     char *err);
+int rep_batched_runs(db *d, const int64_t *ids, int n_ids, int *any, char *err);
+
 /* The `samples` layout (report_samples.c): one row per sample; with REPORT_JSONL, Spec-Bench's
  * answer-file records instead of a table. */
 int rep_samples_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
