@@ -548,8 +548,8 @@ const dec_vtable dec_eagle_vtable = {
     .destroy = eagle_destroy,
     .counters = eagle_counters,
     .n_counters = EC_N,
-    /* probed only when tune can hand the decoder a head (it has no option for one: tune leaves
-     * eagle out, naming the missing head=) */
+    /* probed when tune is given a head (tune --set eagle:head=DIR); without one tune leaves
+     * eagle out, naming the missing head= */
     .tune_grid = "total_tokens=16,32,60",
 };
 /* clang-format on */

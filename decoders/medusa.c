@@ -297,5 +297,8 @@ const dec_vtable dec_medusa_vtable = {
     .destroy = medusa_destroy,
     .counters = medusa_counters,
     .n_counters = MC_N,
+    /* probed when tune is given the heads (tune --set medusa:head=DIR): the tree's first 5, 15
+     * and all 63 nodes (docs/measurements/2026-11-29-medusa.md: 5 and 15 project best on 110M) */
+    .tune_grid = "nodes=5,15,63",
 };
 /* clang-format on */

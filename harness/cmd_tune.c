@@ -6,8 +6,10 @@
  *
  * Phases (the share of the budget each may use; each prints what it took):
  *  1. probes (50%): greedy, then every point of the coarse grid (harness/tune_grid.c: one line
- *     per decoder; decoders the models cannot run, e.g. spec without --draft, are left out and
- *     named), on the first --probe-prompts prompts with the pass trace: a sweep, one run per
+ *     per decoder; decoders the models cannot run, e.g. spec without --draft, eagle without a
+ *     head, are left out and named; --set NAME:KEY=V,... adds parameters to every point of
+ *     NAME, such as a head or a datastore), on the first --probe-prompts prompts with the pass
+ *     trace: a sweep, one run per
  *     point against one greedy run, as `decbench sweep` stores it. Points go round-robin
  *     across decoders; a point whose estimated time (its decoder's slowest probe so far, else
  *     three times greedy's) would overrun the share is skipped and listed.
@@ -56,7 +58,7 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { T_BUDGET = RUNNER_N_OPTS, T_PROBES, T_TOP, T_OUT, T_NOPLOT, T_HELP, T_COUNT };
+enum { T_BUDGET = RUNNER_N_OPTS, T_PROBES, T_TOP, T_OUT, T_NOPLOT, T_SET, T_HELP, T_COUNT };
 
 static double elapsed(const tune *t) {
     return clock_now() - t->t0;
@@ -86,21 +88,54 @@ static int measure_specs(tune *t, char *const *canon, char *const *shown, int n,
     return m;
 }
 
-/* The decoders the grid names that these models cannot run (a draft model is missing, ...):
- * their points are dropped and the decoder named. Then every point is validated. */
+/* The --set value for decoder `name` (its parameters after "NAME:"), or NULL. */
+static const char *set_of(const tune *t, const char *name) {
+    size_t len = strlen(name);
+    for (int i = 0; i < t->n_sets; i++)
+        if (!strncmp(t->sets[i], name, len) && t->sets[i][len] == ':') return t->sets[i] + len + 1;
+    return NULL;
+}
+
+/* Each point of a decoder that --set names gets its parameters: "eagle:total_tokens=16" with
+ * --set eagle:head=DIR is "eagle:total_tokens=16,head=DIR". */
+static int apply_sets(const tune *t, char **pts, int n, char *err) {
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(pts[i], ":"), pts[i]);
+        const char *extra = set_of(t, name);
+        if (!extra) continue;
+        size_t len = strlen(pts[i]) + strlen(extra) + 2;
+        char *p = malloc(len);
+        if (!p) return err_set(err, "out of memory");
+        snprintf(p, len, "%s%s%s", pts[i], strchr(pts[i], ':') ? "," : ":", extra);
+        free(pts[i]);
+        pts[i] = p;
+    }
+    return 0;
+}
+
+/* The decoders the grid names that these models cannot run (a draft model is missing, a head or
+ * a datastore no --set gives, ...): their points are dropped and the decoder named. Then every
+ * point is validated. */
 static int plan(tune *t, char *err) {
     char **pts;
     int n_pts;
     if (tune_points(&pts, &n_pts, err)) return -1;
+    if (apply_sets(t, pts, n_pts, err)) {
+        tune_points_free(pts, n_pts);
+        return -1;
+    }
     char **keep = calloc((size_t)n_pts + 1, sizeof *keep);
     int n_keep = 0, rc = keep ? 0 : err_set(err, "out of memory");
     dec_env env = session_env(&t->r.s);
     for (int i = 0; rc == 0 && i < n_pts; i++) {
-        char name[64], e[ERR_LEN];
+        char name[64], e[ERR_LEN], base[1200];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(pts[i], ":"), pts[i]);
         if (strstr(t->skipped_decoders, name)) continue;
+        const char *extra = set_of(t, name);
+        snprintf(base, sizeof base, "%s%s%s", name, extra ? ":" : "", extra ? extra : "");
         dec *d;
-        if (dec_create(&d, name, &env, e)) { /* the decoder itself, at its defaults */
+        if (dec_create(&d, base, &env, e)) { /* the decoder at its defaults and its --set */
             size_t len = strlen(t->skipped_decoders);
             snprintf(t->skipped_decoders + len, sizeof t->skipped_decoders - len, "%s%s (%s)",
                      len ? "; " : "", name, e);
@@ -571,6 +606,12 @@ int cmd_tune(int argc, char **argv) {
                                   "results/tune for the default database)"};
     o[T_NOPLOT] =
         (args_opt){.name = "--no-plot", .help = "write the figures' data only (no gnuplot)"};
+    o[T_SET] = (args_opt){.name = "--set",
+                          .takes_value = 1,
+                          .metavar = "NAME:KEY=V,...",
+                          .help = "parameters for every point of decoder NAME, e.g. a head or a "
+                                  "datastore: --set eagle:head=DIR --set rest:ds=FILE "
+                                  "(repeatable, one per decoder)"};
     o[T_HELP] = (args_opt){.name = "--help", .alias = "-h", .help = "this help"};
     char err[ERR_LEN];
     const char *pos[1];
@@ -595,6 +636,25 @@ int cmd_tune(int argc, char **argv) {
         args_int(o, T_COUNT, "--top", 6, 1, RUNNER_MAX_SPECS - 1, &top, err))
         return cmd_usage("tune", err);
     if (ro.n_datasets != 1) return cmd_usage("tune", "--dataset: tune takes one dataset");
+    const args_opt *sets = args_get(o, T_COUNT, "--set");
+    for (int i = 0; i < sets->count; i++) {
+        const char *v = sets->values[i], *colon = strchr(v, ':');
+        int known = 0;
+        for (int k = 0; colon && k < dec_registry_size(); k++)
+            known |= strlen(dec_registry_name(k)) == (size_t)(colon - v) &&
+                     !strncmp(dec_registry_name(k), v, (size_t)(colon - v));
+        if (!colon || !colon[1] || !known) {
+            snprintf(err, ERR_LEN, "--set '%s': expected NAME:KEY=VALUE,... with NAME a decoder "
+                     "(decbench decoders)", v);
+            return cmd_usage("tune", err);
+        }
+        for (int j = 0; j < i; j++)
+            if (!strncmp(sets->values[j], v, (size_t)(colon - v) + 1)) {
+                snprintf(err, ERR_LEN, "--set: %.*s given twice (one --set a decoder, its "
+                         "parameters joined by ',')", (int)(colon - v), v);
+                return cmd_usage("tune", err);
+            }
+    }
     if (ro.shard_n)
         return cmd_usage("tune", "--shard: tune measures its whole work in one process");
     if (ro.batch > 1)
@@ -609,6 +669,7 @@ int cmd_tune(int argc, char **argv) {
     t.t0 = clock_now();
     t.budget = 60 * budget;
     t.cmd = runner_command_line(argc, argv);
+    t.sets = sets->values, t.n_sets = sets->count;
     char spec[4096];
     tune_curve cv[2];
     memset(cv, 0, sizeof cv);

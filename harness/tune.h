@@ -40,6 +40,8 @@ typedef struct {
     tune_cand *c;       /* sorted by prediction once predicted */
     int n;
     char skipped_decoders[1024]; /* "name (reason); ..." */
+    const char *const *sets;     /* --set NAME:PARAMS, each added to every point of NAME */
+    int n_sets;
 } tune;
 
 /* The projected end-to-end speed-up of c's probe (NAN: none). */

@@ -6,7 +6,8 @@
 # line per decoder and one overall that agrees with its figures (below); writes both
 # figures. Without a draft, spec and Ouroboros are left out and named, and the target's curve is
 # reused when the build is committed; a budget too small for any probe still answers plainly;
-# usage errors exit 2. Sequoia's probes are fitted to the static-tree probes before them.
+# usage errors exit 2. Sequoia's probes are fitted to the static-tree probes before them; --set
+# gives eagle and medusa their heads.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_tune}
@@ -105,9 +106,18 @@ fi
 # 2. without a draft, on the same database: spec and Ouroboros are left out, named; the target's
 #    curve is reused when the build is pinned down (a commit and a clean tree), else measured
 #    No --out: the figures go beside the database (./tune for ./t.db), not into ./results/tune.
+#    --set hands eagle and medusa their trained test heads: they are probed with them, where
+#    without a head they would be left out as needing one.
+HEADS=${DECBENCH_SOURCE:?}/tests/data/heads
 $B tune --model "$M" --dataset tinystories --budget 0.2 --probe-prompts 1 --limit 2 --max-new 16 \
-    --threads 1 --db t.db >tune2.out 2>tune2.err
+    --threads 1 --db t.db --set "eagle:head=$HEADS/stories260K-eagle" \
+    --set "medusa:head=$HEADS/stories260K-medusa" >tune2.out 2>tune2.err
 expect_eq nodraft_exit 0 $?
+expect_eq heads_not_left_out 0 "$(grep -c 'left out:.*\(eagle\|medusa\) (' tune2.err)"
+expect_eq eagle_probed_with_head 1 "$(q t.db "SELECT COUNT(*) > 0 FROM samples s JOIN runs r ON
+    r.id = s.run_id WHERE r.sweep_id = 2 AND s.spec LIKE 'eagle:head=$HEADS/stories260K-eagle,%'")"
+expect_eq medusa_probed_with_head 1 "$(q t.db "SELECT COUNT(*) > 0 FROM samples s JOIN runs r ON
+    r.id = s.run_id WHERE r.sweep_id = 2 AND s.spec LIKE 'medusa:head=$HEADS/stories260K-medusa,%'")"
 expect_eq figures_beside_db 1 "$([ -s tune/tune_frontier.tsv ] && [ ! -e results ] && echo 1)"
 expect_grep left_out "left out: spec \(spec needs a draft model.*; ouroboros \(ouroboros needs a draft" tune2.err
 expect_eq no_spec_runs 0 "$(q t.db "SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id
@@ -137,6 +147,9 @@ expect_usage no_dataset "--dataset NAME is required" --model "$M" --db u.db
 expect_usage two_datasets "tune takes one dataset" --model "$M" --dataset tinystories,gsm8k --db u.db
 expect_usage bad_budget "--budget: expected minutes" --model "$M" --dataset tinystories --budget 0 --db u.db
 expect_usage word_budget "--budget: expected minutes" --model "$M" --dataset tinystories --budget soon --db u.db
+expect_usage set_unknown "--set 'nosuch:x=1': expected NAME:KEY=VALUE" --model "$M" --dataset tinystories --set nosuch:x=1 --db u.db
+expect_usage set_no_params "--set 'eagle': expected NAME:KEY=VALUE" --model "$M" --dataset tinystories --set eagle --db u.db
+expect_usage set_twice "--set: eagle given twice" --model "$M" --dataset tinystories --set eagle:head=a --set eagle:top_k=2 --db u.db
 expect_eq usage_no_db 0 "$([ -e u.db ] && echo 1 || echo 0)"
 
 echo "cli_tune: $passes passed, $fails failed"
