@@ -14,7 +14,8 @@
 #  - the sanitizer build uses clang, not gcc: gcc's ASan alone took 460 s of one core on
 #    model/kernels/kernels_avx512.c, clang's 115 s;
 #  - one clang tree builds the sanitizer tests and the fuzz targets, the SIMD kernel files
-#    compiled once for both (a fresh clone ran the whole suite in 1446-1534 s on the 2-core VM;
+#    compiled once for both (a fresh clone ran the whole suite in 1446-1712 s on the 2-core VM,
+#    the upper figure with the learned drafters, batches and train tests;
 #    with a separate fuzz build it took 1811-1851 s);
 #  - the SIMD kernel files go without UBSan's pointer-overflow check in both clang builds and
 #    without the fuzzer's coverage in the fuzz build (CMakeLists.txt gives the measured seconds:
