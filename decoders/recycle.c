@@ -183,18 +183,15 @@ static int full_template(const dec *d, int *par, int *rank, int *depth, int *n, 
     }
     if (d->param[P_TREE] == TREE_SEQUOIA) {
         /* Sequoia's DP tree for accept= over at most nodes= nodes (the ranks M holds) */
-        double p[SEQUOIA_MAX_RANKS], expected;
-        int k;
         const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : RECYCLE_SEQUOIA_ACCEPT;
-        if (sequoia_parse_accept(acc, "recycle: accept", p, &k, err)) return -1;
-        sequoia_node *sq = malloc(sizeof *sq * (size_t)d->param[P_NODES]);
-        if (!sq) return err_set(err, "recycle: out of memory");
-        int rc = sequoia_tree(p, imin(k, d->param[P_K]), d->param[P_NODES], d->param[P_DEPTH], sq,
-                              n, &expected, err);
-        for (int i = 0; rc == 0 && i < *n; i++)
+        sequoia_node *sq;
+        if (sequoia_tree_text(acc, "recycle: accept", d->param[P_K], d->param[P_NODES],
+                              d->param[P_DEPTH], &sq, n, err))
+            return -1;
+        for (int i = 0; i < *n; i++)
             par[i] = sq[i].parent, rank[i] = sq[i].rank, depth[i] = sq[i].depth;
         free(sq);
-        return rc;
+        return 0;
     }
     int n_shape;
     const int *shape = dec_param_list(d, P_SHAPE, &n_shape);

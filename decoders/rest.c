@@ -113,25 +113,20 @@ typedef struct {
 /* shape=sequoia: Sequoia's best tree of at most num_draft nodes and levels deep for accept=,
  * and the scratch that lays it on the trie. */
 static int make_shape(dec *d, rst *s, char *err) {
-    double p[SEQUOIA_MAX_RANKS], expected;
-    int k, n = s->num_draft;
     const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : REST_SEQUOIA_ACCEPT;
-    if (sequoia_parse_accept(acc, "rest: accept", p, &k, err)) return -1;
-    sequoia_node *sq = malloc(sizeof *sq * (size_t)n);
+    sequoia_node *sq;
+    int n, D = s->num_draft;
+    if (sequoia_tree_text(acc, "rest: accept", 0, D, d->param[P_LEVELS], &sq, &n, err)) return -1;
     size_t N = (size_t)s->max_nodes;
-    s->sh_par = malloc(sizeof(int) * (size_t)n), s->sh_rank = malloc(sizeof(int) * (size_t)n);
-    s->sh_node = malloc(sizeof(int) * (size_t)n), s->best_rank = malloc(sizeof(int) * (size_t)n);
+    s->sh_par = malloc(sizeof(int) * (size_t)D), s->sh_rank = malloc(sizeof(int) * (size_t)D);
+    s->sh_node = malloc(sizeof(int) * (size_t)D), s->best_rank = malloc(sizeof(int) * (size_t)D);
     s->t_child = malloc(sizeof(int) * N), s->t_sib = malloc(sizeof(int) * N);
-    if (!sq || !s->sh_par || !s->sh_rank || !s->sh_node || !s->best_rank || !s->t_child ||
-        !s->t_sib) {
-        free(sq);
-        return err_set(err, "rest: out of memory");
-    }
-    int rc = sequoia_tree(p, k, n, d->param[P_LEVELS], sq, &n, &expected, err);
-    for (int i = 0; rc == 0 && i < n; i++) s->sh_par[i] = sq[i].parent, s->sh_rank[i] = sq[i].rank;
+    const int ok = s->sh_par && s->sh_rank && s->sh_node && s->best_rank && s->t_child && s->t_sib;
+    for (int i = 0; ok && i < n; i++) s->sh_par[i] = sq[i].parent, s->sh_rank[i] = sq[i].rank;
     free(sq);
-    s->n_shape = rc == 0 ? n : 0;
-    return rc;
+    if (!ok) return err_set(err, "rest: out of memory");
+    s->n_shape = n;
+    return 0;
 }
 
 static int rst_create(dec *d, char *err) {

@@ -137,6 +137,23 @@ done:
     return rc;
 }
 
+int sequoia_tree_text(const char *accept, const char *what, int max_ranks, int n, int depth,
+                      sequoia_node **out, int *n_out, char *err) {
+    double p[SEQUOIA_MAX_RANKS], expected;
+    int k;
+    *out = NULL;
+    if (sequoia_parse_accept(accept, what, p, &k, err)) return -1;
+    if (max_ranks > 0 && k > max_ranks) k = max_ranks;
+    sequoia_node *t = malloc(sizeof *t * (size_t)(n > 0 ? n : 1));
+    if (!t) return err_set(err, "%s: out of memory", what);
+    if (sequoia_tree(p, k, n, depth, t, n_out, &expected, err)) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
 int sequoia_budget(const double *p, int k, int n_max, int depth, const double *cost, int n_cost,
                    double draft_cost, sequoia_pick *best, char *err) {
     if (n_cost < 2) return err_set(err, "sequoia: the cost curve needs passes of 1 and 2 rows");

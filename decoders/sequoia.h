@@ -47,6 +47,13 @@ int sequoia_parse_accept(const char *s, const char *what, double *p, int *k, cha
 int sequoia_tree(const double *p, int k, int n, int depth, sequoia_node *out, int *n_out,
                  double *expected, char *err);
 
+/* sequoia_tree for a vector given as text: accept parsed as sequoia_parse_accept does (what names
+ * it in messages), its ranks cut to the first max_ranks (0: all of them); *out receives a
+ * malloc'd array of the tree's *n_out nodes (free() it), NULL on error. The decoders that lay
+ * Sequoia's shape on their drafts (tree, recycle, suffix, rest) make it with this. */
+int sequoia_tree_text(const char *accept, const char *what, int max_ranks, int n, int depth,
+                      sequoia_node **out, int *n_out, char *err);
+
 /* The hardware-aware choice: the budget n in 1..n_max and depth limit d in 1..depth that
  * maximise (expected accepted + 1) / (cost[n] + d draft_cost), cost[i] the seconds of one
  * target pass of i + 1 rows (i = 0..n_cost-1; n_max is cut to n_cost - 1) and draft_cost the

@@ -120,22 +120,18 @@ typedef struct {
 
 /* shape=sequoia: Sequoia's best tree of at most budget nodes and levels deep for accept=. */
 static int make_shape(dec *d, sfx *s, char *err) {
-    double p[SEQUOIA_MAX_RANKS], expected;
-    int k, n = s->budget;
     const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : SUFFIX_SEQUOIA_ACCEPT;
-    if (sequoia_parse_accept(acc, "suffix: accept", p, &k, err)) return -1;
-    sequoia_node *sq = malloc(sizeof *sq * (size_t)n);
+    sequoia_node *sq;
+    int n;
+    if (sequoia_tree_text(acc, "suffix: accept", 0, s->budget, d->param[P_LEVELS], &sq, &n, err))
+        return -1;
     s->shape_par = malloc(sizeof(int) * (size_t)n), s->shape_rank = malloc(sizeof(int) * (size_t)n);
-    if (!sq || !s->shape_par || !s->shape_rank) {
-        free(sq);
-        return err_set(err, "suffix: out of memory");
-    }
-    int rc = sequoia_tree(p, k, n, d->param[P_LEVELS], sq, &n, &expected, err);
-    for (int i = 0; rc == 0 && i < n; i++)
+    for (int i = 0; s->shape_par && s->shape_rank && i < n; i++)
         s->shape_par[i] = sq[i].parent, s->shape_rank[i] = sq[i].rank;
     free(sq);
+    if (!s->shape_par || !s->shape_rank) return err_set(err, "suffix: out of memory");
     s->shape = (stree_shape){n, s->shape_par, s->shape_rank};
-    return rc;
+    return 0;
 }
 
 static int sfx_create(dec *d, char *err) {

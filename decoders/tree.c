@@ -236,17 +236,13 @@ static long shape_nodes(const int *shape, int n, long *widest) {
  * draft's scratch (every node with children is evaluated), its widest pass (the nodes with
  * children of one depth) and the most candidates one parent needs. */
 static int sequoia_setup(dec *d, tree *t, int *max_scratch, int *widest_k, char *err) {
-    double p[SEQUOIA_MAX_RANKS], expected;
-    int k;
     const char *acc = d->str[P_ACCEPT][0] ? d->str[P_ACCEPT] : SEQUOIA_DEFAULT_ACCEPT;
-    if (sequoia_parse_accept(acc, "tree: accept", p, &k, err)) return -1;
+    if (sequoia_tree_text(acc, "tree: accept", 0, t->nodes, t->depth_cfg, &t->sq, &t->n_sq, err))
+        return -1;
     size_t N = (size_t)t->nodes;
-    t->sq = malloc(sizeof *t->sq * N);
     t->sq_kids = calloc(N, sizeof(int)), t->sq_map = malloc(sizeof(int) * N);
     t->sq_kmax = calloc(N + 1, sizeof(int));
-    if (!t->sq || !t->sq_kids || !t->sq_map || !t->sq_kmax)
-        return err_set(err, "tree: out of memory");
-    if (sequoia_tree(p, k, t->nodes, t->depth_cfg, t->sq, &t->n_sq, &expected, err)) return -1;
+    if (!t->sq_kids || !t->sq_map || !t->sq_kmax) return err_set(err, "tree: out of memory");
     int per_depth[SEQUOIA_MAX_DEPTH + 1] = {0};
     *max_scratch = 0, t->max_pass = 1, t->sq_depth = 0;
     for (int i = 0; i < t->n_sq; i++) {
