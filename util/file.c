@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -75,6 +76,24 @@ int file_open_regular(const char *path, const char *what, char *err) {
         return err_set(err, "%s: cannot open %s: %s", path, what, strerror(e));
     }
     return fd;
+}
+
+int file_map_regular(const char *path, const char *what, void **map, size_t *size, char *err) {
+    int fd = file_open_regular(path, what, err);
+    if (fd < 0) return -1;
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        rc = err_set(err, "%s: cannot stat: %s", path, strerror(errno));
+    } else if (st.st_size == 0) {
+        rc = err_set(err, "%s: empty file", path);
+    } else {
+        *size = (size_t)st.st_size;
+        *map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (*map == MAP_FAILED) rc = err_set(err, "%s: mmap failed: %s", path, strerror(errno));
+    }
+    close(fd);
+    return rc;
 }
 
 FILE *file_fopen_regular(const char *path, const char *what, char *err) {

@@ -9,6 +9,9 @@
  *       regular file; no window between the check and the open. Use it when the reader opens
  *       the file itself (fdopen() the fd for stdio).
  *   file_fopen_regular(path, what, err)  the same as a stdio stream ("rb"), or NULL.
+ *   file_map_regular(path, what, &map, &size, err)  the same, mapped read-only (private) and
+ *       closed: for readers that bind to the bytes in place (GGUF, safetensors, tokenizers);
+ *       an empty file is refused, as mmap cannot map one.
  *   file_read_all(path, what, max, &buf, &size, err)  the whole file into memory (a NUL
  *       after the last byte), refusing a file larger than max bytes with both sizes named.
  *   file_check_regular(path, what, err)  stat() only, never opens: for a path handed to code
@@ -55,6 +58,9 @@
 const char *file_kind_name(mode_t mode);
 
 int file_open_regular(const char *path, const char *what, char *err);
+/* file_open_regular, then the whole file mapped read-only: *map (munmap(*map, *size) when done)
+ * and *size; -1 with "PATH: cannot stat: ...", "PATH: empty file" or "PATH: mmap failed: ...". */
+int file_map_regular(const char *path, const char *what, void **map, size_t *size, char *err);
 FILE *file_fopen_regular(const char *path, const char *what, char *err);
 /* *buf is malloc'd (size + 1 bytes, buf[size] = 0): the caller frees it. */
 int file_read_all(const char *path, const char *what, uint64_t max, unsigned char **buf,

@@ -1,15 +1,12 @@
 /* gguf_read.c: the GGUF reader: mmap + full validation up front, then O(1) getters. See gguf.h. */
 #include "model/formats/gguf.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/err.h"
 #include "util/file.h"
@@ -444,31 +441,13 @@ int gguf_open(gguf **out, const char *path, char *err) {
         free(g);
         return err_set(err, "%s: out of memory", path);
     }
-    int fd = file_open_regular(path, "GGUF", err); /* a FIFO or directory is refused here */
-    struct stat st;
-    if (fd < 0) goto fail;
-    if (fstat(fd, &st) != 0) {
-        err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (st.st_size == 0) {
-        err_set(err, "%s: empty file", path);
-        goto fail;
-    }
-    g->size = (size_t)st.st_size;
-    void *map = mmap(NULL, g->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        err_set(err, "%s: mmap failed: %s", path, strerror(errno));
-        goto fail;
-    }
+    void *map; /* a FIFO or directory is refused here */
+    if (file_map_regular(path, "GGUF", &map, &g->size, err)) goto fail;
     g->map = map;
-    close(fd);
-    fd = -1;
     if (parse(g, err)) goto fail;
     *out = g;
     return 0;
 fail:
-    if (fd >= 0) close(fd);
     gguf_close(g);
     return -1;
 }

@@ -3,13 +3,10 @@
  * safetensors.h. */
 #include "model/formats/safetensors.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "model/weights/wtype.h"
 #include "util/err.h"
@@ -209,31 +206,13 @@ int st_open(safetensors **out, const char *path, char *err) {
         free(s);
         return err_set(err, "%s: out of memory", path);
     }
-    int fd = file_open_regular(path, "safetensors", err);
-    struct stat st;
-    if (fd < 0) goto fail;
-    if (fstat(fd, &st) != 0) {
-        err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (st.st_size == 0) {
-        err_set(err, "%s: empty file", path);
-        goto fail;
-    }
-    s->size = (size_t)st.st_size;
-    void *map = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        err_set(err, "%s: mmap failed: %s", path, strerror(errno));
-        goto fail;
-    }
+    void *map;
+    if (file_map_regular(path, "safetensors", &map, &s->size, err)) goto fail;
     s->map = map;
-    close(fd);
-    fd = -1;
     if (parse(s, err)) goto fail;
     *out = s;
     return 0;
 fail:
-    if (fd >= 0) close(fd);
     st_close(s);
     return -1;
 }

@@ -6,7 +6,6 @@
  * tokenizer_st_partition). The types live in tok_spm.c and tok_bpe.c. */
 #include "model/tokenizer/tokenizer.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -15,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "model/formats/gguf.h"
 #include "model/tokenizer/tok_internal.h"
@@ -364,21 +361,9 @@ int tok_file_chat_template(const char *path, char **out, char *err) {
 
 int tok_load(tok **out, const char *path, char *err) {
     *out = NULL;
-    int fd = file_open_regular(path, "tokenizer", err); /* a FIFO would block open() */
-    if (fd < 0) return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return err_set(err, "%s: cannot stat: %s", path, strerror(errno));
-    }
-    if (st.st_size == 0) {
-        close(fd);
-        return err_set(err, "%s: empty file", path);
-    }
-    size_t size = (size_t)st.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return err_set(err, "%s: mmap failed: %s", path, strerror(errno));
+    void *map; /* a FIFO would block open(): file_map_regular refuses it */
+    size_t size;
+    if (file_map_regular(path, "tokenizer", &map, &size, err)) return -1;
     tok *t = calloc(1, sizeof *t);
     int rc;
     if (!t) {
