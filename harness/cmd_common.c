@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decoders/decoder.h"
 #include "harness/commands.h"
 #include "results/db/db.h"
 #include "results/plot/plot.h"
+#include "util/err.h"
 
 /* Prefixes of our library functions, and the bare module names used as message heads. */
 static const char *const fn_prefixes[] = {
@@ -70,4 +72,29 @@ void cmd_version(void) {
     printf("decbench %s (results schema %d", DECBENCH_VERSION, db_schema_version());
     if (e.git_commit[0]) printf(", commit %.12s%s", e.git_commit, e.git_dirty == 1 ? "+dirty" : "");
     printf(", %s)\n", e.compiler);
+}
+
+int cmd_sets_check(const char *const *sets, int n, char *err) {
+    for (int i = 0; i < n; i++) {
+        const char *v = sets[i], *colon = strchr(v, ':');
+        int known = 0;
+        for (int k = 0; colon && k < dec_registry_size(); k++)
+            known |= strlen(dec_registry_name(k)) == (size_t)(colon - v) &&
+                     !strncmp(dec_registry_name(k), v, (size_t)(colon - v));
+        if (!colon || !colon[1] || !known)
+            return err_set(err, "--set '%s': expected NAME:KEY=VALUE,... with NAME a decoder "
+                           "(decbench decoders)", v);
+        for (int j = 0; j < i; j++)
+            if (!strncmp(sets[j], v, (size_t)(colon - v) + 1))
+                return err_set(err, "--set: %.*s given twice (one --set a decoder, its "
+                               "parameters joined by ',')", (int)(colon - v), v);
+    }
+    return 0;
+}
+
+const char *cmd_set_of(const char *const *sets, int n, const char *name) {
+    size_t len = strlen(name);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(sets[i], name, len) && sets[i][len] == ':') return sets[i] + len + 1;
+    return NULL;
 }

@@ -1,8 +1,8 @@
 /* cmd_paper.c: `decbench paper`: a paper's experiment in one command, our figures beside its.
  *
  *   decbench paper list
- *   decbench paper NAME --model FILE [--draft FILE] [--db FILE] [--settings PAIR|SIZE] [--chat]
- *                  [--limit N] [--max-new N] [--repeats N] [--warmup N] [--threads N]
+ *   decbench paper NAME --model FILE [--draft FILE] [--set NAME:head=DIR] [--db FILE]
+ *                  [--settings PAIR|SIZE] [--chat] [--limit N] [--max-new N] [--repeats N] [--warmup N] [--threads N]
  *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--plot DIR] [--fresh]
  *                  [--dry-run]
  *
@@ -17,6 +17,12 @@
  *     run is complete (and whose model files are the same) is not measured again; an
  *     interrupted one is resumed. So repeating the command after Ctrl-C continues, and after a
  *     complete run prints the table again at once. --fresh measures every part anew.
+ *   - Learned drafters (Spec-Bench's EAGLE, EAGLE2, Medusa) draft with heads trained for the
+ *     target, which only the user can name: --set eagle:head=DIR --set medusa:head=DIR (tune's
+ *     option, parsed by the same code), appended to every spec of that decoder. --set may not
+ *     change a setting the recipe takes from the reference (refused: the row would no longer
+ *     be the paper's method). Without a head those rows are not run and one note names them;
+ *     the table keeps them, with the paper's figures alone.
  *   - --limit and --max-new reduce the work (the tests, a first look); the output then says
  *     REDUCED: the figures are not the paper's workload.
  *   - What carries across hardware and what does not is printed above every table: tokens per
@@ -48,6 +54,7 @@
 enum {
     P_MODEL,
     P_DRAFT,
+    P_SET,
     P_TOKENIZER,
     P_DB,
     P_SETTINGS,
@@ -90,6 +97,9 @@ typedef struct {
     int n_datasets;
     int64_t run_id;
     int skipped_draft; /* decoders left out for want of --draft */
+    /* decoders left out for want of a head (--set NAME:head=DIR): their rows show the paper's
+     * figures alone */
+    unsigned char no_head[PAPER_MAX_DECODERS];
 } part_plan;
 
 typedef struct {
@@ -107,6 +117,11 @@ static const args_opt options[P_COUNT] = {
     [P_DRAFT] = {"--draft", NULL, 1,
                  "draft model (speculative, Ouroboros; required by recipes that only draft)",
                  "FILE"},
+    [P_SET] = {"--set", NULL, 1,
+               "parameters for every spec of decoder NAME: the target's heads, --set "
+               "eagle:head=DIR --set medusa:head=DIR (repeatable, one per decoder; without a "
+               "head, those rows are not run)",
+               "NAME:KEY=V,..."},
     [P_TOKENIZER] = {"--tokenizer", "-z", 1, "tokenizer (default: the model's own)", "FILE"},
     [P_DB] = {"--db", NULL, 1, "results database (default results/decbench.db)", "FILE"},
     [P_SETTINGS] = {"--settings", NULL, 1,
@@ -257,6 +272,24 @@ static int choose_settings(paper_ctx *c, part_plan *p, const char *settings, cha
     return 0;
 }
 
+/* Appends the --set parameters of decoder `head` to spec. They may not change what the recipe
+ * takes from the reference implementation: a usage error names the setting. */
+static int add_set(const paper_recipe *rc, const paper_decoder *d, char *spec, size_t n,
+                   const char *head, const char *extra, char *err) {
+    size_t len = strlen(spec);
+    int w = snprintf(spec + len, n - len, "%c%s", strchr(spec, ':') ? ',' : ':', extra);
+    if (w < 0 || (size_t)w >= n - len) return err_set(err, "--set %s: too long", head);
+    char dep[256], why[ERR_LEN];
+    if (paper_spec_departures(rc, d, spec, dep, sizeof dep, why))
+        return err_set(err, "--set %s:%s: %s", head, extra, why);
+    if (dep[0])
+        return err_set(err,
+                       "--set %s:%s changes %s, which %s runs as the paper's reference does (%s); "
+                       "--set gives what the recipe leaves to the user, such as head=DIR",
+                       head, extra, dep, rc->name, paper_reference_of(rc, d->alg)->settings);
+    return 0;
+}
+
 /* The `decbench run` argument vector of one part. */
 static int plan_part(paper_ctx *c, part_plan *p, char *err) {
     const args_opt *o = c->o;
@@ -267,8 +300,18 @@ static int plan_part(paper_ctx *c, part_plan *p, char *err) {
             p->skipped_draft++;
             continue;
         }
-        char spec[512];
+        char spec[1024];
         if (paper_spec(&pt->dec[i], p->setting, p->config, spec, sizeof spec, err)) return -1;
+        const char *head = paper_head_decoder(pt->dec[i].alg);
+        if (head) {
+            const args_opt *sets = args_get(o, P_COUNT, "--set");
+            const char *extra = cmd_set_of(sets->values, sets->count, head);
+            if (!extra) {
+                p->no_head[i] = 1;
+                continue;
+            }
+            if (add_set(c->rc, &pt->dec[i], spec, sizeof spec, head, extra, err)) return -1;
+        }
         if (!(p->spec[p->n_dec] = strdup(spec))) return err_set(err, "out of memory");
         p->dec[p->n_dec++] = i;
     }
@@ -453,27 +496,30 @@ static double paper_number(const char *s) {
     return s ? strtod(s, NULL) : NAN;
 }
 
-/* One row (group, row) of the table for decoder i of part p over dataset ds (NULL: all). */
-static void fill_row(const paper_ctx *c, const part_plan *p, int i, const char *group,
-                     const char *ds, report_beside_row *out) {
-    const paper_decoder *d = &p->part->dec[p->dec[i]];
+/* One row (group, row) of the table for the part's decoder j, run with canonical spec `spec`
+ * ("" when it was not run: the paper's figures alone), over dataset ds (NULL: all). */
+static void fill_row(const paper_ctx *c, const part_plan *p, int j, const char *spec,
+                     const char *group, const char *ds, report_beside_row *out) {
+    const paper_decoder *d = &p->part->dec[j];
     memset(out, 0, sizeof *out);
     out->group = group;
     out->row = d->row ? d->row : p->part->title;
     out->run_id = p->run_id;
     out->dataset = ds;
-    out->spec = p->canon[i];
+    out->spec = spec;
     const paper_value *v = paper_value_find(c->rc->name, p->key, out->group, out->row);
     for (int k = 0; k < REPORT_BESIDE_COLS; k++) out->paper[k] = paper_number(v ? v->v[k] : NULL);
     out->paper_text = v ? v->text : NULL;
     out->cite = v ? v->cite : NULL;
 }
 
-/* The rows in the paper's order: grouped by group, groups in order of first appearance. */
+/* The rows in the paper's order: grouped by group, groups in order of first appearance. The
+ * decoders left out for want of a head keep their rows (the paper's figures alone). */
 static int build_rows(const paper_ctx *c, report_beside_row **rows, int *n, char *err) {
     int cap = 0;
     for (int k = 0; k < c->n_parts; k++)
-        cap += c->parts[k].n_dec * (c->parts[k].part->per_dataset ? c->parts[k].n_datasets + 1 : 1);
+        cap += PAPER_MAX_DECODERS *
+               (c->parts[k].part->per_dataset ? c->parts[k].n_datasets + 1 : 1);
     report_beside_row *all = calloc((size_t)cap + 1, sizeof *all);
     *rows = calloc((size_t)cap + 1, sizeof **rows);
     if (!all || !*rows) {
@@ -484,16 +530,20 @@ static int build_rows(const paper_ctx *c, report_beside_row **rows, int *n, char
     int m = 0;
     for (int k = 0; k < c->n_parts; k++) {
         const part_plan *p = &c->parts[k];
-        if (p->part->per_dataset) {
-            for (int s = 0; s <= p->n_datasets; s++)
-                for (int i = 0; i < p->n_dec; i++) {
-                    const char *ds = s < p->n_datasets ? p->datasets[s] : NULL;
-                    fill_row(c, p, i, ds ? paper_dataset_title(ds) : p->part->title, ds, &all[m++]);
-                }
-        } else {
-            for (int i = 0; i < p->n_dec; i++) {
-                const paper_decoder *d = &p->part->dec[p->dec[i]];
-                fill_row(c, p, i, d->group ? d->group : p->part->title, NULL, &all[m++]);
+        for (int j = 0; j < PAPER_MAX_DECODERS && p->part->dec[j].alg != PAPER_END; j++) {
+            const char *spec = p->no_head[j] ? "" : NULL;
+            for (int i = 0; i < p->n_dec && !spec; i++)
+                if (p->dec[i] == j) spec = p->canon[i];
+            if (!spec) continue; /* left out for want of --draft */
+            const paper_decoder *d = &p->part->dec[j];
+            if (!p->part->per_dataset) {
+                fill_row(c, p, j, spec, d->group ? d->group : p->part->title, NULL, &all[m++]);
+                continue;
+            }
+            for (int s = 0; s <= p->n_datasets; s++) {
+                const char *ds = s < p->n_datasets ? p->datasets[s] : NULL;
+                fill_row(c, p, j, spec, ds ? paper_dataset_title(ds) : p->part->title, ds,
+                         &all[m++]);
             }
         }
     }
@@ -562,12 +612,37 @@ static int difference_lines(const paper_ctx *c, char (*lines)[768], int max) {
     return n;
 }
 
+/* The one line naming the rows left out for want of a head (0 when none). */
+static int no_head_line(const paper_ctx *c, char *out, size_t n) {
+    size_t len = 0;
+    const char *named[8] = {0};
+    int n_named = 0;
+    for (int k = 0; k < c->n_parts; k++) {
+        const paper_part *pt = c->parts[k].part;
+        for (int j = 0; j < PAPER_MAX_DECODERS && pt->dec[j].alg != PAPER_END; j++) {
+            if (!c->parts[k].no_head[j]) continue;
+            int seen = 0;
+            for (int i = 0; i < n_named && !seen; i++) seen = !strcmp(named[i], pt->dec[j].row);
+            if (seen || n_named == 8) continue;
+            named[n_named++] = pt->dec[j].row;
+            len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s (no --set %s:head=DIR)",
+                                    len ? ", " : "Not run: ", pt->dec[j].row,
+                                    paper_head_decoder(pt->dec[j].alg));
+        }
+    }
+    if (len && len < n)
+        snprintf(out + len, n - len, ": heads are trained per target, so the user names them; "
+                                     "the rows show the paper's figures alone.");
+    return len > 0;
+}
+
 static int print_table(paper_ctx *c, report_format fmt, char *err) {
     const paper_recipe *rc = c->rc;
     const args_opt *o = c->o;
     const char *notes[64];
     int n_notes = 0;
     char head[1024], settings[2048], carry[1536], reduced[512], skipped[512], chat[256];
+    char no_head[512];
     char extra[16][1024], diffs[MAX_DIFFS][768], diff_notes[MAX_DIFFS][800];
     static char caption[8192];
     const char *draft = args_str(o, P_COUNT, "--draft", NULL);
@@ -610,6 +685,7 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
                  "Ouroboros): give --draft.");
         notes[n_notes++] = skipped;
     }
+    if (no_head_line(c, no_head, sizeof no_head)) notes[n_notes++] = no_head;
     if (c->chat_missing) {
         snprintf(chat, sizeof chat,
                  "--chat: a task without a chat-model prompt in the paper's scripts keeps its "
@@ -662,20 +738,27 @@ static int print_table(paper_ctx *c, report_format fmt, char *err) {
     report_beside_row *rows = NULL;
     int n_rows = 0;
     if (build_rows(c, &rows, &n_rows, err)) return -1;
+    /* the figure draws our measurements: the rows not run (no head) have none */
+    report_beside_row *ran = calloc((size_t)n_rows + 1, sizeof *ran);
+    int n_ran = 0;
+    for (int i = 0; ran && i < n_rows; i++)
+        if (rows[i].spec[0]) ran[n_ran++] = rows[i];
     db *d;
-    int rc2 = db_open(&d, args_str(o, P_COUNT, "--db", "results/decbench.db"), DB_READ, err);
+    int rc2 = ran ? db_open(&d, args_str(o, P_COUNT, "--db", "results/decbench.db"), DB_READ, err)
+                  : err_set(err, "out of memory");
     if (rc2 == 0) rc2 = report_beside(d, &bo, rows, n_rows, fmt, stdout, err);
     const char *plot = args_str(o, P_COUNT, "--plot", NULL);
     char what[FILE_PATH_MAX + 32];
     snprintf(what, sizeof what, "the figure folder %s", plot ? plot : "");
     if (rc2 == 0 && plot &&
-        (runner_make_dir(plot, what, err) || report_plot_beside(d, &bo, rows, n_rows, plot, err) ||
+        (runner_make_dir(plot, what, err) || report_plot_beside(d, &bo, ran, n_ran, plot, err) ||
          report_plot_render_named("paper", NULL, plot, plot, err)))
         rc2 = -1;
     else if (rc2 == 0 && plot)
         fprintf(stderr, "decbench paper: figure: %s/paper.png (+ .svg, .tsv)\n", plot);
-    db_close(d);
+    if (ran) db_close(d);
     free(rows);
+    free(ran);
     if (rc2 == 0 && (fflush(stdout) != 0 || ferror(stdout)))
         rc2 = err_set(err, "cannot write the table to stdout");
     return rc2;
@@ -720,6 +803,24 @@ int cmd_paper(int argc, char **argv) {
                  c.rc->name);
         return cmd_usage("paper", err);
     }
+    const args_opt *sets = args_get(o, P_COUNT, "--set");
+    if (cmd_sets_check(sets->values, sets->count, err)) return cmd_usage("paper", err);
+    for (int i = 0; i < sets->count; i++) {
+        int used = 0; /* the decoder is one the recipe drafts heads with */
+        size_t len = strcspn(sets->values[i], ":");
+        for (int k = 0; k < PAPER_MAX_PARTS && c.rc->parts[k].name; k++)
+            for (int j = 0; j < PAPER_MAX_DECODERS && c.rc->parts[k].dec[j].alg != PAPER_END; j++) {
+                const char *h = paper_head_decoder(c.rc->parts[k].dec[j].alg);
+                used |= h && strlen(h) == len && !strncmp(h, sets->values[i], len);
+            }
+        if (!used) {
+            snprintf(err, sizeof err,
+                     "--set %.*s: %s runs no decoder with a head of that name (--set gives "
+                     "eagle's and medusa's heads)",
+                     (int)len, sets->values[i], c.rc->name);
+            return cmd_usage("paper", err);
+        }
+    }
     report_format fmt = REPORT_MARKDOWN;
     const char *f = args_str(o, P_COUNT, "--format", NULL);
     if (f && (report_format_parse(f, &fmt) || fmt == REPORT_JSONL))
@@ -742,6 +843,8 @@ int cmd_paper(int argc, char **argv) {
             goto done;
         }
     }
+    char no_head[512];
+    if (no_head_line(&c, no_head, sizeof no_head)) fprintf(stderr, "decbench paper: %s\n", no_head);
     if (args_flag(o, P_COUNT, "--dry-run")) {
         for (int k = 0; k < c.n_parts; k++) printf("%s\n", c.parts[k].command);
         goto done;

@@ -90,10 +90,7 @@ static int measure_specs(tune *t, char *const *canon, char *const *shown, int n,
 
 /* The --set value for decoder `name` (its parameters after "NAME:"), or NULL. */
 static const char *set_of(const tune *t, const char *name) {
-    size_t len = strlen(name);
-    for (int i = 0; i < t->n_sets; i++)
-        if (!strncmp(t->sets[i], name, len) && t->sets[i][len] == ':') return t->sets[i] + len + 1;
-    return NULL;
+    return cmd_set_of(t->sets, t->n_sets, name);
 }
 
 /* Each point of a decoder that --set names gets its parameters: "eagle:total_tokens=16" with
@@ -637,24 +634,7 @@ int cmd_tune(int argc, char **argv) {
         return cmd_usage("tune", err);
     if (ro.n_datasets != 1) return cmd_usage("tune", "--dataset: tune takes one dataset");
     const args_opt *sets = args_get(o, T_COUNT, "--set");
-    for (int i = 0; i < sets->count; i++) {
-        const char *v = sets->values[i], *colon = strchr(v, ':');
-        int known = 0;
-        for (int k = 0; colon && k < dec_registry_size(); k++)
-            known |= strlen(dec_registry_name(k)) == (size_t)(colon - v) &&
-                     !strncmp(dec_registry_name(k), v, (size_t)(colon - v));
-        if (!colon || !colon[1] || !known) {
-            snprintf(err, ERR_LEN, "--set '%s': expected NAME:KEY=VALUE,... with NAME a decoder "
-                     "(decbench decoders)", v);
-            return cmd_usage("tune", err);
-        }
-        for (int j = 0; j < i; j++)
-            if (!strncmp(sets->values[j], v, (size_t)(colon - v) + 1)) {
-                snprintf(err, ERR_LEN, "--set: %.*s given twice (one --set a decoder, its "
-                         "parameters joined by ',')", (int)(colon - v), v);
-                return cmd_usage("tune", err);
-            }
-    }
+    if (cmd_sets_check(sets->values, sets->count, err)) return cmd_usage("tune", err);
     if (ro.shard_n)
         return cmd_usage("tune", "--shard: tune measures its whole work in one process");
     if (ro.batch > 1)

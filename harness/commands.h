@@ -36,4 +36,11 @@ void cmd_clean_message(const char *msg, char *out, size_t n);
 /* Prints the version (decbench --version) to stdout. */
 void cmd_version(void);
 
+/* --set NAME:KEY=V,... (tune, paper): parameters a command adds to decoder NAME's specs, such
+ * as a head or a datastore. cmd_sets_check: each value names a registered decoder and has
+ * parameters, and no decoder is named twice; -1 with a usage message naming the value.
+ * cmd_set_of: the parameters given for decoder `name` (after "NAME:"), or NULL. */
+int cmd_sets_check(const char *const *sets, int n, char *err);
+const char *cmd_set_of(const char *const *sets, int n, const char *name);
+
 #endif

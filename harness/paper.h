@@ -23,7 +23,13 @@
  *   - Spec-Bench's PLD (draft_matching_window_size 3, draft_num_candidate_tokens 10) is
  *     pld:ngram=3,k=10 with its candidate rule, match=first,miss=100; its SpS (Hugging Face
  *     4.37.1 assisted generation, 5 assistant tokens, +2 after a draft accepted whole, else -1)
- *     is spec:gamma=5,adapt=1 (the recipe's rows say so in `extra`).
+ *     is spec:gamma=5,adapt=1 (the recipe's rows say so in `extra`);
+ *   - Spec-Bench's EAGLE (EAGLE-1's tree choices mc_sim_7b_63) is eagle:mode=static; its EAGLE2
+ *     (total_token 60, depth 5, top_k 10: the reference's total_token counts the current token,
+ *     its depth the expansions after the first level, as decbench's) is
+ *     eagle:mode=dynamic,total_tokens=60,depth=5,top_k=10; its Medusa (medusa_choices
+ *     mc_sim_7b_63, 4 heads, greedy posterior at T = 0) is medusa:tree=mc_sim_7b_63. The head
+ *     is the user's (paper_head_decoder).
  *
  * What the reference implementations run, in decbench's parameters, is one more table
  * (references[], paper_reference); what a recipe runs differently from it, and from the paper's
@@ -53,6 +59,9 @@ typedef enum {
     PAPER_LOOKAHEAD,
     PAPER_OUROBOROS,
     PAPER_PLD,
+    PAPER_EAGLE,  /* EAGLE-1: the static tree */
+    PAPER_EAGLE2, /* EAGLE-2: the dynamic tree */
+    PAPER_MEDUSA,
     PAPER_N_ALGS
 } paper_alg;
 
@@ -71,6 +80,7 @@ typedef struct {
     paper_alg alg;
     int gamma, W, N, G, beta, K; /* beta: Ouroboros' (counts the key token); N: lookahead's */
     int ngram, k;                /* PLD */
+    int total_tokens, depth, top_k; /* EAGLE-2's tree (the reference's names) */
     const char *extra; /* decbench parameters appended as they are ("warm=0", "suffix=0") */
     /* parameters the experiment varies on purpose (Table 3's switches: "suffix,inspire,refine"),
      * not held to the reference's settings; NULL: none */
@@ -183,6 +193,11 @@ const paper_value *paper_value_find(const char *recipe, const char *key, const c
 const paper_value *paper_values(int *n);
 /* The display title of a dataset of a per_dataset part ("Translation"), or the name itself. */
 const char *paper_dataset_title(const char *dataset);
+
+/* The decoder whose head a decoder of algorithm a drafts with ("eagle", "medusa"), or NULL.
+ * Heads are per target model, so the user names them (`paper --set eagle:head=DIR`, the same
+ * parameters appended to every spec of that decoder); without one its rows are not run. */
+const char *paper_head_decoder(paper_alg a);
 
 /* The reference implementations and the listed differences (paper_recipes.c). */
 const paper_reference *paper_references(int *n);

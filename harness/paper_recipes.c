@@ -12,7 +12,9 @@
  *     hao-ai-lab/LookaheadDecoding@eed010d applications/ for prompts and limits.
  *   - Spec-Bench: Xia et al., arXiv 2401.07851; hemingkx/Spec-Bench@fd2c1cd Leaderboard.md (A100
  *     tables), eval.sh (lookahead level 5, window 7, guess 7), evaluation/inference_pld.py
- *     (matching window 3, 10 candidate tokens), evaluation/eval.py (3 warm-up passes).
+ *     (matching window 3, 10 candidate tokens), evaluation/eval.py (3 warm-up passes),
+ *     evaluation/inference_eagle.py, inference_eagle2.py and inference_medusa.py (the trees) with
+ *     the model code they call (model/eagle/, model/eagle2/, model/medusa/).
  * Where a paper gives a value only in a figure, the table says so in words instead of a number. */
 #include <stdio.h>
 #include <string.h>
@@ -111,7 +113,10 @@ static const paper_lade_config lade_configs[] = {
     GREEDY("greedy (vanilla)"),                                                                    \
         {.row = "SpS", .alg = PAPER_SPEC, .gamma = 5, .extra = "adapt=1,gamma_max=64"},            \
         {.row = "PLD", .alg = PAPER_PLD, .ngram = 3, .k = 10, .extra = "match=first,miss=100"},    \
-        {.row = "Lookahead", .alg = PAPER_LOOKAHEAD, .W = 7, .N = 5, .G = 7},
+        {.row = "Lookahead", .alg = PAPER_LOOKAHEAD, .W = 7, .N = 5, .G = 7},                   \
+        {.row = "EAGLE", .alg = PAPER_EAGLE},                                                      \
+        {.row = "EAGLE2", .alg = PAPER_EAGLE2, .total_tokens = 60, .depth = 5, .top_k = 10},       \
+        {.row = "Medusa", .alg = PAPER_MEDUSA, .extra = "tree=mc_sim_7b_63"},
 
 #define TPS_COL                                                                                    \
     { "paper tok/s", "paper_tps", "%.2f" }
@@ -126,7 +131,8 @@ static const paper_lade_config lade_configs[] = {
 #define SB_REFS                                                                                    \
     {                                                                                              \
         [PAPER_SPEC] = "specbench-sps", [PAPER_PLD] = "specbench-pld",                             \
-        [PAPER_LOOKAHEAD] = "specbench-lade"                                                       \
+        [PAPER_LOOKAHEAD] = "specbench-lade", [PAPER_EAGLE] = "specbench-eagle",                   \
+        [PAPER_EAGLE2] = "specbench-eagle2", [PAPER_MEDUSA] = "specbench-medusa"                   \
     }
 
 static const paper_recipe recipes[] = {
@@ -479,7 +485,14 @@ static const paper_recipe recipes[] = {
                  "run as LADE's loop (preset=lade); PLD matching window 3, 10 candidate tokens "
                  "(inference_pld.py) with its candidate rule (match=first, miss=100); SpS with a "
                  "draft model (Vicuna-68m there): Hugging Face's assisted generation, 5 tokens "
-                 "adjusted +2/-1 (adapt=1). SpS needs --draft. The paper's figures: the A100 "
+                 "adjusted +2/-1 (adapt=1). SpS needs --draft.\nEAGLE: EAGLE-1's tree "
+                 "mc_sim_7b_63 (inference_eagle.py); EAGLE2: its dynamic tree with total_token "
+                 "60, depth 5, top_k 10 (inference_eagle2.py's defaults, which eval.sh keeps); "
+                 "both with the same head (eval.sh's Eagle_PATH). Medusa: 4 heads, the tree "
+                 "mc_sim_7b_63 (inference_medusa.py), greedy at T = 0. The heads are the "
+                 "target's own: --set eagle:head=DIR --set medusa:head=DIR; without them those "
+                 "rows are not run and show the paper's figures alone. Not in the recipe: the "
+                 "leaderboard's Hydra (not implemented here).\nThe paper's figures: the A100 "
                  "table of the Vicuna size nearest the model.",
         .parts =
             {
@@ -596,6 +609,15 @@ static const paper_value values[] = {
     SB("33b", "SpS", "1.70", "1.27", "1.71", "1.52", "1.66", "1.60", "2.01", "1.57"),
     SB("33b", "PLD", "1.42", "1.06", "1.93", "1.07", "1.54", "1.42", "1.54", "1.40"),
     SB("33b", "Lookahead", "1.32", "1.10", "1.20", "1.17", "1.56", "1.15", "1.61", "1.25"),
+    SB("7b", "EAGLE", "2.45", "1.77", "2.08", "1.93", "2.44", "1.87", "3.58", "2.10"),
+    SB("7b", "EAGLE2", "2.84", "1.88", "2.34", "2.15", "2.79", "2.13", "4.34", "2.36"),
+    SB("7b", "Medusa", "1.97", "1.65", "1.57", "1.65", "1.94", "1.49", "2.31", "1.71"),
+    SB("13b", "EAGLE", "2.52", "1.84", "2.12", "1.91", "2.52", "2.01", "3.64", "2.16"),
+    SB("13b", "EAGLE2", "2.95", "1.96", "2.43", "2.20", "2.95", "2.25", "4.43", "2.46"),
+    SB("13b", "Medusa", "2.05", "1.71", "1.62", "1.69", "2.08", "1.61", "2.39", "1.80"),
+    SB("33b", "EAGLE", "2.75", "2.04", "2.42", "2.16", "2.97", "2.20", "3.39", "2.43"),
+    SB("33b", "EAGLE2", "3.01", "2.10", "2.51", "2.27", "3.30", "2.29", "4.05", "2.59"),
+    SB("33b", "Medusa", "1.94", "1.72", "1.58", "1.65", "2.05", "1.56", "2.33", "1.76"),
 };
 
 /* Spec-Bench's task names for its categories (its Leaderboard's column heads). */
@@ -646,6 +668,30 @@ static const paper_reference references[] = {
      "AssistedCandidateGenerator (decoding.py:196) with num_assistant_tokens 5, updated after "
      "each step (:365): +2 when every drafted token was accepted, else -1 (transformers==4.37.1, "
      "requirements.txt)"},
+    {"specbench-eagle",
+     "Spec-Bench's EAGLE (hemingkx/Spec-Bench@fd2c1cd, evaluation/inference_eagle.py, "
+     "model/eagle/)",
+     PAPER_EAGLE, "mode=static",
+     "tree_choices mc_sim_7b_63 (inference_eagle.py --tree-choices default; model/eagle/"
+     "choices.py: 25 nodes to depth 5), each node its parent's rank-r token of the head's top "
+     "10 (cnets.py:52, :795); greedy posterior at TEMP=0.0 (eval.sh:11, utils.py "
+     "evaluate_posterior)"},
+    {"specbench-eagle2",
+     "Spec-Bench's EAGLE2 (hemingkx/Spec-Bench@fd2c1cd, evaluation/inference_eagle2.py, "
+     "model/eagle2/)",
+     PAPER_EAGLE2, "mode=dynamic,total_tokens=60,depth=5,top_k=10",
+     "--total-token 60, --depth 5, --top-k 10 (inference_eagle2.py defaults, eval.sh passes "
+     "none); total_token - 1 drafted nodes beside the current token (cnets.py:502, :754, :768), "
+     "depth expansions after the root's top_k (cnets.py:704), top_k nodes expanded per level "
+     "by summed log-probability (cnets.py:722-731); greedy posterior at T = 0"},
+    {"specbench-medusa",
+     "Spec-Bench's Medusa (hemingkx/Spec-Bench@fd2c1cd, evaluation/inference_medusa.py, "
+     "model/medusa/)",
+     PAPER_MEDUSA, "tree=mc_sim_7b_63,nodes=63,topk=10",
+     "medusa_choices mc_sim_7b_63 (inference_medusa.py --medusa-choices default; "
+     "medusa_choices.py: 63 nodes to depth 4), TOPK 10 (utils.py:3), num_heads 4 "
+     "(inference_medusa.py:200); at temperature 0 the posterior is greedy's: the longest "
+     "candidate prefix equal to the target's argmax (utils.py:295-307)"},
 };
 
 /* ---- what the recipes run differently ------------------------------------------------------- */
@@ -689,6 +735,46 @@ static const paper_difference differences[] = {
     {NULL, "specbench-pld", NULL,
      "Spec-Bench's loop verifies its first draft in the pass that carries the prompt; "
      "decbench's prompt pass yields one token and drafting starts with the next pass"},
+    /* Spec-Bench's learned drafters */
+    {NULL, "specbench-eagle", NULL,
+     "the head is the target's own, named with --set eagle:head=DIR (for the TinyStories "
+     "models, trained here: tests/data/heads/, train/); Spec-Bench's is SafeAILab's published "
+     "EAGLE-Vicuna-v1.3 head"},
+    {NULL, "specbench-eagle2", NULL,
+     "the head is the target's own, named with --set eagle:head=DIR (for the TinyStories "
+     "models, trained here: tests/data/heads/, train/); Spec-Bench's is SafeAILab's published "
+     "EAGLE-Vicuna-v1.3 head"},
+    {NULL, "specbench-medusa", NULL,
+     "the heads are the target's own, named with --set medusa:head=DIR (for the TinyStories "
+     "models, trained here: tests/data/heads/, train/); Spec-Bench's are FasterDecoding's "
+     "published medusa-vicuna-v1.3 heads"},
+    {NULL, "specbench-eagle", NULL,
+     "decbench stops at max_new tokens; Spec-Bench's loop stops once more than max_new are out "
+     "(keeping the whole last step), after 512 steps (max_steps) or at 1960 tokens of context "
+     "(inference_eagle.py:102-108)"},
+    {NULL, "specbench-eagle2", NULL,
+     "decbench stops at max_new tokens; Spec-Bench's loop stops once more than max_new are out "
+     "(keeping the whole last step) or at 2048 - 69 tokens of context (ea_model.py:204, "
+     ":299-303)"},
+    {NULL, "specbench-medusa", NULL,
+     "decbench stops at max_new tokens; Spec-Bench's loop stops once more than max_new are out "
+     "(keeping the whole last step) or after 512 steps (inference_medusa.py:60, :95-98)"},
+    {NULL, "specbench-eagle", NULL,
+     "an end token is a leaf: nothing is drafted below it; the reference drafts past it and "
+     "cuts the output at the end token (the same tokens)"},
+    {NULL, "specbench-eagle2", NULL,
+     "an end token is a leaf: nothing is drafted below it; the reference drafts past it and "
+     "cuts the output at the end token (the same tokens); equal scores go to the node created "
+     "first, where torch.topk leaves the order of ties open"},
+    {NULL, "specbench-medusa", NULL,
+     "Medusa's typical acceptance (posterior_threshold 0.09, posterior_alpha 0.3) is not "
+     "offered: it accepts tokens the target would not sample, so it is not exact. The "
+     "leaderboard runs T = 0 (eval.sh TEMP=0.0), where the reference's posterior is greedy's, "
+     "as decbench verifies"},
+    {NULL, "specbench-medusa", NULL,
+     "the heads run on the accepted row's hidden state only; the reference runs them on every "
+     "row of the tree pass and keeps the accepted one's (the same values, fewer products); an "
+     "end token is a leaf"},
     /* the data */
     {"ouro-table2", NULL, NULL,
      "GSM8K: 100 entries drawn with --shuffle 13720; the paper samples 100 without saying which"},
@@ -847,6 +933,10 @@ int paper_spec_departures(const paper_recipe *rc, const paper_decoder *d, const 
     return 0;
 }
 
+const char *paper_head_decoder(paper_alg a) {
+    return a == PAPER_EAGLE || a == PAPER_EAGLE2 ? "eagle" : a == PAPER_MEDUSA ? "medusa" : NULL;
+}
+
 /* ---- the papers' names -> decbench specs (paper.h) ---------------------------------------------
  */
 
@@ -889,6 +979,18 @@ int paper_spec(const paper_decoder *d, const paper_setting *s, const paper_lade_
         break;
     case PAPER_PLD:
         len = snprintf(out, n, "pld:ngram=%d,k=%d", d->ngram, d->k);
+        break;
+    case PAPER_EAGLE:
+        len = snprintf(out, n, "eagle:mode=static");
+        break;
+    case PAPER_EAGLE2:
+        if (!d->total_tokens || !d->depth || !d->top_k)
+            return err_set(err, "%s: no total_tokens, depth, top_k", d->row);
+        len = snprintf(out, n, "eagle:mode=dynamic,total_tokens=%d,depth=%d,top_k=%d",
+                       d->total_tokens, d->depth, d->top_k);
+        break;
+    case PAPER_MEDUSA:
+        len = snprintf(out, n, "medusa");
         break;
     default:
         return err_set(err, "unknown algorithm %d", (int)d->alg);

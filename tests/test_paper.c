@@ -64,6 +64,16 @@ static int recipe_has_row(const paper_recipe *rc, const char *group, const char 
     return 0;
 }
 
+/* A recipe's spec as `decbench paper` runs it on stories260K: a head decoder's spec with the
+ * head trained for that model (--set NAME:head=DIR). */
+static void with_head(const paper_decoder *d, char *spec, size_t n) {
+    const char *head = paper_head_decoder(d->alg);
+    size_t len = strlen(spec);
+    if (head)
+        snprintf(spec + len, n - len, ",head=%s/tests/data/heads/stories260K-%s",
+                 DECBENCH_SOURCE_DIR, head);
+}
+
 /* Every spec of every recipe under every pair's and size's settings creates a decoder. */
 static void all_specs_valid(void) {
     char err[ERR_LEN];
@@ -98,6 +108,7 @@ static void all_specs_valid(void) {
                     char spec[512];
                     CHECK_MSG(paper_spec(&p->dec[i], s, c, spec, sizeof spec, err) == 0,
                               "%s/%s: %s", rc->name, p->name, err);
+                    with_head(&p->dec[i], spec, sizeof spec);
                     dec *x = NULL;
                     CHECK_MSG(dec_create(&x, spec, &env, err) == 0, "%s/%s %s: %s", rc->name,
                               p->name, spec, err);
@@ -126,7 +137,10 @@ static void references_followed(void) {
         static const char *const names[PAPER_N_ALGS] = {[PAPER_SPEC] = "spec",
                                                         [PAPER_LOOKAHEAD] = "lookahead",
                                                         [PAPER_OUROBOROS] = "ouroboros",
-                                                        [PAPER_PLD] = "pld"};
+                                                        [PAPER_PLD] = "pld",
+                                                        [PAPER_EAGLE] = "eagle",
+                                                        [PAPER_EAGLE2] = "eagle",
+                                                        [PAPER_MEDUSA] = "medusa"};
         char spec[512];
         snprintf(spec, sizeof spec, "%s:%s", names[refs[i].alg], refs[i].settings);
         dec_info info;
@@ -161,6 +175,7 @@ static void references_followed(void) {
                               d->row ? d->row : p->title);
                     char spec[512], dep[256];
                     if (paper_spec(d, s, c, spec, sizeof spec, err)) continue;
+                    with_head(d, spec, sizeof spec);
                     CHECK_MSG(paper_spec_departures(rc, d, spec, dep, sizeof dep, err) == 0,
                               "%s: %s", spec, err);
                     checked++;
@@ -283,6 +298,19 @@ int main(void) {
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_PLD, .ngram = 3, .k = 10}, NULL, NULL,
             "pld:ngram=3,k=10");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_GREEDY}, gsm_llama, NULL, "greedy");
+    /* Spec-Bench's EAGLE is EAGLE-1's static tree; its EAGLE2 counts the current token in
+     * total_token and the expansions after the root's top_k in depth, as decbench's eagle */
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_EAGLE}, NULL, NULL, "eagle:mode=static");
+    spec_of(&(paper_decoder){.row = "x",
+                             .alg = PAPER_EAGLE2,
+                             .total_tokens = 60,
+                             .depth = 5,
+                             .top_k = 10},
+            NULL, NULL, "eagle:mode=dynamic,total_tokens=60,depth=5,top_k=10");
+    spec_of(&(paper_decoder){.row = "x", .alg = PAPER_MEDUSA, .extra = "tree=mc_sim_7b_63"}, NULL,
+            NULL, "medusa:tree=mc_sim_7b_63");
+    CHECK(!strcmp(paper_head_decoder(PAPER_EAGLE2), "eagle") &&
+          !strcmp(paper_head_decoder(PAPER_MEDUSA), "medusa") && !paper_head_decoder(PAPER_SPEC));
     char out[64], err[ERR_LEN] = "";
     CHECK(paper_spec(&(paper_decoder){.row = "x", .alg = PAPER_SPEC}, NULL, NULL, out, sizeof out,
                      err) == -1 &&
@@ -298,6 +326,12 @@ int main(void) {
           !strcmp(v->cite, "Table 2"));
     v = paper_value_find("specbench", "7b", "Overall", "Lookahead");
     CHECK(v && !strcmp(v->v[0], "1.34") && !strcmp(v->v[1], "1.64"));
+    v = paper_value_find("specbench", "7b", "Overall", "EAGLE2");
+    CHECK(v && !strcmp(v->v[0], "2.36") && !strcmp(v->v[1], "4.34"));
+    v = paper_value_find("specbench", "13b", "Translation", "Medusa");
+    CHECK(v && !strcmp(v->v[0], "1.71") && v->v[1] == NULL);
+    v = paper_value_find("specbench", "33b", "Overall", "EAGLE");
+    CHECK(v && !strcmp(v->v[0], "2.43") && !strcmp(v->v[1], "3.39"));
     v = paper_value_find("ouro-table4", "yi", "warm start on", "CN=4");
     CHECK(v && !strcmp(v->v[0], "34.83"));
     v = paper_value_find("ouro-fig4", "yi", "MBPP", "lookahead");
