@@ -82,12 +82,16 @@ int cmd_sets_check(const char *const *sets, int n, char *err) {
             known |= strlen(dec_registry_name(k)) == (size_t)(colon - v) &&
                      !strncmp(dec_registry_name(k), v, (size_t)(colon - v));
         if (!colon || !colon[1] || !known)
-            return err_set(err, "--set '%s': expected NAME:KEY=VALUE,... with NAME a decoder "
-                           "(decbench decoders)", v);
+            return err_set(err,
+                           "--set '%s': expected NAME:KEY=VALUE,... with NAME a decoder "
+                           "(decbench decoders)",
+                           v);
         for (int j = 0; j < i; j++)
             if (!strncmp(sets[j], v, (size_t)(colon - v) + 1))
-                return err_set(err, "--set: %.*s given twice (one --set a decoder, its "
-                               "parameters joined by ',')", (int)(colon - v), v);
+                return err_set(err,
+                               "--set: %.*s given twice (one --set a decoder, its "
+                               "parameters joined by ',')",
+                               (int)(colon - v), v);
     }
     return 0;
 }

@@ -2,9 +2,9 @@
  *
  *   decbench paper list
  *   decbench paper NAME --model FILE [--draft FILE] [--set NAME:head=DIR] [--db FILE]
- *                  [--settings PAIR|SIZE] [--chat] [--limit N] [--max-new N] [--repeats N] [--warmup N] [--threads N]
- *                  [--project-cost FILE[:RUN]] [--format md|csv|json|latex] [--plot DIR] [--fresh]
- *                  [--dry-run]
+ *                  [--settings PAIR|SIZE] [--chat] [--limit N] [--max-new N] [--repeats N]
+ *                  [--warmup N] [--threads N] [--project-cost FILE[:RUN]]
+ *                  [--format md|csv|json|latex] [--plot DIR] [--fresh] [--dry-run]
  *
  * Decisions (also in --help and README, "Reproducing the papers"):
  *   - A recipe (harness/paper_recipes.c) is a list of parts; each part is ONE `decbench run`,
@@ -518,8 +518,8 @@ static void fill_row(const paper_ctx *c, const part_plan *p, int j, const char *
 static int build_rows(const paper_ctx *c, report_beside_row **rows, int *n, char *err) {
     int cap = 0;
     for (int k = 0; k < c->n_parts; k++)
-        cap += PAPER_MAX_DECODERS *
-               (c->parts[k].part->per_dataset ? c->parts[k].n_datasets + 1 : 1);
+        cap +=
+            PAPER_MAX_DECODERS * (c->parts[k].part->per_dataset ? c->parts[k].n_datasets + 1 : 1);
     report_beside_row *all = calloc((size_t)cap + 1, sizeof *all);
     *rows = calloc((size_t)cap + 1, sizeof **rows);
     if (!all || !*rows) {
@@ -631,8 +631,9 @@ static int no_head_line(const paper_ctx *c, char *out, size_t n) {
         }
     }
     if (len && len < n)
-        snprintf(out + len, n - len, ": heads are trained per target, so the user names them; "
-                                     "the rows show the paper's figures alone.");
+        snprintf(out + len, n - len,
+                 ": heads are trained per target, so the user names them; "
+                 "the rows show the paper's figures alone.");
     return len > 0;
 }
 

@@ -78,8 +78,8 @@ typedef struct {
     const char *row;   /* the paper's row label ("Ouroboros †"); NULL: the part's title */
     const char *group; /* the output group; NULL: the part's title */
     paper_alg alg;
-    int gamma, W, N, G, beta, K; /* beta: Ouroboros' (counts the key token); N: lookahead's */
-    int ngram, k;                /* PLD */
+    int gamma, W, N, G, beta, K;    /* beta: Ouroboros' (counts the key token); N: lookahead's */
+    int ngram, k;                   /* PLD */
     int total_tokens, depth, top_k; /* EAGLE-2's tree (the reference's names) */
     const char *extra; /* decbench parameters appended as they are ("warm=0", "suffix=0") */
     /* parameters the experiment varies on purpose (Table 3's switches: "suffix,inspire,refine"),

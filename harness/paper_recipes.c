@@ -113,7 +113,7 @@ static const paper_lade_config lade_configs[] = {
     GREEDY("greedy (vanilla)"),                                                                    \
         {.row = "SpS", .alg = PAPER_SPEC, .gamma = 5, .extra = "adapt=1,gamma_max=64"},            \
         {.row = "PLD", .alg = PAPER_PLD, .ngram = 3, .k = 10, .extra = "match=first,miss=100"},    \
-        {.row = "Lookahead", .alg = PAPER_LOOKAHEAD, .W = 7, .N = 5, .G = 7},                   \
+        {.row = "Lookahead", .alg = PAPER_LOOKAHEAD, .W = 7, .N = 5, .G = 7},                      \
         {.row = "EAGLE", .alg = PAPER_EAGLE},                                                      \
         {.row = "EAGLE2", .alg = PAPER_EAGLE2, .total_tokens = 60, .depth = 5, .top_k = 10},       \
         {.row = "Medusa", .alg = PAPER_MEDUSA, .extra = "tree=mc_sim_7b_63"},

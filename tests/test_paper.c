@@ -134,13 +134,11 @@ static void references_followed(void) {
     int *key_used = calloc((size_t)n_diffs, sizeof *key_used);
     /* each reference's settings are parameters of its decoder */
     for (int i = 0; i < n_refs; i++) {
-        static const char *const names[PAPER_N_ALGS] = {[PAPER_SPEC] = "spec",
-                                                        [PAPER_LOOKAHEAD] = "lookahead",
-                                                        [PAPER_OUROBOROS] = "ouroboros",
-                                                        [PAPER_PLD] = "pld",
-                                                        [PAPER_EAGLE] = "eagle",
-                                                        [PAPER_EAGLE2] = "eagle",
-                                                        [PAPER_MEDUSA] = "medusa"};
+        static const char *const names[PAPER_N_ALGS] = {
+            [PAPER_SPEC] = "spec",           [PAPER_LOOKAHEAD] = "lookahead",
+            [PAPER_OUROBOROS] = "ouroboros", [PAPER_PLD] = "pld",
+            [PAPER_EAGLE] = "eagle",         [PAPER_EAGLE2] = "eagle",
+            [PAPER_MEDUSA] = "medusa"};
         char spec[512];
         snprintf(spec, sizeof spec, "%s:%s", names[refs[i].alg], refs[i].settings);
         dec_info info;
@@ -301,12 +299,10 @@ int main(void) {
     /* Spec-Bench's EAGLE is EAGLE-1's static tree; its EAGLE2 counts the current token in
      * total_token and the expansions after the root's top_k in depth, as decbench's eagle */
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_EAGLE}, NULL, NULL, "eagle:mode=static");
-    spec_of(&(paper_decoder){.row = "x",
-                             .alg = PAPER_EAGLE2,
-                             .total_tokens = 60,
-                             .depth = 5,
-                             .top_k = 10},
-            NULL, NULL, "eagle:mode=dynamic,total_tokens=60,depth=5,top_k=10");
+    spec_of(
+        &(paper_decoder){
+            .row = "x", .alg = PAPER_EAGLE2, .total_tokens = 60, .depth = 5, .top_k = 10},
+        NULL, NULL, "eagle:mode=dynamic,total_tokens=60,depth=5,top_k=10");
     spec_of(&(paper_decoder){.row = "x", .alg = PAPER_MEDUSA, .extra = "tree=mc_sim_7b_63"}, NULL,
             NULL, "medusa:tree=mc_sim_7b_63");
     CHECK(!strcmp(paper_head_decoder(PAPER_EAGLE2), "eagle") &&
