@@ -747,7 +747,8 @@ static const paper_difference differences[] = {
     {NULL, "specbench-medusa", NULL,
      "the heads are the target's own, named with --set medusa:head=DIR (for the TinyStories "
      "models, trained here: tests/data/heads/, train/); Spec-Bench's are FasterDecoding's "
-     "published medusa-vicuna-v1.3 heads"},
+     "published medusa-vicuna-v1.3 heads, 4 of them; a file of fewer heads keeps the tree's "
+     "entries they can fill"},
     {NULL, "specbench-eagle", NULL,
      "decbench stops at max_new tokens; Spec-Bench's loop stops once more than max_new are out "
      "(keeping the whole last step), after 512 steps (max_steps) or at 1960 tokens of context "
