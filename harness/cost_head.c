@@ -10,8 +10,8 @@
  *   Medusa  t(K, 0, K): K heads, each its ResBlocks and its own classifier on one hidden state;
  *           no attention, so one context (0), and `rows` = `logit rows` = the heads run (the
  *           --rows values up to the head file's heads). Read as a grid of every row's logits.
- * A pass is timed alone, repeated at its point until it has min_seconds and three rounds (the
- * first a warm-up): the inputs' values do not change the time (random tokens and features). */
+ * The points of a context are measured in rounds (time_points); the inputs' values do not change
+ * the time (random tokens and features). */
 #include <math.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -42,30 +42,42 @@ int cost_head_kind(const char *dir, char *err) {
                    dir);
 }
 
-/* Times fn(user) until it has run for min_seconds in all and at least `rounds` times after one
- * warm-up call; the mean and the median seconds of a call. */
-typedef int (*pass_fn)(void *user, char *err);
-static int time_point(pass_fn fn, void *user, double min_seconds, measure_point *p, char *err) {
-    enum { MAX_TIMES = 4096 };
-    static double t[MAX_TIMES];
-    if (fn(user, err)) return -1; /* warm-up */
-    int n = 0;
-    double sum = 0;
-    while (n < MAX_TIMES && (n < 3 || sum < min_seconds)) {
-        double t0 = clock_now();
-        if (fn(user, err)) return -1;
-        t[n] = clock_now() - t0;
-        sum += t[n++];
+/* The points of one context, measured in rounds: each round runs every point's pass once, the
+ * first round a warm-up (pages the weights in), until every point has min_seconds of passes
+ * and at least 3 rounds. Interleaved rather than point by point, so that a change in the
+ * machine's load (other jobs) hits every point alike instead of bending the curve between
+ * two points (measure.c measures the models' grids so for that reason). */
+typedef int (*pass_fn)(void *user, int point, char *err);
+enum { MAX_ROUNDS = 4096, MAX_POINTS = 2 * MEASURE_MAX_ROWS };
+static int time_points(pass_fn fn, void *user, int n, double min_seconds, measure_point *p,
+                       char *err) {
+    static double t[MAX_POINTS][MAX_ROUNDS];
+    double sum[MAX_POINTS] = {0};
+    int rounds = 0;
+    for (int i = 0; i < n; i++)
+        if (fn(user, i, err)) return -1; /* warm-up */
+    for (int more = 1; more && rounds < MAX_ROUNDS; rounds++) {
+        more = 0;
+        for (int i = 0; i < n; i++) {
+            double t0 = clock_now();
+            if (fn(user, i, err)) return -1;
+            t[i][rounds] = clock_now() - t0;
+            sum[i] += t[i][rounds];
+            more |= rounds < 2 || sum[i] < min_seconds;
+        }
     }
-    for (int i = 1; i < n; i++) { /* insertion sort for the median: n is small */
-        double x = t[i];
-        int j = i;
-        while (j > 0 && t[j - 1] > x) t[j] = t[j - 1], j--;
-        t[j] = x;
+    for (int i = 0; i < n; i++) {
+        double *x = t[i];
+        for (int a = 1; a < rounds; a++) { /* insertion sort for the median */
+            double v = x[a];
+            int b = a;
+            while (b > 0 && x[b - 1] > v) x[b] = x[b - 1], b--;
+            x[b] = v;
+        }
+        p[i].repeats = rounds;
+        p[i].seconds = sum[i] / rounds;
+        p[i].median = rounds % 2 ? x[rounds / 2] : (x[rounds / 2 - 1] + x[rounds / 2]) / 2;
     }
-    p->repeats = n;
-    p->seconds = sum / n;
-    p->median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
     return 0;
 }
 
@@ -73,16 +85,17 @@ static int time_point(pass_fn fn, void *user, double min_seconds, measure_point 
 
 typedef struct {
     eagle_head *h;
-    int context, rows, logit_rows;
+    int context;
+    const measure_point *pt; /* the points of the context: rows, logit rows */
     int *tok;
     float *feats, *hid, *logits;
 } eagle_job;
 
-static int eagle_pass(void *user, char *err) {
+static int eagle_pass(void *user, int point, char *err) {
     eagle_job *j = user;
     eagle_head_truncate(j->h, j->context);
-    return eagle_head_append(j->h, j->rows, j->tok, j->feats, j->logit_rows, j->hid, j->logits,
-                             err);
+    return eagle_head_append(j->h, j->pt[point].rows, j->tok, j->feats, j->pt[point].logit_rows,
+                             j->hid, j->logits, err);
 }
 
 static int measure_eagle(const char *dir, const model *target, tpool *pool, const measure_grid *g,
@@ -122,6 +135,8 @@ static int measure_eagle(const char *dir, const model *target, tpool *pool, cons
             at += n;
         }
         j.context = g->contexts[ci];
+        measure_point pt[MAX_POINTS];
+        int n = 0;
         for (int ri = 0; ri < g->n_rows; ri++) {
             const int rows = g->rows[ri];
             int logits[2], n_l = 0;
@@ -129,16 +144,17 @@ static int measure_eagle(const char *dir, const model *target, tpool *pool, cons
             if ((g->logits == MEASURE_LOGITS_ALL || (g->logits == MEASURE_LOGITS_BOTH && ci == 0)) &&
                 (n_l == 0 || rows > 1))
                 logits[n_l++] = rows;
-            for (int li = 0; li < n_l; li++) {
-                measure_point p = {.rows = rows, .context = j.context, .logit_rows = logits[li],
-                                   .batch = 1};
-                j.rows = rows, j.logit_rows = logits[li];
-                if (time_point(eagle_pass, &j, g->min_seconds, &p, err)) goto done;
-                double macs = macs_row * rows + (double)logits[li] * D * V;
-                p.gflops = 2 * macs / p.seconds / 1e9;
-                p.weight_gbps = ((double)info->head_bytes + cls_bytes) / p.seconds / 1e9;
-                if (fn(user, &p, err)) goto done;
-            }
+            for (int li = 0; li < n_l; li++)
+                pt[n++] = (measure_point){.rows = rows, .context = j.context,
+                                          .logit_rows = logits[li], .batch = 1};
+        }
+        j.pt = pt;
+        if (time_points(eagle_pass, &j, n, g->min_seconds, pt, err)) goto done;
+        for (int i = 0; i < n; i++) {
+            double macs = macs_row * pt[i].rows + (double)pt[i].logit_rows * D * V;
+            pt[i].gflops = 2 * macs / pt[i].seconds / 1e9;
+            pt[i].weight_gbps = ((double)info->head_bytes + cls_bytes) / pt[i].seconds / 1e9;
+            if (fn(user, &pt[i], err)) goto done;
         }
     }
     rc = 0;
@@ -152,15 +168,16 @@ done:
 
 typedef struct {
     const medusa_head *h;
-    int k;
+    const measure_point *pt; /* rows: the heads run */
     tpool *pool;
     float *hidden, *logits, *scratch;
 } medusa_job;
 
-static int medusa_pass(void *user, char *err) {
+static int medusa_pass(void *user, int point, char *err) {
     (void)err;
     medusa_job *j = user;
-    for (int k = 0; k < j->k; k++) medusa_head_logits(j->h, k, j->hidden, j->logits, j->scratch, j->pool);
+    for (int k = 0; k < j->pt[point].rows; k++)
+        medusa_head_logits(j->h, k, j->hidden, j->logits, j->scratch, j->pool);
     return 0;
 }
 
@@ -191,20 +208,23 @@ static int measure_medusa(const char *dir, const model *target, tpool *pool, con
     rng_state r;
     rng_seed(&r, 1);
     for (int i = 0; i < D; i++) j.hidden[i] = rng_unit(&r) * 2 - 1;
-    int measured = 0;
-    for (int ri = 0; ri < g->n_rows && g->rows[ri] <= h->n_heads; ri++) {
-        j.k = g->rows[ri];
-        measure_point p = {.rows = j.k, .context = 0, .logit_rows = j.k, .batch = 1};
-        if (time_point(medusa_pass, &j, g->min_seconds, &p, err)) goto done;
-        p.gflops = 2.0 * j.k * ((double)h->n_layers * D * D + (double)V * D) / p.seconds / 1e9;
-        p.weight_gbps = (double)per_head * j.k / p.seconds / 1e9;
-        if (fn(user, &p, err)) goto done;
-        measured++;
-    }
-    if (!measured) {
+    measure_point pt[MAX_POINTS];
+    int n = 0;
+    for (int ri = 0; ri < g->n_rows && g->rows[ri] <= h->n_heads; ri++)
+        pt[n++] = (measure_point){.rows = g->rows[ri], .context = 0,
+                                  .logit_rows = g->rows[ri], .batch = 1};
+    if (!n) {
         err_set(err, "--rows: Medusa's rows are the heads run, 1..%d in %s; none was asked",
                 h->n_heads, dir);
         goto done;
+    }
+    j.pt = pt;
+    if (time_points(medusa_pass, &j, n, g->min_seconds, pt, err)) goto done;
+    for (int i = 0; i < n; i++) {
+        const int k = pt[i].rows;
+        pt[i].gflops = 2.0 * k * ((double)h->n_layers * D * D + (double)V * D) / pt[i].seconds / 1e9;
+        pt[i].weight_gbps = (double)per_head * k / pt[i].seconds / 1e9;
+        if (fn(user, &pt[i], err)) goto done;
     }
     rc = 0;
 done:
