@@ -190,10 +190,10 @@ int cmd_cost(int argc, char **argv) {
     if (head_dir && batch > 1) return cmd_usage("cost", "--head measures one sequence: no --batch");
     char head_file[4200] = "";
     if (head_dir) { /* the stored run is the head file's curve, never the target's */
-        int kind = cost_head_kind(head_dir, err);
+        int kind = draft_head_kind(head_dir, err);
         if (kind < 0) return cmd_fail("cost", err);
         snprintf(head_file, sizeof head_file, "%s/%s", head_dir,
-                 kind == COST_HEAD_EAGLE ? "model.safetensors" : "medusa_lm_head.safetensors");
+                 kind == DRAFT_HEAD_EAGLE ? "model.safetensors" : "medusa_lm_head.safetensors");
     }
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
@@ -292,7 +292,6 @@ int cmd_cost(int argc, char **argv) {
         printf("# head %s (the draft curve of eagle and medusa; the model is its target)\n",
                head_dir);
         if (out.csv) fprintf(out.csv, "# head %s\n", head_dir);
-        if (cost_head_kind(head_dir, err) == COST_HEAD_MEDUSA) g.n_contexts = 1, g.contexts[0] = 0;
         if (cost_head_grid(head_dir, m, pool, &g, on_point, &out, &hi, err)) goto done;
     } else if (measure_cost_grid_batch(f, (int)batch, &g, on_point, &out, err))
         goto done;

@@ -6,21 +6,16 @@
 
 #include <stdint.h>
 
+#include "decoders/draft_head.h"
 #include "harness/measure.h"
 #include "model/model.h"
 #include "model/tpool.h"
 
-enum { COST_HEAD_EAGLE = 1, COST_HEAD_MEDUSA = 2 };
-
 typedef struct {
-    int kind;           /* COST_HEAD_EAGLE or COST_HEAD_MEDUSA */
+    int kind;           /* DRAFT_HEAD_EAGLE or DRAFT_HEAD_MEDUSA (decoders/draft_head.h) */
     int heads;          /* Medusa: the heads in the file; EAGLE: 1 */
     int64_t head_bytes; /* the head's own weights (EAGLE: without the target's classifier) */
 } cost_head_info;
-
-/* Which head DIR holds (COST_HEAD_*), from its safetensors file's name; -1 and a message naming
- * both files when it holds neither. */
-int cost_head_kind(const char *dir, char *err);
 
 /* Measures the head in DIR with target over g, calling fn for each point (stops when fn fails);
  * *info is filled before the first call.
