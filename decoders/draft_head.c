@@ -77,9 +77,9 @@ int draft_head_open(draft_head **out, const char *dir, const model *target, tpoo
         in->macs_row = 2.0 * D * D + 2.0 * D * c->n_heads * c->head_size +
                        2.0 * D * c->n_kv_heads * c->head_size + 3.0 * D * c->hidden_dim;
         in->macs_logit = (double)D * V;
-        in->bytes_read = (double)in->bytes + (double)target->wcls.rows *
-                                                 (double)wtype_row_bytes(target->wcls.type,
-                                                                         target->wcls.cols);
+        in->bytes_read =
+            (double)in->bytes + (double)target->wcls.rows *
+                                    (double)wtype_row_bytes(target->wcls.type, target->wcls.cols);
         h->tok = malloc(sizeof(int) * (size_t)R);
         h->feats = malloc(sizeof(float) * (size_t)R * D);
         h->hid = malloc(sizeof(float) * (size_t)R * D);
@@ -131,8 +131,7 @@ int draft_head_reach(draft_head *h, int context, char *err) {
 int draft_head_pass(draft_head *h, int rows, int logit_rows, char *err) {
     if (h->eh) {
         eagle_head_truncate(h->eh, h->context);
-        return eagle_head_append(h->eh, rows, h->tok, h->feats, logit_rows, h->hid, h->logits,
-                                 err);
+        return eagle_head_append(h->eh, rows, h->tok, h->feats, logit_rows, h->hid, h->logits, err);
     }
     if (rows < 1 || rows > h->mh->n_heads)
         return err_set(err, "%s: %d heads asked, it has %d", h->file, rows, h->mh->n_heads);

@@ -22,13 +22,13 @@ enum { DRAFT_HEAD_EAGLE = 1, DRAFT_HEAD_MEDUSA = 2 };
 typedef struct draft_head draft_head;
 
 typedef struct {
-    int kind;            /* DRAFT_HEAD_EAGLE or DRAFT_HEAD_MEDUSA */
-    int heads;           /* Medusa: the heads in the file; EAGLE: 1 */
-    int64_t bytes;       /* the head's own weights (EAGLE: without the target's classifier) */
-    double macs_row;     /* multiply-adds of a pass per row (EAGLE) or per head (Medusa) */
-    double macs_logit;   /* per logit row (EAGLE: the target's classifier; Medusa: in macs_row) */
-    double bytes_read;   /* weight bytes a pass reads (EAGLE: head + classifier; Medusa: a head) */
-    const char *file;    /* the head's safetensors file (for messages and stored runs) */
+    int kind;          /* DRAFT_HEAD_EAGLE or DRAFT_HEAD_MEDUSA */
+    int heads;         /* Medusa: the heads in the file; EAGLE: 1 */
+    int64_t bytes;     /* the head's own weights (EAGLE: without the target's classifier) */
+    double macs_row;   /* multiply-adds of a pass per row (EAGLE) or per head (Medusa) */
+    double macs_logit; /* per logit row (EAGLE: the target's classifier; Medusa: in macs_row) */
+    double bytes_read; /* weight bytes a pass reads (EAGLE: head + classifier; Medusa: a head) */
+    const char *file;  /* the head's safetensors file (for messages and stored runs) */
 } draft_head_info;
 
 /* Which head DIR holds, from its safetensors file's name; -1 and one line naming both files

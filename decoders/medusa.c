@@ -35,9 +35,10 @@
  * Statistics: the heads' forward of a step is drafting time (t_draft) and one draft pass of the
  * pass trace: `rows` and logit rows = the heads run (each head's ResBlocks and classifier on one
  * hidden state: K heads cost K times one, whatever the context, so the context is 0); it is not
- * counted as a draft step or rows (no draft model runs). drafted = the tree's depth, accepted = the accepted path's length (the framework's
- * acceptance by position is then acceptance by head: position i is head i's proposal); the
- * counters below say how large the trees were and which ranks were accepted. */
+ * counted as a draft step or rows (no draft model runs). drafted = the tree's depth, accepted = the
+ * accepted path's length (the framework's acceptance by position is then acceptance by head:
+ * position i is head i's proposal); the counters below say how large the trees were and which ranks
+ * were accepted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

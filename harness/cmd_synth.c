@@ -12,7 +12,19 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HEAD, S_HEADS, S_HELP, S_COUNT };
+enum {
+    S_CONFIG,
+    S_SEED,
+    S_OUT,
+    S_VOCAB,
+    S_TYPE,
+    S_TOK,
+    S_VERSION,
+    S_HEAD,
+    S_HEADS,
+    S_HELP,
+    S_COUNT
+};
 
 /* `synth --head eagle|medusa`: a random draft head of the shape's target in directory out. */
 static int write_head(const char *kind_s, const synth_shape *s, const char *type_s, long heads,
@@ -43,7 +55,10 @@ static int write_head(const char *kind_s, const synth_shape *s, const char *type
                  heads == 1 ? "" : "s");
     fprintf(stderr, "wrote %s: %s for a %s target (dim %d, vocab %d), %s, seed %ld\n", out, what,
             s->what, c->dim, c->vocab_size,
-            dt == SYNTH_HEAD_F16 ? "f16" : dt == SYNTH_HEAD_BF16 ? "bf16" : "f32", seed);
+            dt == SYNTH_HEAD_F16    ? "f16"
+            : dt == SYNTH_HEAD_BF16 ? "bf16"
+                                    : "f32",
+            seed);
     return 0;
 }
 
@@ -88,8 +103,8 @@ int cmd_synth(int argc, char **argv) {
     if (args_flag(o, S_COUNT, "--help")) {
         args_usage(
             "decbench synth --config NAME|dims [--type TYPE] [--tokenizer TOK] --seed S -o FILE\n"
-            "       decbench synth --config NAME|dims --head eagle|medusa [--heads N] -o DIR", o,
-            S_COUNT);
+            "       decbench synth --config NAME|dims --head eagle|medusa [--heads N] -o DIR",
+            o, S_COUNT);
         printf("presets: %s\n", synth_presets_help());
         return 0;
     }
@@ -117,7 +132,8 @@ int cmd_synth(int argc, char **argv) {
         if (vocab > 0) s.cfg.vocab_size = (int)vocab;
         return write_head(head_s, &s, type_s, heads, seed, out);
     }
-    if (args_str(o, S_COUNT, "--heads", NULL)) return cmd_usage("synth", "--heads needs --head medusa");
+    if (args_str(o, S_COUNT, "--heads", NULL))
+        return cmd_usage("synth", "--heads needs --head medusa");
     file_io io[2] = {{"-o", out, FILE_IO_OUT, NULL}, {"--tokenizer", tok_s, FILE_IO_IN, NULL}};
     if (file_check_io(io, 2, err)) return cmd_fail("synth", err);
     model_config *c = &s.cfg;

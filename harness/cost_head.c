@@ -79,12 +79,13 @@ int cost_head_grid(const char *dir, const model *target, tpool *pool, const meas
             }
             int logits[2], n_l = 0;
             if (g->logits != MEASURE_LOGITS_ALL) logits[n_l++] = 1;
-            if ((g->logits == MEASURE_LOGITS_ALL || (g->logits == MEASURE_LOGITS_BOTH && ci == 0)) &&
+            if ((g->logits == MEASURE_LOGITS_ALL ||
+                 (g->logits == MEASURE_LOGITS_BOTH && ci == 0)) &&
                 (n_l == 0 || rows > 1))
                 logits[n_l++] = rows;
             for (int li = 0; li < n_l; li++)
-                pt[n++] = (measure_point){.rows = rows, .context = context,
-                                          .logit_rows = logits[li], .batch = 1};
+                pt[n++] = (measure_point){
+                    .rows = rows, .context = context, .logit_rows = logits[li], .batch = 1};
         }
         if (!n) {
             err_set(err, "--rows: Medusa's rows are the heads run, 1..%d in %s; none was asked",
