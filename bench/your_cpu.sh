@@ -24,7 +24,13 @@
 #      practice;
 #    - "pair ratio": the target's own curve for the draft too: llama2xs is as large as
 #      stories260K, so this is what drafting with a model as large as the target costs.
-# 3. `report --layout projected` for each target and draft.
+#    - eagle and medusa draft with heads (the trained stories260K heads of tests/data/heads), not a
+#      draft model: their head passes are priced on the curves of random heads of each target's
+#      shape (`decbench synth --head`, f16 as published; `decbench cost --head`), the EAGLE head
+#      with the target's classifier (measured with the 8B-1layer file, whose classifier is the
+#      8B one), Medusa's 4 heads (the trees use at most 4) each with its own classifier.
+# 3. `report --layout projected` for each target and draft; eagle's and medusa's rows come from
+#    reports with their head's curve as the draft curve, in a table of their own.
 # The models are written once to $CACHE (bench/cache.sh, ~8 GB); the curves are measured on every
 # run (they move with the kernels).
 set -euo pipefail
@@ -50,6 +56,14 @@ t11=$(cached 1.1B 1.1B) d11=$(cached 110M 110M)
 t8a=$(cached 8B-1layer $L8,1,32,8,128256,2048)
 t8b=$(cached 8B-4layers $L8,4,32,8,128256,2048)
 d8=$(cached llama-3.2-1b llama-3.2-1b)
+# heads NAME CONFIG eagle|medusa: a random f16 head of a target's shape, written on first use
+heads() {
+    local d=$CACHE/head_${1}_v${V}_f16
+    [ -f "$d/config.json" ] || "$B" synth --config "$2" --head "$3" --heads 4 --seed 1 -o "$d" >&2
+    echo "$d"
+}
+he11=$(heads eagle-1.1B 1.1B eagle) hm11=$(heads medusa-1.1B 1.1B medusa)
+he8=$(heads eagle-8B $L8,1,32,8,128256,2048 eagle) hm8=$(heads medusa-8B $L8,1,32,8,128256,2048 medusa)
 
 W=$(mktemp -d)
 DB=$W/pair.db
@@ -59,7 +73,11 @@ DECODERS=(greedy jacobi:window=4 lookahead:W=4,N=3,G=4 lookahead:W=15,N=5,G=15 p
           pld:ngram=3,k=10 spec:gamma=2 spec:gamma=4 ouroboros:gamma=2,W=4
           ouroboros:gamma=4,W=20,beta=8,K=3 tree tree:mode=dynamic tree:mode=sequoia,nodes=8
           tree:mode=sequoia,nodes=16 suffix suffix:budget=4 recycle recycle:nodes=8
-          recycle:tree=sequoia,nodes=8 sam "rest:ds=$W/ts.ds" "rest:ds=$W/ts.ds,num_draft=8")
+          recycle:tree=sequoia,nodes=8 sam "rest:ds=$W/ts.ds" "rest:ds=$W/ts.ds,num_draft=8"
+          eagle:head=tests/data/heads/stories260K-eagle
+          eagle:head=tests/data/heads/stories260K-eagle,total_tokens=16,depth=4,top_k=4
+          medusa:head=tests/data/heads/stories260K-medusa,nodes=15
+          medusa:head=tests/data/heads/stories260K-medusa)
 # Not skip: its drafts are the target's own passes with layers left out, which neither the
 # target's curve (every layer) nor a draft model's prices; bench/skip.sh prices them on models of
 # the layers they run.
@@ -78,23 +96,38 @@ curve "$d11" "$W/110M.csv"
 curve "$t8a" "$W/8B-1layer.csv"
 curve "$t8b" "$W/8B-4layers.csv"
 curve "$d8" "$W/1B.csv"
+hcurve() { # TARGET HEAD CSV ROWS: a head's pass (eagle: its appends and tree levels; medusa: K heads)
+    "$B" cost --model "$1" --head "$2" --rows "$4" --context 32,288 \
+        --threads "$THREADS" --seconds "${SECONDS_MS}ms" --no-bandwidth --csv "$3" >"$3.txt"
+}
+hcurve "$t11" "$he11" "$W/eagle-1.1B.csv" 1,2,4,8,16,32,64
+hcurve "$t11" "$hm11" "$W/medusa-1.1B.csv" 1,2,3,4
+hcurve "$t8a" "$he8" "$W/eagle-8B.csv" 1,2,4,8,16,32,64
+hcurve "$t8a" "$hm8" "$W/medusa-8B.csv" 1,2,3,4
 # the 8B curve from the 1- and 4-layer ones (same points, same order)
 paste -d, "$W/8B-1layer.csv" "$W/8B-4layers.csv" | awk -F, '
     /^#/ {next} /^rows/ {print "rows,seconds,context,logit_rows"; next}
     {printf "%s,%.9g,%s,%s\n", $1, $2 + 31 * ($6 - $2) / 3, $3, $4}' >"$W/8B.csv"
 
-project() { # TITLE TARGET_CSV DRAFT_CSV
+project() { # TITLE TARGET_CSV DRAFT_CSV [EAGLE_CSV MEDUSA_CSV]
     echo
     echo "## $1"
     "$B" report --db "$DB" --layout projected --project-cost "$2" --project-draft-cost "$3" |
-        grep -v '^$'
+        grep -v '^$' | grep -Ev '^\| [a-z]+ +\| (eagle|medusa):'
+    [ $# -ge 5 ] || return 0
+    echo
+    echo "eagle and medusa, their head passes priced on the curves of random heads of the target's shape:"
+    "$B" report --db "$DB" --layout projected --project-cost "$2" --project-draft-cost "$4" |
+        grep -E '^\| [a-z]+ +\| eagle:'
+    "$B" report --db "$DB" --layout projected --project-cost "$2" --project-draft-cost "$5" |
+        grep -E '^\| [a-z]+ +\| medusa:'
 }
 project "TinyStories pair measured here, projected onto a 1.1B target (draft: 110M shape)" \
-    "$W/1.1B.csv" "$W/110M.csv"
+    "$W/1.1B.csv" "$W/110M.csv" "$W/eagle-1.1B.csv" "$W/medusa-1.1B.csv"
 project "... onto a 1.1B target with a draft as large as the target (the pair's own ratio)" \
     "$W/1.1B.csv" "$W/1.1B.csv"
 project "... onto an 8B target (Llama-3-8B shape, 1 and 4 layers measured, 32 extended; draft: Llama-3.2-1B shape)" \
-    "$W/8B.csv" "$W/1B.csv"
+    "$W/8B.csv" "$W/1B.csv" "$W/eagle-8B.csv" "$W/medusa-8B.csv"
 if [ "$CHECK8B" = 1 ]; then
     # the whole 8B model at a few points, beside the curve extended from 1 and 4 layers
     t8=$(cached llama-3.1-8b llama-3.1-8b)
@@ -108,7 +141,7 @@ if [ "$CHECK8B" = 1 ]; then
                 1e3 * w[k], 1e3 * $2, 100 * ($2 / w[k] - 1)}' "$W/8B-whole.csv" "$W/8B.csv"
 fi
 echo
-for f in 1.1B 110M 8B 1B; do
+for f in 1.1B 110M 8B 1B eagle-1.1B medusa-1.1B eagle-8B medusa-8B; do
     awk -F, -v n=$f '$1 == 1 && $4 == 1 && !seen++ {printf "t(1) %s: %.2f ms   ", n, 1e3 * $2}' "$W/$f.csv"
 done
 echo

@@ -151,6 +151,13 @@ static void trace_pass(dec *d, dec_which which, int n, const int *out_rows, int 
     d->env.on_pass(d->env.user, &p);
 }
 
+void dec_trace(dec *d, dec_which which, int rows, int logit_rows, int context, int is_prefill,
+               double seconds) {
+    if (!d->env.on_pass) return;
+    dec_pass p = {which == DEC_DRAFT, is_prefill, rows, logit_rows, context, seconds};
+    d->env.on_pass(d->env.user, &p);
+}
+
 int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
              const int *out_rows, int n_out, float *logits, int is_prefill, char *err) {
     if (cancel_now(d, err)) return -1;

@@ -148,6 +148,13 @@ int dec_eval(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, cons
 int dec_eval_more(dec *d, dec_which which, fwd_ctx *f, int n, const int *tokens, const int *parent,
                   const int *out_rows, int n_out, float *logits, char *err);
 
+/* Records one pass of the pass trace (env.on_pass) that dec_eval did not run: a draft head's
+ * forward (eagle, medusa: their drafter is a head, not a draft model, so it is traced as the
+ * draft) with `rows` rows, `logit_rows` rows through a classifier, after `context` rows of the
+ * head's own cache, taking `seconds`. Counts nothing: the caller keeps its statistics. */
+void dec_trace(dec *d, dec_which which, int rows, int logit_rows, int context, int is_prefill,
+               double seconds);
+
 /* Appends up to n tokens; stops after max_new or right after the end token (which is
  * emitted). Returns how many were appended; sets d->done when generation is over. */
 int dec_emit(dec *d, const int *tokens, int n);

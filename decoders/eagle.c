@@ -126,13 +126,18 @@ static void count_head(dec *d, int n, double dt) {
     d->st->draft_rows += n;
 }
 
+/* The head's passes are the trace's draft passes: a tree level computes every row's logits
+ * through the target's classifier, an append its last row's; the context is the head's own
+ * cache (its committed rows; a tree row also attends to its few ancestors, as the target's). */
 static int head_tree(dec *d, eagle *e, int n, char *err) {
     if (cancelled(d, err)) return -1;
     double t0 = clock_now();
-    int first = eagle_head_scratch_rows(e->head);
+    int first = eagle_head_scratch_rows(e->head), context = eagle_head_n_past(e->head);
     int rc = eagle_head_tree(e->head, n, e->htok, e->feats, e->hpar, e->hid + (size_t)first * e->D,
                              e->hlog, err);
-    count_head(d, n, clock_now() - t0);
+    double dt = clock_now() - t0;
+    count_head(d, n, dt);
+    if (rc == 0) dec_trace(d, DEC_DRAFT, n, n, context, 0, dt);
     dec_count(d, EC_HEAD_ROWS, n);
     return rc;
 }
@@ -143,8 +148,11 @@ static int head_append(dec *d, eagle *e, int n, const int *tokens, const float *
                        char *err) {
     if (cancelled(d, err)) return -1;
     double t0 = clock_now();
+    int context = eagle_head_n_past(e->head);
     int rc = eagle_head_append(e->head, n, tokens, feats, 1, e->hroot, e->lroot, err);
-    count_head(d, prefill ? 0 : n, clock_now() - t0);
+    double dt = clock_now() - t0;
+    count_head(d, prefill ? 0 : n, dt);
+    if (rc == 0) dec_trace(d, DEC_DRAFT, n, 1, context, prefill, dt);
     if (!prefill) dec_count(d, EC_HEAD_ROWS, n);
     return rc;
 }

@@ -394,6 +394,17 @@ fail:
 void eagle_head_reset(eagle_head *h) {
     h->n_past = 0, h->n_scratch = 0;
 }
+void eagle_head_truncate(eagle_head *h, int n) {
+    if (n >= 0 && n < h->n_past) h->n_past = n;
+    h->n_scratch = 0;
+}
+size_t eagle_head_weight_bytes(const eagle_head *h) {
+    const wmat *m[] = {&h->fc, &h->wq, &h->wk, &h->wv, &h->wo, &h->w1, &h->w2, &h->w3};
+    size_t b = 0;
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        b += (size_t)m[i]->rows * wtype_row_bytes(m[i]->type, m[i]->cols);
+    return b;
+}
 int eagle_head_n_past(const eagle_head *h) {
     return h->n_past;
 }

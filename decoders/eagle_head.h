@@ -64,6 +64,12 @@ const eagle_head_config *eagle_head_cfg(const eagle_head *h);
 
 /* Empties the cache (a new prompt). */
 void eagle_head_reset(eagle_head *h);
+/* Keeps the first n committed rows (n <= eagle_head_n_past) and drops the scratch: `decbench
+ * cost --head` measures passes at one context again and again. */
+void eagle_head_truncate(eagle_head *h, int n);
+/* Bytes of the head's own weights (the target's embedding and classifier not included). */
+size_t eagle_head_weight_bytes(const eagle_head *h);
+
 /* Committed rows, scratch rows. */
 int eagle_head_n_past(const eagle_head *h);
 int eagle_head_scratch_rows(const eagle_head *h);

@@ -32,9 +32,13 @@
  *   - The end token is a leaf and ends acceptance (no bonus after it).
  * Bounds: the tree is no deeper than the tokens that may still be emitted and the context.
  *
- * Statistics: drafted = the tree's depth, accepted = the accepted path's length (the framework's
- * acceptance by position is then acceptance by head: position i is head i's proposal); the
- * counters below say how large the trees were and which ranks were accepted. */
+ * Statistics: the heads' forward of a step is drafting time (t_draft) and one draft pass of the
+ * pass trace: `rows` and logit rows = the heads run (each head's ResBlocks and classifier on one
+ * hidden state: K heads cost K times one, whatever the context, so the context is 0); it is not
+ * counted as a draft step or rows (no draft model runs). drafted = the tree's depth, accepted = the
+ * accepted path's length (the framework's acceptance by position is then acceptance by head:
+ * position i is head i's proposal); the counters below say how large the trees were and which ranks
+ * were accepted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +46,7 @@
 #include "decoders/dec_impl.h"
 #include "decoders/token_tree.h"
 #include "decoders/medusa_head.h"
+#include "util/clock.h"
 #include "util/err.h"
 
 enum { P_HEAD, P_TREE, P_NODES, P_TOPK };
@@ -223,9 +228,17 @@ static int medusa_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         depth = imin(depth, m->depth);
         if (depth < 0) depth = 0;
         /* 2. the heads' proposals, then the tree's rows: the current token, then the nodes */
+        double h0 = clock_now(), h_top = 0;
         for (int k = 0; k < depth; k++) {
             medusa_head_logits(m->h, k, h, m->hlog, m->hscratch, d->env.pool);
+            double c0 = clock_now();
             top_tokens(m->hlog, m->V, m->kmax[k], m->top + k * MC_TOPK);
+            h_top += clock_now() - c0;
+        }
+        if (depth > 0) { /* the heads' forward: drafting time, and one draft pass of the trace */
+            double dt = clock_now() - h0 - h_top;
+            d->st->t_draft += dt;
+            dec_trace(d, DEC_DRAFT, depth, depth, 0, 0, dt);
         }
         const int n_tree = m->upto[depth], rows = 1 + n_tree;
         m->ttok[0] = m->seq[L - 1], m->tpar[0] = -1;

@@ -26,6 +26,7 @@
 
 #include "harness/args.h"
 #include "harness/commands.h"
+#include "harness/cost_head.h"
 #include "harness/measure.h"
 #include "harness/session.h"
 #include "model/loader/model_file.h"
@@ -48,6 +49,7 @@ enum {
     C_LABEL,
     C_LOGITS,
     C_BATCH,
+    C_HEAD,
     C_HELP,
     C_COUNT
 };
@@ -59,6 +61,7 @@ typedef struct {
     int64_t run_id;
     double bw;
     measure_peak peak;
+    const cost_head_info *head; /* --head: its weights stand for the model's in the cost table */
 } cost_out;
 
 /* p's GFLOP/s as a percentage of a peak (0 when the peak is unknown). */
@@ -84,7 +87,8 @@ static int on_point(void *user, const measure_point *p, char *err) {
     fflush(stdout);
     if (o->csv) fprintf(o->csv, "%d,%.9g,%d,%d\n", p->rows, p->seconds, p->context, p->logit_rows);
     if (!o->d) return 0;
-    db_cost dc = measure_cost_row(p, (int64_t)model_weight_bytes(o->m), o->bw);
+    db_cost dc = measure_cost_row(
+        p, o->head ? o->head->head_bytes : (int64_t)model_weight_bytes(o->m), o->bw);
     return db_insert_cost(o->d, o->run_id, &dc, err);
 }
 
@@ -128,6 +132,12 @@ int cmd_cost(int argc, char **argv) {
                      "with a KV cache of its own, feeds the rows of --rows in one pass that reads "
                      "the weights once (1.." MEASURE_MAX_BATCH_S "; above 1, not with --csv, --db)",
                      "B"},
+        [C_HEAD] = {"--head", NULL, 1,
+                    "measure a learned drafter's head pass with the model as its target instead "
+                    "(an EAGLE head: fc, its layer and the target's classifier at rows x context x "
+                    "logit rows; Medusa heads: rows = logit rows = the heads run, context 0): "
+                    "the draft curve of eagle and medusa for report --project-draft-cost",
+                    "DIR"},
         [C_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN], note[512];
@@ -176,6 +186,15 @@ int cmd_cost(int argc, char **argv) {
                                  "one sequence a pass");
     char model_path[4096];
     session_find_model(model_arg, model_path, sizeof model_path);
+    const char *head_dir = args_str(o, C_COUNT, "--head", NULL);
+    if (head_dir && batch > 1) return cmd_usage("cost", "--head measures one sequence: no --batch");
+    char head_file[4200] = "";
+    if (head_dir) { /* the stored run is the head file's curve, never the target's */
+        int kind = draft_head_kind(head_dir, err);
+        if (kind < 0) return cmd_fail("cost", err);
+        snprintf(head_file, sizeof head_file, "%s/%s", head_dir,
+                 kind == DRAFT_HEAD_EAGLE ? "model.safetensors" : "medusa_lm_head.safetensors");
+    }
     /* no tokenizer needed: open the model and pool directly */
     kern_mode km;
     kv_type kv;
@@ -224,7 +243,7 @@ int cmd_cost(int argc, char **argv) {
                      i ? " " : "", argv[i]);
         db_run r = {.command = cmdline,
                     .label = args_str(o, C_COUNT, "--label", NULL),
-                    .model_path = model_path,
+                    .model_path = head_dir ? head_file : model_path,
                     .threads = nt,
                     .kernels = kern_mode_name(km),
                     .kv_type = kv_type_name(kv),
@@ -267,7 +286,15 @@ int cmd_cost(int argc, char **argv) {
                 "tokens, computing `logit_rows` rows' logits\n# model %s, %d threads, %s kernels\n"
                 "rows,seconds,context,logit_rows\n",
                 model_path, nt, kern_mode_name(km));
-    if (measure_cost_grid_batch(f, (int)batch, &g, on_point, &out, err)) goto done;
+    if (head_dir) {
+        cost_head_info hi; /* filled before the first point (cost_head.h) */
+        out.head = &hi;
+        printf("# head %s (the draft curve of eagle and medusa; the model is its target)\n",
+               head_dir);
+        if (out.csv) fprintf(out.csv, "# head %s\n", head_dir);
+        if (cost_head_grid(head_dir, m, pool, &g, on_point, &out, &hi, err)) goto done;
+    } else if (measure_cost_grid_batch(f, (int)batch, &g, on_point, &out, err))
+        goto done;
     if (bw_rounds > 0) {
         measure_share sh;
         if (measure_bandwidth_share(f, pool, (size_t)1 << 30, (int)bw_rounds, g.contexts[0], &sh,

@@ -12,7 +12,55 @@
 #include "util/err.h"
 #include "util/file.h"
 
-enum { S_CONFIG, S_SEED, S_OUT, S_VOCAB, S_TYPE, S_TOK, S_VERSION, S_HELP, S_COUNT };
+enum {
+    S_CONFIG,
+    S_SEED,
+    S_OUT,
+    S_VOCAB,
+    S_TYPE,
+    S_TOK,
+    S_VERSION,
+    S_HEAD,
+    S_HEADS,
+    S_HELP,
+    S_COUNT
+};
+
+/* `synth --head eagle|medusa`: a random draft head of the shape's target in directory out. */
+static int write_head(const char *kind_s, const synth_shape *s, const char *type_s, long heads,
+                      long seed, const char *out) {
+    char err[ERR_LEN];
+    synth_head_kind kind;
+    if (!strcmp(kind_s, "eagle"))
+        kind = SYNTH_HEAD_EAGLE;
+    else if (!strcmp(kind_s, "medusa"))
+        kind = SYNTH_HEAD_MEDUSA;
+    else
+        return cmd_usage("synth", "--head: expected eagle or medusa");
+    synth_head_dtype dt = SYNTH_HEAD_F16;
+    if (type_s && !strcmp(type_s, "bf16"))
+        dt = SYNTH_HEAD_BF16;
+    else if (type_s && !strcmp(type_s, "f32"))
+        dt = SYNTH_HEAD_F32;
+    else if (type_s && strcmp(type_s, "f16"))
+        return cmd_usage("synth", "--type with --head: expected f16 (default), bf16 or f32");
+    if (synth_write_head(out, kind, s, (int)heads, dt, (uint64_t)seed, err))
+        return cmd_fail("synth", err);
+    const model_config *c = &s->cfg;
+    char what[64];
+    if (kind == SYNTH_HEAD_EAGLE)
+        snprintf(what, sizeof what, "an EAGLE head (1 layer)");
+    else
+        snprintf(what, sizeof what, "%ld Medusa head%s (1 ResBlock each)", heads,
+                 heads == 1 ? "" : "s");
+    fprintf(stderr, "wrote %s: %s for a %s target (dim %d, vocab %d), %s, seed %ld\n", out, what,
+            s->what, c->dim, c->vocab_size,
+            dt == SYNTH_HEAD_F16    ? "f16"
+            : dt == SYNTH_HEAD_BF16 ? "bf16"
+                                    : "f32",
+            seed);
+    return 0;
+}
 
 int cmd_synth(int argc, char **argv) {
     char type_help[640], mixes[384];
@@ -39,6 +87,13 @@ int cmd_synth(int argc, char **argv) {
         [S_VERSION] = {"--version", NULL, 0,
                        "print the synthetic format versions (llama2.c, GGUF; they change when the "
                        "bytes for a config and seed do)"},
+        [S_HEAD] = {"--head", NULL, 1,
+                    "write a random draft head for a target of the shape instead, in the "
+                    "published layout into directory -o: eagle (config.json, model.safetensors) "
+                    "or medusa (config.json, medusa_lm_head.safetensors); --type f16 (default), "
+                    "bf16 or f32",
+                    "eagle|medusa"},
+        [S_HEADS] = {"--heads", NULL, 1, "Medusa heads (default 5, the reference's)", "N"},
         [S_HELP] = {"--help", "-h", 0, "this help"},
     };
     char err[ERR_LEN];
@@ -47,8 +102,9 @@ int cmd_synth(int argc, char **argv) {
     if (args_parse(argc, argv, 2, o, S_COUNT, pos, 0, &n_pos, err)) return cmd_usage("synth", err);
     if (args_flag(o, S_COUNT, "--help")) {
         args_usage(
-            "decbench synth --config NAME|dims [--type TYPE] [--tokenizer TOK] --seed S -o FILE", o,
-            S_COUNT);
+            "decbench synth --config NAME|dims [--type TYPE] [--tokenizer TOK] --seed S -o FILE\n"
+            "       decbench synth --config NAME|dims --head eagle|medusa [--heads N] -o DIR",
+            o, S_COUNT);
         printf("presets: %s\n", synth_presets_help());
         return 0;
     }
@@ -63,12 +119,21 @@ int cmd_synth(int argc, char **argv) {
     if (!cfg_s || !out) return cmd_usage("synth", "--config and -o FILE are required");
     char tok_path[4096]; /* a bare file name is looked up in the models folder, as run does */
     if (tok_s) tok_s = session_find_model(tok_s, tok_path, sizeof tok_path);
-    long seed, vocab;
+    long seed, vocab, heads;
     synth_shape s;
     if (args_int(o, S_COUNT, "--seed", 1, 0, 0x7fffffffL, &seed, err) ||
         args_int(o, S_COUNT, "--vocab", 0, 0, 1 << 22, &vocab, err) ||
+        args_int(o, S_COUNT, "--heads", 5, 1, SYNTH_MAX_HEADS, &heads, err) ||
         synth_shape_parse(cfg_s, &s, err))
         return cmd_usage("synth", err);
+    const char *head_s = args_str(o, S_COUNT, "--head", NULL);
+    if (head_s) {
+        if (tok_s) return cmd_usage("synth", "--head writes no vocabulary: no --tokenizer");
+        if (vocab > 0) s.cfg.vocab_size = (int)vocab;
+        return write_head(head_s, &s, type_s, heads, seed, out);
+    }
+    if (args_str(o, S_COUNT, "--heads", NULL))
+        return cmd_usage("synth", "--heads needs --head medusa");
     file_io io[2] = {{"-o", out, FILE_IO_OUT, NULL}, {"--tokenizer", tok_s, FILE_IO_IN, NULL}};
     if (file_check_io(io, 2, err)) return cmd_fail("synth", err);
     model_config *c = &s.cfg;

@@ -448,6 +448,11 @@ static int probes(tune *t, tune_curve *cv, char *err) {
 
 /* ---- phases 3 and 4: prediction and finals ------------------------------------------------- */
 
+/* Whether a spec drafts with a learned head (no draft model): eagle, medusa. */
+static int is_head_drafter(const char *spec) {
+    return !strncmp(spec, "eagle", 5) || !strncmp(spec, "medusa", 6);
+}
+
 static int predict(tune *t, char *err) {
     int64_t *ids = malloc(sizeof *ids * (size_t)(t->n + 1));
     if (!ids) return err_set(err, "out of memory");
@@ -458,15 +463,29 @@ static int predict(tune *t, char *err) {
         if (t->cost_run[k])
             snprintf(t->cost_src[k], sizeof t->cost_src[k], "%s:%" PRId64, t->r.o.db_path,
                      t->cost_run[k]);
-    report_projection *p = NULL;
-    int np = 0, rc = 0;
-    if (n)
-        rc = report_project(t->d, ids, n, t->cost_src[0], t->cost_run[1] ? t->cost_src[1] : NULL,
-                            &p, &np, err);
-    for (int j = 0; rc == 0 && j < np; j++)
-        for (int i = 0; i < t->n; i++)
-            if (t->c[i].run == p[j].run_id && !strcmp(t->c[i].canon, p[j].spec)) t->c[i].p = p[j];
-    free(p);
+    int rc = 0;
+    /* eagle's and medusa's draft passes are their heads', which the draft model's curve does not
+     * price: their runs are projected without one (their target passes only, an upper bound) */
+    for (int heads = 0; rc == 0 && heads < 2; heads++) {
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < t->n; j++)
+                if (t->c[j].run == ids[i] && is_head_drafter(t->c[j].canon) == heads) {
+                    int64_t x = ids[m];
+                    ids[m++] = ids[i], ids[i] = x;
+                    break;
+                }
+        report_projection *p = NULL;
+        int np = 0;
+        if (m)
+            rc = report_project(t->d, ids, m, t->cost_src[0],
+                                t->cost_run[1] && !heads ? t->cost_src[1] : NULL, &p, &np, err);
+        for (int j = 0; rc == 0 && j < np; j++)
+            for (int i = 0; i < t->n; i++)
+                if (t->c[i].run == p[j].run_id && !strcmp(t->c[i].canon, p[j].spec))
+                    t->c[i].p = p[j];
+        free(p);
+    }
     free(ids);
     return rc;
 }

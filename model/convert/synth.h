@@ -74,4 +74,22 @@ int synth_write(const char *path, const model_config *c, uint64_t seed, char *er
 int synth_write_gguf(const char *path, const synth_shape *s, const convert_opts *o,
                      const convert_vocab *v, uint64_t seed, char *err);
 
+/* ---- learned drafters' heads (synth_head.c) ---------------------------------------------- */
+
+typedef enum { SYNTH_HEAD_EAGLE, SYNTH_HEAD_MEDUSA } synth_head_kind;
+typedef enum { SYNTH_HEAD_F16, SYNTH_HEAD_BF16, SYNTH_HEAD_F32 } synth_head_dtype;
+#define SYNTH_MAX_HEADS 16
+
+/* Writes into directory dir (made when missing) a random draft head for a target of shape s, in
+ * the published layout (decoders/eagle_head.h, medusa_head.h): an EAGLE head (config.json, a
+ * LlamaConfig with one layer and "bias": true; model.safetensors with fc, the layer's
+ * attention, MLP and post-attention norm; no embed_tokens, so the target's embedding is used as
+ * the reference loads it) or n_heads Medusa heads of one ResBlock each (config.json;
+ * medusa_lm_head.safetensors). Tensors in dt (published heads are f16 or bf16, which the
+ * loaders keep in memory as they are). Each file is written through FILE.tmp and renamed, the
+ * weights before the config. An EAGLE head needs head size x heads = the width, as
+ * LlamaConfig's attention has. */
+int synth_write_head(const char *dir, synth_head_kind kind, const synth_shape *s, int n_heads,
+                     synth_head_dtype dt, uint64_t seed, char *err);
+
 #endif

@@ -4,8 +4,8 @@
  * Why: on a CPU a pass over T rows costs far more than one row once the matrix products stop
  * being bandwidth-bound, so tokens per step alone overstates a decoder's speed-up; and a run
  * on a small model says little about wall-clock time on a large one. Given the cost curve of
- * the target (results/report/cost.h: t(rows, context, logit rows)) and, for draft-model decoders, of
- * the draft, each pass the decoder made is priced on its curve:
+ * the target (results/report/cost.h: t(rows, context, logit rows)) and, for draft-model decoders,
+ * of the draft, each pass the decoder made is priced on its curve:
  *
  *   decoder  = sum over its decode passes (target and draft) of t(rows, context, logit rows)
  *              + its bookkeeping seconds (measured: the decoder's own work does not depend on
@@ -20,7 +20,10 @@
  * context). Without one (older runs): the per-step trace's target rows at the context its
  * emitted tokens imply, else every decode pass at the sample's mean rows, at the middle of
  * its context, with every row's logits; draft passes at their mean rows; no end-to-end figure
- * (the prompt passes are unknown). The basis column says which was used. */
+ * (the prompt passes are unknown). The basis column says which was used. A learned drafter's
+ * head passes (eagle, medusa) are the trace's draft passes, priced on the draft curve (a head's
+ * curve: `cost --head`); medusa counts no draft steps, so its traced draft passes are what make
+ * a row "draft not priced" without one. */
 #include "results/report/report_internal.h"
 
 #include <inttypes.h>
@@ -84,7 +87,8 @@ static const char PROJECT_SQL[] = REP_SAMPLES_CTE
     "SUM(CASE WHEN model = 'draft' AND prefill = 1 THEN decbench_td(rows, context, logit_rows) "
     "ELSE 0 END) AS pd, "
     "MAX(CASE WHEN model = 'target' THEN rows END) AS tmax, "
-    "MAX(CASE WHEN model = 'draft' THEN rows END) AS dmax "
+    "MAX(CASE WHEN model = 'draft' THEN rows END) AS dmax, "
+    "SUM(model = 'draft') AS dn "
     "FROM passes WHERE sample_id IN (SELECT id FROM s) GROUP BY sample_id), "
     "q AS (SELECT t.sample_id, t.rows, t.step, x.prompt_tokens + COALESCE(SUM(t.emitted) OVER "
     "(PARTITION BY t.sample_id ORDER BY t.step ROWS BETWEEN UNBOUNDED PRECEDING AND 1 "
@@ -93,6 +97,7 @@ static const char PROJECT_SQL[] = REP_SAMPLES_CTE
     "FROM q WHERE step > 0 GROUP BY sample_id), "
     "m AS (SELECT s.*, p.sample_id IS NOT NULL AS has_p, tr.sample_id IS NOT NULL AS has_tr, "
     "p.dt AS p_dt, p.dd AS p_dd, p.pt AS p_pt, p.pd AS p_pd, p.tmax AS p_tmax, p.dmax AS p_dmax, "
+    "p.dn AS p_dn, "
     "tr.dt AS tr_dt, tr.tmax AS tr_tmax, "
     "CASE WHEN target_steps > 1 THEN 1.0 * target_rows / (target_steps - 1) END AS tmean, "
     "CASE WHEN draft_steps > 1 THEN 1.0 * draft_rows / (draft_steps - 1) END AS dmean, "
@@ -104,7 +109,8 @@ static const char PROJECT_SQL[] = REP_SAMPLES_CTE
     "(target_steps - 1) * decbench_t(tmean, cmid, tmean) ELSE 0 END), "
     "SUM(CASE WHEN has_p THEN p_dd WHEN dmean IS NOT NULL THEN "
     "(draft_steps - 1) * decbench_td(dmean, cmid, dmean) ELSE 0 END), "
-    "SUM(COALESCE(p_pt, 0)), SUM(COALESCE(p_pd, 0)), SUM(t_book), SUM(draft_steps), "
+    "SUM(COALESCE(p_pt, 0)), SUM(COALESCE(p_pd, 0)), SUM(t_book), "
+    "SUM(MAX(draft_steps, COALESCE(p_dn, 0))), "
     "MAX(CASE WHEN has_p THEN p_tmax WHEN has_tr THEN tr_tmax ELSE tmean END), "
     "MAX(CASE WHEN has_p THEN p_dmax ELSE dmean END), "
     "MIN(CASE WHEN has_p THEN 1 WHEN has_tr THEN tr_tmax ELSE tmean END) "
