@@ -183,5 +183,8 @@ int main(int argc, char **argv) {
            1e6 * t[3][rounds / 2] / pairs, 1e6 * t[5][rounds / 2] / pairs,
            1e6 * t[0][rounds / 2] / pairs);
     tpool_free(pool);
+    for (int h = 0; h < heads; h++) free(b.k[h] - misalign), free(b.v[h] - misalign);
+    for (int p = 0; p < 6; p++) free(t[p]);
+    free(b.k), free(b.v), free(b.q), free(b.scratch), free(b.out), free(tmp);
     return 0;
 }
