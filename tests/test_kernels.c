@@ -791,6 +791,25 @@ static void test_attend_shared(rng_state *r) {
         }
 }
 
+/* KERN_SCRATCH's buffers start on a 64-byte line, on the stack (sizes that leave the stack
+ * pointer at each 16-byte offset) and on the heap (past KERN_STACK_BYTES): an f16 cache's rows
+ * widened into one are read back in 64-byte loads, which straddled two lines each at 16 bytes
+ * past one. */
+static int scratch_on_line(size_t n) {
+    KERN_SCRATCH(buf, n);
+    buf[n - 1] = 1.0f;
+    int ok = ((uintptr_t)buf & 63) == 0 && buf[n - 1] == 1.0f;
+    KERN_SCRATCH_END(buf);
+    return ok;
+}
+
+static void test_scratch_lines(void) {
+    const size_t sizes[] = {1, 5, 9, 13, 16 * 64, KERN_STACK_BYTES / sizeof(float) + 5};
+    for (int i = 0; i < 6; i++)
+        CHECK_MSG(scratch_on_line(sizes[i]), "KERN_SCRATCH of %zu floats is not on a 64-byte line",
+                  sizes[i]);
+}
+
 /* A cache of n x hs random keys and values stored as type t (WTYPE_F32 or WTYPE_F16) in kst and
  * vst; kf and vf get what they hold widened to float (for f16: the halves the values round to). */
 static void kv_cache(rng_state *r, wtype t, int n, int hs, void *kst, void *vst, float *kf,
@@ -1076,6 +1095,7 @@ int main(int argc, char **argv) {
     test_attend_nonfinite(&r);
     test_attend_kv(&r);
     test_attend_kv_nonfinite(&r);
+    test_scratch_lines();
     test_exp_and_halves();
     test_expf();
     test_fuzz_corpus(&r);

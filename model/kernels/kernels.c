@@ -158,7 +158,7 @@ void kern_row_to_f32(const wmat *w, int row, float *out) {
 }
 
 float *kern_scratch_floats(size_t n) {
-    float *p = malloc(n * sizeof(float));
+    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
     if (!p) {
         fprintf(stderr, "decbench: out of memory for a kernel buffer of %zu bytes\n",
                 n * sizeof(float));

@@ -360,13 +360,16 @@ static inline int kern_widen_rows(int K, int unit) {
  * kern_scratch_floats exits with a message when the heap is out of memory, since the kernels
  * cannot return an error. KERN_SCRATCH declares `name`, n floats, and KERN_SCRATCH_END frees
  * it. kern_matmul_int8_ref's row of int8 weights and scales (2.1 MB at MODEL_MAX_HIDDEN) takes
- * one too. */
+ * one too. Both start on a 64-byte line: an f16 cache's keys and values are widened into such a
+ * buffer and read back in 64-byte loads, which straddled two lines each at a VLA's 16-byte
+ * alignment (bench/attend_speed.c, one thread's CPU time, Qwen2.5-0.5B's attention at context
+ * 16384 with an f16 cache: the value sums 3.8-4.2 ns per key and query, aligned 2.1-2.3). */
 #define KERN_STACK_BYTES ((size_t)2 << 20)
 float *kern_scratch_floats(size_t n);
 #define KERN_SCRATCH(name, n)                                                                      \
     const size_t name##_n_ = (n);                                                                  \
     const int name##_heap_ = name##_n_ * sizeof(float) > KERN_STACK_BYTES;                         \
-    float name##_stack_[name##_heap_ ? 1 : name##_n_];                                             \
+    float name##_stack_[name##_heap_ ? 1 : name##_n_] __attribute__((aligned(64)));                \
     float *name = name##_heap_ ? kern_scratch_floats(name##_n_) : name##_stack_
 #define KERN_SCRATCH_END(name)                                                                     \
     do {                                                                                           \
