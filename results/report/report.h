@@ -95,10 +95,12 @@ typedef struct {
     int extrapolated; /* some pass had more rows than its curve measured */
     long n_samples;
     char basis[64]; /* "passes", "steps", "mean rows", ... (report_cost.c) */
+    int batch;      /* the curves' batch size (results/report/cost.h: batched curves) */
 } report_projection;
 
 /* Projects runs ids[0..n_ids) onto the target curve cost_source and the draft curve
- * draft_source (may be NULL). *out is malloc'd (free()). */
+ * draft_source (may be NULL). *out is malloc'd (free()). A draft curve of another batch size
+ * than the target's is refused (the two models of a batch run in the same lockstep). */
 int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source,
                    const char *draft_source, report_projection **out, int *n, char *err);
 
