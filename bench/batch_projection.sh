@@ -5,7 +5,7 @@
 # (`decbench cost --batch B`; a figure's run: docs/measurements/2026-11-29-batch-projection.md).
 #
 #   bash bench/batch_projection.sh [BUILD_DIR]
-#        (LIMIT=4 prompts, MAX_NEW=64, MIX=Q4_K_M, THREADS=nproc, SECONDS_MS=10,
+#        (LIMIT=4 prompts, MAX_NEW=64, MIX=Q4_K_M, THREADS=nproc, SECONDS_MS=300,
 #         BATCHES="1 2 4 8 16", ROWS=1,2,4,8,16, CONTEXTS=16,160)
 #
 # 1. The pair runs the decoders below once with the pass trace (run --trace): each pass's rows,
@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=$BUILD/decbench
 LIMIT=${LIMIT:-4} MAX_NEW=${MAX_NEW:-64} MIX=${MIX:-Q4_K_M}
-THREADS=${THREADS:-$(nproc)} SECONDS_MS=${SECONDS_MS:-10}
+THREADS=${THREADS:-$(nproc)} SECONDS_MS=${SECONDS_MS:-300}
 BATCHES=${BATCHES:-1 2 4 8 16} ROWS=${ROWS:-1,2,4,8,16} CONTEXTS=${CONTEXTS:-16,160}
 [ -x "$B" ] || { echo "no $B: build first (./setup.sh)"; exit 1; }
 shared=${DECBENCH_SHARED:-../shared}
