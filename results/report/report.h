@@ -108,6 +108,11 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
 int report_figure_count(void);
 void report_figure_info(int i, const char **header, const char **key, const char **definition);
+/* A batched run's speed-up of decoder spec (samples.spec) over greedy at the same batch size,
+ * as the batch layout computes it (throughput over greedy's, in the run or its baseline run):
+ * *out NAN when the run or spec has no batched samples, or no greedy to compare with. */
+int report_batch_speedup(db *d, int64_t run_id, const char *spec, double *out, char *err);
+
 /* The same for the figures of the batch layout (runs made with `run --batch B`). */
 int report_batch_figure_count(void);
 void report_batch_figure_info(int i, const char **header, const char **key,

@@ -191,6 +191,20 @@ static void stop_paying(const batch_row *rows, const double *sp, int n, int i, i
     }
 }
 
+int report_batch_speedup(db *d, int64_t run_id, const char *spec, double *out, char *err) {
+    batch_row *rows = NULL;
+    int n = 0, rc = run_rows(db_sqlite(d), run_id, 0, &rows, &n, err);
+    *out = NAN;
+    int64_t base = n > 0 ? rows[0].baseline : 0;
+    if (rc == 0 && base) rc = run_rows(db_sqlite(d), base, 0, &rows, &n, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (rows[i].run_id == run_id && !strcmp(rows[i].spec, spec) && rows[i].wall > 0)
+            *out = rows[i].tokens / rows[i].wall / greedy_tput(rows, n, &rows[i]);
+    for (int i = 0; i < n; i++) free(rows[i].spec), free(rows[i].decoder);
+    free(rows);
+    return rc;
+}
+
 int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                      char *err) {
     batch_row *rows = NULL;
