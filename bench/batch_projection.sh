@@ -103,7 +103,16 @@ speedups() { # TARGET_CSV DRAFT_CSV: "spec speed-up" lines, the projected decode
         }
         {n = split_csv($0, f)}
         NR == 1 {for (i = 1; i <= n; i++) col[f[i]] = i; next}
-        {print f[col["spec"]], f[col["projected_speedup"]]}'
+        {print f[col["spec"]], f[col["projected_speedup"]]}' | short_names
+}
+short_names() { # "SPEC X" lines: SPEC shown as the longest of DECODERS it starts with
+    awk -v list="$(printf '%s\n' "${DECODERS[@]}")" 'BEGIN {n = split(list, d, "\n")}
+        {best = $1; len = 0
+         for (i = 1; i <= n; i++)
+             if (d[i] != "" && index($1, d[i]) == 1 && length(d[i]) > len) {best = d[i]; len = length(d[i])}
+         if (best ~ /^rest:/) {m = best; sub(/.*num_draft=/, "", m); sub(/,.*/, "", m)
+             best = "rest:num_draft=" m} # its datastore is a temporary file
+         print best, $2}'
 }
 for b in $BATCHES; do
     echo "# batch $b: curves ($(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -26,7 +26,8 @@ static const struct {
      "batch from its first sequence's start to its last one's end: batch_samples.batch_wall "
      "once per batch)"},
     {"speed-up", "speedup_batch", "%.2fx",
-     "tok/s (batch) over greedy's in the same run, at the same batch size"},
+     "tok/s (batch) over greedy's in the same run (a sweep's point: in its baseline run), at "
+     "the same batch size"},
     {"rows/pass", "rows_per_pass", "%.1f",
      "mean over the samples of the mean rows, every sequence's, of the target passes a sequence "
      "took part in, its own prompt passes left out"},
