@@ -40,9 +40,9 @@ if [ -n "$final" ]; then
     expect_eq final_no_state 0 "$(q t.db "SELECT COUNT(*) FROM samples WHERE run_id = $final AND
         decoder IN ('suffix', 'sam', 'recycle', 'ouroboros')")"
     expect_eq final_exact 1 "$(q t.db "SELECT MIN(matched) FROM samples WHERE run_id = $final")"
-    # a finalist's measured figure is its batch speed-up (report --layout batch)
-    spec=$(q t.db "SELECT spec FROM samples WHERE run_id = $final AND decoder != 'greedy' ORDER BY id LIMIT 1")
-    want=$($B report --db t.db --run "$final" --layout batch --format csv | awk -v s="$spec" '
+    # the finalists' measured figures are their batch speed-ups (report --layout batch), one
+    # for each decoder of the final besides greedy
+    want=$($B report --db t.db --run "$final" --layout batch --format csv | awk '
         function split_csv(line, f,   n, i, c, q, cur) {
             n = 0; cur = ""; q = 0
             for (i = 1; i <= length(line); i++) {
@@ -56,8 +56,10 @@ if [ -n "$final" ]; then
         }
         {n = split_csv($0, f)}
         NR == 1 {for (i = 1; i <= n; i++) col[f[i]] = i; next}
-        f[col["spec"]] == s {printf "%.2fx", f[col["speedup_batch"]]}')
-    expect_grep measured_is_batch_speedup "^\| [0-9]+ \| ${spec//./\\.} \| [0-9.]+x \| ${want//./\\.} \| " tune.out
+        f[col["label"]] != "greedy" {printf "%.2fx\n", f[col["speedup_batch"]]}' | sort)
+    got=$(awk -F'|' '/^\| [0-9]+ \|/ && $5 !~ /^ *- *$/ {gsub(/ /, "", $5); print $5}' tune.out | sort)
+    expect_eq measured_is_batch_speedup "$want" "$got"
+    expect_eq some_measured 1 "$([ -n "$got" ] && echo 1)"
 else
     expect_grep no_final "no final run: one prompt would take about" tune.err
 fi
