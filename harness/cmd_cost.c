@@ -69,11 +69,11 @@ static double share_of(double gflops, double peak) {
 /* A point of passes of several sequences: its row, and in --csv the version 3 line (the batch
  * first: results/report/cost.h), in --db a point of the run whose batch size is the run's. */
 static int on_batch_point(cost_out *o, const measure_point *p, char *err) {
-    printf("%5d %6d %12.4f %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n",
-           p->batch, p->rows, p->seconds * 1e3, p->seconds * 1e3 / p->batch,
-           p->seconds * 1e3 / ((double)p->rows * p->batch), p->gflops, p->weight_gbps,
-           p->repeats, p->context, p->logit_rows, p->median * 1e3,
-           share_of(p->gflops, o->peak.int8_gops), share_of(p->gflops, o->peak.f32_gflops));
+    printf("%5d %6d %12.4f %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n", p->batch,
+           p->rows, p->seconds * 1e3, p->seconds * 1e3 / p->batch,
+           p->seconds * 1e3 / ((double)p->rows * p->batch), p->gflops, p->weight_gbps, p->repeats,
+           p->context, p->logit_rows, p->median * 1e3, share_of(p->gflops, o->peak.int8_gops),
+           share_of(p->gflops, o->peak.f32_gflops));
     fflush(stdout);
     if (o->csv)
         fprintf(o->csv, "%d,%d,%.9g,%d,%d\n", p->batch, p->rows, p->seconds, p->context,

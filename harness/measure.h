@@ -136,7 +136,7 @@ int measure_cost_grid_batch(fwd_ctx *f, int batch, const measure_grid *g, measur
  * outlive the measure_run. */
 typedef struct measure_run measure_run;
 int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err);
-/* The same for passes of `batch` sequences (measure_cost_grid_batch's points; 1: measure_run_new). */
+/* The same for passes of `batch` sequences (measure_cost_grid_batch's points). */
 int measure_run_new_batch(measure_run **out, fwd_ctx *f, int batch, const measure_grid *g,
                           char *err);
 int measure_run_round(measure_run *m, char *err);

@@ -473,8 +473,12 @@ static void test_batched_curves(void) {
     const char *model = v2_csv();
     int64_t one = cost_run(d, model, &clean, 1), four = 0, found = -1;
     {
-        db_run r = {.label = "cost b4", .model_path = model, .threads = 2, .kernels = "exact",
-                    .env = &clean, .batch = 4};
+        db_run r = {.label = "cost b4",
+                    .model_path = model,
+                    .threads = 2,
+                    .kernels = "exact",
+                    .env = &clean,
+                    .batch = 4};
         CHECK_MSG(db_begin_run(d, &r, &four, err) == 0, "%s", err);
         for (int j = 0; j < 2; j++)
             for (int i = 0; i < 4; i++)
@@ -506,7 +510,7 @@ static void test_batched_curves(void) {
     dec_pass g[5] = {{0, 1, 10, 1, 0, 0.01}};
     for (int i = 1; i < 5; i++) g[i] = (dec_pass){0, 0, 1, 1, 9 + i, 0.02};
     sample(d, run, "greedy", "greedy", 0, g, 5, 0, 0);
-    const dec_pass sp[6] = {{0, 1, 10, 1, 0, 0.01}, {1, 1, 10, 1, 0, 0.001},
+    const dec_pass sp[6] = {{0, 1, 10, 1, 0, 0.01},  {1, 1, 10, 1, 0, 0.001},
                             {1, 0, 1, 1, 10, 0.001}, {0, 0, 2, 2, 10, 0.03},
                             {1, 0, 1, 1, 12, 0.001}, {0, 0, 2, 2, 12, 0.03}};
     sample(d, run, "spec", "spec:gamma=1", 0, sp, 6, 0, 4);
@@ -521,8 +525,8 @@ static void test_batched_curves(void) {
     for (int i = 0; i < 4; i++) gdec += B4(1, 10 + i);
     double sdec = B4(2, 10) + K4(2) + B4(2, 12) + K4(2) + 0.1 * (B4(1, 10) + B4(1, 12));
     const report_projection *r = row(p, n, "spec:gamma=1");
-    CHECK_MSG(r && r->batch == 4 && near(r->projected_decode, gdec / sdec),
-              "%g vs %g (batch %d)", r ? r->projected_decode : 0, gdec / sdec, r ? r->batch : 0);
+    CHECK_MSG(r && r->batch == 4 && near(r->projected_decode, gdec / sdec), "%g vs %g (batch %d)",
+              r ? r->projected_decode : 0, gdec / sdec, r ? r->batch : 0);
     /* by hand, in ms: greedy 4.44 + 4.484 + 4.528 + 4.572 = 18.024; spec 6.48 + 0.8 + 6.576 +
      * 0.8 + 0.1 (4.44 + 4.528) = 15.5528; 18.024 / 15.5528 = 1.15889 */
     CHECK_MSG(r && fabs(r->projected_decode - 1.15889) < 5e-6, "%.6f", r ? r->projected_decode : 0);
@@ -535,8 +539,12 @@ static void test_batched_curves(void) {
     CHECK(report_project(d, &run, 1, srcd, d4, &p, &n, err) == -1 &&
           strstr(err, "is a curve of batch 4") && strstr(err, "one of batch 1"));
     /* the layout says the batch size it priced at: a column and a note */
-    report_opts o = {.run_ids = &run, .n_runs = 1, .format = REPORT_MARKDOWN,
-                     .layout = REPORT_PROJECTED, .cost_source = t4, .draft_cost_source = d4};
+    report_opts o = {.run_ids = &run,
+                     .n_runs = 1,
+                     .format = REPORT_MARKDOWN,
+                     .layout = REPORT_PROJECTED,
+                     .cost_source = t4,
+                     .draft_cost_source = d4};
     FILE *out = fopen(test_tmp("proj4.md"), "w");
     CHECK_MSG(report_write(d, &o, out, err) == 0, "%s", err);
     fclose(out);

@@ -362,8 +362,7 @@ static int finish(cost_curve **out, cost_curve *c, point *p, int n, int rc, char
 /* A batched curve's source says its batch size, so that every note naming it does. */
 static void name_batch(cost_curve *c) {
     size_t len = strlen(c->source);
-    if (c->batch > 1)
-        snprintf(c->source + len, sizeof c->source - len, " (batch %d)", c->batch);
+    if (c->batch > 1) snprintf(c->source + len, sizeof c->source - len, " (batch %d)", c->batch);
 }
 
 /* The cost points of run_id in an open database. */

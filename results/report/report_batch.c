@@ -259,13 +259,14 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
         }
         for (int i = 0; i < m; i++) {
             double tput = rows[i].wall > 0 ? rows[i].tokens / rows[i].wall : NAN;
-            sp[i] = !strcmp(rows[i].decoder, "greedy") ? NAN
-                                                        : tput / greedy_tput(rows, n, &rows[i]);
+            sp[i] =
+                !strcmp(rows[i].decoder, "greedy") ? NAN : tput / greedy_tput(rows, n, &rows[i]);
         }
         int sizes = 0; /* batch sizes shown */
         for (int i = 0; i < m; i++) {
             int seen = !rows[i].shown;
-            for (int j = 0; j < i && !seen; j++) seen = rows[j].shown && rows[j].batch == rows[i].batch;
+            for (int j = 0; j < i && !seen; j++)
+                seen = rows[j].shown && rows[j].batch == rows[i].batch;
             sizes += !seen;
         }
         for (int k = 0; k < m; k++) {
@@ -308,8 +309,10 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
                 rt_note(t, "%s%s: pays up to batch %d, stops paying at batch %d.", lab, cont, pays,
                         stops);
             else if (pays && stops)
-                rt_note(t, "%s%s: pays at batch %d, not at batch %d (not monotone in B: noise or "
-                           "a real dip).", lab, cont, pays, stops);
+                rt_note(t,
+                        "%s%s: pays at batch %d, not at batch %d (not monotone in B: noise or "
+                        "a real dip).",
+                        lab, cont, pays, stops);
             else if (pays)
                 rt_note(t, "%s%s: pays at every batch size measured (up to %d).", lab, cont, pays);
             else

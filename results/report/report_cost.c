@@ -4,8 +4,8 @@
  * Why: on a CPU a pass over T rows costs far more than one row once the matrix products stop
  * being bandwidth-bound, so tokens per step alone overstates a decoder's speed-up; and a run
  * on a small model says little about wall-clock time on a large one. Given the cost curve of
- * the target (results/report/cost.h: t(rows, context, logit rows)) and, for draft-model decoders, of
- * the draft, each pass the decoder made is priced on its curve:
+ * the target (results/report/cost.h: t(rows, context, logit rows)) and, for draft-model decoders,
+ * of the draft, each pass the decoder made is priced on its curve:
  *
  *   decoder  = sum over its decode passes (target and draft) of t(rows, context, logit rows)
  *              + its bookkeeping seconds (measured: the decoder's own work does not depend on
