@@ -15,7 +15,10 @@
  * It also measures the machine's streaming-read bandwidth, the bound a T=1 pass cannot beat.
  * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
- * needs, up to the length it was trained for. */
+ * needs, up to the length it was trained for. With --batch B > 1 a point is a pass of B
+ * sequences: --csv writes the curve's version 3 (the batch on every line), --db stores it in a
+ * run of batch B (runs.batch), and a projection priced on it is over greedy serving B
+ * sequences (results/report/cost.h, batched curves). */
 /* --bandwidth-rounds also gives the one-row pass against its whole bound: the weights and the keys
  * and values it reads at that context (--kv-type: f32 or f16) over the read rate. A context is
  * reached by computing its first 64 positions and repeating their keys and values
