@@ -15,7 +15,10 @@
  * It also measures the machine's streaming-read bandwidth, the bound a T=1 pass cannot beat.
  * --csv writes the grid (format: results/report/cost.h) for `report --project-cost`; --db stores it in
  * a run (the model and machine are the run's). The model's context is raised to what the grid
- * needs, up to the length it was trained for. */
+ * needs, up to the length it was trained for. With --batch B > 1 a point is a pass of B
+ * sequences: --csv writes the curve's version 3 (the batch on every line), --db stores it in a
+ * run of batch B (runs.batch), and a projection priced on it is over greedy serving B
+ * sequences (results/report/cost.h, batched curves). */
 /* --bandwidth-rounds also gives the one-row pass against its whole bound: the weights and the keys
  * and values it reads at that context (--kv-type: f32 or f16) over the read rate. A context is
  * reached by computing its first 64 positions and repeating their keys and values
@@ -69,17 +72,26 @@ static double share_of(double gflops, double peak) {
     return peak > 0 ? 100 * gflops / peak : 0;
 }
 
+/* A point of passes of several sequences: its row, and in --csv the version 3 line (the batch
+ * first: results/report/cost.h), in --db a point of the run whose batch size is the run's. */
+static int on_batch_point(cost_out *o, const measure_point *p, char *err) {
+    printf("%5d %6d %12.4f %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n", p->batch,
+           p->rows, p->seconds * 1e3, p->seconds * 1e3 / p->batch,
+           p->seconds * 1e3 / ((double)p->rows * p->batch), p->gflops, p->weight_gbps, p->repeats,
+           p->context, p->logit_rows, p->median * 1e3, share_of(p->gflops, o->peak.int8_gops),
+           share_of(p->gflops, o->peak.f32_gflops));
+    fflush(stdout);
+    if (o->csv)
+        fprintf(o->csv, "%d,%d,%.9g,%d,%d\n", p->batch, p->rows, p->seconds, p->context,
+                p->logit_rows);
+    if (!o->d) return 0;
+    db_cost dc = measure_cost_row(p, (int64_t)model_weight_bytes(o->m), o->bw);
+    return db_insert_cost(o->d, o->run_id, &dc, err);
+}
+
 static int on_point(void *user, const measure_point *p, char *err) {
     cost_out *o = user;
-    if (p->batch > 1) { /* neither --csv nor --db: their formats hold one sequence a pass */
-        printf("%5d %6d %12.4f %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n",
-               p->batch, p->rows, p->seconds * 1e3, p->seconds * 1e3 / p->batch,
-               p->seconds * 1e3 / ((double)p->rows * p->batch), p->gflops, p->weight_gbps,
-               p->repeats, p->context, p->logit_rows, p->median * 1e3,
-               share_of(p->gflops, o->peak.int8_gops), share_of(p->gflops, o->peak.f32_gflops));
-        fflush(stdout);
-        return 0;
-    }
+    if (p->batch > 1) return on_batch_point(o, p, err);
     printf("%6d %12.4f %12.4f %10.2f %10.2f %8d %8d %7d %12.4f %7.1f %7.1f\n", p->rows,
            p->seconds * 1e3, p->seconds * 1e3 / p->rows, p->gflops, p->weight_gbps, p->repeats,
            p->context, p->logit_rows, p->median * 1e3, share_of(p->gflops, o->peak.int8_gops),
@@ -130,7 +142,8 @@ int cmd_cost(int argc, char **argv) {
         [C_BATCH] = {"--batch", NULL, 1,
                      "sequences a pass (default 1): each of B sequences, every one at the context "
                      "with a KV cache of its own, feeds the rows of --rows in one pass that reads "
-                     "the weights once (1.." MEASURE_MAX_BATCH_S "; above 1, not with --csv, --db)",
+                     "the weights once (1.." MEASURE_MAX_BATCH_S "; --csv writes it in the "
+                     "curve's version 3, --db as the run's batch)",
                      "B"},
         [C_HEAD] = {"--head", NULL, 1,
                     "measure a learned drafter's head pass with the model as its target instead "
@@ -181,9 +194,12 @@ int cmd_cost(int argc, char **argv) {
     g.logits = (measure_logits)mode;
     const char *model_arg = args_str(o, C_COUNT, "--model", NULL);
     if (!model_arg) return cmd_usage("cost", "--model FILE is required");
-    if (batch > 1 && (args_str(o, C_COUNT, "--csv", NULL) || args_str(o, C_COUNT, "--db", NULL)))
-        return cmd_usage("cost", "--batch above 1 is printed only: --csv and --db hold curves of "
-                                 "one sequence a pass");
+    /* one point read by an older decbench as "rows,seconds" would be taken, not refused
+     * (results/report/cost.h, version 3) */
+    if (batch > 1 && args_str(o, C_COUNT, "--csv", NULL) && measure_grid_points(&g) < 2)
+        return cmd_usage("cost", "--batch above 1 with --csv: the grid has one point; give two "
+                                 "rows or contexts (a batched curve of one point prices every "
+                                 "pass alike)");
     char model_path[4096];
     session_find_model(model_arg, model_path, sizeof model_path);
     const char *head_dir = args_str(o, C_COUNT, "--head", NULL);
@@ -247,7 +263,8 @@ int cmd_cost(int argc, char **argv) {
                     .threads = nt,
                     .kernels = kern_mode_name(km),
                     .kv_type = kv_type_name(kv),
-                    .env = &env};
+                    .env = &env,
+                    .batch = (int)batch};
         if (db_open(&out.d, db_path, DB_WRITE, err) || db_begin_run(out.d, &r, &out.run_id, err))
             goto done;
     }
@@ -279,7 +296,14 @@ int cmd_cost(int argc, char **argv) {
     } else
         printf("%6s %12s %12s %10s %10s %8s %8s %7s %12s %7s %7s\n", "rows", "ms/pass", "ms/row",
                "GFLOP/s", "GB/s", "passes", "context", "logits", "median ms", "int8%", "f32%");
-    if (out.csv)
+    if (out.csv && batch > 1)
+        fprintf(out.csv,
+                "# decbench cost curve v3: seconds per forward pass of `batch` sequences, each "
+                "feeding `rows` rows after `context` committed tokens of its own cache and "
+                "computing `logit_rows` rows' logits\n# model %s, %d threads, %s kernels\n"
+                "batch,rows,seconds,context,logit_rows\n",
+                model_path, nt, kern_mode_name(km));
+    else if (out.csv)
         fprintf(out.csv,
                 "# decbench cost curve v2: seconds per forward pass of `rows` rows after `context` "
                 "committed "

@@ -38,7 +38,14 @@
  * or when they accepted nothing, the default vector stays and the output says so.
  * A decoder is recommended overall only if its measured speed-up exceeds greedy's by more than
  * TUNE_MARGIN and its projected one does too; otherwise the answer is greedy, said plainly.
- * Speed-ups are end-to-end (prompt passes included), as the papers and `sweep` rank them. */
+ * Speed-ups are end-to-end (prompt passes included), as the papers and `sweep` rank them.
+ * With --batch B (serving B sequences at once): the probes stay one sequence at a time (their
+ * pass traces are what is priced), the cost curves are of passes of B sequences (`cost --batch
+ * B`, the draft's too; reused only from curves of the same B), so a prediction is the probe's
+ * speed-up over greedy when B sequences like it decode in lockstep (results/report/cost.h,
+ * batched curves); the final run is at --batch B, and a finalist's measured figure is its
+ * throughput over greedy's there (report --layout batch). A decoder keeping state across
+ * prompts cannot run batched: it is probed and predicted, and left out of the final. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -209,11 +216,12 @@ static double est_pass(const cost_usage *u, int rows) {
     return u->secs[k - 1] + f * (u->secs[k] - u->secs[k - 1]);
 }
 
-/* One round over grid g: every point once, and the prompt up to the largest context. */
-static double est_round(const cost_usage *u, const measure_grid *g) {
-    double s = est_pass(u, 64) * g->contexts[g->n_contexts - 1] / 64.0;
+/* One round over grid g: every point once, and the prompt up to the largest context; passes of
+ * `batch` sequences priced as passes of their rows together, each sequence's prompt its own. */
+static double est_round(const cost_usage *u, const measure_grid *g, int batch) {
+    double s = batch * est_pass(u, 64) * g->contexts[g->n_contexts - 1] / 64.0;
     for (int i = 0; i < g->n_rows; i++)
-        s += est_pass(u, g->rows[i]) * (g->n_contexts + (g->rows[i] > 1));
+        s += est_pass(u, batch * g->rows[i]) * (g->n_contexts + (g->rows[i] > 1));
     return s;
 }
 
@@ -250,8 +258,9 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
     db_env_capture(&here);
     /* --draft self:TYPE is no file to fingerprint: its curve is measured, not looked up */
     if (!(draft && session_self_type(t->r.o.draft)) &&
-        cost_find_run_kv(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
-                         kv_type_name(t->r.s.kv), g->rows[g->n_rows - 1], &here, &reuse, err))
+        cost_find_run_batch(t->d, c->path, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+                            kv_type_name(t->r.s.kv), t->batch, g->rows[g->n_rows - 1], &here,
+                            &reuse, err))
         return -1;
     if (reuse) {
         t->cost_run[draft] = reuse;
@@ -261,7 +270,8 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
                 draft ? "draft" : "target", reuse, t->r.o.db_path);
         return 0;
     }
-    for (int step = 0; (c->round_secs = est_round(&u, g)) * 2 > share && g->n_rows > 2; step++) {
+    for (int step = 0; (c->round_secs = est_round(&u, g, t->batch)) * 2 > share && g->n_rows > 2;
+         step++) {
         int k = 0;
         for (int i = 0; i < g->n_rows; i++)
             if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
@@ -275,12 +285,14 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
      * min_seconds per round) */
     g->min_seconds = 5 * share / c->planned / measure_grid_points(g);
     if (fwd_new(&c->f, m, t->r.s.pool, g->rows[g->n_rows - 1], t->r.s.kernels, err) ||
-        measure_run_new(&c->m, c->f, g, err))
+        measure_run_new_batch(&c->m, c->f, t->batch, g, err))
         return -1;
+    char seqs[64] = "";
+    if (t->batch > 1) snprintf(seqs, sizeof seqs, " of passes of %d sequences", t->batch);
     fprintf(stderr,
-            "decbench tune: %s cost curve: %d points (rows 1..%d, contexts %d..%d), %d rounds "
+            "decbench tune: %s cost curve%s: %d points (rows 1..%d, contexts %d..%d), %d rounds "
             "of about %.1f s between the probes%s%s\n",
-            draft ? "draft" : "target", measure_grid_points(g), g->rows[g->n_rows - 1],
+            draft ? "draft" : "target", seqs, measure_grid_points(g), g->rows[g->n_rows - 1],
             g->contexts[0], g->contexts[g->n_contexts - 1], c->planned, c->round_secs,
             c->note[0] ? "; " : "", c->note);
     return 0;
@@ -337,6 +349,7 @@ static int curve_finish(tune *t, tune_curve *c, double until, char *err) {
     run.draft_hash = NULL, run.draft_bytes = 0;
     run.datasets = NULL, run.prompt_template = NULL;
     run.label = c->draft ? "tune: draft cost curve" : "tune: target cost curve";
+    run.batch = t->batch, run.continuous = 0; /* the curve's passes: B sequences each */
     store_ctx s = {t->d, 0, (int64_t)model_weight_bytes(m)};
     if (rc == 0)
         rc =
@@ -496,7 +509,25 @@ static int by_prediction(const void *a, const void *b) {
     return x > y ? -1 : x < y;
 }
 
-static int finals(tune *t, int top, char *err) {
+/* At --batch B, a decoder that keeps state across prompts cannot run batched: named in
+ * t->batch_left_out (once per decoder), and 1. */
+static int batch_left_out(tune *t, const tune_cand *c) {
+    runner_opts at = t->r.o;
+    at.batch = t->batch;
+    char e[ERR_LEN], name[64];
+    if (runner_batch_spec(&at, c->canon, e) == 0) return 0;
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(c->canon, ":"), c->canon);
+    if (!strstr(t->batch_left_out, name)) {
+        size_t len = strlen(t->batch_left_out);
+        snprintf(t->batch_left_out + len, sizeof t->batch_left_out - len, "%s%s", len ? "; " : "",
+                 name);
+    }
+    return 1;
+}
+
+/* reserve: seconds kept for the figures after the final run (gnuplot's, or the data files'
+ * alone with --no-plot). */
+static int finals(tune *t, int top, double reserve, char *err) {
     /* the best predicted point of each decoder (t->c is sorted by prediction) */
     char *canon[RUNNER_MAX_SPECS], *shown[RUNNER_MAX_SPECS];
     canon[0] = shown[0] = "greedy";
@@ -508,17 +539,17 @@ static int finals(tune *t, int top, char *err) {
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
             seen = t->c[j].finalist && same_decoder(t->c[j].canon, c->canon);
-        if (seen) continue;
+        if (seen || batch_left_out(t, c)) continue;
         c->finalist = 1;
         canon[n] = c->canon, shown[n++] = c->shown;
         per_prompt += c->secs / t->n_probe;
     }
     if (n == 1) return 0;
     /* prompts: the held-out ones after the probe prompts, as many as fit what is left of the
-     * budget (a warm-up generation per setting, 15% slack, a few seconds for the figures) */
+     * budget (a warm-up generation per setting, 15% slack, the figures' reserve) */
     int have = t->r.n_prompts - t->n_probe, held_out = have > 0;
     if (!held_out) have = t->r.n_prompts;
-    double left = t->budget - elapsed(t) - 3;
+    double left = t->budget - elapsed(t) - reserve;
     int use = (int)((left / 1.15 / per_prompt - t->r.o.warmup) / t->r.o.repeats);
     if (use < 1) {
         fprintf(stderr,
@@ -528,12 +559,22 @@ static int finals(tune *t, int top, char *err) {
         for (int i = 0; i < t->n; i++) t->c[i].finalist = 0;
         return 0;
     }
+    /* at --batch B, one whole batch at least: fewer sequences would measure another batch size */
+    if (t->batch > 1 && use < t->batch) use = t->batch;
     use = use > have ? have : use;
     fprintf(stderr,
             "decbench tune: final run: greedy and %d setting(s) on %d %s prompt(s), about %.0f s "
             "(%.0f s of the budget left)\n",
             n - 1, use, held_out ? "held-out" : "probe",
             per_prompt * (use * t->r.o.repeats + t->r.o.warmup), left);
+    if (t->batch > 1 && use < t->batch)
+        fprintf(stderr,
+                "decbench tune: note: %d prompt(s) for a final at batch %d: its batches hold "
+                "fewer sequences than served (raise --limit)\n",
+                use, t->batch);
+    if (t->batch_left_out[0])
+        fprintf(stderr, "decbench tune: not in the final at batch %d (state across prompts): %s\n",
+                t->batch, t->batch_left_out);
     runner_prompt *saved = t->r.prompts;
     int saved_n = t->r.n_prompts;
     if (held_out) t->r.prompts += t->n_probe;
@@ -542,10 +583,22 @@ static int finals(tune *t, int top, char *err) {
     t->held_out = held_out;
     char status, title[64];
     snprintf(title, sizeof title, "tune %" PRId64 " final", t->sweep_id);
+    /* the final at the batch size served (the probes ran one sequence at a time, traced) */
+    int trace = t->r.o.trace;
+    t->r.o.batch = t->batch, t->r.o.continuous = t->continuous;
+    if (t->batch > 1) t->r.o.trace = 0;
     int m = measure_specs(t, canon, shown, n, 0, 0, title, &t->final_id, &status, err);
+    t->r.o.batch = 1, t->r.o.continuous = 0, t->r.o.trace = trace;
     t->r.prompts = saved;
     t->r.n_prompts = saved_n;
     if (m) return m;
+    if (t->batch > 1) { /* throughput over greedy's at the same batch size */
+        for (int i = 0; i < t->n; i++)
+            if (t->c[i].finalist &&
+                report_batch_speedup(t->d, t->final_id, t->c[i].canon, &t->c[i].measured, err))
+                return -1;
+        return 0;
+    }
     report_projection *p;
     int np;
     if (report_project(t->d, &t->final_id, 1, t->cost_src[0],
@@ -656,11 +709,11 @@ int cmd_tune(int argc, char **argv) {
     if (cmd_sets_check(sets->values, sets->count, err)) return cmd_usage("tune", err);
     if (ro.shard_n)
         return cmd_usage("tune", "--shard: tune measures its whole work in one process");
-    if (ro.batch > 1)
-        return cmd_usage("tune", "--batch: tune predicts from its probes' pass traces and the "
-                                 "cost of one sequence's passes, which batched probes do not "
-                                 "give: measure batched decoders with run or sweep --batch B");
-    if (!args_get(o, T_COUNT, "--limit")->count) ro.limit = (int)probes_n + 5;
+    /* --batch B: served at B; the probes run one sequence at a time (see the header) */
+    int serve_batch = ro.batch, serve_continuous = ro.continuous;
+    ro.batch = 1, ro.continuous = 0;
+    if (!args_get(o, T_COUNT, "--limit")->count)
+        ro.limit = (int)probes_n + (serve_batch > 5 ? serve_batch : 5);
     if (!args_get(o, T_COUNT, "--max-new")->count) ro.max_new = 128;
     ro.trace = 1; /* the pass trace is what the projection prices */
     tune t;
@@ -669,6 +722,7 @@ int cmd_tune(int argc, char **argv) {
     t.budget = 60 * budget;
     t.cmd = runner_command_line(argc, argv);
     t.sets = sets->values, t.n_sets = sets->count;
+    t.batch = serve_batch, t.continuous = serve_continuous;
     char spec[4096];
     tune_curve cv[2];
     memset(cv, 0, sizeof cv);
@@ -703,6 +757,11 @@ int cmd_tune(int argc, char **argv) {
     if (db_begin_sweep(t.d, spec, t.r.datasets, &t.sweep_id, err)) goto out;
     runner_catch_signals();
     if (t.skipped_decoders[0]) fprintf(stderr, "decbench tune: left out: %s\n", t.skipped_decoders);
+    if (t.batch > 1)
+        fprintf(stderr,
+                "decbench tune: serving batch %d%s: probes one sequence at a time (traced), cost "
+                "curves of passes of %d sequences, the final run at --batch %d\n",
+                t.batch, t.continuous ? " (continuous)" : "", t.batch, t.batch);
     fprintf(stderr,
             "decbench tune: sweep %" PRId64 " in %s: %d grid point(s) on %d probe prompt(s), "
             "budget %.1f min\n",
@@ -716,7 +775,8 @@ int cmd_tune(int argc, char **argv) {
                 probed, skipped, elapsed(&t));
         if (predict(&t, err)) goto out;
         qsort(t.c, (size_t)t.n, sizeof *t.c, by_prediction);
-        m = finals(&t, (int)top, err);
+        /* gnuplot's two figures take a few seconds; their data files alone, a moment */
+        m = finals(&t, (int)top, args_flag(o, T_COUNT, "--no-plot") ? 0.5 : 3, err);
     }
     if (m < 0) goto out;
     if (m == RUNNER_INTERRUPTED) {

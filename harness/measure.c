@@ -384,6 +384,11 @@ int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *
     return run_new(out, f, 1, g, err);
 }
 
+int measure_run_new_batch(measure_run **out, fwd_ctx *f, int batch, const measure_grid *g,
+                          char *err) {
+    return run_new(out, f, batch, g, err);
+}
+
 /* Rounds over the whole grid (contexts ascending: the prompt is extended from one context to
  * the next, so each round prefills the largest context once). Measuring point by point would
  * let the machine's load, which changes by the second on a shared machine, bend the curve's

@@ -136,6 +136,9 @@ int measure_cost_grid_batch(fwd_ctx *f, int batch, const measure_grid *g, measur
  * outlive the measure_run. */
 typedef struct measure_run measure_run;
 int measure_run_new(measure_run **out, fwd_ctx *f, const measure_grid *g, char *err);
+/* The same for passes of `batch` sequences (measure_cost_grid_batch's points). */
+int measure_run_new_batch(measure_run **out, fwd_ctx *f, int batch, const measure_grid *g,
+                          char *err);
 int measure_run_round(measure_run *m, char *err);
 int measure_run_finish(measure_run *m, measure_point_fn fn, void *user, char *err);
 void measure_run_free(measure_run *m);

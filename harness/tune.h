@@ -42,6 +42,11 @@ typedef struct {
     char skipped_decoders[1024]; /* "name (reason); ..." */
     const char *const *sets;     /* --set NAME:PARAMS, each added to every point of NAME */
     int n_sets;
+    /* --batch B: the sequences served at once. Probes stay one sequence at a time (their pass
+     * traces); the cost curves are of passes of B sequences, the final run is at --batch B and
+     * a finalist's measured figure its throughput over greedy's there. */
+    int batch, continuous;
+    char batch_left_out[512]; /* "name; ..." the final at B could not run (state across prompts) */
 } tune;
 
 /* The projected end-to-end speed-up of c's probe (NAN: none). */

@@ -42,10 +42,12 @@ static void figures(const tune_cand *c, char *out, size_t n) {
 
 void tune_print(const tune *t) {
     const model_config *mc = &t->r.s.target->cfg;
-    printf("## decbench tune: %s%s%s on %s (%d threads, %s kernels%s%s)\n\n", t->r.o.model,
+    char at[48] = "";
+    if (t->batch > 1) snprintf(at, sizeof at, ", batch %d", t->batch);
+    printf("## decbench tune: %s%s%s on %s (%d threads, %s kernels%s%s%s)\n\n", t->r.o.model,
            t->r.o.draft ? " with draft " : "", t->r.o.draft ? t->r.o.draft : "", t->r.datasets,
            t->r.s.threads, kern_mode_name(t->r.s.kernels), t->r.s.kv != KV_F32 ? ", KV cache " : "",
-           t->r.s.kv != KV_F32 ? kv_type_name(t->r.s.kv) : "");
+           t->r.s.kv != KV_F32 ? kv_type_name(t->r.s.kv) : "", at);
     printf("Target: %d layers, dim %d, vocabulary %d. Probes: sweep %" PRId64 ", %d prompt(s); ",
            mc->n_layers, mc->dim, mc->vocab_size, t->sweep_id, t->n_probe);
     if (t->final_id)
@@ -56,9 +58,18 @@ void tune_print(const tune *t) {
     printf("; cost curves: target run %" PRId64, t->cost_run[0]);
     if (t->cost_run[1]) printf(", draft run %" PRId64, t->cost_run[1]);
     printf(" (%s).\n\n", t->r.o.db_path);
-    printf("predicted = the probe's forward passes priced on the cost curves, end-to-end "
-           "(report --layout projected); measured = end-to-end speed-up over greedy in the final "
-           "run; probe = the probe's own measurement (few prompts, noisy).\n\n");
+    if (t->batch > 1)
+        printf("Serving batch %d: predicted = the probe's forward passes (one sequence's) priced "
+               "on cost curves of passes of %d sequences, each as the probe's, greedy's too, "
+               "end-to-end (report --layout projected); measured = throughput (tokens over the "
+               "batches' wall time) over greedy's in the final run at --batch %d (report --layout "
+               "batch); probe = the probe's own measurement, one sequence at a time (few prompts, "
+               "noisy).\n\n",
+               t->batch, t->batch, t->batch);
+    else
+        printf("predicted = the probe's forward passes priced on the cost curves, end-to-end "
+               "(report --layout projected); measured = end-to-end speed-up over greedy in the "
+               "final run; probe = the probe's own measurement (few prompts, noisy).\n\n");
     printf("| rank | decoder | predicted | measured | probe | tokens/step | rows/step |\n");
     printf("|---:|:---|---:|---:|---:|---:|---:|\n");
     int rank = 0;

@@ -14,7 +14,9 @@
 #     baseline run at that size;
 #   - `report` shows a batched run's throughput, speed-up over greedy at the same batch size,
 #     rows per pass and p50/p90/p99 per-token latency (--layout batch; after the markdown
-#     summary), and nothing of the kind for a run without --batch.
+#     summary), and nothing of the kind for a run without --batch; over a sweep's batch sizes,
+#     the unbatched points at batch 1, each point's speed-up over its baseline run's greedy,
+#     and where each decoder stops paying (pays to B, stops at B, a note).
 # Under the sanitizers (DECBENCH_SANITIZED) fewer prompts and batch sizes.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
@@ -71,6 +73,22 @@ expect_eq sweep_runs "1|1|
 expect_eq sweep_figures 4 "$(q sw.db "SELECT COUNT(*) FROM batch_samples")"
 expect_eq sweep_outputs "$(q sw.db "SELECT output_hash FROM samples WHERE run_id = 2 ORDER BY sample_index")" \
     "$(q sw.db "SELECT output_hash FROM samples WHERE run_id = 4 ORDER BY sample_index")"
+# where a decoder stops paying: the sweep's times set by hand (greedy 1 s a sequence at B = 1 and
+# 1 s a batch at B = 2; pld twice as fast at B = 1, half as fast at B = 2): the unbatched run
+# reads at batch 1, each point against its baseline's greedy; pld pays to B = 1, stops at B = 2
+cp sw.db pay.db
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE samples SET t_prefill = 0.01, t_total = CASE run_id WHEN 1 THEN 1 ELSE 0.5 END WHERE run_id IN (1, 2)")
+c.execute("UPDATE batch_samples SET batch_wall = (SELECT CASE s.run_id WHEN 3 THEN 1 ELSE 2 END FROM samples s WHERE s.id = sample_id)")
+c.commit()' pay.db
+$B report --db pay.db --sweep 1 --layout batch --format csv >pay.csv 2>&1; expect_eq pay_rc 0 $?
+expect_grep pay_header ',pays_to_batch,stops_at_batch$' pay.csv
+expect_grep pay_b1 '^2,pld,"pld:ngram=3,k=2",1,0,2,[0-9.]+,2,[0-9.,]+,1,2$' pay.csv
+expect_grep pay_b2 '^4,pld,"pld:ngram=3,k=2",2,0,2,[0-9.]+,0.5,[0-9.,]+,1,2$' pay.csv
+expect_eq pay_greedy 2 "$(grep -cE '^[13],greedy,greedy,[12],0,2,[0-9.]+,1,[0-9.,]+,,$' pay.csv)"
+$B report --db pay.db --sweep 1 --layout batch >pay.md 2>&1
+expect_grep pay_note 'pld: pays up to batch 1, stops paying at batch 2' pay.md
 
 # refusals: one line, exit 2, no database
 M=(run --model "$S/models/stories260K.bin" --draft "$S/models/llama2xs.bin" --dataset tinystories --limit 2 --db no.db)

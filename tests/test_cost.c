@@ -394,8 +394,174 @@ static void test_greedy_sum(void) {
     }
 }
 
+/* ---- batched curves (`cost --batch B`): version 3 CSV, runs.batch, the projection at B ------ */
+
+/* The batch-4 test curve: t4(r, c, L) = B4(r, c) + K4(L), linear like the batch-1 one but not a
+ * multiple of it (ms): B4 = 2 + 2 r + 0.04 c + 0.004 r c, K4 = 0.8 (L - 1). */
+static double B4(double r, double c) {
+    return 1e-3 * (2 + 2 * r + 0.04 * c + 0.004 * r * c);
+}
+static double K4(double l) {
+    return 1e-3 * 0.8 * (l - 1);
+}
+
+/* The batch-4 curve as `cost --batch 4 --csv` writes it (header or not: with_header 0 gives the
+ * lines an older decbench, which knows no version 3 header, reads as "rows,seconds"). f scales
+ * it (a draft's). */
+static const char *v3_csv(const char *name, double f, int with_header) {
+    static char text[4096];
+    int n = snprintf(text, sizeof text, "# decbench cost curve v3: test\n%s",
+                     with_header ? "batch,rows,seconds,context,logit_rows\n" : "");
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 4; i++)
+            for (int all = 0; all <= (j == 0 && ROWS[i] > 1); all++) {
+                int r = ROWS[i], c = CTX[j], l = all ? r : 1;
+                n += snprintf(text + n, sizeof text - (size_t)n, "4,%d,%.12g,%d,%d\n", r,
+                              f * (B4(r, c) + K4(l)), c, l);
+            }
+    return write_file(name, text);
+}
+
+static void test_batched_curves(void) {
+    cost_curve *c = NULL;
+    CHECK_MSG(cost_curve_load(&c, v3_csv("b4.csv", 1, 1), NULL, err) == 0, "%s", err);
+    if (c) {
+        CHECK(cost_curve_batch(c) == 4 && cost_curve_is_grid(c) && cost_curve_points(c) == 11);
+        CHECK_MSG(strstr(cost_curve_source(c), "b4.csv (batch 4)"), "%s", cost_curve_source(c));
+        CHECK(near(cost_curve_t(c, 3, 50, 2), B4(3, 50) + K4(2)));
+        cost_curve_free(c);
+    }
+    /* a version 2 curve is of batch 1, and says nothing of it */
+    CHECK_MSG(cost_curve_load(&c, v2_csv(), NULL, err) == 0, "%s", err);
+    if (c) CHECK(cost_curve_batch(c) == 1 && !strstr(cost_curve_source(c), "(batch"));
+    cost_curve_free(c);
+    /* what an older decbench reads of it: the batch as rows, repeated: refused, not misread */
+    {
+        FILE *f = fopen(test_tmp("b4old.csv"), "w");
+        FILE *g = fopen(v3_csv("b4noheader.csv", 1, 0), "r");
+        char line[256];
+        fputs("rows,seconds\n", f);
+        while (fgets(line, sizeof line, g))
+            if (line[0] != '#') fputs(line, f);
+        fclose(g), fclose(f);
+        CHECK_MSG(cost_curve_load(&c, test_tmp("b4old.csv"), NULL, err) == -1 &&
+                      strstr(err, "rows 4 given twice"),
+                  "%s", err);
+    }
+    const char *h3 = "batch,rows,seconds,context,logit_rows\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s4,1,0.001,0,1\n2,2,0.002,0,1\n", h3);
+    expect_fail("b_mix.csv", text, "b_mix.csv:3: batch 2 after batch 4");
+    snprintf(text, sizeof text, "%s0,1,0.001,0,1\n", h3);
+    expect_fail("b_zero.csv", text, "b_zero.csv:2: batch 0, expected a count");
+    snprintf(text, sizeof text, "%s2.5,1,0.001,0,1\n", h3);
+    expect_fail("b_frac.csv", text, "batch 2.5");
+    snprintf(text, sizeof text, "%s4,1,0.001,0\n", h3);
+    expect_fail("b_short.csv", text, "b_short.csv:2: expected \"batch,rows,seconds,context");
+
+    /* a database curve: runs.batch is the curve's, and tune's reuse keeps batch sizes apart */
+    const char *path = test_tmp("cost_batch.db");
+    unlink(path);
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, DB_WRITE, err) == 0, "%s", err);
+    if (!d) return;
+    db_env clean;
+    db_env_capture(&clean);
+    snprintf(clean.git_commit, sizeof clean.git_commit, "%s",
+             "3333333ccccccccccccccccccccccccccccccccc");
+    clean.git_dirty = 0;
+    const char *model = v2_csv();
+    int64_t one = cost_run(d, model, &clean, 1), four = 0, found = -1;
+    {
+        db_run r = {.label = "cost b4",
+                    .model_path = model,
+                    .threads = 2,
+                    .kernels = "exact",
+                    .env = &clean,
+                    .batch = 4};
+        CHECK_MSG(db_begin_run(d, &r, &four, err) == 0, "%s", err);
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 4; i++)
+                for (int all = 0; all <= (j == 0 && ROWS[i] > 1); all++) {
+                    int rr = ROWS[i], cc = CTX[j], l = all ? rr : 1;
+                    db_cost p = {rr, B4(rr, cc) + K4(l), 3, -1, -1, 0, -1, cc, l};
+                    CHECK_MSG(db_insert_cost(d, four, &p, err) == 0, "%s", err);
+                }
+        CHECK(db_finish_run(d, four, DB_COMPLETE, err) == 0);
+    }
+    CHECK(cost_find_run(d, model, 2, "exact", 8, &clean, &found, err) == 0 && found == one);
+    CHECK(cost_find_run_batch(d, model, 2, "exact", "f32", 4, 8, &clean, &found, err) == 0 &&
+          found == four);
+    CHECK(cost_find_run_batch(d, model, 2, "exact", "f32", 8, 8, &clean, &found, err) == 0 &&
+          found == 0);
+    char src4[4200], srcd[4200];
+    snprintf(src4, sizeof src4, "%s:%lld", path, (long long)four);
+    CHECK_MSG(cost_curve_load(&c, src4, NULL, err) == 0, "%s", err);
+    if (c)
+        CHECK_MSG(cost_curve_batch(c) == 4 && strstr(cost_curve_source(c), "(batch 4)") &&
+                      near(cost_curve_t(c, 2, 50, 2), B4(2, 50) + K4(2)),
+                  "%s", cost_curve_source(c));
+    cost_curve_free(c);
+    snprintf(srcd, sizeof srcd, "%s:%lld", path, (long long)one);
+
+    /* a batch-1 trace priced at batch 4: greedy's one-row passes and spec's passes, each as four
+     * sequences' in lockstep, on the batch-4 curves (the draft's is the target's x0.1) */
+    int64_t run = begin(d, "pairs", model, &clean);
+    dec_pass g[5] = {{0, 1, 10, 1, 0, 0.01}};
+    for (int i = 1; i < 5; i++) g[i] = (dec_pass){0, 0, 1, 1, 9 + i, 0.02};
+    sample(d, run, "greedy", "greedy", 0, g, 5, 0, 0);
+    const dec_pass sp[6] = {{0, 1, 10, 1, 0, 0.01},  {1, 1, 10, 1, 0, 0.001},
+                            {1, 0, 1, 1, 10, 0.001}, {0, 0, 2, 2, 10, 0.03},
+                            {1, 0, 1, 1, 12, 0.001}, {0, 0, 2, 2, 12, 0.03}};
+    sample(d, run, "spec", "spec:gamma=1", 0, sp, 6, 0, 4);
+    CHECK(db_finish_run(d, run, DB_COMPLETE, err) == 0);
+    const char *t4 = v3_csv("t4.csv", 1, 1);
+    char d4[4200];
+    snprintf(d4, sizeof d4, "%s", v3_csv("d4.csv", 0.1, 1));
+    report_projection *p = NULL;
+    int n = 0;
+    CHECK_MSG(report_project(d, &run, 1, t4, d4, &p, &n, err) == 0, "%s", err);
+    double gdec = 0;
+    for (int i = 0; i < 4; i++) gdec += B4(1, 10 + i);
+    double sdec = B4(2, 10) + K4(2) + B4(2, 12) + K4(2) + 0.1 * (B4(1, 10) + B4(1, 12));
+    const report_projection *r = row(p, n, "spec:gamma=1");
+    CHECK_MSG(r && r->batch == 4 && near(r->projected_decode, gdec / sdec), "%g vs %g (batch %d)",
+              r ? r->projected_decode : 0, gdec / sdec, r ? r->batch : 0);
+    /* by hand, in ms: greedy 4.44 + 4.484 + 4.528 + 4.572 = 18.024; spec 6.48 + 0.8 + 6.576 +
+     * 0.8 + 0.1 (4.44 + 4.528) = 15.5528; 18.024 / 15.5528 = 1.15889 */
+    CHECK_MSG(r && fabs(r->projected_decode - 1.15889) < 5e-6, "%.6f", r ? r->projected_decode : 0);
+    r = row(p, n, "greedy");
+    CHECK(r && r->batch == 4 && near(r->projected_decode, 1));
+    free(p);
+    /* a batch-4 target with a batch-1 draft (and the reverse): refused, naming both */
+    CHECK(report_project(d, &run, 1, t4, srcd, &p, &n, err) == -1 &&
+          strstr(err, "is a curve of batch 1") && strstr(err, "one of batch 4"));
+    CHECK(report_project(d, &run, 1, srcd, d4, &p, &n, err) == -1 &&
+          strstr(err, "is a curve of batch 4") && strstr(err, "one of batch 1"));
+    /* the layout says the batch size it priced at: a column and a note */
+    report_opts o = {.run_ids = &run,
+                     .n_runs = 1,
+                     .format = REPORT_MARKDOWN,
+                     .layout = REPORT_PROJECTED,
+                     .cost_source = t4,
+                     .draft_cost_source = d4};
+    FILE *out = fopen(test_tmp("proj4.md"), "w");
+    CHECK_MSG(report_write(d, &o, out, err) == 0, "%s", err);
+    fclose(out);
+    char buf[16384] = "";
+    FILE *in = fopen(test_tmp("proj4.md"), "r");
+    size_t got = fread(buf, 1, sizeof buf - 1, in);
+    buf[got] = 0;
+    fclose(in);
+    CHECK_MSG(strstr(buf, "Priced at batch 4") && strstr(buf, "t4.csv (batch 4)") &&
+                  strstr(buf, "| batch |"),
+              "%s", buf);
+    db_close(d);
+}
+
 int main(void) {
     test_grid_curve();
+    test_batched_curves();
     test_v1_curve();
     test_greedy_sum();
     test_bad_sources();

@@ -1,4 +1,4 @@
-/* cost.c: forward-cost curves: reading them (CSV versions 1 and 2, the cost table) and
+/* cost.c: forward-cost curves: reading them (CSV versions 1 to 3, the cost table) and
  * interpolating t(rows, context, logit rows) (the model is in cost.h). */
 #include "results/report/cost.h"
 
@@ -16,6 +16,8 @@
 #include "util/file.h"
 
 #define MAX_POINTS 4096
+/* The largest batch size a curve may state (`cost --batch` measures up to 256). */
+#define COST_MAX_BATCH 4096
 
 typedef struct {
     double rows, context, logit_rows, secs; /* context < 0: not recorded */
@@ -35,6 +37,7 @@ struct cost_curve {
     double *k_logits, *k_secs; /* K(L) at measured L, ascending, K(1) = 0 included */
     int n_k;
     int n_points;
+    int batch;    /* sequences a pass (cost.h, batched curves) */
     double floor; /* the smallest measured seconds / 1000 */
     char source[4200];
 };
@@ -111,6 +114,9 @@ double cost_curve_greedy(const cost_curve *c, int64_t prompt, int64_t n) {
 
 const char *cost_curve_source(const cost_curve *c) {
     return c->source;
+}
+int cost_curve_batch(const cost_curve *c) {
+    return c->batch;
 }
 int cost_curve_is_grid(const cost_curve *c) {
     return c->grid;
@@ -245,14 +251,16 @@ static int add(point *p, int *n, point x, const char *where, char *err) {
     return 0;
 }
 
-/* CSV version 1 or 2 (cost.h): version 2 iff its header says so; otherwise, as older decbench
- * read it, the first two numbers of each line (a first line that is not numbers is a header). */
-static int load_csv(point *p, int *n, const char *path, const char *opt, char *err) {
+/* CSV version 1, 2 or 3 (cost.h): version 2 or 3 iff its header says so; otherwise, as older
+ * decbench read it, the first two numbers of each line (a first line that is not numbers is a
+ * header). *batch: version 3's batch, else 1. */
+static int load_csv(point *p, int *n, int *batch, const char *path, const char *opt, char *err) {
     char e[ERR_LEN];
     FILE *f = file_fopen_regular(path, "cost", e);
     if (!f) return err_set(err, "report: %s %s", opt, e);
     char line[1024], where[4200];
-    int lineno = 0, rc = 0, v2 = 0, content = 0;
+    int lineno = 0, rc = 0, v2 = 0, v3 = 0, content = 0;
+    *batch = 1;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
         char *s = line;
@@ -265,9 +273,34 @@ static int load_csv(point *p, int *n, const char *path, const char *opt, char *e
         if (got == 0 && !content++) { /* the header */
             s[strcspn(s, "\r\n")] = 0;
             v2 = !strcmp(s, "rows,seconds,context,logit_rows");
+            v3 = !strcmp(s, "batch,rows,seconds,context,logit_rows");
             continue;
         }
         content = 1;
+        if (v3) { /* the batch first, then version 2's columns */
+            double b, w[4];
+            got = sscanf(s, "%lf ,%lf ,%lf ,%lf ,%lf %c", &b, &w[0], &w[1], &w[2], &w[3], &tail);
+            if (got != 5) {
+                rc = err_set(err, "report: %s: expected \"batch,rows,seconds,context,logit_rows\"",
+                             where);
+                break;
+            }
+            if (!(b >= 1 && b <= COST_MAX_BATCH) || b != floor(b)) {
+                rc = err_set(err, "report: %s: batch %g, expected a count 1..%d", where, b,
+                             COST_MAX_BATCH);
+                break;
+            }
+            if (*n && b != *batch) {
+                rc = err_set(err,
+                             "report: %s: batch %g after batch %d: a curve is measured at one "
+                             "batch size",
+                             where, b, *batch);
+                break;
+            }
+            *batch = (int)b;
+            memcpy(v, w, sizeof w);
+            got = 4, v2 = 1;
+        }
         if (v2 ? got != 4 : got < 2) {
             rc = err_set(err, "report: %s: expected \"%s\"", where,
                          v2 ? "rows,seconds,context,logit_rows" : "rows,seconds");
@@ -285,8 +318,16 @@ static int load_csv(point *p, int *n, const char *path, const char *opt, char *e
     return rc;
 }
 
-static int load_run(point *p, int *n, db *d, int64_t run, char *err) {
+static int load_run(point *p, int *n, int *batch, db *d, int64_t run, char *err) {
     sqlite3_stmt *st = NULL;
+    *batch = 1;
+    if (sqlite3_prepare_v2(db_sqlite(d), "SELECT batch FROM runs WHERE id = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return err_set(err, "report: %s: %s", db_path(d), db_errmsg(db_sqlite(d)));
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) *batch = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT rows, seconds, COALESCE(context, -1), logit_rows FROM cost "
                            "WHERE run_id = ? ORDER BY rows",
@@ -318,6 +359,12 @@ static int finish(cost_curve **out, cost_curve *c, point *p, int n, int rc, char
     return 0;
 }
 
+/* A batched curve's source says its batch size, so that every note naming it does. */
+static void name_batch(cost_curve *c) {
+    size_t len = strlen(c->source);
+    if (c->batch > 1) snprintf(c->source + len, sizeof c->source - len, " (batch %d)", c->batch);
+}
+
 /* The cost points of run_id in an open database. */
 static int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err) {
     *out = NULL;
@@ -327,8 +374,9 @@ static int cost_curve_from_db(cost_curve **out, db *d, int64_t run_id, char *err
         free(c), free(p);
         return err_set(err, "report: out of memory");
     }
-    int n = 0, rc = load_run(p, &n, d, run_id, err);
+    int n = 0, rc = load_run(p, &n, &c->batch, d, run_id, err);
     snprintf(c->source, sizeof c->source, "%s run %" PRId64, db_path(d), run_id);
+    name_batch(c);
     return finish(out, c, p, n, rc, err);
 }
 
@@ -356,8 +404,9 @@ int cost_curve_load(cost_curve **out, const char *arg, const char *opt, char *er
             free(c), free(p);
             return err_set(err, "report: out of memory");
         }
-        int n = 0, rc = load_csv(p, &n, path, opt, err);
+        int n = 0, rc = load_csv(p, &n, &c->batch, path, opt, err);
         snprintf(c->source, sizeof c->source, "%s", path);
+        name_batch(c);
         return finish(out, c, p, n, rc, err);
     }
     db *d;
@@ -381,6 +430,13 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
 int cost_find_run_kv(db *d, const char *model_path, int threads, const char *kernels,
                      const char *kv_type, int max_rows, const db_env *env, int64_t *run,
                      char *err) {
+    return cost_find_run_batch(d, model_path, threads, kernels, kv_type, 1, max_rows, env, run,
+                               err);
+}
+
+int cost_find_run_batch(db *d, const char *model_path, int threads, const char *kernels,
+                        const char *kv_type, int batch, int max_rows, const db_env *env,
+                        int64_t *run, char *err) {
     *run = 0;
     char hash[17];
     int64_t bytes;
@@ -390,7 +446,8 @@ int cost_find_run_kv(db *d, const char *model_path, int threads, const char *ker
     if (sqlite3_prepare_v2(db_sqlite(d),
                            "SELECT r.id FROM runs r JOIN environments e ON e.id = r.env_id "
                            "WHERE r.status = 'complete' AND r.model_hash = ?1 AND r.threads = ?2 "
-                           "AND r.kernels = ?3 AND r.kv_type = ?10 AND e.git_commit = ?4 "
+                           "AND r.kernels = ?3 AND r.kv_type = ?10 AND r.batch = ?11 "
+                           "AND e.git_commit = ?4 "
                            "AND e.git_dirty = 0 "
                            "AND e.hostname IS ?5 AND e.cpu_model IS ?6 AND e.compiler IS ?7 "
                            "AND e.cflags IS ?8 AND (SELECT MAX(rows) FROM cost c WHERE c.run_id "
@@ -409,6 +466,7 @@ int cost_find_run_kv(db *d, const char *model_path, int threads, const char *ker
     sqlite3_bind_int(st, 2, threads);
     sqlite3_bind_int(st, 9, max_rows);
     sqlite3_bind_text(st, 10, kv_type, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 11, batch);
     if (sqlite3_step(st) == SQLITE_ROW) *run = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return 0;

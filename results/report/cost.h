@@ -27,10 +27,26 @@
  *  - CSV, version 1 (older `decbench cost`, or by hand): "rows,seconds" per line (header
  *    optional): a one-dimensional curve measured at one context with every row's logits, so
  *    t(r, c, L) = t(r) whatever c and L (as older decbench priced passes).
+ *  - CSV, version 3 (`decbench cost --batch B --csv`, B > 1): the header
+ *    "batch,rows,seconds,context,logit_rows", then one point per line, the same B on every line.
+ *    A point is one pass in which each of B sequences feeds `rows` rows after `context` positions
+ *    of its own cache, `logit_rows` rows' logits each; seconds are the whole pass's. The batch
+ *    comes first so that an older decbench refuses the file: it reads the first two numbers as
+ *    "rows,seconds", and the batch, its rows, repeats on every line (cost refuses to write a
+ *    one-point batched CSV, the one file an older reader would take).
  *  - a decbench database FILE or FILE:RUN_ID: the cost points of that run (default: the latest
  *    complete run with cost points); points stored before schema version 5 have no context and
- *    read as a version 1 curve.
- * A curve mixes no kinds: every point has a context, or none has. */
+ *    read as a version 1 curve. The run's batch size (runs.batch, `cost --batch B --db`) is the
+ *    curve's.
+ * A curve mixes no kinds: every point has a context, or none has.
+ *
+ * Batched curves (why they price a batch-1 trace): t_B(r, c, L) is the time of one pass of B
+ * sequences in lockstep, each at the trace's rows, context and logit rows. Priced on it, a
+ * decoder's batch-1 pass trace gives the time per step of B copies of that sequence decoded
+ * together, and greedy's one-row passes priced on the same curve give greedy's at batch B: their
+ * ratio is the decoder's speed-up over greedy when serving B sequences (the copies stand for B
+ * sequences with the same acceptance; real sequences accept differently and wait for the
+ * slowest, which `run --batch B` measures). */
 #ifndef RESULTS_COST_H
 #define RESULTS_COST_H
 
@@ -58,6 +74,8 @@ double cost_curve_greedy(const cost_curve *c, int64_t prompt, int64_t n);
 /* What was loaded ("FILE", "FILE run N"), whether it models the context and the logit rows
  * (version 2) and the measured ranges (contexts 0..0 for a version 1 curve). */
 const char *cost_curve_source(const cost_curve *c);
+/* The sequences each pass of the curve evaluates (1 unless measured with `cost --batch B`). */
+int cost_curve_batch(const cost_curve *c);
 int cost_curve_is_grid(const cost_curve *c);
 void cost_curve_range(const cost_curve *c, double *rows_lo, double *rows_hi, double *ctx_lo,
                       double *ctx_hi);
@@ -76,6 +94,11 @@ int cost_find_run(db *d, const char *model_path, int threads, const char *kernel
  * keys and values that way; cost_find_run is this with "f32"). */
 int cost_find_run_kv(db *d, const char *model_path, int threads, const char *kernels,
                      const char *kv_type, int max_rows, const db_env *env, int64_t *run, char *err);
+/* The same for curves of passes of `batch` sequences (runs.batch; cost_find_run_kv is this with
+ * batch 1, so a batched curve never stands for a batch-1 one, nor the reverse). */
+int cost_find_run_batch(db *d, const char *model_path, int threads, const char *kernels,
+                        const char *kv_type, int batch, int max_rows, const db_env *env,
+                        int64_t *run, char *err);
 
 /* What the pass traces of runs[0..n) used of one model (draft: 0 target, 1 draft model): the
  * largest rows and the contexts, and the mean seconds of a pass by rows (up to COST_USAGE_ROWS

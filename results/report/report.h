@@ -95,10 +95,12 @@ typedef struct {
     int extrapolated; /* some pass had more rows than its curve measured */
     long n_samples;
     char basis[64]; /* "passes", "steps", "mean rows", ... (report_cost.c) */
+    int batch;      /* the curves' batch size (results/report/cost.h: batched curves) */
 } report_projection;
 
 /* Projects runs ids[0..n_ids) onto the target curve cost_source and the draft curve
- * draft_source (may be NULL). *out is malloc'd (free()). */
+ * draft_source (may be NULL). *out is malloc'd (free()). A draft curve of another batch size
+ * than the target's is refused (the two models of a batch run in the same lockstep). */
 int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source,
                    const char *draft_source, report_projection **out, int *n, char *err);
 
@@ -106,6 +108,11 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
  * for listings: count, and figure i's column header, machine key (CSV/JSON) and definition. */
 int report_figure_count(void);
 void report_figure_info(int i, const char **header, const char **key, const char **definition);
+/* A batched run's speed-up of decoder spec (samples.spec) over greedy at the same batch size,
+ * as the batch layout computes it (throughput over greedy's, in the run or its baseline run):
+ * *out NAN when the run or spec has no batched samples, or no greedy to compare with. */
+int report_batch_speedup(db *d, int64_t run_id, const char *spec, double *out, char *err);
+
 /* The same for the figures of the batch layout (runs made with `run --batch B`). */
 int report_batch_figure_count(void);
 void report_batch_figure_info(int i, const char **header, const char **key,

@@ -1,7 +1,13 @@
 /* report_batch.c: the `batch` layout, for runs made with `run --batch B`: per run and decoder,
  * what a server decoding B requests at once sees. Its figures and their definitions are the
- * table below (`decbench counters` prints it); a run without --batch has no row (its samples
- * have no batch figures). */
+ * table below (`decbench counters` prints it). A run without --batch has a row (batch 1) only
+ * beside batched runs (a sweep's `batch=1,2,4`): each sequence is then its own batch, its wall
+ * time t_total. A decoder's speed-up is over greedy's in its run or, for a sweep's point, in
+ * the run its baseline is (runs.baseline_run_id).
+ *
+ * Where each decoder stops paying: over the batch sizes reported, the largest B at which its
+ * speed-up over greedy at the same B is above 1 ("pays to B") and the smallest at which it is
+ * not ("stops at B"), per decoder spec (and --continuous or not), as two columns and a note. */
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -20,7 +26,8 @@ static const struct {
      "batch from its first sequence's start to its last one's end: batch_samples.batch_wall "
      "once per batch)"},
     {"speed-up", "speedup_batch", "%.2fx",
-     "tok/s (batch) over greedy's in the same run, at the same batch size"},
+     "tok/s (batch) over greedy's in the same run (a sweep's point: in its baseline run), at "
+     "the same batch size"},
     {"rows/pass", "rows_per_pass", "%.1f",
      "mean over the samples of the mean rows, every sequence's, of the target passes a sequence "
      "took part in, its own prompt passes left out"},
@@ -41,7 +48,8 @@ void report_batch_figure_info(int i, const char **header, const char **key,
 }
 
 typedef struct {
-    int64_t run_id;
+    int64_t run_id, baseline; /* baseline: the run holding greedy's samples (0: this one) */
+    int shown;                /* 0: loaded only as another run's greedy baseline */
     int batch, continuous;
     char *spec, *decoder;
     long samples, tokens;
@@ -58,10 +66,14 @@ static double nearest_rank(const double *v, int n, double q) {
 /* The per-token times of one decoder's samples of a run, in milliseconds, into p50/p90/p99. */
 static int percentiles(sqlite3 *h, batch_row *b, char *err) {
     sqlite3_stmt *st;
+    /* a batch-1 run's samples have no batch figures: the same quotient from the sample */
     if (sqlite3_prepare_v2(h,
-                           "SELECT b.t_per_token FROM samples s JOIN batch_samples b ON "
-                           "b.sample_id = s.id WHERE s.run_id = ? AND s.spec = ? AND "
-                           "b.t_per_token IS NOT NULL ORDER BY 1",
+                           b->batch > 1
+                               ? "SELECT b.t_per_token FROM samples s JOIN batch_samples b ON "
+                                 "b.sample_id = s.id WHERE s.run_id = ? AND s.spec = ? AND "
+                                 "b.t_per_token IS NOT NULL ORDER BY 1"
+                               : "SELECT (t_total - t_prefill) / (new_tokens - 1) FROM samples "
+                                 "WHERE run_id = ? AND spec = ? AND new_tokens > 1 ORDER BY 1",
                            -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, b->run_id);
@@ -87,18 +99,27 @@ static int percentiles(sqlite3 *h, batch_row *b, char *err) {
     return rc;
 }
 
-/* Appends the rows of one run (none when it was not batched). */
-static int run_rows(sqlite3 *h, int64_t run_id, batch_row **rows, int *n, char *err) {
+/* Appends the rows of one run: a batched run's (unbatched: none), or with unbatched set, a
+ * run without --batch's at batch 1 (each sample its own batch of one: its t_total the wall
+ * time; rows per pass its target rows over its decode passes). */
+static int run_rows(sqlite3 *h, int64_t run_id, int unbatched, batch_row **rows, int *n,
+                    char *err) {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            h,
-            "SELECT r.batch, r.continuous, s.spec, MIN(s.decoder), COUNT(*), SUM(s.new_tokens), "
-            "AVG(b.rows_per_pass), (SELECT SUM(w) FROM (SELECT DISTINCT b2.batch_index, "
-            "b2.batch_wall AS w FROM batch_samples b2 JOIN samples s2 ON s2.id = b2.sample_id "
-            "WHERE s2.run_id = r.id AND s2.spec = s.spec)) FROM runs r JOIN samples s ON "
-            "s.run_id = r.id JOIN batch_samples b ON b.sample_id = s.id WHERE r.id = ? "
-            "GROUP BY s.spec ORDER BY MIN(s.id)",
-            -1, &st, NULL) != SQLITE_OK)
+    static const char batched_sql[] =
+        "SELECT r.batch, r.continuous, s.spec, MIN(s.decoder), COUNT(*), SUM(s.new_tokens), "
+        "AVG(b.rows_per_pass), (SELECT SUM(w) FROM (SELECT DISTINCT b2.batch_index, "
+        "b2.batch_wall AS w FROM batch_samples b2 JOIN samples s2 ON s2.id = b2.sample_id "
+        "WHERE s2.run_id = r.id AND s2.spec = s.spec)), COALESCE(r.baseline_run_id, 0) "
+        "FROM runs r JOIN samples s ON "
+        "s.run_id = r.id JOIN batch_samples b ON b.sample_id = s.id WHERE r.id = ? "
+        "GROUP BY s.spec ORDER BY MIN(s.id)";
+    static const char unbatched_sql[] =
+        "SELECT r.batch, r.continuous, s.spec, MIN(s.decoder), COUNT(*), SUM(s.new_tokens), "
+        "AVG(CASE WHEN s.target_steps > 1 THEN 1.0 * s.target_rows / (s.target_steps - 1) END), "
+        "SUM(s.t_total), COALESCE(r.baseline_run_id, 0) FROM runs r JOIN samples s ON "
+        "s.run_id = r.id WHERE r.id = ? AND r.batch = 1 AND NOT EXISTS (SELECT 1 FROM "
+        "batch_samples b WHERE b.sample_id = s.id) GROUP BY s.spec ORDER BY MIN(s.id)";
+    if (sqlite3_prepare_v2(h, unbatched ? unbatched_sql : batched_sql, -1, &st, NULL) != SQLITE_OK)
         return err_set(err, "report: %s", db_errmsg(h));
     sqlite3_bind_int64(st, 1, run_id);
     int rc = 0;
@@ -120,6 +141,8 @@ static int run_rows(sqlite3 *h, int64_t run_id, batch_row **rows, int *n, char *
         b->tokens = sqlite3_column_int64(st, 5);
         b->rows = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
         b->wall = sqlite3_column_double(st, 7);
+        b->baseline = sqlite3_column_int64(st, 8);
+        b->shown = 1;
         if (!b->spec || !b->decoder) rc = err_set(err, "report: out of memory");
     }
     sqlite3_finalize(st);
@@ -143,14 +166,68 @@ int rep_batched_runs(db *d, const int64_t *ids, int n_ids, int *any, char *err) 
     return 0;
 }
 
+/* Greedy's throughput against which row b is measured: its run's, else its baseline run's. */
+static double greedy_tput(const batch_row *rows, int n, const batch_row *b) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < n; j++) {
+            int64_t want = pass == 0 ? b->run_id : b->baseline;
+            if (want && rows[j].run_id == want && rows[j].batch == b->batch &&
+                !strcmp(rows[j].decoder, "greedy") && rows[j].wall > 0)
+                return rows[j].tokens / rows[j].wall;
+        }
+    return NAN;
+}
+
+/* Where row i's decoder stops paying, over the rows shown of the same spec and continuous:
+ * *pays the largest batch with a speed-up above 1, *stops the smallest without (0: none). */
+static void stop_paying(const batch_row *rows, const double *sp, int n, int i, int *pays,
+                        int *stops) {
+    *pays = 0, *stops = 0;
+    for (int j = 0; j < n; j++) {
+        if (!rows[j].shown || strcmp(rows[j].spec, rows[i].spec) ||
+            rows[j].continuous != rows[i].continuous || isnan(sp[j]))
+            continue;
+        if (sp[j] > 1 && rows[j].batch > *pays) *pays = rows[j].batch;
+        if (!(sp[j] > 1) && (*stops == 0 || rows[j].batch < *stops)) *stops = rows[j].batch;
+    }
+}
+
+int report_batch_speedup(db *d, int64_t run_id, const char *spec, double *out, char *err) {
+    batch_row *rows = NULL;
+    int n = 0, rc = run_rows(db_sqlite(d), run_id, 0, &rows, &n, err);
+    *out = NAN;
+    int64_t base = n > 0 ? rows[0].baseline : 0;
+    if (rc == 0 && base) rc = run_rows(db_sqlite(d), base, 0, &rows, &n, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (rows[i].run_id == run_id && !strcmp(rows[i].spec, spec) && rows[i].wall > 0)
+            *out = rows[i].tokens / rows[i].wall / greedy_tput(rows, n, &rows[i]);
+    for (int i = 0; i < n; i++) free(rows[i].spec), free(rows[i].decoder);
+    free(rows);
+    return rc;
+}
+
 int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o, rtable *t,
                      char *err) {
     batch_row *rows = NULL;
     int n = 0, rc = 0;
-    for (int r = 0; rc == 0 && r < n_ids; r++) rc = run_rows(db_sqlite(d), ids[r], &rows, &n, err);
+    for (int r = 0; rc == 0 && r < n_ids; r++)
+        rc = run_rows(db_sqlite(d), ids[r], 0, &rows, &n, err);
     if (rc == 0 && n == 0)
         rc = err_set(err, "report: no batched run among the run(s) reported (the batch layout "
                           "needs a run made with `run --batch B`, B > 1)");
+    /* beside batched runs, the unbatched ones at batch 1; then the greedy baselines not among
+     * the runs reported (loaded, not shown) */
+    for (int r = 0; rc == 0 && r < n_ids; r++)
+        rc = run_rows(db_sqlite(d), ids[r], 1, &rows, &n, err);
+    for (int i = 0, n0 = n; rc == 0 && i < n0; i++) {
+        int64_t base = rows[i].baseline;
+        int have = !base;
+        for (int j = 0; j < n && !have; j++) have = rows[j].run_id == base;
+        if (have) continue;
+        int from = n;
+        rc = run_rows(db_sqlite(d), base, rows[i].batch == 1, &rows, &n, err);
+        for (int j = from; j < n; j++) rows[j].shown = 0;
+    }
     const char **specs = rc == 0 ? malloc(sizeof *specs * (size_t)n) : NULL;
     if (rc == 0 && !specs) rc = err_set(err, "report: out of memory");
     if (rc == 0) {
@@ -165,13 +242,39 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
         int c_fig = t->n_cols; /* the figures, in the table's order */
         for (int f = 0; f < N_FIGS; f++)
             rt_col_add(t, figs[f].header, figs[f].key, RT_REAL, figs[f].fmt);
-        for (int i = 0; i < n; i++) {
+        int c_pays = rt_col_add(t, "pays to B", "pays_to_batch", RT_INT, NULL);
+        int c_stops = rt_col_add(t, "stops at B", "stops_at_batch", RT_INT, NULL);
+        rt_note(t, "Batched decoding (run --batch B); definitions: decbench counters, "
+                   "results/README.md. pays to B / stops at B: over the batch sizes reported, "
+                   "the largest B at which the decoder's speed-up over greedy at the same B is "
+                   "above 1, and the smallest at which it is not.");
+        double *sp = malloc(sizeof *sp * (size_t)n);
+        int *order = malloc(sizeof *order * (size_t)n), m = sp && order ? n : 0;
+        if (!m) rc = err_set(err, "report: out of memory");
+        /* rows by batch size, in run order within one (a sweep's batch=1,2,4 reads down) */
+        for (int i = 0, k = 0; i < m; i++) {
+            for (k = i; k > 0 && rows[order[k - 1]].batch > rows[i].batch; k--)
+                order[k] = order[k - 1];
+            order[k] = i;
+        }
+        for (int i = 0; i < m; i++) {
+            double tput = rows[i].wall > 0 ? rows[i].tokens / rows[i].wall : NAN;
+            sp[i] =
+                !strcmp(rows[i].decoder, "greedy") ? NAN : tput / greedy_tput(rows, n, &rows[i]);
+        }
+        int sizes = 0; /* batch sizes shown */
+        for (int i = 0; i < m; i++) {
+            int seen = !rows[i].shown;
+            for (int j = 0; j < i && !seen; j++)
+                seen = rows[j].shown && rows[j].batch == rows[i].batch;
+            sizes += !seen;
+        }
+        for (int k = 0; k < m; k++) {
+            int i = order[k];
             const batch_row *b = &rows[i];
-            double tput = b->wall > 0 ? b->tokens / b->wall : NAN, greedy = NAN;
-            for (int j = 0; j < n; j++)
-                if (rows[j].run_id == b->run_id && !strcmp(rows[j].decoder, "greedy") &&
-                    rows[j].wall > 0)
-                    greedy = rows[j].tokens / rows[j].wall;
+            if (!b->shown) continue;
+            double tput = b->wall > 0 ? b->tokens / b->wall : NAN;
+            double greedy = greedy_tput(rows, n, b);
             char lab[1024];
             rep_label_known(b->spec, specs, n, o->default_specs, o->n_default_specs, lab,
                             sizeof lab);
@@ -184,9 +287,39 @@ int rep_batch_layout(db *d, const int64_t *ids, int n_ids, const report_opts *o,
             rt_set_num(t, r, c_n, (double)b->samples);
             const double v[N_FIGS] = {tput, tput / greedy, b->rows, b->p[0], b->p[1], b->p[2]};
             for (int f = 0; f < N_FIGS; f++) rt_set_num(t, r, c_fig + f, v[f]);
+            int pays, stops;
+            stop_paying(rows, sp, n, i, &pays, &stops);
+            rt_set_num(t, r, c_pays, pays ? pays : NAN);
+            rt_set_num(t, r, c_stops, stops ? stops : NAN);
         }
-        rt_note(t, "Batched decoding (run --batch B); definitions: decbench counters, "
-                   "results/README.md.");
+        /* the answer in words, once per decoder, when more than one batch size was measured */
+        for (int i = 0; sizes > 1 && i < m; i++) {
+            int first = rows[i].shown && !isnan(sp[i]);
+            for (int j = 0; j < i && first; j++)
+                first = !(rows[j].shown && !strcmp(rows[j].spec, rows[i].spec) &&
+                          rows[j].continuous == rows[i].continuous);
+            if (!first) continue;
+            int pays, stops;
+            stop_paying(rows, sp, n, i, &pays, &stops);
+            char lab[1024];
+            rep_label_known(rows[i].spec, specs, n, o->default_specs, o->n_default_specs, lab,
+                            sizeof lab);
+            const char *cont = rows[i].continuous ? " (continuous)" : "";
+            if (pays && stops > pays)
+                rt_note(t, "%s%s: pays up to batch %d, stops paying at batch %d.", lab, cont, pays,
+                        stops);
+            else if (pays && stops)
+                rt_note(t,
+                        "%s%s: pays at batch %d, not at batch %d (not monotone in B: noise or "
+                        "a real dip).",
+                        lab, cont, pays, stops);
+            else if (pays)
+                rt_note(t, "%s%s: pays at every batch size measured (up to %d).", lab, cont, pays);
+            else
+                rt_note(t, "%s%s: pays at no batch size measured (from %d).", lab, cont, stops);
+        }
+        free(sp);
+        free(order);
         for (int f = 0; o->explain && f < N_FIGS; f++)
             rt_note(t, "%s: %s.", figs[f].header, figs[f].definition);
     }

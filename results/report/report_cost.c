@@ -23,7 +23,12 @@
  * (the prompt passes are unknown). The basis column says which was used. A learned drafter's
  * head passes (eagle, medusa) are the trace's draft passes, priced on the draft curve (a head's
  * curve: `cost --head`); medusa counts no draft steps, so its traced draft passes are what make
- * a row "draft not priced" without one. */
+ * a row "draft not priced" without one.
+ *
+ * A batched curve (`cost --batch B`, results/report/cost.h) prices each pass as B sequences' in
+ * lockstep, greedy's too: the speed-up is then the decoder's over greedy when serving B
+ * sequences, and the projected tok/s one sequence's (the B sequences' throughput is B times it).
+ * Both curves must be at one batch size. */
 #include "results/report/report_internal.h"
 
 #include <inttypes.h>
@@ -294,6 +299,16 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
         cost_curve_free(tc);
         return -1;
     }
+    if (dc && cost_curve_batch(dc) != cost_curve_batch(tc)) {
+        err_set(err,
+                "report: --project-draft-cost %s is a curve of batch %d, --project-cost %s one "
+                "of batch %d: a batch's draft and target passes run in the same lockstep, so "
+                "both curves must be measured at one batch size (cost --batch B)",
+                draft_source, cost_curve_batch(dc), cost_source, cost_curve_batch(tc));
+        cost_curve_free(tc);
+        cost_curve_free(dc);
+        return -1;
+    }
     curves cv = {tc, dc};
     rep_stat *all = NULL;
     int n_all = 0, rc = rep_collect_runs(d, ids, n_ids, 1, &all, &n_all, err);
@@ -306,8 +321,10 @@ int report_project(db *d, const int64_t *ids, int n_ids, const char *cost_source
         p[i].gbook = greedy_book(db_sqlite(d), g) * all[i].d[STAT_D_decode_tokens];
         figures(&all[i], &p[i], dc != NULL, tc, dc, &r[i]);
     }
+    for (int i = 0; rc == 0 && i < n_all; i++) r[i].batch = cost_curve_batch(tc);
     int n_r = n_all;
     if (rc == 0 && n_ids > 1) rc = aggregate(all, p, n_all, dc != NULL, tc, dc, &r, &n_r, err);
+    for (int i = n_all; rc == 0 && i < n_r; i++) r[i].batch = cost_curve_batch(tc);
     free(p);
     rep_stats_free(all, n_all);
     cost_curve_free(tc);
@@ -358,6 +375,10 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
     int c_sp = rt_col_add(t, "projected speed-up", "projected_speedup", RT_REAL, "%.2fx");
     int c_spe = rt_col_add(t, "projected e2e", "projected_speedup_e2e", RT_REAL, "%.2fx");
     int c_basis = rt_col_add(t, "basis", "basis", RT_TEXT, NULL);
+    /* a batched curve's size, as a column too (CSV and JSON readers see it by row); batch-1
+     * tables keep their columns */
+    int batch = n > 0 ? r[0].batch : 1;
+    int c_batch = batch > 1 ? rt_col_add(t, "batch", "batch", RT_INT, NULL) : -1;
     int any_extra = 0, unpriced = 0;
     for (int i = 0; i < n; i++) {
         int row = rt_row_add(t);
@@ -368,6 +389,7 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
         }
         rt_set_text(t, row, c_ds, r[i].dataset);
         rt_set_text(t, row, c_spec, r[i].spec);
+        if (c_batch >= 0) rt_set_num(t, row, c_batch, r[i].batch);
         rt_set_num(t, row, c_meas, r[i].measured_decode);
         rt_set_num(t, row, c_meas_e, r[i].measured_e2e);
         rt_set_num(t, row, c_tps, r[i].tokens_per_step);
@@ -384,6 +406,13 @@ int rep_projected(db *d, const int64_t *ids, int n_ids, const char *cost_source,
     free(r);
     curve_note(t, "PROJECTED, not measured: target", cost_source, err);
     if (draft_cost_source) curve_note(t, "Draft", draft_cost_source, err);
+    if (batch > 1)
+        rt_note(t,
+                "Priced at batch %d: each pass as %d sequences' in lockstep (the decoder's and "
+                "greedy's alike, each sequence as the traced one), so the projected speed-up is "
+                "over greedy serving %d sequences and projected tok/s is one sequence's (the "
+                "batch's throughput is %d times it). Measured columns are the run's own.",
+                batch, batch, batch, batch);
     rt_note(t, "projected speed-up = greedy's decode passes t(1, context, 1) / the decoder's "
                "decode passes (target and draft, each at its rows, context and logit rows), "
                "both plus their measured bookkeeping seconds; e2e adds the prompt passes. Basis "
