@@ -397,10 +397,14 @@ static int fit_sequoia(tune *t, int i, char *err) {
                         "default acceptance vector stays\n", c->shown);
         return 0;
     }
+    /* Each rank's rate is its own ratio, so on few probe tokens they can sum past 1, which no
+     * acceptance vector does: scaled to sum to 1 then, as `decbench sequoia --fit` does. */
     char acc[64] = "", spec[1200];
+    double total = 0;
+    for (int r = 0; r < 4 && o[r] > 0 && a[r] > 0; r++) total += a[r] / o[r];
     for (int r = 0, k = 0; r < 4 && o[r] > 0 && a[r] > 0; r++, k++)
         snprintf(acc + strlen(acc), sizeof acc - strlen(acc), "%s%.3f", k ? "/" : "",
-                 floor(a[r] / o[r] * 1000) / 1000);
+                 floor(a[r] / o[r] / (total > 1 ? total : 1) * 1000) / 1000);
     snprintf(spec, sizeof spec, "%s,accept=%s", c->canon, acc);
     dec_info info;
     char *canon, *shown = malloc(strlen(c->shown) + strlen(acc) + 9);
@@ -414,8 +418,8 @@ static int fit_sequoia(tune *t, int i, char *err) {
         free(shown);
         return err_set(err, "out of memory");
     }
-    fprintf(stderr, "decbench tune: %s: accept=%s, fitted from %d static-tree probe%s\n",
-            c->shown, acc, probes, probes == 1 ? "" : "s");
+    fprintf(stderr, "decbench tune: %s: accept=%s, fitted from %d static-tree probe%s%s\n",
+            c->shown, acc, probes, probes == 1 ? "" : "s", total > 1 ? " (scaled to sum to 1)" : "");
     free(c->canon), free(c->shown);
     c->canon = canon, c->shown = shown;
     return 0;
