@@ -19,10 +19,16 @@
  *     threads, kernels and KV cache type was measured on this machine with this build from a
  *     clean tree (cost_find_run_kv), else measured a round at a time between the probes, so
  *     that the curve sees the machine as the probes did (the rounds and the grid sized from
- *     greedy's passes to fit the share), and stored as a cost run.
+ *     greedy's passes to fit the share), and stored as a cost run. eagle's and medusa's draft
+ *     passes are their heads' (--set eagle:head=DIR, medusa:head=DIR): each head a probe uses
+ *     gets the curve of its pass (harness/cost_head.c, `cost --head`; the run's model is the
+ *     head's safetensors file, its draft the target), reused when one of the same head, target,
+ *     threads, kernels, machine and build is stored, else measured in one go just before its
+ *     decoder's first probe; the curves share the phase's time alike.
  *  3. prediction: each probe's passes priced on the curves: its projected end-to-end speed-up
  *     (results/report/report_cost.c), which, unlike the probe's own few timings, does not move with
- *     the machine's load while it ran.
+ *     the machine's load while it ran. A probe's draft passes are priced on the draft model's
+ *     curve, an eagle or medusa probe's on its head's; the table names the curves.
  *  4. finals (the rest): greedy and the best predicted point of each decoder (the --top best),
  *     measured in one run on the prompts after the probe prompts (held out: the best of many
  *     probes on the same prompts is flattered by their noise); as many of them as the rest of
@@ -41,7 +47,9 @@
  * Speed-ups are end-to-end (prompt passes included), as the papers and `sweep` rank them.
  * With --batch B (serving B sequences at once): the probes stay one sequence at a time (their
  * pass traces are what is priced), the cost curves are of passes of B sequences (`cost --batch
- * B`, the draft's too; reused only from curves of the same B), so a prediction is the probe's
+ * B`, the draft's too; reused only from curves of the same B; a head's curve is of one sequence,
+ * so eagle's and medusa's probes are then priced on their target passes only, an upper bound,
+ * and tune says so), so a prediction is the probe's
  * speed-up over greedy when B sequences like it decode in lockstep (results/report/cost.h,
  * batched curves); the final run is at --batch B, and a finalist's measured figure is its
  * throughput over greedy's there (report --layout batch). A decoder keeping state across
@@ -53,6 +61,7 @@
 #include <string.h>
 
 #include "harness/commands.h"
+#include "harness/cost_head.h"
 #include "harness/measure.h"
 #include "harness/runner.h"
 #include "harness/tune.h"
@@ -370,6 +379,155 @@ static void curve_free(tune_curve *c) {
     c->m = NULL, c->f = NULL;
 }
 
+/* ---- the heads' cost curves -----------------------------------------------------------------
+ * eagle's and medusa's draft passes are their heads' (decoders/draft_head.h), which neither
+ * model's curve prices: each head a probe uses (--set eagle:head=DIR, medusa:head=DIR) gets a
+ * curve of its pass (harness/cost_head.c, as `cost --head`), reused from the database like the
+ * models' curves (the run's model is the head's safetensors file, its draft the target whose
+ * classifier and shape the passes ran with: an EAGLE head reads the target's classifier, so a
+ * curve with another target's is not reused), else measured once, just before the first probe of
+ * its decoder: a head's passes are a small part of the target's, so the curve takes seconds and
+ * is measured in one go, seeing the machine as that decoder's probes do. */
+
+static const char *const head_decoder[2] = {"eagle", "medusa"};
+
+typedef struct {
+    char dir[FILE_PATH_MAX];
+    char file[4200]; /* the head's safetensors file (draft_head_info): the stored run's model */
+    measure_grid g;
+    int64_t bytes; /* the head's own weights: the cost rows' weight bytes */
+    int due;       /* 1: measured before its decoder's first probe */
+    double secs;   /* estimated seconds of the measurement */
+} tune_head;
+
+/* The head=DIR among the --set parameters of decoder k into dir; 0 when there is none. */
+static int head_dir_of(const tune *t, int k, char *dir, size_t n) {
+    const char *p = set_of(t, head_decoder[k]);
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        if (!strncmp(p, "head=", 5) && len > 5) {
+            snprintf(dir, n, "%.*s", (int)(len - 5), p + 5);
+            return 1;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* The plan of head k's curve, after greedy's probe: none when no probe of its decoder is
+ * planned, reused from the database, or the grid of the target's curve (rows up to 128, contexts
+ * 0 and the prompts' largest; Medusa: the rows up to its heads, context 0) with passes for
+ * `share` seconds, rows dropped as curve_plan drops them when even four passes of each point
+ * (a warm-up and three measured) would overrun it. */
+static int head_plan(tune *t, tune_head *h, int k, double share, char *err) {
+    memset(h, 0, sizeof *h);
+    int used = 0;
+    for (int i = 0; i < t->n && !used; i++) used = same_decoder(t->c[i].canon, head_decoder[k]);
+    if (!used || !head_dir_of(t, k, h->dir, sizeof h->dir)) return 0;
+    const model *m = t->r.s.target;
+    draft_head *dh;
+    if (draft_head_open(&dh, h->dir, m, NULL, 1, err)) return -1;
+    draft_head_info hi = *draft_head_info_of(dh);
+    snprintf(h->file, sizeof h->file, "%s", hi.file);
+    draft_head_free(dh);
+    hi.file = h->file;
+    const int medusa = hi.kind == DRAFT_HEAD_MEDUSA;
+    h->bytes = hi.bytes;
+    measure_grid *g = &h->g;
+    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
+                           &g->n_rows, err))
+        return -1;
+    int ctx = 0, n = 0;
+    for (int i = 0; i < t->r.n_prompts; i++) {
+        int c = t->r.prompts[i].n_ids + t->r.prompts[i].max_new;
+        ctx = c > ctx ? c : ctx;
+    }
+    if (medusa) { /* rows: the heads run, up to the file's; no attention, one context */
+        for (int i = 0; i < g->n_rows; i++)
+            if (g->rows[i] <= hi.heads) g->rows[n++] = g->rows[i];
+        g->n_rows = n, g->contexts[0] = 0, g->n_contexts = 1;
+    } else {
+        char note[256];
+        g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
+        if (measure_grid_fit(g, m->cfg.seq_len, note, sizeof note, err)) return -1;
+    }
+    /* a Medusa curve has one row's logits at one row only (rows = logit rows) */
+    int64_t reuse = 0;
+    db_env here;
+    db_env_capture(&here);
+    if (cost_find_run_batch(t->d, h->file, t->r.s.threads, kern_mode_name(t->r.s.kernels),
+                            kv_type_name(t->r.s.kv), 1, medusa ? 1 : g->rows[g->n_rows - 1], &here,
+                            &reuse, err))
+        return -1;
+    if (reuse) { /* only a curve measured with this target */
+        char want[17];
+        int64_t bytes;
+        db_run_info ri;
+        if (db_file_fingerprint(t->r.s.model_path, &bytes, want, err) ||
+            db_get_run(t->d, reuse, &ri, err))
+            return -1;
+        if (strcmp(ri.draft_hash, want)) reuse = 0;
+        db_run_info_free(&ri);
+    }
+    if (reuse) {
+        t->head_run[k] = reuse;
+        fprintf(stderr,
+                "decbench tune: %s head cost curve: run %" PRId64 " of %s (same head, target, "
+                "machine and build)\n",
+                head_decoder[k], reuse, t->r.o.db_path);
+        return 0;
+    }
+    cost_usage u;
+    if (cost_usage_of(t->d, &t->base_id, 1, 0, &u, err)) return -1;
+    for (int i = 0; i < u.n; i++) /* a head pass: the target's scaled by the weights it reads */
+        u.secs[i] *= hi.bytes_read / (double)model_weight_bytes(m);
+    int points = medusa ? g->n_rows : measure_grid_points(g);
+    for (int step = 0; 4 * (h->secs = est_round(&u, g, 1)) > share && g->n_rows > 2; step++) {
+        int k2 = 0;
+        for (int i = 0; i < g->n_rows; i++)
+            if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
+                g->rows[k2++] = g->rows[i];
+        g->n_rows = k2;
+        points = medusa ? g->n_rows : measure_grid_points(g);
+    }
+    /* cost_head.c measures each point until min_seconds (3 rounds at least) */
+    g->min_seconds = 0.75 * share / points;
+    h->secs = share > 4 * h->secs ? share : 4 * h->secs;
+    h->due = 1;
+    fprintf(stderr,
+            "decbench tune: %s head cost curve (%s): %d points (rows 1..%d, contexts %d..%d), "
+            "measured before %s's first probe\n",
+            head_decoder[k], h->file, points, g->rows[g->n_rows - 1], g->contexts[0],
+            g->contexts[g->n_contexts - 1], head_decoder[k]);
+    return 0;
+}
+
+/* Measures head k's planned curve and stores it as a cost run. */
+static int head_measure(tune *t, tune_head *h, int k, char *err) {
+    h->due = 0;
+    db_run run;
+    db_env env;
+    runner_fill_run(&t->r, &run, &env, t->cmd);
+    run.model_path = h->file;
+    run.draft_path = t->r.s.model_path; /* the head's target (see above) */
+    run.draft_hash = NULL, run.draft_bytes = 0;
+    run.datasets = NULL, run.prompt_template = NULL;
+    run.label = k ? "tune: medusa head cost curve" : "tune: eagle head cost curve";
+    run.batch = 1, run.continuous = 0;
+    store_ctx s = {t->d, 0, h->bytes};
+    cost_head_info info;
+    double t0 = clock_now();
+    int rc = db_begin_run(t->d, &run, &s.run, err) ||
+             cost_head_grid(h->dir, t->r.s.target, t->r.s.pool, &h->g, store_point, &s, &info, err);
+    char e2[ERR_LEN];
+    if (s.run && db_finish_run(t->d, s.run, rc ? DB_FAILED : DB_COMPLETE, rc ? e2 : err)) rc = -1;
+    if (rc) return -1;
+    t->head_run[k] = s.run;
+    fprintf(stderr, "decbench tune: %s head cost curve: run %" PRId64 ", %.1f s\n", head_decoder[k],
+            s.run, clock_now() - t0);
+    return 0;
+}
+
 /* Sequoia's tree fitted to this pair (see the header): when c is tree:mode=sequoia without
  * accept=, the vector from the complete static-tree probes among c[0..i) goes into its spec. */
 static int fit_sequoia(tune *t, int i, char *err) {
@@ -438,18 +596,42 @@ static int probes(tune *t, tune_curve *cv, char *err) {
     int m = measure_specs(t, g, g, 1, t->sweep_id, 0, title, &t->base_id, &status, err);
     t->greedy_secs = clock_now() - s0;
     if (m) rc = m;
-    /* probes and curves share 70% of the budget, the curves 20% of it */
-    double share = 0.2 * t->budget / (t->r.s.draft ? 2 : 1);
+    /* probes and curves share 70% of the budget, the curves 20% of it, each curve alike */
+    tune_head hd[2];
+    memset(hd, 0, sizeof hd);
+    int heads = 0;
+    char dir[FILE_PATH_MAX];
+    for (int k = 0; k < 2; k++) {
+        int used = 0;
+        for (int i = 0; i < t->n && !used; i++) used = same_decoder(t->c[i].canon, head_decoder[k]);
+        heads += used && head_dir_of(t, k, dir, sizeof dir);
+    }
+    /* a head's curve is of one sequence (cost --head): it cannot price passes of B */
+    if (heads && t->batch > 1) {
+        snprintf(t->heads_unpriced, sizeof t->heads_unpriced,
+                 "at batch %d eagle and medusa are priced on their target passes only (an upper "
+                 "bound): a head's cost curve is of one sequence",
+                 t->batch);
+        fprintf(stderr, "decbench tune: %s\n", t->heads_unpriced);
+        heads = 0;
+    }
+    double share = 0.2 * t->budget / ((t->r.s.draft ? 2 : 1) + heads);
     for (int k = 0; rc == 0 && k < 2; k++) rc = curve_plan(t, &cv[k], k, share, err);
+    for (int k = 0; rc == 0 && heads && k < 2; k++) rc = head_plan(t, &hd[k], k, share, err);
     double from = clock_now(), until = t->t0 + 0.7 * t->budget;
     for (int i = 0; rc == 0 && i < t->n; i++) {
         tune_cand *c = &t->c[i];
         if ((rc = curves_due(cv, from, until, err)) != 0) break;
-        double est = 3 * t->greedy_secs;
+        double est = 3 * t->greedy_secs, heads_left = 0;
         for (int j = 0; j < i; j++)
             if (t->c[j].run && same_decoder(t->c[j].canon, c->canon) && t->c[j].secs > est)
                 est = t->c[j].secs;
-        if (clock_now() + est + curves_left(cv) > until) continue; /* stays 's' */
+        for (int k = 0; k < 2; k++) heads_left += hd[k].due ? hd[k].secs : 0;
+        if (clock_now() + est + curves_left(cv) + heads_left > until) continue; /* stays 's' */
+        for (int k = 0; rc == 0 && k < 2; k++)
+            if (hd[k].due && same_decoder(c->canon, head_decoder[k]))
+                rc = head_measure(t, &hd[k], k, err);
+        if (rc) break;
         snprintf(title, sizeof title, "tune %" PRId64 " probe %d/%d", t->sweep_id, i + 1, t->n);
         if ((rc = fit_sequoia(t, i, err)) != 0) break;
         s0 = clock_now();
@@ -465,38 +647,41 @@ static int probes(tune *t, tune_curve *cv, char *err) {
 
 /* ---- phases 3 and 4: prediction and finals ------------------------------------------------- */
 
-/* Whether a spec drafts with a learned head (no draft model): eagle, medusa. */
-static int is_head_drafter(const char *spec) {
-    return !strncmp(spec, "eagle", 5) || !strncmp(spec, "medusa", 6);
+/* Which draft curve prices a spec's draft passes: 0 the draft model's, 1 eagle's head's, 2
+ * medusa's head's (the learned drafters run no draft model). */
+static int draft_curve_of(const char *spec) {
+    for (int k = 0; k < 2; k++)
+        if (same_decoder(spec, head_decoder[k])) return 1 + k;
+    return 0;
 }
 
 static int predict(tune *t, char *err) {
     int64_t *ids = malloc(sizeof *ids * (size_t)(t->n + 1));
     if (!ids) return err_set(err, "out of memory");
-    int n = 0;
-    for (int i = 0; i < t->n; i++)
-        if (t->c[i].run && t->c[i].status == 'c') ids[n++] = t->c[i].run;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         if (t->cost_run[k])
             snprintf(t->cost_src[k], sizeof t->cost_src[k], "%s:%" PRId64, t->r.o.db_path,
                      t->cost_run[k]);
+        if (t->head_run[k])
+            snprintf(t->head_src[k], sizeof t->head_src[k], "%s:%" PRId64, t->r.o.db_path,
+                     t->head_run[k]);
+    }
     int rc = 0;
-    /* eagle's and medusa's draft passes are their heads', which the draft model's curve does not
-     * price: their runs are projected without one (their target passes only, an upper bound) */
-    for (int heads = 0; rc == 0 && heads < 2; heads++) {
+    /* each probe's draft passes priced on its draft curve: the draft model's, or for eagle and
+     * medusa their head's (without one, none: their target passes only, an upper bound) */
+    for (int dc = 0; rc == 0 && dc < 3; dc++) {
         int m = 0;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < t->n; j++)
-                if (t->c[j].run == ids[i] && is_head_drafter(t->c[j].canon) == heads) {
-                    int64_t x = ids[m];
-                    ids[m++] = ids[i], ids[i] = x;
-                    break;
-                }
+        for (int i = 0; i < t->n; i++)
+            if (t->c[i].run && t->c[i].status == 'c' && draft_curve_of(t->c[i].canon) == dc) {
+                int seen = 0; /* a run once */
+                for (int j = 0; j < m && !seen; j++) seen = ids[j] == t->c[i].run;
+                if (!seen) ids[m++] = t->c[i].run;
+            }
+        const char *draft = dc == 0 ? (t->cost_run[1] ? t->cost_src[1] : NULL)
+                                    : (t->head_run[dc - 1] ? t->head_src[dc - 1] : NULL);
         report_projection *p = NULL;
         int np = 0;
-        if (m)
-            rc = report_project(t->d, ids, m, t->cost_src[0],
-                                t->cost_run[1] && !heads ? t->cost_src[1] : NULL, &p, &np, err);
+        if (m) rc = report_project(t->d, ids, m, t->cost_src[0], draft, &p, &np, err);
         for (int j = 0; rc == 0 && j < np; j++)
             for (int i = 0; i < t->n; i++)
                 if (t->c[i].run == p[j].run_id && !strcmp(t->c[i].canon, p[j].spec))
@@ -624,10 +809,11 @@ static void usage(const args_opt *o) {
                o, T_COUNT);
     printf("Probes a coarse grid of every decoder's settings (harness/tune_grid.c) on a few "
            "prompts,\n"
-           "prices each probe's forward passes on the models' cost curves (measured between the\n"
-           "probes, or reused from the database), runs greedy and the best predicted setting of\n"
-           "each decoder on held-out prompts, and prints them ranked, with a 'recommended:' line\n"
-           "per decoder and one overall. Budget: probes 50%%, cost curves 20%%, the final run "
+           "prices each probe's forward passes on the models' cost curves (eagle's and medusa's\n"
+           "draft passes on their heads'; measured between the probes, or reused from the\n"
+           "database), runs greedy and the best predicted setting of each decoder on held-out\n"
+           "prompts, and prints them ranked, with a 'recommended:' line per decoder and one\n"
+           "overall. Budget: probes 50%%, cost curves 20%%, the final run "
            "the\n"
            "rest. Speed-ups are end-to-end. Defaults here: --max-new 128, --limit = "
            "--probe-prompts + 5.\n");

@@ -20,30 +20,35 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-/* The points of one context, measured in rounds: each round runs every point's pass once, the
- * first round a warm-up (pages the weights in), until every point has min_seconds of passes
- * and at least 3 rounds. Interleaved rather than point by point, so that a change in the
- * machine's load (other jobs) hits every point alike instead of bending the curve between
- * two points (measure.c measures the models' grids so for that reason). */
+/* The points of one context, measured in rounds: each round runs the pass of every point that
+ * still needs passes once, the first round a warm-up (pages the weights in), until every point
+ * has min_seconds of passes and at least 3 rounds. Interleaved rather than point by point, so
+ * that a change in the machine's load (other jobs) hits every point alike instead of bending
+ * the curve between two points (measure.c measures the models' grids so for that reason). A
+ * point that has its seconds leaves the rounds: were every point run until the fastest had its
+ * seconds, the slowest would take that many times more (rows 128 against rows 1; tune sizes its
+ * curves' time from min_seconds). */
 enum { MAX_ROUNDS = 4096, MAX_POINTS = 2 * MEASURE_MAX_ROWS };
 static int time_points(draft_head *h, int n, double min_seconds, measure_point *p, char *err) {
     static double t[MAX_POINTS][MAX_ROUNDS];
     double sum[MAX_POINTS] = {0};
-    int rounds = 0;
+    int done[MAX_POINTS] = {0};
     for (int i = 0; i < n; i++)
         if (draft_head_pass(h, p[i].rows, p[i].logit_rows, err)) return -1; /* warm-up */
-    for (int more = 1; more && rounds < MAX_ROUNDS; rounds++) {
+    for (int more = 1, round = 0; more && round < MAX_ROUNDS; round++) {
         more = 0;
         for (int i = 0; i < n; i++) {
+            if (round >= 3 && sum[i] >= min_seconds) continue;
             double t0 = clock_now();
             if (draft_head_pass(h, p[i].rows, p[i].logit_rows, err)) return -1;
-            t[i][rounds] = clock_now() - t0;
-            sum[i] += t[i][rounds];
-            more |= rounds < 2 || sum[i] < min_seconds;
+            t[i][done[i]++] = clock_now() - t0;
+            sum[i] += t[i][done[i] - 1];
+            more |= round < 2 || sum[i] < min_seconds;
         }
     }
     for (int i = 0; i < n; i++) {
         double *x = t[i];
+        int rounds = done[i];
         for (int a = 1; a < rounds; a++) { /* insertion sort for the median */
             double v = x[a];
             int b = a;

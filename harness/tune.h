@@ -47,6 +47,13 @@ typedef struct {
      * a finalist's measured figure its throughput over greedy's there. */
     int batch, continuous;
     char batch_left_out[512]; /* "name; ..." the final at B could not run (state across prompts) */
+    /* The learned drafters' heads (--set eagle:head=DIR, medusa:head=DIR): index 0 eagle's, 1
+     * medusa's. head_run: the cost run of the head's pass (`cost --head`), the draft curve its
+     * decoder's probes are priced on (0: none; the probes are then priced on their target passes
+     * only, an upper bound); heads_unpriced: why not, when the heads have no curve at all. */
+    int64_t head_run[2];
+    char head_src[2][4200];
+    char heads_unpriced[160];
 } tune;
 
 /* The projected end-to-end speed-up of c's probe (NAN: none). */

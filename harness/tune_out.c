@@ -57,7 +57,11 @@ void tune_print(const tune *t) {
         printf("no final run (the budget)");
     printf("; cost curves: target run %" PRId64, t->cost_run[0]);
     if (t->cost_run[1]) printf(", draft run %" PRId64, t->cost_run[1]);
+    static const char *const heads[2] = {"eagle", "medusa"};
+    for (int k = 0; k < 2; k++) /* the draft curve of that decoder's probes */
+        if (t->head_run[k]) printf(", %s's head run %" PRId64, heads[k], t->head_run[k]);
     printf(" (%s).\n\n", t->r.o.db_path);
+    if (t->heads_unpriced[0]) printf("Note: %s.\n\n", t->heads_unpriced);
     if (t->batch > 1)
         printf("Serving batch %d: predicted = the probe's forward passes (one sequence's) priced "
                "on cost curves of passes of %d sequences, each as the probe's, greedy's too, "
