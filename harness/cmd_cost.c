@@ -260,6 +260,8 @@ int cmd_cost(int argc, char **argv) {
         db_run r = {.command = cmdline,
                     .label = args_str(o, C_COUNT, "--label", NULL),
                     .model_path = head_dir ? head_file : model_path,
+                    /* a head's curve holds its target's classifier: tune reuses it only for that target */
+                    .draft_path = head_dir ? model_path : NULL,
                     .threads = nt,
                     .kernels = kern_mode_name(km),
                     .kv_type = kv_type_name(kv),
