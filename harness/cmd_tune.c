@@ -234,6 +234,32 @@ static double est_round(const cost_usage *u, const measure_grid *g, int batch) {
     return s;
 }
 
+/* The default grid of a curve of model m: the default rows up to 128, at context 0 and the
+ * largest context the prompts reach, fitted to m's context (measure_grid_fit's note). */
+static int default_grid(const tune *t, const model *m, measure_grid *g, char *note, size_t n_note,
+                        char *err) {
+    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
+                           &g->n_rows, err))
+        return -1;
+    int ctx = 0;
+    for (int i = 0; i < t->r.n_prompts; i++) {
+        int n = t->r.prompts[i].n_ids + t->r.prompts[i].max_new;
+        ctx = n > ctx ? n : ctx;
+    }
+    g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
+    return measure_grid_fit(g, m->cfg.seq_len, note, n_note, err);
+}
+
+/* A grid too slow for its share loses rows: at step 0 those between powers of two, then the
+ * largest, one a step. */
+static void drop_rows(measure_grid *g, int step) {
+    int k = 0;
+    for (int i = 0; i < g->n_rows; i++)
+        if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
+            g->rows[k++] = g->rows[i];
+    g->n_rows = k;
+}
+
 /* The plan of one model's curve, after greedy's probe (whose passes time it): reused from the
  * database, or a grid of the default rows up to 128 at context 0 and the largest context the
  * prompts reach, with as many rounds (2 to 6) as `share` seconds allow; when two rounds (the
@@ -252,16 +278,7 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
         for (int i = 0; i < u.n; i++)
             u.secs[i] *= (double)model_weight_bytes(m) / (double)model_weight_bytes(t->r.s.target);
     measure_grid *g = &c->g;
-    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
-                           &g->n_rows, err))
-        return -1;
-    int ctx = 0;
-    for (int i = 0; i < t->r.n_prompts; i++) {
-        int n = t->r.prompts[i].n_ids + t->r.prompts[i].max_new;
-        ctx = n > ctx ? n : ctx;
-    }
-    g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
-    if (measure_grid_fit(g, m->cfg.seq_len, c->note, sizeof c->note, err)) return -1;
+    if (default_grid(t, m, g, c->note, sizeof c->note, err)) return -1;
     int64_t reuse = 0;
     db_env here;
     db_env_capture(&here);
@@ -280,13 +297,8 @@ static int curve_plan(tune *t, tune_curve *c, int draft, double share, char *err
         return 0;
     }
     for (int step = 0; (c->round_secs = est_round(&u, g, t->batch)) * 2 > share && g->n_rows > 2;
-         step++) {
-        int k = 0;
-        for (int i = 0; i < g->n_rows; i++)
-            if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
-                g->rows[k++] = g->rows[i];
-        g->n_rows = k;
-    }
+         step++)
+        drop_rows(g, step);
     c->share = share;
     c->planned = (int)(share / c->round_secs);
     c->planned = c->planned > 6 ? 6 : c->planned < 2 ? 2 : c->planned;
@@ -434,22 +446,17 @@ static int head_plan(tune *t, tune_head *h, int k, double share, char *err) {
     const int medusa = hi.kind == DRAFT_HEAD_MEDUSA;
     h->bytes = hi.bytes;
     measure_grid *g = &h->g;
-    if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
-                           &g->n_rows, err))
-        return -1;
-    int ctx = 0, n = 0;
-    for (int i = 0; i < t->r.n_prompts; i++) {
-        int c = t->r.prompts[i].n_ids + t->r.prompts[i].max_new;
-        ctx = c > ctx ? c : ctx;
-    }
     if (medusa) { /* rows: the heads run, up to the file's; no attention, one context */
+        int n = 0;
+        if (measure_parse_list(MEASURE_DEFAULT_ROWS, "rows", 1, 4096, g->rows, MEASURE_MAX_ROWS,
+                               &g->n_rows, err))
+            return -1;
         for (int i = 0; i < g->n_rows; i++)
             if (g->rows[i] <= hi.heads) g->rows[n++] = g->rows[i];
         g->n_rows = n, g->contexts[0] = 0, g->n_contexts = 1;
     } else {
         char note[256];
-        g->contexts[0] = 0, g->contexts[1] = ctx, g->n_contexts = ctx > 0 ? 2 : 1;
-        if (measure_grid_fit(g, m->cfg.seq_len, note, sizeof note, err)) return -1;
+        if (default_grid(t, m, g, note, sizeof note, err)) return -1;
     }
     /* a Medusa curve has one row's logits at one row only (rows = logit rows) */
     int64_t reuse = 0;
@@ -483,11 +490,7 @@ static int head_plan(tune *t, tune_head *h, int k, double share, char *err) {
         u.secs[i] *= hi.bytes_read / (double)model_weight_bytes(m);
     int points = medusa ? g->n_rows : measure_grid_points(g);
     for (int step = 0; 4 * (h->secs = est_round(&u, g, 1)) > share && g->n_rows > 2; step++) {
-        int k2 = 0;
-        for (int i = 0; i < g->n_rows; i++)
-            if (step == 0 ? (g->rows[i] & (g->rows[i] - 1)) == 0 : i < g->n_rows - 1)
-                g->rows[k2++] = g->rows[i];
-        g->n_rows = k2;
+        drop_rows(g, step);
         points = medusa ? g->n_rows : measure_grid_points(g);
     }
     /* cost_head.c measures each point until min_seconds (3 rounds at least) */
