@@ -89,21 +89,7 @@ extend8() { # ONE FOUR OUT: 1 when some point of FOUR is below ONE's (nothing wr
 }
 speedups() { # TARGET_CSV DRAFT_CSV: "spec speed-up" lines, the projected decode speed-up
     "$B" report --db "$DB" --layout projected --project-cost "$1" --project-draft-cost "$2" \
-        --format csv | awk '
-        function split_csv(line, f,   n, i, c, q, cur) { # quoted fields hold commas
-            n = 0; cur = ""; q = 0
-            for (i = 1; i <= length(line); i++) {
-                c = substr(line, i, 1)
-                if (c == "\"") { q = !q; continue }
-                if (c == "," && !q) { f[++n] = cur; cur = ""; continue }
-                cur = cur c
-            }
-            f[++n] = cur
-            return n
-        }
-        {n = split_csv($0, f)}
-        NR == 1 {for (i = 1; i <= n; i++) col[f[i]] = i; next}
-        {print f[col["spec"]], f[col["projected_speedup"]]}' | short_names
+        --format csv | awk -v cols=spec,projected_speedup -f bench/report_csv.awk | short_names
 }
 short_names() { # "SPEC X" lines: SPEC shown as the longest of DECODERS it starts with
     awk -v list="$(printf '%s\n' "${DECODERS[@]}")" 'BEGIN {n = split(list, d, "\n")}

@@ -12,6 +12,7 @@
 # which the output then says.
 set -u
 . "$(dirname "$0")/lib_cli.sh"
+CSV=$(cd "$(dirname "$0")/../bench" && pwd)/report_csv.awk # reads report --format csv
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_tune_batch}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
@@ -42,21 +43,9 @@ if [ -n "$final" ]; then
     expect_eq final_exact 1 "$(q t.db "SELECT MIN(matched) FROM samples WHERE run_id = $final")"
     # the finalists' measured figures are their batch speed-ups (report --layout batch), one
     # for each decoder of the final besides greedy
-    want=$($B report --db t.db --run "$final" --layout batch --format csv | awk '
-        function split_csv(line, f,   n, i, c, q, cur) {
-            n = 0; cur = ""; q = 0
-            for (i = 1; i <= length(line); i++) {
-                c = substr(line, i, 1)
-                if (c == "\"") { q = !q; continue }
-                if (c == "," && !q) { f[++n] = cur; cur = ""; continue }
-                cur = cur c
-            }
-            f[++n] = cur
-            return n
-        }
-        {n = split_csv($0, f)}
-        NR == 1 {for (i = 1; i <= n; i++) col[f[i]] = i; next}
-        f[col["label"]] != "greedy" {printf "%.2fx\n", f[col["speedup_batch"]]}' | sort)
+    want=$($B report --db t.db --run "$final" --layout batch --format csv |
+        awk -v cols=label,speedup_batch -f "$CSV" |
+        awk -F'\t' '$1 != "greedy" {printf "%.2fx\n", $2}' | sort)
     got=$(awk -F'|' '/^\| [0-9]+ \|/ && $5 !~ /^ *- *$/ {gsub(/ /, "", $5); print $5}' tune.out | sort)
     expect_eq measured_is_batch_speedup "$want" "$got"
     expect_eq some_measured 1 "$([ -n "$got" ] && echo 1)"
