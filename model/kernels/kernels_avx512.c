@@ -511,7 +511,7 @@ static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j
 static inline __attribute__((always_inline)) void scores16(int HS, const float *q, size_t ldq,
                                                            int nq, int hs, const float *kb,
                                                            float *s, size_t lds, __m512 div,
-                                                           int mul, uintptr_t pf, size_t pf_len) {
+                                                           uintptr_t pf, size_t pf_len) {
     if (HS) hs = HS;
     const size_t lines = pf_len / 64;
     for (int t = 0; t < nq; t++) {
@@ -533,8 +533,7 @@ static inline __attribute__((always_inline)) void scores16(int HS, const float *
                 acc[ACC_FOR_LANE(j)] = _mm512_fmadd_ps(
                     qc, _mm512_maskz_loadu_ps(m, kb + (size_t)j * hs + c), acc[ACC_FOR_LANE(j)]);
         }
-        const __m512 r = fold16x16(acc);
-        _mm512_storeu_ps(s + (size_t)t * lds, mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div));
+        _mm512_storeu_ps(s + (size_t)t * lds, _mm512_div_ps(fold16x16(acc), div));
     }
 }
 
@@ -554,7 +553,8 @@ static inline void widen_halves(const unsigned char *src, int n, int hs, float *
 
 /* The divisor of the scores, sqrt(hs), as a vector: or its inverse, with *mul set, when it is a
  * power of two (hs = 16, 64, 256, ...). x / d and x * (1 / d) are then the same real number,
- * rounded once, so the same bits, and a multiplication costs a fraction of a division. */
+ * rounded once, so the same bits, and a multiplication costs a fraction of a division (in
+ * scores16 the division did not show: no change measured, so it keeps it). */
 static inline __m512 score_divisor(int hs, int *mul) {
     const float d = sqrtf((float)hs);
     int e;
@@ -634,7 +634,7 @@ static inline __attribute__((always_inline)) __m512 dots_laid(int NC, const floa
  * keys widened and laid out once (lay_unit), then each query's 16 scores (dots_laid). Fewer
  * vector instructions per score than scores16's over widened rows; the layout costs its
  * permutations and stores per key, so it pays for several queries a kv head and a head size of
- * 64 (avx512_scores picks it; measured in bench/attend_speed.c, 2026-11-29-context-attention.md). */
+ * 64 (avx512_scores picks it; bench/attend_speed.c, 2026-11-29-context-attention-2.md). */
 static inline __attribute__((always_inline)) void scores_laid(int NC, const float *q, size_t ldq,
                                                               int nq, const void *k, int n,
                                                               float *s, size_t lds) {
@@ -674,8 +674,7 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
         return;
     }
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
-    int mul;
-    const __m512 div = score_divisor(hs, &mul);
+    const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
     KERN_SCRATCH(kbuf, (size_t)16 * hs);
     int s0 = 0;
     for (; s0 + 16 <= n; s0 += 16) {
@@ -684,11 +683,11 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
         if (kt == WTYPE_F16) widen_halves(kb, 16, hs, kbuf), kf = kbuf;
         const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
         if (hs == 64)
-            scores16(64, q, ldq, nq, hs, kf, s + s0, lds, div, mul, pf, 16 * ldk);
+            scores16(64, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
         else if (hs == 128)
-            scores16(128, q, ldq, nq, hs, kf, s + s0, lds, div, mul, pf, 16 * ldk);
+            scores16(128, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
         else
-            scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, mul, pf, 16 * ldk);
+            scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
     }
     if (s0 < n) { /* the last 1-15 keys: accumulators past them stay zero, their lanes unused */
         const int nb = n - s0;
@@ -708,9 +707,8 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
                 }
                 acc[ACC_FOR_LANE(j)] = a;
             }
-            const __m512 r = fold16x16(acc);
             _mm512_mask_storeu_ps(s + (size_t)t * lds + s0, (__mmask16)((1u << nb) - 1),
-                                  mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div));
+                                  _mm512_div_ps(fold16x16(acc), div));
         }
     }
     KERN_SCRATCH_END(kbuf);
