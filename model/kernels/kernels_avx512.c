@@ -566,8 +566,8 @@ static inline __m512 score_divisor(int hs, int *mul) {
  * position r; line (g, c, m) (16 floats) holds, for r = 0..3, values 16c + 4m .. 16c + 4m + 3
  * of key 4r + g, widened exactly (zeros for keys past nb). lay_unit writes chunk c of group g:
  * its 4 keys' 16 values widened, two keys' quarters interleaved by one permutation, 32 bytes a
- * store (16-byte stores, twice as many, made it slower, and so did a second level of shuffles
- * to store whole lines). NC: the chunks of a row (hs / 16). */
+ * store (16-byte stores, twice as many, and a second level of shuffles to store whole lines
+ * were both slower). NC: the chunks of a row (hs / 16). */
 static inline __attribute__((always_inline)) void lay_unit(int NC, int g, int c,
                                                            const unsigned char *kb, size_t ldk,
                                                            int nb, float *kl) {
