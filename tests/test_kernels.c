@@ -7,8 +7,8 @@
  *     type is tested by adding its row;
  *  2. each row agrees with the GGUF reader's ggml type table (name, block geometry), its
  *     to_float is what kern_row_to_f32 and the reference use;
- *  3. the attention kernel, with keys and values stored as f32 or f16 (kern_attend_kv), the
- *     canonical sum and dot; exp accuracy; f16 round trips; the
+ *  3. the attention kernel, with keys and values stored as f32 or f16 (kern_attend_kv; also with
+ *     the query counts and head sizes of grouped-query models), the canonical sum and dot; exp accuracy; f16 round trips; the
  *     SIMD copies of libm's expf (kern_expf) against libm;
  *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
  *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
@@ -884,6 +884,58 @@ static void test_attend_kv(rng_state *r) {
           !kern_attend_kv_supported(WTYPE_BF16) && !kern_attend_kv_supported(WTYPE_Q8_0));
 }
 
+/* kern_attend_kv with the query counts of real models' kv heads (grouped-query attention: 2 to
+ * 8 queries a kv head, even and odd) and the head sizes 64 and 128, f32 and f16, on every ISA:
+ * each query exactly kern_attend_ref over its own slots. AVX-512 runs these shapes through their
+ * own paths: f16 keys of head size 64 laid out 16 keys at a time for 5 or more queries (every
+ * block whole, and one of 1-15 keys at the end), and the value sums two queries at a time. */
+static void test_attend_kv_groups(rng_state *r) {
+    const wtype types[2] = {WTYPE_F32, WTYPE_F16};
+    const int hss[2] = {64, 128}, nqs[4] = {2, 5, 7, 8}, shared[4] = {16, 17, 47, 300};
+    long point = 0;
+    for (int ti = 0; ti < 2; ti++)
+        for (int hi = 0; hi < 2; hi++)
+            for (int qi = 0; qi < 4; qi++)
+                for (int si = 0; si < 4; si++, point++) {
+                    if (!test_keep(point, 4)) continue;
+                    const wtype kt = types[ti];
+                    const int hs = hss[hi], nq = nqs[qi], ns = shared[si], cap = ns + 8;
+                    size_t cells = (size_t)cap * hs;
+                    void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
+                    float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
+                    float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
+                    float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
+                    float *sc2 = malloc(sizeof(float) * cap);
+                    int tails[8][3], n_tail[8], slots[308];
+                    const int *tp[8];
+                    kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
+                    for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
+                    for (int t = 0; t < nq; t++) { /* as a pass of nq rows: row t sees t + 1 */
+                        n_tail[t] = t % 3 + 1;
+                        for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (t + j) % 8;
+                        tp[t] = tails[t];
+                    }
+                    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                        if (!isa_on[isa]) continue;
+                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
+                                           n_tail, sc, cap, o1, hs);
+                        int bad = 0;
+                        for (int t = 0; t < nq; t++) {
+                            int n = 0;
+                            for (int s = 0; s < ns; s++) slots[n++] = s;
+                            for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
+                            kern_attend_ref(q + t * hs, hs, kf, vf, hs, slots, n, sc2, o2);
+                            bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
+                        }
+                        CHECK_MSG(bad == 0,
+                                  "%s kern_attend_kv %s hs=%d queries=%d shared=%d: %d differ",
+                                  kern_isa_name((kern_isa)isa), wtype_name(kt), hs, nq, ns, bad);
+                    }
+                    free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2);
+                    free(sc), free(sc2);
+                }
+}
+
 /* A NaN or an infinity stored as a half in one key or one value (shared or in the tail) reaches
  * kern_attend_kv's result on every ISA as it does for f32: a key's, every output of the query; a
  * value's, its column. */
@@ -1094,6 +1146,7 @@ int main(int argc, char **argv) {
     test_attend_shared(&r);
     test_attend_nonfinite(&r);
     test_attend_kv(&r);
+    test_attend_kv_groups(&r);
     test_attend_kv_nonfinite(&r);
     test_scratch_lines();
     test_exp_and_halves();

@@ -349,7 +349,12 @@ static float avx512_sum(const float *a, int n) {
     return fold512(acc);
 }
 
-static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation for operation */
+/* kern_exp_ref in 16 lanes, operation for operation, for x <= 0 (softmax's scores minus their
+ * maximum): the last step, p times 2^n, is one vscalef instead of forming 2^n's bits (a
+ * conversion, an addition, a shift) and multiplying. For n in [-126, 127], which x in
+ * [KERN_EXP_LO, 0] gives, 2^n is exact and both round p * 2^n once, so the bits are the same
+ * (every float from -0 down to -inf was compared, all 2^31 of them). */
+static inline __m512 exp16(__m512 x) {
     x = _mm512_max_ps(x, _mm512_set1_ps(KERN_EXP_LO));
     __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(KERN_EXP_L2E)),
                              _mm512_set1_ps(KERN_EXP_SHIFTER));
@@ -362,31 +367,50 @@ static inline __m512 exp16(__m512 x) { /* kern_exp_ref in 16 lanes, operation fo
     __m512 r2 = _mm512_mul_ps(r, r);
     p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
     p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    __m512i e =
-        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+    return _mm512_scalef_ps(p, n);
 }
 
 /* kern_attend's softmax in 16 lanes: max (exact in any order), exp16, the canonical sum; NaN
- * throughout if a score is not finite (kern_softmax_nonfinite). */
+ * throughout if a score is not finite (kern_softmax_nonfinite). The maximum runs in 4
+ * registers (one was a chain of 4-cycle maxima), and whole blocks of 16 take no masks: 15-20%
+ * less time per score in the cache, with exp16's vscalef. */
 static float avx512_softmax(float *s, int n) {
-    __m512 vmx = _mm512_set1_ps(-INFINITY);
-    __m512i bad = _mm512_setzero_si512(); /* kern_exponent_carry of every score, OR-ed */
     const __m512i expo = _mm512_set1_epi32(0x7f800000), unit = _mm512_set1_epi32(0x00800000);
-    for (int i = 0; i < n; i += 16) {
+    __m512 mx[4];
+    __m512i bad[4]; /* kern_exponent_carry of every score, OR-ed */
+    for (int j = 0; j < 4; j++) mx[j] = _mm512_set1_ps(-INFINITY), bad[j] = _mm512_setzero_si512();
+    int i = 0;
+    for (; i + 64 <= n; i += 64)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const __m512 x = _mm512_loadu_ps(s + i + 16 * j);
+            mx[j] = _mm512_max_ps(mx[j], x);
+            bad[j] = _mm512_or_si512(
+                bad[j], _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(x), expo), unit));
+        }
+    for (; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
         __m512 x = _mm512_maskz_loadu_ps(m, s + i); /* lanes past n: +0, finite */
-        vmx = _mm512_mask_max_ps(vmx, m, vmx, x);
-        bad = _mm512_or_si512(
-            bad, _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(x), expo), unit));
+        mx[0] = _mm512_mask_max_ps(mx[0], m, mx[0], x);
+        bad[0] = _mm512_or_si512(
+            bad[0], _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(x), expo), unit));
     }
-    if (_mm512_movepi32_mask(bad)) return kern_softmax_nonfinite(s, n);
-    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    if (_mm512_movepi32_mask(
+            _mm512_or_si512(_mm512_or_si512(bad[0], bad[1]), _mm512_or_si512(bad[2], bad[3]))))
+        return kern_softmax_nonfinite(s, n);
+    const __m512 vmx = _mm512_set1_ps(_mm512_reduce_max_ps(
+        _mm512_max_ps(_mm512_max_ps(mx[0], mx[1]), _mm512_max_ps(mx[2], mx[3]))));
     /* the canonical sum as the weights are made: lane j takes weights j, j + 16, ... in order,
      * +0 past n, as avx512_sum would over them afterwards (one pass over the scores less) */
     __m512 acc = _mm512_setzero_ps();
-    for (int i = 0; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+    i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 w = exp16(_mm512_sub_ps(_mm512_loadu_ps(s + i), vmx));
+        _mm512_storeu_ps(s + i, w);
+        acc = _mm512_add_ps(acc, w);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         __m512 w = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + i), vmx));
         _mm512_mask_storeu_ps(s + i, m, w);
         acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(m, w));
@@ -527,9 +551,128 @@ static inline void widen_halves(const unsigned char *src, int n, int hs, float *
     }
 }
 
+/* The divisor of the scores, sqrt(hs), as a vector: or its inverse, with *mul set, when it is a
+ * power of two (hs = 16, 64, 256, ...). x / d and x * (1 / d) are then the same real number,
+ * rounded once, so the same bits, and a multiplication costs a fraction of a division (in
+ * scores16 the division did not show: no change measured, so it keeps it). */
+static inline __m512 score_divisor(int hs, int *mul) {
+    const float d = sqrtf((float)hs);
+    int e;
+    *mul = frexpf(d, &e) == 0.5f;
+    return _mm512_set1_ps(*mul ? 1.0f / d : d);
+}
+
+/* Keys laid out for scores_laid: a block of 16 keys, key j = 4r + g (r, g < 4) in group g at
+ * position r; line (g, c, m) (16 floats) holds, for r = 0..3, values 16c + 4m .. 16c + 4m + 3
+ * of key 4r + g, widened exactly (zeros for keys past nb). lay_unit writes chunk c of group g:
+ * its 4 keys' 16 values widened, two keys' quarters interleaved by one permutation, 32 bytes a
+ * store (16-byte stores, twice as many, and a second level of shuffles to store whole lines
+ * were both slower). NC: the chunks of a row (hs / 16). */
+static inline __attribute__((always_inline)) void lay_unit(int NC, int g, int c,
+                                                           const unsigned char *kb, size_t ldk,
+                                                           int nb, float *kl) {
+    __m512 x[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const int j = 4 * r + g;
+        x[r] = j < nb ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                            (const __m256i *)(kb + (size_t)j * ldk + 32 * (size_t)c)))
+                      : _mm512_setzero_ps();
+    }
+    float *line = kl + (size_t)(g * NC + c) * 64;
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i hi =
+        _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+#pragma GCC unroll 2
+    for (int r = 0; r < 4; r += 2) {
+        const __m512 y = _mm512_permutex2var_ps(x[r], lo, x[r + 1]); /* quarters 0, 1 */
+        const __m512 z = _mm512_permutex2var_ps(x[r], hi, x[r + 1]); /* quarters 2, 3 */
+        _mm256_store_ps(line + 4 * r, _mm512_castps512_ps256(y));
+        _mm256_store_ps(line + 16 + 4 * r, _mm512_extractf32x8_ps(y, 1));
+        _mm256_store_ps(line + 32 + 4 * r, _mm512_castps512_ps256(z));
+        _mm256_store_ps(line + 48 + 4 * r, _mm512_extractf32x8_ps(z, 1));
+    }
+}
+
+/* The 16 canonical dots of query q (NC * 16 floats) with a block of keys laid out by lay_unit.
+ * Accumulator (g, m) takes, in lane 4r + i, the products of values 16c + 4m + i of the query
+ * and of key 4r + g over c in order: the canonical dot's lane 4m + i of that key. Its fold
+ * (lane j + lane j + 8, then + 4, + 2, + 1) is then accumulator m + accumulator m + 2 and their
+ * sums added, with no shuffles, then two pairs of in-lane shuffles for all 16 keys at once (21
+ * vector instructions where fold16x16 takes 45); lane 4r + g of the result is key 4r + g. */
+static inline __attribute__((always_inline)) __m512 dots_laid(int NC, const float *q,
+                                                              const float *kl) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++)
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) acc[g][m] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; c++)
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) {
+            const __m512 qb = _mm512_broadcast_f32x4(_mm_loadu_ps(q + 16 * c + 4 * m));
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++)
+                acc[g][m] = _mm512_fmadd_ps(
+                    qb, _mm512_load_ps(kl + (size_t)(g * NC + c) * 64 + 16 * m), acc[g][m]);
+        }
+    __m512 p[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) /* lanes j + j+8 (m, m + 2), then j + j+4 (m = 0, 1) */
+        p[g] = _mm512_add_ps(_mm512_add_ps(acc[g][0], acc[g][2]),
+                             _mm512_add_ps(acc[g][1], acc[g][3]));
+    const __m512 h0 = _mm512_add_ps(_mm512_shuffle_ps(p[0], p[1], 0x44), /* j + j+2 */
+                                    _mm512_shuffle_ps(p[0], p[1], 0xEE));
+    const __m512 h1 = _mm512_add_ps(_mm512_shuffle_ps(p[2], p[3], 0x44),
+                                    _mm512_shuffle_ps(p[2], p[3], 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(h0, h1, 0x88), /* j + j+1 */
+                         _mm512_shuffle_ps(h0, h1, 0xDD));
+}
+
+/* kern_attend_kv's scores over f16 keys of NC whole chunks for many queries: each block of 16
+ * keys widened and laid out once (lay_unit), then each query's 16 scores (dots_laid). Fewer
+ * vector instructions per score than scores16's over widened rows; the layout costs its
+ * permutations and stores per key, so it pays for several queries a kv head and a head size of
+ * 64 (avx512_scores picks it; bench/attend_speed.c, 2026-11-29-context-attention-2.md). */
+static inline __attribute__((always_inline)) void scores_laid(int NC, const float *q, size_t ldq,
+                                                              int nq, const void *k, int n,
+                                                              float *s, size_t lds) {
+    const size_t ldk = (size_t)NC * 32;
+    int mul;
+    const __m512 div = score_divisor(NC * 16, &mul);
+    KERN_SCRATCH(kl, (size_t)NC * 256);
+    for (int s0 = 0; s0 < n; s0 += 16) {
+        const int nb = n - s0 < 16 ? n - s0 : 16;
+        const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
+        const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
+        const size_t lines = 16 * ldk / 64;
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++)
+#pragma GCC unroll 8
+            for (int c = 0; c < NC; c++) lay_unit(NC, g, c, kb, ldk, nb, kl);
+        for (int t = 0; t < nq; t++) {
+            for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++)
+                _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+            __asm__("" : "+r"(kl)); /* as kb in scores16 */
+            __m512 r = dots_laid(NC, q + (size_t)t * ldq, kl);
+            r = mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div);
+            if (nb == 16)
+                _mm512_storeu_ps(s + (size_t)t * lds + s0, r);
+            else
+                _mm512_mask_storeu_ps(s + (size_t)t * lds + s0, (__mmask16)((1u << nb) - 1), r);
+        }
+    }
+    KERN_SCRATCH_END(kl);
+}
+
 /* kern_attend_kv's scores, 16 keys at a time (scores16); an f16 block first widened into kbuf. */
 static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k,
                           int n, float *s, size_t lds) {
+    if (kt == WTYPE_F16 && hs == 64 && nq >= 5) {
+        scores_laid(4, q, ldq, nq, k, n, s, lds);
+        return;
+    }
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
     KERN_SCRATCH(kbuf, (size_t)16 * hs);
@@ -615,6 +758,59 @@ values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s
         for (int j = 0; j < 4; j++) _mm512_storeu_ps(acc + (c * 4 + j) * KERN_LANES, a[c][j]);
 }
 
+/* values_run for two queries at once (weights e0, e1, running sums at acc0, acc1) over two
+ * chunks of 16 columns from col0 of rows HS floats apart (HS 64 or 128: whole chunks): each
+ * chunk of a row is loaded once for both queries. 16 accumulators (query x chunk x chain), each
+ * chain in slot order as in values_run. values_run's 4 chunks of one query load each chunk for
+ * one multiply-add and its weight for 4, 5 loads per 4 multiply-adds, and that loop ran at the
+ * load ports' rate; here 4 per 4. With the prefetch shares of avx512_values, the value sums took
+ * 10-16% less time in the cache (f16 and f32, head sizes 64 and 128). */
+static inline __attribute__((always_inline)) void
+values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, int s1, int col0,
+            float *acc0, float *acc1, uintptr_t pf, int pf_lines) {
+    __m512 a[2][2][4];
+#pragma GCC unroll 2
+    for (int c = 0; c < 2; c++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            a[0][c][j] = _mm512_loadu_ps(acc0 + (c * 4 + j) * KERN_LANES);
+            a[1][c][j] = _mm512_loadu_ps(acc1 + (c * 4 + j) * KERN_LANES);
+        }
+    const float *row = v + (size_t)s0 * HS + col0;
+    int s = s0;
+    for (; s + 4 <= s1; s += 4, row += 4 * (size_t)HS) {
+        for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        __asm__("" : "+r"(row));
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const __m512 w0 = _mm512_set1_ps(e0[s + j]), w1 = _mm512_set1_ps(e1[s + j]);
+#pragma GCC unroll 2
+            for (int c = 0; c < 2; c++) {
+                __m512 x = _mm512_loadu_ps(row + (size_t)j * HS + c * KERN_LANES);
+                __asm__("" : "+v"(x)); /* one load for both queries, not one folded into each */
+                a[0][c][j] = _mm512_fmadd_ps(w0, x, a[0][c][j]);
+                a[1][c][j] = _mm512_fmadd_ps(w1, x, a[1][c][j]);
+            }
+        }
+    }
+    for (; s < s1; s++, row += HS) {
+        const __m512 w0 = _mm512_set1_ps(e0[s]), w1 = _mm512_set1_ps(e1[s]);
+#pragma GCC unroll 2
+        for (int c = 0; c < 2; c++) {
+            const __m512 x = _mm512_loadu_ps(row + c * KERN_LANES);
+            chain_fma(a[0][c], s % 4, w0, x);
+            chain_fma(a[1][c], s % 4, w1, x);
+        }
+    }
+#pragma GCC unroll 2
+    for (int c = 0; c < 2; c++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            _mm512_storeu_ps(acc0 + (c * 4 + j) * KERN_LANES, a[0][c][j]);
+            _mm512_storeu_ps(acc1 + (c * 4 + j) * KERN_LANES, a[1][c][j]);
+        }
+}
+
 /* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: 16 KB
  * of f32 rows, which stay in the L1 cache; an f16 block is widened into vbuf first), and in a
  * block, query by query, each 64 columns of the rows in address order (values_run). The
@@ -635,22 +831,33 @@ static void avx512_values(wtype vt, const float *e, size_t lde, const float *sum
     KERN_SCRATCH(acc, (size_t)nq * acc_q);
     KERN_SCRATCH(vbuf, vt == WTYPE_F16 ? (size_t)SB * hs : 1);
     memset(acc, 0, sizeof(float) * (size_t)nq * acc_q);
-    const int groups = (nc + 3) / 4, runs = nq * groups; /* values_run calls per block */
+    /* values_run2 over pairs of queries for head sizes 64 and 128, values_run for the rest */
+    const int pairs = hs == 64 || hs == 128 ? nq / 2 : 0, groups = (nc + 3) / 4;
+    const int runs = pairs * (nc / 2) + (nq - 2 * pairs) * groups; /* calls per block */
+    /* each run prefetches its share of the next block's lines, run_lines from where the last
+     * left off, pf_lines with each step of 4 rows (a burst of them at once waited for the line
+     * fill buffers; a division or two per run to share the lines exactly cost 5-7% of the value
+     * sums in the cache) */
+    const int lines = (int)((size_t)SB * ldv / 64);
+    const int run_lines = runs > 0 ? (lines + runs - 1) / runs : 0;
+    const int pf_lines = (run_lines + SB / 4 - 1) / (SB / 4);
     for (int s0 = 0; s0 < n_shared; s0 += SB) {
         const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
         const unsigned char *vb = (const unsigned char *)v + (size_t)s0 * ldv;
         const float *vf = (const float *)v; /* rows indexed from 0, as s0 and s1 are */
         if (vt == WTYPE_F16) widen_halves(vb, s1 - s0, hs, vbuf), vf = vbuf - (size_t)s0 * hs;
-        const uintptr_t next = (uintptr_t)vb + (size_t)SB * ldv;
-        const size_t lines = (size_t)SB * ldv / 64;
-        int run = 0;
-        for (int t = 0; t < nq; t++)
-            for (int g = 0; g < groups; g++, run++) {
-                /* this run's share of the next block's lines, a few with each step of 4 rows (a
-                 * burst of them at once waited for the line fill buffers) */
-                const size_t first = lines * run / runs, last = lines * (run + 1) / runs;
-                const uintptr_t pf = next + 64 * first;
-                const int pf_lines = (int)((last - first + (size_t)SB / 4 - 1) / ((size_t)SB / 4));
+        uintptr_t pf = (uintptr_t)vb + (size_t)SB * ldv; /* the next block */
+        for (int t = 0; t < 2 * pairs; t += 2)
+            for (int c = 0; c < nc; c += 2, pf += 64 * (size_t)run_lines) {
+                float *a = acc + (size_t)t * acc_q + (size_t)c * 4 * KERN_LANES;
+                const float *e0 = e + (size_t)t * lde, *e1 = e0 + lde;
+                if (hs == 64)
+                    values_run2(64, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines);
+                else
+                    values_run2(128, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines);
+            }
+        for (int t = 2 * pairs; t < nq; t++)
+            for (int g = 0; g < groups; g++, pf += 64 * (size_t)run_lines) {
                 const float *et = e + (size_t)t * lde;
                 float *a = acc + (size_t)t * acc_q + (size_t)g * 16 * KERN_LANES;
                 const int left = nc - 4 * g, col0 = 64 * g;
