@@ -281,8 +281,8 @@ int cmd_cost(int argc, char **argv) {
            kern_mode_name(km), measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
-    printf("\n# KV cache %s: %zu bytes a position (keys and values, all layers)", kv_type_name(kv),
-           fwd_kv_bytes(f, 1));
+    printf("\n# KV cache %s: %zu bytes a position (keys and values, all layers)%s", kv_type_name(kv),
+           fwd_kv_bytes(f, 1), fwd_kv_huge(f) ? ", in 2 MB pages" : "");
     printf("\n# peak: %.0f GOPS int8, %.0f GFLOP/s f32 (%s: %.0f and %.0f per cycle and core, %d "
            "cores at %.2f GHz measured); int8%% and f32%%: each point's GFLOP/s of them\n",
            out.peak.int8_gops, out.peak.f32_gflops, out.peak.what, out.peak.int8_per_cycle,

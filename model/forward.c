@@ -45,6 +45,7 @@ struct fwd_ctx {
     kern_mode mode;
     int max_batch;
     int cap;    /* cache slots: seq_len committed + max_batch scratch */
+    int kv_huge; /* the cache asked for 2 MB pages and the kernel agreed (kv_huge_pages) */
     int n_past; /* committed positions */
     int last_n; /* rows of the last batch(es) still in scratch (0 after a commit) */
     int first;  /* the scratch row the batch being evaluated starts at (fwd_eval_more) */
@@ -239,6 +240,32 @@ static void *lines_zeroed(size_t bytes, void **mem) {
     return *mem ? (void *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63) : NULL;
 }
 
+/* Asks the kernel for 2 MB pages (transparent huge pages, where it allows them on request) in
+ * the KV cache of a context of KV_HUGE_MIN_CAP positions or more: a long context's pass streams
+ * the whole cache, and with 4 KB pages its reads missed the TLB every 4 KB. Qwen2.5-0.5B's
+ * one-row pass at context 16384, ten alternated pairs (bench/context.sh,
+ * 2026-11-29-context-attention-2.md): over its bandwidth bound, f16 cache 1.25 -> 1.20, f32
+ * 1.17 -> 1.11 (medians). The price: a 2 MB page is resident once any byte of it is written, so
+ * a short prompt in such a cache holds more of it in memory (at most the whole cache); caches of
+ * the default context (at most 4096) keep 4 KB pages, as does DECBENCH_KV_HUGE=0. The bits are
+ * the same either way. */
+#define KV_HUGE_MIN_CAP 8192
+static int kv_huge_pages(void *mem, size_t bytes, int cap) {
+    const char *env = getenv("DECBENCH_KV_HUGE");
+    if (!mem || cap < KV_HUGE_MIN_CAP || (env && strcmp(env, "0") == 0)) return 0;
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t a = ((uintptr_t)mem + huge - 1) & ~(huge - 1),
+                    e = ((uintptr_t)mem + bytes) & ~(huge - 1);
+    return e > a && madvise((void *)a, e - a, MADV_HUGEPAGE) == 0; /* a refusal: 4 KB pages */
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+int fwd_kv_huge(const fwd_ctx *c) { return c->kv_huge; }
+
 int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode mode,
             char *err) {
     *out = NULL;
@@ -261,6 +288,8 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     int nt = tpool_size(pool), half = cfg->rope_dim / 2;
     c->kc = lines_zeroed(kv_bytes, &c->kc_mem);
     c->vc = lines_zeroed(kv_bytes, &c->vc_mem);
+    c->kv_huge = kv_huge_pages(c->kc_mem, kv_bytes, c->cap) &&
+                 kv_huge_pages(c->vc_mem, kv_bytes, c->cap);
     c->q_dim = cfg->n_heads * cfg->head_size;
     c->x = calloc(B * cfg->dim, sizeof(float));
     c->xb = input_rows(B * cfg->dim);

@@ -68,6 +68,11 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
             char *err);
 void fwd_free(fwd_ctx *c);
 
+/* Whether c's KV cache asked the kernel for 2 MB pages and was granted them: a cache of 8192
+ * positions or more, unless DECBENCH_KV_HUGE=0 (forward.c, kv_huge_pages; the bits are the
+ * same either way). */
+int fwd_kv_huge(const fwd_ctx *c);
+
 int fwd_max_batch(const fwd_ctx *c);
 int fwd_n_past(const fwd_ctx *c);
 const model *fwd_model(const fwd_ctx *c);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/convert/convert.h"
 #include "model/loader/model_file.h"
@@ -332,6 +333,45 @@ static int first_pass_fails(const model *m, kern_mode mode, char *err) {
     return rc != 0 && strstr(err, "non-finite logits at position") ? 1 : 0;
 }
 
+/* A KV cache of 8192 positions or more asks for 2 MB pages, one of fewer or DECBENCH_KV_HUGE=0
+ * does not (forward.c, kv_huge_pages), and the logits are the same bits either way (after 200
+ * positions, so the cache holds what the pass reads). Skipped where the kernel has no
+ * transparent huge pages. */
+static void test_kv_huge_pages(void) {
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+        printf("kv huge pages: the kernel has no transparent huge pages; skipped\n");
+        return;
+    }
+    char err[ERR_LEN];
+    model_config c;
+    CHECK(synth_config("64,128,2,4,4,300,8192", &c, err) == 0);
+    model *m;
+    CHECK_MSG(synth_model(&m, &c, 5, err) == 0, "%s", err);
+    if (!m) return;
+    int tokens[200];
+    for (int i = 0; i < 200; i++) tokens[i] = (i * 37 + 11) % 300;
+    float *la = malloc(sizeof(float) * 300), *lb = malloc(sizeof(float) * 300);
+    fwd_ctx *a = NULL, *b = NULL, *small = NULL;
+    CHECK_MSG(fwd_new(&a, m, NULL, 4, KERN_EXACT, err) == 0, "%s", err);
+    setenv("DECBENCH_KV_HUGE", "0", 1);
+    CHECK_MSG(fwd_new(&b, m, NULL, 4, KERN_EXACT, err) == 0, "%s", err);
+    unsetenv("DECBENCH_KV_HUGE");
+    CHECK(model_set_context(m, 4096, err) == 0);
+    CHECK_MSG(fwd_new(&small, m, NULL, 4, KERN_EXACT, err) == 0, "%s", err);
+    if (a && b && small && la && lb) {
+        CHECK_MSG(fwd_kv_huge(a), "a cache of 8196 positions did not ask for 2 MB pages");
+        CHECK_MSG(!fwd_kv_huge(b), "DECBENCH_KV_HUGE=0 asked for 2 MB pages");
+        CHECK_MSG(!fwd_kv_huge(small), "a cache of 4100 positions asked for 2 MB pages");
+        CHECK_MSG(fwd_prefill(a, tokens, 200, la, err) == 0, "%s", err);
+        CHECK_MSG(fwd_prefill(b, tokens, 200, lb, err) == 0, "%s", err);
+        CHECK_MSG(memcmp(la, lb, sizeof(float) * 300) == 0,
+                  "logits differ with and without 2 MB pages");
+    }
+    fwd_free(a), fwd_free(b), fwd_free(small);
+    free(la), free(lb);
+    model_close(m);
+}
+
 static void test_nonfinite_reaches_logits(void) {
     char err[ERR_LEN];
     model_config c;
@@ -552,6 +592,7 @@ int main(void) {
     test_bad_batches(real[0]);
     test_nonfinite();
     test_nonfinite_reaches_logits();
+    test_kv_huge_pages();
     model_config c;
     /* GQA (6 heads on 2 kv heads), widths that are not multiples of 16, vocab 300 */
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);
