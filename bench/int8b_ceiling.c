@@ -80,7 +80,6 @@ typedef struct {
 } unit_rec;
 
 typedef struct {
-    int shape, floats;
     unit_rec rec[8][2];                    /* 8 blocks x 2 groups, as a tile's slice */
     unsigned char x[8][TOKENS / 16][128];  /* a chunk's values and scales per block (L1) */
     float y[TOKENS][32];

@@ -750,6 +750,23 @@ static void test_attend(rng_state *r) {
     }
 }
 
+/* How many of nq queries' results (o, hs apart) differ in any bit from kern_attend_ref over the
+ * same slots: the ns shared ones, then query t's tail tp[t] (n_tail[t] slots); k and v f32 rows
+ * hs apart; slots, sc: room for ns + the longest tail; o_ref: hs floats. */
+static int queries_off_ref(const float *q, int hs, int nq, const float *k, const float *v, int ns,
+                           const int *const *tp, const int *n_tail, const float *o, int *slots,
+                           float *sc, float *o_ref) {
+    int bad = 0;
+    for (int t = 0; t < nq; t++) {
+        int n = 0;
+        for (int s = 0; s < ns; s++) slots[n++] = s;
+        for (int j = 0; j < n_tail[t]; j++) slots[n++] = tp[t][j];
+        kern_attend_ref(q + t * hs, hs, k, v, hs, slots, n, sc, o_ref);
+        bad += memcmp(o + t * hs, o_ref, sizeof(float) * hs) != 0;
+    }
+    return bad;
+}
+
 /* kern_attend_shared: queries sharing a head's keys (rows hs apart) equal kern_attend over their
  * own slot lists, on every ISA: no shared keys, few, many; tails of 0..5 keys; 1..9 queries. */
 static void test_attend_shared(rng_state *r) {
@@ -775,14 +792,8 @@ static void test_attend_shared(rng_state *r) {
                 if (!isa_on[isa]) continue;
                 kern_attend_shared_isa((kern_isa)isa, q, hs, nq, hs, k, v, ns, tp, n_tail, sc, cap,
                                        o1, hs);
-                int bad = 0;
-                for (int t = 0; t < nq; t++) {
-                    int n = 0;
-                    for (int s = 0; s < ns; s++) slots[n++] = s;
-                    for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
-                    kern_attend_ref(q + t * hs, hs, k, v, hs, slots, n, sc2, o2);
-                    bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
-                }
+                const int bad =
+                    queries_off_ref(q, hs, nq, k, v, ns, tp, n_tail, o1, slots, sc2, o2);
                 CHECK_MSG(bad == 0,
                           "%s kern_attend_shared hs=%d shared=%d: %d of %d queries differ",
                           kern_isa_name((kern_isa)isa), hs, ns, bad, nq);
@@ -864,14 +875,8 @@ static void test_attend_kv(rng_state *r) {
                     else
                         kern_attend_kv(kt, q, hs, nq, hs, kst, vst, ns, tp, n_tail, sc, cap, o1,
                                        hs);
-                    int bad = 0;
-                    for (int t = 0; t < nq; t++) {
-                        int n = 0;
-                        for (int s = 0; s < ns; s++) slots[n++] = s;
-                        for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
-                        kern_attend_ref(q + t * hs, hs, kf, vf, hs, slots, n, sc2, o2);
-                        bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
-                    }
+                    const int bad =
+                        queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
                     CHECK_MSG(bad == 0,
                               "%s kern_attend_kv %s hs=%d shared=%d: %d of %d queries differ",
                               isa < KERN_ISA_COUNT ? kern_isa_name((kern_isa)isa) : "active",
@@ -919,14 +924,8 @@ static void test_attend_kv_groups(rng_state *r) {
                         if (!isa_on[isa]) continue;
                         kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
                                            n_tail, sc, cap, o1, hs);
-                        int bad = 0;
-                        for (int t = 0; t < nq; t++) {
-                            int n = 0;
-                            for (int s = 0; s < ns; s++) slots[n++] = s;
-                            for (int j = 0; j < n_tail[t]; j++) slots[n++] = tails[t][j];
-                            kern_attend_ref(q + t * hs, hs, kf, vf, hs, slots, n, sc2, o2);
-                            bad += memcmp(o1 + t * hs, o2, sizeof(float) * hs) != 0;
-                        }
+                        const int bad =
+                            queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
                         CHECK_MSG(bad == 0,
                                   "%s kern_attend_kv %s hs=%d queries=%d shared=%d: %d differ",
                                   kern_isa_name((kern_isa)isa), wtype_name(kt), hs, nq, ns, bad);
