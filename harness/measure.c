@@ -189,8 +189,8 @@ static double clock_ghz(void) {
 void measure_peak_of(int threads, measure_peak *out) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     out->cores = cpus > 0 && threads > cpus ? (int)cpus : threads;
-    kern_peak_per_cycle(&out->int8_per_cycle, &out->f32_per_cycle, &out->what);
     out->ghz = clock_ghz();
+    kern_peak_per_cycle(out->ghz, &out->int8_per_cycle, &out->f32_per_cycle, &out->what);
     out->int8_gops = out->int8_per_cycle * out->cores * out->ghz;
     out->f32_gflops = out->f32_per_cycle * out->cores * out->ghz;
 }

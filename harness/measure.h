@@ -37,12 +37,13 @@ typedef struct {
 int measure_bandwidth_share(fwd_ctx *f, tpool *pool, size_t bytes, int rounds, int context,
                             measure_share *out, char *err);
 
-/* The machine's peak arithmetic for `threads` threads: the active ISA's nominal ops per cycle
- * and core (kern_peak_per_cycle: the tiles' widest instruction at the rate the core issues it),
- * times the cores (threads, at most the CPUs online), times the clock measured on the calling
- * thread (a dependent chain of integer additions, one a cycle; best of 30 short runs). What a
- * pass's GFLOP/s are compared with: the share says how far a tile is from the machine. ghz is 0
- * where the clock cannot be measured (not x86-64), and so are the peaks. */
+/* The machine's peak arithmetic for `threads` threads: the active ISA's ops per cycle and core
+ * (kern_peak_per_cycle: the tiles' widest instruction at the rate the core issues it, the
+ * number of 512-bit units measured), times the cores (threads, at most the CPUs online), times
+ * the clock measured on the calling thread (a dependent chain of integer additions, one a cycle;
+ * best of 30 short runs). What a pass's GFLOP/s are compared with: the share says how far a tile
+ * is from the machine. ghz is 0 where the clock cannot be measured (not x86-64), and so are the
+ * peaks. */
 typedef struct {
     double ghz;
     int cores;

@@ -64,6 +64,7 @@ struct fwd_ctx {
     float *rope_cos, *rope_sin;           /* [seq_len][rope_dim / 2] */
     int *parent, *depth, *pos, *anc;      /* last batch; anc: [max_batch][max_batch] */
     unsigned char *xa;                    /* int8 mode: a product's quantized input rows */
+    unsigned char *xa2;                   /* int8b mode: w2's, quantized as w1 and w3 finish */
     size_t lda;                           /* bytes per row of xa */
     long passes, rows;
     int allow_nonfinite; /* fwd_allow_nonfinite: skip the logits check */
@@ -320,7 +321,9 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
         width = c->q_dim > width ? c->q_dim : width;
         c->lda = kern_act_bytes(width);
         size_t bytes = c->mode == KERN_EXACT_INT8 ? B * c->lda : kern_act8b_bytes((int)B, width);
-        c->xa = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        bytes = (bytes + 63) / 64 * 64;
+        c->xa = aligned_alloc(64, c->mode == KERN_EXACT_INT8B ? 2 * bytes : bytes);
+        if (c->xa && c->mode == KERN_EXACT_INT8B) c->xa2 = c->xa + bytes;
     }
     if (!c->kc || !c->vc || !c->x || !c->xb || !c->xb2 || !c->q || !c->hb || !c->hb2 ||
         !c->kb || !c->vb || !c->att || !c->att_io || !c->tails || !c->rope_cos || !c->rope_sin || !c->parent || !c->depth || !c->pos || !c->anc ||
@@ -367,6 +370,10 @@ typedef struct {
     float *resid;             /* POST_RESIDUAL: resid[t][r] += y[t][r] */
     const int *pos;           /* POST_ROPE: the rows' positions */
     unsigned char *xa_buf;    /* int8 modes: room for x quantized (T rows) */
+    /* if norm_w: x is first made the rows of norm_in (stride ldx) RMS-normed by norm_w */
+    const float *norm_in, *norm_w;
+    unsigned char *gated_xa;  /* POST_SILU_MUL, int8b: the gated rows quantized into it */
+    int xa_ready;             /* xa_buf already holds x quantized (a gated_xa) */
     int pieces;               /* row ranges per job (set by mm_run) */
     const unsigned char *xa;  /* int8 mode: x quantized (set by mm_run), or NULL */
 } mm_task;
@@ -525,7 +532,20 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
         for (int t = 0; t < T; t++)
             silu_mul(task->jobs[0].y + (size_t)t * ld + lo, task->jobs[1].y + (size_t)t * ld + lo,
                      hi - lo);
+        /* w2's input, these columns of it, while they are in this core's cache (lo and hi
+         * multiples of 32: int8b pieces) */
+        if (task->gated_xa)
+            kern_act8b_quantize_cols(task->jobs[0].y, ld, T, task->jobs[0].w->rows,
+                                     task->gated_xa, lo, hi);
     }
+}
+
+/* Rows [t0, t1) of a task's x, RMS-normed from norm_in (the same rmsnorm, whichever thread). */
+static void norm_rows(const mm_task *task, int t0, int t1) {
+    const model_config *cfg = &task->c->m->cfg;
+    for (int t = t0; t < t1; t++)
+        rmsnorm((float *)task->x + (size_t)t * task->ldx, task->norm_in + (size_t)t * task->ldx,
+                task->norm_w, task->ldx, cfg->norm_eps);
 }
 
 /* The int8b mode's input rows quantized by the pool's threads, a few tokens each: on one thread
@@ -538,10 +558,11 @@ typedef struct {
 static void quant_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)thread;
     const quant_task *q = arg;
-    const int T = q->task->T;
-    kern_act8b_quantize_part(q->task->x, q->task->ldx, T, q->K, q->task->xa_buf,
-                             (int)((long long)T * chunk / n_chunks),
-                             (int)((long long)T * (chunk + 1) / n_chunks));
+    const mm_task *task = q->task;
+    const int T = task->T, t0 = (int)((long long)T * chunk / n_chunks),
+              t1 = (int)((long long)T * (chunk + 1) / n_chunks);
+    if (task->norm_w) norm_rows(task, t0, t1);
+    kern_act8b_quantize_part(task->x, task->ldx, T, q->K, task->xa_buf, t0, t1);
 }
 
 /* Runs a task; returns whether it shared the threads. */
@@ -552,6 +573,16 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
         macs += (size_t)task->jobs[j].w->rows * task->jobs[j].w->cols * task->T;
         if (task->jobs[j].w->rows < min_rows) min_rows = task->jobs[j].w->rows;
     }
+    const int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
+    task->xa = NULL;
+    int any = 0; /* int8 modes: some job takes quantized rows */
+    if (c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B)
+        for (int j = 0; j < task->n_jobs; j++) any |= kern_int8_supported(task->jobs[j].w->type);
+    const int quant_shared = any && c->mode == KERN_EXACT_INT8B && task->T >= 8 && nt > 1;
+    if (task->norm_w && !quant_shared) {
+        norm_rows(task, 0, task->T);
+        task->norm_w = NULL;
+    }
     if (c->mode == KERN_BLAS) { /* OpenBLAS threads itself; the post ops run below */
         for (int j = 0; j < task->n_jobs; j++) {
             const mm_job *job = &task->jobs[j];
@@ -561,24 +592,28 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
                         job->w->cols, 0.0f, job->y, job->ldy);
         }
     }
-    const int nt = macs < PARALLEL_MIN_MACS ? 1 : tpool_size(c->pool);
-    task->xa = NULL;
-    if (c->mode == KERN_EXACT_INT8 || c->mode == KERN_EXACT_INT8B) {
+    if (any && task->xa_ready)
+        task->xa = task->xa_buf;
+    else if (any) {
         /* the input rows quantized once for every job */
-        int any = 0;
-        for (int j = 0; j < task->n_jobs; j++) any |= kern_int8_supported(task->jobs[j].w->type);
         const int K = task->jobs[0].w->cols;
-        if (any && c->mode == KERN_EXACT_INT8B && task->T >= 8 && nt > 1) {
+        if (quant_shared) {
+            /* the RMS norm in the same region, each thread normalizing the rows it quantizes:
+             * serial on the caller it left the other threads waiting, and each row then crossed
+             * from one core to the other twice (1.1B q8_0, 64 rows: ) */
             quant_task q = {task, K};
             tpool_run(c->pool, quant_worker, &q, task->T < 4 * nt ? task->T : 4 * nt);
-        } else if (any && c->mode == KERN_EXACT_INT8B)
+            task->norm_w = NULL;
+        } else if (c->mode == KERN_EXACT_INT8B)
             kern_act8b_quantize(task->x, task->ldx, task->T, K, task->xa_buf);
-        else if (any)
+        else
             kern_act_quantize(task->x, task->ldx, task->T, K, task->xa_buf, c->lda);
-        task->xa = any ? task->xa_buf : NULL;
+        task->xa = task->xa_buf;
     }
     /* a few pieces per thread, so a late or slow thread's share is picked up by the others */
-    int pieces = nt == 1 ? 1 : 4 * nt;
+    static int pm = -1;
+    if (pm < 0) pm = getenv("PIECES") ? atoi(getenv("PIECES")) : 2;
+    int pieces = nt == 1 ? 1 : (c->mode == KERN_EXACT_INT8B && task->T >= 8 ? pm : 4) * nt;
     if (pieces > (min_rows + 15) / 16) pieces = (min_rows + 15) / 16;
     task->pieces = pieces < 1 ? 1 : pieces;
     int n_chunks = task->post == POST_SILU_MUL ? task->pieces : task->n_jobs * task->pieces;
@@ -768,7 +803,7 @@ static int check_batch(fwd_ctx *c, int first, int n, const int *tokens, const in
  * rows of several contexts stacked (fwd_group_eval). */
 typedef struct {
     float *x, *xb, *xb2, *q, *hb, *hb2, *kb, *vb;
-    unsigned char *xa;
+    unsigned char *xa, *xa2;
 } row_bufs;
 
 /* One context's rows in a pass: rows row0..row0+n-1 of the stacked buffers are its scratch rows
@@ -807,14 +842,12 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
         /* a skipped sublayer adds nothing to the residual stream x (fwd_set_skip) */
         const unsigned skip = lead->skip ? lead->skip[l] : 0;
         if (!(skip & FWD_SKIP_ATTN)) {
-            for (int r = 0; r < N; r++)
-                rmsnorm(b->xb + (size_t)r * dim, b->x + (size_t)r * dim, L->rms_att, dim,
-                        cfg->norm_eps);
             int whole = needs_whole_heads(m, L);
             mm_task qkv = {.c = lead, .x = b->xb, .ldx = dim, .T = N, .n_jobs = 3,
                            .jobs = {{&L->wq, b->q, qd}, {&L->wk, b->kb, kvd},
                                     {&L->wv, b->vb, kvd}},
-                           .post = whole ? POST_NONE : POST_ROPE, .pos = pos, .xa_buf = b->xa};
+                           .post = whole ? POST_NONE : POST_ROPE, .pos = pos, .xa_buf = b->xa,
+                           .norm_in = b->x, .norm_w = L->rms_att};
             const int products_shared = mm_run(lead, &qkv);
             if (whole) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
             /* jobs of whole kv heads and blocks of rows: enough to share between threads */
@@ -843,16 +876,17 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
             mm_run(lead, &wo);
         }
         if (!(skip & FWD_SKIP_MLP)) {
-            for (int r = 0; r < N; r++)
-                rmsnorm(b->xb + (size_t)r * dim, b->x + (size_t)r * dim, L->rms_ffn, dim,
-                        cfg->norm_eps);
+            /* int8b: w2's input quantized by the threads that gate it, piece by piece */
+            const int gated = b->xa2 && kern_int8b_supported(L->w2.type) &&
+                              kern_int8b_supported(L->w1.type) && kern_int8b_supported(L->w3.type);
             mm_task w13 = {.c = lead, .x = b->xb, .ldx = dim, .T = N, .n_jobs = 2,
                            .jobs = {{&L->w1, b->hb, hid}, {&L->w3, b->hb2, hid}},
-                           .post = POST_SILU_MUL, .xa_buf = b->xa};
+                           .post = POST_SILU_MUL, .xa_buf = b->xa, .norm_in = b->x,
+                           .norm_w = L->rms_ffn, .gated_xa = gated ? b->xa2 : NULL};
             mm_run(lead, &w13);
             mm_task w2 = {.c = lead, .x = b->hb, .ldx = hid, .T = N, .n_jobs = 1,
                           .jobs = {{&L->w2, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,
-                          .xa_buf = b->xa};
+                          .xa_buf = gated ? b->xa2 : b->xa, .xa_ready = gated};
             mm_run(lead, &w2);
         }
     }
@@ -900,7 +934,7 @@ static int eval_rows(fwd_ctx *c, int first, int n, const int *tokens, const int 
     const model_config *cfg = &m->cfg;
     int dim = cfg->dim;
     for (int r = 0; r < n; r++) kern_row_to_f32(&m->tok_embd, tokens[r], c->x + (size_t)r * dim);
-    const row_bufs b = {c->x, c->xb, c->xb2, c->q, c->hb, c->hb2, c->kb, c->vb, c->xa};
+    const row_bufs b = {c->x, c->xb, c->xb2, c->q, c->hb, c->hb2, c->kb, c->vb, c->xa, c->xa2};
     const pass_seg seg = {c, 0, n};
     att_task at;
     run_layers(c, &b, c->pos + first, n, &seg, 1, &at);
@@ -1007,7 +1041,9 @@ int fwd_group_new(fwd_group **out, const model *m, tpool *pool, int max_rows, in
         width = q_dim > width ? q_dim : width;
         size_t bytes = g->mode == KERN_EXACT_INT8 ? R * kern_act_bytes(width)
                                                   : kern_act8b_bytes(max_rows, width);
-        g->b.xa = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        bytes = (bytes + 63) / 64 * 64;
+        g->b.xa = aligned_alloc(64, g->mode == KERN_EXACT_INT8B ? 2 * bytes : bytes);
+        if (g->b.xa && g->mode == KERN_EXACT_INT8B) g->b.xa2 = g->b.xa + bytes;
     }
     if (!g->b.x || !g->b.xb || !g->b.xb2 || !g->b.q || !g->b.hb || !g->b.hb2 || !g->b.kb ||
         !g->b.vb || !g->logits || !g->pos || !g->segs || !g->at || (int8 && !g->b.xa)) {

@@ -467,6 +467,24 @@ static unsigned char *quantized8b_rows(rng_state *r, int T, int K, unsigned char
 /* The int8b quantizer: every ISA writes the reference's bytes (the values of
  * test_int8_quantize: ties, NaN, infinities, denormals, zero blocks), for T of one and several
  * chunks; token t's q and d_b are the int8 mode's, and its sums are those of its q. */
+/* kern_peak_per_cycle: the AVX-512 units come from the measured issue rate at the clock it is
+ * given (a clock 1000x too high: one unit; 1000x too low: two), the rest from the ISA. */
+static void test_peak(void) {
+    double i8, f32;
+    const char *what;
+    const kern_isa isa = kern_isa_active();
+    if (isa == KERN_ISA_AVX512) {
+        kern_peak_per_cycle(1000.0, &i8, &f32, &what);
+        CHECK_MSG(f32 == 32 && strstr(what, "x1"), "peak at 1000 GHz: %g flops, %s", f32, what);
+        kern_peak_per_cycle(0.001, &i8, &f32, &what);
+        CHECK_MSG(f32 == 64 && strstr(what, "x2"), "peak at 1 MHz: %g flops, %s", f32, what);
+        CHECK(i8 == 256 || i8 == 128); /* with VNNI 64 products of 2 ops, else AVX2's 32 */
+    } else {
+        kern_peak_per_cycle(1000.0, &i8, &f32, &what);
+        CHECK(isa == KERN_ISA_AVX2 ? i8 == 128 && f32 == 32 : i8 == 2 && f32 == 4);
+    }
+}
+
 static void test_int8b_quantize(rng_state *r) {
     const int K = 256;
     for (int T = 1; T <= 20; T += T < 10 ? 1 : 10) {
@@ -494,6 +512,16 @@ static void test_int8b_quantize(rng_state *r) {
             CHECK_MSG(memcmp(ref, got, n) == 0, "int8b quantizer %s differs from the reference (T=%d)",
                       kern_isa_name((kern_isa)isa), T);
         }
+        /* by columns, as the threads that gate w1 and w3 quantize w2's input: pieces of 32, 64
+         * and the rest, in reverse order, give the whole quantization's bytes */
+        memset(got, 0xAB, n);
+        kern_act8b_quantize_cols(x, K, T, K, got, 96, K);
+        kern_act8b_quantize_cols(x, K, T, K, got, 32, 96);
+        kern_act8b_quantize_cols(x, K, T, K, got, 0, 32);
+        CHECK_MSG(memcmp(ref, got, n) == 0, "int8b quantizer by columns differs (T=%d)", T);
+        memset(got, 0xAB, n);
+        kern_act8b_quantize_cols(x, K, T, K, got, 32, K);
+        CHECK_MSG(memcmp(ref, got, n) != 0, "int8b quantizer: columns 0-31 left unwritten (T=%d)", T);
         int bad = 0;
         for (int c = 0; c < kern_a8b_chunks(T); c++) {
             const int t0 = kern_a8b_first(T, c), nt = kern_a8b_first(T, c + 1) - t0;
@@ -1139,6 +1167,7 @@ int main(int argc, char **argv) {
     test_int8_matmul(&r);
     test_int8b_quantize(&r);
     test_int8b_matmul(&r);
+    test_peak();
 
     test_nonfinite_propagates(&r);
     test_attend(&r);

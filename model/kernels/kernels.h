@@ -173,6 +173,9 @@ void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa);
 void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa);
 /* The same for tokens [t0, t1) of the T only (threads may quantize disjoint ranges of a pass). */
 void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1);
+/* The same for columns [k0, k1) of every token (multiples of 32, or k1 = K): the blocks there
+ * (threads that produced disjoint columns of x may quantize them). */
+void kern_act8b_quantize_cols(const float *x, int ldx, int T, int K, void *xa, int k0, int k1);
 
 /* y[t * ldy + (r - r0)] = the int8b dot product of row r of w (kern_int8b_supported) with token
  * t of the T rows at xa (kern_act8b_quantize), for r in [r0, r1), t in [0, T). */
@@ -241,11 +244,12 @@ int kern_isa_use(kern_isa isa);
 
 /* What the active instruction set's matrix tiles can issue at most per cycle and core: int8 ops
  * (2 per multiply-add: vpdpbusd with AVX-512 VNNI, else vpmaddubsw) and f32 flops (2 per FMA),
- * and a name for it ("avx512-vnni x2", ...). A nominal figure from the ISA and the vendor, not a
- * measurement: two 512-bit units on Intel's AVX-512 cores, one on AMD's (Zen 4 runs a 512-bit
- * instruction on its two 256-bit pipes); two 256-bit units for AVX2. `decbench cost` multiplies
- * it by the cores and their measured clock. */
-void kern_peak_per_cycle(double *int8_ops, double *f32_flops, const char **what);
+ * and a name for it ("avx512-vnni x2", ...). With AVX-512 the number of 512-bit units is
+ * measured on the calling core at the clock ghz (vpdpbusd issues where the FMAs do on every such
+ * core): Xeon Gold and Platinum and Zen 5 issue two a cycle, Zen 4 one (it runs a 512-bit
+ * instruction on its two 256-bit pipes); with ghz 0, the vendor's rule (Intel 2, AMD 1). AVX2:
+ * two 256-bit units. `decbench cost` multiplies it by the cores and ghz. */
+void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const char **what);
 
 /* The name of the active instruction set ("avx512", "avx2", "scalar"). */
 const char *kern_simd_name(void);

@@ -713,8 +713,9 @@ void kern_avx2_act_quantize_row(const float *x, int K, void *out) {
     }
 }
 
-void kern_avx2_act8b_quantize_row(const float *x, int K, unsigned char *chunk, int n, int i) {
-    for (int b = 0; b < K / 32; b++) {
+void kern_avx2_act8b_quantize_row(const float *x, int b0, int b1, unsigned char *chunk, int n,
+                                  int i) {
+    for (int b = b0; b < b1; b++) {
         unsigned char *rec = chunk + (size_t)b * n * KERN_A8B_REC;
         __m256i bytes, s4;
         float d;
