@@ -470,14 +470,16 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
              * unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
              * tiles' samples) */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
-                         next = (size_t)(b0 + SLICE) * bb, lines = (size_t)nbs * bb / 64;
+                         lines = (size_t)nbs * bb / 64;
+            /* after the last slice, the next two groups' first */
+            const uintptr_t next = b0 + SLICE < nb ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
+                                                   : (uintptr_t)gp + (size_t)RG * gbytes;
             for (int c = 0; c < nc; c++) {
                 const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
                 for (int i = 0; i < RG; i++)
                     for (size_t l = lines * c / nc; l < lines * (c + 1) / nc; l++)
-                        _mm_prefetch(
-                            (const char *)((uintptr_t)gp + (size_t)i * gbytes + next + 64 * l),
-                            _MM_HINT_T0);
+                        _mm_prefetch((const char *)(next + (size_t)i * gbytes + 64 * l),
+                                     _MM_HINT_T0);
                 runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
                                                  y + (size_t)t0 * ldy + 16 * g, ldy, b0 == 0);
             }
