@@ -55,7 +55,10 @@ done
 $B "${ARGS[@]}" --db r.db --resume 1 >/dev/null 2>resume2.err
 expect_eq second_resume_refused 1 $?
 expect_grep second_resume_message "run 1 of r.db is being measured by another process" resume2.err
-expect_eq first_still_running running "$(q r.db "SELECT status FROM runs")"
+# the refusal leaves the run to the first resume: still running, or on a fast machine already
+# complete (its 38 samples can end before the second process has been refused)
+st=$(q r.db "SELECT status FROM runs")
+if [ "$st" = complete ]; then ok; else expect_eq first_still_running running "$st"; fi
 wait $pid
 expect_eq first_resume_completes 0 $?
 expect_eq no_unique_error 0 "$(cat resume1.err resume2.err | grep -c UNIQUE)"

@@ -98,9 +98,11 @@ def read_reference(path):
 
 
 @torch.no_grad()
-def check_dir(d, models, tol=1e-5):
+def check_dir(d, models, tol=1e-4):
     """Recomputes d/reference.tsv from d's files and the target named in its config; returns a list
-    of differences (empty when it agrees)."""
+    of differences (empty when it agrees). The tolerance is the target logits check's
+    (tests/train_reference.sh): PyTorch's float32 sums differ by CPU, and 1e-5 failed by 1.5e-5 on
+    a Zen 5 core for a reference written on another machine."""
     kind, head, cfg = load_head_dir(d)
     target = Target(os.path.join(models, cfg["base_model_name_or_path"]))
     tokens, rows = read_reference(os.path.join(d, "reference.tsv"))
