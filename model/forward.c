@@ -378,23 +378,36 @@ typedef struct {
     const unsigned char *xa;  /* int8 mode: x quantized (set by mm_run), or NULL */
 } mm_task;
 
+/* Pairs (2j, 2j + 1) of [lo, hi) for j < half within each head (hs values), rotated by the
+ * angles of each row's position. Per row, cc and ss hold the angles per value (cos_j twice;
+ * -sin_j, sin_j), so that each value is v[i] cc[r] + v[i ^ 1] ss[r], which -O2 vectorizes in
+ * blocks of 16: v0 c + v1 (-s) and v1 c + v0 s are v0 c - v1 s and v0 s + v1 c bit for bit (a
+ * negation is exact, an addition commutes). Pair by pair, with the head found by steps, it was
+ * scalar: 2.7% of a 64-row pass of 110M q8_0, 1% of 1.1B Q4_K_M (perf, Zen 5). */
 static void rope_rows(const fwd_ctx *c, const int *pos, float *y, int ldy, int lo, int hi,
                       int T) {
     const model_config *cfg = &c->m->cfg;
-    int hs = cfg->head_size, half = cfg->rope_dim / 2;
+    const int hs = cfg->head_size, half = cfg->rope_dim / 2, n = 2 * half < hs ? 2 * half : hs;
+    float cc[n + 16], ss[n + 16], tmp[16];
     for (int t = 0; t < T; t++) {
         const float *fc = c->rope_cos + (size_t)pos[t] * half;
         const float *fs = c->rope_sin + (size_t)pos[t] * half;
+        for (int r = 0; r < n; r += 2) cc[r] = cc[r + 1] = fc[r / 2], ss[r] = -fs[r / 2], ss[r + 1] = fs[r / 2];
         float *v = y + (size_t)t * ldy;
-        /* r = i % hs, kept by steps: a division per pair was a fifth of the post-product steps'
-         * time in perf (110M f32, 64 rows) */
-        for (int i = lo, r = lo % hs; i < hi; i += 2, r += 2) {
-            while (r >= hs) r -= hs;
-            int j = r / 2;
-            if (j >= half) continue;
-            float v0 = v[i], v1 = v[i + 1];
-            v[i] = v0 * fc[j] - v1 * fs[j];
-            v[i + 1] = v0 * fs[j] + v1 * fc[j];
+        for (int i = lo; i < hi;) { /* the part of one head in [lo, hi) below n */
+            const int h0 = i - i % hs, end = h0 + n < hi ? h0 + n : hi;
+            int r = i - h0;
+            for (; h0 + r + 16 <= end; r += 16) {
+                const float *restrict a = v + h0 + r, *restrict ca = cc + r, *restrict sa = ss + r;
+                for (int k = 0; k < 16; k++) tmp[k] = a[k] * ca[k] + a[k ^ 1] * sa[k];
+                for (int k = 0; k < 16; k++) v[h0 + r + k] = tmp[k];
+            }
+            for (; h0 + r < end; r += 2) {
+                float v0 = v[h0 + r], v1 = v[h0 + r + 1];
+                v[h0 + r] = v0 * cc[r] + v1 * ss[r];
+                v[h0 + r + 1] = v1 * cc[r + 1] + v0 * ss[r + 1];
+            }
+            i = h0 + hs < hi ? h0 + hs : hi;
         }
     }
 }
