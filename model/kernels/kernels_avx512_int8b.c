@@ -454,6 +454,11 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
     }
     brec panel[SLICE * 2];
     __m512 ks[2][16];
+    /* the chunks' first tokens, and each chunk's share of a slice's prefetch lines, computed
+     * once: per chunk and slice, their 64-bit divisions were 48 a slice */
+    int first[nc + 1];
+    size_t share[nc + 1], shared_lines = 0;
+    for (int c = 0; c <= nc; c++) first[c] = kern_a8b_first(T, c), share[c] = 0;
     for (int g = 0; g < groups; g += 2) {
         const int RG = groups - g >= 2 ? 2 : 1;
         const unsigned char *gp = p + (size_t)g * gbytes;
@@ -474,10 +479,14 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
             /* after the last slice, the next two groups' first */
             const uintptr_t next = b0 + SLICE < nb ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
                                                    : (uintptr_t)gp + (size_t)RG * gbytes;
+            if (lines != shared_lines) {
+                for (int c = 0; c <= nc; c++) share[c] = lines * (size_t)c / (size_t)nc;
+                shared_lines = lines;
+            }
             for (int c = 0; c < nc; c++) {
-                const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
+                const int t0 = first[c], n = first[c + 1] - t0;
                 for (int i = 0; i < RG; i++)
-                    for (size_t l = lines * c / nc; l < lines * (c + 1) / nc; l++)
+                    for (size_t l = share[c]; l < share[c + 1]; l++)
                         _mm_prefetch((const char *)(next + (size_t)i * gbytes + 64 * l),
                                      _MM_HINT_T0);
                 runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
