@@ -168,7 +168,7 @@ size_t kern_act8b_bytes(int T, int K);
 
 /* Quantizes T rows of K values (x[t * ldx + k]) into the int8b layout at xa (64-byte aligned,
  * kern_act8b_bytes(T, K) bytes): the same q and d_b as kern_act_quantize, on the active ISA (the
- * scalar reference or AVX2, same bytes; _isa: on the one named). */
+ * scalar reference, AVX2 or AVX-512, same bytes; _isa: on the one named). */
 void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa);
 void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa);
 /* The same for tokens [t0, t1) of the T only (threads may quantize disjoint ranges of a pass). */

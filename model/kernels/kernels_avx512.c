@@ -1238,4 +1238,45 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .matmul_widen = avx512_matmul_widen,
     .expf = avx512_expf,
 };
+/* ---- the int8b activations ------------------------------------------------------------------ */
+
+/* Blocks [b0, b1) of one int8b row (kernels_isa.h, kern_avx2_act8b_quantize_row), the AVX2
+ * quantizer's operations on a block of 32 in two registers: the largest |x| by vpmaxsd on its
+ * bits (a NaN wins), d and 1 / d as scalars, x * (1 / d) with NaN made 0, limited to +-127 and
+ * rounded to nearest even by vcvtps2dq; bytes by vpmovsdb (the values already in range) and the
+ * halves' sums by reductions. */
+void kern_avx512_act8b_quantize_row(const float *x, int b0, int b1, unsigned char *chunk, int n,
+                                    int i) {
+    const __m512 lim = _mm512_set1_ps(127.0f), nlim = _mm512_set1_ps(-127.0f);
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+    for (int b = b0; b < b1; b++) {
+        unsigned char *rec = chunk + (size_t)b * n * KERN_A8B_REC;
+        const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
+        const __m512i m = _mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(v0), abs_mask),
+                                           _mm512_and_si512(_mm512_castps_si512(v1), abs_mask));
+        const int32_t abits = _mm512_reduce_max_epi32(m);
+        float amax;
+        memcpy(&amax, &abits, 4);
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        __m512i q[2];
+        const __m512 v[2] = {v0, v1};
+        for (int h = 0; h < 2; h++) {
+            __m512 p = _mm512_mul_ps(v[h], _mm512_set1_ps(id));
+            p = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), p);
+            q[h] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(p, nlim), lim));
+            _mm_storeu_si128((__m128i *)(rec + 32 * i + 16 * h), _mm512_cvtsepi32_epi8(q[h]));
+        }
+        const int32_t h0 = _mm512_reduce_add_epi32(q[0]), h1 = _mm512_reduce_add_epi32(q[1]),
+                      s = h0 + h1;
+        const int32_t ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
+        const float ds = d * (float)s;
+        memcpy(rec + 32 * n + 4 * i, &d, 4);
+        memcpy(rec + 36 * n + 4 * i, &ds, 4);
+        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
+        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
+        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
+        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
+    }
+}
+
 #endif

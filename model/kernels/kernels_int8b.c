@@ -50,7 +50,8 @@ static void quantize_part(kern_isa isa, const float *x, int ldx, int T, int K, v
                           int hi, int b0, int b1) {
     void (*row)(const float *, int, int, unsigned char *, int, int) = quantize_row_ref;
 #if KERN_X86
-    if (isa >= KERN_ISA_AVX2) row = kern_avx2_act8b_quantize_row; /* AVX-512 CPUs have AVX2 */
+    if (isa >= KERN_ISA_AVX2) row = kern_avx2_act8b_quantize_row;
+    if (isa >= KERN_ISA_AVX512) row = kern_avx512_act8b_quantize_row;
 #else
     (void)isa;
 #endif
