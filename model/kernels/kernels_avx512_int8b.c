@@ -464,28 +464,41 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
         const unsigned char *gp = p + (size_t)g * gbytes;
         for (int b0 = 0; b0 < nb; b0 += SLICE) {
             const int nbs = nb - b0 < SLICE ? nb - b0 : SLICE;
-            for (int i = 0; i < RG; i++) {
-                if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
-#pragma GCC unroll 8
-                for (int j = 0; j < nbs; j++)
-                    unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i], ks[i]);
-            }
-            /* the next slice's bytes in each group (past the last slice: the next groups'),
-             * spread over the chunks: all at once, they filled the line-fill buffers and the
-             * unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
-             * tiles' samples) */
+            /* the next slice's bytes in each group (past the last slice: the next two groups'
+             * first), spread over the chunks: all at once, they filled the line-fill buffers and
+             * the unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
+             * tiles' samples). With fewer than 4 chunks (T <= 24) that spread is too coarse, and
+             * they go with the unpacking's blocks instead, a block's bytes each (T = 8, one chunk:
+             * the prefetches' own stalls were 7% of the pass). */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
                          lines = (size_t)nbs * bb / 64;
-            /* after the last slice, the next two groups' first */
             const uintptr_t next = b0 + SLICE < nb ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
                                                    : (uintptr_t)gp + (size_t)RG * gbytes;
-            if (lines != shared_lines) {
+            const int by_block = nc < 4;
+            for (int i = 0; i < RG; i++) {
+                if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
+                if (by_block) /* a loop of its own: a test inside the other made T = 32 12% slower */
+#pragma GCC unroll 8
+                    for (int j = 0; j < nbs; j++) {
+                        unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i],
+                                     ks[i]);
+                        for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
+                            _mm_prefetch((const char *)(next + (size_t)i * gbytes + o),
+                                         _MM_HINT_T0);
+                    }
+                else
+#pragma GCC unroll 8
+                    for (int j = 0; j < nbs; j++)
+                        unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i],
+                                     ks[i]);
+            }
+            if (!by_block && lines != shared_lines) {
                 for (int c = 0; c <= nc; c++) share[c] = lines * (size_t)c / (size_t)nc;
                 shared_lines = lines;
             }
             for (int c = 0; c < nc; c++) {
                 const int t0 = first[c], n = first[c + 1] - t0;
-                for (int i = 0; i < RG; i++)
+                for (int i = 0; i < RG && !by_block; i++)
                     for (size_t l = share[c]; l < share[c + 1]; l++)
                         _mm_prefetch((const char *)(next + (size_t)i * gbytes + 64 * l),
                                      _MM_HINT_T0);
