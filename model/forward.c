@@ -392,7 +392,10 @@ static void rope_rows(const fwd_ctx *c, const int *pos, float *y, int ldy, int l
     for (int t = 0; t < T; t++) {
         const float *fc = c->rope_cos + (size_t)pos[t] * half;
         const float *fs = c->rope_sin + (size_t)pos[t] * half;
-        for (int r = 0; r < n; r += 2) cc[r] = cc[r + 1] = fc[r / 2], ss[r] = -fs[r / 2], ss[r + 1] = fs[r / 2];
+        for (int r = 0; r < n; r += 2) {
+            cc[r] = cc[r + 1] = fc[r / 2];
+            ss[r] = -fs[r / 2], ss[r + 1] = fs[r / 2];
+        }
         float *v = y + (size_t)t * ldy;
         for (int i = lo; i < hi;) { /* the part of one head in [lo, hi) below n */
             const int h0 = i - i % hs, end = h0 + n < hi ? h0 + n : hi;

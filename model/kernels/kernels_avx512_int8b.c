@@ -477,7 +477,8 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
             const int by_block = nc < 4;
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
-                if (by_block) /* a loop of its own: a test inside the other made T = 32 12% slower */
+                /* a loop of its own: a test inside the other made T = 32 12% slower */
+                if (by_block)
 #pragma GCC unroll 8
                     for (int j = 0; j < nbs; j++) {
                         unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i],

@@ -173,9 +173,11 @@ static double avx512_fma_per_cycle(double ghz) {
         clock_gettime(CLOCK_MONOTONIC, &a);
         for (long i = 0; i < n; i++)
             __asm__ volatile(
-                ".irp r,0,1,2,3,4,5,6,7,8,9,10,11,12\n\tvpxord %%zmm\\r, %%zmm\\r, %%zmm\\r\n\t.endr\n\t"
+                ".irp r,0,1,2,3,4,5,6,7,8,9,10,11,12\n\t"
+                "vpxord %%zmm\\r, %%zmm\\r, %%zmm\\r\n\t.endr\n\t"
                 ".rept 8\n\t"
-                ".irp r,0,1,2,3,4,5,6,7,8,9,10,11\n\tvfmadd231ps %%zmm12, %%zmm12, %%zmm\\r\n\t.endr\n\t"
+                ".irp r,0,1,2,3,4,5,6,7,8,9,10,11\n\t"
+                "vfmadd231ps %%zmm12, %%zmm12, %%zmm\\r\n\t.endr\n\t"
                 ".endr" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
                 "xmm9", "xmm10", "xmm11", "xmm12");
         clock_gettime(CLOCK_MONOTONIC, &b);
