@@ -143,8 +143,10 @@ expect_eq bus_resumed_like_reference "$(outputs ref.db)" "$(outputs bus.db)"
 
 # 6. a decoder with state interrupted mid-repeat, then resumed
 # (80 prompts of 128 tokens: with 30 of 96, a Zen 5 core finished the second repeat's last 45
-# samples before the interrupt arrived)
-XARGS=(run --model "$M" --dataset tinystories --limit 80 --max-new 128 --threads 1 --warmup 0
+# samples before the interrupt arrived; under the sanitizers, ten times slower, 30 of 96 do)
+xn=80 xtok=128
+[ -n "${DECBENCH_SANITIZED:-}" ] && xn=30 xtok=96
+XARGS=(run --model "$M" --dataset tinystories --limit $xn --max-new $xtok --threads 1 --warmup 0
     --repeats 2 --decoder suffix)
 steps() { # DB: every sample's (prompt, repeat, decoder, target steps, output hash)
     q "$1" "SELECT sample_index || ' ' || repeat || ' ' || spec || ' ' || target_steps || ' ' ||
@@ -154,12 +156,12 @@ $B "${XARGS[@]}" --db xref.db --state-save xref.bin >/dev/null 2>xref.err
 expect_eq state_reference 0 $?
 $B "${XARGS[@]}" --db xint.db --state-save xint.bin >/dev/null 2>xint.err &
 pid=$!
-wait_samples xint.db 175 # in the second repeat (160 samples each), with suffix samples stored
+wait_samples xint.db $((2 * xn + 15)) # in the second repeat (2 xn samples each), with suffix samples stored
 kill -INT $pid
 wait $pid
 expect_eq state_interrupted 130 $?
 $B "${XARGS[@]}" --db xint.db --state-save xint.bin --resume 1 >/dev/null 2>xint2.err
-expect_eq state_resumed "0|complete|320" "$?|$(q xint.db "SELECT status, (SELECT COUNT(*) FROM samples) FROM runs")"
+expect_eq state_resumed "0|complete|$((4 * xn))" "$?|$(q xint.db "SELECT status, (SELECT COUNT(*) FROM samples) FROM runs")"
 expect_grep state_rebuilt "suffix: rebuilding its suffix tree from the [0-9]+ sample\(s\) of repeat 1 stored before" xint2.err
 expect_eq state_resumed_steps_like_reference "$(steps xref.db)" "$(steps xint.db)"
 expect_eq state_resumed_file_like_reference same "$(cmp -s xref.bin xint.bin && echo same || echo differs)"
