@@ -54,7 +54,13 @@ for _ in $(seq 600); do # until the first resume has claimed the run (status bac
 done
 $B "${ARGS[@]}" --db r.db --resume 1 >/dev/null 2>resume2.err
 expect_eq second_resume_refused 1 $?
-expect_grep second_resume_message "run 1 of r.db is being measured by another process" resume2.err
+# on a fast or loaded machine the first resume can finish before the second starts: then the
+# second is refused because the run is complete (the checks below still compare it)
+if grep -q "is not incomplete/running" resume2.err && [ "$(q r.db "SELECT status FROM runs")" = complete ]; then
+    ok
+else
+    expect_grep second_resume_message "run 1 of r.db is being measured by another process" resume2.err
+fi
 # the refusal leaves the run to the first resume: still running, or on a fast machine already
 # complete (its 38 samples can end before the second process has been refused)
 st=$(q r.db "SELECT status FROM runs")
