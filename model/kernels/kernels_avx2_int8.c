@@ -721,16 +721,8 @@ void kern_avx2_act8b_quantize_row(const float *x, int b0, int b1, unsigned char 
         float d;
         quantize_block(x + 32 * b, &bytes, &s4, &d);
         _mm256_storeu_si256((__m256i *)(rec + 32 * i), bytes);
-        const int32_t h0 = hsum4(_mm256_castsi256_si128(s4)),
-                      h1 = hsum4(_mm256_extracti128_si256(s4, 1)), s = h0 + h1;
-        const int32_t ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
-        const float ds = d * (float)s;
-        memcpy(rec + 32 * n + 4 * i, &d, 4);
-        memcpy(rec + 36 * n + 4 * i, &ds, 4);
-        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
-        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
-        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
-        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
+        kern_a8b_put_sums(rec, n, i, d, hsum4(_mm256_castsi256_si128(s4)),
+                          hsum4(_mm256_extracti128_si256(s4, 1)));
     }
 }
 

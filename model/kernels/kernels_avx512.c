@@ -1266,16 +1266,8 @@ void kern_avx512_act8b_quantize_row(const float *x, int b0, int b1, unsigned cha
             q[h] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(p, nlim), lim));
             _mm_storeu_si128((__m128i *)(rec + 32 * i + 16 * h), _mm512_cvtsepi32_epi8(q[h]));
         }
-        const int32_t h0 = _mm512_reduce_add_epi32(q[0]), h1 = _mm512_reduce_add_epi32(q[1]),
-                      s = h0 + h1;
-        const int32_t ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
-        const float ds = d * (float)s;
-        memcpy(rec + 32 * n + 4 * i, &d, 4);
-        memcpy(rec + 36 * n + 4 * i, &ds, 4);
-        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
-        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
-        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
-        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
+        kern_a8b_put_sums(rec, n, i, d, _mm512_reduce_add_epi32(q[0]),
+                          _mm512_reduce_add_epi32(q[1]));
     }
 }
 

@@ -33,15 +33,8 @@ static void quantize_row_ref(const float *x, int b0, int b1, unsigned char *chun
         int s4[8];
         float d;
         kern_a8_block_ref(x + 32 * b, (int8_t *)(rec + 32 * i), &d, s4);
-        const int h0 = s4[0] + s4[1] + s4[2] + s4[3], h1 = s4[4] + s4[5] + s4[6] + s4[7];
-        const int32_t s = h0 + h1, ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
-        const float ds = d * (float)s;
-        memcpy(rec + 32 * n + 4 * i, &d, 4);
-        memcpy(rec + 36 * n + 4 * i, &ds, 4);
-        memcpy(rec + 40 * n + 4 * i, &ints[0], 4);
-        memcpy(rec + 44 * n + 4 * i, &ints[1], 4);
-        memcpy(rec + 48 * n + 4 * i, &ints[2], 4);
-        memcpy(rec + 52 * n + 4 * i, &ints[3], 4);
+        kern_a8b_put_sums(rec, n, i, d, s4[0] + s4[1] + s4[2] + s4[3],
+                          s4[4] + s4[5] + s4[6] + s4[7]);
     }
 }
 

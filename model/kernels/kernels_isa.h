@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/kernels/kern_traits.h"
 
@@ -217,6 +218,17 @@ static inline int kern_a8b_chunks(int T) {
 /* The first token of chunk c (c = kern_a8b_chunks(T): T). */
 static inline int kern_a8b_first(int T, int c) {
     return (int)((long long)T * c / kern_a8b_chunks(T));
+}
+
+/* Token i's per-block fields of a record of n tokens (d_b, ds, s128, s8, h32[2]) from d_b and the
+ * sums h0, h1 of the block's two halves of q: every int8b quantizer's last step. */
+static inline void kern_a8b_put_sums(unsigned char *rec, int n, int i, float d, int32_t h0,
+                                     int32_t h1) {
+    const int32_t s = h0 + h1, ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
+    const float ds = d * (float)s;
+    memcpy(rec + 32 * n + 4 * i, &d, 4);
+    memcpy(rec + 36 * n + 4 * i, &ds, 4);
+    for (int k = 0; k < 4; k++) memcpy(rec + (40 + 4 * k) * n + 4 * i, &ints[k], 4);
 }
 
 /* Block b's record in the chunk of n tokens that starts at token t0. */
