@@ -917,6 +917,64 @@ static void test_attend_kv(rng_state *r) {
           !kern_attend_kv_supported(WTYPE_BF16) && !kern_attend_kv_supported(WTYPE_Q8_0));
 }
 
+/* kern_attend_kv with the tails of a pass of rows that extend one another (row t, of `group`
+ * queries each, sees the pass's rows 0..t after the shared prefix; kern_attend_kv shares such
+ * contiguous runs, cut into groups while the cache fits its bound), some then jumping to later
+ * slots as a tree's rows do, and one query's tail not starting at the prefix at all: each query
+ * exactly kern_attend_ref over its own slots, on every ISA, f32 and f16, a short prefix (groups
+ * cut) and a long one (one group), 1 to 64 queries. */
+static void test_attend_kv_chains(rng_state *r) {
+    const wtype types[2] = {WTYPE_F32, WTYPE_F16};
+    const int hss[3] = {20, 64, 128}, shared[3] = {0, 45, 5000}, groups[3] = {1, 3, 8};
+    long point = 0;
+    for (int ti = 0; ti < 2; ti++)
+        for (int hi = 0; hi < 3; hi++)
+            for (int si = 0; si < 3; si++)
+                for (int gi = 0; gi < 3; gi++, point++) {
+                    if (!test_keep(point, 3)) continue;
+                    const wtype kt = types[ti];
+                    const int hs = hss[hi], ns = shared[si], group = groups[gi];
+                    const int rows = 1 + (int)rng_below(r, 64 / group), nq = rows * group;
+                    const int cap = ns + rows + 8;
+                    size_t cells = (size_t)cap * hs;
+                    void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
+                    float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
+                    float *q = malloc(sizeof(float) * nq * hs),
+                          *o1 = malloc(sizeof(float) * nq * hs);
+                    float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
+                    float *sc2 = malloc(sizeof(float) * cap);
+                    int(*tails)[72] = malloc(sizeof(int[72]) * nq), n_tail[64],
+                    *slots = malloc(sizeof(int) * cap);
+                    const int *tp[64];
+                    kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
+                    for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
+                    for (int t = 0; t < nq; t++) {
+                        const int row = t / group, jump = rng_below(r, 4) == 0;
+                        n_tail[t] = 0;
+                        for (int j = 0; j <= row; j++) tails[t][n_tail[t]++] = ns + j;
+                        if (jump) /* a tree's row: part of the run, then later slots */
+                            for (int j = n_tail[t] = row / 2 + 1; j <= row + 1; j++)
+                                tails[t][n_tail[t]++] = ns + row + 1 + (int)rng_below(r, 7);
+                        tp[t] = tails[t];
+                    }
+                    if (nq > 2) tails[nq / 2][0] = ns + rows + 7; /* a tail off the prefix */
+                    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+                        if (!isa_on[isa]) continue;
+                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
+                                           n_tail, sc, cap, o1, hs);
+                        const int bad =
+                            queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
+                        CHECK_MSG(bad == 0,
+                                  "%s kern_attend_kv %s chains hs=%d shared=%d rows=%d group=%d: "
+                                  "%d of %d differ",
+                                  kern_isa_name((kern_isa)isa), wtype_name(kt), hs, ns, rows, group,
+                                  bad, nq);
+                    }
+                    free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2);
+                    free(sc), free(sc2), free(tails), free(slots);
+                }
+}
+
 /* kern_attend_kv with the query counts of real models' kv heads (grouped-query attention: 2 to
  * 8 queries a kv head, even and odd) and the head sizes 64 and 128, f32 and f16, on every ISA:
  * each query exactly kern_attend_ref over its own slots. AVX-512 runs these shapes through their
@@ -1175,6 +1233,7 @@ int main(int argc, char **argv) {
     test_attend_nonfinite(&r);
     test_attend_kv(&r);
     test_attend_kv_groups(&r);
+    test_attend_kv_chains(&r);
     test_attend_kv_nonfinite(&r);
     test_scratch_lines();
     test_exp_and_halves();
