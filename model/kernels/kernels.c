@@ -430,6 +430,10 @@ void kern_attend_kv_isa(kern_isa isa, wtype kv, const float *q, size_t ldq, int 
         }
         if (!cut)
             for (t1 = t0 + 1; t1 < nq; t1++) lo = run[t1] < lo ? run[t1] : lo;
+        /* a last block of 1-3 shared keys costs each query a fold of 16 accumulators: those
+         * keys stay in the tails (110M q8_0, 8 rows: 2% slower without this) */
+        const int part = (n_shared + lo) % 16;
+        if (part < 4 && part <= lo) lo -= part;
         for (int t = t0; t < t1; t++) rest[t] = tail[t] + lo, n_rest[t] = n_tail[t] - lo;
         attend_batch(isa, kv, q + (size_t)t0 * ldq, ldq, t1 - t0, hs, k, v, n_shared + lo,
                      rest + t0, n_rest + t0, scratch + (size_t)t0 * lds, lds,
