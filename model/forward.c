@@ -125,9 +125,12 @@ size_t fwd_kv_bytes(const fwd_ctx *c, int n) {
 }
 
 int fwd_argmax(const float *logits, int n) {
+    /* the best value kept in a register: reloaded through `best` each step, the loop waited
+     * on its own loads (2% of a greedy decode of 110M at one thread) */
     int best = 0;
+    float top = logits[0];
     for (int i = 1; i < n; i++)
-        if (logits[i] > logits[best]) best = i;
+        if (logits[i] > top) best = i, top = logits[i];
     return best;
 }
 
