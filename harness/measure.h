@@ -8,8 +8,9 @@
 #include "results/db/db.h"
 
 /* Streaming-read bandwidth in GB/s (1e9 bytes/s): every thread of pool sums its share of a
- * `bytes` buffer, best of `reps` passes. This is the bound a T=1 forward pass cannot beat:
- * it reads every weight once. Returns < 0 if the buffer cannot be allocated. */
+ * `bytes` buffer (in 2 MB pages where the kernel gives them, as the weights' copies are), best
+ * of `reps` passes. This is the bound a T=1 forward pass cannot beat: it reads every weight
+ * once. Returns < 0 if the buffer cannot be allocated. */
 double measure_read_bandwidth(tpool *pool, size_t bytes, int reps);
 
 /* A one-row pass's share of the read bandwidth, measured interleaved: `rounds` rounds, each one
