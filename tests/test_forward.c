@@ -567,6 +567,16 @@ static int threads_kept(int t, int n_t) {
     return keep;
 }
 
+/* fwd_argmax: the first of equal largest logits; a NaN never wins past the first logit, and a
+ * NaN first logit wins (no logit compares greater than it), as the loop it replaced chose. */
+static void test_argmax(void) {
+    const float nan = NAN, inf = INFINITY;
+    const float a[] = {1, 3, 2, 3}, b[] = {-inf, -inf}, c[] = {0, nan, 5, nan, 5, -1};
+    const float d[] = {nan, 7, 9}, e[] = {-2, inf, 1, inf};
+    CHECK(fwd_argmax(a, 4) == 1 && fwd_argmax(b, 2) == 0 && fwd_argmax(c, 6) == 2);
+    CHECK(fwd_argmax(d, 3) == 0 && fwd_argmax(e, 4) == 1 && fwd_argmax(a, 1) == 0);
+}
+
 int main(void) {
     char err[ERR_LEN];
     model *real[2];
@@ -593,6 +603,7 @@ int main(void) {
     test_nonfinite();
     test_nonfinite_reaches_logits();
     test_kv_huge_pages();
+    test_argmax();
     model_config c;
     /* GQA (6 heads on 2 kv heads), widths that are not multiples of 16, vocab 300 */
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);

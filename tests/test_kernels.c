@@ -943,8 +943,8 @@ static void test_attend_kv_chains(rng_state *r) {
                           *o1 = malloc(sizeof(float) * nq * hs);
                     float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
                     float *sc2 = malloc(sizeof(float) * cap);
-                    int(*tails)[72] = malloc(sizeof(int[72]) * nq), n_tail[64],
-                    *slots = malloc(sizeof(int) * cap);
+                    int(*tails)[72] = malloc(sizeof(int[72]) * nq); /* at most 65 a row */
+                    int *slots = malloc(sizeof(int) * cap), n_tail[64];
                     const int *tp[64];
                     kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
                     for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
@@ -952,9 +952,11 @@ static void test_attend_kv_chains(rng_state *r) {
                         const int row = t / group, jump = rng_below(r, 4) == 0;
                         n_tail[t] = 0;
                         for (int j = 0; j <= row; j++) tails[t][n_tail[t]++] = ns + j;
-                        if (jump) /* a tree's row: part of the run, then later slots */
-                            for (int j = n_tail[t] = row / 2 + 1; j <= row + 1; j++)
+                        if (jump) { /* a tree's row: part of the run, then later slots */
+                            n_tail[t] = row / 2 + 1;
+                            for (int j = 0; j <= row - row / 2; j++)
                                 tails[t][n_tail[t]++] = ns + row + 1 + (int)rng_below(r, 7);
+                        }
                         tp[t] = tails[t];
                     }
                     if (nq > 2) tails[nq / 2][0] = ns + rows + 7; /* a tail off the prefix */

@@ -32,16 +32,15 @@
 #include <string.h>
 
 enum { SLICE = 8 };
-/* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 and PF_FAR ahead into
- * L2 (the int8 mode's packed AVX2 tiles do the same; kernels_avx2_int8b.c has the AVX2 figures:
- * without the far prefetch, AVX2 read 56-66% of the probe on the 1.1B preset's k-quant mixes);
- * on AVX-512, 2 / 2 and 2 / 8 KB measured within the noise of a busy machine (q8_0 102-111%,
- * Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads). Passes of several tokens
- * prefetch the next slice's bytes while they unpack this one. (The prefetch addresses are
- * formed as integers: near the copy's end they point past it, which a prefetch may do and a C
- * pointer may not.) */
+/* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 (the k-quants a
+ * super-block and 1 KB ahead: one_token). The AVX2 tiles also prefetch 8 KB ahead into L2
+ * (kernels_avx2_int8b.c has the figures: without it AVX2 read 56-66% of the probe on the 1.1B
+ * preset's k-quant mixes); on AVX-512 that far prefetch measured within the noise of a busy
+ * machine (q8_0 102-111%, Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads) and
+ * is left out. Passes of several tokens prefetch the next slice's bytes while they unpack this
+ * one. (The prefetch addresses are formed as integers: near the copy's end they point past it,
+ * which a prefetch may do and a C pointer may not.) */
 #define PF_DIST 2048
-#define PF_FAR 8192
 
 /* One block of one group of 16 rows, unpacked: the integers u (w plus the type's offset) of
  * values 4m..4m+3 in register m, the units' scales A (a[1]: the second half's, 16-value
