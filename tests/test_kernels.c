@@ -866,6 +866,47 @@ static void kv_cache(rng_state *r, wtype t, int n, int hs, void *kst, void *vst,
     }
 }
 
+/* One kern_attend_kv case: a cache of cap slots of head size hs stored as kt (kst, vst; kf, vf
+ * what it holds widened), nq random queries, and the buffers a call and the reference need. */
+typedef struct {
+    wtype kt;
+    int hs, nq, cap;
+    void *kst, *vst;
+    float *kf, *vf, *q, *out, *out_ref, *sc, *sc_ref;
+    int *slots;
+} attend_case;
+
+static attend_case attend_case_new(rng_state *r, wtype kt, int hs, int nq, int cap) {
+    const size_t cells = (size_t)cap * hs;
+    attend_case c = {kt, hs, nq, cap, malloc(4 * cells), malloc(4 * cells),
+                     malloc(sizeof(float) * cells), malloc(sizeof(float) * cells),
+                     malloc(sizeof(float) * nq * hs), malloc(sizeof(float) * nq * hs),
+                     malloc(sizeof(float) * hs), malloc(sizeof(float) * nq * cap),
+                     malloc(sizeof(float) * cap), malloc(sizeof(int) * cap)};
+    kv_cache(r, kt, cap, hs, c.kst, c.vst, c.kf, c.vf);
+    for (int i = 0; i < nq * hs; i++) c.q[i] = 4 * rng_unit(r) - 2;
+    return c;
+}
+
+static void attend_case_free(attend_case *c) {
+    free(c->kst), free(c->vst), free(c->kf), free(c->vf), free(c->q), free(c->out);
+    free(c->out_ref), free(c->sc), free(c->sc_ref), free(c->slots);
+}
+
+/* Runs the case on isa (KERN_ISA_COUNT: the public kern_attend_kv) with ns shared slots and the
+ * queries' tails; returns how many queries differ from kern_attend_ref over their slots. */
+static int attend_case_off(attend_case *c, int isa, int ns, const int *const *tp,
+                           const int *n_tail) {
+    if (isa < KERN_ISA_COUNT)
+        kern_attend_kv_isa((kern_isa)isa, c->kt, c->q, c->hs, c->nq, c->hs, c->kst, c->vst, ns, tp,
+                           n_tail, c->sc, c->cap, c->out, c->hs);
+    else
+        kern_attend_kv(c->kt, c->q, c->hs, c->nq, c->hs, c->kst, c->vst, ns, tp, n_tail, c->sc,
+                       c->cap, c->out, c->hs);
+    return queries_off_ref(c->q, c->hs, c->nq, c->kf, c->vf, ns, tp, n_tail, c->out, c->slots,
+                           c->sc_ref, c->out_ref);
+}
+
 /* kern_attend_kv: keys and values stored as f16 or f32 give, on every ISA and through the public
  * entry point, each query exactly kern_attend_ref over its own slots of the cache widened to
  * float (f16's order is f32's on the widened values); shared keys that end inside and at the
@@ -879,17 +920,10 @@ static void test_attend_kv(rng_state *r) {
         for (int hi = 0; hi < 5; hi++)
             for (int si = 0; si < 7; si++) {
                 const wtype kt = types[ti];
-                int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9), cap = ns + 40;
-                size_t cells = (size_t)cap * hs;
-                void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
-                float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
-                float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
-                float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
-                float *sc2 = malloc(sizeof(float) * cap);
-                int tails[9][6], n_tail[9], *slots = malloc(sizeof(int) * cap);
+                int hs = hss[hi], ns = shared[si], nq = 1 + (int)rng_below(r, 9);
+                attend_case c = attend_case_new(r, kt, hs, nq, ns + 40);
+                int tails[9][6], n_tail[9];
                 const int *tp[9];
-                kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
-                for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
                 for (int t = 0; t < nq; t++) {
                     n_tail[t] = (int)rng_below(r, 6) + (ns == 0);
                     for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (int)rng_below(r, 40);
@@ -897,21 +931,13 @@ static void test_attend_kv(rng_state *r) {
                 }
                 for (int isa = 0; isa <= KERN_ISA_COUNT; isa++) { /* the last: kern_attend_kv */
                     if (isa < KERN_ISA_COUNT && !isa_on[isa]) continue;
-                    if (isa < KERN_ISA_COUNT)
-                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
-                                           n_tail, sc, cap, o1, hs);
-                    else
-                        kern_attend_kv(kt, q, hs, nq, hs, kst, vst, ns, tp, n_tail, sc, cap, o1,
-                                       hs);
-                    const int bad =
-                        queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
+                    const int bad = attend_case_off(&c, isa, ns, tp, n_tail);
                     CHECK_MSG(bad == 0,
                               "%s kern_attend_kv %s hs=%d shared=%d: %d of %d queries differ",
                               isa < KERN_ISA_COUNT ? kern_isa_name((kern_isa)isa) : "active",
                               wtype_name(kt), hs, ns, bad, nq);
                 }
-                free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2), free(sc);
-                free(sc2), free(slots);
+                attend_case_free(&c);
             }
     CHECK(kern_attend_kv_supported(WTYPE_F32) && kern_attend_kv_supported(WTYPE_F16) &&
           !kern_attend_kv_supported(WTYPE_BF16) && !kern_attend_kv_supported(WTYPE_Q8_0));
@@ -935,19 +961,10 @@ static void test_attend_kv_chains(rng_state *r) {
                     const wtype kt = types[ti];
                     const int hs = hss[hi], ns = shared[si], group = groups[gi];
                     const int rows = 1 + (int)rng_below(r, 64 / group), nq = rows * group;
-                    const int cap = ns + rows + 8;
-                    size_t cells = (size_t)cap * hs;
-                    void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
-                    float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
-                    float *q = malloc(sizeof(float) * nq * hs),
-                          *o1 = malloc(sizeof(float) * nq * hs);
-                    float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
-                    float *sc2 = malloc(sizeof(float) * cap);
+                    attend_case c = attend_case_new(r, kt, hs, nq, ns + rows + 8);
                     int(*tails)[72] = malloc(sizeof(int[72]) * nq); /* at most 65 a row */
-                    int *slots = malloc(sizeof(int) * cap), n_tail[64];
+                    int n_tail[64];
                     const int *tp[64];
-                    kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
-                    for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
                     for (int t = 0; t < nq; t++) {
                         const int row = t / group, jump = rng_below(r, 4) == 0;
                         n_tail[t] = 0;
@@ -962,18 +979,15 @@ static void test_attend_kv_chains(rng_state *r) {
                     if (nq > 2) tails[nq / 2][0] = ns + rows + 7; /* a tail off the prefix */
                     for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                         if (!isa_on[isa]) continue;
-                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
-                                           n_tail, sc, cap, o1, hs);
-                        const int bad =
-                            queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
+                        const int bad = attend_case_off(&c, isa, ns, tp, n_tail);
                         CHECK_MSG(bad == 0,
                                   "%s kern_attend_kv %s chains hs=%d shared=%d rows=%d group=%d: "
                                   "%d of %d differ",
                                   kern_isa_name((kern_isa)isa), wtype_name(kt), hs, ns, rows, group,
                                   bad, nq);
                     }
-                    free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2);
-                    free(sc), free(sc2), free(tails), free(slots);
+                    attend_case_free(&c);
+                    free(tails);
                 }
 }
 
@@ -992,17 +1006,10 @@ static void test_attend_kv_groups(rng_state *r) {
                 for (int si = 0; si < 4; si++, point++) {
                     if (!test_keep(point, 4)) continue;
                     const wtype kt = types[ti];
-                    const int hs = hss[hi], nq = nqs[qi], ns = shared[si], cap = ns + 8;
-                    size_t cells = (size_t)cap * hs;
-                    void *kst = malloc(4 * cells), *vst = malloc(4 * cells);
-                    float *kf = malloc(sizeof(float) * cells), *vf = malloc(sizeof(float) * cells);
-                    float *q = malloc(sizeof(float) * nq * hs), *o1 = malloc(sizeof(float) * nq * hs);
-                    float *o2 = malloc(sizeof(float) * hs), *sc = malloc(sizeof(float) * nq * cap);
-                    float *sc2 = malloc(sizeof(float) * cap);
-                    int tails[8][3], n_tail[8], slots[308];
+                    const int hs = hss[hi], nq = nqs[qi], ns = shared[si];
+                    attend_case c = attend_case_new(r, kt, hs, nq, ns + 8);
+                    int tails[8][3], n_tail[8];
                     const int *tp[8];
-                    kv_cache(r, kt, cap, hs, kst, vst, kf, vf);
-                    for (int i = 0; i < nq * hs; i++) q[i] = 4 * rng_unit(r) - 2;
                     for (int t = 0; t < nq; t++) { /* as a pass of nq rows: row t sees t + 1 */
                         n_tail[t] = t % 3 + 1;
                         for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (t + j) % 8;
@@ -1010,16 +1017,12 @@ static void test_attend_kv_groups(rng_state *r) {
                     }
                     for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                         if (!isa_on[isa]) continue;
-                        kern_attend_kv_isa((kern_isa)isa, kt, q, hs, nq, hs, kst, vst, ns, tp,
-                                           n_tail, sc, cap, o1, hs);
-                        const int bad =
-                            queries_off_ref(q, hs, nq, kf, vf, ns, tp, n_tail, o1, slots, sc2, o2);
+                        const int bad = attend_case_off(&c, isa, ns, tp, n_tail);
                         CHECK_MSG(bad == 0,
                                   "%s kern_attend_kv %s hs=%d queries=%d shared=%d: %d differ",
                                   kern_isa_name((kern_isa)isa), wtype_name(kt), hs, nq, ns, bad);
                     }
-                    free(kst), free(vst), free(kf), free(vf), free(q), free(o1), free(o2);
-                    free(sc), free(sc2);
+                    attend_case_free(&c);
                 }
 }
 
