@@ -455,6 +455,11 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                                float *y, size_t ldy) {
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     if (T == 1) {
+        /* the first pair's first bytes, which no earlier call prefetched, asked for at once */
+        const size_t dist = kq ? 16 * (size_t)kern_block_bytes(WT) + 1024 : PF_DIST;
+        for (int g = 0; g < (groups < 2 ? groups : 2); g++)
+            for (size_t a = 0; a < dist && a < gbytes; a += 64)
+                _mm_prefetch((const char *)(p + (size_t)g * gbytes + a), _MM_HINT_T0);
         int g = 0;
         for (; g + 2 <= groups; g += 2)
             one_token(WT, p + (size_t)g * gbytes, gbytes, 2, K, xa, y + 16 * g);
