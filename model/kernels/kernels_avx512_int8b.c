@@ -33,7 +33,8 @@
 
 enum { SLICE = 8 };
 /* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 (the k-quants a
- * super-block and 1 KB ahead: one_token). The AVX2 tiles also prefetch 8 KB ahead into L2
+ * super-block and 1 KB ahead; past a group's end, the group the next call reads: one_token).
+ * The AVX2 tiles also prefetch 8 KB ahead into L2
  * (kernels_avx2_int8b.c has the figures: without it AVX2 read 56-66% of the probe on the 1.1B
  * preset's k-quant mixes); on AVX-512 that far prefetch measured within the noise of a busy
  * machine (q8_0 102-111%, Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads) and
