@@ -671,8 +671,13 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
     }
     /* a few pieces per thread, so a late or slow thread's share is picked up by the others; 2
      * for the int8b mode's passes of 8 rows or more, whose pieces are long (with 4, 1.1B q8_0's
-     * 64-row pass took 3% longer, median of 10 alternated pairs, Zen 5; T = 8 and 16 the same) */
-    const int per_thread = c->mode == KERN_EXACT_INT8B && task->T >= 8 ? 2 : 4;
+     * 64-row pass took 3% longer, median of 10 alternated pairs, Zen 5; T = 8 and 16 the same);
+     * one for its one-row passes, each thread then streaming one range of rows with fewer
+     * claims and fewer cold starts of its prefetch (against 4, one-row passes at 2 threads took
+     * 0.95x the time on 110M q8_0, 0.83x on 110M Q4_K_M, 0.95x on 1.1B Q4_K_M: medians of 5-9
+     * alternated pairs, Zen 5) */
+    const int int8b = c->mode == KERN_EXACT_INT8B;
+    const int per_thread = int8b && task->T >= 8 ? 2 : int8b && task->T == 1 ? 1 : 4;
     int pieces = nt == 1 ? 1 : per_thread * nt;
     if (pieces > (min_rows + 15) / 16) pieces = (min_rows + 15) / 16;
     task->pieces = pieces < 1 ? 1 : pieces;
