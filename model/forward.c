@@ -271,40 +271,7 @@ static int kv_huge_pages(void *mem, size_t bytes, int cap) {
 }
 
 int fwd_kv_huge(const fwd_ctx *c) { return c->kv_huge; }
-
-static unsigned char *kv_head(const fwd_ctx *c, unsigned char *cache, int layer, int g);
-
-/* Maps the cache's pages before a pass writes into them, KV_POPULATE_SLOTS slots at a time, in
- * one madvise(MADV_POPULATE_WRITE) call per head stream. The cache is calloc'd and stays
- * untouched zero pages until written, and each head stream is a stream of its own, so plain
- * decoding faulted a fresh page into every one of them every 4096 / kv_row tokens: 110M's 288
- * streams of f32, 18 faults a token. On a VM that shadows its page tables a fault costs about
- * 10 us against 1 us a page populated (one thread, 110M q8_0, tg128: 19 faults a token, 5% of
- * its time). Only the pages' mapping changes: they are zero either way, and the bits computed
- * are the same. A kernel without MADV_POPULATE_WRITE (before Linux 5.14) refuses it once, and
- * the cache faults in as before. */
-#define KV_POPULATE_SLOTS 128
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-static void kv_populate(fwd_ctx *c, int end) {
-    if (c->kv_ready < 0 || end <= c->kv_ready) return;
-    const model_config *cfg = &c->m->cfg;
-    int to = end + KV_POPULATE_SLOTS < c->cap ? end + KV_POPULATE_SLOTS : c->cap;
-    const uintptr_t page = 4096;
-    for (int l = 0; l < cfg->n_layers; l++)
-        for (int g = 0; g < cfg->n_kv_heads; g++)
-            for (int kv = 0; kv < 2; kv++) {
-                unsigned char *s = kv_head(c, kv ? c->vc : c->kc, l, g);
-                uintptr_t a = (uintptr_t)(s + (size_t)c->kv_ready * c->kv_row) & ~(page - 1),
-                          e = (uintptr_t)(s + (size_t)to * c->kv_row);
-                if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0) {
-                    c->kv_ready = -1;
-                    return;
-                }
-            }
-    c->kv_ready = to;
-}
+int fwd_kv_maps_ahead(const fwd_ctx *c) { return c->kv_ready >= 0; }
 
 int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode mode,
             char *err) {
@@ -743,6 +710,38 @@ static void att_worker(void *arg, int chunk, int n_chunks, int thread) {
             memcpy(task->out + (size_t)r * c->q_dim + h * hs, qout + t * hs, sizeof(float) * hs);
         }
     }
+}
+
+/* Maps the cache's pages before a pass writes into them, KV_POPULATE_SLOTS slots at a time, in
+ * one madvise(MADV_POPULATE_WRITE) call per head stream. The cache is calloc'd and stays
+ * untouched zero pages until written, and each head stream is a stream of its own, so plain
+ * decoding faulted a fresh page into every one of them every 4096 / kv_row tokens: 110M's 288
+ * streams of f32, 18 faults a token. On a VM that shadows its page tables a fault costs about
+ * 10 us against 1 us a page populated (one thread, 110M q8_0, tg128: 19 faults a token, 5% of
+ * its time). Only the pages' mapping changes: they are zero either way, and the bits computed
+ * are the same. A kernel without MADV_POPULATE_WRITE (before Linux 5.14) refuses it once, and
+ * the cache faults in as before. */
+#define KV_POPULATE_SLOTS 128
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static void kv_populate(fwd_ctx *c, int end) {
+    if (c->kv_ready < 0 || end <= c->kv_ready) return;
+    const model_config *cfg = &c->m->cfg;
+    int to = end + KV_POPULATE_SLOTS < c->cap ? end + KV_POPULATE_SLOTS : c->cap;
+    const uintptr_t page = 4096;
+    for (int l = 0; l < cfg->n_layers; l++)
+        for (int g = 0; g < cfg->n_kv_heads; g++)
+            for (int kv = 0; kv < 2; kv++) {
+                unsigned char *s = kv_head(c, kv ? c->vc : c->kc, l, g);
+                uintptr_t a = (uintptr_t)(s + (size_t)c->kv_ready * c->kv_row) & ~(page - 1),
+                          e = (uintptr_t)(s + (size_t)to * c->kv_row);
+                if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0) {
+                    c->kv_ready = -1;
+                    return;
+                }
+            }
+    c->kv_ready = to;
 }
 
 /* The batch's K and V rows (kb, vb: [T][kv_dim]) into their scratch slots after the committed

@@ -72,6 +72,10 @@ void fwd_free(fwd_ctx *c);
  * positions or more, unless DECBENCH_KV_HUGE=0 (forward.c, kv_huge_pages; the bits are the
  * same either way). */
 int fwd_kv_huge(const fwd_ctx *c);
+/* Whether c maps its KV cache's pages ahead of the passes' writes (forward.c, kv_populate):
+ * false once the kernel refused MADV_POPULATE_WRITE (before Linux 5.14), the pages then faulting
+ * in as they are first written. */
+int fwd_kv_maps_ahead(const fwd_ctx *c);
 
 int fwd_max_batch(const fwd_ctx *c);
 int fwd_n_past(const fwd_ctx *c);

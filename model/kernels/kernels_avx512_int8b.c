@@ -380,6 +380,15 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
 
 /* ---- the tiles --------------------------------------------------------------------------- */
 
+/* How far ahead a one-token product prefetches its groups' streams. A k-quant's super-block of
+ * 16 rows is read from its scales first, which q6_k keeps at its end (3 KB on): PF_DIST ahead
+ * of the unpacking, they were not yet on their way, and those loads took 36% of the q6_k tile's
+ * samples in a one-thread decode of 110M Q4_K_M; a super-block and 1 KB ahead they are (PF_DIST
+ * for the other types). */
+static inline size_t one_token_dist(wtype WT) {
+    return kern_is_kquant(WT) ? 16 * (size_t)kern_block_bytes(WT) + 1024 : PF_DIST;
+}
+
 /* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
  * multiplied at once, a block's 8 activation words broadcast once for all RG groups. */
 static inline __attribute__((always_inline)) void one_token(wtype WT, const unsigned char *gp,
@@ -387,11 +396,7 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
                                                             const unsigned char *xr, float *y) {
     const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
     const int units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
-    /* a k-quant's super-block of 16 rows is read from its scales first, which q6_k keeps at its
-     * end (3 KB on): PF_DIST ahead of the unpacking, they were not yet on their way, and those
-     * loads took 36% of the q6_k tile's samples in a one-thread decode of 110M Q4_K_M; a
-     * super-block and 1 KB ahead they are (PF_DIST for the other types) */
-    const size_t dist = kq ? 16 * (size_t)kern_block_bytes(WT) + 1024 : PF_DIST;
+    const size_t dist = one_token_dist(WT);
     __m512 acc[4], ks[4][16];
 #pragma GCC unroll 4
     for (int g = 0; g < RG; g++) acc[g] = _mm512_setzero_ps();
@@ -457,7 +462,7 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     if (T == 1) {
         /* the first pair's first bytes, which no earlier call prefetched, asked for at once */
-        const size_t dist = kq ? 16 * (size_t)kern_block_bytes(WT) + 1024 : PF_DIST;
+        const size_t dist = one_token_dist(WT);
         for (int g = 0; g < (groups < 2 ? groups : 2); g++)
             for (size_t a = 0; a < dist && a < gbytes; a += 64)
                 _mm_prefetch((const char *)(p + (size_t)g * gbytes + a), _MM_HINT_T0);
