@@ -4,6 +4,7 @@
 # changed output hash, a missing sample, a decoder slower in every repeat; a slower machine
 # (greedy slower too) and a single repeat do not fail on speed; errors exit 2.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_compare}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin

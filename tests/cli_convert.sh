@@ -4,6 +4,7 @@
 # f16, the converted models generate (f32: the same text as the checkpoint); every error is one
 # line with a non-zero exit, and no output (nor OUT.tmp) is left behind.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_convert}
 mkdir -p "$T"
 M=$S/models/stories260K.bin TOK=$S/models/tok512.bin

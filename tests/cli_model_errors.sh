@@ -2,6 +2,7 @@
 # cli_model_errors.sh: every bad model/tokenizer/prompt input gives one clear error line naming
 # the file and what is wrong, and a non-zero exit; tokenize/detokenize work from the shell.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli}
 mkdir -p "$T"
 fails=0 passes=0

@@ -4,6 +4,7 @@
 # --sweep, default latest complete), the three formats and four layouts, --out, errors; plot
 # data files and PNG/SVG per kind, `all` skipping what has no data.
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_report}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin

@@ -2,6 +2,14 @@
 # Each test counts `passes` and `fails` and exits non-zero when fails > 0.
 passes=0 fails=0
 
+# python3: Debian's interpreter (deps.sh installs it), then the first on the PATH; DECBENCH_PYTHON
+# chooses another. A python3 found first on the PATH may be a version manager's shim: pyenv's
+# took 0.7 s a call on the 2-core CI VM against 0.06 s for /usr/bin/python3, and the CLI tests make
+# hundreds of calls. Exported, so `bash -c` and `timeout ... bash -c` cases get it too.
+DECBENCH_PYTHON=${DECBENCH_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+python3() { "$DECBENCH_PYTHON" "$@"; }
+export -f python3
+
 # q DB SQL: the rows as "a|b|c" lines (NULL as empty). Read-only, so a query never creates a
 # database that a test then finds; waits up to 10 s for a writer (a run still going).
 q() {
