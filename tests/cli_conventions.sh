@@ -70,7 +70,10 @@ expect_rc model_missing 1 "nope\.bin: cannot open model.*\(nor in the models fol
 
 # 5. report's format: --format, else the extension of --out; a format's name or an unknown
 # extension is refused instead of silently writing markdown
-$B run --model "$M" --dataset tinystories --limit 2 -n 8 --threads 1 --warmup 0 --decoder pld --db r.db >/dev/null 2>&1 || bad "setup run"
+# (without OPENBLAS_NUM_THREADS, which the test environment sets: decbench restarts itself with
+# it, so OpenBLAS's threads never start; the run records 1)
+env -u OPENBLAS_NUM_THREADS $B run --model "$M" --dataset tinystories --limit 2 -n 8 --threads 1 --warmup 0 --decoder pld --db r.db >/dev/null 2>&1 || bad "setup run"
+expect_eq openblas_restart 1 "$(q r.db "SELECT openblas_threads FROM environments")"
 expect_rc out_named_csv 2 "--out csv: a file named like a format" $B report --db r.db -o csv
 [ -e csv ] && bad "out_named_csv: a file named csv was written" || ok
 expect_rc out_no_ext 2 "cannot tell the format" $B report --db r.db -o table
