@@ -23,6 +23,11 @@
 #    of UBSan, and everything else keeps every check;
 #  - the train tests (PyTorch references, label `train`) run in the Release stage only, and the
 #    fuzz targets 12 s each (20 took 129 s of the 1931 s a fresh clone took on a Zen 5 VM);
+#  - the CLI tests call Debian's python3, not a version manager's shim that may come first on the
+#    PATH (tests/lib_cli.sh: pyenv's took 0.7 s a call), and every test runs with
+#    OPENBLAS_NUM_THREADS=1, so decbench does not restart itself at each call (tests/CMakeLists.txt);
+#    with them a fresh clone ran the whole suite in 1471 s (Release tests 275 s, sanitizer tests
+#    620 s; before them 1739 s: 453 and 732 s);
 #  - under the sanitizers (DECBENCH_SANITIZED) the heaviest property grids of the decoder and
 #    forward-pass tests visit one point in k (tests/testutil.h test_keep; each test's header
 #    says what), every kind of point still visited; the Release stage runs them all.
