@@ -8,7 +8,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_compare}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-fails=0 passes=0
 expect() { # NAME WANT_EXIT STDOUT_PATTERN CMD...
     local name=$1 want=$2 pat=$3; shift 3
     "$@" >"$name.out" 2>"$name.err"

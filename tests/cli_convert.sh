@@ -8,7 +8,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_convert}
 mkdir -p "$T"
 M=$S/models/stories260K.bin TOK=$S/models/tok512.bin
-fails=0 passes=0
 
 # expect_fail NAME PATTERN OUT CMD...: non-zero exit, one stderr line matching PATTERN, and
 # neither OUT nor OUT.tmp exists afterwards.

@@ -5,7 +5,6 @@ set -u
 . "$(dirname "$0")/lib_cli.sh"
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli}
 mkdir -p "$T"
-fails=0 passes=0
 M=$S/models/stories260K.bin TOK=$S/models/tok512.bin
 
 # expect_fail NAME PATTERN CMD...: exit status non-zero, stderr matches PATTERN, no crash

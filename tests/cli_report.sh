@@ -8,16 +8,6 @@ set -u
 B=${DECBENCH:?} S=${DECBENCH_SHARED:?} T=${DECBENCH_TEST_TMP:-/tmp/decbench_cli_report}
 rm -rf "$T" && mkdir -p "$T" && cd "$T" || exit 1
 M=$S/models/stories260K.bin D=$S/models/llama2xs.bin
-fails=0 passes=0
-expect_grep() { # NAME PATTERN FILE
-    if grep -qE -- "$2" "$3"; then ok; else bad "$1: /$2/ not in $3:"; head -20 "$3"; fi
-}
-expect_fail() { # NAME WANT_EXIT PATTERN CMD...
-    local name=$1 want=$2 pat=$3; shift 3
-    local out rc
-    out=$("$@" 2>&1 >/dev/null); rc=$?
-    if [ $rc -eq "$want" ] && grep -qE -- "$pat" <<<"$out"; then ok; else bad "$name: rc=$rc stderr=$out"; fi
-}
 
 # Two runs: run 1 greedy + pld + spec, run 2 greedy only (the latest).
 $B run --model "$M" --draft "$D" --dataset tinystories --limit 2 --max-new 24 --threads 1 \
@@ -50,8 +40,8 @@ $B report --db r.db:1 --format latex --columns all >all.tex 2>&1 || bad "report 
 expect_grep latex_all_columns "& exact" all.tex
 $B report --db r.db:1 --columns tau,speedup_decode >cols.md 2>&1 || bad "report --columns exit"
 expect_grep columns_chosen "^\| dataset +\| decoder +\| prompts \| repeats \| +speed-up \| +tau \(vLLM\) \|" cols.md
-expect_fail columns_unknown 1 "--columns: no figure 'nope' \(figures: tps_decode" $B report --db r.db:1 --columns nope
-expect_fail columns_layout 2 "--columns: only the summary layout" $B report --db r.db:1 --layout paper --columns tau
+expect_rc columns_unknown 1 "--columns: no figure 'nope' \(figures: tps_decode" $B report --db r.db:1 --columns nope
+expect_rc columns_layout 2 "--columns: only the summary layout" $B report --db r.db:1 --layout paper --columns tau
 # CSV: header of machine keys, one row per decoder, greedy's speed-up exactly 1
 $B report --db r.db --run 1 --format csv >one.csv 2>&1 || bad "report csv exit"
 python3 - one.csv <<'PY' && ok || bad "csv content"
@@ -80,16 +70,16 @@ printf 'rows,seconds\n1,0.001\n4,0.0012\n16,0.002\n64,0.006\n' >cost.csv
 $B report --db r.db:1 --layout projected --project-cost cost.csv --out proj.md 2>err.txt || bad "projected exit: $(cat err.txt)"
 expect_grep projected "[Pp]rojected" proj.md
 # errors
-expect_fail missing_db 1 "nope\.db" $B report --db nope.db
-expect_fail missing_run 1 "run 9 does not exist" $B report --db r.db --run 9
-expect_fail bad_run 2 "--run: 'x' is not a run id" $B report --db r.db --run x
-expect_fail missing_sweep 1 "--sweep 3: no such sweep" $B report --db r.db --sweep 3
-expect_fail bad_format 2 "--format: expected md, csv, json, latex or jsonl" $B report --db r.db --format xml
-expect_fail bad_layout 2 "--layout: expected summary" $B report --db r.db --layout wide
-expect_fail projected_needs_cost 2 "needs --project-cost" $B report --db r.db --layout projected
-expect_fail bad_cost 1 "nope\.csv" $B report --db r.db --layout projected --project-cost nope.csv
+expect_rc missing_db 1 "nope\.db" $B report --db nope.db
+expect_rc missing_run 1 "run 9 does not exist" $B report --db r.db --run 9
+expect_rc bad_run 2 "--run: 'x' is not a run id" $B report --db r.db --run x
+expect_rc missing_sweep 1 "--sweep 3: no such sweep" $B report --db r.db --sweep 3
+expect_rc bad_format 2 "--format: expected md, csv, json, latex or jsonl" $B report --db r.db --format xml
+expect_rc bad_layout 2 "--layout: expected summary" $B report --db r.db --layout wide
+expect_rc projected_needs_cost 2 "needs --project-cost" $B report --db r.db --layout projected
+expect_rc bad_cost 1 "nope\.csv" $B report --db r.db --layout projected --project-cost nope.csv
 printf 'not a database\n' >text.db
-expect_fail not_a_db 1 "text\.db" $B report --db text.db
+expect_rc not_a_db 1 "text\.db" $B report --db text.db
 
 # plot: one kind, all kinds (cost has no data here: skipped with a note), errors
 if command -v gnuplot >/dev/null; then
@@ -129,8 +119,8 @@ n=$(grep -cE '^[0-9]+	[^	]' two/history.tsv)
 [ "$n" = 1 ] && ok || bad "history_commit_once: $n rows name a commit: $(cat two/history.tsv)"
 $B plot --db r.db:1 --kind accept --data-only --out data >/dev/null 2>&1 || bad "plot data-only exit"
 [ -s data/accept.tsv ] && [ ! -e data/accept.png ] && ok || bad "plot --data-only"
-expect_fail plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
-expect_fail plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --kind pie
+expect_rc plot_cost_explicit 1 "no complete run with cost points" $B plot --db r.db --kind cost --data-only --out data
+expect_rc plot_bad_kind 2 "--kind pie: expected speedup" $B plot --db r.db --kind pie
 
 # the read-only commands above (report, plot) and compare, of one file twice, leave no SQLite
 # side files beside it (a read-only connection cannot remove them; db_close does)
