@@ -857,10 +857,11 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
  * are first copied VALUES_EB floats apart (so that one register addresses all of them: with a
  * pointer a query, gcc kept the offsets on the stack and reloaded them every row), then one
  * sweep per chain and pair of chunks, each prefetching its share of the next block.
- * Measured against the widened block (bench/attend_speed.c, one thread, the block in the
- * cache, ns per key and query of the value sums; 2026-11-30-attention-values-zen5.md):
- * 4 to 8 queries 0.79-0.95x, 3 the same, 2 queries 1.1x (they keep values_run2), and f32 rows
- * (no widening to save) the same, so f32 keeps the old path. */
+ * Measured against the widened block (bench/attend_speed.c, Zen 5, one thread, in the cache,
+ * the value sums' time; 2026-11-30-attention-values-zen5.md): 4 to 8 queries 0.61-0.69x
+ * (head sizes 64 and 128), 3 the same, 2 queries 1.1x (they keep values_run2); f32 rows (no
+ * widening to save) 0.98-1.10x, so f32 keeps the old path. Groups of at most 7 ran 8 queries
+ * as 4 + 4, at 1.1x. */
 static void values_swept_f16(const float *e, size_t lde, int nq, int hs, const void *v,
                              int n_shared, float *acc, size_t acc_q) {
     const size_t ldv = (size_t)hs * 2;
