@@ -219,19 +219,16 @@ void kern_avx2_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, cons
     KERN_SCRATCH_END(kbuf);
 }
 
-/* The value sums of Q queries over value rows of type VT (f32, f16) for one chain of a block,
- * as the AVX-512 values_sweep_f16 (kernels_avx512.c) in 8 lanes: rows s, s + 4, ... below s1
- * (the slots chain s mod 4 takes, in slot order), columns col0 .. col0 + 15 (two chunks of 8);
- * query t's weights at e + t * VALUES_EB (indexed by slot), its running sums of the chain at
- * acc + t * ldacc + c * 32 for chunk c. Each row's two chunks are loaded (an f16 row widened)
- * once, in registers, for all Q queries (12 accumulators at most, of the 16 registers).
- * Returns pf past the lines it prefetched, pf_lines a row. */
-#define VALUES_EB 256
-#define VALUES_SWEEP_Q 6
+/* kern_values_swept's sweep in 8 lanes (kernels_isa.h) over rows of type VT (f32, f16): Q
+ * queries, rows s, s + 4, ... below s1, columns col0 .. col0 + 15 (two chunks of 8); query t's
+ * weights at e + t * KERN_SWEEP_EB (indexed by slot), its running sums of the chain at acc + t *
+ * ldacc + c * 32 for chunk c. A row's two chunks are loaded (an f16 row widened) once for all
+ * Q queries (12 accumulators at most, of the 16 registers). */
+#define AVX2_SWEEP_Q 6
 static inline __attribute__((always_inline)) uintptr_t
 values_sweep(wtype VT, int Q, const float *e, const unsigned char *v, size_t ldv, int s, int s1,
-                 int col0, float *acc, size_t ldacc, uintptr_t pf, int pf_lines) {
-    __m256 a[VALUES_SWEEP_Q][2];
+             int col0, float *acc, size_t ldacc, uintptr_t pf, int pf_lines) {
+    __m256 a[AVX2_SWEEP_Q][2];
 #pragma GCC unroll 6
     for (int t = 0; t < Q; t++)
 #pragma GCC unroll 2
@@ -247,7 +244,7 @@ values_sweep(wtype VT, int Q, const float *e, const unsigned char *v, size_t ldv
                               : _mm256_loadu_ps((const float *)row + 8);
 #pragma GCC unroll 6
         for (int t = 0; t < Q; t++) {
-            const __m256 w = _mm256_broadcast_ss(e + t * VALUES_EB + s);
+            const __m256 w = _mm256_broadcast_ss(e + t * KERN_SWEEP_EB + s);
             a[t][0] = _mm256_fmadd_ps(w, x0, a[t][0]);
             a[t][1] = _mm256_fmadd_ps(w, x1, a[t][1]);
         }
@@ -259,60 +256,27 @@ values_sweep(wtype VT, int Q, const float *e, const unsigned char *v, size_t ldv
     return pf;
 }
 
-/* kern_avx2_values' shared rows by values_sweep, for head sizes of whole pairs of chunks
- * (hs % 16 == 0), as the AVX-512 values_swept_f16: a block of rows at a time
- * (kern_values_block of the cache's type), the queries in groups of at most VALUES_SWEEP_Q (as
- * even as can be) whose weights are first copied VALUES_EB floats apart, one sweep per chain
- * and pair of chunks, each prefetching its share of the next block. acc: kern_avx2_values'
- * [query][8 columns][chain][8]. Measured against the loop over widened blocks (Zen 5 running
- * the AVX2 kernels, DECBENCH_ISA=avx2, bench/attend_speed.c, one thread, in the cache, the
- * value sums' time; 2026-11-30-attention-values-zen5.md): f16 0.32-0.55x, f32 0.44-0.97x,
- * 1 to 8 queries, head sizes 64 and 128. That loop also divided twice per run of a block to
- * share the prefetches, and with an odd query count ran the last query's chains twice. */
-static void values_swept(wtype vt, const float *e, size_t lde, int nq, int hs, const void *v,
-                         int n_shared, float *acc) {
-    const size_t ldv = (size_t)hs * kern_kv_bytes(vt), ldacc = (size_t)hs / 8 * 32;
-    const int SB = kern_values_block(hs, vt), pairs = hs / 16;
-    const int groups = (nq + VALUES_SWEEP_Q - 1) / VALUES_SWEEP_Q;
-    const int steps = 4 * pairs * groups * (SB / 4); /* prefetching steps a block */
-    const int pf_lines = (int)(((size_t)SB * ldv / 64 + steps - 1) / steps);
-    float eb[VALUES_SWEEP_Q * VALUES_EB] __attribute__((aligned(64)));
-    for (int s0 = 0; s0 < n_shared; s0 += SB) {
-        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
-        uintptr_t pf = (uintptr_t)v + (size_t)(s0 + SB) * ldv; /* the next block */
-        for (int g = 0, g0 = 0; g < groups; g0 += (nq - g0) / (groups - g), g++) {
-            const int Q = (nq - g0) / (groups - g);
-            for (int t = 0; t < Q; t++)
-                memcpy(eb + t * VALUES_EB, e + (size_t)(g0 + t) * lde + s0,
-                       sizeof(float) * (size_t)(s1 - s0));
-            const unsigned char *vv = (const unsigned char *)v;
-            for (int j = 0; j < 4; j++)
-                for (int p = 0; p < pairs; p++) {
-                    float *a = acc + (size_t)g0 * ldacc + (size_t)(8 * p + j) * 8;
-#define SWEEP(VT, Q)                                                                               \
-    pf = values_sweep(VT, Q, eb - s0, vv, ldv, s0 + j, s1, 16 * p, a, ldacc, pf, pf_lines)
+/* The sweep for kern_values_swept: values_sweep with the type and Q (1..AVX2_SWEEP_Q) constants. */
+static uintptr_t avx2_sweep(wtype vt, int Q, const float *e, const unsigned char *v, size_t ldv,
+                            int s, int s1, int col0, float *acc, size_t ldacc, uintptr_t pf,
+                            int pf_lines) {
+#define SWEEP(VT, Q) values_sweep(VT, Q, e, v, ldv, s, s1, col0, acc, ldacc, pf, pf_lines)
 #define SWEEP_Q(VT)                                                                                \
     switch (Q) {                                                                                   \
-    case 1: SWEEP(VT, 1); break;                                                                   \
-    case 2: SWEEP(VT, 2); break;                                                                   \
-    case 3: SWEEP(VT, 3); break;                                                                   \
-    case 4: SWEEP(VT, 4); break;                                                                   \
-    case 5: SWEEP(VT, 5); break;                                                                   \
-    default: SWEEP(VT, 6); break;                                                                  \
+    case 1: return SWEEP(VT, 1);                                                                   \
+    case 2: return SWEEP(VT, 2);                                                                   \
+    case 3: return SWEEP(VT, 3);                                                                   \
+    case 4: return SWEEP(VT, 4);                                                                   \
+    case 5: return SWEEP(VT, 5);                                                                   \
+    default: return SWEEP(VT, 6);                                                                  \
     }
-                    if (vt == WTYPE_F16) {
-                        SWEEP_Q(WTYPE_F16)
-                    } else {
-                        SWEEP_Q(WTYPE_F32)
-                    }
+    if (vt == WTYPE_F16) SWEEP_Q(WTYPE_F16)
+    SWEEP_Q(WTYPE_F32)
 #undef SWEEP_Q
 #undef SWEEP
-                }
-        }
-    }
 }
 
-/* kern_attend_kv's value sums: by sweeps (values_swept) where the head size allows; else the
+/* kern_attend_kv's value sums: by sweeps (kern_values_swept) where the head size allows; else the
  * shared value rows a block at a time (kern_values_block: 16 KB
  * of f32 rows, which stay in the L1 cache for every query and column; an f16 block widened once
  * into vbuf), in a block two queries at a time, each 8 columns of a row loaded once and fed to
@@ -328,9 +292,15 @@ void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, in
     memset(acc, 0, sizeof(float) * (size_t)nq * ncol * 4 * 8);
 #define ACC(t, c, j) (acc + (((size_t)(t)*ncol + (c)) * 4 + (j)) * 8)
     const int runs = (nq + 1) / 2 * ncol; /* runs of the loop below per block */
-    /* head sizes of whole pairs of chunks by sweeps (values_swept); the loop below for the rest */
-    const int swept = hs % 16 == 0 && kern_values_block(hs, vt) <= VALUES_EB;
-    if (swept) values_swept(vt, e, lde, nq, hs, v, n_shared, acc);
+    /* By sweeps (kern_values_swept, 16 columns, up to 6 queries) where the head size allows;
+     * this loop for the rest. Measured against this loop (Zen 5 running the AVX2 kernels,
+     * DECBENCH_ISA=avx2, bench/attend_speed.c, one thread, in the cache, the value sums' time;
+     * 2026-11-30-attention-values-zen5.md): f16 0.32-0.55x, f32 0.44-0.97x, 1 to 8 queries, head
+     * sizes 64 and 128. This loop also divides twice per run of a block to share the
+     * prefetches, and with an odd query count runs the last query's chains twice. */
+    const int swept = kern_sweep_fits(hs, vt, 16);
+    if (swept)
+        kern_values_swept(avx2_sweep, AVX2_SWEEP_Q, 16, 8, vt, e, lde, nq, hs, v, n_shared, acc);
     for (int s0 = 0; !swept && s0 < n_shared; s0 += SB) {
         const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
         const unsigned char *vb = (const unsigned char *)v + (size_t)s0 * ldv;

@@ -811,26 +811,21 @@ values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, in
         }
 }
 
-/* The value sums of Q queries over f16 value rows for one chain of a block: rows s, s + 4, ...
- * below s1 (s = s0 + j: the slots chain j takes, in slot order, as the reference's chains),
- * columns col0 .. col0 + 31 (two chunks); query t's weights at e + t * VALUES_EB (indexed by
- * slot), its running sums of chain j at acc + t * acc_q + c * 4 * KERN_LANES for chunk c. Each
- * row's two chunks are loaded and widened once, in registers, for all Q queries: one load per
- * Q multiply-adds, where values_run2 over a block widened into memory takes one per 2, and
- * the widening's stores besides. Each step of a row also prefetches pf_lines lines from pf on
- * (returned past them). */
-#define VALUES_EB 256 /* weights a query of the block's copy (kern_values_block of f16, hs >= 32)  \
-                       */
-#define VALUES_SWEEP_Q 8 /* queries a sweep: 16 accumulators */
+/* kern_values_swept's sweep over f16 rows (kernels_isa.h): Q queries, rows s, s + 4, ... below
+ * s1, columns col0 .. col0 + 31 (two chunks); query t's weights at e + t * KERN_SWEEP_EB
+ * (indexed by slot), its running sums of the chain at acc + t * ldacc + c * 4 * KERN_LANES for
+ * chunk c. A row's two chunks are loaded and widened once for all Q queries (16 accumulators
+ * at most): one load per Q multiply-adds, where values_run2 over a block widened into memory
+ * takes one per 2, and the widening's stores besides. */
 static inline __attribute__((always_inline)) uintptr_t
-values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int s, int s1, int col0,
-                 float *acc, size_t acc_q, uintptr_t pf, int pf_lines) {
-    __m512 a[VALUES_SWEEP_Q][2];
+values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int s, int s1,
+                 int col0, float *acc, size_t ldacc, uintptr_t pf, int pf_lines) {
+    __m512 a[KERN_SWEEP_QMAX][2];
 #pragma GCC unroll 8
     for (int t = 0; t < Q; t++)
 #pragma GCC unroll 2
         for (int c = 0; c < 2; c++)
-            a[t][c] = _mm512_loadu_ps(acc + (size_t)t * acc_q + (size_t)c * 4 * KERN_LANES);
+            a[t][c] = _mm512_loadu_ps(acc + (size_t)t * ldacc + (size_t)c * 4 * KERN_LANES);
     for (; s < s1; s += 4) {
         for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
         const unsigned char *row = v + (size_t)s * ldv + 2 * (size_t)col0;
@@ -838,7 +833,7 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
                      x1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 32)));
 #pragma GCC unroll 8
         for (int t = 0; t < Q; t++) {
-            const __m512 w = _mm512_set1_ps(e[t * VALUES_EB + s]);
+            const __m512 w = _mm512_set1_ps(e[t * KERN_SWEEP_EB + s]);
             a[t][0] = _mm512_fmadd_ps(w, x0, a[t][0]);
             a[t][1] = _mm512_fmadd_ps(w, x1, a[t][1]);
         }
@@ -847,73 +842,27 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
     for (int t = 0; t < Q; t++)
 #pragma GCC unroll 2
         for (int c = 0; c < 2; c++)
-            _mm512_storeu_ps(acc + (size_t)t * acc_q + (size_t)c * 4 * KERN_LANES, a[t][c]);
+            _mm512_storeu_ps(acc + (size_t)t * ldacc + (size_t)c * 4 * KERN_LANES, a[t][c]);
     return pf;
 }
 
-/* avx512_values' shared rows over an f16 cache by values_sweep_f16, for head sizes of whole
- * pairs of chunks (hs % 32 == 0): a block of rows at a time (kern_values_block), in it the
- * queries in groups of at most VALUES_SWEEP_Q (as even as can be), whose weights for the block
- * are first copied VALUES_EB floats apart (so that one register addresses all of them: with a
- * pointer a query, gcc kept the offsets on the stack and reloaded them every row), then one
- * sweep per chain and pair of chunks, each prefetching its share of the next block.
- * Measured against the widened block (bench/attend_speed.c, Zen 5, one thread, in the cache,
- * the value sums' time; 2026-11-30-attention-values-zen5.md): 4 to 8 queries 0.61-0.69x
- * (head sizes 64 and 128), 3 the same, 2 queries 1.1x (they keep values_run2); f32 rows (no
- * widening to save) 0.98-1.10x, so f32 keeps the old path. Groups of at most 7 ran 8 queries
- * as 4 + 4, at 1.1x. */
-static void values_swept_f16(const float *e, size_t lde, int nq, int hs, const void *v,
-                             int n_shared, float *acc, size_t acc_q) {
-    const size_t ldv = (size_t)hs * 2;
-    const int SB = kern_values_block(hs, WTYPE_F16), pairs = hs / 32;
-    const int groups = (nq + VALUES_SWEEP_Q - 1) / VALUES_SWEEP_Q;
-    const int steps = 4 * pairs * groups * (SB / 4); /* prefetching steps a block */
-    const int pf_lines = (int)(((size_t)SB * ldv / 64 + steps - 1) / steps);
-    float eb[VALUES_SWEEP_Q * VALUES_EB] __attribute__((aligned(64)));
-    for (int s0 = 0; s0 < n_shared; s0 += SB) {
-        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
-        uintptr_t pf = (uintptr_t)v + (size_t)(s0 + SB) * ldv; /* the next block */
-        for (int g = 0, g0 = 0; g < groups; g0 += (nq - g0) / (groups - g), g++) {
-            const int Q = (nq - g0) / (groups - g);
-            for (int t = 0; t < Q; t++)
-                memcpy(eb + t * VALUES_EB, e + (size_t)(g0 + t) * lde + s0,
-                       sizeof(float) * (size_t)(s1 - s0));
-            const unsigned char *vv = (const unsigned char *)v;
-            for (int j = 0; j < 4; j++)
-                for (int p = 0; p < pairs; p++) {
-                    float *a = acc + (size_t)g0 * acc_q + (size_t)(8 * p + j) * KERN_LANES;
-#define SWEEP(Q)                                                                                   \
-    pf = values_sweep_f16(Q, eb - s0, vv, ldv, s0 + j, s1, 32 * p, a, acc_q, pf, pf_lines)
-                    switch (Q) {
-                    case 1:
-                        SWEEP(1);
-                        break;
-                    case 2:
-                        SWEEP(2);
-                        break;
-                    case 3:
-                        SWEEP(3);
-                        break;
-                    case 4:
-                        SWEEP(4);
-                        break;
-                    case 5:
-                        SWEEP(5);
-                        break;
-                    case 6:
-                        SWEEP(6);
-                        break;
-                    case 7:
-                        SWEEP(7);
-                        break;
-                    default:
-                        SWEEP(8);
-                        break;
-                    }
-#undef SWEEP
-                }
-        }
+/* The sweep for kern_values_swept: values_sweep_f16 with Q (1..KERN_SWEEP_QMAX) a constant. */
+static uintptr_t avx512_sweep(wtype vt, int Q, const float *e, const unsigned char *v, size_t ldv,
+                              int s, int s1, int col0, float *acc, size_t ldacc, uintptr_t pf,
+                              int pf_lines) {
+    (void)vt; /* f16 only */
+#define SWEEP(Q) values_sweep_f16(Q, e, v, ldv, s, s1, col0, acc, ldacc, pf, pf_lines)
+    switch (Q) {
+    case 1: return SWEEP(1);
+    case 2: return SWEEP(2);
+    case 3: return SWEEP(3);
+    case 4: return SWEEP(4);
+    case 5: return SWEEP(5);
+    case 6: return SWEEP(6);
+    case 7: return SWEEP(7);
+    default: return SWEEP(8);
     }
+#undef SWEEP
 }
 
 /* kern_attend_kv's value sums: the shared value rows a block at a time (kern_values_block: 16 KB
@@ -946,10 +895,16 @@ static void avx512_values(wtype vt, const float *e, size_t lde, const float *sum
     const int lines = (int)((size_t)SB * ldv / 64);
     const int run_lines = runs > 0 ? (lines + runs - 1) / runs : 0;
     const int pf_lines = (run_lines + SB / 4 - 1) / (SB / 4);
-    /* an f16 cache by sweeps, for 4 or more queries (values_swept_f16) */
-    const int swept = vt == WTYPE_F16 && hs % 32 == 0 && nq >= 4 &&
-                      kern_values_block(hs, WTYPE_F16) <= VALUES_EB;
-    if (swept) values_swept_f16(e, lde, nq, hs, v, n_shared, acc, acc_q);
+    /* An f16 cache by sweeps (kern_values_swept, 32 columns, up to 8 queries: 16 accumulators),
+     * for 4 or more queries. Measured against the widened block (bench/attend_speed.c, Zen 5,
+     * one thread, in the cache, the value sums' time; 2026-11-30-attention-values-zen5.md):
+     * 4 to 8 queries 0.61-0.69x (head sizes 64 and 128), 3 the same, 2 queries 1.1x; f32 rows
+     * (no widening to save) mixed, 0.9x at 7 queries and 1.4x at 4, so f32 keeps this loop.
+     * Groups of at most 7 ran 8 queries as 4 + 4, at 1.1x. */
+    const int swept = vt == WTYPE_F16 && nq >= 4 && kern_sweep_fits(hs, vt, 32);
+    if (swept)
+        kern_values_swept(avx512_sweep, KERN_SWEEP_QMAX, 32, KERN_LANES, vt, e, lde, nq, hs, v,
+                          n_shared, acc);
     for (int s0 = 0; !swept && s0 < n_shared; s0 += SB) {
         const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
         const unsigned char *vb = (const unsigned char *)v + (size_t)s0 * ldv;

@@ -121,6 +121,54 @@ static inline int kern_values_block(int hs, wtype vt) {
     return n < 4 ? 4 : n;
 }
 
+/* The value sums by sweeps (the AVX-512 f16 cache's, kernels_avx512.c; AVX2's, both types,
+ * kernels_avx2_attend.c): instead of widening a block into memory and summing a few queries a
+ * loaded chunk, each row's COLS columns are loaded (and widened) once, in registers, for a group
+ * of up to QMAX queries, one chain at a time (rows s = j mod 4, in slot order: the reference's
+ * chains, so the same bits). The shared rows go a block at a time (kern_values_block of the
+ * cache's type vt); in a block, the queries in groups as even as can be, whose weights are first
+ * copied KERN_SWEEP_EB floats apart (so that one register addresses all of them: with a pointer
+ * a query, gcc kept the offsets on the stack and reloaded them every row); then one sweep per
+ * chain and COLS columns: sweep(vt, Q, the weights indexed by slot, v, ldv, its first row s0 + j,
+ * s1, its first column, the running sums of that chain and column's chunk for the group's first
+ * query, the floats between two queries' sums, pf, pf_lines) returns pf past the lines it
+ * prefetched, pf_lines a row (each sweep a share of the next block). acc: [query][chunk of
+ * `lanes` columns][chain][lanes], 4 * hs floats a query. For head sizes of whole sweeps
+ * (hs % COLS == 0) whose block fits the weights' copy (kern_sweep_fits). */
+#define KERN_SWEEP_EB 256  /* weights a query of a block's copy */
+#define KERN_SWEEP_QMAX 8  /* queries a group at most, on any ISA */
+typedef uintptr_t (*kern_sweep_fn)(wtype vt, int Q, const float *e, const unsigned char *v,
+                                   size_t ldv, int s, int s1, int col0, float *acc, size_t ldacc,
+                                   uintptr_t pf, int pf_lines);
+static inline int kern_sweep_fits(int hs, wtype vt, int COLS) {
+    return hs % COLS == 0 && kern_values_block(hs, vt) <= KERN_SWEEP_EB;
+}
+static inline __attribute__((always_inline)) void
+kern_values_swept(kern_sweep_fn sweep, int QMAX, int COLS, int lanes, wtype vt, const float *e,
+                  size_t lde, int nq, int hs, const void *v, int n_shared, float *acc) {
+    const size_t ldv = (size_t)hs * kern_kv_bytes(vt), ldacc = 4 * (size_t)hs;
+    const int SB = kern_values_block(hs, vt), sweeps = hs / COLS, groups = (nq + QMAX - 1) / QMAX;
+    const int steps = 4 * sweeps * groups * (SB / 4); /* prefetching steps a block */
+    const int pf_lines = (int)(((size_t)SB * ldv / 64 + steps - 1) / steps);
+    float eb[KERN_SWEEP_QMAX * KERN_SWEEP_EB] __attribute__((aligned(64)));
+    const unsigned char *vv = (const unsigned char *)v;
+    for (int s0 = 0; s0 < n_shared; s0 += SB) {
+        const int s1 = n_shared - s0 < SB ? n_shared : s0 + SB;
+        uintptr_t pf = (uintptr_t)v + (size_t)(s0 + SB) * ldv; /* the next block */
+        for (int g = 0, g0 = 0; g < groups; g0 += (nq - g0) / (groups - g), g++) {
+            const int Q = (nq - g0) / (groups - g);
+            for (int t = 0; t < Q; t++)
+                __builtin_memcpy(eb + t * KERN_SWEEP_EB, e + (size_t)(g0 + t) * lde + s0,
+                                 sizeof(float) * (size_t)(s1 - s0));
+            for (int j = 0; j < 4; j++)
+                for (int p = 0; p < sweeps; p++)
+                    pf = sweep(vt, Q, eb - s0, vv, ldv, s0 + j, s1, COLS * p,
+                               acc + (size_t)g0 * ldacc + (size_t)(COLS / lanes * 4 * p + j) * lanes,
+                               ldacc, pf, pf_lines);
+        }
+    }
+}
+
 /* Bytes of one block of a block type (wtype.c's block_bytes), as a constant the tiles' type
  * switches fold: WT is a compile-time constant at every call. */
 static inline int kern_block_bytes(wtype WT) {
