@@ -221,7 +221,7 @@ void kern_avx2_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, cons
 
 /* kern_values_swept's sweep in 8 lanes (kernels_isa.h) over rows of type VT (f32, f16): Q
  * queries, rows s, s + 4, ... below s1, columns col0 .. col0 + 15 (two chunks of 8); query t's
- * weights at e + t * KERN_SWEEP_EB (indexed by slot), its running sums of the chain at acc + t *
+ * weights at e + t * KERN_SWEEP_EB (indexed by row), its running sums of the chain at acc + t *
  * ldacc + c * 32 for chunk c. A row's two chunks are loaded (an f16 row widened) once for all
  * Q queries (12 accumulators at most, of the 16 registers). */
 #define AVX2_SWEEP_Q 6

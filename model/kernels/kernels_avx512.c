@@ -813,7 +813,7 @@ values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, in
 
 /* kern_values_swept's sweep over f16 rows (kernels_isa.h): Q queries, rows s, s + 4, ... below
  * s1, columns col0 .. col0 + 31 (two chunks); query t's weights at e + t * KERN_SWEEP_EB
- * (indexed by slot), its running sums of the chain at acc + t * ldacc + c * 4 * KERN_LANES for
+ * (indexed by row), its running sums of the chain at acc + t * ldacc + c * 4 * KERN_LANES for
  * chunk c. A row's two chunks are loaded and widened once for all Q queries (16 accumulators
  * at most): one load per Q multiply-adds, where values_run2 over a block widened into memory
  * takes one per 2, and the widening's stores besides. */

@@ -129,10 +129,11 @@ static inline int kern_values_block(int hs, wtype vt) {
  * cache's type vt); in a block, the queries in groups as even as can be, whose weights are first
  * copied KERN_SWEEP_EB floats apart (so that one register addresses all of them: with a pointer
  * a query, gcc kept the offsets on the stack and reloaded them every row); then one sweep per
- * chain and COLS columns: sweep(vt, Q, the weights indexed by slot, v, ldv, its first row s0 + j,
- * s1, its first column, the running sums of that chain and column's chunk for the group's first
- * query, the floats between two queries' sums, pf, pf_lines) returns pf past the lines it
- * prefetched, pf_lines a row (each sweep a share of the next block). acc: [query][chunk of
+ * chain and COLS columns: sweep(vt, Q, the weights' copy, the block's first row, ldv, its first
+ * row j and the block's rows (both counted from the block's first), its first column, the
+ * running sums of that chain and column's chunk for the group's first query, the floats between
+ * two queries' sums, pf, pf_lines) returns pf past the lines it prefetched, pf_lines a row (each
+ * sweep a share of the next block). acc: [query][chunk of
  * `lanes` columns][chain][lanes], 4 * hs floats a query. For head sizes of whole sweeps
  * (hs % COLS == 0) whose block fits the weights' copy (kern_sweep_fits). */
 #define KERN_SWEEP_EB 256  /* weights a query of a block's copy */
@@ -162,7 +163,7 @@ kern_values_swept(kern_sweep_fn sweep, int QMAX, int COLS, int lanes, wtype vt, 
                                  sizeof(float) * (size_t)(s1 - s0));
             for (int j = 0; j < 4; j++)
                 for (int p = 0; p < sweeps; p++)
-                    pf = sweep(vt, Q, eb - s0, vv, ldv, s0 + j, s1, COLS * p,
+                    pf = sweep(vt, Q, eb, vv + (size_t)s0 * ldv, ldv, j, s1 - s0, COLS * p,
                                acc + (size_t)g0 * ldacc + (size_t)(COLS / lanes * 4 * p + j) * lanes,
                                ldacc, pf, pf_lines);
         }
