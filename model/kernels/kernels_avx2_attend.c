@@ -276,10 +276,10 @@ static uintptr_t avx2_sweep(wtype vt, int Q, const float *e, const unsigned char
 #undef SWEEP
 }
 
-/* kern_attend_kv's value sums: by sweeps (kern_values_swept) where the head size allows; else the
- * shared value rows a block at a time (kern_values_block: 16 KB
- * of f32 rows, which stay in the L1 cache for every query and column; an f16 block widened once
- * into vbuf), in a block two queries at a time, each 8 columns of a row loaded once and fed to
+/* kern_attend_kv's value sums: by sweeps (kern_values_swept) where the head size allows; else
+ * the shared value rows a block at a time (kern_values_block: 16 KB of f32 rows, which stay in
+ * the L1 cache for every query and column; an f16 block widened once into vbuf), in a block two
+ * queries at a time, each 8 columns of a row loaded once and fed to
  * both queries' chain s mod 4, the next block prefetched a few lines with each step of 4 rows.
  * The chains' running sums wait in acc between blocks: [query][8 columns][chain]. */
 void kern_avx2_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,

@@ -133,9 +133,9 @@ static inline int kern_values_block(int hs, wtype vt) {
  * row j and the block's rows (both counted from the block's first), its first column, the
  * running sums of that chain and column's chunk for the group's first query, the floats between
  * two queries' sums, pf, pf_lines) returns pf past the lines it prefetched, pf_lines a row (each
- * sweep a share of the next block). acc: [query][chunk of
- * `lanes` columns][chain][lanes], 4 * hs floats a query. For head sizes of whole sweeps
- * (hs % COLS == 0) whose block fits the weights' copy (kern_sweep_fits). */
+ * sweep a share of the next block). acc: [query][chunk of `lanes` columns][chain][lanes], 4 * hs
+ * floats a query. For head sizes of whole sweeps (hs % COLS == 0) whose block fits the weights'
+ * copy (kern_sweep_fits). */
 #define KERN_SWEEP_EB 256  /* weights a query of a block's copy */
 #define KERN_SWEEP_QMAX 8  /* queries a group at most, on any ISA */
 typedef uintptr_t (*kern_sweep_fn)(wtype vt, int Q, const float *e, const unsigned char *v,
