@@ -51,39 +51,67 @@ static inline __m256 exp8(__m256 x) { /* kern_exp_ref in 8 lanes, operation for 
 }
 
 /* kern_attend's softmax: max (exact in any order), exp8, the canonical sum; NaN throughout if a
- * score is not finite (kern_softmax_nonfinite). */
+ * score is not finite (kern_softmax_nonfinite). The maximum in 4 registers (one chain of maxima
+ * waited on each other's latency), and the canonical sum taken as the weights are made, lane j
+ * of lo and hi adding weights j, j + 16, ... in order, then the last 1-15 as kern_avx2_sum adds
+ * them: the same bits as summing afterwards, with one pass over the scores less. */
 float kern_avx2_softmax(float *s, int n) {
-    float mx = s[0];
-    __m256 vmx = _mm256_set1_ps(mx);
-    __m256i bad = _mm256_setzero_si256(); /* kern_exponent_carry of every score, OR-ed */
     const __m256i expo = _mm256_set1_epi32(0x7f800000), unit = _mm256_set1_epi32(0x00800000);
+    __m256 mx[4];
+    __m256i bad[4]; /* kern_exponent_carry of every score, OR-ed */
+    for (int j = 0; j < 4; j++) mx[j] = _mm256_set1_ps(-INFINITY), bad[j] = _mm256_setzero_si256();
     int i = 0;
+    for (; i + 32 <= n; i += 32)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const __m256 x = _mm256_loadu_ps(s + i + 8 * j);
+            mx[j] = _mm256_max_ps(mx[j], x);
+            bad[j] = _mm256_or_si256(
+                bad[j], _mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(x), expo), unit));
+        }
     for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(s + i);
-        vmx = _mm256_max_ps(vmx, x);
-        bad = _mm256_or_si256(
-            bad, _mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(x), expo), unit));
+        const __m256 x = _mm256_loadu_ps(s + i);
+        mx[0] = _mm256_max_ps(mx[0], x);
+        bad[0] = _mm256_or_si256(
+            bad[0], _mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(x), expo), unit));
     }
     float m8[8];
-    _mm256_storeu_ps(m8, vmx);
-    for (int j = 0; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
-    uint32_t any = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bad)) ? 0x80000000u : 0;
+    _mm256_storeu_ps(m8, _mm256_max_ps(_mm256_max_ps(mx[0], mx[1]), _mm256_max_ps(mx[2], mx[3])));
+    float mxs = m8[0];
+    for (int j = 1; j < 8; j++) mxs = m8[j] > mxs ? m8[j] : mxs;
+    const __m256i b = _mm256_or_si256(_mm256_or_si256(bad[0], bad[1]), _mm256_or_si256(bad[2], bad[3]));
+    uint32_t any = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(b)) ? 0x80000000u : 0;
     for (; i < n; i++) {
-        uint32_t b;
-        memcpy(&b, s + i, 4);
-        any |= kern_exponent_carry(b);
-        mx = s[i] > mx ? s[i] : mx;
+        uint32_t bits;
+        memcpy(&bits, s + i, 4);
+        any |= kern_exponent_carry(bits);
+        mxs = s[i] > mxs ? s[i] : mxs;
     }
     if (any & 0x80000000u) return kern_softmax_nonfinite(s, n);
-    vmx = _mm256_set1_ps(mx);
-    for (i = 0; i + 8 <= n; i += 8)
+    const __m256 vmx = _mm256_set1_ps(mxs);
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        const __m256 w0 = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmx)),
+                     w1 = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + i + 8), vmx));
+        _mm256_storeu_ps(s + i, w0);
+        _mm256_storeu_ps(s + i + 8, w1);
+        lo = _mm256_add_ps(lo, w0);
+        hi = _mm256_add_ps(hi, w1);
+    }
+    const int k = i; /* the last 1-15 weights: made, then summed as kern_avx2_sum's tail */
+    for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(s + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmx)));
     if (i < n) {
         float t[8];
         _mm256_storeu_ps(t, exp8(_mm256_sub_ps(maskload8(s + i, n - i), vmx)));
         memcpy(s + i, t, sizeof(float) * (size_t)(n - i));
     }
-    return kern_avx2_sum(s, n);
+    if (k < n) {
+        const int left = n - k, nl = left < 8 ? left : 8;
+        lo = _mm256_add_ps(lo, maskload8(s + k, nl));
+        hi = _mm256_add_ps(hi, maskload8(s + k + 8, left - nl));
+    }
+    return fold256x2(lo, hi);
 }
 
 /* acc[j] += w * v for the chain j = s mod 4 known only at run time (remainders and tails). */
