@@ -674,30 +674,39 @@ static unsigned char *kv_head(const fwd_ctx *c, unsigned char *cache, int layer,
     return cache + ((size_t)layer * cfg->n_kv_heads + g) * c->cap * c->kv_row;
 }
 
-/* The batch's K and V rows (kb, vb: [T][kv_dim]) into their scratch slots after the committed
- * prefix (rows first.. of the scratch), stored as the cache's type: copied for f32, each value
- * rounded by the type's from_float otherwise (f16: to nearest, ties to even), a function of the
- * value alone, so a row's stored bits do not depend on the pass it was computed in. Kv heads
- * [g0, g1) only. */
-static void kv_store(fwd_ctx *c, int layer, int T, const float *kb, const float *vb, int g0,
-                     int g1) {
+/* Columns [lo, hi) of T new key rows (values: value rows) at y, kv_dim floats apart, into their
+ * scratch slots of layer `layer` after the committed prefix (rows first.. of the scratch),
+ * stored as the cache's type: copied for f32, each value rounded by the type's from_float
+ * otherwise (f16: to nearest, ties to even), a function of the value alone, so a row's stored
+ * bits do not depend on the pass it was computed in, nor on which columns are stored together. */
+static void kv_store_rows(fwd_ctx *c, int layer, int values, const float *y, int T, int lo,
+                          int hi) {
     const model_config *cfg = &c->m->cfg;
-    int hs = cfg->head_size;
+    const int hs = cfg->head_size;
+    const size_t esz = c->kv_row / (size_t)hs; /* bytes a value: 4 (f32) or 2 (f16) */
     void (*store)(const float *, void *, int) = wtype_get(c->kvt)->from_float;
-    for (int g = g0; g < g1; g++) {
-        unsigned char *k = kv_head(c, c->kc, layer, g), *v = kv_head(c, c->vc, layer, g);
-        for (int r = 0; r < T; r++) {
-            size_t from = (size_t)r * cfg->kv_dim + (size_t)g * hs;
-            size_t slot = (size_t)(c->n_past + c->first + r);
-            if (c->kvt == WTYPE_F32) {
-                memcpy(k + slot * c->kv_row, kb + from, c->kv_row);
-                memcpy(v + slot * c->kv_row, vb + from, c->kv_row);
-            } else {
-                store(kb + from, k + slot * c->kv_row, hs);
-                store(vb + from, v + slot * c->kv_row, hs);
-            }
+    for (int g = lo / hs; g * hs < hi; g++) {
+        const int a = lo > g * hs ? lo : g * hs, e = hi < (g + 1) * hs ? hi : (g + 1) * hs;
+        unsigned char *dst = kv_head(c, values ? c->vc : c->kc, layer, g) +
+                             (size_t)(a - g * hs) * esz +
+                             (size_t)(c->n_past + c->first) * c->kv_row;
+        const float *src = y + a;
+        for (int r = 0; r < T; r++, dst += c->kv_row, src += cfg->kv_dim) {
+            if (c->kvt == WTYPE_F32)
+                memcpy(dst, src, sizeof(float) * (size_t)(e - a));
+            else
+                store(src, dst, e - a);
         }
     }
+}
+
+/* The batch's K and V rows (kb, vb: [T][kv_dim]) of kv heads [g0, g1) into the cache
+ * (kv_store_rows). */
+static void kv_store(fwd_ctx *c, int layer, int T, const float *kb, const float *vb, int g0,
+                     int g1) {
+    const int hs = c->m->cfg.head_size;
+    kv_store_rows(c, layer, 0, kb, T, g0 * hs, g1 * hs);
+    kv_store_rows(c, layer, 1, vb, T, g0 * hs, g1 * hs);
 }
 
 typedef struct {
@@ -892,32 +901,14 @@ typedef struct pass_seg {
 } pass_seg;
 
 /* Columns [lo, hi) of the pass's new keys (values: values) of layer `layer`, y: [N][kv_dim],
- * into each segment's cache, as kv_store stores them (the same bits: each value copied or
- * rounded alone), by the thread whose product made them, while they are in its cache. Stored
- * on the caller before the attention (kv_store), a 64-row pass of 110M q8_0 wrote 4.7 MB of
- * scattered 256-byte rows while the other thread waited. */
+ * into each segment's cache (kv_store_rows), by the thread whose product made them, while they
+ * are in its cache. Stored on the caller before the attention (kv_store), a 64-row pass of 110M
+ * q8_0 wrote 4.7 MB of scattered 256-byte rows while the other thread waited. */
 static void kv_store_cols(const pass_seg *segs, int nseg, int layer, int values, const float *y,
                           int lo, int hi) {
-    for (int s = 0; s < nseg; s++) {
-        fwd_ctx *c = segs[s].c;
-        const model_config *cfg = &c->m->cfg;
-        const int hs = cfg->head_size;
-        const size_t esz = c->kv_row / (size_t)hs; /* bytes a value: 4 (f32) or 2 (f16) */
-        void (*store)(const float *, void *, int) = wtype_get(c->kvt)->from_float;
-        for (int g = lo / hs; g * hs < hi; g++) {
-            const int a = lo > g * hs ? lo : g * hs, e = hi < (g + 1) * hs ? hi : (g + 1) * hs;
-            unsigned char *dst = kv_head(c, values ? c->vc : c->kc, layer, g) +
-                                 (size_t)(a - g * hs) * esz +
-                                 (size_t)(c->n_past + c->first) * c->kv_row;
-            const float *src = y + (size_t)segs[s].row0 * cfg->kv_dim + a;
-            for (int r = 0; r < segs[s].n; r++, dst += c->kv_row, src += cfg->kv_dim) {
-                if (c->kvt == WTYPE_F32)
-                    memcpy(dst, src, sizeof(float) * (size_t)(e - a));
-                else
-                    store(src, dst, e - a);
-            }
-        }
-    }
+    for (int s = 0; s < nseg; s++)
+        kv_store_rows(segs[s].c, layer, values,
+                      y + (size_t)segs[s].row0 * segs[s].c->m->cfg.kv_dim, segs[s].n, lo, hi);
 }
 
 /* Attention of several contexts as one pool run: chunk k belongs to the first task whose chunks
@@ -976,16 +967,15 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
                 at[s] = (att_task){.c = c, .layer = l, .T = n, .rows_per_job = per,
                                    .blocks = (n + per - 1) / per, .q = b->q + off * qd,
                                    .out = b->xb2 + off * qd};
-                /* The new K and V rows into the cache, where the products did not store them:
+                /* The new K and V rows into the cache, where the products did not store them
+                 * (whole heads: qkv_finish made them after the products):
                  * by each head's job when a head is one job (no other job reads that head),
                  * else here, before any job starts. Stored here, one-row passes wrote 2 x
                  * layers x kv heads scattered rows on the caller while the other threads
                  * waited (110M q8_0, 2 threads: 2.3% of the samples) */
-                if (!whole)
-                    ; /* stored by the products (kv_store_cols) */
-                else if (at[s].blocks == 1)
+                if (whole && at[s].blocks == 1)
                     at[s].kb = b->kb + off * kvd, at[s].vb = b->vb + off * kvd;
-                else
+                else if (whole)
                     kv_store(c, l, n, b->kb + off * kvd, b->vb + off * kvd, 0, cfg->n_kv_heads);
                 chunks += cfg->n_kv_heads * at[s].blocks;
                 att_macs += (size_t)n * cfg->n_heads * (c->n_past + c->first + n) * cfg->head_size;
