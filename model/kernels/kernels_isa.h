@@ -270,14 +270,21 @@ static inline int kern_a8b_first(int T, int c) {
 }
 
 /* Token i's per-block fields of a record of n tokens (d_b, ds, s128, s8, h32[2]) from d_b and the
- * sums h0, h1 of the block's two halves of q: every int8b quantizer's last step. */
+ * sums h0, h1 of the block's two halves of q: every int8b quantizer's last step. Four scalar
+ * stores: from an array of the four, gcc made them in one vector, stored it to the stack and
+ * copied it out word by word, and each word's load waited for that store (AVX-512 quantizer on
+ * Zen 5, 64 rows of 768 and 2048 values, one core: 0.30-0.44 -> 0.26-0.36 ns a value; AVX2's
+ * 0.44 -> 0.38). */
 static inline void kern_a8b_put_sums(unsigned char *rec, int n, int i, float d, int32_t h0,
                                      int32_t h1) {
-    const int32_t s = h0 + h1, ints[4] = {-128 * s, -8 * s, -32 * h0, -32 * h1};
+    const int32_t s = h0 + h1, s128 = -128 * s, s8 = -8 * s, h32a = -32 * h0, h32b = -32 * h1;
     const float ds = d * (float)s;
     memcpy(rec + 32 * n + 4 * i, &d, 4);
     memcpy(rec + 36 * n + 4 * i, &ds, 4);
-    for (int k = 0; k < 4; k++) memcpy(rec + (40 + 4 * k) * n + 4 * i, &ints[k], 4);
+    memcpy(rec + 40 * n + 4 * i, &s128, 4);
+    memcpy(rec + 44 * n + 4 * i, &s8, 4);
+    memcpy(rec + 48 * n + 4 * i, &h32a, 4);
+    memcpy(rec + 52 * n + 4 * i, &h32b, 4);
 }
 
 /* Block b's record in the chunk of n tokens that starts at token t0. */
