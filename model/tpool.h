@@ -25,6 +25,17 @@ void tpool_free(tpool *p);
 int tpool_size(const tpool *p);
 void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks);
 
+/* Prefetching while waiting. In a tpool_run, a thread out of chunks waits for the others'
+ * chunks, then (a worker) for the next job; meanwhile it can fetch bytes the next job will read.
+ * Each tpool_prefetch_idle names one such range for the next tpool_run (up to
+ * TPOOL_IDLE_RANGES; the run after it forgets them): while waiting, thread i prefetches the
+ * i-th of size equal shares of each range in turn, into L2: the rows a product gives it where
+ * the product has one piece a thread (forward.c's one-row passes). Only a hint: no result
+ * depends on it. */
+#include <stddef.h>
+#define TPOOL_IDLE_RANGES 3
+void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes);
+
 /* The contiguous share [*lo, *hi) of n items for part i of parts, each share a multiple of
  * `align` items except the last. */
 void tpool_split(int n, int align, int i, int parts, int *lo, int *hi);

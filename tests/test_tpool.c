@@ -1,8 +1,12 @@
 /* test_tpool.c: the thread pool runs every chunk of a job exactly once, and tpool_run returns
  * only after all of them have finished, over many short jobs of varying size (the pattern of a
  * forward pass). This is the test that would have caught a late worker claiming a chunk of a
- * job not yet published (it made the caller return while a chunk was running). */
+ * job not yet published (it made the caller return while a chunk was running). Most jobs also
+ * name ranges for the waiting threads to prefetch (tpool_prefetch_idle: none, some, more than
+ * TPOOL_IDLE_RANGES, before a job of one chunk that runs on the caller alone), which must
+ * change none of that. */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/tpool.h"
@@ -38,8 +42,16 @@ int main(void) {
         rng_seed(&r, 5);
         int stamp[64], failures = 0;
         job_state s;
+        const size_t big = (size_t)1 << 20;
+        unsigned char *buf = malloc(big);
+        CHECK(buf != NULL);
         for (int job = 0; job < 100000; job++) {
             int n = 1 + (int)rng_below(&r, 64);
+            for (int k = 0, ranges = (int)rng_below(&r, TPOOL_IDLE_RANGES + 2); k < ranges; k++) {
+                const size_t at = rng_below(&r, (uint32_t)big);
+                const size_t len = rng_below(&r, (uint32_t)(big - at));
+                tpool_prefetch_idle(p, buf + at, len);
+            }
             memset(&s, 0, sizeof s);
             s.job = job;
             s.stamp = stamp;
@@ -52,6 +64,7 @@ int main(void) {
         CHECK_MSG(failures == 0, "%d threads: %d of 100000 jobs ran a chunk twice, not at all, or "
                                  "returned before it finished", threads, failures);
         tpool_free(p);
+        free(buf);
     }
     return test_finish("test_tpool");
 }
