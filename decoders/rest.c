@@ -86,9 +86,6 @@ enum {
  * (docs/measurements/2026-11-29-sequoia.md). */
 #define REST_SEQUOIA_ACCEPT "0.444/0.094/0.040/0.041"
 
-/* The most ranks a shape may name below one node. */
-#define REST_MAX_RANK SEQUOIA_MAX_RANKS
-
 typedef struct {
     int max_span, min_span, num_draft, cont, k;
     int V;
@@ -285,19 +282,13 @@ static int choose(rst *s) {
     return nb;
 }
 
-/* The child of trie node x of sibling rank `rank`: the most continuations first, then the one
- * met first (ranks_before's order among siblings); 0 when x has no more than `rank` children. */
-static int child_of_rank(const rst *s, int x, int rank) {
-    int top[REST_MAX_RANK], n = 0;
-    for (int c = s->t_child[x]; c; c = s->t_sib[c]) {
-        int at = n;
-        while (at > 0 && !ranks_before(s, top[at - 1], c)) at--;
-        if (at > rank) continue;
-        if (n <= rank) n++;
-        for (int j = n - 1; j > at; j--) top[j] = top[j - 1];
-        top[at] = c;
-    }
-    return n > rank ? top[rank] : 0;
+/* The trie's sibling lists for sequoia_child_of_rank, in ranks_before's order. */
+static int trie_next(const void *ctx, int c) {
+    return ((const rst *)ctx)->t_sib[c];
+}
+
+static int trie_before(const void *ctx, int a, int b) {
+    return ranks_before((const rst *)ctx, a, b);
 }
 
 /* Step 3 with shape=sequoia: shape node j is the rank[j]-th child of its parent's trie node,
@@ -311,7 +302,9 @@ static int choose_shape(rst *s) {
     for (int j = 0; j < s->n_shape; j++) {
         const int pj = s->sh_par[j], parent = pj < 0 ? 0 : s->sh_node[pj];
         const int r = s->sh_rank[j];
-        s->sh_node[j] = (pj >= 0 && !parent) || r >= REST_MAX_RANK ? 0 : child_of_rank(s, parent, r);
+        s->sh_node[j] = pj >= 0 && !parent ? 0
+                                           : sequoia_child_of_rank(s, s->t_child[parent],
+                                                                   trie_next, trie_before, r);
         if (s->sh_node[j]) s->best[nb] = s->sh_node[j], s->best_rank[nb++] = r;
     }
     return nb;

@@ -180,3 +180,18 @@ int sequoia_budget(const double *p, int k, int n_max, int depth, const double *c
     dp_free(&t);
     return 0;
 }
+
+int sequoia_child_of_rank(const void *ctx, int first, int (*next)(const void *ctx, int c),
+                          int (*before)(const void *ctx, int a, int b), int rank) {
+    int top[SEQUOIA_MAX_RANKS], n = 0;
+    if (rank < 0 || rank >= SEQUOIA_MAX_RANKS) return 0;
+    for (int c = first; c; c = next(ctx, c)) {
+        int at = n; /* c's place among the kept: after every one that ranks before it */
+        while (at > 0 && !before(ctx, top[at - 1], c)) at--;
+        if (at > rank) continue;
+        if (n <= rank) n++;
+        for (int j = n - 1; j > at; j--) top[j] = top[j - 1];
+        top[at] = c;
+    }
+    return n > rank ? top[rank] : 0;
+}

@@ -54,6 +54,13 @@ int sequoia_tree(const double *p, int k, int n, int depth, sequoia_node *out, in
 int sequoia_tree_text(const char *accept, const char *what, int max_ranks, int n, int depth,
                       sequoia_node **out, int *n_out, char *err);
 
+/* Laying the shape on a decoder's own tree (suffix trees, REST's trie): the child of sibling
+ * rank `rank` (0: the first in before's order) among the siblings first, next(ctx, first), ...
+ * (0 ends the list), or 0 when there are no more than `rank` of them (rank <
+ * SEQUOIA_MAX_RANKS). One pass over the list, keeping its best rank + 1 in order. */
+int sequoia_child_of_rank(const void *ctx, int first, int (*next)(const void *ctx, int c),
+                          int (*before)(const void *ctx, int a, int b), int rank);
+
 /* The hardware-aware choice: the budget n in 1..n_max and depth limit d in 1..depth that
  * maximise (expected accepted + 1) / (cost[n] + d draft_cost), cost[i] the seconds of one
  * target pass of i + 1 rows (i = 0..n_cost-1; n_max is cut to n_cost - 1) and draft_cost the

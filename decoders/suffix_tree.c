@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoders/sequoia.h"
 #include "decoders/state_file.h"
 #include "util/err.h"
 
@@ -323,25 +324,14 @@ static void grow(const suffix_tree *t, stree_spec *s, int x, int max, double min
     }
 }
 
-/* The child of node x of sibling rank `rank` (0: the most frequent; ties: the lower token), or
- * 0 when x has no more than `rank` children. One pass over the children, keeping the best
- * rank + 1 of them (rank < STREE_MAX_RANK). */
-static int child_of_rank(const suffix_tree *t, int x, int rank) {
-    int top[STREE_MAX_RANK], n = 0;
-    for (int c = t->node[x].child; c; c = t->node[c].sibling) {
-        const snode *k = &t->node[c];
-        int at = n;
-        while (at > 0) {
-            const snode *o = &t->node[top[at - 1]];
-            if (o->count > k->count || (o->count == k->count && o->token < k->token)) break;
-            at--;
-        }
-        if (at > rank) continue;
-        if (n <= rank) n++;
-        for (int j = n - 1; j > at; j--) top[j] = top[j - 1];
-        top[at] = c;
-    }
-    return n > rank ? top[rank] : 0;
+/* Sibling order for sequoia_child_of_rank: the most frequent first, ties to the lower token. */
+static int sibling_next(const void *ctx, int c) {
+    return ((const suffix_tree *)ctx)->node[c].sibling;
+}
+
+static int sibling_before(const void *ctx, int a, int b) {
+    const snode *node = ((const suffix_tree *)ctx)->node, *x = &node[a], *y = &node[b];
+    return x->count > y->count || (x->count == y->count && x->token < y->token);
 }
 
 /* Fills s->cur below node x from a fixed shape (parents before children): shape node j becomes
@@ -356,7 +346,8 @@ static void walk_shape(const suffix_tree *t, stree_spec *s, int x, int max, cons
         const int pi = shape_par[j] < 0 ? -1 : s->shape_row[shape_par[j]];
         if (shape_par[j] >= 0 && (pi < 0 || d->tok[pi] == end_id)) continue;
         const int pn = pi < 0 ? x : s->node[pi];
-        const int c = shape_rank[j] < STREE_MAX_RANK ? child_of_rank(t, pn, shape_rank[j]) : 0;
+        const int c = sequoia_child_of_rank(t, t->node[pn].child, sibling_next, sibling_before,
+                                            shape_rank[j]);
         if (!c) continue;
         const int i = d->n++;
         d->tok[i] = t->node[c].token, d->parent[i] = pi, d->rank[i] = shape_rank[j];

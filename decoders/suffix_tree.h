@@ -94,8 +94,8 @@ void stree_speculate(const suffix_tree *t, const int *ctx, int n_ctx, int max_sp
                      double min_prob, int tree, int end_id, stree_spec *ws, stree_draft *out);
 
 /* A fixed tree shape (decoders/sequoia.h's trees): n nodes, parents first (parent[j] < j, -1:
- * below the current token), rank[j] < STREE_MAX_RANK the sibling rank node j stands for. */
-#define STREE_MAX_RANK 16
+ * below the current token), rank[j] the sibling rank node j stands for (a rank of
+ * SEQUOIA_MAX_RANKS or more, which decoders/sequoia.h's trees never have, matches no child). */
 typedef struct {
     int n;
     const int *parent, *rank;

@@ -9,7 +9,10 @@
  *  4. the budget pick: by hand on a flat and a steep cost curve, and equal to the best of
  *     sequoia_tree over every n and d;
  *  5. malformed inputs are refused with a message (p outside [0, 1] or summing over 1, n < 1,
- *     depth < 1, no ranks; the "P0/P1/..." parser's errors).
+ *     depth < 1, no ranks; the "P0/P1/..." parser's errors);
+ *  6. sequoia_child_of_rank, which lays the shape on suffix trees and REST's trie: every rank of
+ *     random sibling lists (ties included, lists shorter and longer than SEQUOIA_MAX_RANKS)
+ *     equals the list sorted by the order and indexed, 0 past its end.
  * Runs in well under a second. */
 #include <math.h>
 #include <stdio.h>
@@ -227,7 +230,47 @@ static void test_errors(void) {
     }
 }
 
+/* Sibling lists for test_child_of_rank: node c (1..) has key[c] and the next sibling nxt[c]. */
+typedef struct {
+    int key[64], nxt[64];
+} siblings;
+
+static int sib_next(const void *ctx, int c) {
+    return ((const siblings *)ctx)->nxt[c];
+}
+
+/* the larger key first, ties to the lower node */
+static int sib_before(const void *ctx, int a, int b) {
+    const siblings *s = ctx;
+    return s->key[a] > s->key[b] || (s->key[a] == s->key[b] && a < b);
+}
+
+static void test_child_of_rank(void) {
+    unsigned seed = 7;
+    int bad = 0;
+    for (int round = 0; round < 2000; round++) {
+        siblings s;
+        const int n = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
+        int sorted[64], first = 0;
+        for (int c = n; c >= 1; c--) { /* the list n, n - 1, ..., 1: not in order */
+            s.key[c] = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 5;
+            s.nxt[c] = first, first = c;
+        }
+        for (int c = 1; c <= n; c++) { /* insertion sort by sib_before */
+            int j = c - 1;
+            for (; j > 0 && sib_before(&s, c, sorted[j - 1]); j--) sorted[j] = sorted[j - 1];
+            sorted[j] = c;
+        }
+        for (int r = -1; r <= SEQUOIA_MAX_RANKS; r++) {
+            const int want = r >= 0 && r < SEQUOIA_MAX_RANKS && r < n ? sorted[r] : 0;
+            bad += sequoia_child_of_rank(&s, first, sib_next, sib_before, r) != want;
+        }
+    }
+    CHECK_MSG(bad == 0, "sequoia_child_of_rank: %d ranks differ from the sorted lists'", bad);
+}
+
 int main(void) {
+    test_child_of_rank();
     test_by_hand();
     test_brute();
     test_monotonic();
