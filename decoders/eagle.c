@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/draft_tree.h"
 #include "decoders/eagle_head.h"
 #include "decoders/token_tree.h"
 #include "util/clock.h"
@@ -78,33 +79,21 @@ typedef struct {
 } snode;
 
 typedef struct {
-    int token, parent, depth, rank;
-    double value; /* dynamic: the path's log-probability under the head */
-    int srow;     /* its row in the head's scratch (its output: hid + srow * dim), -1: none */
-    int lrow;     /* its row in the latest head pass's logits */
-    int trow;     /* its row in the target's pass, -1: not in the tree */
-    int tmpl;     /* static: its template node */
-} enode;
-
-typedef struct {
     eagle_head *head;
     fwd_ctx *ft;
     int mode, total, depth_cfg, top_k, levels;
     int V, D, T_L;
     snode tmpl[STATIC_NODES];
     int max_nodes, max_pass, max_scratch, max_trows, max_kids;
-    enode *node;
-    int n_node;
+    dtree dt; /* the step's tree */
     /* head */
     float *hroot, *lroot; /* the last text row's output and logits (the root's children) */
     float *hid;           /* per scratch row, its output (the feature of its children) */
     float *hlog, *feats;  /* a head pass: logits, input features */
-    int *htok, *hpar, *eval;
+    int *htok, *hpar;
     /* target */
     float *tlog, *thid; /* the pass's logits and features (prefill chunks too) */
-    int *ttok, *tpar, *rnode, *path, *em, *walk, *order, *tmap;
-    int *ctok;
-    double *clogp;
+    int *ttok, *tpar, *rnode, *path, *em, *walk, *tmap;
     int *seq;
 } eagle;
 
@@ -160,38 +149,8 @@ static int head_append(dec *d, eagle *e, int n, const int *tokens, const float *
 /* ---- tree building ----------------------------------------------------------------------------
  */
 
-/* The n most probable tokens of a row of logits, most probable first (ties: the lower id), and
- * with logp their log-probabilities (log-softmax at temperature 1). */
-static void top_tokens(const float *l, int V, int n, int *tok, double *logp) {
-    int m = 0;
-    for (int i = 0; i < V; i++) {
-        if (m == n && !(l[i] > l[tok[m - 1]])) continue;
-        int j = m < n ? m++ : m - 1;
-        while (j > 0 && l[i] > l[tok[j - 1]]) tok[j] = tok[j - 1], j--;
-        tok[j] = i;
-    }
-    if (!logp) return;
-    double mx = l[tok[0]], sum = 0;
-    for (int i = 0; i < V; i++) sum += exp((double)l[i] - mx);
-    for (int j = 0; j < m; j++) logp[j] = (double)l[tok[j]] - mx - log(sum);
-}
-
-static int add_node(eagle *e, int token, int parent, int rank, double value) {
-    enode *x = &e->node[e->n_node];
-    *x = (enode){.token = token,
-                 .parent = parent,
-                 .rank = rank,
-                 .value = value,
-                 .srow = -1,
-                 .lrow = -1,
-                 .trow = -1,
-                 .tmpl = -1};
-    x->depth = parent < 0 ? 1 : e->node[parent].depth + 1;
-    return e->n_node++;
-}
-
 static const float *logits_of(const eagle *e, int parent) {
-    return parent < 0 ? e->lroot : e->hlog + (size_t)e->node[parent].lrow * e->V;
+    return parent < 0 ? e->lroot : e->hlog + (size_t)e->dt.node[parent].lrow * e->V;
 }
 
 /* One head pass over nodes eval[0..n): each takes its parent's output as its feature; their
@@ -199,60 +158,37 @@ static const float *logits_of(const eagle *e, int parent) {
 static int expand(dec *d, eagle *e, int n, char *err) {
     int first = eagle_head_scratch_rows(e->head);
     for (int i = 0; i < n; i++) {
-        enode *x = &e->node[e->eval[i]];
-        const enode *p = x->parent < 0 ? NULL : &e->node[x->parent];
+        dtree_node *x = &e->dt.node[e->dt.eval[i]];
+        const dtree_node *p = x->parent < 0 ? NULL : &e->dt.node[x->parent];
         e->htok[i] = x->token;
-        e->hpar[i] = p ? p->srow : -1;
-        memcpy(e->feats + (size_t)i * e->D, p ? e->hid + (size_t)p->srow * e->D : e->hroot,
+        e->hpar[i] = p ? p->drow : -1;
+        memcpy(e->feats + (size_t)i * e->D, p ? e->hid + (size_t)p->drow * e->D : e->hroot,
                sizeof(float) * (size_t)e->D);
-        x->srow = first + i, x->lrow = i;
+        x->drow = first + i, x->lrow = i;
     }
     return head_tree(d, e, n, err);
 }
 
-/* Whether node a ranks before node b: higher value, then created first. */
-static int ranks_before(const eagle *e, int a, int b) {
-    double va = e->node[a].value, vb = e->node[b].value;
-    return va > vb || (va == vb && a < b);
+/* EAGLE-2 (topK_genrate, draft_tree.h): the newest level's top_k best nodes expanded with top_k
+ * children each, `levels` levels; the total - 1 best nodes of all are marked (trow = 0). */
+typedef struct {
+    dec *d;
+    eagle *e;
+} drafting;
+
+static int head_expand(void *ctx, int n, char *err) {
+    const drafting *g = ctx;
+    return expand(g->d, g->e, n, err);
 }
 
-static void sort_by_value(const eagle *e, int *idx, int n) {
-    for (int i = 1; i < n; i++) {
-        int x = idx[i], j = i;
-        while (j > 0 && ranks_before(e, x, idx[j - 1])) idx[j] = idx[j - 1], j--;
-        idx[j] = x;
-    }
+static const float *head_logits(const void *ctx, int parent) {
+    return logits_of(((const drafting *)ctx)->e, parent);
 }
 
-/* EAGLE-2 (topK_genrate): the newest level's top_k best nodes expanded with top_k children each,
- * `levels` levels; the total - 1 best nodes of all are marked (trow = 0). */
 static int grow_dynamic(dec *d, eagle *e, int levels, char *err) {
-    int lo = 0, hi = 0;
-    for (int lev = 1; lev <= levels; lev++) {
-        int n_front = 0;
-        if (lev > 1) {
-            for (int i = lo; i < hi; i++)
-                if (e->node[i].token != d->end_id) e->order[n_front++] = i;
-            sort_by_value(e, e->order, n_front);
-            n_front = imin(n_front, e->top_k);
-            if (n_front == 0) break;
-            memcpy(e->eval, e->order, sizeof(int) * (size_t)n_front);
-            if (expand(d, e, n_front, err)) return -1;
-        }
-        int new_lo = e->n_node;
-        for (int f = 0; f < (lev == 1 ? 1 : n_front); f++) {
-            int parent = lev == 1 ? -1 : e->eval[f];
-            double base = parent < 0 ? 0 : e->node[parent].value;
-            top_tokens(logits_of(e, parent), e->V, e->top_k, e->ctok, e->clogp);
-            for (int j = 0; j < e->top_k; j++)
-                add_node(e, e->ctok[j], parent, j, base + e->clogp[j]);
-        }
-        lo = new_lo, hi = e->n_node;
-    }
-    for (int i = 0; i < e->n_node; i++) e->order[i] = i;
-    sort_by_value(e, e->order, e->n_node);
-    for (int i = 0; i < imin(e->total - 1, e->n_node); i++) e->node[e->order[i]].trow = 0;
-    return 0;
+    drafting g = {d, e};
+    const dtree_drafter dr = {head_expand, head_logits, &g, e->V};
+    return dtree_grow_dynamic(&e->dt, &dr, levels, e->top_k, e->total - 1, d->end_id, err);
 }
 
 /* EAGLE-1: the template, level by level; a template node whose parent was not grown (an end
@@ -265,8 +201,8 @@ static int grow_static(dec *d, eagle *e, int levels, char *err) {
             int n = 0;
             for (int j = 0; j < at; j++)
                 if (e->tmpl[j].depth == lev - 1 && e->tmpl[j].kids && e->tmap[j] >= 0 &&
-                    e->node[e->tmap[j]].token != d->end_id)
-                    e->eval[n++] = e->tmap[j];
+                    e->dt.node[e->tmap[j]].token != d->end_id)
+                    e->dt.eval[n++] = e->tmap[j];
             if (n == 0) break;
             if (expand(d, e, n, err)) return -1;
         }
@@ -274,11 +210,12 @@ static int grow_static(dec *d, eagle *e, int levels, char *err) {
         for (; at < STATIC_NODES && e->tmpl[at].depth == lev; at++) {
             const snode *s = &e->tmpl[at];
             int pn = s->parent < 0 ? -1 : e->tmap[s->parent];
-            if (s->parent >= 0 && (pn < 0 || e->node[pn].srow < 0)) continue;
-            if (s->parent != cur) top_tokens(logits_of(e, pn), e->V, e->max_kids, e->ctok, NULL);
+            if (s->parent >= 0 && (pn < 0 || e->dt.node[pn].drow < 0)) continue;
+            if (s->parent != cur)
+                dtree_top_tokens(logits_of(e, pn), e->V, e->max_kids, e->dt.ctok, NULL);
             cur = s->parent;
-            int x = add_node(e, e->ctok[s->rank], pn, s->rank, 0);
-            e->node[x].tmpl = at, e->node[x].trow = 0;
+            int x = dtree_add(&e->dt, e->dt.ctok[s->rank], pn, s->rank, 0);
+            e->dt.node[x].trow = 0;
             e->tmap[at] = x;
         }
     }
@@ -351,7 +288,7 @@ static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
     while (!d->done) {
         /* 1. the tree below the current token seq[L-1] */
         int levels = imin(d->max_new - d->n_out - 1, e->levels);
-        e->n_node = 0;
+        e->dt.n_node = 0;
         if (levels > 0) {
             int rc = e->mode == MODE_STATIC ? grow_static(d, e, levels, err)
                                             : grow_dynamic(d, e, levels, err);
@@ -360,13 +297,13 @@ static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         /* 2. one target pass: the current token, then the tree (parents first) */
         int rows = 1, n_tree = 0, max_depth = 0;
         e->ttok[0] = e->seq[L - 1], e->tpar[0] = -1;
-        for (int i = 0; i < e->n_node; i++) {
-            enode *x = &e->node[i];
+        for (int i = 0; i < e->dt.n_node; i++) {
+            dtree_node *x = &e->dt.node[i];
             if (x->trow < 0) continue;
             x->trow = rows;
             e->rnode[rows] = i;
             e->ttok[rows] = x->token;
-            e->tpar[rows] = x->parent < 0 ? 0 : e->node[x->parent].trow;
+            e->tpar[rows] = x->parent < 0 ? 0 : e->dt.node[x->parent].trow;
             rows++, n_tree++;
             if (x->depth > max_depth) max_depth = x->depth;
         }
@@ -378,7 +315,7 @@ static int eagle_generate(dec *d, const int *prompt, int n_prompt, char *err) {
                                        &np, e->em);
         const int a = np - 1;
         for (int i = 1; i < np; i++)
-            dec_count(d, e->node[e->rnode[e->path[i]]].rank ? EC_RANK1UP : EC_RANK0, 1);
+            dec_count(d, e->dt.node[e->rnode[e->path[i]]].rank ? EC_RANK1UP : EC_RANK0, 1);
         int emitted = dec_emit(d, e->em, n_emit);
         dec_step_done(d, rows, max_depth, a, emitted);
         publish(d, n_tree, a);
@@ -435,10 +372,10 @@ static void eagle_destroy(dec *d) {
     if (!e) return;
     eagle_head_free(e->head);
     fwd_free(e->ft);
-    free(e->node), free(e->hroot), free(e->lroot), free(e->hid), free(e->hlog), free(e->feats);
-    free(e->htok), free(e->hpar), free(e->eval), free(e->tlog), free(e->thid), free(e->ttok);
-    free(e->tpar), free(e->rnode), free(e->path), free(e->em), free(e->walk), free(e->order);
-    free(e->tmap), free(e->ctok), free(e->clogp), free(e->seq);
+    free(e->dt.node), free(e->hroot), free(e->lroot), free(e->hid), free(e->hlog), free(e->feats);
+    free(e->htok), free(e->hpar), free(e->dt.eval), free(e->tlog), free(e->thid), free(e->ttok);
+    free(e->tpar), free(e->rnode), free(e->path), free(e->em), free(e->walk), free(e->dt.order);
+    free(e->tmap), free(e->dt.ctok), free(e->dt.clogp), free(e->seq);
     free(e);
 }
 
@@ -491,23 +428,24 @@ static int eagle_create(dec *d, char *err) {
     size_t V = (size_t)e->V, D = (size_t)e->D, N = (size_t)e->max_nodes;
     size_t P = (size_t)e->max_pass, S = (size_t)(e->max_scratch ? e->max_scratch : 1);
     size_t TR = (size_t)(e->max_trows > PREFILL_CHUNK ? e->max_trows : PREFILL_CHUNK);
-    e->node = malloc(sizeof *e->node * N);
+    e->dt.node = malloc(sizeof *e->dt.node * N);
     e->hroot = malloc(sizeof(float) * D), e->lroot = malloc(sizeof(float) * V);
     e->hid = malloc(sizeof(float) * S * D), e->hlog = malloc(sizeof(float) * P * V);
     e->feats = malloc(sizeof(float) * TR * D);
     e->htok = malloc(sizeof(int) * P), e->hpar = malloc(sizeof(int) * P);
-    e->eval = malloc(sizeof(int) * (P > N ? P : N));
+    e->dt.eval = malloc(sizeof(int) * (P > N ? P : N));
     e->tlog = malloc(sizeof(float) * TR * V), e->thid = malloc(sizeof(float) * TR * D);
     e->ttok = malloc(sizeof(int) * TR), e->tpar = malloc(sizeof(int) * TR);
     e->rnode = malloc(sizeof(int) * TR), e->path = malloc(sizeof(int) * TR);
     e->em = malloc(sizeof(int) * TR), e->walk = malloc(sizeof(int) * 2 * TR);
-    e->order = malloc(sizeof(int) * N), e->tmap = malloc(sizeof(int) * STATIC_NODES);
-    e->ctok = malloc(sizeof(int) * (size_t)e->max_kids);
-    e->clogp = malloc(sizeof(double) * (size_t)e->max_kids);
+    e->dt.order = malloc(sizeof(int) * N), e->tmap = malloc(sizeof(int) * STATIC_NODES);
+    e->dt.ctok = malloc(sizeof(int) * (size_t)e->max_kids);
+    e->dt.clogp = malloc(sizeof(double) * (size_t)e->max_kids);
     e->seq = malloc(sizeof(int) * ((size_t)e->T_L + TR));
-    if (!e->node || !e->hroot || !e->lroot || !e->hid || !e->hlog || !e->feats || !e->htok ||
-        !e->hpar || !e->eval || !e->tlog || !e->thid || !e->ttok || !e->tpar || !e->rnode ||
-        !e->path || !e->em || !e->walk || !e->order || !e->tmap || !e->ctok || !e->clogp || !e->seq)
+    if (!e->dt.node || !e->hroot || !e->lroot || !e->hid || !e->hlog || !e->feats || !e->htok ||
+        !e->hpar || !e->dt.eval || !e->tlog || !e->thid || !e->ttok || !e->tpar || !e->rnode ||
+        !e->path || !e->em || !e->walk || !e->dt.order || !e->tmap || !e->dt.ctok || !e->dt.clogp ||
+        !e->seq)
         return err_set(err, "eagle: out of memory");
     if (dec_fwd_new(d, tm, (int)TR, &e->ft, err)) return -1;
     fwd_set_hidden_out(e->ft, e->thid, NULL); /* the features: after the final norm */

@@ -117,6 +117,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/draft_tree.h"
 #include "decoders/sequoia.h"
 #include "decoders/token_tree.h"
 #include "util/err.h"
@@ -151,17 +152,6 @@ enum {
 #define SEQUOIA_DEFAULT_ACCEPT "0.665/0.134/0.050/0.043"
 
 typedef struct {
-    int token;
-    int parent;   /* node index; -1 = the root (the current token) */
-    int depth;    /* 1 = a child of the root */
-    int rank;     /* 0 = the draft's most probable child of its parent, 1 the second, ... */
-    int drow;     /* its row in the draft's scratch, -1: not evaluated */
-    int lrow;     /* its row in the latest draft pass's logits, -1: none */
-    int trow;     /* its row in the target pass, -1: not in the tree */
-    double value; /* log-probability of its path under the draft (dynamic) */
-} tnode;
-
-typedef struct {
     int last; /* node the sequence ends at, -1: the root */
     int drafting, skip;
 } tseq;
@@ -178,18 +168,15 @@ typedef struct {
     int V, T_L, D_L, draft_ok;
     fwd_ctx *ft, *fd;
     int max_nodes, max_pass, max_trows;
-    tnode *node;
-    int n_node;
+    dtree dt; /* the step's tree */
     tseq *seq_s;
     int n_seq;
     float *tlog, *dlog, *rootlog; /* target pass; latest draft pass; the root's draft logits */
     int *ttok, *tpar;             /* target pass: tokens, parents */
     int *rnode;                   /* the node of each target row but the root */
-    int *dtok, *dpar, *eval;      /* a draft pass: tokens, parents (scratch rows), its nodes */
-    int *order, *path, *dpath, *em;
+    int *dtok, *dpar;             /* a draft pass: tokens, parents (scratch rows) */
+    int *path, *dpath, *em;
     int *walk; /* 2 x max_trows: token_tree_verify's scratch */
-    int *ctok; /* top_tokens output */
-    double *clogp;
     int *seq; /* the text, then this step's emitted tokens */
     /* sequoia: the DP's tree (breadth-first), per template node its children, the node it
      * became this step (-1: not grown), and per parent (0: the root, 1 + i) the ranks needed */
@@ -200,23 +187,6 @@ typedef struct {
 
 static int imin(int a, int b) {
     return a < b ? a : b;
-}
-
-/* The n most probable tokens of a row of draft logits, most probable first (ties: the lower
- * id), into tok[]; with logp, their log-probabilities (log-softmax at temperature 1).
- * n <= V (tree_create checks). */
-static void top_tokens(const float *l, int V, int n, int *tok, double *logp) {
-    int m = 0;
-    for (int i = 0; i < V; i++) {
-        if (m == n && !(l[i] > l[tok[m - 1]])) continue;
-        int j = m < n ? m++ : m - 1;
-        while (j > 0 && l[i] > l[tok[j - 1]]) tok[j] = tok[j - 1], j--;
-        tok[j] = i;
-    }
-    if (!logp) return;
-    double mx = l[tok[0]], sum = 0;
-    for (int i = 0; i < V; i++) sum += exp((double)l[i] - mx);
-    for (int j = 0; j < m; j++) logp[j] = (double)l[tok[j]] - mx - log(sum);
 }
 
 /* Nodes a static shape has: k_1 + k_1 k_2 + ... (stops counting past TREE_MAX_NODES). */
@@ -315,7 +285,7 @@ static int tree_create(dec *d, char *err) {
     t->max_trows = 1 + tree_max;
     size_t V = (size_t)t->V, N = (size_t)t->max_nodes, P = (size_t)t->max_pass;
     size_t TR = (size_t)t->max_trows;
-    t->node = malloc(sizeof *t->node * N);
+    t->dt.node = malloc(sizeof *t->dt.node * N);
     t->seq_s = malloc(sizeof *t->seq_s * (size_t)t->branches);
     t->tlog = malloc(sizeof(float) * TR * V);
     t->dlog = malloc(sizeof(float) * P * V);
@@ -323,16 +293,16 @@ static int tree_create(dec *d, char *err) {
     t->ttok = malloc(sizeof(int) * TR), t->tpar = malloc(sizeof(int) * TR);
     t->rnode = malloc(sizeof(int) * TR);
     t->dtok = malloc(sizeof(int) * P), t->dpar = malloc(sizeof(int) * P);
-    t->eval = malloc(sizeof(int) * P);
-    t->order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
+    t->dt.eval = malloc(sizeof(int) * P);
+    t->dt.order = malloc(sizeof(int) * N), t->path = malloc(sizeof(int) * TR);
     t->dpath = malloc(sizeof(int) * TR), t->em = malloc(sizeof(int) * TR);
     t->walk = malloc(sizeof(int) * 2 * TR);
-    t->ctok = malloc(sizeof(int) * (size_t)widest_k);
-    t->clogp = malloc(sizeof(double) * (size_t)widest_k);
+    t->dt.ctok = malloc(sizeof(int) * (size_t)widest_k);
+    t->dt.clogp = malloc(sizeof(double) * (size_t)widest_k);
     t->seq = malloc(sizeof(int) * ((size_t)t->T_L + TR));
-    if (!t->node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
-        !t->rnode || !t->dtok || !t->dpar || !t->eval || !t->order || !t->path || !t->dpath ||
-        !t->em || !t->ctok || !t->clogp || !t->seq || !t->walk)
+    if (!t->dt.node || !t->seq_s || !t->tlog || !t->dlog || !t->rootlog || !t->ttok || !t->tpar ||
+        !t->rnode || !t->dtok || !t->dpar || !t->dt.eval || !t->dt.order || !t->path || !t->dpath ||
+        !t->em || !t->dt.ctok || !t->dt.clogp || !t->seq || !t->walk)
         return err_set(err, "tree: out of memory");
     if (t->draw) {
         t->qlog = malloc(sizeof(float) * (1 + (size_t)max_scratch) * V);
@@ -365,22 +335,14 @@ static int draft_catch_up(dec *d, tree *t, int L, char *err) {
     return 0;
 }
 
-static int add_node(tree *t, int token, int parent, int rank, double value) {
-    tnode *n = &t->node[t->n_node];
-    n->token = token, n->parent = parent, n->rank = rank, n->value = value;
-    n->depth = parent < 0 ? 1 : t->node[parent].depth + 1;
-    n->drow = n->lrow = n->trow = -1;
-    return t->n_node++;
-}
-
 /* One draft pass over nodes eval[0..n) (each a child of the root or of a node evaluated in an
  * earlier pass of this step); their logits land in dlog, row i for eval[i]. */
 static int draft_level(dec *d, tree *t, int n, char *err) {
     const int first = fwd_scratch_rows(t->fd);
     for (int i = 0; i < n; i++) {
-        tnode *x = &t->node[t->eval[i]];
+        dtree_node *x = &t->dt.node[t->dt.eval[i]];
         t->dtok[i] = x->token;
-        t->dpar[i] = x->parent < 0 ? -1 : t->node[x->parent].drow;
+        t->dpar[i] = x->parent < 0 ? -1 : t->dt.node[x->parent].drow;
         x->drow = first + i, x->lrow = i;
     }
     int rc = first == 0
@@ -400,7 +362,7 @@ static int rank_of(const float *l, int V, int x) {
 }
 
 static const float *logits_of(const tree *t, int parent) {
-    return parent < 0 ? t->rootlog : t->dlog + (size_t)t->node[parent].lrow * t->V;
+    return parent < 0 ? t->rootlog : t->dlog + (size_t)t->dt.node[parent].lrow * t->V;
 }
 
 /* static: every node of depth d-1 gets the draft's shape[d-1] best tokens as children; with
@@ -414,44 +376,27 @@ static int grow_static(dec *d, tree *t, int depth, char *err) {
         int drawn = 0;
         int n_eval = 0;
         for (int i = lo; i < hi; i++)
-            if (t->node[i].token != d->end_id) t->eval[n_eval++] = i;
+            if (t->dt.node[i].token != d->end_id) t->dt.eval[n_eval++] = i;
         if (lev > 1 && n_eval == 0) break; /* only end tokens: nothing to expand */
         if (lev > 1 && draft_level(d, t, n_eval, err)) return -1;
         const int k = t->shape[lev - 1];
-        int new_lo = t->n_node;
+        int new_lo = t->dt.n_node;
         for (int e = 0; e < (lev == 1 ? 1 : n_eval); e++) {
-            int parent = lev == 1 ? -1 : t->eval[e];
+            int parent = lev == 1 ? -1 : t->dt.eval[e];
             const float *pl = logits_of(t, parent);
             if (t->draw) {
                 for (int j = 0; j < k; j++) {
                     int x = dec_draft_pick(d, pl, t->root_pos + lev, drawn++);
-                    add_node(t, x, parent, rank_of(pl, t->V, x), 0);
+                    dtree_add(&t->dt, x, parent, rank_of(pl, t->V, x), 0);
                 }
                 continue;
             }
-            top_tokens(pl, t->V, k, t->ctok, NULL);
-            for (int j = 0; j < k; j++) add_node(t, t->ctok[j], parent, j, 0);
+            dtree_top_tokens(pl, t->V, k, t->dt.ctok, NULL);
+            for (int j = 0; j < k; j++) dtree_add(&t->dt, t->dt.ctok[j], parent, j, 0);
         }
-        lo = new_lo, hi = t->n_node;
+        lo = new_lo, hi = t->dt.n_node;
     }
     return 0;
-}
-
-/* Whether node a ranks before node b: higher value, then created first (so a parent, whose
- * value is never lower than its child's, always ranks before it). */
-static int ranks_before(const tree *t, int a, int b) {
-    double va = t->node[a].value, vb = t->node[b].value;
-    return va > vb || (va == vb && a < b);
-}
-
-/* Sorts idx[0..n) by ranks_before (insertion sort: n is at most k + (depth-1) k^2, 84 at the
- * defaults, and glibc's qsort may allocate). */
-static void sort_by_value(const tree *t, int *idx, int n) {
-    for (int i = 1; i < n; i++) {
-        int x = idx[i], j = i;
-        while (j > 0 && ranks_before(t, x, idx[j - 1])) idx[j] = idx[j - 1], j--;
-        idx[j] = x;
-    }
 }
 
 /* sequoia: the DP's tree read from the draft level by level: the template node of rank r below
@@ -465,8 +410,8 @@ static int grow_sequoia(dec *d, tree *t, int depth, char *err) {
             int n_eval = 0;
             for (int j = 0; j < i; j++)
                 if (t->sq[j].depth == lev - 1 && t->sq_map[j] >= 0 && t->sq_kids[j] &&
-                    t->node[t->sq_map[j]].token != d->end_id)
-                    t->eval[n_eval++] = t->sq_map[j];
+                    t->dt.node[t->sq_map[j]].token != d->end_id)
+                    t->dt.eval[n_eval++] = t->sq_map[j];
             if (n_eval == 0) break;
             if (draft_level(d, t, n_eval, err)) return -1;
         }
@@ -475,44 +420,38 @@ static int grow_sequoia(dec *d, tree *t, int depth, char *err) {
             const sequoia_node *s = &t->sq[i];
             int pn = s->parent < 0 ? -1 : t->sq_map[s->parent];
             t->sq_map[i] = -1;
-            if (s->parent >= 0 && (pn < 0 || t->node[pn].drow < 0)) continue;
+            if (s->parent >= 0 && (pn < 0 || t->dt.node[pn].drow < 0)) continue;
             if (s->parent != at)
-                top_tokens(logits_of(t, pn), t->V, t->sq_kmax[s->parent + 1], t->ctok, NULL);
+                dtree_top_tokens(logits_of(t, pn), t->V, t->sq_kmax[s->parent + 1], t->dt.ctok,
+                                 NULL);
             at = s->parent;
-            t->sq_map[i] = add_node(t, t->ctok[s->rank], pn, s->rank, 0);
+            t->sq_map[i] = dtree_add(&t->dt, t->dt.ctok[s->rank], pn, s->rank, 0);
         }
     }
     return 0;
 }
 
-/* dynamic (EAGLE-2): expand the k most valuable nodes of the newest level, depth levels; then
- * keep the `nodes` most valuable candidates (marked by trow = 0 here). */
+/* dynamic (EAGLE-2, draft_tree.h): the draft's passes over the levels' best nodes */
+typedef struct {
+    dec *d;
+    tree *t;
+} drafting;
+
+static int draft_expand(void *ctx, int n, char *err) {
+    const drafting *g = ctx;
+    return draft_level(g->d, g->t, n, err);
+}
+
+static const float *draft_logits(const void *ctx, int parent) {
+    return logits_of(((const drafting *)ctx)->t, parent);
+}
+
+/* dynamic: expand the k most valuable nodes of the newest level, depth levels; then keep the
+ * `nodes` most valuable candidates (marked by trow = 0 here). */
 static int grow_dynamic(dec *d, tree *t, int depth, char *err) {
-    int lo = 0, hi = 0;
-    for (int lev = 1; lev <= depth; lev++) {
-        int n_front = 0;
-        if (lev > 1) {
-            for (int i = lo; i < hi; i++)
-                if (t->node[i].token != d->end_id) t->order[n_front++] = i;
-            sort_by_value(t, t->order, n_front);
-            n_front = imin(n_front, t->k);
-            if (n_front == 0) break;
-            memcpy(t->eval, t->order, sizeof(int) * (size_t)n_front);
-            if (draft_level(d, t, n_front, err)) return -1;
-        }
-        int new_lo = t->n_node;
-        for (int e = 0; e < (lev == 1 ? 1 : n_front); e++) {
-            int parent = lev == 1 ? -1 : t->eval[e];
-            double base = parent < 0 ? 0 : t->node[parent].value;
-            top_tokens(logits_of(t, parent), t->V, t->k, t->ctok, t->clogp);
-            for (int j = 0; j < t->k; j++) add_node(t, t->ctok[j], parent, j, base + t->clogp[j]);
-        }
-        lo = new_lo, hi = t->n_node;
-    }
-    for (int i = 0; i < t->n_node; i++) t->order[i] = i;
-    sort_by_value(t, t->order, t->n_node);
-    for (int i = 0; i < imin(t->nodes, t->n_node); i++) t->node[t->order[i]].trow = 0;
-    return 0;
+    drafting g = {d, t};
+    const dtree_drafter dr = {draft_expand, draft_logits, &g, t->V};
+    return dtree_grow_dynamic(&t->dt, &dr, depth, t->k, t->nodes, d->end_id, err);
 }
 
 /* split (llama.cpp): sequences that branch where the draft's next candidates are likely. */
@@ -525,20 +464,20 @@ static int grow_split(dec *d, tree *t, int depth, char *err) {
         for (int s = 0; s < t->n_seq; s++) {
             if (!t->seq_s[s].drafting || t->seq_s[s].skip) continue;
             const int from = t->seq_s[s].last;
-            top_tokens(logits_of(t, from), t->V, SPLIT_CANDIDATES, t->ctok, t->clogp);
+            dtree_top_tokens(logits_of(t, from), t->V, SPLIT_CANDIDATES, t->dt.ctok, t->dt.clogp);
             int sa[SPLIT_CANDIDATES], n_sa = 1;
             sa[0] = s;
             for (int f = 1; f < SPLIT_CANDIDATES; f++) {
-                if (t->n_seq >= t->branches || !(exp(t->clogp[f]) > t->p_split)) break;
+                if (t->n_seq >= t->branches || !(exp(t->dt.clogp[f]) > t->p_split)) break;
                 t->seq_s[t->n_seq] = (tseq){.last = from, .drafting = 1, .skip = 1};
                 sa[n_sa++] = t->n_seq++;
             }
             for (int i = 0; i < n_sa; i++) {
                 tseq *q = &t->seq_s[sa[i]];
-                q->last = add_node(t, t->ctok[i], from, i, 0);
-                if (t->ctok[i] == d->end_id) q->drafting = 0;
-                if (t->n_node >= t->nodes) q->drafting = 0, full = 1;
-                if (q->drafting) t->eval[n_new++] = q->last;
+                q->last = dtree_add(&t->dt, t->dt.ctok[i], from, i, 0);
+                if (t->dt.ctok[i] == d->end_id) q->drafting = 0;
+                if (t->dt.n_node >= t->nodes) q->drafting = 0, full = 1;
+                if (q->drafting) t->dt.eval[n_new++] = q->last;
             }
         }
         if (full || lev == depth || n_new == 0) break; /* these nodes stay leaves */
@@ -570,7 +509,7 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         if (t->draft_ok && t->D_L - L + 1 <= 0) t->draft_ok = 0; /* out of room for good */
         if (!t->draft_ok) depth = 0;
         /* 2. the tree, level by level */
-        t->n_node = 0;
+        t->dt.n_node = 0;
         t->root_pos = L - 1;
         if (depth > 0) {
             if (draft_catch_up(d, t, L, err)) return -1;
@@ -583,13 +522,13 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         /* 3. one target pass: the current token, then the tree's nodes (parents first) */
         int rows = 1, n_tree = 0, max_depth = 0;
         t->ttok[0] = t->seq[L - 1], t->tpar[0] = -1;
-        for (int i = 0; i < t->n_node; i++) {
-            tnode *x = &t->node[i];
+        for (int i = 0; i < t->dt.n_node; i++) {
+            dtree_node *x = &t->dt.node[i];
             if (t->mode == MODE_DYNAMIC && x->trow < 0) continue; /* not among the best */
             x->trow = rows;
             t->rnode[rows] = i;
             t->ttok[rows] = x->token;
-            t->tpar[rows] = x->parent < 0 ? 0 : t->node[x->parent].trow;
+            t->tpar[rows] = x->parent < 0 ? 0 : t->dt.node[x->parent].trow;
             rows++, n_tree++;
             if (x->depth > max_depth) max_depth = x->depth;
         }
@@ -600,8 +539,8 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         int np, nd = 0, branched = 0, n_emit;
         if (t->draw) {
             for (int r = 1; r < rows; r++) {
-                int p = t->node[t->rnode[r]].parent;
-                t->tdrow[r] = p < 0 ? 0 : 1 + t->node[p].drow;
+                int p = t->dt.node[t->rnode[r]].parent;
+                t->tdrow[r] = p < 0 ? 0 : 1 + t->dt.node[p].drow;
             }
             n_emit = token_tree_verify_drawn(d, rows, t->ttok, t->tpar, t->tlog, L - 1, t->tdrow,
                                              t->qlog, t->walk, t->path, &np, t->em);
@@ -611,11 +550,11 @@ static int tree_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         }
         const int a = np - 1;
         for (int i = 1; i < np; i++) {
-            const tnode *x = &t->node[t->rnode[t->path[i]]];
+            const dtree_node *x = &t->dt.node[t->rnode[t->path[i]]];
             if (x->drow >= 0) t->dpath[nd++] = x->drow; /* a prefix of the path (see above) */
             if (x->rank) branched = 1;
         }
-        for (int r = 1; r < rows; r++) t->walk[r] = t->node[t->rnode[r]].rank;
+        for (int r = 1; r < rows; r++) t->walk[r] = t->dt.node[t->rnode[r]].rank;
         token_tree_count_ranks(d, rows, t->tpar, t->path, np, t->walk, TC_RANK0, TC_OFFER0,
                                t->walk + rows);
         int emitted = dec_emit(d, t->em, n_emit);
@@ -635,10 +574,10 @@ static void tree_destroy(dec *d) {
     tree *t = d->impl;
     if (!t) return;
     fwd_free(t->ft), fwd_free(t->fd);
-    free(t->node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
-    free(t->ttok), free(t->tpar), free(t->rnode), free(t->dtok), free(t->dpar), free(t->eval);
-    free(t->order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->ctok),
-        free(t->clogp);
+    free(t->dt.node), free(t->seq_s), free(t->tlog), free(t->dlog), free(t->rootlog);
+    free(t->ttok), free(t->tpar), free(t->rnode), free(t->dtok), free(t->dpar), free(t->dt.eval);
+    free(t->dt.order), free(t->path), free(t->dpath), free(t->em), free(t->walk), free(t->dt.ctok),
+        free(t->dt.clogp);
     free(t->seq), free(t->qlog), free(t->tdrow);
     free(t->sq), free(t->sq_kids), free(t->sq_map), free(t->sq_kmax);
     free(t);
