@@ -29,13 +29,17 @@
 # lists, with small parameters (table below; a decoder missing from it runs with its defaults:
 # add a line for it). One thread: a thread pool on a shared runner is the largest noise.
 # Environment: DECBENCH_SHARED (models), CI_GATE_TOLERANCE (compare's --tolerance, default
-# 0.10), CI_GATE_ALPHA (--alpha, default 0.05), CI_GATE_REPEATS (5), CI_GATE_THREADS (1).
+# 0.10), CI_GATE_ALPHA (--alpha, default 0.05), CI_GATE_REPEATS (5), CI_GATE_THREADS (1),
+# DECBENCH_PYTHON (the interpreter whose sqlite3 module alters the copies: by default Debian's,
+# which deps.sh installs, then the first python3 on the PATH, as the CLI tests choose).
 #
 # Why a tolerance of 0.10 is safe here, where a gate on tok/s would need 0.5: on the shared 2-core
 # development machine two runs of one build moved decode tok/s by up to 40%, but greedy moved
 # with the decoders, and a drop beyond 10% must also clear the noise the five repeats measure
 # before it fails. Runs in about 20-40 s.
 set -uo pipefail
+DECBENCH_PYTHON=${DECBENCH_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+python3() { "$DECBENCH_PYTHON" "$@"; }
 
 B=${1:?usage: ci_gate.sh BINARY [--baseline BASE.db] [--save OUT.db]}
 shift
