@@ -10,8 +10,8 @@
 #include "model/kernels/kernels.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/huge.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 typedef struct {
@@ -51,13 +51,8 @@ static void bw_worker(void *arg, int chunk, int n_chunks, int thread) {
  * host shadows (the Zen 5 VM), a read interleaved with one-thread passes ran at 1.5-2.0 GB/s,
  * a third of its time in the kernel, and the pass "read" 1400-2200% of it (the best of several
  * reads in a row: 23.6 GB/s). */
-#define PROBE_ALIGN ((size_t)2 << 20)
 static float *probe_buffer(size_t n) {
-    size_t bytes = (n * sizeof(float) + PROBE_ALIGN - 1) / PROBE_ALIGN * PROBE_ALIGN;
-    float *buf = aligned_alloc(PROBE_ALIGN, bytes);
-#ifdef MADV_HUGEPAGE
-    if (buf) madvise(buf, bytes, MADV_HUGEPAGE);
-#endif
+    float *buf = huge_alloc(n * sizeof(float));
     for (size_t i = 0; buf && i < n; i++) buf[i] = (float)(i & 7);
     return buf;
 }

@@ -26,6 +26,7 @@
 
 #include "model/kernels/kernels.h"
 #include "util/err.h"
+#include "util/huge.h"
 
 /* Below this many multiply-adds a parallel section runs on the calling thread: waking the
  * workers costs more than the work (stories260K at T=1 stays single-threaded). */
@@ -173,7 +174,6 @@ static size_t copy_bytes(const wmat *w, int r16) {
  * the int8 mode's tiles of several tokens the file: model/GGUF.md, "Packed rows"). When an
  * allocation fails, or the environment sets DECBENCH_PACKED=0 (memory before speed), the tiles
  * run without (same bits, slower). */
-#define PACKED_ALIGN ((size_t)2 << 20)
 
 static void pack_rows(const model *cm, tpool *pool, int r16) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -192,15 +192,11 @@ static void pack_rows(const model *cm, tpool *pool, int r16) {
         if (w) w[nw++] = &m->wcls;
         size_t total = 0;
         for (int i = 0; i < nw; i++) total += (copy_bytes(w[i], r16) + 63) / 64 * 64;
-        /* in 2 MB pages where the kernel gives them (transparent huge pages in madvise mode):
-         * fewer page faults while it is written (1.1B Q4_0, one thread: start-up 1.25 -> 0.70
-         * s) and fewer TLB misses while it streams (one-row passes faster in 10 of 12 pairs of
-         * 1.1B Q4_0 / Q4_K_M / Q6_K, 1 and 2 threads, by 0-20%) */
-        total = (total + PACKED_ALIGN - 1) / PACKED_ALIGN * PACKED_ALIGN;
-        unsigned char *p = total ? aligned_alloc(PACKED_ALIGN, total) : NULL;
-#ifdef MADV_HUGEPAGE
-        if (p) madvise(p, total, MADV_HUGEPAGE);
-#endif
+        /* in 2 MB pages where the kernel gives them (util/huge.h): fewer page faults while it
+         * is written (1.1B Q4_0, one thread: start-up 1.25 -> 0.70 s) and fewer TLB misses
+         * while it streams (one-row passes faster in 10 of 12 pairs of 1.1B Q4_0 / Q4_K_M /
+         * Q6_K, 1 and 2 threads, by 0-20%) */
+        unsigned char *p = total ? huge_alloc(total) : NULL;
         if (r16)
             m->r16_heap = p;
         else

@@ -5,11 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-static inline uint64_t hash_fnv1a(const void *data, size_t n) {
+/* hash_fnv1a of a string that continues one whose hash is h: hash_fnv1a(AB) ==
+ * hash_fnv1a_more(hash_fnv1a(A), B). */
+static inline uint64_t hash_fnv1a_more(uint64_t h, const void *data, size_t n) {
     const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     return h;
+}
+
+static inline uint64_t hash_fnv1a(const void *data, size_t n) {
+    return hash_fnv1a_more(0xcbf29ce484222325ull, data, n);
 }
 
 #endif

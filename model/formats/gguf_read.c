@@ -226,8 +226,19 @@ static int parse_value(cursor *c, gguf_kv *kv) {
     g->strs = strs;
     kv->first_str = g->n_strs;
     for (uint64_t i = 0; i < kv->n; i++) {
+        gguf_str *s = &g->strs[g->n_strs + i];
+        /* the element's name is formatted only for a message: for each of llama-bpe's 408000
+         * strings it was 60 ms of the vocabulary's 0.22 s load (Zen 5 VM) */
+        if (left(c) >= 8) {
+            memcpy(&s->len, c->g->map + c->pos, 8);
+            if (s->len <= left(c) - 8) {
+                s->ptr = (const char *)c->g->map + c->pos + 8;
+                c->pos += 8 + (size_t)s->len;
+                continue;
+            }
+        }
         snprintf(msg, sizeof msg, "string %llu of the array", (unsigned long long)i);
-        if (get_str(c, &g->strs[g->n_strs + i], msg)) return -1;
+        if (get_str(c, s, msg)) return -1;
     }
     g->n_strs += kv->n;
     return 0;
