@@ -31,12 +31,15 @@ void dtree_top_tokens(const float *l, int V, int n, int *tok, double *logp) {
     for (int j = 0; j < m; j++) logp[j] = (double)l[tok[j]] - mx - log(sum);
 }
 
+/* Whether node a ranks before node b: the higher value, then the one created first. */
 static int ranks_before(const dtree *t, int a, int b) {
     double va = t->node[a].value, vb = t->node[b].value;
     return va > vb || (va == vb && a < b);
 }
 
-void dtree_sort_by_value(const dtree *t, int *idx, int n) {
+/* Sorts idx[0..n) by ranks_before. Insertion sort: n is at most a few hundred, and glibc's
+ * qsort may allocate. */
+static void sort_by_value(const dtree *t, int *idx, int n) {
     for (int i = 1; i < n; i++) {
         int x = idx[i], j = i;
         while (j > 0 && ranks_before(t, x, idx[j - 1])) idx[j] = idx[j - 1], j--;
@@ -53,7 +56,7 @@ int dtree_grow_dynamic(dtree *t, const dtree_drafter *dr, int levels, int k, int
         if (lev > 1) {
             for (int i = lo; i < hi; i++)
                 if (t->node[i].token != end_id) t->order[n_front++] = i;
-            dtree_sort_by_value(t, t->order, n_front);
+            sort_by_value(t, t->order, n_front);
             n_front = n_front < k ? n_front : k;
             if (n_front == 0) break;
             memcpy(t->eval, t->order, sizeof(int) * (size_t)n_front);
@@ -69,7 +72,7 @@ int dtree_grow_dynamic(dtree *t, const dtree_drafter *dr, int levels, int k, int
         lo = new_lo, hi = t->n_node;
     }
     for (int i = 0; i < t->n_node; i++) t->order[i] = i;
-    dtree_sort_by_value(t, t->order, t->n_node);
+    sort_by_value(t, t->order, t->n_node);
     for (int i = 0; i < (keep < t->n_node ? keep : t->n_node); i++) t->node[t->order[i]].trow = 0;
     return 0;
 }

@@ -35,11 +35,6 @@ int dtree_add(dtree *t, int token, int parent, int rank, double value);
  * into tok[]; with logp, their log-probabilities (log-softmax at temperature 1). n <= V. */
 void dtree_top_tokens(const float *l, int V, int n, int *tok, double *logp);
 
-/* Sorts idx[0..n) by value, the higher first, ties to the node created first (so a parent,
- * whose value is never lower than its child's, comes before it). Insertion sort: n is at most
- * a few hundred, and glibc's qsort may allocate. */
-void dtree_sort_by_value(const dtree *t, int *idx, int n);
-
 /* The drafter of a dynamic tree. expand: one drafter pass over nodes t->eval[0..n), each a
  * child of the root or of a node evaluated before in this step; it sets their drow and lrow.
  * logits: the drafter's logits (V of them) after node parent's path, -1 the root's. */
@@ -55,7 +50,9 @@ typedef struct {
  * best-valued nodes that are not end_id are evaluated and get their k most probable children,
  * a child's value its parent's plus its own log-probability; growth stops early when no such
  * node is left. Finally the `keep` best-valued nodes of all are marked for the target's pass
- * (trow = 0), the others not (-1). Returns -1 (err set) when a drafter pass fails. */
+ * (trow = 0), the others not (-1). "Best-valued": the higher value first, ties to the node
+ * created first (so a parent, whose value is never lower than its child's, comes before it).
+ * Returns -1 (err set) when a drafter pass fails. */
 int dtree_grow_dynamic(dtree *t, const dtree_drafter *dr, int levels, int k, int keep, int end_id,
                        char *err);
 

@@ -994,7 +994,7 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
             }
             int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
             att_group ag = {at, nseg};
-            prefetch_next(lead, N, &L->wo);
+            prefetch_next(lead, N, &L->wo); /* again: the attention's waits, as the products' */
             tpool_run(att_shared ? lead->pool : NULL, att_group_worker, &ag, chunks);
             mm_task wo = {.c = lead, .x = b->xb2, .ldx = qd, .T = N, .n_jobs = 1,
                           .jobs = {{&L->wo, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,

@@ -16,6 +16,8 @@
 #ifndef MODEL_TPOOL_H
 #define MODEL_TPOOL_H
 
+#include <stddef.h>
+
 typedef struct tpool tpool;
 typedef void (*tpool_fn)(void *arg, int chunk, int n_chunks, int thread);
 
@@ -27,12 +29,11 @@ void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks);
 
 /* Prefetching while waiting. In a tpool_run, a thread out of chunks waits for the others'
  * chunks, then (a worker) for the next job; meanwhile it can fetch bytes the next job will read.
- * Each tpool_prefetch_idle names one such range for the next tpool_run (up to
- * TPOOL_IDLE_RANGES; the run after it forgets them): while waiting, thread i prefetches the
+ * Each tpool_prefetch_idle names one such range for the next tpool_run, which takes them (up
+ * to TPOOL_IDLE_RANGES, further ones ignored): while waiting, thread i prefetches the
  * i-th of size equal shares of each range in turn, into L2: the rows a product gives it where
  * the product has one piece a thread (forward.c's one-row passes). Only a hint: no result
  * depends on it. */
-#include <stddef.h>
 #define TPOOL_IDLE_RANGES 3
 void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes);
 
