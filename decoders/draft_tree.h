@@ -32,7 +32,8 @@ typedef struct {
 int dtree_add(dtree *t, int token, int parent, int rank, double value);
 
 /* The n most probable tokens of a row of V logits, most probable first (ties: the lower id),
- * into tok[]; with logp, their log-probabilities (log-softmax at temperature 1). n <= V. */
+ * into tok[]; with logp, their log-probabilities (log-softmax at temperature 1). n <= V. Also
+ * Medusa's heads' top-k and Token Recycling's matrix rows. */
 void dtree_top_tokens(const float *l, int V, int n, int *tok, double *logp);
 
 /* The drafter of a dynamic tree. expand: one drafter pass over nodes t->eval[0..n), each a

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/draft_tree.h"
 #include "decoders/token_tree.h"
 #include "decoders/medusa_head.h"
 #include "util/clock.h"
@@ -107,17 +108,6 @@ typedef struct {
 
 static int imin(int a, int b) {
     return a < b ? a : b;
-}
-
-/* The n most probable tokens of a row of logits, most probable first (ties: the lower id). */
-static void top_tokens(const float *l, int V, int n, int *tok) {
-    int m = 0;
-    for (int i = 0; i < V; i++) {
-        if (m == n && !(l[i] > l[tok[m - 1]])) continue;
-        int j = m < n ? m++ : m - 1;
-        while (j > 0 && l[i] > l[tok[j - 1]]) tok[j] = tok[j - 1], j--;
-        tok[j] = i;
-    }
 }
 
 /* a before b in generate_medusa_buffers' order: shorter first, then by ranks. */
@@ -232,7 +222,7 @@ static int medusa_generate(dec *d, const int *prompt, int n_prompt, char *err) {
         for (int k = 0; k < depth; k++) {
             medusa_head_logits(m->h, k, h, m->hlog, m->hscratch, d->env.pool);
             double c0 = clock_now();
-            top_tokens(m->hlog, m->V, m->kmax[k], m->top + k * MC_TOPK);
+            dtree_top_tokens(m->hlog, m->V, m->kmax[k], m->top + k * MC_TOPK, NULL);
             h_top += clock_now() - c0;
         }
         if (depth > 0) { /* the heads' forward: drafting time, and one draft pass of the trace */

@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "decoders/dec_impl.h"
+#include "decoders/draft_tree.h"
 #include "decoders/sequoia.h"
 #include "decoders/state_file.h"
 #include "decoders/token_tree.h"
@@ -134,22 +135,11 @@ static int imin(int a, int b) {
     return a < b ? a : b;
 }
 
-/* The k most likely tokens of a row of logits, most likely first, ties to the lower id. */
-static void top_k(const float *l, int V, int k, int *out) {
-    int m = 0;
-    for (int i = 0; i < V; i++) {
-        if (m == k && !(l[i] > l[out[k - 1]])) continue;
-        int j = m < k ? m++ : k - 1;
-        while (j > 0 && l[i] > l[out[j - 1]]) out[j] = out[j - 1], j--;
-        out[j] = i;
-    }
-}
-
 /* Section 3.3: token tok's row of M becomes the top-k of the row of logits that followed it. */
 static void update(dec *d, recycle *r, int tok, const float *l) {
     int *row = r->m + (size_t)tok * (size_t)r->k;
     r->n_filled += row[0] < 0;
-    top_k(l, r->V, r->k, row);
+    dtree_top_tokens(l, r->V, r->k, row, NULL); /* most likely first, ties to the lower id */
     dec_count(d, RC_ROWS_WRITTEN, 1);
 }
 
