@@ -10,8 +10,9 @@
  * each Q and K head (Qwen3), then RoPE in the row's style (pairs i, i + 1 for Llama; i,
  * i + rope_dim / 2 for Qwen's NEOX) with the frequencies divided by rope_freqs (Llama 3.1+) and
  * the positions scaled (linear RoPE scaling). These need whole heads, so a model that has any of
- * them runs them after its Q/K/V products (qkv_finish) instead of inside the product's row
- * ranges; each is a per-row operation in a fixed order, so the invariance argument holds. */
+ * them runs them on pieces of whole heads (qkv_finish_cols), by the thread whose product made
+ * the piece, or after its Q/K/V products when whole heads are not whole tiles; each is a per-row
+ * operation in a fixed order on one head, so the invariance argument holds. */
 #include "model/forward.h"
 
 #include <cblas.h>
@@ -377,6 +378,10 @@ typedef struct {
     unsigned char *gated_xa;  /* POST_SILU_MUL, int8b: the gated rows quantized into it */
     int xa_ready;             /* xa_buf already holds x quantized (a gated_xa) */
     int pieces;               /* row ranges per job (set by mm_run) */
+    int align;                /* their rows' alignment (set by mm_run) */
+    /* Q/K/V products of a layer that needs whole heads: each piece, whole heads, also gets
+     * that layer's qkv_finish_cols (positions pos) */
+    const model_layer *finish;
     const unsigned char *xa;  /* int8 mode: x quantized (set by mm_run), or NULL */
     /* POST_ROPE: if kv_segs, jobs 1 and 2 (keys after RoPE, values) also store their rows of
      * layer kv_layer into the caches of the pass's segments (kv_store_cols) */
@@ -427,10 +432,22 @@ static void rope_rows(const fwd_ctx *c, const int *pos, float *y, int ldy, int l
 /* ---- per-architecture steps on whole heads (see the header comment) ------------------------ */
 
 /* Rotates one head of hs values at position angles fc/fs: NORM pairs (2j, 2j + 1), NEOX pairs
- * (j, j + half); values past rope_dim stay as they are. The NORM arithmetic is rope_rows'. */
+ * (j, j + half); values past rope_dim stay as they are. The NORM arithmetic is rope_rows'. NEOX
+ * pairs go 16 at a time, which -O2 vectorizes (the same operations on each pair, so the same
+ * bits): pair by pair, Q/K/V's steps after the products took 1.9% of a 64-row pass of
+ * Qwen2.5-0.5B q8_0 at 2 threads (perf, Zen 5). */
 static void rope_head(float *v, const float *fc, const float *fs, int half, rope_style style) {
-    int stride = style == ROPE_NEOX ? 1 : 2, offset = style == ROPE_NEOX ? half : 1;
-    for (int j = 0; j < half; j++) {
+    int stride = style == ROPE_NEOX ? 1 : 2, offset = style == ROPE_NEOX ? half : 1, j = 0;
+    if (style == ROPE_NEOX)
+        for (float ta[16], tb[16]; j + 16 <= half; j += 16) {
+            const float *a = v + j, *b = v + half + j;
+            for (int k = 0; k < 16; k++) {
+                ta[k] = a[k] * fc[j + k] - b[k] * fs[j + k];
+                tb[k] = a[k] * fs[j + k] + b[k] * fc[j + k];
+            }
+            for (int k = 0; k < 16; k++) v[j + k] = ta[k], v[half + j + k] = tb[k];
+        }
+    for (; j < half; j++) {
         float *a = v + j * stride, *b = a + offset;
         float v0 = *a, v1 = *b;
         *a = v0 * fc[j] - v1 * fs[j];
@@ -438,8 +455,18 @@ static void rope_head(float *v, const float *fc, const float *fs, int half, rope
     }
 }
 
-static void add_bias(float *y, const float *b, int n) {
-    for (int i = 0; i < n; i++) y[i] += b[i];
+/* The steps after a product, element by element in blocks of 16, which GCC -O2 vectorizes (its
+ * cheap cost model leaves a loop of unknown length scalar): the same operations on each
+ * element, so the same bits (-ffp-contract=off: nothing is fused). perf on the 110M f32 preset,
+ * 64 rows, two threads: these steps with RoPE and libm's expf took 8.0% of the samples scalar,
+ * 7.2% so; the pass, 68.4 -> 66.6 ms (medians of 5), is within the noise. */
+
+/* r[i] += y[i] (a residual, or a bias). */
+static void add_into(float *restrict r, const float *restrict y, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++) r[i + k] += y[i + k];
+    for (; i < n; i++) r[i] += y[i];
 }
 
 /* In place is fine: the scale is formed before the first value is written. A sum of squares
@@ -456,42 +483,36 @@ static int needs_whole_heads(const model *m, const model_layer *L) {
     return m->cfg.rope != ROPE_NORM || L->bq || L->bk || L->bv || L->q_norm || L->k_norm;
 }
 
-/* After the Q/K/V products of T rows (Q in q, K and V in k, v) at positions pos: biases, the
- * per-head RMSNorms of Q and K, then RoPE, in llama.cpp's order. */
-static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *q, float *k, float *v,
-                       const int *pos, int T) {
+/* After product j of the Q/K/V products (0: Q, 1: K, 2: V) of T rows at positions pos, on its
+ * columns [lo, hi) of y (rows ld apart), whole heads: the bias, then for Q and K each head's
+ * RMSNorm and RoPE, in llama.cpp's order. Every step reads only its own head, so a piece of
+ * whole heads gets the bits the whole row does. */
+static void qkv_finish_cols(const fwd_ctx *c, const model_layer *L, int j, float *y, int ld, int lo,
+                            int hi, const int *pos, int T) {
     const model_config *cfg = &c->m->cfg;
-    int hs = cfg->head_size, kvd = cfg->kv_dim, half = cfg->rope_dim / 2;
+    const int hs = cfg->head_size, half = cfg->rope_dim / 2;
+    const float *bias = j == 0 ? L->bq : j == 1 ? L->bk : L->bv;
+    const float *norm = j == 0 ? L->q_norm : j == 1 ? L->k_norm : NULL;
     for (int t = 0; t < T; t++) {
-        float *qr = q + (size_t)t * c->q_dim, *kr = k + (size_t)t * kvd;
-        if (L->bq) add_bias(qr, L->bq, c->q_dim);
-        if (L->bk) add_bias(kr, L->bk, kvd);
-        if (L->bv) add_bias(v + (size_t)t * kvd, L->bv, kvd);
+        float *r = y + (size_t)t * ld;
+        if (bias) add_into(r + lo, bias + lo, hi - lo);
+        if (j == 2) continue;
         const float *fc = c->rope_cos + (size_t)pos[t] * half;
         const float *fs = c->rope_sin + (size_t)pos[t] * half;
-        for (int h = 0; h < cfg->n_heads; h++) {
-            if (L->q_norm) rmsnorm(qr + h * hs, qr + h * hs, L->q_norm, hs, cfg->norm_eps);
-            rope_head(qr + h * hs, fc, fs, half, cfg->rope);
-        }
-        for (int h = 0; h < cfg->n_kv_heads; h++) {
-            if (L->k_norm) rmsnorm(kr + h * hs, kr + h * hs, L->k_norm, hs, cfg->norm_eps);
-            rope_head(kr + h * hs, fc, fs, half, cfg->rope);
+        for (int h = lo / hs; h < hi / hs; h++) {
+            if (norm) rmsnorm(r + h * hs, r + h * hs, norm, hs, cfg->norm_eps);
+            rope_head(r + h * hs, fc, fs, half, cfg->rope);
         }
     }
 }
 
-/* The steps after a product, element by element in blocks of 16, which GCC -O2 vectorizes (its
- * cheap cost model leaves a loop of unknown length scalar): the same operations on each
- * element, so the same bits (-ffp-contract=off: nothing is fused). perf on the 110M f32 preset,
- * 64 rows, two threads: these steps with RoPE and libm's expf took 8.0% of the samples scalar,
- * 7.2% so; the pass, 68.4 -> 66.6 ms (medians of 5), is within the noise. */
-
-/* r[i] += y[i] (a residual). */
-static void add_into(float *restrict r, const float *restrict y, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int k = 0; k < 16; k++) r[i + k] += y[i + k];
-    for (; i < n; i++) r[i] += y[i];
+/* All of Q, K and V (in q, k, v) at once: a pass whose pieces are not whole heads. */
+static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *q, float *k, float *v,
+                       const int *pos, int T) {
+    const int kvd = c->m->cfg.kv_dim;
+    qkv_finish_cols(c, L, 0, q, c->q_dim, 0, c->q_dim, pos, T);
+    qkv_finish_cols(c, L, 1, k, kvd, 0, kvd, pos, T);
+    qkv_finish_cols(c, L, 2, v, kvd, 0, kvd, pos, T);
 }
 
 /* a[i] = silu(a[i]) * b[i], silu(v) = v * (1 / (1 + exp(-v))) as llama2.c writes it, with
@@ -527,8 +548,8 @@ static void silu_mul(float *restrict a, const float *restrict b, int n) {
     }
 }
 
-/* Chunk c of a task: piece c % pieces of job c / pieces (row ranges aligned to 16, the
- * kernels' tile height at T = 1); for SILU_MUL one piece of both w1 and w3, then the gate. */
+/* Chunk c of a task: piece c % pieces of job c / pieces (row ranges of task->align rows); for
+ * SILU_MUL one piece of both w1 and w3, then the gate. */
 static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     (void)n_chunks, (void)thread;
     mm_task *task = arg;
@@ -539,8 +560,7 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     const int int8b = task->c->mode == KERN_EXACT_INT8B;
     for (int j = first; j <= last; j++) {
         const mm_job *job = &task->jobs[j];
-        /* int8b: pieces of whole 32-row tiles (kernels_avx512_int8b.c) */
-        tpool_split(job->w->rows, int8b ? 32 : 16, chunk % pieces, pieces, &lo, &hi);
+        tpool_split(job->w->rows, task->align, chunk % pieces, pieces, &lo, &hi);
         if (lo >= hi) continue;
         if (task->xa && int8b && kern_int8b_supported(job->w->type))
             kern_matmul_int8b(job->w, lo, hi, task->xa, T, job->y + lo, job->ldy);
@@ -550,6 +570,8 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
             kern_matmul(job->w, lo, hi, task->x, task->ldx, T, job->y + lo, job->ldy);
         if (task->post == POST_ROPE && j < 2)
             rope_rows(task->c, task->pos, job->y, job->ldy, lo, hi, T);
+        if (task->finish)
+            qkv_finish_cols(task->c, task->finish, j, job->y, job->ldy, lo, hi, task->pos, T);
         if (task->kv_segs && j >= 1)
             kv_store_cols(task->kv_segs, task->kv_nseg, task->kv_layer, j == 2, job->y, lo, hi);
         if (task->post == POST_RESIDUAL)
@@ -594,6 +616,10 @@ static void quant_worker(void *arg, int chunk, int n_chunks, int thread) {
     if (task->norm_w) norm_rows(task, t0, t1);
     kern_act8b_quantize_part(task->x, task->ldx, T, q->K, task->xa_buf, t0, t1);
 }
+
+/* The rows a product's pieces are aligned to: the kernels' tile height at T = 1 (16), int8b's
+ * whole 32-row tiles (kernels_avx512_int8b.c). */
+static int mm_tile_rows(const fwd_ctx *c) { return c->mode == KERN_EXACT_INT8B ? 32 : 16; }
 
 /* Runs a task; returns whether it shared the threads. */
 static int mm_run(fwd_ctx *c, mm_task *task) {
@@ -651,7 +677,9 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
     const int int8b = c->mode == KERN_EXACT_INT8B;
     const int per_thread = int8b && task->T >= 8 ? 2 : int8b && task->T == 1 ? 1 : 4;
     int pieces = nt == 1 ? 1 : per_thread * nt;
-    if (pieces > (min_rows + 15) / 16) pieces = (min_rows + 15) / 16;
+    task->align = task->finish ? c->m->cfg.head_size : mm_tile_rows(c);
+    if (pieces > (min_rows + task->align - 1) / task->align)
+        pieces = (min_rows + task->align - 1) / task->align;
     task->pieces = pieces < 1 ? 1 : pieces;
     int n_chunks = task->post == POST_SILU_MUL ? task->pieces : task->n_jobs * task->pieces;
     tpool_run(nt == 1 ? NULL : c->pool, mm_worker, task, n_chunks);
@@ -951,21 +979,29 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
         /* a skipped sublayer adds nothing to the residual stream x (fwd_set_skip) */
         const unsigned skip = lead->skip ? lead->skip[l] : 0;
         if (!(skip & FWD_SKIP_ATTN)) {
-            int whole = needs_whole_heads(m, L);
-            /* with RoPE in the products' step, the new keys and values go into the caches
-             * there too (kv_store_cols); else here, once qkv_finish has made them */
+            const int whole = needs_whole_heads(m, L);
+            /* whole heads: finished by the products' threads, piece by piece, when whole
+             * heads are whole tiles; else after the products, on the caller, the other threads
+             * waiting (a 64-row pass of Qwen2.5-0.5B: 1.5% of the samples, with the cache
+             * writes after it) */
+            const int finish = whole && cfg->head_size % mm_tile_rows(lead) == 0;
+            /* with RoPE (or the whole-head steps) in the products' step, the new keys and
+             * values go into the caches there too (kv_store_cols); else here, once qkv_finish
+             * has made them */
             mm_task qkv = {.c = lead, .x = b->xb, .ldx = dim, .T = N, .n_jobs = 3,
                            .jobs = {{&L->wq, b->q, qd}, {&L->wk, b->kb, kvd},
                                     {&L->wv, b->vb, kvd}},
                            .post = whole ? POST_NONE : POST_ROPE, .pos = pos, .xa_buf = b->xa,
-                           .norm_in = b->x, .norm_w = L->rms_att,
-                           .kv_segs = whole ? NULL : segs, .kv_nseg = nseg, .kv_layer = l};
+                           .norm_in = b->x, .norm_w = L->rms_att, .finish = finish ? L : NULL,
+                           .kv_segs = whole && !finish ? NULL : segs, .kv_nseg = nseg,
+                           .kv_layer = l};
             if (l == 0)
                 for (int s = 0; s < nseg; s++)
                     kv_populate(segs[s].c, segs[s].c->n_past + segs[s].c->first + segs[s].n);
             prefetch_next(lead, N, &L->wo);
             const int products_shared = mm_run(lead, &qkv);
-            if (whole) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
+            const int late = whole && !finish; /* K and V made after the products */
+            if (late) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
             /* jobs of whole kv heads and blocks of rows: enough to share between threads */
             int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(lead->pool), chunks = 0;
             size_t att_macs = 0;
@@ -985,9 +1021,9 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
                  * else here, before any job starts. Stored here, one-row passes wrote 2 x
                  * layers x kv heads scattered rows on the caller while the other threads
                  * waited (110M q8_0, 2 threads: 2.3% of the samples) */
-                if (whole && at[s].blocks == 1)
+                if (late && at[s].blocks == 1)
                     at[s].kb = b->kb + off * kvd, at[s].vb = b->vb + off * kvd;
-                else if (whole)
+                else if (late)
                     kv_store(c, l, n, b->kb + off * kvd, b->vb + off * kvd, 0, cfg->n_kv_heads);
                 chunks += cfg->n_kv_heads * at[s].blocks;
                 att_macs += (size_t)n * cfg->n_heads * (c->n_past + c->first + n) * cfg->head_size;

@@ -691,6 +691,10 @@ int main(void) {
         snprintf(what, sizeof what, "%s %s", arch_shapes[i][0], arch_shapes[i][1]);
         for (int t = 1; a && t <= 3; t++)
             if (threads_kept(t, 3)) test_invariance(a, what, t, 6, 70 + t, KERN_EXACT);
+        /* quantized: the int8b mode too, whose pieces are whole heads when the layer's steps
+         * need them (Qwen's biases, norms and NEOX RoPE, run by the products' threads) */
+        for (int t = 1; a && strcmp(arch_shapes[i][1], "f32") != 0 && t <= 3; t++)
+            if (threads_kept(t, 3)) test_invariance(a, what, t, 4, 150 + t, KERN_EXACT_INT8B);
         if (a && i == 0) { /* Qwen2's biases and NEOX RoPE, with an f16 KV cache */
             model_set_kv(a, KV_F16);
             for (int t = 1; t <= 3; t++)
