@@ -515,39 +515,6 @@ static void qkv_finish(const fwd_ctx *c, const model_layer *L, float *q, float *
     qkv_finish_cols(c, L, 2, v, kvd, 0, kvd, pos, T);
 }
 
-/* a[i] = silu(a[i]) * b[i], silu(v) = v * (1 / (1 + exp(-v))) as llama2.c writes it, with
- * libm's expf: kern_expf's SIMD copy of it (same bits) over blocks of 256, the rest in vectors.
- * With libm per element, the steps after the products took 19 of 294 million cycles of a 64-row
- * pass of the 110M f32 preset on one thread (rdtsc), mostly in expf's 1.57 million calls; perf's
- * share of expf fell from 3.7% to 0.7% of that pass, and the pass (min / median of 6
- * alternations) went 124.9 / 131.8 -> 114.8 / 124.0 ms on one thread, 68.2 / 78.3 -> 64.9 /
- * 74.9 on two. */
-static void silu_mul(float *restrict a, const float *restrict b, int n) {
-    float na[256], e[256];
-    for (int i0 = 0; i0 < n; i0 += 256) {
-        const int m = n - i0 < 256 ? n - i0 : 256;
-        float *ai = a + i0;
-        const float *bi = b + i0;
-        int k = 0;
-        for (; k + 16 <= m; k += 16) /* in blocks of 16, which -O2 vectorizes: see above */
-            for (int l = 0; l < 16; l++) na[k + l] = -ai[k + l];
-        for (; k < m; k++) na[k] = -ai[k];
-        kern_expf(na, e, m);
-        int i = 0;
-        for (; i + 16 <= m; i += 16)
-            for (int k = 0; k < 16; k++) {
-                float v = ai[i + k];
-                v *= 1.0f / (1.0f + e[i + k]);
-                ai[i + k] = v * bi[i + k];
-            }
-        for (; i < m; i++) {
-            float v = ai[i];
-            v *= 1.0f / (1.0f + e[i]);
-            ai[i] = v * bi[i];
-        }
-    }
-}
-
 /* Chunk c of a task: piece c % pieces of job c / pieces (row ranges of task->align rows); for
  * SILU_MUL one piece of both w1 and w3, then the gate. */
 static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
@@ -582,8 +549,8 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     if (task->post == POST_SILU_MUL && lo < hi) { /* jobs: w1 -> hb, w3 -> hb2, same rows */
         int ld = task->jobs[0].ldy;
         for (int t = 0; t < T; t++)
-            silu_mul(task->jobs[0].y + (size_t)t * ld + lo, task->jobs[1].y + (size_t)t * ld + lo,
-                     hi - lo);
+            kern_silu_mul(task->jobs[0].y + (size_t)t * ld + lo,
+                          task->jobs[1].y + (size_t)t * ld + lo, hi - lo);
         /* w2's input, these columns of it, while they are in this core's cache (lo and hi
          * multiples of 32: int8b pieces) */
         if (task->gated_xa)

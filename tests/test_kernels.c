@@ -9,7 +9,8 @@
  *     to_float is what kern_row_to_f32 and the reference use;
  *  3. the attention kernel, with keys and values stored as f32 or f16 (kern_attend_kv; also with
  *     the query counts and head sizes of grouped-query models), the canonical sum and dot; exp accuracy; f16 round trips; the
- *     SIMD copies of libm's expf (kern_expf) against libm;
+ *     SIMD copies of libm's expf against libm, and SwiGLU's gate with them (kern_silu_mul)
+ *     against the scalar loop;
  *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
  *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
  *     reference (a difference traps).
@@ -1129,10 +1130,9 @@ static void test_exp_and_halves(void) {
     CHECK_MSG(bad == 0, "%d half values do not round trip", bad);
 }
 
-/* kern_expf equals libm's expf bit for bit on every ISA under test: every 251st float bit
+/* kern_expf_isa equals libm's expf bit for bit on every ISA under test: every 251st float bit
  * pattern (17 million values, every sign and exponent; DECBENCH_EXPF_ALL=1 compares all 2^32,
- * ~20 s an ISA), the edges of glibc's special cases, lengths with a tail, and the public entry
- * point (which compares with libm once, then runs the active ISA's copy). */
+ * ~20 s an ISA), the edges of glibc's special cases, lengths with a tail. */
 static void test_expf(void) {
     enum { N = 4096 };
     static float x[N], y[N];
@@ -1170,15 +1170,61 @@ static void test_expf(void) {
                     n++;
                 }
             }
-        CHECK_MSG(bad == 0, "%s: kern_expf differs from libm's expf on %llu of %llu values",
+        CHECK_MSG(bad == 0, "%s: kern_expf_isa differs from libm's expf on %llu of %llu values",
                   kern_isa_name((kern_isa)isa), (unsigned long long)bad, (unsigned long long)n);
     }
-    for (int i = 0; i < N; i++) x[i] = -30.0f + 60.0f * (float)i / N;
-    kern_expf(x, y, N);
-    int bad = 0;
-    for (int i = 0; i < N; i++) bad += expf(x[i]) != y[i];
-    CHECK_MSG(bad == 0, "kern_expf (%s) differs from libm's expf on %d of %d", kern_simd_name(), bad,
-              N);
+}
+
+/* The scalar loop of kern_silu_mul, with libm's expf. */
+static float silu_mul_ref(float a, float b) { return a * (1.0f / (1.0f + expf(-a))) * b; }
+
+/* kern_silu_mul equals the scalar loop bit for bit on every ISA under test (NaNs: both NaN):
+ * every 65537th float bit pattern as the gate (every sign and exponent, with glibc's special
+ * cases of expf among them), random multipliers, every length to 40 (the tails) over the edge
+ * values in every lane, and the public entry point (the expf comparison, then the active ISA). */
+static void test_silu_mul(rng_state *r) {
+    enum { N = 4096 };
+    static float a[N], b[N], want[N];
+    const float edge[] = {88.0f, -88.0f, nextafterf(88.0f, 0), nextafterf(-88.0f, 0), 88.72284f,
+                          -88.72284f, 103.97209f, -103.97209f, 87.33656f, INFINITY, -INFINITY,
+                          NAN, -NAN, 0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, -20.5f, 20.5f, 1.0f,
+                          -1.0f, 3.4e38f, -3.4e38f};
+    const int ne = (int)(sizeof edge / sizeof edge[0]);
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        long bad = 0, n = 0;
+        for (uint64_t b0 = 0; b0 < (1ull << 32); b0 += 65537ull * N) {
+            int m = 0;
+            for (; m < N && b0 + 65537ull * (uint64_t)m < (1ull << 32); m++) {
+                uint32_t bits = (uint32_t)(b0 + 65537ull * (uint64_t)m);
+                memcpy(&a[m], &bits, 4);
+                b[m] = (float)rng_unit(r) * 8.0f - 4.0f;
+                want[m] = silu_mul_ref(a[m], b[m]);
+            }
+            kern_silu_mul_isa((kern_isa)isa, a, b, m);
+            for (int i = 0; i < m; i++, n++)
+                bad += memcmp(&want[i], &a[i], 4) != 0 && !(isnan(want[i]) && isnan(a[i]));
+        }
+        for (int len = 1; len <= 40; len++)
+            for (int sh = 0; sh < ne; sh++) {
+                for (int i = 0; i < len; i++) {
+                    a[i] = edge[(i + sh) % ne], b[i] = i % 3 ? 1.5f : -0.75f;
+                    want[i] = silu_mul_ref(a[i], b[i]);
+                }
+                kern_silu_mul_isa((kern_isa)isa, a, b, len);
+                for (int i = 0; i < len; i++, n++)
+                    bad += memcmp(&want[i], &a[i], 4) != 0 && !(isnan(want[i]) && isnan(a[i]));
+            }
+        CHECK_MSG(bad == 0, "%s: kern_silu_mul differs from the scalar loop on %ld of %ld values",
+                  kern_isa_name((kern_isa)isa), bad, n);
+    }
+    for (int i = 0; i < N; i++) {
+        a[i] = -30.0f + 60.0f * (float)i / N, b[i] = 0.25f + (float)(i % 7);
+        want[i] = silu_mul_ref(a[i], b[i]);
+    }
+    kern_silu_mul(a, b, N);
+    CHECK_MSG(memcmp(a, want, sizeof a) == 0, "kern_silu_mul (%s) differs from the scalar loop",
+              kern_simd_name());
 }
 
 static void test_fuzz_corpus(rng_state *r) {
@@ -1243,6 +1289,7 @@ int main(int argc, char **argv) {
     test_scratch_lines();
     test_exp_and_halves();
     test_expf();
+    test_silu_mul(&r);
     test_fuzz_corpus(&r);
     char name[64];
     snprintf(name, sizeof name, "test_kernels%s%s", argc > 1 ? "_" : "", argc > 1 ? argv[1] : "");

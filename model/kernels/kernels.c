@@ -83,6 +83,10 @@ static void scalar_expf(const float *x, float *y, int n) {
     for (int i = 0; i < n; i++) y[i] = expf(x[i]);
 }
 
+static void scalar_silu_mul(float *a, const float *b, int n) {
+    for (int i = 0; i < n; i++) a[i] = kern_silu_mul_one(a[i], b[i], expf);
+}
+
 /* kern_attend's softmax: the scores' maximum (exact in any order), exp of each score minus it,
  * and their canonical sum, returned; NaN throughout if a score is not finite
  * (kern_softmax_nonfinite). */
@@ -203,6 +207,7 @@ const kern_isa_ops kern_isa_scalar_ops = {
     .values = kern_isa_scalar_values,
     .matmul_widen = scalar_matmul_widen,
     .expf = scalar_expf,
+    .silu_mul = scalar_silu_mul,
 };
 
 /* ---- dispatch ------------------------------------------------------------------------- */
@@ -324,7 +329,8 @@ static int expf_agrees(kern_isa isa) {
     return 1;
 }
 
-void kern_expf(const float *x, float *y, int n) {
+/* The active ISA if its expf equals this libm's (compared on the first call), else scalar. */
+static kern_isa expf_isa(void) {
     kern_isa isa = kern_isa_active();
     int st = atomic_load_explicit(&expf_state[isa], memory_order_relaxed);
     if (st == 0) { /* threads that race here all compute the same answer */
@@ -334,7 +340,15 @@ void kern_expf(const float *x, float *y, int n) {
                             "per value (same bits, slower)\n");
         atomic_store_explicit(&expf_state[isa], st, memory_order_relaxed);
     }
-    isa_ops[st == 1 ? isa : KERN_ISA_SCALAR]->expf(x, y, n);
+    return st == 1 ? isa : KERN_ISA_SCALAR;
+}
+
+void kern_silu_mul(float *a, const float *b, int n) {
+    isa_ops[expf_isa()]->silu_mul(a, b, n);
+}
+
+void kern_silu_mul_isa(kern_isa isa, float *a, const float *b, int n) {
+    isa_ops[isa]->silu_mul(a, b, n);
 }
 
 float kern_dot_isa(kern_isa isa, const float *a, const float *b, int n) {

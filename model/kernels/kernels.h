@@ -51,12 +51,19 @@ float kern_sum_ref(const float *a, int n);
  * expf whose vector and scalar versions may differ. */
 float kern_exp_ref(float x);
 
-/* y[i] = libm's expf(x[i]) for i < n, bit for bit (x and y do not overlap): SiLU's exp, which
- * stays libm's so that greedy output equals llama2.c's. In SIMD lanes where the CPU has them and
- * this libm's expf is glibc's algorithm (kernels_isa.h): the first call compares the two on
- * 65536 inputs and, on any difference, calls libm for every value from then on. */
-void kern_expf(const float *x, float *y, int n);
-void kern_expf_isa(kern_isa isa, const float *x, float *y, int n); /* no comparison */
+/* y[i] = libm's expf(x[i]) for i < n, bit for bit (x and y do not overlap), in isa's SIMD lanes
+ * (glibc's algorithm, kernels_isa.h): SiLU's exp, which stays libm's so that greedy output
+ * equals llama2.c's. */
+void kern_expf_isa(kern_isa isa, const float *x, float *y, int n);
+
+/* a[i] = silu(a[i]) * b[i] for i < n (SwiGLU's gate), silu(v) = v * (1 / (1 + expf(-v))) as
+ * llama2.c writes it, with libm's expf: in the SIMD lanes of kern_expf_isa where the CPU has them
+ * and this libm's expf is glibc's algorithm (the first call compares the two on 65536 inputs
+ * and, on any difference, calls libm for every value from then on). Each step is one IEEE
+ * operation on one value, so every ISA gives the scalar loop's bits (a NaN's sign and payload
+ * aside). */
+void kern_silu_mul(float *a, const float *b, int n);
+void kern_silu_mul_isa(kern_isa isa, float *a, const float *b, int n); /* no comparison */
 
 /* One query head attending over keys/values at slots[0..n) of a cache whose rows are
  * `stride` floats apart (k, v point at the head's first column): scores = canonical

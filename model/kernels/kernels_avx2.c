@@ -537,6 +537,34 @@ static void avx2_expf(const float *x, float *y, int n) {
     for (; i < n; i++) y[i] = expf(x[i]);
 }
 
+/* kern_silu_mul 8 at a time: avx2_expf's lanes of -a (libm for its special lanes), then
+ * a * (1 / (1 + e)) * b, in the scalar loop's order. */
+static void avx2_silu_mul(float *a, const float *b, int n) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(a + i), x = _mm256_xor_ps(v, sign);
+        __m256 e = _mm256_set_m128(expf4(_mm256_extractf128_ps(x, 1)),
+                                   expf4(_mm256_castps256_ps128(x)));
+        const __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                                             _mm256_set1_epi32(0x7ff));
+        int sp = _mm256_movemask_ps(_mm256_castsi256_ps(
+            _mm256_cmpgt_epi32(top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
+        if (sp) {
+            float ev[8], xv[8];
+            _mm256_storeu_ps(ev, e), _mm256_storeu_ps(xv, x);
+            for (; sp; sp &= sp - 1) {
+                const int k = __builtin_ctz((unsigned)sp);
+                ev[k] = expf(xv[k]);
+            }
+            e = _mm256_loadu_ps(ev);
+        }
+        const __m256 r = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        _mm256_storeu_ps(a + i, _mm256_mul_ps(_mm256_mul_ps(v, r), _mm256_loadu_ps(b + i)));
+    }
+    for (; i < n; i++) a[i] = kern_silu_mul_one(a[i], b[i], expf);
+}
+
 const kern_isa_ops kern_isa_avx2_ops = {
     .name = "avx2",
     .dot = avx2_dot,
@@ -547,5 +575,6 @@ const kern_isa_ops kern_isa_avx2_ops = {
     .values = kern_avx2_values,
     .matmul_widen = avx2_matmul_widen,
     .expf = avx2_expf,
+    .silu_mul = avx2_silu_mul,
 };
 #endif

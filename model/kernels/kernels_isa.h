@@ -26,13 +26,13 @@
 extern const float kern_exp_poly[6];
 
 /* libm's expf as glibc (2.28 and later) computes it on CPUs with FMA, for the SIMD copies of
- * kern_expf (kernels.h). In double: k = round(x 32 / ln2) by adding 1.5 * 2^52 in one fused
- * multiply-add, r = x 32 / ln2 - k in another; 2^(k / 32) from the table's entry k mod 32 with k
- * / 32 added to its exponent field as an integer; 2^(r / 32) ~ (C0 r + C1) r^2 + (C2 r + 1), each
- * step one FMA; the product rounded to float once. The numbers were read from glibc 2.36's
- * libm (Debian 12), the order of operations from its __expf_fma; the SIMD lanes equal libm's
- * expf on every float with |x| < 88 (all 2^32 inputs compared, tests/test_kernels.c), and the
- * rest (|x| >= 88, infinities, NaN: glibc's special cases) are handed to libm lane by lane. */
+ * kern_expf_isa and kern_silu_mul (kernels.h). In double: k = round(x 32 / ln2) by adding
+ * 1.5 * 2^52 in one fused multiply-add, r = x 32 / ln2 - k in another; 2^(k / 32) from the table's
+ * entry k mod 32 with k / 32 added to its exponent field as an integer; 2^(r / 32) ~ (C0 r + C1)
+ * r^2 + (C2 r + 1), each step one FMA; the product rounded to float once. The numbers were read
+ * from glibc 2.36's libm (Debian 12), the order of operations from its __expf_fma; the SIMD lanes
+ * equal libm's expf on every float with |x| < 88 (all 2^32 inputs compared, tests/test_kernels.c),
+ * and the rest (|x| >= 88, infinities, NaN: glibc's special cases) go to libm lane by lane. */
 #define KERN_EXPF_INV_LN2_N 0x40471547652b82feull /* 32 / ln 2 */
 #define KERN_EXPF_SHIFT 0x4338000000000000ull     /* 1.5 * 2^52 */
 #define KERN_EXPF_C0 0x3ebc6af84b912394ull
@@ -68,9 +68,16 @@ typedef struct {
     void (*matmul_widen)(kern_to_float_fn to_float, const unsigned char *w, size_t ldw, int rows,
                          int K, const float *x, size_t ldx, int T, float *y, size_t ldy,
                          int streams);
-    /* kern_expf: y[i] = libm's expf(x[i]) (x and y do not overlap) */
+    /* kern_expf_isa: y[i] = libm's expf(x[i]) (x and y do not overlap) */
     void (*expf)(const float *x, float *y, int n);
+    /* kern_silu_mul: a[i] = silu(a[i]) * b[i], this ISA's expf for libm's */
+    void (*silu_mul)(float *a, const float *b, int n);
 } kern_isa_ops;
+
+/* One value of kern_silu_mul, in the scalar code's order (the SIMD copies' tails). */
+static inline float kern_silu_mul_one(float a, float b, float (*exp_fn)(float)) {
+    return a * (1.0f / (1.0f + exp_fn(-a))) * b;
+}
 
 extern const kern_isa_ops kern_isa_scalar_ops;
 
