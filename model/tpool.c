@@ -227,6 +227,26 @@ void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes) {
     p->next_base[p->n_next] = (uintptr_t)base, p->next_bytes[p->n_next++] = bytes;
 }
 
+void tpool_span_init(tpool_span *s, int n) {
+    atomic_store_explicit(s, (uint32_t)(n < 0 ? 0 : n > TPOOL_SPAN_MAX ? TPOOL_SPAN_MAX : n),
+                          memory_order_relaxed);
+}
+
+int tpool_span_take(tpool_span *s, int want, int from_back, int *a, int *e) {
+    uint32_t w = atomic_load_explicit(s, memory_order_relaxed);
+    for (;;) {
+        const int front = (int)(w >> 16), back = (int)(w & 0xffff);
+        if (front >= back) return 0;
+        const int take = back - front < want ? back - front : want < 1 ? 1 : want;
+        const uint32_t nw = from_back ? w - (uint32_t)take : w + ((uint32_t)take << 16);
+        if (atomic_compare_exchange_weak_explicit(s, &w, nw, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *a = from_back ? back - take : front, *e = from_back ? back : front + take;
+            return 1;
+        }
+    }
+}
+
 void tpool_split(int n, int align, int i, int parts, int *lo, int *hi) {
     if (align < 1) align = 1;
     int units = (n + align - 1) / align;

@@ -16,7 +16,9 @@
 #ifndef MODEL_TPOOL_H
 #define MODEL_TPOOL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct tpool tpool;
 typedef void (*tpool_fn)(void *arg, int chunk, int n_chunks, int thread);
@@ -40,5 +42,14 @@ void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes);
 /* The contiguous share [*lo, *hi) of n items for part i of parts, each share a multiple of
  * `align` items except the last. */
 void tpool_split(int n, int align, int i, int parts, int *lo, int *hi);
+
+/* A span: units [0, n) of one piece of work, taken from the front by the thread that claimed
+ * the piece, a few at a time, and from the back by a thread that ran out of pieces of its own;
+ * every unit is taken exactly once. One atomic word (front << 16 | back): n <= TPOOL_SPAN_MAX.
+ * tpool_span_take takes up to `want` units, [*a, *e), and returns 0 once none is left. */
+#define TPOOL_SPAN_MAX 0xffff
+typedef _Atomic uint32_t tpool_span;
+void tpool_span_init(tpool_span *s, int n);
+int tpool_span_take(tpool_span *s, int want, int from_back, int *a, int *e);
 
 #endif
