@@ -1282,9 +1282,11 @@ static void avx512_expf(const float *x, float *y, int n) {
 }
 
 /* kern_silu_mul 16 at a time: avx512_expf's lanes of -a (libm for its special lanes), then
- * a * (1 / (1 + e)) * b, in the scalar loop's order. As a loop of the forward pass's baseline
- * code around kern_expf (4-wide, the exp through a buffer) it took 3.7% of a 64-row pass of
- * Qwen2.5-0.5B q8_0 at 2 threads, the expf 2.0% more (perf, Zen 5). */
+ * a * (1 / (1 + e)) * b, in the scalar loop's order, in one pass. As three passes of the forward
+ * pass's own loops over blocks of 256 (negate into a buffer, exp into another, then the rest) it
+ * took 3.7% of a 64-row pass of Qwen2.5-0.5B q8_0 at 2 threads and its exp 2.0% more; so, 2.9%
+ * (perf, Zen 5). A build without -march=native (packaging/) compiles the forward pass's loops
+ * for the baseline ISA, and gets these lanes all the same (run-time dispatch). */
 static void avx512_silu_mul(float *a, const float *b, int n) {
     const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
     int i = 0;
