@@ -737,7 +737,8 @@ static void kv_store_rows(fwd_ctx *c, int layer, int values, const float *y, int
     const model_config *cfg = &c->m->cfg;
     const int hs = cfg->head_size;
     const size_t esz = c->kv_row / (size_t)hs; /* bytes a value: 4 (f32) or 2 (f16) */
-    void (*store)(const float *, void *, int) = wtype_get(c->kvt)->from_float;
+    void (*store)(const float *, void *, int) =
+        c->kvt == WTYPE_F16 ? kern_f16_from_f32 : wtype_get(c->kvt)->from_float;
     for (int g = lo / hs; g * hs < hi; g++) {
         const int a = lo > g * hs ? lo : g * hs, e = hi < (g + 1) * hs ? hi : (g + 1) * hs;
         unsigned char *dst = kv_head(c, values ? c->vc : c->kc, layer, g) +

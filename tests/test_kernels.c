@@ -10,7 +10,8 @@
  *  3. the attention kernel, with keys and values stored as f32 or f16 (kern_attend_kv; also with
  *     the query counts and head sizes of grouped-query models), the canonical sum and dot; exp accuracy; f16 round trips; the
  *     SIMD copies of libm's expf against libm, and SwiGLU's gate with them (kern_silu_mul)
- *     against the scalar loop;
+ *     against the scalar loop; the f16 conversions (kern_f16_from_f32, kern_f16_to_f32)
+ *     against wtype's;
  *  4. fuzz_wtype_one (the differential libFuzzer entry of tests/fuzz_wtype.c) over 3000
  *     seeded random inputs: arbitrary bytes as blocks of every type, every ISA against the
  *     reference (a difference traps).
@@ -1227,6 +1228,52 @@ static void test_silu_mul(rng_state *r) {
               kern_simd_name());
 }
 
+/* kern_f16_from_f32 equals wtype_f32_to_f16 on every ISA under test: every 251st float bit
+ * pattern (every sign and exponent: overflow, f16 subnormals, NaNs with payloads) and the
+ * rounding ties of each f16 exponent, at every lane and with tails; kern_f16_to_f32 equals
+ * wtype_f16_to_f32 on all 65536 halves (a NaN: any NaN), in the same lanes. */
+static void test_f16_conversions(void) {
+    enum { N = 4096 };
+    static float x[N], back[N];
+    static uint16_t h[N], want[N];
+    for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
+        if (!isa_on[isa]) continue;
+        uint64_t bad = 0, n = 0;
+        for (uint64_t b0 = 0; b0 < (1ull << 32) + 40ull * 4096 * N; b0 += 251ull * N) {
+            int m = 0;
+            for (; m < N; m++) {
+                uint64_t k = b0 / (251ull * N) * N + (uint64_t)m;
+                uint32_t bits;
+                if (b0 < (1ull << 32)) { /* the stride's patterns */
+                    if (b0 + 251ull * (uint64_t)m >= (1ull << 32)) break;
+                    bits = (uint32_t)(b0 + 251ull * (uint64_t)m);
+                } else { /* ties: a float halfway between two halves, either sign */
+                    uint32_t e = 102 + (uint32_t)(k % 40), man = (uint32_t)(k * 2654435761u);
+                    bits = (uint32_t)(k & 1) << 31 | e << 23 | (man & 0x7fe000u) | 0x1000u;
+                }
+                memcpy(&x[m], &bits, 4);
+                want[m] = wtype_f32_to_f16(x[m]);
+            }
+            const int len = m - (int)(b0 / (251ull * N) % 17); /* a tail of 0..16 */
+            kern_f16_from_f32_isa((kern_isa)isa, x, h, len > 0 ? len : m);
+            for (int i = 0; i < (len > 0 ? len : m); i++, n++) bad += h[i] != want[i];
+        }
+        int bad_back = 0;
+        for (uint32_t v0 = 0; v0 < 65536; v0 += N) {
+            for (int i = 0; i < N; i++) h[i] = (uint16_t)(v0 + (uint32_t)i);
+            kern_f16_to_f32_isa((kern_isa)isa, h, back, N - 3);
+            for (int i = 0; i < N - 3; i++) {
+                const float ref = wtype_f16_to_f32(h[i]);
+                bad_back += memcmp(&ref, &back[i], 4) != 0 && !(isnan(ref) && isnan(back[i]));
+            }
+        }
+        CHECK_MSG(bad == 0 && bad_back == 0,
+                  "%s: f16 conversions differ from wtype's: %llu of %llu floats, %d halves",
+                  kern_isa_name((kern_isa)isa), (unsigned long long)bad, (unsigned long long)n,
+                  bad_back);
+    }
+}
+
 static void test_fuzz_corpus(rng_state *r) {
     static uint8_t buf[512];
     int compared = 0;
@@ -1290,6 +1337,7 @@ int main(int argc, char **argv) {
     test_exp_and_halves();
     test_expf();
     test_silu_mul(&r);
+    test_f16_conversions();
     test_fuzz_corpus(&r);
     char name[64];
     snprintf(name, sizeof name, "test_kernels%s%s", argc > 1 ? "_" : "", argc > 1 ? argv[1] : "");

@@ -87,6 +87,14 @@ static void scalar_silu_mul(float *a, const float *b, int n) {
     for (int i = 0; i < n; i++) a[i] = kern_silu_mul_one(a[i], b[i], expf);
 }
 
+static void scalar_f16_from_f32(const float *src, void *dst, int n) {
+    wtype_get(WTYPE_F16)->from_float(src, dst, n);
+}
+
+static void scalar_f16_to_f32(const void *src, float *dst, int n) {
+    wtype_get(WTYPE_F16)->to_float(src, dst, n);
+}
+
 /* kern_attend's softmax: the scores' maximum (exact in any order), exp of each score minus it,
  * and their canonical sum, returned; NaN throughout if a score is not finite
  * (kern_softmax_nonfinite). */
@@ -208,6 +216,8 @@ const kern_isa_ops kern_isa_scalar_ops = {
     .matmul_widen = scalar_matmul_widen,
     .expf = scalar_expf,
     .silu_mul = scalar_silu_mul,
+    .f16_from_f32 = scalar_f16_from_f32,
+    .f16_to_f32 = scalar_f16_to_f32,
 };
 
 /* ---- dispatch ------------------------------------------------------------------------- */
@@ -351,6 +361,18 @@ void kern_silu_mul_isa(kern_isa isa, float *a, const float *b, int n) {
     isa_ops[isa]->silu_mul(a, b, n);
 }
 
+void kern_f16_from_f32(const float *src, void *dst, int n) {
+    isa_ops[kern_isa_active()]->f16_from_f32(src, dst, n);
+}
+
+void kern_f16_from_f32_isa(kern_isa isa, const float *src, void *dst, int n) {
+    isa_ops[isa]->f16_from_f32(src, dst, n);
+}
+
+void kern_f16_to_f32_isa(kern_isa isa, const void *src, float *dst, int n) {
+    isa_ops[isa]->f16_to_f32(src, dst, n);
+}
+
 float kern_dot_isa(kern_isa isa, const float *a, const float *b, int n) {
     return isa_ops[isa]->dot(a, b, n);
 }
@@ -389,8 +411,7 @@ static void attend_batch(kern_isa isa, wtype kv, const float *q, size_t ldq, int
         for (int j = 0; j < n_tail[t]; j++) {
             const float *kr = (const float *)k + (size_t)tail[t][j] * hs;
             if (kv != WTYPE_F32) {
-                for (int i = 0; i < hs; i++)
-                    row[i] = kern_kv_value(kv, k, (size_t)tail[t][j] * hs + i);
+                ops->f16_to_f32((const unsigned char *)k + (size_t)tail[t][j] * hs * 2, row, hs);
                 kr = row;
             }
             st[n_shared + j] = ops->dot(q + (size_t)t * ldq, kr, hs) / div;

@@ -65,6 +65,16 @@ void kern_expf_isa(kern_isa isa, const float *x, float *y, int n);
 void kern_silu_mul(float *a, const float *b, int n);
 void kern_silu_mul_isa(kern_isa isa, float *a, const float *b, int n); /* no comparison */
 
+/* n floats to IEEE halves (2 bytes each, dst), rounded to nearest even, bit for bit
+ * wtype_f32_to_f16 (a NaN: its sign and a quiet NaN without payload), and back, bit for bit
+ * wtype_f16_to_f32 (a signalling NaN half comes back quiet in SIMD lanes, as the kernels'
+ * other widenings do): the f16 KV cache's writes and its widened keys. F16C's vcvtps2ph and
+ * vcvtph2ps where the CPU has them; per value, a 64-row pass of 110M q8_0 with an f16 cache spent
+ * 22% of its samples converting (perf, Zen 5). */
+void kern_f16_from_f32(const float *src, void *dst, int n);
+void kern_f16_from_f32_isa(kern_isa isa, const float *src, void *dst, int n);
+void kern_f16_to_f32_isa(kern_isa isa, const void *src, float *dst, int n);
+
 /* One query head attending over keys/values at slots[0..n) of a cache whose rows are
  * `stride` floats apart (k, v point at the head's first column): scores = canonical
  * dot(q, k) / sqrt(hs), softmax with kern_exp and kern_sum, out = sum_s e_s v_s (in slot

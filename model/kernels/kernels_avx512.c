@@ -1312,6 +1312,42 @@ static void avx512_silu_mul(float *a, const float *b, int n) {
     for (; i < n; i++) a[i] = kern_silu_mul_one(a[i], b[i], expf);
 }
 
+/* kern_f16_from_f32 16 at a time by vcvtps2ph (round to nearest even); NaN lanes made
+ * wtype_f32_to_f16's NaN (the sign, a quiet NaN without payload). */
+static void avx512_f16_from_f32(const float *src, void *dst, int n) {
+    unsigned char *p = dst;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps(src + i);
+        __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        if (nan)
+            h = _mm256_mask_blend_epi16(
+                nan, h,
+                _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16((short)0x8000)),
+                                _mm256_set1_epi16(0x7e00)));
+        _mm256_storeu_si256((__m256i *)(p + 2 * i), h);
+    }
+    for (; i < n; i++) {
+        const uint16_t h = wtype_f32_to_f16(src[i]);
+        memcpy(p + 2 * (size_t)i, &h, 2);
+    }
+}
+
+/* kern_f16_to_f32 16 at a time by vcvtph2ps. */
+static void avx512_f16_to_f32(const void *src, float *dst, int n) {
+    const unsigned char *p = src;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i,
+                         _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + 2 * i))));
+    for (; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * (size_t)i, 2);
+        dst[i] = wtype_f16_to_f32(h);
+    }
+}
+
 /* Types without a tile of their own: rows widened exactly into a buffer, then the f32 tiles. */
 static void avx512_matmul_widen(kern_to_float_fn to_float, const unsigned char *w, size_t ldw,
                                 int rows, int K, const float *x, size_t ldx, int T, float *y,
@@ -1333,6 +1369,8 @@ const kern_isa_ops kern_isa_avx512_ops = {
     .matmul_widen = avx512_matmul_widen,
     .expf = avx512_expf,
     .silu_mul = avx512_silu_mul,
+    .f16_from_f32 = avx512_f16_from_f32,
+    .f16_to_f32 = avx512_f16_to_f32,
 };
 /* ---- the int8b activations ------------------------------------------------------------------ */
 

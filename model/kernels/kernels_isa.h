@@ -72,6 +72,10 @@ typedef struct {
     void (*expf)(const float *x, float *y, int n);
     /* kern_silu_mul: a[i] = silu(a[i]) * b[i], this ISA's expf for libm's */
     void (*silu_mul)(float *a, const float *b, int n);
+    /* kern_f16_from_f32 and kern_f16_to_f32: n values between floats and IEEE halves (dst and
+     * src do not overlap) */
+    void (*f16_from_f32)(const float *src, void *dst, int n);
+    void (*f16_to_f32)(const void *src, float *dst, int n);
 } kern_isa_ops;
 
 /* One value of kern_silu_mul, in the scalar code's order (the SIMD copies' tails). */
