@@ -518,47 +518,41 @@ static inline __m128 expf4(__m128 x) {
     return _mm256_cvtpd_ps(_mm256_mul_pd(y, _mm256_castsi256_pd(t)));
 }
 
-/* 8 at a time; lanes glibc treats apart (|x| >= 88, inf, NaN) and the last n % 8 go to libm. */
+/* 8 floats' expf: expf4's lanes, then libm for the lanes glibc treats apart (|x| >= 88, inf,
+ * NaN). */
+static inline __m256 expf8(__m256 x) {
+    __m256 e =
+        _mm256_set_m128(expf4(_mm256_extractf128_ps(x, 1)), expf4(_mm256_castps256_ps128(x)));
+    const __m256i top =
+        _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20), _mm256_set1_epi32(0x7ff));
+    int sp = _mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
+    if (sp) {
+        float ev[8], xv[8];
+        _mm256_storeu_ps(ev, e), _mm256_storeu_ps(xv, x);
+        for (; sp; sp &= sp - 1) {
+            const int k = __builtin_ctz((unsigned)sp);
+            ev[k] = expf(xv[k]);
+        }
+        e = _mm256_loadu_ps(ev);
+    }
+    return e;
+}
+
+/* 8 at a time (expf8), the last n % 8 by libm. */
 static void avx2_expf(const float *x, float *y, int n) {
     int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        _mm256_storeu_ps(y + i, _mm256_set_m128(expf4(_mm256_extractf128_ps(v, 1)),
-                                                expf4(_mm256_castps256_ps128(v))));
-        __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 20),
-                                       _mm256_set1_epi32(0x7ff));
-        for (int sp = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                 top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
-             sp; sp &= sp - 1) {
-            const int k = i + __builtin_ctz((unsigned)sp);
-            y[k] = expf(x[k]);
-        }
-    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, expf8(_mm256_loadu_ps(x + i)));
     for (; i < n; i++) y[i] = expf(x[i]);
 }
 
-/* kern_silu_mul 8 at a time: avx2_expf's lanes of -a (libm for its special lanes), then
- * a * (1 / (1 + e)) * b, in the scalar loop's order. */
+/* kern_silu_mul 8 at a time: expf8 of -a, then a * (1 / (1 + e)) * b, in the scalar loop's
+ * order. */
 static void avx2_silu_mul(float *a, const float *b, int n) {
     const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
     int i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(a + i), x = _mm256_xor_ps(v, sign);
-        __m256 e = _mm256_set_m128(expf4(_mm256_extractf128_ps(x, 1)),
-                                   expf4(_mm256_castps256_ps128(x)));
-        const __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
-                                             _mm256_set1_epi32(0x7ff));
-        int sp = _mm256_movemask_ps(_mm256_castsi256_ps(
-            _mm256_cmpgt_epi32(top, _mm256_set1_epi32(KERN_EXPF_SPECIAL_TOP - 1))));
-        if (sp) {
-            float ev[8], xv[8];
-            _mm256_storeu_ps(ev, e), _mm256_storeu_ps(xv, x);
-            for (; sp; sp &= sp - 1) {
-                const int k = __builtin_ctz((unsigned)sp);
-                ev[k] = expf(xv[k]);
-            }
-            e = _mm256_loadu_ps(ev);
-        }
+        const __m256 v = _mm256_loadu_ps(a + i), e = expf8(_mm256_xor_ps(v, sign));
         const __m256 r = _mm256_div_ps(one, _mm256_add_ps(one, e));
         _mm256_storeu_ps(a + i, _mm256_mul_ps(_mm256_mul_ps(v, r), _mm256_loadu_ps(b + i)));
     }
