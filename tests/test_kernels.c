@@ -568,8 +568,10 @@ static void test_int8b_matmul(rng_state *r) {
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
         if (!kern_int8b_supported((wtype)t)) continue;
-        const int Ks32[] = {32, 96, 288, 544}, Ks256[] = {256, 768};
-        const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 4 : 2;
+        /* the largest K of each: groups of 16 rows above 16 KB (every type), which the AVX-512
+         * tiles pair differently from smaller ones (kernels_avx512_int8b.c, FAR_PAIRS_BYTES) */
+        const int Ks32[] = {32, 96, 288, 544, 1888}, Ks256[] = {256, 768, 2560};
+        const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 5 : 3;
         const int Ts[] = {1, 2, 3, 5, 8, 9, 13, 17, 24, 33};
         for (int ki = 0; ki < nK; ki++) {
             int K = Ks[ki], R = 53, T = 33;

@@ -11,12 +11,12 @@
  * w + 4; none for the types with mins), so it is the unit's exact P; its conversion times
  * A * d_b, fused into the lane's accumulator, then the block's min, is the reference's order.
  *
- * Shapes: 32 rows (two groups, RG = 2) by the tokens of one chunk of the activations (up to 8,
- * KERN_A8B_CHUNK), over slices of 8 blocks (a k-quant's super-block). A slice's weights are
- * unpacked once into a panel on the stack (704 bytes per block and group: 8 registers of
- * integers, the units' A, the min), which every chunk of tokens then reads from L1: at 64 tokens
- * the unpacking is paid once per 64 tokens, and at one token it costs less than reading the
- * weights from memory. The accumulators live in registers within a slice and in y between
+ * Shapes: 32 rows (two groups, RG = 2; which two: FAR_PAIRS_BYTES) by the tokens of one chunk of
+ * the activations (up to 8, KERN_A8B_CHUNK), over slices of 8 blocks (a k-quant's super-block). A
+ * slice's weights are unpacked once into a panel on the stack (704 bytes per block and group: 8
+ * registers of integers, the units' A, the min), which every chunk of tokens then reads from L1: at
+ * 64 tokens the unpacking is paid once per 64 tokens, and at one token it costs less than reading
+ * the weights from memory. The accumulators live in registers within a slice and in y between
  * slices (the same float, stored and loaded: no rounding). Tokens are taken 4 at a time (8 with
  * one group) with the 8 steps of a block interleaved across them, so that 8 integer sums are in
  * flight: a token's 8 dependent vpdpbusd one after another kept the core at 70% of the rate of
@@ -42,6 +42,20 @@ enum { SLICE = 8 };
  * one. (The prefetch addresses are formed as integers: near the copy's end they point past it,
  * which a prefetch may do and a C pointer may not.) */
 #define PF_DIST 2048
+
+/* Which two groups of 16 rows a tile reads together. Adjacent groups (g, g + 1) make two streams
+ * that both jump a group at every pair; groups of FAR_PAIRS_BYTES or less pair [0, h) with
+ * [h, 2h) instead (the odd one last, alone), so that each stream reads in address order. Passes
+ * of one row always pair that way. Zen 5, 2 threads, alternated pairs (the 110M preset's groups
+ * are 7-13 KB, 35 KB in w2; the 1.1B preset's 18-96 KB): a classifier of 768-value q8_0 rows
+ * read 74-81% of the probe in adjacent pairs, 93-97% in halves; one-row passes took 0.77x the
+ * time on 110M q8_0, 0.87x on Q4_K_M and Q6_K, 0.71x on Qwen2.5-0.5B, 0.94-0.95x on 1.1B q8_0
+ * and Q4_K_M; 4 and 8 rows 0.92-0.95x on 110M q8_0, 0.95-0.97x on Qwen2.5-0.5B. But halves of
+ * the 1.1B preset's groups made its 4- and 8-row passes 1.06x and 1.02-1.03x (hence the bound
+ * for several rows); 64 rows, within the noise either way. One group at a time (one stream, no
+ * broadcast shared) read as well as halves on small groups, but made the 1.1B Q4_K_M one-row
+ * pass 1.14x the time. */
+#define FAR_PAIRS_BYTES ((size_t)16 << 10)
 
 /* One block of one group of 16 rows, unpacked: the integers u (w plus the type's offset) of
  * values 4m..4m+3 in register m, the units' scales A (a[1]: the second half's, 16-value
@@ -274,7 +288,7 @@ static inline __attribute__((always_inline)) __m512i start_of(int KIND, const un
 
 static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, const brec *pn,
                                                       int nbs, const unsigned char *xr0, float *y,
-                                                      size_t ldy, int first) {
+                                                      size_t ldy, size_t ystep, int first) {
     enum { GI_MAX = 8 };
     const int GI = RG == 2 ? 4 : 8, units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
     /* tokens GI at a time over the whole slice: only their accumulators are live (with all
@@ -288,7 +302,7 @@ static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, 
 #pragma GCC unroll 2
             for (int g = 0; g < RG; g++)
                 acc[g][t] =
-                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + 16 * g);
+                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
         const unsigned char *xr = xr0;
         for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
             const brec *r = pn + j * RG;
@@ -334,17 +348,18 @@ static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, 
 #pragma GCC unroll 8
         for (int t = 0; t < n; t++)
 #pragma GCC unroll 2
-            for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + (t0 + t) * ldy + 16 * g, acc[g][t]);
+            for (int g = 0; g < RG; g++)
+                _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
     }
 }
 
 typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *y, size_t ldy,
-                       int first);
+                       size_t ystep, int first);
 
 #define RUN1(KIND, RG, NT)                                                                         \
     static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
-                                         float *y, size_t ldy, int first) {                        \
-        run(KIND, RG, NT, pn, nbs, xr, y, ldy, first);                                             \
+                                         float *y, size_t ldy, size_t ystep, int first) {          \
+        run(KIND, RG, NT, pn, nbs, xr, y, ldy, ystep, first);                                      \
     }
 #define RUNS(KIND, RG)                                                                             \
     RUN1(KIND, RG, 1)                                                                              \
@@ -390,10 +405,12 @@ static inline size_t one_token_dist(wtype WT) {
 }
 
 /* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
- * multiplied at once, a block's 8 activation words broadcast once for all RG groups. */
+ * multiplied at once, a block's 8 activation words broadcast once for all RG groups. Group g's
+ * bytes start at gp + g * gstep, its 16 results go to y + g * ystep. */
 static inline __attribute__((always_inline)) void one_token(wtype WT, const unsigned char *gp,
-                                                            size_t gbytes, int RG, int K,
-                                                            const unsigned char *xr, float *y) {
+                                                            size_t gstep, int RG, int K,
+                                                            const unsigned char *xr, float *y,
+                                                            size_t ystep) {
     const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
     const int units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
     const size_t dist = one_token_dist(WT);
@@ -403,29 +420,27 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
     for (int sb = 0; 8 * sb < nb; sb++) {
         if (kq)
 #pragma GCC unroll 4
-            for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gbytes, sb, ks[g]);
+            for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gstep, sb, ks[g]);
 #pragma GCC unroll 8
         for (int j = 0; j < 8; j++, xr += KERN_A8B_REC) { /* j a constant: the k-quants' shifts */
             const int b = 8 * sb + j;
             if (b >= nb) break;
             {
-                /* group g's stream dist bytes on; past its end, the same place in the group
-                 * the next call reads in its stead (g + RG), whose first bytes would otherwise
-                 * be read cold: 110M's rows of 768 values are 10-13 KB a group */
+                /* group g's stream dist bytes on; past its end, the next group, which the next
+                 * call reads in this stream (matmul_int8b), and whose first bytes would
+                 * otherwise be read cold: 110M's rows of 768 values are 10-13 KB a group */
                 const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
 #pragma GCC unroll 4
                 for (int g = 0; g < RG; g++)
                     for (size_t a = (size_t)b * bb + dist; a < (size_t)(b + 1) * bb + dist;
                          a += 64)
-                        _mm_prefetch((const char *)((uintptr_t)gp +
-                                                    (a < gbytes ? (size_t)g * gbytes + a
-                                                                : (size_t)(g + RG - 1) * gbytes + a)),
+                        _mm_prefetch((const char *)((uintptr_t)gp + (size_t)g * gstep + a),
                                      _MM_HINT_T0);
             }
             brec r[4];
 #pragma GCC unroll 4
             for (int g = 0; g < RG; g++)
-                unpack_block(WT, gp + (size_t)g * gbytes, sb, j, &r[g], ks[g]);
+                unpack_block(WT, gp + (size_t)g * gstep, sb, j, &r[g], ks[g]);
             const __m512 d = bcastf(xr + 32);
 #pragma GCC unroll 2
             for (int u = 0; u < units; u++) {
@@ -452,7 +467,7 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
         }
     }
 #pragma GCC unroll 4
-    for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + 16 * g, acc[g]);
+    for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + g * ystep, acc[g]);
 }
 
 static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const unsigned char *p,
@@ -461,15 +476,18 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                                float *y, size_t ldy) {
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     if (T == 1) {
-        /* the first pair's first bytes, which no earlier call prefetched, asked for at once */
-        const size_t dist = one_token_dist(WT);
+        /* groups [0, h) with [h, 2h), the odd one last (FAR_PAIRS_BYTES) */
+        const int h = groups / 2;
+        const size_t dist = one_token_dist(WT), hstep = (size_t)h * gbytes;
+        /* both streams' first bytes, which no earlier call prefetched, asked for at once */
         for (int g = 0; g < (groups < 2 ? groups : 2); g++)
             for (size_t a = 0; a < dist && a < gbytes; a += 64)
-                _mm_prefetch((const char *)(p + (size_t)g * gbytes + a), _MM_HINT_T0);
-        int g = 0;
-        for (; g + 2 <= groups; g += 2)
-            one_token(WT, p + (size_t)g * gbytes, gbytes, 2, K, xa, y + 16 * g);
-        for (; g < groups; g++) one_token(WT, p + (size_t)g * gbytes, gbytes, 1, K, xa, y + 16 * g);
+                _mm_prefetch((const char *)(p + (size_t)g * hstep + a), _MM_HINT_T0);
+        for (int g = 0; g < h; g++)
+            one_token(WT, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g, 16 * (size_t)h);
+        if (groups % 2)
+            one_token(WT, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
+                      y + 16 * (size_t)(groups - 1), 16);
         return;
     }
     brec panel[SLICE * 2];
@@ -479,38 +497,42 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
     int first[nc + 1];
     size_t share[nc + 1], shared_lines = 0;
     for (int c = 0; c <= nc; c++) first[c] = kern_a8b_first(T, c), share[c] = 0;
-    for (int g = 0; g < groups; g += 2) {
-        const int RG = groups - g >= 2 ? 2 : 1;
+    /* pair k: groups k and h + k, or 2k and 2k + 1 (FAR_PAIRS_BYTES) */
+    const int far = gbytes <= FAR_PAIRS_BYTES, h = far ? groups / 2 : 0;
+    for (int k = 0; k < (far ? h + groups % 2 : (groups + 1) / 2); k++) {
+        const int g = !far ? 2 * k : k < h ? k : groups - 1;
+        const int RG = far ? (k < h ? 2 : 1) : (groups - g >= 2 ? 2 : 1);
+        const size_t gstep = far ? (size_t)h * gbytes : gbytes, ystep = far ? 16 * (size_t)h : 16;
         const unsigned char *gp = p + (size_t)g * gbytes;
         for (int b0 = 0; b0 < nb; b0 += SLICE) {
             const int nbs = nb - b0 < SLICE ? nb - b0 : SLICE;
-            /* the next slice's bytes in each group (past the last slice: the next two groups'
-             * first), spread over the chunks: all at once, they filled the line-fill buffers and
+            /* the next slice's bytes in each group (past the last slice: the next group of its
+             * stream), spread over the chunks: all at once, they filled the line-fill buffers and
              * the unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
              * tiles' samples). With fewer than 4 chunks (T <= 24) that spread is too coarse, and
              * they go with the unpacking's blocks instead, a block's bytes each (T = 8, one chunk:
              * the prefetches' own stalls were 7% of the pass). */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
                          lines = (size_t)nbs * bb / 64;
-            const uintptr_t next = b0 + SLICE < nb ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
-                                                   : (uintptr_t)gp + (size_t)RG * gbytes;
+            const uintptr_t next = b0 + SLICE < nb
+                                       ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
+                                       : (uintptr_t)gp + (far ? 1 : (size_t)RG) * gbytes;
             const int by_block = nc < 4;
             for (int i = 0; i < RG; i++) {
-                if (kq) kquant_scales(WT, gp + (size_t)i * gbytes, b0 / 8, ks[i]);
+                if (kq) kquant_scales(WT, gp + (size_t)i * gstep, b0 / 8, ks[i]);
                 /* a loop of its own: a test inside the other made T = 32 12% slower */
                 if (by_block)
 #pragma GCC unroll 8
                     for (int j = 0; j < nbs; j++) {
-                        unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i],
+                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
                                      ks[i]);
                         for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
-                            _mm_prefetch((const char *)(next + (size_t)i * gbytes + o),
-                                         _MM_HINT_T0);
+                            _mm_prefetch((const char *)(next + (size_t)i * gstep + o), _MM_HINT_T0);
                     }
                 else
 #pragma GCC unroll 8
                     for (int j = 0; j < nbs; j++)
-                        unpack_block(WT, gp + (size_t)i * gbytes, b0 / 8, j, &panel[j * RG + i],
+                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
                                      ks[i]);
             }
             if (!by_block && lines != shared_lines) {
@@ -521,10 +543,11 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                 const int t0 = first[c], n = first[c + 1] - t0;
                 for (int i = 0; i < RG && !by_block; i++)
                     for (size_t l = share[c]; l < share[c + 1]; l++)
-                        _mm_prefetch((const char *)(next + (size_t)i * gbytes + 64 * l),
+                        _mm_prefetch((const char *)(next + (size_t)i * gstep + 64 * l),
                                      _MM_HINT_T0);
                 runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
-                                                 y + (size_t)t0 * ldy + 16 * g, ldy, b0 == 0);
+                                                 y + (size_t)t0 * ldy + 16 * g, ldy, ystep,
+                                                 b0 == 0);
             }
         }
     }
