@@ -32,8 +32,8 @@
 #include <string.h>
 
 enum { SLICE = 8 };
-/* One-token passes prefetch each group's stream PF_DIST bytes ahead into L1 (the k-quants a
- * super-block and 1 KB ahead; past a group's end, the group the next call reads: one_token).
+/* One-token passes prefetch each group's stream a few KB ahead into L1 (one_token_dist; past a
+ * group's end, the next group of its stream: one_token).
  * The AVX2 tiles also prefetch 8 KB ahead into L2
  * (kernels_avx2_int8b.c has the figures: without it AVX2 read 56-66% of the probe on the 1.1B
  * preset's k-quant mixes); on AVX-512 that far prefetch measured within the noise of a busy
@@ -41,7 +41,8 @@ enum { SLICE = 8 };
  * is left out. Passes of several tokens prefetch the next slice's bytes while they unpack this
  * one. (The prefetch addresses are formed as integers: near the copy's end they point past it,
  * which a prefetch may do and a C pointer may not.) */
-#define PF_DIST 2048
+#define PF_DIST 2048     /* q8_0 */
+#define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
 
 /* Which two groups of 16 rows a tile reads together. Adjacent groups (g, g + 1) make two streams
  * that both jump a group at every pair; groups of FAR_PAIRS_BYTES or less pair [0, h) with
@@ -396,12 +397,17 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
 /* ---- the tiles --------------------------------------------------------------------------- */
 
 /* How far ahead a one-token product prefetches its groups' streams. A k-quant's super-block of
- * 16 rows is read from its scales first, which q6_k keeps at its end (3 KB on): PF_DIST ahead
- * of the unpacking, they were not yet on their way, and those loads took 36% of the q6_k tile's
- * samples in a one-thread decode of 110M Q4_K_M; a super-block and 1 KB ahead they are (PF_DIST
- * for the other types). */
+ * 16 rows is read from its scales first, which q6_k keeps at its end (3 KB on): 2 KB ahead of
+ * the unpacking, they were not yet on their way, and those loads took 36% of the q6_k tile's
+ * samples in a one-thread decode of 110M Q4_K_M; a super-block and more ahead they are. With
+ * the streams in address order (FAR_PAIRS_BYTES), 4 KB instead of 2 (and a super-block and 4 KB
+ * instead of 1) made one-row passes 0.91-0.94x the time on 110M Q4_0, Q4_K_M and Q6_K and 0.985x
+ * on 1.1B Q4_K_M, but not q8_0's (0.98x on 110M, 1.00x on 1.1B, 1.02x on Qwen2.5-0.5B: 6
+ * alternated pairs each, Zen 5, 2 threads); 8 KB was no better than 4. */
 static inline size_t one_token_dist(wtype WT) {
-    return kern_is_kquant(WT) ? 16 * (size_t)kern_block_bytes(WT) + 1024 : PF_DIST;
+    return kern_is_kquant(WT) ? 16 * (size_t)kern_block_bytes(WT) + PF_DIST_LOW
+           : WT == WTYPE_Q8_0 ? PF_DIST
+                              : PF_DIST_LOW;
 }
 
 /* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
