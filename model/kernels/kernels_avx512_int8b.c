@@ -48,7 +48,7 @@ enum { SLICE = 8 };
  * that both jump a group at every pair; groups of FAR_PAIRS_BYTES or less pair [0, h) with
  * [h, 2h) instead (the odd one last, alone), so that each stream reads in address order. Passes
  * of one row always pair that way. Zen 5, 2 threads, alternated pairs (the 110M preset's groups
- * are 7-13 KB, 35 KB in w2; the 1.1B preset's 18-96 KB): a classifier of 768-value q8_0 rows
+ * are 7-13 KB, 18-35 KB in w2; the 1.1B preset's 18-96 KB): a classifier of 768-value q8_0 rows
  * read 74-81% of the probe in adjacent pairs, 93-97% in halves; one-row passes took 0.77x the
  * time on 110M q8_0, 0.87x on Q4_K_M and Q6_K, 0.71x on Qwen2.5-0.5B, 0.94-0.95x on 1.1B q8_0
  * and Q4_K_M; 4 and 8 rows 0.92-0.95x on 110M q8_0, 0.95-0.97x on Qwen2.5-0.5B. But halves of
