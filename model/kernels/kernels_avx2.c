@@ -560,7 +560,7 @@ static void avx2_silu_mul(float *a, const float *b, int n) {
 }
 
 /* kern_f16_from_f32 8 at a time by vcvtps2ph (round to nearest even); from a block with a NaN
- * on, wtype_f32_to_f16, whose NaN drops the payload. */
+ * on, and the last n % 8, wtype's conversion, whose NaN drops the payload. */
 static void avx2_f16_from_f32(const float *src, void *dst, int n) {
     unsigned char *p = dst;
     int i = 0;
@@ -570,23 +570,16 @@ static void avx2_f16_from_f32(const float *src, void *dst, int n) {
         _mm_storeu_si128((__m128i *)(p + 2 * i),
                          _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
-    for (; i < n; i++) {
-        const uint16_t h = wtype_f32_to_f16(src[i]);
-        memcpy(p + 2 * (size_t)i, &h, 2);
-    }
+    wtype_get(WTYPE_F16)->from_float(src + i, p + 2 * (size_t)i, n - i);
 }
 
-/* kern_f16_to_f32 8 at a time by vcvtph2ps. */
+/* kern_f16_to_f32 8 at a time by vcvtph2ps, the last n % 8 by wtype's conversion. */
 static void avx2_f16_to_f32(const void *src, float *dst, int n) {
     const unsigned char *p = src;
     int i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i))));
-    for (; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, p + 2 * (size_t)i, 2);
-        dst[i] = wtype_f16_to_f32(h);
-    }
+    wtype_get(WTYPE_F16)->to_float(p + 2 * (size_t)i, dst + i, n - i);
 }
 
 const kern_isa_ops kern_isa_avx2_ops = {

@@ -1307,7 +1307,8 @@ static void avx512_silu_mul(float *a, const float *b, int n) {
 }
 
 /* kern_f16_from_f32 16 at a time by vcvtps2ph (round to nearest even); NaN lanes made
- * wtype_f32_to_f16's NaN (the sign, a quiet NaN without payload). */
+ * wtype_f32_to_f16's NaN (the sign, a quiet NaN without payload); the last n % 16 by wtype's
+ * conversion. */
 static void avx512_f16_from_f32(const float *src, void *dst, int n) {
     unsigned char *p = dst;
     int i = 0;
@@ -1322,24 +1323,17 @@ static void avx512_f16_from_f32(const float *src, void *dst, int n) {
                                 _mm256_set1_epi16(0x7e00)));
         _mm256_storeu_si256((__m256i *)(p + 2 * i), h);
     }
-    for (; i < n; i++) {
-        const uint16_t h = wtype_f32_to_f16(src[i]);
-        memcpy(p + 2 * (size_t)i, &h, 2);
-    }
+    wtype_get(WTYPE_F16)->from_float(src + i, p + 2 * (size_t)i, n - i);
 }
 
-/* kern_f16_to_f32 16 at a time by vcvtph2ps. */
+/* kern_f16_to_f32 16 at a time by vcvtph2ps, the last n % 16 by wtype's conversion. */
 static void avx512_f16_to_f32(const void *src, float *dst, int n) {
     const unsigned char *p = src;
     int i = 0;
     for (; i + 16 <= n; i += 16)
         _mm512_storeu_ps(dst + i,
                          _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + 2 * i))));
-    for (; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, p + 2 * (size_t)i, 2);
-        dst[i] = wtype_f16_to_f32(h);
-    }
+    wtype_get(WTYPE_F16)->to_float(p + 2 * (size_t)i, dst + i, n - i);
 }
 
 /* Types without a tile of their own: rows widened exactly into a buffer, then the f32 tiles. */
