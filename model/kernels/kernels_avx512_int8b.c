@@ -504,10 +504,9 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
     size_t share[nc + 1], shared_lines = 0;
     for (int c = 0; c <= nc; c++) first[c] = kern_a8b_first(T, c), share[c] = 0;
     /* pair k: groups k and h + k, or 2k and 2k + 1 (FAR_PAIRS_BYTES) */
-    const int far = gbytes <= FAR_PAIRS_BYTES, h = far ? groups / 2 : 0;
-    for (int k = 0; k < (far ? h + groups % 2 : (groups + 1) / 2); k++) {
-        const int g = !far ? 2 * k : k < h ? k : groups - 1;
-        const int RG = far ? (k < h ? 2 : 1) : (groups - g >= 2 ? 2 : 1);
+    const int far = gbytes <= FAR_PAIRS_BYTES, h = groups / 2;
+    for (int k = 0; k < (groups + 1) / 2; k++) { /* the last one alone when groups is odd */
+        const int RG = k < h ? 2 : 1, g = far ? (k < h ? k : groups - 1) : 2 * k;
         const size_t gstep = far ? (size_t)h * gbytes : gbytes, ystep = far ? 16 * (size_t)h : 16;
         const unsigned char *gp = p + (size_t)g * gbytes;
         for (int b0 = 0; b0 < nb; b0 += SLICE) {
