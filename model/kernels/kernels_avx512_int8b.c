@@ -16,8 +16,9 @@
  * slice's weights are unpacked once into a panel on the stack (704 bytes per block and group: 8
  * registers of integers, the units' A, the min), which every chunk of tokens then reads from L1: at
  * 64 tokens the unpacking is paid once per 64 tokens, and at one token it costs less than reading
- * the weights from memory. The accumulators live in registers within a slice and in y between
- * slices (the same float, stored and loaded: no rounding). Tokens are taken 4 at a time (8 with
+ * the weights from memory (passes of 2-8 tokens of q8_0 and q4_0 skip the panel: run_direct).
+ * The accumulators live in registers within a slice and in y between slices (the same float,
+ * stored and loaded: no rounding). Tokens are taken 4 at a time (8 with
  * one group) with the 8 steps of a block interleaved across them, so that 8 integer sums are in
  * flight: a token's 8 dependent vpdpbusd one after another kept the core at 70% of the rate of
  * this interleaved order (scratch prototype, 16 rows x 16 tokens, K = 2048, in cache: 0.39 ->
@@ -394,6 +395,137 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
     [K_MIN] = {RUN_ROW(K_MIN, 1), RUN_ROW(K_MIN, 2)},
 };
 
+/* ---- the direct run: q8_0 and q4_0, one chunk of tokens ------------------------------------ */
+
+/* Passes of 2-8 tokens (one chunk) of the types whose unpacking is one or two operations a
+ * register skip the panel: the run loads each word from the 16-row copy (in L1, prefetched a
+ * slice ahead) and unpacks it where it multiplies, twice a slice for 8 tokens (4 at a time)
+ * instead of storing 8-9 registers a block and group to the panel and loading them back. Same
+ * sums in the same order. Zen 5, 2 threads, alternated pairs against the panel: 1.1B q8_0 0.80x
+ * the time at 2 rows, 0.73x at 4, 0.80x at 8; 1.1B Q4_0 0.87-0.91x at 2-8 rows. Not kept where
+ * it lost: passes of 16-24 rows (1.1B Q4_0 1.04-1.05x; each word is unpacked once per 4 tokens
+ * instead of once), 64 rows (110M 1.01-1.05x), and q4_k (1.1B Q4_K_M 1.00x at 2 rows, 1.03x at
+ * 4, 1.04x at 8, its two blocks of a super-block's pair reading the same words). */
+static inline int runs_direct(wtype WT) {
+    return WT == WTYPE_Q8_0 || WT == WTYPE_Q4_0;
+}
+
+/* Word m (values 4m..4m+3 of each lane) of block b of the group at g, unpacked (unpack_block's
+ * register m), and the block's A. */
+static inline __attribute__((always_inline)) __m512i direct_word(wtype WT, const unsigned char *g,
+                                                                 int b, int m) {
+    if (WT == WTYPE_Q8_0)
+        return _mm512_xor_si512(ld(g + (size_t)b * 544 + 32 + 64 * m),
+                                _mm512_set1_epi8((char)0x80));
+    const __m512i v = ld(g + (size_t)b * 288 + 32 + 64 * (m % 4)); /* q4_0 */
+    return _mm512_and_si512(m < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(15));
+}
+
+static inline __attribute__((always_inline)) __m512 direct_scale(wtype WT, const unsigned char *g,
+                                                                 int b) {
+    return halves(g + (size_t)b * (WT == WTYPE_Q8_0 ? 544 : 288));
+}
+
+/* One slice (blocks b0.., nbs of them) of RG groups (group i at gp + i gstep, results at y + i
+ * ystep) for the chunk of NT tokens at xr0, as run: tokens GI at a time, accumulators in y
+ * between slices. While its first tokens read block j, it prefetches block j's bytes of the
+ * next slice (next, bb bytes a block and group). */
+static inline __attribute__((always_inline)) void
+run_direct(wtype WT, int RG, int NT, const unsigned char *gp, size_t gstep, int b0, int nbs,
+           const unsigned char *xr0, float *y, size_t ldy, size_t ystep, int first, uintptr_t next,
+           size_t bb) {
+    enum { GI_MAX = 8 };
+    const int KIND = kind_of(WT), GI = RG == 2 ? 4 : 8;
+#pragma GCC unroll 2
+    for (int t0 = 0; t0 < NT; t0 += GI) {
+        const int n = NT - t0 < GI ? NT - t0 : GI;
+        __m512 acc[2][GI_MAX];
+#pragma GCC unroll 8
+        for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+            for (int g = 0; g < RG; g++)
+                acc[g][t] =
+                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
+        const unsigned char *xr = xr0;
+        for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
+            const int b = b0 + j;
+            if (t0 == 0)
+#pragma GCC unroll 2
+                for (int g = 0; g < RG; g++)
+                    for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
+                        _mm_prefetch((const char *)(next + (size_t)g * gstep + o), _MM_HINT_T0);
+            __m512 a[2];
+            __m512i s[2][GI_MAX];
+#pragma GCC unroll 2
+            for (int g = 0; g < RG; g++) a[g] = direct_scale(WT, gp + g * gstep, b);
+#pragma GCC unroll 8
+            for (int t = 0; t < n; t++) {
+                const __m512i st = start_of(KIND, xr, NT, t0 + t, 0);
+#pragma GCC unroll 2
+                for (int g = 0; g < RG; g++) s[g][t] = st;
+            }
+#pragma GCC unroll 8
+            for (int m = 0; m < 8; m++) {
+                __m512i w[2];
+#pragma GCC unroll 2
+                for (int g = 0; g < RG; g++) w[g] = direct_word(WT, gp + g * gstep, b, m);
+#pragma GCC unroll 8
+                for (int t = 0; t < n; t++) {
+                    const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                }
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < n; t++) {
+                const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
+#pragma GCC unroll 2
+                for (int g = 0; g < RG; g++)
+                    acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(a[g], d), _mm512_cvtepi32_ps(s[g][t]),
+                                                acc[g][t]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+            for (int g = 0; g < RG; g++)
+                _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
+    }
+}
+
+typedef void (*direct_fn)(const unsigned char *gp, size_t gstep, int b0, int nbs,
+                          const unsigned char *xr, float *y, size_t ldy, size_t ystep, int first,
+                          uintptr_t next, size_t bb);
+
+#define DIRECT1(WT, RG, NT)                                                                        \
+    static void direct_##WT##_##RG##_##NT(const unsigned char *gp, size_t gstep, int b0, int nbs,  \
+                                          const unsigned char *xr, float *y, size_t ldy,           \
+                                          size_t ystep, int first, uintptr_t next, size_t bb) {    \
+        run_direct(WT, RG, NT, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next, bb);            \
+    }
+#define DIRECTS(WT, RG)                                                                            \
+    DIRECT1(WT, RG, 1)                                                                             \
+    DIRECT1(WT, RG, 2)                                                                             \
+    DIRECT1(WT, RG, 3)                                                                             \
+    DIRECT1(WT, RG, 4)                                                                             \
+    DIRECT1(WT, RG, 5) DIRECT1(WT, RG, 6) DIRECT1(WT, RG, 7) DIRECT1(WT, RG, 8)
+#define DIRECT_ROW(WT, RG)                                                                         \
+    {                                                                                              \
+        direct_##WT##_##RG##_1, direct_##WT##_##RG##_2, direct_##WT##_##RG##_3,                    \
+            direct_##WT##_##RG##_4, direct_##WT##_##RG##_5, direct_##WT##_##RG##_6,                \
+            direct_##WT##_##RG##_7, direct_##WT##_##RG##_8                                         \
+    }
+DIRECTS(WTYPE_Q8_0, 1)
+DIRECTS(WTYPE_Q8_0, 2)
+DIRECTS(WTYPE_Q4_0, 1)
+DIRECTS(WTYPE_Q4_0, 2)
+
+/* [q4_0][RG - 1][NT - 1] */
+static const direct_fn directs[2][2][KERN_A8B_CHUNK] = {
+    {DIRECT_ROW(WTYPE_Q8_0, 1), DIRECT_ROW(WTYPE_Q8_0, 2)},
+    {DIRECT_ROW(WTYPE_Q4_0, 1), DIRECT_ROW(WTYPE_Q4_0, 2)},
+};
+
 /* ---- the tiles --------------------------------------------------------------------------- */
 
 /* How far ahead a one-token product prefetches its groups' streams. A k-quant's super-block of
@@ -523,6 +655,12 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                        ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
                                        : (uintptr_t)gp + (far ? 1 : (size_t)RG) * gbytes;
             const int by_block = nc < 4;
+            if (nc == 1 && runs_direct(WT)) {
+                directs[WT == WTYPE_Q4_0][RG - 1][T - 1](gp, gstep, b0, nbs,
+                                                         xa + kern_a8b_at(K, 0, T, b0), y + 16 * g,
+                                                         ldy, ystep, b0 == 0, next, bb);
+                continue;
+            }
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gstep, b0 / 8, ks[i]);
                 /* a loop of its own: a test inside the other made T = 32 12% slower */
