@@ -18,12 +18,11 @@
  * 64 tokens the unpacking is paid once per 64 tokens, and at one token it costs less than reading
  * the weights from memory (passes of 2-8 tokens of q8_0 and q4_0 skip the panel: run_direct).
  * The accumulators live in registers within a slice and in y between slices (the same float,
- * stored and loaded: no rounding). Tokens are taken 4 at a time (8 with
- * one group) with the 8 steps of a block interleaved across them, so that 8 integer sums are in
- * flight: a token's 8 dependent vpdpbusd one after another kept the core at 70% of the rate of
- * this interleaved order (scratch prototype, 16 rows x 16 tokens, K = 2048, in cache: 0.39 ->
- * 0.30 ns per 64 weights and token; two groups per broadcast, 0.27: a broadcast activation
- * serves 2 registers of weights). */
+ * stored and loaded: no rounding). Tokens are taken 4 at a time (8 with one group) with the 8
+ * steps of a block interleaved across them, so that 8 integer sums are in flight: a token's 8
+ * dependent vpdpbusd one after another kept the core at 70% of the rate of this interleaved order
+ * (scratch prototype, 16 rows x 16 tokens, K = 2048, in cache: 0.39 -> 0.30 ns per 64 weights and
+ * token; two groups per broadcast, 0.27: a broadcast activation serves 2 registers of weights). */
 #include "model/kernels/kernels.h"
 #include "model/kernels/kernels_isa.h"
 
@@ -405,13 +404,14 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
  * the time at 2 rows, 0.73x at 4, 0.80x at 8; 1.1B Q4_0 0.87-0.91x at 2-8 rows. Not kept where
  * it lost: passes of 16-24 rows (1.1B Q4_0 1.04-1.05x; each word is unpacked once per 4 tokens
  * instead of once), 64 rows (110M 1.01-1.05x), and q4_k (1.1B Q4_K_M 1.00x at 2 rows, 1.03x at
- * 4, 1.04x at 8, its two blocks of a super-block's pair reading the same words). */
+ * 4, 1.04x at 8, though 0.94x in the cache: why it loses from memory was not found). The
+ * variants: docs/measurements/2026-12-01-direct-run-zen5.md. */
 static inline int runs_direct(wtype WT) {
     return WT == WTYPE_Q8_0 || WT == WTYPE_Q4_0;
 }
 
 /* Word m (values 4m..4m+3 of each lane) of block b of the group at g, unpacked (unpack_block's
- * register m), and the block's A. */
+ * register m). */
 static inline __attribute__((always_inline)) __m512i direct_word(wtype WT, const unsigned char *g,
                                                                  int b, int m) {
     if (WT == WTYPE_Q8_0)
@@ -421,6 +421,7 @@ static inline __attribute__((always_inline)) __m512i direct_word(wtype WT, const
     return _mm512_and_si512(m < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(15));
 }
 
+/* Block b's A (unpack_block's a[0]). */
 static inline __attribute__((always_inline)) __m512 direct_scale(wtype WT, const unsigned char *g,
                                                                  int b) {
     return halves(g + (size_t)b * (WT == WTYPE_Q8_0 ? 544 : 288));
@@ -504,24 +505,23 @@ typedef void (*direct_fn)(const unsigned char *gp, size_t gstep, int b0, int nbs
         run_direct(WT, RG, NT, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next, bb);            \
     }
 #define DIRECTS(WT, RG)                                                                            \
-    DIRECT1(WT, RG, 1)                                                                             \
     DIRECT1(WT, RG, 2)                                                                             \
     DIRECT1(WT, RG, 3)                                                                             \
     DIRECT1(WT, RG, 4)                                                                             \
     DIRECT1(WT, RG, 5) DIRECT1(WT, RG, 6) DIRECT1(WT, RG, 7) DIRECT1(WT, RG, 8)
 #define DIRECT_ROW(WT, RG)                                                                         \
     {                                                                                              \
-        direct_##WT##_##RG##_1, direct_##WT##_##RG##_2, direct_##WT##_##RG##_3,                    \
-            direct_##WT##_##RG##_4, direct_##WT##_##RG##_5, direct_##WT##_##RG##_6,                \
-            direct_##WT##_##RG##_7, direct_##WT##_##RG##_8                                         \
+        direct_##WT##_##RG##_2, direct_##WT##_##RG##_3, direct_##WT##_##RG##_4,                    \
+            direct_##WT##_##RG##_5, direct_##WT##_##RG##_6, direct_##WT##_##RG##_7,                \
+            direct_##WT##_##RG##_8                                                                 \
     }
 DIRECTS(WTYPE_Q8_0, 1)
 DIRECTS(WTYPE_Q8_0, 2)
 DIRECTS(WTYPE_Q4_0, 1)
 DIRECTS(WTYPE_Q4_0, 2)
 
-/* [q4_0][RG - 1][NT - 1] */
-static const direct_fn directs[2][2][KERN_A8B_CHUNK] = {
+/* [q4_0][RG - 1][NT - 2] (one token: one_token) */
+static const direct_fn directs[2][2][KERN_A8B_CHUNK - 1] = {
     {DIRECT_ROW(WTYPE_Q8_0, 1), DIRECT_ROW(WTYPE_Q8_0, 2)},
     {DIRECT_ROW(WTYPE_Q4_0, 1), DIRECT_ROW(WTYPE_Q4_0, 2)},
 };
@@ -656,7 +656,7 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                        : (uintptr_t)gp + (far ? 1 : (size_t)RG) * gbytes;
             const int by_block = nc < 4;
             if (nc == 1 && runs_direct(WT)) {
-                directs[WT == WTYPE_Q4_0][RG - 1][T - 1](gp, gstep, b0, nbs,
+                directs[WT == WTYPE_Q4_0][RG - 1][T - 2](gp, gstep, b0, nbs,
                                                          xa + kern_a8b_at(K, 0, T, b0), y + 16 * g,
                                                          ldy, ystep, b0 == 0, next, bb);
                 continue;
