@@ -287,6 +287,28 @@ static inline __attribute__((always_inline)) __m512i start_of(int KIND, const un
     }
 }
 
+/* The accumulators of tokens t0..t0 + n - 1 (rows y + t ldy) and RG groups (y + g ystep) within
+ * a slice: zero on a row's first slice, else the floats the slice before stored (no rounding). */
+static inline __attribute__((always_inline)) void acc_load(int RG, int t0, int n, __m512 (*acc)[8],
+                                                           const float *y, size_t ldy,
+                                                           size_t ystep, int first) {
+#pragma GCC unroll 8
+    for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+        for (int g = 0; g < RG; g++)
+            acc[g][t] =
+                first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
+}
+
+static inline __attribute__((always_inline)) void acc_store(int RG, int t0, int n,
+                                                            __m512 (*acc)[8], float *y, size_t ldy,
+                                                            size_t ystep) {
+#pragma GCC unroll 8
+    for (int t = 0; t < n; t++)
+#pragma GCC unroll 2
+        for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
+}
+
 static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, const brec *pn,
                                                       int nbs, const unsigned char *xr0, float *y,
                                                       size_t ldy, size_t ystep, int first) {
@@ -298,12 +320,7 @@ static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, 
     for (int t0 = 0; t0 < NT; t0 += GI) {
         const int n = NT - t0 < GI ? NT - t0 : GI;
         __m512 acc[2][GI_MAX];
-#pragma GCC unroll 8
-        for (int t = 0; t < n; t++)
-#pragma GCC unroll 2
-            for (int g = 0; g < RG; g++)
-                acc[g][t] =
-                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
+        acc_load(RG, t0, n, acc, y, ldy, ystep, first);
         const unsigned char *xr = xr0;
         for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
             const brec *r = pn + j * RG;
@@ -346,11 +363,7 @@ static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, 
                     for (int g = 0; g < RG; g++) acc[g][t] = _mm512_fmadd_ps(r[g].m, ds, acc[g][t]);
                 }
         }
-#pragma GCC unroll 8
-        for (int t = 0; t < n; t++)
-#pragma GCC unroll 2
-            for (int g = 0; g < RG; g++)
-                _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
+        acc_store(RG, t0, n, acc, y, ldy, ystep);
     }
 }
 
@@ -441,12 +454,7 @@ run_direct(wtype WT, int RG, int NT, const unsigned char *gp, size_t gstep, int 
     for (int t0 = 0; t0 < NT; t0 += GI) {
         const int n = NT - t0 < GI ? NT - t0 : GI;
         __m512 acc[2][GI_MAX];
-#pragma GCC unroll 8
-        for (int t = 0; t < n; t++)
-#pragma GCC unroll 2
-            for (int g = 0; g < RG; g++)
-                acc[g][t] =
-                    first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
+        acc_load(RG, t0, n, acc, y, ldy, ystep, first);
         const unsigned char *xr = xr0;
         for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
             const int b = b0 + j;
@@ -486,11 +494,7 @@ run_direct(wtype WT, int RG, int NT, const unsigned char *gp, size_t gstep, int 
                                                 acc[g][t]);
             }
         }
-#pragma GCC unroll 8
-        for (int t = 0; t < n; t++)
-#pragma GCC unroll 2
-            for (int g = 0; g < RG; g++)
-                _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
+        acc_store(RG, t0, n, acc, y, ldy, ystep);
     }
 }
 
