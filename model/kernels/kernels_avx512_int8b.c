@@ -290,8 +290,8 @@ static inline __attribute__((always_inline)) __m512i start_of(int KIND, const un
 /* The accumulators of tokens t0..t0 + n - 1 (rows y + t ldy) and RG groups (y + g ystep) within
  * a slice: zero on a row's first slice, else the floats the slice before stored (no rounding). */
 static inline __attribute__((always_inline)) void acc_load(int RG, int t0, int n, __m512 (*acc)[8],
-                                                           const float *y, size_t ldy,
-                                                           size_t ystep, int first) {
+                                                           const float *y, size_t ldy, size_t ystep,
+                                                           int first) {
 #pragma GCC unroll 8
     for (int t = 0; t < n; t++)
 #pragma GCC unroll 2
@@ -300,9 +300,8 @@ static inline __attribute__((always_inline)) void acc_load(int RG, int t0, int n
                 first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * ldy + g * ystep);
 }
 
-static inline __attribute__((always_inline)) void acc_store(int RG, int t0, int n,
-                                                            __m512 (*acc)[8], float *y, size_t ldy,
-                                                            size_t ystep) {
+static inline __attribute__((always_inline)) void acc_store(int RG, int t0, int n, __m512 (*acc)[8],
+                                                            float *y, size_t ldy, size_t ystep) {
 #pragma GCC unroll 8
     for (int t = 0; t < n; t++)
 #pragma GCC unroll 2
