@@ -412,12 +412,13 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
  * register skip the panel: the run loads each word from the 16-row copy (in L1, prefetched a
  * slice ahead) and unpacks it where it multiplies, twice a slice for 8 tokens (4 at a time)
  * instead of storing 8-9 registers a block and group to the panel and loading them back. Same
- * sums in the same order. Zen 5, 2 threads, alternated pairs against the panel: 1.1B q8_0 0.80x
- * the time at 2 rows, 0.73x at 4, 0.80x at 8; 1.1B Q4_0 0.87-0.91x at 2-8 rows. Not kept where
- * it lost: passes of 16-24 rows (1.1B Q4_0 1.04-1.05x; each word is unpacked once per 4 tokens
- * instead of once), 64 rows (110M 1.01-1.05x), and q4_k (1.1B Q4_K_M 1.00x at 2 rows, 1.03x at
- * 4, 1.04x at 8, though 0.94x in the cache: why it loses from memory was not found). The
- * variants: docs/measurements/2026-12-01-direct-run-zen5.md. */
+ * sums in the same order. Zen 5, 2 threads, against the panel's build, alternated pairs: 1.1B
+ * q8_0 0.96x the time at 2 rows, 0.92x at 4, 0.78-0.83x at 8; 1.1B Q4_0 0.94-0.97x at 2-4 rows,
+ * 0.93-0.98x at 8; 110M q8_0 0.86x at 2 rows, 0.78x at 4; 110M Q4_0 0.85x at 2, 0.91x at 8. Not
+ * kept where it lost: passes of 16-24 rows (1.1B Q4_0 1.04-1.05x: each word is unpacked once per
+ * 4 tokens instead of once), 64 rows (110M 1.01-1.05x), and q4_k (1.1B Q4_K_M 1.00-1.04x at 2-8
+ * rows, though 0.94x in the cache: why it loses from memory was not found). The variants and how
+ * they were measured: docs/measurements/2026-12-01-direct-run-zen5.md. */
 static inline int runs_direct(wtype WT) {
     return WT == WTYPE_Q8_0 || WT == WTYPE_Q4_0;
 }
