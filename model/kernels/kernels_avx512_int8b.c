@@ -308,105 +308,7 @@ static inline __attribute__((always_inline)) void acc_store(int RG, int t0, int 
         for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
 }
 
-static inline __attribute__((always_inline)) void run(int KIND, int RG, int NT, const brec *pn,
-                                                      int nbs, const unsigned char *xr0, float *y,
-                                                      size_t ldy, size_t ystep, int first) {
-    enum { GI_MAX = 8 };
-    const int GI = RG == 2 ? 4 : 8, units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
-    /* tokens GI at a time over the whole slice: only their accumulators are live (with all
-     * of a chunk's, 2 x 8 and the sums did not fit the 32 registers and spilled) */
-#pragma GCC unroll 2
-    for (int t0 = 0; t0 < NT; t0 += GI) {
-        const int n = NT - t0 < GI ? NT - t0 : GI;
-        __m512 acc[2][GI_MAX];
-        acc_load(RG, t0, n, acc, y, ldy, ystep, first);
-        const unsigned char *xr = xr0;
-        for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
-            const brec *r = pn + j * RG;
-#pragma GCC unroll 2
-            for (int u = 0; u < units; u++) {
-                __m512i s[2][GI_MAX];
-#pragma GCC unroll 8
-                for (int t = 0; t < n; t++) {
-                    const __m512i st = start_of(KIND, xr, NT, t0 + t, u);
-#pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++) s[g][t] = st;
-                }
-#pragma GCC unroll 8
-                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
-                    __m512i w[2];
-#pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++) w[g] = r[g].w[m];
-#pragma GCC unroll 8
-                    for (int t = 0; t < n; t++) {
-                        const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
-#pragma GCC unroll 2
-                        for (int g = 0; g < RG; g++)
-                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
-                    }
-                }
-#pragma GCC unroll 8
-                for (int t = 0; t < n; t++) {
-                    const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
-#pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++)
-                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
-                                                    _mm512_cvtepi32_ps(s[g][t]), acc[g][t]);
-                }
-            }
-            if (KIND == K_MIN)
-#pragma GCC unroll 8
-                for (int t = 0; t < n; t++) {
-                    const __m512 ds = bcastf(xr + 36 * NT + 4 * (t0 + t));
-#pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++) acc[g][t] = _mm512_fmadd_ps(r[g].m, ds, acc[g][t]);
-                }
-        }
-        acc_store(RG, t0, n, acc, y, ldy, ystep);
-    }
-}
-
-typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *y, size_t ldy,
-                       size_t ystep, int first);
-
-#define RUN1(KIND, RG, NT)                                                                         \
-    static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
-                                         float *y, size_t ldy, size_t ystep, int first) {          \
-        run(KIND, RG, NT, pn, nbs, xr, y, ldy, ystep, first);                                      \
-    }
-#define RUNS(KIND, RG)                                                                             \
-    RUN1(KIND, RG, 1)                                                                              \
-    RUN1(KIND, RG, 2)                                                                              \
-    RUN1(KIND, RG, 3)                                                                              \
-    RUN1(KIND, RG, 4)                                                                              \
-    RUN1(KIND, RG, 5) RUN1(KIND, RG, 6) RUN1(KIND, RG, 7) RUN1(KIND, RG, 8)
-#define RUN_ROW(KIND, RG)                                                                          \
-    {                                                                                              \
-        run_##KIND##_##RG##_1, run_##KIND##_##RG##_2, run_##KIND##_##RG##_3,                       \
-            run_##KIND##_##RG##_4, run_##KIND##_##RG##_5, run_##KIND##_##RG##_6,                   \
-            run_##KIND##_##RG##_7, run_##KIND##_##RG##_8                                           \
-    }
-#define RUN_KIND(KIND)                                                                             \
-    RUNS(KIND, 1)                                                                                  \
-    RUNS(KIND, 2)
-RUN_KIND(K_S128)
-RUN_KIND(K_S8)
-RUN_KIND(K_S16)
-RUN_KIND(K_H32)
-RUN_KIND(K_H4)
-RUN_KIND(K_MIN)
-
-/* [kind][RG - 1][NT - 1] */
-static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
-    [K_S128] = {RUN_ROW(K_S128, 1), RUN_ROW(K_S128, 2)},
-    [K_S8] = {RUN_ROW(K_S8, 1), RUN_ROW(K_S8, 2)},
-    [K_S16] = {RUN_ROW(K_S16, 1), RUN_ROW(K_S16, 2)},
-    [K_H32] = {RUN_ROW(K_H32, 1), RUN_ROW(K_H32, 2)},
-    [K_H4] = {RUN_ROW(K_H4, 1), RUN_ROW(K_H4, 2)},
-    [K_MIN] = {RUN_ROW(K_MIN, 1), RUN_ROW(K_MIN, 2)},
-};
-
-/* ---- the direct run: q8_0 and q4_0, one chunk of tokens ------------------------------------ */
+/* ---- the direct run's words: q8_0 and q4_0, read from the 16-row copy ----------------------- */
 
 /* Passes of 2-8 tokens (one chunk) of the types whose unpacking is one or two operations a
  * register skip the panel: the run loads each word from the 16-row copy (in L1, prefetched a
@@ -440,16 +342,24 @@ static inline __attribute__((always_inline)) __m512 direct_scale(wtype WT, const
     return halves(g + (size_t)b * (WT == WTYPE_Q8_0 ? 544 : 288));
 }
 
-/* One slice (blocks b0.., nbs of them) of RG groups (group i at gp + i gstep, results at y + i
- * ystep) for the chunk of NT tokens at xr0, as run: tokens GI at a time, accumulators in y
- * between slices. While its first tokens read block j, it prefetches block j's bytes of the
- * next slice (next, bb bytes a block and group). */
+/* ---- the run: the panel's or the direct words ---------------------------------------------- */
+
+/* One slice (blocks b0.., nbs of them) of RG groups for the chunk of NT tokens at xr0 (a record
+ * of KERN_A8B_REC bytes a block and token), results at y + t ldy + g ystep. Tokens GI at a time
+ * over the whole slice: only their accumulators are live (with all of a chunk's, 2 x 8 and the
+ * sums did not fit the 32 registers and spilled), kept in y between slices. Where the words
+ * come from is fixed at compile time: DWT < 0, the slice's panel pn (RG records a block, for
+ * every kind); else the direct run of type DWT (runs_direct), from the 16-row copy (group g at
+ * gp + g gstep, blocks from b0), whose first tokens prefetch block j's bytes of the next slice
+ * (next, bb bytes a block and group) while they read block j. Both sum the same products in the
+ * same order. */
 static inline __attribute__((always_inline)) void
-run_direct(wtype WT, int RG, int NT, const unsigned char *gp, size_t gstep, int b0, int nbs,
-           const unsigned char *xr0, float *y, size_t ldy, size_t ystep, int first, uintptr_t next,
-           size_t bb) {
+run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, size_t gstep,
+    int b0, int nbs, const unsigned char *xr0, float *y, size_t ldy, size_t ystep, int first,
+    uintptr_t next, size_t bb) {
     enum { GI_MAX = 8 };
-    const int KIND = kind_of(WT), GI = RG == 2 ? 4 : 8;
+    const int direct = DWT >= 0, GI = RG == 2 ? 4 : 8,
+              units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
 #pragma GCC unroll 2
     for (int t0 = 0; t0 < NT; t0 += GI) {
         const int n = NT - t0 < GI ? NT - t0 : GI;
@@ -457,72 +367,113 @@ run_direct(wtype WT, int RG, int NT, const unsigned char *gp, size_t gstep, int 
         acc_load(RG, t0, n, acc, y, ldy, ystep, first);
         const unsigned char *xr = xr0;
         for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
+            const brec *r = direct ? NULL : pn + j * RG; /* no offset on the direct run's NULL */
             const int b = b0 + j;
-            if (t0 == 0)
-#pragma GCC unroll 2
-                for (int g = 0; g < RG; g++)
-                    for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
-                        _mm_prefetch((const char *)(next + (size_t)g * gstep + o), _MM_HINT_T0);
             __m512 a[2];
-            __m512i s[2][GI_MAX];
+            if (direct) {
+                if (t0 == 0)
 #pragma GCC unroll 2
-            for (int g = 0; g < RG; g++) a[g] = direct_scale(WT, gp + g * gstep, b);
-#pragma GCC unroll 8
-            for (int t = 0; t < n; t++) {
-                const __m512i st = start_of(KIND, xr, NT, t0 + t, 0);
+                    for (int g = 0; g < RG; g++)
+                        for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
+                            _mm_prefetch((const char *)(next + (size_t)g * gstep + o), _MM_HINT_T0);
 #pragma GCC unroll 2
-                for (int g = 0; g < RG; g++) s[g][t] = st;
+                for (int g = 0; g < RG; g++) a[g] = direct_scale(DWT, gp + g * gstep, b);
             }
-#pragma GCC unroll 8
-            for (int m = 0; m < 8; m++) {
-                __m512i w[2];
 #pragma GCC unroll 2
-                for (int g = 0; g < RG; g++) w[g] = direct_word(WT, gp + g * gstep, b, m);
+            for (int u = 0; u < units; u++) {
+                __m512i s[2][GI_MAX];
 #pragma GCC unroll 8
                 for (int t = 0; t < n; t++) {
-                    const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
+                    const __m512i st = start_of(KIND, xr, NT, t0 + t, u);
 #pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++) s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                    for (int g = 0; g < RG; g++) s[g][t] = st;
+                }
+#pragma GCC unroll 8
+                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
+                    __m512i w[2];
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++)
+                        w[g] = direct ? direct_word(DWT, gp + g * gstep, b, m) : r[g].w[m];
+#pragma GCC unroll 8
+                    for (int t = 0; t < n; t++) {
+                        const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
+#pragma GCC unroll 2
+                        for (int g = 0; g < RG; g++)
+                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                    }
+                }
+#pragma GCC unroll 8
+                for (int t = 0; t < n; t++) {
+                    const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++)
+                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(direct ? a[g] : r[g].a[u], d),
+                                                    _mm512_cvtepi32_ps(s[g][t]), acc[g][t]);
                 }
             }
+            if (KIND == K_MIN)
 #pragma GCC unroll 8
-            for (int t = 0; t < n; t++) {
-                const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
+                for (int t = 0; t < n; t++) {
+                    const __m512 ds = bcastf(xr + 36 * NT + 4 * (t0 + t));
 #pragma GCC unroll 2
-                for (int g = 0; g < RG; g++)
-                    acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(a[g], d), _mm512_cvtepi32_ps(s[g][t]),
-                                                acc[g][t]);
-            }
+                    for (int g = 0; g < RG; g++) acc[g][t] = _mm512_fmadd_ps(r[g].m, ds, acc[g][t]);
+                }
         }
         acc_store(RG, t0, n, acc, y, ldy, ystep);
     }
 }
 
+/* The compiled runs, one per kind (panel) or direct type, groups and chunk size. */
+#define NT_1_8(MK, X, RG) MK(X, RG, 1) NT_2_8(MK, X, RG)
+#define NT_2_8(MK, X, RG)                                                                          \
+    MK(X, RG, 2) MK(X, RG, 3) MK(X, RG, 4) MK(X, RG, 5) MK(X, RG, 6) MK(X, RG, 7) MK(X, RG, 8)
+#define ROW_2_8(F, X, RG)                                                                          \
+    F##_##X##_##RG##_2, F##_##X##_##RG##_3, F##_##X##_##RG##_4, F##_##X##_##RG##_5,                \
+        F##_##X##_##RG##_6, F##_##X##_##RG##_7, F##_##X##_##RG##_8
+
+typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *y, size_t ldy,
+                       size_t ystep, int first);
+#define RUN1(KIND, RG, NT)                                                                         \
+    static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
+                                         float *y, size_t ldy, size_t ystep, int first) {          \
+        run(KIND, -1, RG, NT, pn, NULL, 0, 0, nbs, xr, y, ldy, ystep, first, 0, 0);                \
+    }
+#define RUN_KIND(KIND) NT_1_8(RUN1, KIND, 1) NT_1_8(RUN1, KIND, 2)
+RUN_KIND(K_S128)
+RUN_KIND(K_S8)
+RUN_KIND(K_S16)
+RUN_KIND(K_H32)
+RUN_KIND(K_H4)
+RUN_KIND(K_MIN)
+#define RUN_ROW(KIND, RG)                                                                          \
+    { run_##KIND##_##RG##_1, ROW_2_8(run, KIND, RG) }
+
+/* [kind][RG - 1][NT - 1] */
+static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
+    [K_S128] = {RUN_ROW(K_S128, 1), RUN_ROW(K_S128, 2)},
+    [K_S8] = {RUN_ROW(K_S8, 1), RUN_ROW(K_S8, 2)},
+    [K_S16] = {RUN_ROW(K_S16, 1), RUN_ROW(K_S16, 2)},
+    [K_H32] = {RUN_ROW(K_H32, 1), RUN_ROW(K_H32, 2)},
+    [K_H4] = {RUN_ROW(K_H4, 1), RUN_ROW(K_H4, 2)},
+    [K_MIN] = {RUN_ROW(K_MIN, 1), RUN_ROW(K_MIN, 2)},
+};
+
 typedef void (*direct_fn)(const unsigned char *gp, size_t gstep, int b0, int nbs,
                           const unsigned char *xr, float *y, size_t ldy, size_t ystep, int first,
                           uintptr_t next, size_t bb);
-
 #define DIRECT1(WT, RG, NT)                                                                        \
     static void direct_##WT##_##RG##_##NT(const unsigned char *gp, size_t gstep, int b0, int nbs,  \
                                           const unsigned char *xr, float *y, size_t ldy,           \
                                           size_t ystep, int first, uintptr_t next, size_t bb) {    \
-        run_direct(WT, RG, NT, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next, bb);            \
+        run(kind_of(WT), WT, RG, NT, NULL, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next,     \
+            bb);                                                                                   \
     }
-#define DIRECTS(WT, RG)                                                                            \
-    DIRECT1(WT, RG, 2)                                                                             \
-    DIRECT1(WT, RG, 3)                                                                             \
-    DIRECT1(WT, RG, 4)                                                                             \
-    DIRECT1(WT, RG, 5) DIRECT1(WT, RG, 6) DIRECT1(WT, RG, 7) DIRECT1(WT, RG, 8)
+NT_2_8(DIRECT1, WTYPE_Q8_0, 1)
+NT_2_8(DIRECT1, WTYPE_Q8_0, 2)
+NT_2_8(DIRECT1, WTYPE_Q4_0, 1)
+NT_2_8(DIRECT1, WTYPE_Q4_0, 2)
 #define DIRECT_ROW(WT, RG)                                                                         \
-    {                                                                                              \
-        direct_##WT##_##RG##_2, direct_##WT##_##RG##_3, direct_##WT##_##RG##_4,                    \
-            direct_##WT##_##RG##_5, direct_##WT##_##RG##_6, direct_##WT##_##RG##_7,                \
-            direct_##WT##_##RG##_8                                                                 \
-    }
-DIRECTS(WTYPE_Q8_0, 1)
-DIRECTS(WTYPE_Q8_0, 2)
-DIRECTS(WTYPE_Q4_0, 1)
-DIRECTS(WTYPE_Q4_0, 2)
+    { ROW_2_8(direct, WT, RG) }
 
 /* [q4_0][RG - 1][NT - 2] (one token: one_token) */
 static const direct_fn directs[2][2][KERN_A8B_CHUNK - 1] = {
