@@ -16,7 +16,8 @@
  * slice's weights are unpacked once into a panel on the stack (704 bytes per block and group: 8
  * registers of integers, the units' A, the min), which every chunk of tokens then reads from L1: at
  * 64 tokens the unpacking is paid once per 64 tokens, and at one token it costs less than reading
- * the weights from memory (passes of 2-8 tokens of q8_0 and q4_0 skip the panel: run_direct).
+ * the weights from memory (passes of 2-8 tokens of q8_0 and q4_0 skip the panel: run's direct
+ * words).
  * The accumulators live in registers within a slice and in y between slices (the same float,
  * stored and loaded: no rounding). Tokens are taken 4 at a time (8 with one group) with the 8
  * steps of a block interleaved across them, so that 8 integer sums are in flight: a token's 8
