@@ -642,8 +642,14 @@ static inline __attribute__((always_inline)) void scores_laid(int NC, const floa
     int mul;
     const __m512 div = score_divisor(NC * 16, &mul);
     KERN_SCRATCH(kl, (size_t)NC * 256);
-    for (int s0 = 0; s0 < n; s0 += 16) {
-        const int nb = n - s0 < 16 ? n - s0 : 16;
+    /* two streams: the blocks of the first half and of the second taken in turn (each key's
+     * score is its own: the order of the blocks changes no bit). Against one stream, one-row
+     * passes of Qwen2.5-0.5B at 16384 positions took 0.98x the time with an f16 cache (medians
+     * of 9 and 15 alternated pairs, Xeon Emerald Rapids, 2 threads); four streams: 0.99x of two */
+    const int blocks = (n + 15) / 16, half = blocks / 2;
+    for (int i = 0; i < blocks; i++) {
+        const int blk = i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i;
+        const int s0 = 16 * blk, nb = n - s0 < 16 ? n - s0 : 16;
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
         const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
         const size_t lines = 16 * ldk / 64;
@@ -676,8 +682,11 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
     KERN_SCRATCH(kbuf, (size_t)16 * hs);
-    int s0 = 0;
-    for (; s0 + 16 <= n; s0 += 16) {
+    /* the whole blocks in two streams, as scores_laid (16384 positions: Llama-3.2-1B 0.99x
+     * the time with f16, 1.00x with f32; Qwen2.5-0.5B f32 0.98x; 9 alternated pairs each) */
+    const int blocks = n / 16, half = blocks / 2;
+    for (int i = 0; i < blocks; i++) {
+        const int s0 = 16 * (i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i);
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
         const float *kf = (const float *)kb;
         if (kt == WTYPE_F16) widen_halves(kb, 16, hs, kbuf), kf = kbuf;
@@ -689,6 +698,7 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
         else
             scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
     }
+    const int s0 = 16 * blocks;
     if (s0 < n) { /* the last 1-15 keys: accumulators past them stay zero, their lanes unused */
         const int nb = n - s0;
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
