@@ -630,6 +630,17 @@ static inline __attribute__((always_inline)) __m512 dots_laid(int NC, const floa
                          _mm512_shuffle_ps(h0, h1, 0xDD));
 }
 
+/* The i-th of `blocks` blocks of keys that the scores read, in two streams: the first half's and
+ * the second half's blocks in turn (a key's score is its own, so the order changes no bit), the
+ * odd one last. Against one stream, one-row passes of Qwen2.5-0.5B at 16384 positions took
+ * 0.98x the time with an f16 cache and with f32, Llama-3.2-1B 0.99x with f16 and 1.00x with f32
+ * (medians of 9-15 alternated pairs, Xeon Emerald Rapids, 2 threads); four streams: 0.99x of
+ * two. */
+static inline int stream_block(int i, int blocks) {
+    const int half = blocks / 2;
+    return i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i;
+}
+
 /* kern_attend_kv's scores over f16 keys of NC whole chunks for many queries: each block of 16
  * keys widened and laid out once (lay_unit), then each query's 16 scores (dots_laid). Fewer
  * vector instructions per score than scores16's over widened rows; the layout costs its
@@ -642,14 +653,9 @@ static inline __attribute__((always_inline)) void scores_laid(int NC, const floa
     int mul;
     const __m512 div = score_divisor(NC * 16, &mul);
     KERN_SCRATCH(kl, (size_t)NC * 256);
-    /* two streams: the blocks of the first half and of the second taken in turn (each key's
-     * score is its own: the order of the blocks changes no bit). Against one stream, one-row
-     * passes of Qwen2.5-0.5B at 16384 positions took 0.98x the time with an f16 cache (medians
-     * of 9 and 15 alternated pairs, Xeon Emerald Rapids, 2 threads); four streams: 0.99x of two */
-    const int blocks = (n + 15) / 16, half = blocks / 2;
+    const int blocks = (n + 15) / 16;
     for (int i = 0; i < blocks; i++) {
-        const int blk = i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i;
-        const int s0 = 16 * blk, nb = n - s0 < 16 ? n - s0 : 16;
+        const int s0 = 16 * stream_block(i, blocks), nb = n - s0 < 16 ? n - s0 : 16;
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
         const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
         const size_t lines = 16 * ldk / 64;
@@ -682,11 +688,9 @@ static void avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, 
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
     KERN_SCRATCH(kbuf, (size_t)16 * hs);
-    /* the whole blocks in two streams, as scores_laid (16384 positions: Llama-3.2-1B 0.99x
-     * the time with f16, 1.00x with f32; Qwen2.5-0.5B f32 0.98x; 9 alternated pairs each) */
-    const int blocks = n / 16, half = blocks / 2;
+    const int blocks = n / 16; /* the whole ones, in two streams */
     for (int i = 0; i < blocks; i++) {
-        const int s0 = 16 * (i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i);
+        const int s0 = 16 * stream_block(i, blocks);
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
         const float *kf = (const float *)kb;
         if (kt == WTYPE_F16) widen_halves(kb, 16, hs, kbuf), kf = kbuf;
