@@ -571,7 +571,7 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
 }
 
 /* Stealing: a piece's rows in units of task->align rows (tpool_span), its owner taking
- * MM_OWN_UNITS at a time. Passes of 8 rows and more run a few long pieces a thread (mm_run), and
+ * MM_OWN_UNITS at a time. Passes of several rows run a few long pieces a thread (mm_run), and
  * a thread that had claimed the last one left the others waiting: in 64-row passes of 110M q8_0
  * at 2 threads, the caller finished its last piece 22-36 us after the worker on average, 1.0-1.6
  * ms of a 17-20 ms pass; with stealing, 14 us. The passes, medians of 8 alternated pairs (Zen 5,
@@ -683,22 +683,28 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
         task->xa = task->xa_buf;
     }
     /* a few pieces per thread, so a late or slow thread's share is picked up by the others; 2
-     * for the int8b mode's passes of 8 rows or more, whose pieces are long (with 4, 1.1B q8_0's
-     * 64-row pass took 3% longer, median of 10 alternated pairs, Zen 5; T = 8 and 16 the same);
-     * one for its one-row passes, each thread then streaming one range of rows with fewer
-     * claims and fewer cold starts of its prefetch (against 4, one-row passes at 2 threads took
-     * 0.95x the time on 110M q8_0, 0.83x on 110M Q4_K_M, 0.95x on 1.1B Q4_K_M: medians of 5-9
-     * alternated pairs, Zen 5) */
+     * for the int8b mode's passes of more than 16 rows, whose pieces are long (with 4, 1.1B
+     * q8_0's 64-row pass took 3% longer, median of 10 alternated pairs, Zen 5); one for its
+     * passes of 1-16 rows, each thread then streaming one range of rows with fewer claims and
+     * fewer cold starts of its prefetch (against 4, one-row passes at 2 threads took 0.95x the
+     * time on 110M q8_0, 0.83x on 110M Q4_K_M, 0.95x on 1.1B Q4_K_M: medians of 5-9 alternated
+     * pairs, Zen 5). From 2 rows on those steal (mm_worker) as well; against 4 pieces a thread
+     * without stealing (2-7 rows) or 2 with it (8-16), at 2 threads, medians of 9-13 alternated
+     * pairs (Xeon Emerald Rapids): 2 rows 0.957x the time on 110M Q4_K_M, 0.973x on 110M q8_0,
+     * 0.985x on 1.1B q8_0; 4 rows 0.929x, 0.949x, 0.992x; 8 rows 0.967x, 0.962x, 0.996x (1.1B
+     * Q4_K_M 0.993x); 16 rows 0.983x and 0.999x on 110M. The float kernels keep 4 (110M f32: 4
+     * rows 1.005x, 8 rows 0.979x). */
     const int int8b = c->mode == KERN_EXACT_INT8B;
-    const int per_thread = int8b && task->T >= 8 ? 2 : int8b && task->T == 1 ? 1 : 4;
+    const int per_thread = int8b && task->T > 16 ? 2 : int8b ? 1 : 4;
     int pieces = nt == 1 ? 1 : per_thread * nt;
     task->align = task->finish ? c->m->cfg.head_size : mm_tile_rows(c);
     if (pieces > (min_rows + task->align - 1) / task->align)
         pieces = (min_rows + task->align - 1) / task->align;
     task->pieces = pieces < 1 ? 1 : pieces;
     int n_chunks = task->post == POST_SILU_MUL ? task->pieces : task->n_jobs * task->pieces;
-    /* passes of 8 rows and more steal (mm_worker), when no piece has more units than a span */
-    task->steal = nt > 1 && task->T >= 8 && n_chunks <= MM_MAX_SPANS;
+    /* passes of 8 rows and more steal (mm_worker), the int8b mode's from 2 rows, when no piece
+     * has more units than a span */
+    task->steal = nt > 1 && (task->T >= 8 || (int8b && task->T >= 2)) && n_chunks <= MM_MAX_SPANS;
     for (int k = 0; task->steal && k < n_chunks; k++) {
         int first, last, lo, hi;
         mm_piece(task, k, &first, &last, &lo, &hi);
