@@ -576,9 +576,9 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
  * at 2 threads, the caller finished its last piece 22-36 us after the worker on average, 1.0-1.6
  * ms of a 17-20 ms pass; with stealing, 14 us. The passes, medians of 8 alternated pairs (Zen 5,
  * busy host): 110M q8_0 64 rows 0.989x the time (owner units of 2: 0.989x, of 1: 1.005x, of 8:
- * 0.994x), 1.1B Q4_K_M 0.974x, Qwen2.5-0.5B 0.959x; 8 and 16 rows 1.000x and 0.997x. One piece
- * a thread with stealing was slower (1.004x), and stealing in one-row passes gained nothing
- * (0.98-1.10x: their pieces stream best whole). */
+ * 0.994x), 1.1B Q4_K_M 0.974x, Qwen2.5-0.5B 0.959x; 8 and 16 rows 1.000x and 0.997x (one piece
+ * a thread with stealing, which mm_run now runs: mm_run has the figures). Stealing in one-row
+ * passes gained nothing (0.98-1.10x: their pieces stream best whole). */
 #define MM_OWN_UNITS 4
 
 /* Chunk c of a task: piece c, whole; or, stealing (task->steal), one thread's share: the next
@@ -682,20 +682,21 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
             kern_act_quantize(task->x, task->ldx, task->T, K, task->xa_buf, c->lda);
         task->xa = task->xa_buf;
     }
-    /* a few pieces per thread, so a late or slow thread's share is picked up by the others; 2
-     * for the int8b mode's passes of more than 16 rows, whose pieces are long (with 4, 1.1B
-     * q8_0's 64-row pass took 3% longer, median of 10 alternated pairs, Zen 5); one for its
-     * passes of 1-16 rows, each thread then streaming one range of rows with fewer claims and
-     * fewer cold starts of its prefetch (against 4, one-row passes at 2 threads took 0.95x the
-     * time on 110M q8_0, 0.83x on 110M Q4_K_M, 0.95x on 1.1B Q4_K_M: medians of 5-9 alternated
-     * pairs, Zen 5). From 2 rows on those steal (mm_worker) as well; against 4 pieces a thread
-     * without stealing (2-7 rows) or 2 with it (8-16), at 2 threads, medians of 9-13 alternated
-     * pairs (Xeon Emerald Rapids): 2 rows 0.957x the time on 110M Q4_K_M, 0.973x on 110M q8_0,
-     * 0.985x on 1.1B q8_0; 4 rows 0.929x, 0.949x, 0.992x; 8 rows 0.967x, 0.962x, 0.996x (1.1B
-     * Q4_K_M 0.993x); 16 rows 0.983x and 0.999x on 110M. The float kernels keep 4 (110M f32: 4
-     * rows 1.005x, 8 rows 0.979x). */
+    /* The float kernels: a few pieces per thread, so that a late or slow thread's share is
+     * picked up by the others (110M f32 at 2 threads, one piece a thread with stealing instead:
+     * 4 rows 1.005x the time, 8 rows 0.979x). The int8b mode: one piece a thread, each thread then
+     * streaming one range of rows with fewer claims and fewer cold starts of its prefetch, and
+     * from 2 rows on stealing (mm_worker) for the late thread's share. One-row passes against 4
+     * pieces, at 2 threads: 0.95x the time on 110M q8_0, 0.83x on 110M Q4_K_M, 0.95x on 1.1B
+     * Q4_K_M (medians of 5-9 alternated pairs, Zen 5). Several rows, against 4 pieces a thread
+     * without stealing (2-7 rows) or 2 with it (8 and more), at 2 threads, medians of 9-13
+     * alternated pairs (Xeon Emerald Rapids): 110M Q4_K_M 0.957x at 2 rows, 0.929x at 4, 0.967x
+     * at 8, 0.983x at 16, 0.984x at 64; 110M q8_0 0.973x, 0.949x, 0.962x, 0.999x, 0.976-0.978x;
+     * 1.1B q8_0 0.985x, 0.992x, 0.996x at 8, 0.990x at 64; 1.1B Q4_K_M 0.993x at 8, 0.989x at
+     * 64; 110M Q6_K 0.976x at 64. (On Zen 5, 64-row passes with one piece took 1.004x the time
+     * of 2, within that host's noise.) */
     const int int8b = c->mode == KERN_EXACT_INT8B;
-    const int per_thread = int8b && task->T > 16 ? 2 : int8b ? 1 : 4;
+    const int per_thread = int8b ? 1 : 4;
     int pieces = nt == 1 ? 1 : per_thread * nt;
     task->align = task->finish ? c->m->cfg.head_size : mm_tile_rows(c);
     if (pieces > (min_rows + task->align - 1) / task->align)
