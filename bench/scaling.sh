@@ -14,6 +14,13 @@
 # GB/s against that thread count's probe. With LLAMA_BENCH=/path/to/llama-bench, llama-bench's
 # tg$N and pp64 at the same thread count print beside (same file, run just after).
 #
+# With more than one thread, the "apart" column runs as many one-thread processes at once (T=64,
+# each its own copy of the file; $APART_SECONDS per process, default 2s, so that their
+# measurements overlap; APART=0 skips it) and prints their mean ms per pass and its efficiency
+# against the 1-thread line: what the machine itself gives n independent copies (cores that are
+# SMT siblings or shared by a VM's host, a shared cache, memory). The T=64 efficiency over the
+# apart one is then the runtime's own: its joins, and the activations that cross from core to core.
+#
 # What to read from it: T=1 (plain decoding) is bound by memory bandwidth, so its speed-up stops
 # where the threads saturate the memory controller (look at the probe column: once it stops
 # growing, more threads cannot help T=1); T=64 is bound by arithmetic and should scale with
@@ -36,6 +43,20 @@ default_threads() {
     echo "$out$n"
 }
 THREADS_LIST=${THREADS_LIST:-$(default_threads)}
+APART=${APART:-1}
+APART_SECONDS=${APART_SECONDS:-2s}
+# apart FILE N: the mean ms per 64-row pass of N one-thread processes of FILE run at once.
+apart() {
+    local dir i
+    dir=$(mktemp -d)
+    for ((i = 0; i < $2; i++)); do
+        $B cost --model "$1" --rows 64 --context 0 --logits last --threads 1 --no-bandwidth \
+            --seconds "$APART_SECONDS" >"$dir/$i" &
+    done
+    wait
+    awk '$1 == 64 { s += $2; n++ } END { if (n) printf "%.2f", s / n }' "$dir"/*
+    rm -rf "$dir"
+}
 # gguf PRESET TYPE: the converted file, made on first use (as bench/llama_bench.sh).
 gguf() {
     local g
@@ -50,8 +71,8 @@ fi
 
 echo "# scaling.sh: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# decbench: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?)); threads: $THREADS_LIST"
-printf "%-34s %4s | %-22s | %-22s | %-22s | %-17s%s\n" file thr "T=1 ms (speed-up, eff)" \
-    "T=8 ms (speed-up, eff)" "T=64 ms (speed-up, eff)" "T=1 GB/s of probe" \
+printf "%-34s %4s | %-22s | %-22s | %-22s | %-17s | %-15s%s\n" file thr "T=1 ms (speed-up, eff)" \
+    "T=8 ms (speed-up, eff)" "T=64 ms (speed-up, eff)" "T=1 GB/s of probe" "T=64 apart (eff)" \
     "${LLAMA_BENCH:+ | llama-bench tg$N / pp64 tok/s}"
 for f in $FILES; do
     declare -A base=()
@@ -67,15 +88,22 @@ for f in $FILES; do
                 'BEGIN { s = b / ms; printf "%8.2f (%5.2fx %3.0f%%) | ", ms, s, 100 * s / n }')
         done
         gbs=$(awk '$1 == 1 { print $5 }' <<<"$out")
+        sep=""
+        if [ "$APART" != 0 ] && [ "$th" -gt 1 ]; then
+            sep=$(awk -v ms="$(apart "$f" "$th")" -v b="${base[64]}" \
+                'BEGIN { printf "%8.2f (%3.0f%%)", ms, (ms > 0 ? 100 * b / ms : 0) }')
+        fi
         peer=""
         if [ -n "${LLAMA_BENCH:-}" ]; then
             csv=$CACHE/scaling_llama.csv
             "$LLAMA_BENCH" -m "$f" -p 64 -n "$N" -t "$th" -r 1 -o csv >"$csv" 2>/dev/null
             peer=$(printf " | %.1f / %.1f" "$(llama_ts "$csv" 0 "$N")" "$(llama_ts "$csv" 64 0)")
         fi
-        printf "%-34s %4s | %s%6.1f/%-5.1f (%3.0f%%)%s\n" "$(basename "$f")" "$th" "$line" "$gbs" "$bw" \
-            "$(awk -v g="$gbs" -v b="$bw" 'BEGIN { print (b > 0 ? 100 * g / b : 0) }')" "$peer"
+        printf "%-34s %4s | %s%6.1f/%-5.1f (%3.0f%%) | %-15s%s\n" "$(basename "$f")" "$th" "$line" \
+            "$gbs" "$bw" "$(awk -v g="$gbs" -v b="$bw" 'BEGIN { print (b > 0 ? 100 * g / b : 0) }')" \
+            "$sep" "$peer"
     done
     unset base
 done
 echo "# speed-up: t(1 thread) / t(n threads) of the same file and rows; eff = speed-up / n"
+echo "# apart: n one-thread processes at once, T=64; eff = t(1 thread) / their mean t"
