@@ -1040,12 +1040,14 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
             const int late = whole && !finish; /* K and V made after the products */
             if (late) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
             /* jobs of whole kv heads and blocks of rows (at most 64 queries), the blocks halved
-             * only while there are fewer than 4 jobs a thread: each job reads its head's cache
+             * only while there are fewer than 2 jobs a thread: each job reads its head's cache
              * once, so every further block reads it again. Against blocks of half the rows at
              * most, passes of 110M q8_0 (12 kv heads) at context 512, 2 threads, took 0.91x the
              * time at 2 rows, 0.94x at 4, 0.92x at 8, 0.97x at 16, 0.99x at 32 and 64; 1.1B
-             * q8_0, Qwen2.5-0.5B and Llama-3.2-1B (GQA: 4, 2 and 8 kv heads) 0.98-1.01x (medians
-             * of 7 alternated pairs, Xeon Emerald Rapids) */
+             * q8_0, Qwen2.5-0.5B and Llama-3.2-1B (GQA: 4, 2 and 8 kv heads) 0.98-1.01x. Halved
+             * while fewer than 2 jobs a thread rather than 4: 1.1B q8_0 at context 2000 0.974x
+             * at 4 rows, 0.986x at 8; Qwen2.5-0.5B 0.947x and 0.964x (at context 512 0.98-1.00x).
+             * Medians of 7 alternated pairs, Xeon Emerald Rapids. */
             int group = cfg->n_heads / cfg->n_kv_heads, nt = tpool_size(lead->pool), chunks = 0;
             size_t att_macs = 0;
             for (int s = 0; s < nseg; s++) {
@@ -1053,7 +1055,7 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
                 int n = segs[s].n;
                 const size_t off = (size_t)segs[s].row0;
                 int per = n > 64 / group ? 64 / group : n;
-                while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 4 * nt) per /= 2;
+                while (per > 1 && cfg->n_kv_heads * ((n + per - 1) / per) < 2 * nt) per /= 2;
                 per = per < 1 ? 1 : per;
                 at[s] = (att_task){.c = c, .layer = l, .T = n, .rows_per_job = per,
                                    .blocks = (n + per - 1) / per, .q = b->q + off * qd,
