@@ -571,14 +571,15 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
 }
 
 /* Stealing: a piece's rows in units of task->align rows (tpool_span), its owner taking
- * MM_OWN_UNITS at a time. Passes of several rows run a few long pieces a thread (mm_run), and
- * a thread that had claimed the last one left the others waiting: in 64-row passes of 110M q8_0
+ * MM_OWN_UNITS at a time. Passes of several rows run one or a few long pieces a thread (mm_run),
+ * and a thread that had claimed the last one left the others waiting: in 64-row passes of 110M q8_0
  * at 2 threads, the caller finished its last piece 22-36 us after the worker on average, 1.0-1.6
  * ms of a 17-20 ms pass; with stealing, 14 us. The passes, medians of 8 alternated pairs (Zen 5,
  * busy host): 110M q8_0 64 rows 0.989x the time (owner units of 2: 0.989x, of 1: 1.005x, of 8:
- * 0.994x), 1.1B Q4_K_M 0.974x, Qwen2.5-0.5B 0.959x; 8 and 16 rows 1.000x and 0.997x (one piece
- * a thread with stealing, which mm_run now runs: mm_run has the figures). Stealing in one-row
- * passes gained nothing (0.98-1.10x: their pieces stream best whole). */
+ * 0.994x), 1.1B Q4_K_M 0.974x, Qwen2.5-0.5B 0.959x; 8 and 16 rows 1.000x and 0.997x. (One
+ * piece a thread with stealing measured 1.004x there; the int8b mode now runs it, and mm_run
+ * has the later figures.) Stealing in one-row passes gained nothing (0.98-1.10x: their pieces
+ * stream best whole). */
 #define MM_OWN_UNITS 4
 
 /* Chunk c of a task: piece c, whole; or, stealing (task->steal), one thread's share: the next
