@@ -23,7 +23,13 @@
  * steps of a block interleaved across them, so that 8 integer sums are in flight: a token's 8
  * dependent vpdpbusd one after another kept the core at 70% of the rate of this interleaved order
  * (scratch prototype, 16 rows x 16 tokens, K = 2048, in cache: 0.39 -> 0.30 ns per 64 weights and
- * token; two groups per broadcast, 0.27: a broadcast activation serves 2 registers of weights). */
+ * token; two groups per broadcast, 0.27: a broadcast activation serves 2 registers of weights).
+ *
+ * Not AMX: on a CPU with AMX-INT8, TDPBSUD took a chunk's sums from the panel's words as they lie
+ * (a register of words is the layout its second operand wants) with the same bits, but the order
+ * needs each unit's sum out of the tile before its float step: one 32-bit value stored per row,
+ * token and block, and those tile stores bounded it. The products took 0.92-1.10x the time of
+ * these runs (docs/measurements/2026-12-01-amx.md). */
 #include "model/kernels/kernels.h"
 #include "model/kernels/kernels_isa.h"
 

@@ -203,8 +203,18 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
         const int units = ghz > 0 ? (avx512_fma_per_cycle(ghz) >= 1.5 ? 2 : 1) : (amd ? 1 : 2);
         *f32_flops = units * 16 * 2;
         *int8_ops = cpu_has_vnni() ? units * 64 * 2 : 2 * 32 * 2;
-        *what = cpu_has_vnni() ? (units == 2 ? "avx512-vnni x2" : "avx512-vnni x1")
-                               : (units == 2 ? "avx512 x2, int8 avx2" : "avx512 x1, int8 avx2");
+        /* The peak is the vector units': a CPU with AMX-INT8 (cpuid 7.0 edx bit 25) has a
+         * higher one that no kernel here uses (kernels_avx512_int8b.c says why), and the name
+         * says so. */
+        unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
+#if defined(__x86_64__) || defined(_M_X64)
+        __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7);
+#endif
+        static const char *names[2][2][2] = {
+            {{"avx512 x1, int8 avx2", "avx512 x2, int8 avx2"}, {"avx512-vnni x1", "avx512-vnni x2"}},
+            {{"avx512 x1, int8 avx2, amx unused", "avx512 x2, int8 avx2, amx unused"},
+             {"avx512-vnni x1, amx unused", "avx512-vnni x2, amx unused"}}};
+        *what = names[(d7 >> 25) & 1][cpu_has_vnni()][units == 2];
         return;
     }
     *int8_ops = 2 * 32 * 2, *f32_flops = 2 * 8 * 2, *what = "avx2 x2";
