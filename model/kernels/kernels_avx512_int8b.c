@@ -357,13 +357,13 @@ static inline __attribute__((always_inline)) __m512 direct_scale(wtype WT, const
  * sums did not fit the 32 registers and spilled), kept in y between slices. Where the words
  * come from is fixed at compile time: DWT < 0, the slice's panel pn (RG records a block, for
  * every kind); else the direct run of type DWT (runs_direct), from the 16-row copy (group g at
- * gp + g gstep, blocks from b0), whose first tokens prefetch block j's bytes of the next slice
- * (next, bb bytes a block and group) while they read block j. Both sum the same products in the
- * same order. */
+ * gp + g gstep, blocks from b0). Both sum the same products in the same order. With nl > 0 the
+ * first tokens prefetch the nl lines of each group's next slice (next + g gstep), spread over the
+ * slice's blocks: block j's share while they read block j. */
 static inline __attribute__((always_inline)) void
 run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, size_t gstep,
     int b0, int nbs, const unsigned char *xr0, float *y, size_t ldy, size_t ystep, int first,
-    uintptr_t next, size_t bb) {
+    uintptr_t next, size_t nl) {
     enum { GI_MAX = 8 };
     const int direct = DWT >= 0, GI = RG == 2 ? 4 : 8,
               units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
@@ -377,12 +377,16 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
             const brec *r = direct ? NULL : pn + j * RG; /* no offset on the direct run's NULL */
             const int b = b0 + j;
             __m512 a[2];
-            if (direct) {
-                if (t0 == 0)
+            if (nl && t0 == 0) {
+                const size_t la = nl * (size_t)j / (size_t)nbs,
+                             le = nl * (size_t)(j + 1) / (size_t)nbs;
 #pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++)
-                        for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
-                            _mm_prefetch((const char *)(next + (size_t)g * gstep + o), _MM_HINT_T0);
+                for (int g = 0; g < RG; g++)
+                    for (size_t l = la; l < le; l++)
+                        _mm_prefetch((const char *)(next + (size_t)g * gstep + 64 * l),
+                                     _MM_HINT_T0);
+            }
+            if (direct) {
 #pragma GCC unroll 2
                 for (int g = 0; g < RG; g++) a[g] = direct_scale(DWT, gp + g * gstep, b);
             }
@@ -439,11 +443,12 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
         F##_##X##_##RG##_6, F##_##X##_##RG##_7, F##_##X##_##RG##_8
 
 typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *y, size_t ldy,
-                       size_t ystep, int first);
+                       size_t ystep, int first, uintptr_t next, size_t gstep, size_t nl);
 #define RUN1(KIND, RG, NT)                                                                         \
     static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
-                                         float *y, size_t ldy, size_t ystep, int first) {          \
-        run(KIND, -1, RG, NT, pn, NULL, 0, 0, nbs, xr, y, ldy, ystep, first, 0, 0);                \
+                                         float *y, size_t ldy, size_t ystep, int first,            \
+                                         uintptr_t next, size_t gstep, size_t nl) {                \
+        run(KIND, -1, RG, NT, pn, NULL, gstep, 0, nbs, xr, y, ldy, ystep, first, next, nl);        \
     }
 #define RUN_KIND(KIND) NT_1_8(RUN1, KIND, 1) NT_1_8(RUN1, KIND, 2)
 RUN_KIND(K_S128)
@@ -467,13 +472,13 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
 
 typedef void (*direct_fn)(const unsigned char *gp, size_t gstep, int b0, int nbs,
                           const unsigned char *xr, float *y, size_t ldy, size_t ystep, int first,
-                          uintptr_t next, size_t bb);
+                          uintptr_t next, size_t nl);
 #define DIRECT1(WT, RG, NT)                                                                        \
     static void direct_##WT##_##RG##_##NT(const unsigned char *gp, size_t gstep, int b0, int nbs,  \
                                           const unsigned char *xr, float *y, size_t ldy,           \
-                                          size_t ystep, int first, uintptr_t next, size_t bb) {    \
+                                          size_t ystep, int first, uintptr_t next, size_t nl) {    \
         run(kind_of(WT), WT, RG, NT, NULL, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next,     \
-            bb);                                                                                   \
+            nl);                                                                                   \
     }
 NT_2_8(DIRECT1, WTYPE_Q8_0, 1)
 NT_2_8(DIRECT1, WTYPE_Q8_0, 2)
@@ -609,8 +614,15 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
              * stream), spread over the chunks: all at once, they filled the line-fill buffers and
              * the unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
              * tiles' samples). With fewer than 4 chunks (T <= 24) that spread is too coarse, and
-             * they go with the unpacking's blocks instead, a block's bytes each (T = 8, one chunk:
-             * the prefetches' own stalls were 7% of the pass). */
+             * the first chunk's run spreads them over its blocks (run's nl), as the direct runs
+             * do. Issued with the unpacking's blocks instead, they waited on the fill buffers
+             * during the brief unpacking and then left the memory idle through the run: against
+             * that, 2 threads, medians of 7 alternated pairs, 1.1B Q4_K_M took 0.83-0.91x the time
+             * at 8 rows (0.80x on one thread), 0.93x at 4 and 16, 0.89x at 24; 1.1B Q6_K 0.84x at
+             * 8; 1.1B Q4_0 0.91x and q8_0 0.90x at 16; 110M Q4_K_M 0.88x at 8 (one thread, 110M
+             * q8_0 at 16: 0.91x); 2 rows 0.99x (Xeon with AMX, busy host). Spread over the blocks
+             * of every chunk's run at 32 and 64 rows as well: 0.90-1.07x, no gain that the host's
+             * noise let through. */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
                          lines = (size_t)nbs * bb / 64;
             const uintptr_t next = b0 + SLICE < nb
@@ -620,25 +632,14 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
             if (nc == 1 && runs_direct(WT)) {
                 directs[WT == WTYPE_Q4_0][RG - 1][T - 2](gp, gstep, b0, nbs,
                                                          xa + kern_a8b_at(K, 0, T, b0), y + 16 * g,
-                                                         ldy, ystep, b0 == 0, next, bb);
+                                                         ldy, ystep, b0 == 0, next, lines);
                 continue;
             }
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gstep, b0 / 8, ks[i]);
-                /* a loop of its own: a test inside the other made T = 32 12% slower */
-                if (by_block)
 #pragma GCC unroll 8
-                    for (int j = 0; j < nbs; j++) {
-                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
-                                     ks[i]);
-                        for (size_t o = (size_t)j * bb; o < (size_t)(j + 1) * bb; o += 64)
-                            _mm_prefetch((const char *)(next + (size_t)i * gstep + o), _MM_HINT_T0);
-                    }
-                else
-#pragma GCC unroll 8
-                    for (int j = 0; j < nbs; j++)
-                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
-                                     ks[i]);
+                for (int j = 0; j < nbs; j++)
+                    unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i], ks[i]);
             }
             if (!by_block && lines != shared_lines) {
                 for (int c = 0; c <= nc; c++) share[c] = lines * (size_t)c / (size_t)nc;
@@ -651,8 +652,8 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                         _mm_prefetch((const char *)(next + (size_t)i * gstep + 64 * l),
                                      _MM_HINT_T0);
                 runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
-                                                 y + (size_t)t0 * ldy + 16 * g, ldy, ystep,
-                                                 b0 == 0);
+                                                 y + (size_t)t0 * ldy + 16 * g, ldy, ystep, b0 == 0,
+                                                 next, gstep, by_block && c == 0 ? lines : 0);
             }
         }
     }
