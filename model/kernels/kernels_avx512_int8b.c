@@ -575,6 +575,15 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
     for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + g * ystep, acc[g]);
 }
 
+/* The unpacking of a block costs about what a run of this many rows over it does: the share of
+ * the next slice's prefetches that passes of 2-24 rows issue while they unpack (matmul_int8b).
+ * Zen 5, 2 threads, medians of 5 alternated pairs against none issued there: 1.1B Q4_K_M 0.77x
+ * the time at 2 rows on one thread, 0.90-0.95x at 8 rows, 0.99-1.00x at 4, 12, 16 and 24; Q6_K
+ * 0.90x at 2 and 0.93x at 8; 110M Q4_K_M 0.88x at 2, 0.98x at 8; q8_0 0.98x and Q4_0 1.02x at
+ * 16. 2 and 8 did no better. Against the burst with the unpacking that came before both: 1.00x at
+ * 2 and 4 rows (the split was not measured on the Xeon). */
+enum { UNPACK_ROWS = 4 };
+
 static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const unsigned char *p,
                                                                size_t gbytes, int groups, int K,
                                                                const unsigned char *xa, int T,
@@ -622,7 +631,11 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
              * 8; 1.1B Q4_0 0.91x and q8_0 0.90x at 16; 110M Q4_K_M 0.88x at 8 (one thread, 110M
              * q8_0 at 16: 0.91x); 2 rows 0.99x (Xeon with AMX, busy host). Spread over the blocks
              * of every chunk's run at 32 and 64 rows as well: 0.90-1.07x, no gain that the host's
-             * noise let through. */
+             * noise let through. All in the run left the memory idle through the unpacking where
+             * the run is short (Zen 5, 2 threads, against the burst with the unpacking: 1.27x the
+             * time at 2 rows, 1.15x at 4): the unpacking's blocks now issue the first lu of them,
+             * the share of a slice's time an unpacking takes if it costs what UNPACK_ROWS rows'
+             * run does. */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
                          lines = (size_t)nbs * bb / 64;
             const uintptr_t next = b0 + SLICE < nb
@@ -635,11 +648,24 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                          ldy, ystep, b0 == 0, next, lines);
                 continue;
             }
+            const size_t lu = by_block ? lines * UNPACK_ROWS / (UNPACK_ROWS + (size_t)T) : 0;
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gstep, b0 / 8, ks[i]);
+                if (lu) {
+                    size_t l = 0, acc = 0;
+                    const uintptr_t ni = next + (size_t)i * gstep;
 #pragma GCC unroll 8
-                for (int j = 0; j < nbs; j++)
-                    unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i], ks[i]);
+                    for (int j = 0; j < nbs; j++) {
+                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
+                                     ks[i]);
+                        for (acc += lu; acc >= (size_t)nbs; acc -= (size_t)nbs, l++)
+                            _mm_prefetch((const char *)(ni + 64 * l), _MM_HINT_T0);
+                    }
+                } else
+#pragma GCC unroll 8
+                    for (int j = 0; j < nbs; j++)
+                        unpack_block(WT, gp + (size_t)i * gstep, b0 / 8, j, &panel[j * RG + i],
+                                     ks[i]);
             }
             if (!by_block && lines != shared_lines) {
                 for (int c = 0; c <= nc; c++) share[c] = lines * (size_t)c / (size_t)nc;
@@ -651,9 +677,9 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                     for (size_t l = share[c]; l < share[c + 1]; l++)
                         _mm_prefetch((const char *)(next + (size_t)i * gstep + 64 * l),
                                      _MM_HINT_T0);
-                runs[kind_of(WT)][RG - 1][n - 1](panel, nbs, xa + kern_a8b_at(K, t0, n, b0),
-                                                 y + (size_t)t0 * ldy + 16 * g, ldy, ystep, b0 == 0,
-                                                 next, gstep, by_block && c == 0 ? lines : 0);
+                runs[kind_of(WT)][RG - 1][n - 1](
+                    panel, nbs, xa + kern_a8b_at(K, t0, n, b0), y + (size_t)t0 * ldy + 16 * g, ldy,
+                    ystep, b0 == 0, next + 64 * lu, gstep, by_block && c == 0 ? lines - lu : 0);
             }
         }
     }
