@@ -8,7 +8,8 @@
 #      round before): the reason belongs where the citation was. docs/measurements/ is left out
 #      (its files are dated logs by design), and so is tests/data/ (fixtures, some third-party);
 #   3. every docs/measurements/YYYY-MM-DD-topic.md names, in its header, the commit, the machine
-#      and the command that produced its figures, and its name carries the date;
+#      and the command that produced its figures, its name carries the date, and the index
+#      (docs/measurements/README.md) has a row that links to it;
 #   4. every docs/measurements/FILE a tracked markdown file links to exists;
 #   5. every decoder `decbench decoders` lists appears in README.md's decoder table.
 set -u
@@ -62,6 +63,12 @@ for f in "$SRC"/docs/measurements/*.md; do
         passes=$((passes + 1))
     else
         echo "FAIL log_name: docs/measurements/$name is not YYYY-MM-DD-topic.md"
+        fails=$((fails + 1))
+    fi
+    if grep -qF "]($name)" "$SRC/docs/measurements/README.md" 2>/dev/null; then
+        passes=$((passes + 1))
+    else
+        echo "FAIL log_indexed: docs/measurements/$name has no row in docs/measurements/README.md"
         fails=$((fails + 1))
     fi
     for field in Commit Machine Command; do
