@@ -92,13 +92,20 @@ int fuzz_wtype_one(const uint8_t *data, size_t size) {
             if (r16) kern_int8b_pack(&m, r16, 0, 1);
             for (int copy = 0; copy <= (r16 != NULL); copy++) {
                 m.r16 = copy ? r16 : NULL;
+                const int vnni0 = kern_avxvnni_active();
                 for (int isa = 0; isa < KERN_ISA_COUNT; isa++) {
                     if (!kern_isa_supported((kern_isa)isa)) continue;
-                    memset(y, 0, sizeof(float) * (size_t)T * rows);
-                    kern_matmul_int8b_isa((kern_isa)isa, &m, 0, rows, xa, T, y, rows);
-                    if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
-                    compared++;
+                    /* AVX2 with and without AVX-VNNI, where the CPU has it */
+                    const int vmax = isa == KERN_ISA_AVX2 && kern_avxvnni_supported();
+                    for (int v = 0; v <= vmax; v++) {
+                        if (isa == KERN_ISA_AVX2) kern_avxvnni_use(v);
+                        memset(y, 0, sizeof(float) * (size_t)T * rows);
+                        kern_matmul_int8b_isa((kern_isa)isa, &m, 0, rows, xa, T, y, rows);
+                        if (!same_bits(y, ref, (size_t)T * rows)) __builtin_trap();
+                        compared++;
+                    }
                 }
+                kern_avxvnni_use(vnni0);
             }
             m.r16 = NULL;
             free(r16);

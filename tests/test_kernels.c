@@ -484,6 +484,8 @@ static void test_peak(void) {
     } else {
         kern_peak_per_cycle(1000.0, &i8, &f32, &what);
         CHECK(isa == KERN_ISA_AVX2 ? i8 == 128 && f32 == 32 : i8 == 2 && f32 == 4);
+        if (isa == KERN_ISA_AVX2)
+            CHECK_MSG(!strstr(what, "avx-vnni") == !kern_avxvnni_active(), "AVX2 peak: %s", what);
     }
 }
 
@@ -565,6 +567,9 @@ static unsigned char *r16_copy(const wmat *m) {
  * at T against the reference of that token alone); and the mode stays close to the exact
  * product. */
 static void test_int8b_matmul(rng_state *r) {
+    const int vnni0 = kern_avxvnni_active();
+    CHECK(kern_avxvnni_use(1) == (kern_avxvnni_supported() ? 0 : -1));
+    kern_avxvnni_use(vnni0);
     for (int t = 0; t < WTYPE_COUNT; t++) {
         const wtype_traits *tt = wtype_get((wtype)t);
         if (!kern_int8b_supported((wtype)t)) continue;
@@ -572,9 +577,10 @@ static void test_int8b_matmul(rng_state *r) {
          * tiles pair differently from smaller ones (kernels_avx512_int8b.c, FAR_PAIRS_BYTES) */
         const int Ks32[] = {32, 96, 288, 544, 1888}, Ks256[] = {256, 768, 2560};
         const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 5 : 3;
-        const int Ts[] = {1, 2, 3, 5, 8, 9, 13, 17, 24, 33};
+        /* 71: more chunks than the AVX2 tiles' window holds (kernels_avx2_int8b.c) */
+        const int Ts[] = {1, 2, 3, 5, 8, 9, 13, 17, 24, 33, 71};
         for (int ki = 0; ki < nK; ki++) {
-            int K = Ks[ki], R = 53, T = 33;
+            int K = Ks[ki], R = 53, T = 71;
             unsigned char *w = random_matrix(r, (wtype)t, R, K);
             float *y1 = malloc(sizeof(float) * T * R), *y2 = malloc(sizeof(float) * T * R);
             wmat m = {(wtype)t, w, R, K, NULL, NULL};
@@ -588,20 +594,24 @@ static void test_int8b_matmul(rng_state *r) {
                 unsigned char *xa = quantized8b_rows(r, n, K, NULL);
                 const int cuts[][2] = {{0, R}, {1, R}, {16, 32}, {5, 37}, {33, 53}, {17, 18}};
                 for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
-                    for (int copy = 0; copy <= 1; copy++) {
-                        if (!isa_on[isa]) continue;
-                        m.r16 = copy ? cp : NULL;
-                        int bad = 0;
-                        for (int c = 0; c < 6; c++) {
-                            const int r0 = cuts[c][0], r1 = cuts[c][1];
-                            kern_matmul_int8b_isa((kern_isa)isa, &m, r0, r1, xa, n, y1, R);
-                            kern_matmul_int8b_ref(&m, r0, r1, xa, n, y2, R);
-                            bad += !same_rows(y1, y2, n, r1 - r0, R);
+                    for (int v = 0; v <= (isa == KERN_ISA_AVX2 && kern_avxvnni_supported()); v++)
+                        for (int copy = 0; copy <= 1; copy++) {
+                            if (!isa_on[isa]) continue;
+                            if (isa == KERN_ISA_AVX2) CHECK(kern_avxvnni_use(v) == 0);
+                            m.r16 = copy ? cp : NULL;
+                            int bad = 0;
+                            for (int c = 0; c < 6; c++) {
+                                const int r0 = cuts[c][0], r1 = cuts[c][1];
+                                kern_matmul_int8b_isa((kern_isa)isa, &m, r0, r1, xa, n, y1, R);
+                                kern_matmul_int8b_ref(&m, r0, r1, xa, n, y2, R);
+                                bad += !same_rows(y1, y2, n, r1 - r0, R);
+                            }
+                            CHECK_MSG(bad == 0,
+                                      "int8b %s%s %s%s K=%d T=%d: %d of 6 row ranges differ",
+                                      kern_isa_name((kern_isa)isa), v ? " avx-vnni" : "", tt->name,
+                                      copy ? " r16" : "", K, n, bad);
                         }
-                        CHECK_MSG(bad == 0, "int8b %s %s%s K=%d T=%d: %d of 6 row ranges differ",
-                                  kern_isa_name((kern_isa)isa), tt->name, copy ? " r16" : "", K, n,
-                                  bad);
-                    }
+                kern_avxvnni_use(vnni0);
                 m.r16 = NULL;
                 free(xa);
             }
@@ -1312,7 +1322,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "instruction sets under test:");
     for (int i = 0; i < KERN_ISA_COUNT; i++)
         if (isa_on[i]) fprintf(stderr, " %s", kern_isa_name((kern_isa)i));
-    fprintf(stderr, "; kern_matmul uses %s\n", kern_simd_name());
+    fprintf(stderr, "; kern_matmul uses %s; AVX-VNNI %s\n", kern_simd_name(),
+            kern_avxvnni_supported() ? "checked with and without" : "not on this CPU");
     rng_state r;
     rng_seed(&r, 7);
     test_table(&r);

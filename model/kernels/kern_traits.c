@@ -26,7 +26,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q8_0),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q8_0)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q8_0),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q8_0)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q8_0)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q8_0)},
     [WTYPE_Q4_0] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q4_0), [KERN_ISA_AVX512] = X86(kern_avx512_q4_0)},
@@ -38,7 +39,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .packed_isa = KERN_ISA_AVX2,
                   .packed = X86(kern_avx2_packed_q4_0)},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q4_0),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_0)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_0)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q4_0)},
     [WTYPE_Q4_1] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q4_1), [KERN_ISA_AVX512] = X86(kern_avx512_q4_1)},
@@ -47,7 +49,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q4_1),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q4_1)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q4_1),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_1)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_1)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q4_1)},
     [WTYPE_Q5_0] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q5_0), [KERN_ISA_AVX512] = X86(kern_avx512_q5_0)},
@@ -55,7 +58,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_0),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q5_0)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q5_0),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_0)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_0)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q5_0)},
     [WTYPE_Q5_1] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q5_1), [KERN_ISA_AVX512] = X86(kern_avx512_q5_1)},
@@ -64,7 +68,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_1),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q5_1)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q5_1),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_1)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_1)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q5_1)},
     [WTYPE_Q2_K] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q2_k), [KERN_ISA_AVX512] = X86(kern_avx512_q2_k)}},
@@ -75,7 +80,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q3_k),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q3_k)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q3_k),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q3_k)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q3_k)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q3_k)},
     [WTYPE_Q4_K] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q4_k), [KERN_ISA_AVX512] = X86(kern_avx512_q4_k)},
@@ -88,7 +94,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .packed_isa = KERN_ISA_AVX2,
                   .packed = X86(kern_avx2_packed_q4_k)},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q4_k),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_k)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q4_k)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q4_k)},
     [WTYPE_Q5_K] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q5_k), [KERN_ISA_AVX512] = X86(kern_avx512_q5_k)},
@@ -97,7 +104,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .isa = {[KERN_ISA_AVX2] = X86(kern_avx2_int8_q5_k),
                           [KERN_ISA_AVX512] = X86(kern_vnni_q5_k)}},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q5_k),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_k)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q5_k)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q5_k)},
     [WTYPE_Q6_K] =
         {.exact.isa =
              {[KERN_ISA_AVX2] = X86(kern_avx2_q6_k), [KERN_ISA_AVX512] = X86(kern_avx512_q6_k)},
@@ -109,7 +117,8 @@ static const kern_traits table[WTYPE_COUNT] = {
                   .packed_isa = KERN_ISA_AVX2,
                   .packed = X86(kern_avx2_packed_q6_k)},
          .int8b = {[KERN_ISA_AVX2] = X86(kern_avx2_int8b_q6_k),
-                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q6_k)}},
+                   [KERN_ISA_AVX512] = X86(kern_vnni8b_q6_k)},
+         .int8b_avxvnni = X86(kern_avxvnni_int8b_q6_k)},
 };
 #undef X86
 

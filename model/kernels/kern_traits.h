@@ -73,6 +73,9 @@ typedef struct {
     /* the int8b mode's tiles (NULL: the ISA runs the next lower one's; the AVX-512 tiles need
      * VNNI; none at all: the scalar reference), for the types with an int8 row */
     wtype_matmul_int8b_fn int8b[KERN_ISA_COUNT];
+    /* the AVX2 tile with AVX-VNNI's vpdpbusd, which the AVX2 ISA runs on a CPU that has it (same
+     * bits as int8b[KERN_ISA_AVX2]; kern_avxvnni_use) */
+    wtype_matmul_int8b_fn int8b_avxvnni;
 } kern_traits;
 
 /* The compute row of t (t must be a valid wtype). */

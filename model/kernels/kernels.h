@@ -259,6 +259,15 @@ const char *kern_isa_name(kern_isa isa);
 kern_isa kern_isa_active(void);
 int kern_isa_use(kern_isa isa);
 
+/* AVX-VNNI (the 256-bit vpdpbusd: Intel's Alder Lake and later client cores, its E-core Xeons,
+ * Zen 5): whether the CPU has it; whether the AVX2 instruction set's int8b tiles use it (by
+ * default where the CPU has it, unless the environment says DECBENCH_AVXVNNI=0: what a CPU with
+ * AVX2 alone runs); and a way to set that for the whole process (tests; -1 if not supported).
+ * Either way the bits are the same. */
+int kern_avxvnni_supported(void);
+int kern_avxvnni_active(void);
+int kern_avxvnni_use(int on);
+
 /* What the active instruction set's matrix tiles can issue at most per cycle and core: int8 ops
  * (2 per multiply-add: vpdpbusd with AVX-512 VNNI, else vpmaddubsw) and f32 flops (2 per FMA),
  * and a name for it ("avx512-vnni x2", ...). With AVX-512 the number of 512-bit units is

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -153,6 +154,40 @@ static int cpu_has_vnni(void) {
 #endif
 }
 
+/* AVX-VNNI (cpuid 7.1 eax bit 4): the 256-bit vpdpbusd, on a CPU that runs AVX2. */
+static int cpu_has_avxvnni(void) {
+#if defined(__x86_64__) || defined(_M_X64)
+    unsigned a, b, c, d;
+    return kern_isa_supported(KERN_ISA_AVX2) && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+           (a & (1u << 4));
+#else
+    return 0;
+#endif
+}
+
+/* Whether the AVX2 ISA's int8b tiles use AVX-VNNI: -1 not decided yet. Set once and read by
+ * every thread, hence atomic (as kernels.c's active ISA). */
+static _Atomic int avxvnni_state = -1;
+
+int kern_avxvnni_supported(void) {
+    return cpu_has_avxvnni();
+}
+
+int kern_avxvnni_active(void) {
+    int s = atomic_load_explicit(&avxvnni_state, memory_order_relaxed);
+    if (s >= 0) return s;
+    const char *env = getenv("DECBENCH_AVXVNNI");
+    s = cpu_has_avxvnni() && !(env && strcmp(env, "0") == 0);
+    atomic_store_explicit(&avxvnni_state, s, memory_order_relaxed);
+    return s;
+}
+
+int kern_avxvnni_use(int on) {
+    if (on && !cpu_has_avxvnni()) return -1;
+    atomic_store_explicit(&avxvnni_state, on ? 1 : 0, memory_order_relaxed);
+    return 0;
+}
+
 /* 512-bit FMAs the calling core issues per cycle at a clock of ghz: 12 independent chains
  * (enough to cover the FMA latency twice over on every core with AVX-512) in inline assembly, so
  * that no compiler or sanitizer build adds moves or spills to the loop; best of 30 runs of 2^12
@@ -217,17 +252,21 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
         *what = names[(d7 >> 25) & 1][cpu_has_vnni()][units == 2];
         return;
     }
-    *int8_ops = 2 * 32 * 2, *f32_flops = 2 * 8 * 2, *what = "avx2 x2";
+    /* vpdpbusd (AVX-VNNI) does a vpmaddubsw's 32 multiply-adds, the sums in 32 bits */
+    *int8_ops = 2 * 32 * 2, *f32_flops = 2 * 8 * 2,
+    *what = kern_avxvnni_active() ? "avx2 x2, int8 avx-vnni" : "avx2 x2";
 }
 
 /* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
- * VNNI); NULL: the scalar reference. */
+ * VNNI; the AVX2 one with AVX-VNNI where the CPU has it); NULL: the scalar reference. */
 static wtype_matmul_int8b_fn int8b_tile(wtype t, kern_isa isa) {
     static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
     if (vnni < 0) vnni = cpu_has_vnni();
     const kern_traits *k = kern_traits_get(t);
     for (int i = isa; i > KERN_ISA_SCALAR; i--) {
         if (i == KERN_ISA_AVX512 && !vnni) continue;
+        if (i == KERN_ISA_AVX2 && k->int8b_avxvnni && kern_avxvnni_active())
+            return k->int8b_avxvnni;
         if (k->int8b[i]) return k->int8b[i];
     }
     return NULL;

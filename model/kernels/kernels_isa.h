@@ -533,9 +533,9 @@ KERN_PACKED_DECL(kern_avx2_packed_q4_0);
 KERN_PACKED_DECL(kern_avx2_packed_q4_k);
 KERN_PACKED_DECL(kern_avx2_packed_q6_k);
 /* The int8b mode's tiles (kernel_traits.h's wtype_matmul_int8b_fn; kernels_avx512_int8b.c, which
- * needs VNNI, and kernels_avx2_int8b.c), and the AVX2 and AVX-512 (kernels_avx512.c) quantizers
- * of blocks [b0, b1) of one int8b row (x: the row's start): token i of a chunk of n whose block
- * records start at `chunk` (kern_a8b_at). */
+ * needs VNNI, kernels_avx2_int8b.c, and kernels_avxvnni_int8b.c, which needs AVX-VNNI), and the
+ * AVX2 and AVX-512 (kernels_avx512.c) quantizers of blocks [b0, b1) of one int8b row (x: the row's
+ * start): token i of a chunk of n whose block records start at `chunk` (kern_a8b_at). */
 #define KERN_INT8B_DECL(fn)                                                                        \
     void fn(const unsigned char *p, size_t gbytes, int groups, int K, const void *xa, int T,       \
             float *y, size_t ldy)
@@ -552,6 +552,15 @@ KERN_INT8B_DECL(kern_avx2_int8b_q3_k);
 KERN_INT8B_DECL(kern_avx2_int8b_q4_k);
 KERN_INT8B_DECL(kern_avx2_int8b_q5_k);
 KERN_INT8B_DECL(kern_avx2_int8b_q6_k);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q8_0);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q4_0);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q4_1);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q5_0);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q5_1);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q3_k);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q4_k);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q5_k);
+KERN_INT8B_DECL(kern_avxvnni_int8b_q6_k);
 KERN_INT8B_DECL(kern_vnni8b_q8_0);
 KERN_INT8B_DECL(kern_vnni8b_q4_0);
 KERN_INT8B_DECL(kern_vnni8b_q4_1);
