@@ -244,6 +244,25 @@ int kern_isa_supported(kern_isa isa) {
     return 1;
 }
 
+int kern_cpu_has(kern_cpu_feature f) {
+#if KERN_X86
+    unsigned r[4] = {0, 0, 0, 0}; /* eax, ebx, ecx, edx of cpuid leaf 7 */
+    const unsigned sub = f == KERN_CPU_AVX_VNNI ? 1 : 0;
+    if (!__get_cpuid_count(7, sub, &r[0], &r[1], &r[2], &r[3])) return 0;
+    switch (f) {
+    case KERN_CPU_AVX512_VNNI: /* 7.0 ecx bit 11 */
+        return kern_isa_supported(KERN_ISA_AVX512) && (r[2] >> 11 & 1);
+    case KERN_CPU_AVX_VNNI: /* 7.1 eax bit 4 */
+        return kern_isa_supported(KERN_ISA_AVX2) && (r[0] >> 4 & 1);
+    case KERN_CPU_AMX_INT8: /* 7.0 edx bit 25 */
+        return (int)(r[3] >> 25 & 1);
+    }
+#else
+    (void)f;
+#endif
+    return 0;
+}
+
 const char *kern_isa_name(kern_isa isa) {
     static const char *names[KERN_ISA_COUNT] = {"scalar", "avx2", "avx512"};
     return isa >= 0 && isa < KERN_ISA_COUNT ? names[isa] : "?";

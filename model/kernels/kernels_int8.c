@@ -9,10 +9,6 @@
 #include "model/kernels/kernels.h"
 #include "model/kernels/kernels_isa.h"
 
-#if defined(__x86_64__) || defined(_M_X64)
-#include <cpuid.h>
-#endif
-
 int kern_int8_supported(wtype t) {
     return (unsigned)t < WTYPE_COUNT && kern_traits_get(t)->int8.to_int8 != NULL;
 }
@@ -173,22 +169,11 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
 
-/* Whether the CPU has AVX-512 VNNI (vpdpbusd), which the AVX-512 tiles use. */
-static int cpu_has_vnni(void) {
-#if defined(__x86_64__) || defined(_M_X64)
-    unsigned a, b, c, d;
-    return kern_isa_supported(KERN_ISA_AVX512) && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
-           (c & (1u << 11));
-#else
-    return 0;
-#endif
-}
-
 /* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
  * VNNI); NULL: the scalar reference. */
 static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
     static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
-    if (vnni < 0) vnni = cpu_has_vnni();
+    if (vnni < 0) vnni = kern_cpu_has(KERN_CPU_AVX512_VNNI);
     for (int i = isa; i > KERN_ISA_SCALAR; i--) {
         if (i == KERN_ISA_AVX512 && !vnni) continue;
         if (q->isa[i]) return q->isa[i];

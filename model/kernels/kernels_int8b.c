@@ -144,46 +144,25 @@ void kern_int8b_pack(const wmat *w, unsigned char *dst, int part, int parts) {
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
 
-static int cpu_has_vnni(void) {
-#if defined(__x86_64__) || defined(_M_X64)
-    unsigned a, b, c, d;
-    return kern_isa_supported(KERN_ISA_AVX512) && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
-           (c & (1u << 11));
-#else
-    return 0;
-#endif
-}
-
-/* AVX-VNNI (cpuid 7.1 eax bit 4): the 256-bit vpdpbusd, on a CPU that runs AVX2. */
-static int cpu_has_avxvnni(void) {
-#if defined(__x86_64__) || defined(_M_X64)
-    unsigned a, b, c, d;
-    return kern_isa_supported(KERN_ISA_AVX2) && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
-           (a & (1u << 4));
-#else
-    return 0;
-#endif
-}
-
 /* Whether the AVX2 ISA's int8b tiles use AVX-VNNI: -1 not decided yet. Set once and read by
  * every thread, hence atomic (as kernels.c's active ISA). */
 static _Atomic int avxvnni_state = -1;
 
 int kern_avxvnni_supported(void) {
-    return cpu_has_avxvnni();
+    return kern_cpu_has(KERN_CPU_AVX_VNNI);
 }
 
 int kern_avxvnni_active(void) {
     int s = atomic_load_explicit(&avxvnni_state, memory_order_relaxed);
     if (s >= 0) return s;
     const char *env = getenv("DECBENCH_AVXVNNI");
-    s = cpu_has_avxvnni() && !(env && strcmp(env, "0") == 0);
+    s = kern_cpu_has(KERN_CPU_AVX_VNNI) && !(env && strcmp(env, "0") == 0);
     atomic_store_explicit(&avxvnni_state, s, memory_order_relaxed);
     return s;
 }
 
 int kern_avxvnni_use(int on) {
-    if (on && !cpu_has_avxvnni()) return -1;
+    if (on && !kern_cpu_has(KERN_CPU_AVX_VNNI)) return -1;
     atomic_store_explicit(&avxvnni_state, on ? 1 : 0, memory_order_relaxed);
     return 0;
 }
@@ -237,19 +216,16 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
          * one FMA unit. Rounded to the nearer of 1 and 2. */
         const int units = ghz > 0 ? (avx512_fma_per_cycle(ghz) >= 1.5 ? 2 : 1) : (amd ? 1 : 2);
         *f32_flops = units * 16 * 2;
-        *int8_ops = cpu_has_vnni() ? units * 64 * 2 : 2 * 32 * 2;
+        *int8_ops = kern_cpu_has(KERN_CPU_AVX512_VNNI) ? units * 64 * 2 : 2 * 32 * 2;
         /* The peak is the vector units': a CPU with AMX-INT8 (cpuid 7.0 edx bit 25) has a
          * higher one that no kernel here uses (kernels_avx512_int8b.c says why), and the name
          * says so. */
-        unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
-#if defined(__x86_64__) || defined(_M_X64)
-        __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7);
-#endif
         static const char *names[2][2][2] = {
             {{"avx512 x1, int8 avx2", "avx512 x2, int8 avx2"}, {"avx512-vnni x1", "avx512-vnni x2"}},
             {{"avx512 x1, int8 avx2, amx unused", "avx512 x2, int8 avx2, amx unused"},
              {"avx512-vnni x1, amx unused", "avx512-vnni x2, amx unused"}}};
-        *what = names[(d7 >> 25) & 1][cpu_has_vnni()][units == 2];
+        *what =
+            names[kern_cpu_has(KERN_CPU_AMX_INT8)][kern_cpu_has(KERN_CPU_AVX512_VNNI)][units == 2];
         return;
     }
     /* vpdpbusd (AVX-VNNI) does a vpmaddubsw's 32 multiply-adds, the sums in 32 bits */
@@ -261,7 +237,7 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
  * VNNI; the AVX2 one with AVX-VNNI where the CPU has it); NULL: the scalar reference. */
 static wtype_matmul_int8b_fn int8b_tile(wtype t, kern_isa isa) {
     static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
-    if (vnni < 0) vnni = cpu_has_vnni();
+    if (vnni < 0) vnni = kern_cpu_has(KERN_CPU_AVX512_VNNI);
     const kern_traits *k = kern_traits_get(t);
     for (int i = isa; i > KERN_ISA_SCALAR; i--) {
         if (i == KERN_ISA_AVX512 && !vnni) continue;

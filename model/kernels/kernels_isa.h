@@ -258,6 +258,12 @@ static inline const float *kern_a8_dd(const void *row, int K) {
     return kern_a8_ds(row, K) + 2 * kern_a8_groups(K);
 }
 
+/* CPU features the tiles check beyond their instruction set (cpuid leaf 7): AVX-512 VNNI (with
+ * the AVX-512 the tiles need), AVX-VNNI (with AVX2), AMX-INT8 (which no tile uses: `cost` says
+ * so). */
+typedef enum { KERN_CPU_AVX512_VNNI, KERN_CPU_AVX_VNNI, KERN_CPU_AMX_INT8 } kern_cpu_feature;
+int kern_cpu_has(kern_cpu_feature f);
+
 /* int8b activations (kern_act8b_quantize, kernels.h "the int8b mode"): T rows in chunks of at most
  * KERN_A8B_CHUNK tokens, the width of the int8b tiles: nc = ceil(T / 8) chunks, chunk c holding
  * tokens [T c / nc, T (c + 1) / nc) (sizes differ by at most one). A chunk of n tokens from
