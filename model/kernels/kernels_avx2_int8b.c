@@ -309,63 +309,76 @@ token_block(int KIND, const hrec *r, const unsigned char *xr, int n, int i, __m2
     return acc;
 }
 
-/* Chunks of tokens (at most KERN_A8B_CHUNK each) whose accumulators a group's blocks meet
- * before they move on: the window's float buffer (matmul_int8b), 4 KB. */
+/* Group g's rows (at gp) against the tokens of chunks [c0, c1), from token tw: their
+ * accumulators wait between blocks at yw + ys (t - tw), 8 h (T > 1; T = 1 keeps its two in
+ * registers and stores them at yw). */
+static inline __attribute__((always_inline)) void group_pass(wtype WT, const unsigned char *gp,
+                                                             int K, const unsigned char *xa, int T,
+                                                             int c0, int c1, int tw, float *yw,
+                                                             size_t ys) {
+    const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
+    const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1); /* a block of 16 rows */
+    __m256 ks[2][16];
+    /* both halves of each block in turn: the group's bytes are one stream, read once */
+    __m256 acc1[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* T = 1: in registers */
+    for (int sb = 0; 8 * sb < nb; sb++) {
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) { /* j a constant (unrolled): the k-quants' shifts */
+            const int b = 8 * sb + j;
+            if (b >= nb) break;
+            for (uintptr_t a = (uintptr_t)gp + b * bb; a < (uintptr_t)gp + (b + 1) * bb; a += 64)
+                _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0),
+                    _mm_prefetch((const char *)(a + PF_FAR), _MM_HINT_T1);
+            for (int h = 0; h < 2; h++) {
+                if (kq && j == 0) kquant_scales(WT, gp, h, sb, ks[h]);
+                hrec r;
+                unpack_block(WT, gp, h, sb, j, &r, ks[h]);
+                if (T == 1) {
+                    acc1[h] = token_block(KIND, &r, xa + kern_a8b_at(K, 0, 1, b), 1, 0, acc1[h]);
+                    continue;
+                }
+                for (int c = c0; c < c1; c++) {
+                    const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
+                    const unsigned char *xr = xa + kern_a8b_at(K, t0, n, b);
+                    for (int i = 0; i < n; i++) {
+                        float *at = yw + ys * (size_t)(t0 + i - tw) + 8 * h;
+                        __m256 acc = b ? _mm256_loadu_ps(at) : _mm256_setzero_ps();
+                        _mm256_storeu_ps(at, token_block(KIND, &r, xr, n, i, acc));
+                    }
+                }
+            }
+        }
+    }
+    if (T == 1) _mm256_storeu_ps(yw, acc1[0]), _mm256_storeu_ps(yw + 8, acc1[1]);
+}
+
+/* Chunks of tokens (at most KERN_A8B_CHUNK each) whose accumulators a pass of several chunks
+ * keeps in a buffer of its own (matmul_int8b), 4 KB. */
 enum { WIN_CHUNKS = 8 };
 
 static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const unsigned char *p,
                                                                size_t gbytes, int groups, int K,
                                                                const unsigned char *xa, int T,
                                                                float *y, size_t ldy) {
-    const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT), KIND = kind_of(WT);
-    const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1); /* a block of 16 rows */
-    __m256 ks[2][16];
-    /* the accumulators of a window of chunks' tokens, 16 floats a token: in y itself (rows ldy
-     * apart) the tokens' lines of one group fell in few L1 sets where ldy is a multiple of 512
-     * floats (2 KB), and passes of 32 and more rows ran from L2 (Zen 5, DECBENCH_ISA=avx2, 2
-     * threads, medians of 3 alternated pairs: 64-row passes took 0.48x the time on 1.1B
-     * Q4_K_M, 0.68x on 1.1B q8_0 (also at 32 rows), 0.54x on 110M Q4_K_M; 8 rows 1.02x) */
+    const int nc = kern_a8b_chunks(T);
+    if (nc == 1) { /* up to 8 tokens: in the rows of y (their 8 lines fit an L1 set; through the
+                    * buffer below, 2-8 rows took 1.03-1.04x the time). The per-group helper
+                    * with constant chunks here made 2-8 rows 0.81-0.89x the time of the loop
+                    * it replaced (one loop over all chunks), one row 0.94-1.01x. */
+        for (int g = 0; g < groups; g++)
+            group_pass(WT, p + (size_t)g * gbytes, K, xa, T, 0, 1, 0, y + 16 * g, ldy);
+        return;
+    }
+    /* In the rows of y (ldy apart) the tokens' lines of one group fell in few L1 sets where ldy
+     * is a multiple of 512 floats (2 KB), and passes of 32 and more rows ran from L2 (Zen 5,
+     * DECBENCH_ISA=avx2, 2 threads, medians of 3 alternated pairs: 64-row passes took 0.48x the
+     * time on 1.1B Q4_K_M, 0.69x on 1.1B q8_0 (also at 32 rows), 0.54x on 110M Q4_K_M, 24 rows
+     * 0.66x on 1.1B Q6_K, 16 rows 0.93-0.95x on 1.1B Q4_K_M). */
     float accb[WIN_CHUNKS * KERN_A8B_CHUNK * 16] __attribute__((aligned(32)));
     for (int g = 0; g < groups; g++)
-        for (int c0 = 0; c0 < (T == 1 ? 1 : nc); c0 += WIN_CHUNKS) {
+        for (int c0 = 0; c0 < nc; c0 += WIN_CHUNKS) {
             const int c1 = c0 + WIN_CHUNKS < nc ? c0 + WIN_CHUNKS : nc, tw = kern_a8b_first(T, c0);
-            const unsigned char *gp = p + (size_t)g * gbytes;
-            /* both halves of each block in turn: the group's bytes are one stream, read once */
-            __m256 acc1[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* T = 1: in registers */
-            for (int sb = 0; 8 * sb < nb; sb++) {
-#pragma GCC unroll 8
-                for (int j = 0; j < 8; j++) { /* j a constant (unrolled): the k-quants' shifts */
-                    const int b = 8 * sb + j;
-                    if (b >= nb) break;
-                    for (uintptr_t a = (uintptr_t)gp + b * bb; a < (uintptr_t)gp + (b + 1) * bb;
-                         a += 64)
-                        _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0),
-                            _mm_prefetch((const char *)(a + PF_FAR), _MM_HINT_T1);
-                    for (int h = 0; h < 2; h++) {
-                        if (kq && j == 0) kquant_scales(WT, gp, h, sb, ks[h]);
-                        hrec r;
-                        unpack_block(WT, gp, h, sb, j, &r, ks[h]);
-                        if (T == 1) {
-                            acc1[h] =
-                                token_block(KIND, &r, xa + kern_a8b_at(K, 0, 1, b), 1, 0, acc1[h]);
-                            continue;
-                        }
-                        for (int c = c0; c < c1; c++) {
-                            const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
-                            const unsigned char *xr = xa + kern_a8b_at(K, t0, n, b);
-                            for (int i = 0; i < n; i++) {
-                                float *at = accb + 16 * (t0 + i - tw) + 8 * h;
-                                __m256 acc = b ? _mm256_load_ps(at) : _mm256_setzero_ps();
-                                _mm256_store_ps(at, token_block(KIND, &r, xr, n, i, acc));
-                            }
-                        }
-                    }
-                }
-            }
-            if (T == 1) {
-                _mm256_storeu_ps(y + 16 * g, acc1[0]), _mm256_storeu_ps(y + 16 * g + 8, acc1[1]);
-                continue;
-            }
+            group_pass(WT, p + (size_t)g * gbytes, K, xa, T, c0, c1, tw, accb, 16);
             for (int t = tw; t < kern_a8b_first(T, c1); t++)
                 memcpy(y + (size_t)t * ldy + 16 * g, accb + 16 * (t - tw), 16 * sizeof(float));
         }
