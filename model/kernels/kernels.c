@@ -244,7 +244,7 @@ int kern_isa_supported(kern_isa isa) {
     return 1;
 }
 
-int kern_cpu_has(kern_cpu_feature f) {
+static int cpu_has(kern_cpu_feature f) {
 #if KERN_X86
     unsigned r[4] = {0, 0, 0, 0}; /* eax, ebx, ecx, edx of cpuid leaf 7 */
     const unsigned sub = f == KERN_CPU_AVX_VNNI ? 1 : 0;
@@ -256,11 +256,25 @@ int kern_cpu_has(kern_cpu_feature f) {
         return kern_isa_supported(KERN_ISA_AVX2) && (r[0] >> 4 & 1);
     case KERN_CPU_AMX_INT8: /* 7.0 edx bit 25 */
         return (int)(r[3] >> 25 & 1);
+    case KERN_CPU_FEATURES:
+        break;
     }
 #else
     (void)f;
 #endif
     return 0;
+}
+
+int kern_cpu_has(kern_cpu_feature f) {
+    /* 0 not asked yet, else the answer + 1; every thread that sets one stores the same value */
+    static _Atomic int known[KERN_CPU_FEATURES];
+    if ((unsigned)f >= KERN_CPU_FEATURES) return 0;
+    int k = atomic_load_explicit(&known[f], memory_order_relaxed);
+    if (k == 0) {
+        k = cpu_has(f) + 1;
+        atomic_store_explicit(&known[f], k, memory_order_relaxed);
+    }
+    return k - 1;
 }
 
 const char *kern_isa_name(kern_isa isa) {

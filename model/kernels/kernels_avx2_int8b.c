@@ -12,8 +12,9 @@
  * other starts and the float steps are the AVX-512 tiles' (kernels_avx512_int8b.c).
  *
  * Shape: a block of 8 rows is unpacked into registers once and multiplied by every token of the
- * pass in turn, so each weight is unpacked once per pass; a token's accumulator waits in y
- * between blocks (the same float stored and loaded), except at one token, where it stays in a
+ * pass in turn, so each weight is unpacked once per pass; a token's accumulator waits between
+ * blocks (the same float stored and loaded) in its row of y for passes of up to 8 tokens, in a
+ * buffer of the tile's own for longer ones (matmul_int8b says why), and at one token in a
  * register.
  *
  * kernels_avxvnni_int8b.c compiles this file a second time with AVX2_INT8B_VNNI set, for CPUs
@@ -22,8 +23,8 @@
  * weights go in offset by 128 (unsigned) from the -128 offset's start, as on AVX-512. The 32-bit
  * sums are the same integers either way (the 16-bit steps above never saturate), so the bits
  * are too. Zen 5 (DECBENCH_ISA=avx2, 2 threads, 5 alternated pairs, against DECBENCH_AVXVNNI=0):
- * 1.1B q8_0 0.73x the time at 8 and 64 rows; 1.1B Q4_K_M 0.97-0.98x at 8 and 64; one-row
- * passes 0.97-1.00x (their unpacking, not the products, bounds them). */
+ * 1.1B q8_0 0.65x the time at 8 rows, 0.71x at 64; 1.1B Q4_K_M 0.85x at 8, 0.98x at 64; one-row
+ * passes 0.98-1.00x (their unpacking, not the products, bounds them). */
 #include "model/kernels/kernels.h"
 #include "model/kernels/kernels_isa.h"
 

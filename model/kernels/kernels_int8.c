@@ -172,10 +172,8 @@ void kern_matmul_int8_ref(const wmat *w, int r0, int r1, const void *xa, size_t 
 /* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
  * VNNI); NULL: the scalar reference. */
 static wtype_matmul_int8_fn int8_tile(const wtype_int8 *q, kern_isa isa) {
-    static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
-    if (vnni < 0) vnni = kern_cpu_has(KERN_CPU_AVX512_VNNI);
     for (int i = isa; i > KERN_ISA_SCALAR; i--) {
-        if (i == KERN_ISA_AVX512 && !vnni) continue;
+        if (i == KERN_ISA_AVX512 && !kern_cpu_has(KERN_CPU_AVX512_VNNI)) continue;
         if (q->isa[i]) return q->isa[i];
     }
     return NULL;

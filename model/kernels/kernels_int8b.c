@@ -236,11 +236,9 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
 /* The tile that runs for isa: its own, else the next lower ISA's (the AVX-512 one only with
  * VNNI; the AVX2 one with AVX-VNNI where the CPU has it); NULL: the scalar reference. */
 static wtype_matmul_int8b_fn int8b_tile(wtype t, kern_isa isa) {
-    static _Atomic int vnni = -1; /* every thread that sets it stores the same value */
-    if (vnni < 0) vnni = kern_cpu_has(KERN_CPU_AVX512_VNNI);
     const kern_traits *k = kern_traits_get(t);
     for (int i = isa; i > KERN_ISA_SCALAR; i--) {
-        if (i == KERN_ISA_AVX512 && !vnni) continue;
+        if (i == KERN_ISA_AVX512 && !kern_cpu_has(KERN_CPU_AVX512_VNNI)) continue;
         if (i == KERN_ISA_AVX2 && k->int8b_avxvnni && kern_avxvnni_active())
             return k->int8b_avxvnni;
         if (k->int8b[i]) return k->int8b[i];

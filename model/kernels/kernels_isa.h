@@ -260,8 +260,14 @@ static inline const float *kern_a8_dd(const void *row, int K) {
 
 /* CPU features the tiles check beyond their instruction set (cpuid leaf 7): AVX-512 VNNI (with
  * the AVX-512 the tiles need), AVX-VNNI (with AVX2), AMX-INT8 (which no tile uses: `cost` says
- * so). */
-typedef enum { KERN_CPU_AVX512_VNNI, KERN_CPU_AVX_VNNI, KERN_CPU_AMX_INT8 } kern_cpu_feature;
+ * so). Asked once per process and feature (a cpuid traps to the hypervisor in a VM), so the
+ * tiles' dispatch may ask on every call. */
+typedef enum {
+    KERN_CPU_AVX512_VNNI,
+    KERN_CPU_AVX_VNNI,
+    KERN_CPU_AMX_INT8,
+    KERN_CPU_FEATURES
+} kern_cpu_feature;
 int kern_cpu_has(kern_cpu_feature f);
 
 /* int8b activations (kern_act8b_quantize, kernels.h "the int8b mode"): T rows in chunks of at most
