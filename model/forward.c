@@ -478,12 +478,17 @@ static void add_into(float *restrict r, const float *restrict y, int n) {
     for (; i < n; i++) r[i] += y[i];
 }
 
-/* In place is fine: the scale is formed before the first value is written. A sum of squares
- * that overflows (activations of 1e19 and more) would scale the row by 1 / sqrt(inf) = 0, and
- * the next layers would see zeros: it scales by NaN instead, which the logits check reports. */
+/* A row's RMS scale. A sum of squares that overflows (activations of 1e19 and more) would scale
+ * the row by 1 / sqrt(inf) = 0, and the next layers would see zeros: it scales by NaN instead,
+ * which the logits check reports. */
+static float rms_scale(const float *x, int n, float eps) {
+    const float ss = kern_dot(x, x, n) / (float)n + eps;
+    return isinf(ss) ? NAN : 1.0f / sqrtf(ss);
+}
+
+/* In place is fine: the scale is formed before the first value is written. */
 static void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
-    float ss = kern_dot(x, x, n) / (float)n + eps;
-    ss = isinf(ss) ? NAN : 1.0f / sqrtf(ss);
+    const float ss = rms_scale(x, n, eps);
     for (int i = 0; i < n; i++) o[i] = w[i] * (ss * x[i]);
 }
 
@@ -616,21 +621,43 @@ static void norm_rows(const mm_task *task, int t0, int t1) {
                 task->norm_w, task->ldx, cfg->norm_eps);
 }
 
-/* The int8b mode's input rows quantized by the pool's threads, a few tokens each: on one thread
- * it took 2.3% of a 64-row pass of 1.1B Q4_K_M, with the other thread waiting. */
+/* Columns [k0, k1) of those rows: each value is rmsnorm's (the row's scale from all of it, so
+ * norm_in must not be x: other threads read the whole row while this one writes). */
+static void norm_cols(const mm_task *task, int t0, int t1, int k0, int k1) {
+    const model_config *cfg = &task->c->m->cfg;
+    for (int t = t0; t < t1; t++) {
+        const float *x = task->norm_in + (size_t)t * task->ldx;
+        float *o = (float *)task->x + (size_t)t * task->ldx;
+        const float ss = rms_scale(x, task->ldx, cfg->norm_eps);
+        for (int i = k0; i < k1; i++) o[i] = task->norm_w[i] * (ss * x[i]);
+    }
+}
+
+/* The int8b mode's input rows quantized by the pool's threads: on one thread it took 2.3% of a
+ * 64-row pass of 1.1B Q4_K_M, with the other thread waiting. A chunk is a share of the columns
+ * of one of the layout's groups of tokens (kern_act8b_group), each of its rows normed whole for
+ * its scale: the layout interleaves a group's bytes and sums, and chunks of a few tokens had
+ * both threads writing the same lines (an 8-row pass of 1.1B Q4_K_M at 2 threads spent 5.9% of
+ * its samples in the quantizer, most on its stores of the sums). Against those chunks, 2
+ * threads, Zen 5, medians of 5-7 alternated pairs: 1.1B Q4_K_M 0.955x the time at 8 rows, 0.986x
+ * at 12, 0.938x at 16, 0.980x at 32, 0.965x at 48, 1.004x at 64 (whose chunks were whole groups
+ * already); 1.1B q8_0 and Q6_K 0.955x and 0.964x at 8; 110M Q4_K_M 0.961x at 8, 0.912x at 24;
+ * 110M q8_0 0.921x at 8. */
 typedef struct {
     const mm_task *task;
-    int K;
+    int K, parts; /* column shares of each group */
 } quant_task;
 
 static void quant_worker(void *arg, int chunk, int n_chunks, int thread) {
-    (void)thread;
+    (void)thread, (void)n_chunks;
     const quant_task *q = arg;
     const mm_task *task = q->task;
-    const int T = task->T, t0 = (int)((long long)T * chunk / n_chunks),
-              t1 = (int)((long long)T * (chunk + 1) / n_chunks);
-    if (task->norm_w) norm_rows(task, t0, t1);
-    kern_act8b_quantize_part(task->x, task->ldx, T, q->K, task->xa_buf, t0, t1);
+    const int T = task->T;
+    int t0, t1, b0, b1;
+    kern_act8b_group(T, chunk / q->parts, &t0, &t1);
+    tpool_split(q->K / 32, 1, chunk % q->parts, q->parts, &b0, &b1);
+    if (task->norm_w) norm_cols(task, t0, t1, 32 * b0, 32 * b1);
+    kern_act8b_quantize_range(task->x, task->ldx, T, q->K, task->xa_buf, t0, t1, 32 * b0, 32 * b1);
 }
 
 /* The rows a product's pieces are aligned to: the kernels' tile height at T = 1 (16), int8b's
@@ -674,8 +701,11 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
              * serial on the caller, it left the other threads waiting, and half the rows then
              * crossed from one core to the other twice (1.1B q8_0, 64 rows: 3.5% less time,
              * 110M 1.6%, medians of 10 alternated pairs, Zen 5) */
-            quant_task q = {task, K};
-            tpool_run(c->pool, quant_worker, &q, task->T < 4 * nt ? task->T : 4 * nt);
+            const int groups = kern_act8b_groups(task->T);
+            int parts = (2 * nt + groups - 1) / groups; /* 2 chunks a thread at least */
+            if (parts > K / 32) parts = K / 32;
+            quant_task q = {task, K, parts};
+            tpool_run(c->pool, quant_worker, &q, groups * parts);
             task->norm_w = NULL;
         } else if (c->mode == KERN_EXACT_INT8B)
             kern_act8b_quantize(task->x, task->ldx, task->T, K, task->xa_buf);

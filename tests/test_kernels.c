@@ -526,6 +526,17 @@ static void test_int8b_quantize(rng_state *r) {
         memset(got, 0xAB, n);
         kern_act8b_quantize_cols(x, K, T, K, got, 32, K);
         CHECK_MSG(memcmp(ref, got, n) != 0, "int8b quantizer: columns 0-31 left unwritten (T=%d)", T);
+        /* by tokens and columns, as the norm's threads quantize a pass's input: each group of
+         * the layout in two shares of columns, the later ones first */
+        memset(got, 0xAB, n);
+        for (int gi = kern_act8b_groups(T) - 1; gi >= 0; gi--) {
+            int t0, t1;
+            kern_act8b_group(T, gi, &t0, &t1);
+            kern_act8b_quantize_range(x, K, T, K, got, t0, t1, 32, K);
+            kern_act8b_quantize_range(x, K, T, K, got, t0, t1, 0, 32);
+        }
+        CHECK_MSG(memcmp(ref, got, n) == 0, "int8b quantizer by groups and columns differs (T=%d)",
+                  T);
         int bad = 0;
         for (int c = 0; c < kern_a8b_chunks(T); c++) {
             const int t0 = kern_a8b_first(T, c), nt = kern_a8b_first(T, c + 1) - t0;

@@ -188,8 +188,15 @@ size_t kern_act8b_bytes(int T, int K);
  * scalar reference, AVX2 or AVX-512, same bytes; _isa: on the one named). */
 void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa);
 void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K, void *xa);
-/* The same for tokens [t0, t1) of the T only (threads may quantize disjoint ranges of a pass). */
-void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1);
+/* The layout interleaves the bytes and sums of groups of up to 8 tokens: kern_act8b_groups(T)
+ * of them, group i holding tokens [*t0, *t1). Threads that quantize one group's tokens apart
+ * write the same cache lines: they split a group by columns instead. */
+int kern_act8b_groups(int T);
+void kern_act8b_group(int T, int i, int *t0, int *t1);
+/* The same for tokens [t0, t1) of the T and columns [k0, k1) (multiples of 32, or k1 = K) only:
+ * threads may quantize disjoint ranges of a pass. */
+void kern_act8b_quantize_range(const float *x, int ldx, int T, int K, void *xa, int t0, int t1,
+                               int k0, int k1);
 /* The same for columns [k0, k1) of every token (multiples of 32, or k1 = K): the blocks there
  * (threads that produced disjoint columns of x may quantize them). */
 void kern_act8b_quantize_cols(const float *x, int ldx, int T, int K, void *xa, int k0, int k1);

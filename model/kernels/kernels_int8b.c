@@ -66,8 +66,17 @@ void kern_act8b_quantize(const float *x, int ldx, int T, int K, void *xa) {
     quantize_part(kern_isa_active(), x, ldx, T, K, xa, 0, T, 0, K / 32);
 }
 
-void kern_act8b_quantize_part(const float *x, int ldx, int T, int K, void *xa, int t0, int t1) {
-    quantize_part(kern_isa_active(), x, ldx, T, K, xa, t0, t1, 0, K / 32);
+int kern_act8b_groups(int T) {
+    return kern_a8b_chunks(T);
+}
+
+void kern_act8b_group(int T, int i, int *t0, int *t1) {
+    *t0 = kern_a8b_first(T, i), *t1 = kern_a8b_first(T, i + 1);
+}
+
+void kern_act8b_quantize_range(const float *x, int ldx, int T, int K, void *xa, int t0, int t1,
+                               int k0, int k1) {
+    quantize_part(kern_isa_active(), x, ldx, T, K, xa, t0, t1, k0 / 32, k1 / 32);
 }
 
 void kern_act8b_quantize_cols(const float *x, int ldx, int T, int K, void *xa, int k0, int k1) {
