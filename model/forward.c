@@ -613,24 +613,31 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
     }
 }
 
-/* Rows [t0, t1) of a task's x, RMS-normed from norm_in (the same rmsnorm, whichever thread). */
-static void norm_rows(const mm_task *task, int t0, int t1) {
-    const model_config *cfg = &task->c->m->cfg;
-    for (int t = t0; t < t1; t++)
-        rmsnorm((float *)task->x + (size_t)t * task->ldx, task->norm_in + (size_t)t * task->ldx,
-                task->norm_w, task->ldx, cfg->norm_eps);
+/* o = w (ss x), value by value, as rmsnorm's loop computes it; o, x and w apart. */
+static void scale_into(float *restrict o, const float *restrict x, const float *restrict w,
+                       float ss, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16) /* 16 at a time: -O2 vectorizes a loop of known count */
+        for (int k = 0; k < 16; k++) o[i + k] = w[i + k] * (ss * x[i + k]);
+    for (; i < n; i++) o[i] = w[i] * (ss * x[i]);
 }
 
-/* Columns [k0, k1) of those rows: each value is rmsnorm's (the row's scale from all of it, so
- * norm_in must not be x: other threads read the whole row while this one writes). */
+/* Columns [k0, k1) of rows [t0, t1) of a task's x, RMS-normed from norm_in: each value is
+ * rmsnorm's (the row's scale from all of it, so norm_in must not be x: other threads read the
+ * whole row while this one writes). */
 static void norm_cols(const mm_task *task, int t0, int t1, int k0, int k1) {
     const model_config *cfg = &task->c->m->cfg;
     for (int t = t0; t < t1; t++) {
         const float *x = task->norm_in + (size_t)t * task->ldx;
-        float *o = (float *)task->x + (size_t)t * task->ldx;
         const float ss = rms_scale(x, task->ldx, cfg->norm_eps);
-        for (int i = k0; i < k1; i++) o[i] = task->norm_w[i] * (ss * x[i]);
+        scale_into((float *)task->x + (size_t)t * task->ldx + k0, x + k0, task->norm_w + k0, ss,
+                   k1 - k0);
     }
+}
+
+/* Rows [t0, t1) of a task's x, RMS-normed from norm_in, whole. */
+static void norm_rows(const mm_task *task, int t0, int t1) {
+    norm_cols(task, t0, t1, 0, task->ldx);
 }
 
 /* The int8b mode's input rows quantized by the pool's threads: on one thread it took 2.3% of a
