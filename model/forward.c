@@ -562,8 +562,8 @@ static void mm_rows(const mm_task *task, int first, int last, int lo, int hi) {
         /* w2's input, these columns of it, while they are in this core's cache (lo and hi
          * multiples of 32: int8b pieces) */
         if (task->gated_xa)
-            kern_act8b_quantize_cols(task->jobs[0].y, ld, T, task->jobs[0].w->rows,
-                                     task->gated_xa, lo, hi);
+            kern_act8b_quantize_range(task->jobs[0].y, ld, T, task->jobs[0].w->rows, task->gated_xa,
+                                      0, T, lo, hi);
     }
 }
 

@@ -519,12 +519,12 @@ static void test_int8b_quantize(rng_state *r) {
         /* by columns, as the threads that gate w1 and w3 quantize w2's input: pieces of 32, 64
          * and the rest, in reverse order, give the whole quantization's bytes */
         memset(got, 0xAB, n);
-        kern_act8b_quantize_cols(x, K, T, K, got, 96, K);
-        kern_act8b_quantize_cols(x, K, T, K, got, 32, 96);
-        kern_act8b_quantize_cols(x, K, T, K, got, 0, 32);
+        kern_act8b_quantize_range(x, K, T, K, got, 0, T, 96, K);
+        kern_act8b_quantize_range(x, K, T, K, got, 0, T, 32, 96);
+        kern_act8b_quantize_range(x, K, T, K, got, 0, T, 0, 32);
         CHECK_MSG(memcmp(ref, got, n) == 0, "int8b quantizer by columns differs (T=%d)", T);
         memset(got, 0xAB, n);
-        kern_act8b_quantize_cols(x, K, T, K, got, 32, K);
+        kern_act8b_quantize_range(x, K, T, K, got, 0, T, 32, K);
         CHECK_MSG(memcmp(ref, got, n) != 0, "int8b quantizer: columns 0-31 left unwritten (T=%d)", T);
         /* by tokens and columns, as the norm's threads quantize a pass's input: each group of
          * the layout in two shares of columns, the later ones first */

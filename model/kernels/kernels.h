@@ -194,12 +194,10 @@ void kern_act8b_quantize_isa(kern_isa isa, const float *x, int ldx, int T, int K
 int kern_act8b_groups(int T);
 void kern_act8b_group(int T, int i, int *t0, int *t1);
 /* The same for tokens [t0, t1) of the T and columns [k0, k1) (multiples of 32, or k1 = K) only:
- * threads may quantize disjoint ranges of a pass. */
+ * threads may quantize disjoint ranges of a pass (the norm's threads a share of a group's
+ * columns; the threads that produced disjoint columns of x those columns of every token). */
 void kern_act8b_quantize_range(const float *x, int ldx, int T, int K, void *xa, int t0, int t1,
                                int k0, int k1);
-/* The same for columns [k0, k1) of every token (multiples of 32, or k1 = K): the blocks there
- * (threads that produced disjoint columns of x may quantize them). */
-void kern_act8b_quantize_cols(const float *x, int ldx, int T, int K, void *xa, int k0, int k1);
 
 /* y[t * ldy + (r - r0)] = the int8b dot product of row r of w (kern_int8b_supported) with token
  * t of the T rows at xa (kern_act8b_quantize), for r in [r0, r1), t in [0, T). */

@@ -79,10 +79,6 @@ void kern_act8b_quantize_range(const float *x, int ldx, int T, int K, void *xa, 
     quantize_part(kern_isa_active(), x, ldx, T, K, xa, t0, t1, k0 / 32, k1 / 32);
 }
 
-void kern_act8b_quantize_cols(const float *x, int ldx, int T, int K, void *xa, int k0, int k1) {
-    quantize_part(kern_isa_active(), x, ldx, T, K, xa, 0, T, k0 / 32, k1 / 32);
-}
-
 /* ---- the scalar reference ------------------------------------------------------------------ */
 
 /* One row (decoded: w, scale4, min32 as to_int8 gives them) against token t of T, in the order
