@@ -68,9 +68,11 @@ static inline int kind_of(wtype WT) {
 /* A block of 8 rows, unpacked: as kernels_avx512_int8b.c's brec, in 8-lane registers. */
 typedef struct {
     __m256i w[8];
+#ifndef AVX2_INT8B_VNNI
     __m256i aw[8]; /* q8_0 without AVX-VNNI: |w|, once per block for all its tokens (against
                     * once per token: 1.1B q8_0 0.93x the time at 64 rows, 0.99x at 8, 0.92x at
                     * 1; 110M q8_0 0.93x at 64; Zen 5, DECBENCH_ISA=avx2, 2 threads) */
+#endif
     __m256 a[2];
     __m256 m;
 } hrec;
