@@ -14,6 +14,7 @@
  * the piece, or after its Q/K/V products when whole heads are not whole tiles; each is a per-row
  * operation in a fixed order on one head, so the invariance argument holds. */
 #include "model/forward.h"
+#include "model/balance.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -78,6 +79,7 @@ struct fwd_ctx {
     float *hid_norm, *hid_raw; /* fwd_set_hidden_out: where passes copy logits rows' states */
     fwd_hook *hook;            /* fwd_set_hook: passes handed to it, or NULL */
     int in_prompt;             /* fwd_prefill's passes are running (FWD_HOOK_PROMPT) */
+    balance bal;               /* one-row products' shares of rows between threads (mm_run) */
 };
 
 const char *kern_mode_name(kern_mode k) {
@@ -281,6 +283,10 @@ int fwd_new(fwd_ctx **out, const model *m, tpool *pool, int max_batch, kern_mode
     if (!c) return err_set(err, "forward context: out of memory");
     c->m = m, c->pool = pool, c->mode = kern_mode_resolve(mode, m, NULL), c->max_batch = max_batch;
     c->cap = cfg->seq_len + max_batch;
+    if (balance_init(&c->bal, getenv("DECBENCH_BALANCE"), err) != 0) {
+        free(c);
+        return -1;
+    }
     const kv_type_row *kvr = kv_type_get(m->kv);
     if (!kvr) {
         free(c);
@@ -388,6 +394,12 @@ typedef struct {
     atomic_int next_piece;
     tpool_span span[MM_MAX_SPANS];
     int align;                /* their rows' alignment (set by mm_run) */
+    /* one-row products, one piece a thread (set by mm_run): chunk i is piece i of every job,
+     * the first piece `lead` more than an even share of the rows (model/balance.h), each
+     * piece's end recorded in *run */
+    int across;
+    float lead;
+    balance_run *run;
     /* Q/K/V products of a layer that needs whole heads: each piece, whole heads, also gets
      * that layer's qkv_finish_cols (positions pos) */
     const model_layer *finish;
@@ -575,6 +587,14 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
     tpool_split(task->jobs[*first].w->rows, task->align, k % task->pieces, task->pieces, lo, hi);
 }
 
+/* Piece k of job j's rows in a task whose pieces cross its jobs (task->across): [lo, hi). */
+static void mm_piece_across(const mm_task *task, int j, int k, int *lo, int *hi) {
+    const int rows = task->jobs[j].w->rows, al = task->align, units = (rows + al - 1) / al;
+    int u0, u1;
+    balance_split(units, task->pieces, task->lead, k, &u0, &u1);
+    *lo = u0 * al < rows ? u0 * al : rows, *hi = u1 * al < rows ? u1 * al : rows;
+}
+
 /* Stealing: a piece's rows in units of task->align rows (tpool_span), its owner taking
  * MM_OWN_UNITS at a time. Passes of several rows run one or a few long pieces a thread (mm_run),
  * and a thread that had claimed the last one left the others waiting: in 64-row passes of 110M q8_0
@@ -591,9 +611,22 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
  * piece no thread has claimed, MM_OWN_UNITS at a time from its front, until none is left; then
  * the units still at the backs of the others' pieces, one at a time. */
 static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
-    (void)n_chunks, (void)thread;
+    (void)n_chunks;
     mm_task *task = arg;
     int first, last, lo, hi, a, e;
+    if (task->across) {
+        if (task->post == POST_SILU_MUL) { /* w1 and w3: one shape, their rows together */
+            mm_piece_across(task, 0, chunk, &lo, &hi);
+            mm_rows(task, 0, task->n_jobs - 1, lo, hi);
+        } else
+            for (int j = 0; j < task->n_jobs; j++) {
+                mm_piece_across(task, j, chunk, &lo, &hi);
+                mm_rows(task, j, j, lo, hi);
+            }
+        if (chunk < BALANCE_MAX_PIECES)
+            task->run->end[chunk] = balance_now(), task->run->thread[chunk] = thread;
+        return;
+    }
     if (!task->steal) {
         mm_piece(task, chunk, &first, &last, &lo, &hi);
         mm_rows(task, first, last, lo, hi);
@@ -756,7 +789,25 @@ static int mm_run(fwd_ctx *c, mm_task *task) {
         atomic_store_explicit(&task->next_piece, 0, memory_order_relaxed);
         n_chunks = nt;
     }
+    /* one-row products, one piece a thread: the pieces balanced (model/balance.h). One-row
+     * passes at 2 threads against even pieces, medians of 20-30 alternated pairs (Zen 5 VM):
+     * 110M q8_0 0.985x the time, Q4_0 0.976x, Q4_K_M 0.959x, Q6_K 0.975x; 1.1B 0.983x, 0.981x,
+     * 0.988x, 0.936x. With the waiting threads' prefetch shares still even, 110M Q4_K_M and
+     * Q6_K measured 0.94-1.01x in six runs, against 0.95-0.98x in nine with them following the
+     * pieces (else a worker prefetches rows the caller then reads from the other core). */
+    balance_run run;
+    float *lead = NULL;
+    task->across =
+        !task->steal && task->T == 1 && nt > 1 && task->pieces == nt && nt <= BALANCE_MAX_PIECES;
+    if (task->across) {
+        const wmat *w = task->jobs[0].w;
+        lead = balance_lead(&c->bal, w->rows, w->cols, task->n_jobs);
+        task->lead = *lead, task->run = &run, n_chunks = task->pieces;
+        for (int i = 0; i < BALANCE_MAX_PIECES; i++) run.thread[i] = -1;
+        run.start = balance_now();
+    }
     tpool_run(nt == 1 ? NULL : c->pool, mm_worker, task, n_chunks);
+    if (lead && c->bal.learn) balance_update(lead, task->pieces, &run);
     return nt > 1;
 }
 
@@ -1032,12 +1083,22 @@ static void att_group_worker(void *arg, int chunk, int n_chunks, int thread) {
  * in the pool's waits. One-row passes at 2 threads, Zen 5, medians of 6-10 alternated pairs:
  * 110M Q4_0 0.96x the time, Q4_K_M 0.95x, q8_0 1.00x (it reads at the probe's rate already;
  * 0.93x on a busy host), 1.1B Q4_0 0.96x, Q4_K_M 1.00x. */
-static void prefetch_next(const fwd_ctx *c, int T, const wmat *w) {
+static void prefetch_next(fwd_ctx *c, int T, const wmat *w, const wmat *job0, int jobs) {
     if (T != 1) return;
-    if (c->mode == KERN_EXACT_INT8B && w->r16)
-        tpool_prefetch_idle(c->pool, w->r16, kern_int8b_packed_size(w));
-    else
-        tpool_prefetch_idle(c->pool, w->data, (size_t)w->rows * wtype_row_bytes(w->type, w->cols));
+    const int packed = c->mode == KERN_EXACT_INT8B && w->r16;
+    const size_t bytes =
+        packed ? kern_int8b_packed_size(w) : (size_t)w->rows * wtype_row_bytes(w->type, w->cols);
+    /* the caller's share as the product will balance it (mm_run): the first piece's rows, by
+     * the lead of the product's shape (its first job's, job0, and its count of jobs) */
+    const int nt = tpool_size(c->pool), al = mm_tile_rows(c), units = (w->rows + al - 1) / al;
+    size_t first = 0;
+    if (nt > 1 && nt <= BALANCE_MAX_PIECES && units >= nt) {
+        int u0, u1;
+        const float lead = *balance_lead(&c->bal, job0->rows, job0->cols, jobs);
+        balance_split(units, nt, lead, 0, &u0, &u1);
+        first = (size_t)((double)bytes * (u1 * al < w->rows ? u1 * al : w->rows) / w->rows);
+    }
+    tpool_prefetch_idle(c->pool, packed ? w->r16 : w->data, bytes, first);
 }
 
 /* Every layer over the N rows of b (the embeddings in b->x, positions pos[0..N)): the products
@@ -1073,7 +1134,7 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
             if (l == 0)
                 for (int s = 0; s < nseg; s++)
                     kv_populate(segs[s].c, segs[s].c->n_past + segs[s].c->first + segs[s].n);
-            prefetch_next(lead, N, &L->wo);
+            prefetch_next(lead, N, &L->wo, &L->wo, 1);
             const int products_shared = mm_run(lead, &qkv);
             const int late = whole && !finish; /* K and V made after the products */
             if (late) qkv_finish(lead, L, b->q, b->kb, b->vb, pos, N);
@@ -1113,13 +1174,14 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
             }
             int att_shared = products_shared && att_macs * ATTEND_MAC_COST >= PARALLEL_MIN_MACS;
             att_group ag = {at, nseg};
-            prefetch_next(lead, N, &L->wo); /* again: the attention's waits, as the products' */
+            /* again: the attention's waits, as the products' */
+            prefetch_next(lead, N, &L->wo, &L->wo, 1);
             tpool_run(att_shared ? lead->pool : NULL, att_group_worker, &ag, chunks);
             mm_task wo = {.c = lead, .x = b->xb2, .ldx = qd, .T = N, .n_jobs = 1,
                           .jobs = {{&L->wo, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,
                           .xa_buf = b->xa};
-            prefetch_next(lead, N, &L->w1);
-            prefetch_next(lead, N, &L->w3);
+            prefetch_next(lead, N, &L->w1, &L->w1, 2);
+            prefetch_next(lead, N, &L->w3, &L->w1, 2);
             mm_run(lead, &wo);
         }
         if (!(skip & FWD_SKIP_MLP)) {
@@ -1130,18 +1192,18 @@ static void run_layers(fwd_ctx *lead, const row_bufs *b, const int *pos, int N,
                            .jobs = {{&L->w1, b->hb, hid}, {&L->w3, b->hb2, hid}},
                            .post = POST_SILU_MUL, .xa_buf = b->xa, .norm_in = b->x,
                            .norm_w = L->rms_ffn, .gated_xa = gated ? b->xa2 : NULL};
-            prefetch_next(lead, N, &L->w2);
+            prefetch_next(lead, N, &L->w2, &L->w2, 1);
             mm_run(lead, &w13);
             mm_task w2 = {.c = lead, .x = b->hb, .ldx = hid, .T = N, .n_jobs = 1,
                           .jobs = {{&L->w2, b->xb, dim}}, .post = POST_RESIDUAL, .resid = b->x,
                           .xa_buf = gated ? b->xa2 : b->xa, .xa_ready = gated};
             if (l + 1 < cfg->n_layers) {
                 const model_layer *next = &m->layers[l + 1];
-                prefetch_next(lead, N, &next->wq);
-                prefetch_next(lead, N, &next->wk);
-                prefetch_next(lead, N, &next->wv);
+                prefetch_next(lead, N, &next->wq, &next->wq, 3);
+                prefetch_next(lead, N, &next->wk, &next->wq, 3);
+                prefetch_next(lead, N, &next->wv, &next->wq, 3);
             } else {
-                prefetch_next(lead, N, &m->wcls);
+                prefetch_next(lead, N, &m->wcls, &m->wcls, 1);
             }
             mm_run(lead, &w2);
         }

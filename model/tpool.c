@@ -45,10 +45,10 @@ struct tpool {
      * (next_*), moved to idle_* as it is published, a zero base ending the list. Atomics only
      * so that a worker waking late may read them while the caller sets the next job's. */
     uintptr_t next_base[TPOOL_IDLE_RANGES];
-    size_t next_bytes[TPOOL_IDLE_RANGES];
+    size_t next_bytes[TPOOL_IDLE_RANGES], next_first[TPOOL_IDLE_RANGES];
     int n_next;
     _Atomic uintptr_t idle_base[TPOOL_IDLE_RANGES];
-    _Atomic size_t idle_bytes[TPOOL_IDLE_RANGES];
+    _Atomic size_t idle_bytes[TPOOL_IDLE_RANGES], idle_first[TPOOL_IDLE_RANGES];
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -86,9 +86,16 @@ static void idle_next_range(tpool *p, int thread, idle_cursor *c) {
     for (; c->k < TPOOL_IDLE_RANGES; c->k++) {
         const uintptr_t base = atomic_load_explicit(&p->idle_base[c->k], memory_order_relaxed);
         const size_t bytes = atomic_load_explicit(&p->idle_bytes[c->k], memory_order_relaxed);
+        const size_t first = atomic_load_explicit(&p->idle_first[c->k], memory_order_relaxed);
         if (!base) break;
-        c->at = base + bytes * (size_t)thread / (size_t)p->n;
-        c->end = base + bytes * (size_t)(thread + 1) / (size_t)p->n;
+        if (first && first <= bytes) { /* the caller's share, then even shares of the rest */
+            const size_t rest = bytes - first, others = (size_t)p->n - 1;
+            c->at = thread ? base + first + rest * (size_t)(thread - 1) / others : base;
+            c->end = thread ? base + first + rest * (size_t)thread / others : base + first;
+        } else {
+            c->at = base + bytes * (size_t)thread / (size_t)p->n;
+            c->end = base + bytes * (size_t)(thread + 1) / (size_t)p->n;
+        }
         if (c->at < c->end) return;
     }
     c->k = TPOOL_IDLE_RANGES, c->at = c->end = 0;
@@ -202,6 +209,8 @@ void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks) {
                               memory_order_relaxed);
         atomic_store_explicit(&p->idle_bytes[k], k < n_next ? p->next_bytes[k] : 0,
                               memory_order_relaxed);
+        atomic_store_explicit(&p->idle_first[k], k < n_next ? p->next_first[k] : 0,
+                              memory_order_relaxed);
     }
     atomic_store(&p->done, 0);
     uint32_t job = (CLAIM_JOB(atomic_load(&p->claim)) + 1) & 0xffffff;
@@ -222,9 +231,10 @@ void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks) {
     }
 }
 
-void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes) {
+void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes, size_t first) {
     if (!p || p->n == 1 || !base || p->n_next == TPOOL_IDLE_RANGES) return;
-    p->next_base[p->n_next] = (uintptr_t)base, p->next_bytes[p->n_next++] = bytes;
+    p->next_base[p->n_next] = (uintptr_t)base, p->next_bytes[p->n_next] = bytes;
+    p->next_first[p->n_next++] = first;
 }
 
 void tpool_span_init(tpool_span *s, int n) {

@@ -33,11 +33,12 @@ void tpool_run(tpool *p, tpool_fn fn, void *arg, int n_chunks);
  * chunks, then (a worker) for the next job; meanwhile it can fetch bytes the next job will read.
  * Each tpool_prefetch_idle names one such range for the next tpool_run, which takes them (up
  * to TPOOL_IDLE_RANGES, further ones ignored): while waiting, thread i prefetches the
- * i-th of size equal shares of each range in turn, into L2: the rows a product gives it where
- * the product has one piece a thread (forward.c's one-row passes). Only a hint: no result
- * depends on it. */
+ * i-th of equal shares of each range in turn, into L2: the rows a product gives it where the
+ * product has one piece a thread (forward.c's one-row passes). first, if not 0, is the caller's
+ * share (the first `first` bytes), the workers then taking equal shares of the rest: a product
+ * whose first piece is larger (model/balance.h). Only a hint: no result depends on it. */
 #define TPOOL_IDLE_RANGES 3
-void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes);
+void tpool_prefetch_idle(tpool *p, const void *base, size_t bytes, size_t first);
 
 /* The contiguous share [*lo, *hi) of n items for part i of parts, each share a multiple of
  * `align` items except the last. */

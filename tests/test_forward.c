@@ -29,6 +29,7 @@
 
 #include "model/convert/convert.h"
 #include "model/loader/model_file.h"
+#include "model/balance.h"
 #include "model/forward.h"
 #include "model/kernels/kernels.h"
 #include "model/convert/requant.h"
@@ -612,6 +613,74 @@ static int threads_kept(int t, int n_t) {
     return keep;
 }
 
+/* One-row passes whose products split their rows unevenly between the threads (model/balance.h:
+ * the first piece a quarter more or less than an even share, or learned) give the bits of one
+ * thread; and a bad DECBENCH_BALANCE is refused, naming it. */
+static void test_balance_leads(void) {
+    char err[ERR_LEN];
+    /* products large enough to share the threads (PARALLEL_MIN_MACS), whose row pieces the
+     * leads make uneven: llama in Q4_K_M (q4_k and q6_k), Qwen2 in Q6_K (whole heads a piece) */
+    const char *specs[][2] = {{"256,512,2,4,2,1000,64", "Q4_K_M"},
+                              {"qwen2:256,512,2,4,2,1000,64", "Q6_K"}};
+    const char *leads[] = {"-0.25", "0.25", NULL};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        synth_shape sh;
+        convert_opts o = {.name = "t"};
+        const char *path = test_tmp("balance.gguf");
+        model *m = NULL;
+        CHECK_MSG(synth_shape_parse(specs[i][0], &sh, err) == 0 &&
+                      convert_scheme_parse(specs[i][1], &o) == 0 &&
+                      synth_write_gguf(path, &sh, &o, NULL, 9, err) == 0 &&
+                      model_open(&m, path, err) == 0,
+                  "%s: %s", specs[i][0], err);
+        if (!m) continue;
+        const int V = m->cfg.vocab_size, units = m->cfg.dim / 64;
+        int u0, u1;
+        balance_split(units, 2, 0.25f, 0, &u0, &u1);
+        CHECK_MSG(2 * u1 > units + 1, "%s: the test's leads split %d units evenly", specs[i][0],
+                  units);
+        fwd_ctx *ref;
+        CHECK(fwd_new(&ref, m, NULL, 8, KERN_EXACT_INT8B, err) == 0);
+        float *want = malloc(sizeof(float) * V), *got = malloc(sizeof(float) * V);
+        for (int t = 2; t <= 3; t++)
+            for (size_t k = 0; k < sizeof leads / sizeof leads[0]; k++) {
+                tpool *pool;
+                fwd_ctx *f;
+                CHECK(tpool_new(&pool, t, err) == 0);
+                if (leads[k]) setenv("DECBENCH_BALANCE", leads[k], 1);
+                CHECK_MSG(fwd_new(&f, m, pool, 8, KERN_EXACT_INT8B, err) == 0, "%s", err);
+                unsetenv("DECBENCH_BALANCE");
+                int prompt[5] = {1, 40, 90, 7, 33}, mismatch = 0;
+                CHECK(fwd_truncate(ref, 0, err) == 0 &&
+                      fwd_prefill(ref, prompt, 5, want, err) == 0);
+                CHECK(fwd_prefill(f, prompt, 5, got, err) == 0);
+                for (int step = 0; step < 12; step++) { /* one row a pass, committed */
+                    const int tok = (step * 37 + 11) % V, row0 = 0;
+                    CHECK(fwd_eval(ref, 1, &tok, NULL, NULL, NULL, 1, want, err) == 0 &&
+                          fwd_commit(ref, &row0, 1, err) == 0);
+                    CHECK(fwd_eval(f, 1, &tok, NULL, NULL, NULL, 1, got, err) == 0 &&
+                          fwd_commit(f, &row0, 1, err) == 0);
+                    mismatch += memcmp(want, got, sizeof(float) * V) != 0;
+                }
+                CHECK_MSG(mismatch == 0, "%s %s, %d threads, DECBENCH_BALANCE=%s: %d of 12 differ",
+                          specs[i][0], specs[i][1], t, leads[k] ? leads[k] : "(learned)", mismatch);
+                printf("%s %s, %d threads, DECBENCH_BALANCE=%s: 12 one-row passes bit-identical "
+                       "to one thread's\n",
+                       specs[i][0], specs[i][1], t, leads[k] ? leads[k] : "(learned)");
+                fwd_free(f);
+                tpool_free(pool);
+            }
+        fwd_free(ref);
+        free(want), free(got);
+        setenv("DECBENCH_BALANCE", "0.3", 1);
+        fwd_ctx *bad = NULL;
+        CHECK(fwd_new(&bad, m, NULL, 8, KERN_EXACT_INT8B, err) != 0 && !bad &&
+              strstr(err, "DECBENCH_BALANCE=0.3"));
+        unsetenv("DECBENCH_BALANCE");
+        model_close(m);
+    }
+}
+
 /* fwd_argmax: the first of equal largest logits; a NaN never wins past the first logit, and a
  * NaN first logit wins (no logit compares greater than it), as the loop it replaced chose. */
 static void test_argmax(void) {
@@ -650,6 +719,7 @@ int main(void) {
     test_kv_huge_pages();
     test_kv_populated();
     test_argmax();
+    test_balance_leads();
     model_config c;
     /* GQA (6 heads on 2 kv heads), widths that are not multiples of 16, vocab 300 */
     CHECK(synth_config("96,200,3,6,2,300,160", &c, err) == 0);

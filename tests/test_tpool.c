@@ -102,7 +102,7 @@ int main(void) {
             for (int k = 0, ranges = (int)rng_below(&r, TPOOL_IDLE_RANGES + 2); k < ranges; k++) {
                 const size_t at = rng_below(&r, (uint32_t)big);
                 const size_t len = rng_below(&r, (uint32_t)(big - at));
-                tpool_prefetch_idle(p, buf + at, len);
+                tpool_prefetch_idle(p, buf + at, len, 0);
             }
             memset(&s, 0, sizeof s);
             s.job = job;
