@@ -613,6 +613,27 @@ static int threads_kept(int t, int n_t) {
     return keep;
 }
 
+/* A synthetic model of shape spec (synth_shape_parse) in weight scheme (convert_scheme_parse),
+ * written as GGUF to the test's file and opened; vocab > 0: that vocabulary and a separate
+ * classifier. NULL (and a failed check) if any step fails. */
+static model *synth_opened(const char *spec, const char *scheme, const char *file, int vocab,
+                           uint64_t seed) {
+    char err[ERR_LEN];
+    synth_shape s;
+    convert_opts o = {.name = "t"};
+    const char *path = test_tmp(file);
+    model *m = NULL;
+    const int parsed =
+        synth_shape_parse(spec, &s, err) == 0 && convert_scheme_parse(scheme, &o) == 0;
+    CHECK_MSG(parsed, "%s %s: %s", spec, scheme, err);
+    if (!parsed) return NULL;
+    if (vocab > 0) s.cfg.shared_classifier = 0, s.cfg.vocab_size = vocab;
+    CHECK_MSG(synth_write_gguf(path, &s, &o, NULL, seed, err) == 0 &&
+                  model_open(&m, path, err) == 0,
+              "%s %s: %s", spec, scheme, err);
+    return m;
+}
+
 /* One-row passes whose products split their rows unevenly between the threads (model/balance.h:
  * the first piece a quarter more or less than an even share, or learned) give the bits of one
  * thread; and a bad DECBENCH_BALANCE is refused, naming it. */
@@ -624,15 +645,7 @@ static void test_balance_leads(void) {
                               {"qwen2:256,512,2,4,2,1000,64", "Q6_K"}};
     const char *leads[] = {"-0.25", "0.25", NULL};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        synth_shape sh;
-        convert_opts o = {.name = "t"};
-        const char *path = test_tmp("balance.gguf");
-        model *m = NULL;
-        CHECK_MSG(synth_shape_parse(specs[i][0], &sh, err) == 0 &&
-                      convert_scheme_parse(specs[i][1], &o) == 0 &&
-                      synth_write_gguf(path, &sh, &o, NULL, 9, err) == 0 &&
-                      model_open(&m, path, err) == 0,
-                  "%s: %s", specs[i][0], err);
+        model *m = synth_opened(specs[i][0], specs[i][1], "balance.gguf", 0, 9);
         if (!m) continue;
         const int V = m->cfg.vocab_size, units = m->cfg.dim / 64;
         int u0, u1;
@@ -745,18 +758,7 @@ int main(void) {
                                     {"tiny-llama3", "Q4_0"},  {"tiny-mistral", "f32"},
                                     {"tiny-dscoder", "Q6_K"}, {"tiny-qwen3", "f32"}};
     for (size_t i = 0; i < sizeof arch_shapes / sizeof arch_shapes[0]; i++) {
-        synth_shape s;
-        convert_opts o = {.name = "t"};
-        const char *path = test_tmp("arch.gguf");
-        model *a = NULL;
-        CHECK_MSG(synth_shape_parse(arch_shapes[i][0], &s, err) == 0 &&
-                      convert_scheme_parse(arch_shapes[i][1], &o) == 0,
-                  "%s", err);
-        s.cfg.shared_classifier = 0;
-        s.cfg.vocab_size = 300;
-        CHECK_MSG(synth_write_gguf(path, &s, &o, NULL, 5, err) == 0 &&
-                      model_open(&a, path, err) == 0,
-                  "%s: %s", arch_shapes[i][0], err);
+        model *a = synth_opened(arch_shapes[i][0], arch_shapes[i][1], "arch.gguf", 300, 5);
         char what[64];
         snprintf(what, sizeof what, "%s %s", arch_shapes[i][0], arch_shapes[i][1]);
         for (int t = 1; a && t <= 3; t++)
