@@ -8,7 +8,8 @@
  * later (about 1 us between two vCPUs of a Zen 5 VM, a 1.9 us round trip), and two cores of a
  * VM (or a hybrid CPU's performance and efficiency cores) stream at different rates: on the Zen
  * 5 VM one vCPU took 15% longer for the same pieces, which vCPU depending on the run. So each
- * thread waited at every join, about a tenth of a one-row pass of the 110M preset.
+ * thread waited at every join, about a tenth of a one-row pass of the 110M preset
+ * (docs/measurements/2026-12-02-zen5-balance.md).
  *
  * A balance learns, per product shape, how much more than an even share the first piece (the
  * one the caller claims) should take: after each product whose pieces ran one a thread, the
@@ -17,8 +18,8 @@
  * code whoever runs it), so this is a matter of time only.
  *
  * DECBENCH_BALANCE sets it per process: unset, the leads are learned; a number in [-0.25, 0.25]
- * is every product's lead, fixed (0: even pieces, as before the balance; the tests force both
- * ends to check that no split changes a bit). */
+ * is every product's lead, fixed (0: even pieces; the tests force both ends to check that no
+ * split changes a bit). */
 #ifndef MODEL_BALANCE_H
 #define MODEL_BALANCE_H
 
