@@ -61,8 +61,7 @@ void balance_split(int units, int pieces, float lead, int i, int *u0, int *u1) {
     int first = (int)((1.0f / (float)pieces + lead) * (float)units + 0.5f);
     const int most = units - (pieces - 1); /* a unit for each other piece where there are enough */
     if (first > most) first = most;
-    if (first < 1) first = units < pieces ? units / pieces : 1;
-    if (first < 0) first = 0;
+    if (first < 1) first = units >= pieces; /* one unit, or none when there are too few */
     if (i == 0) {
         *u0 = 0, *u1 = first;
         return;
@@ -77,7 +76,6 @@ void balance_update(float *lead, int pieces, const balance_run *r) {
     if (pieces < 2 || pieces > BALANCE_MAX_PIECES || r->thread[0] != 0) return;
     uint64_t last = 0;
     for (int i = 1; i < pieces; i++) {
-        if (pieces == 2 && r->thread[i] != i) return;
         if (r->thread[i] < 1) return; /* run by the caller too, or not recorded */
         if (r->end[i] > last) last = r->end[i];
     }

@@ -62,9 +62,10 @@ float *balance_lead(balance *b, int rows, int cols, int jobs);
  * them (at least one unit a piece where there are enough), the others even shares of the rest. */
 void balance_split(int units, int pieces, float lead, int i, int *u0, int *u1);
 
-/* After a product of `pieces` pieces recorded in r: moves *lead toward equal ends when piece i
- * ran on thread i for every i (the caller claims piece 0 first; with more pieces than two, the
- * workers' claims are in any order, so only the caller's piece is then compared). */
+/* After a product of `pieces` pieces recorded in r: moves *lead toward equal ends when piece 0
+ * ran on the caller (thread 0, which claims first) and every other piece on a worker. With two
+ * threads that is piece i on thread i; with more, the workers' claims are in any order, so the
+ * caller's piece is compared with the last of theirs. */
 void balance_update(float *lead, int pieces, const balance_run *r);
 
 #endif

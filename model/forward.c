@@ -587,12 +587,17 @@ static void mm_piece(const mm_task *task, int k, int *first, int *last, int *lo,
     tpool_split(task->jobs[*first].w->rows, task->align, k % task->pieces, task->pieces, lo, hi);
 }
 
+/* Rows [lo, hi) of piece k of `pieces` over `rows` rows in units of al rows, the first piece
+ * `lead` more than an even share (balance_split). */
+static void balanced_rows(int rows, int al, int pieces, float lead, int k, int *lo, int *hi) {
+    int u0, u1;
+    balance_split((rows + al - 1) / al, pieces, lead, k, &u0, &u1);
+    *lo = u0 * al < rows ? u0 * al : rows, *hi = u1 * al < rows ? u1 * al : rows;
+}
+
 /* Piece k of job j's rows in a task whose pieces cross its jobs (task->across): [lo, hi). */
 static void mm_piece_across(const mm_task *task, int j, int k, int *lo, int *hi) {
-    const int rows = task->jobs[j].w->rows, al = task->align, units = (rows + al - 1) / al;
-    int u0, u1;
-    balance_split(units, task->pieces, task->lead, k, &u0, &u1);
-    *lo = u0 * al < rows ? u0 * al : rows, *hi = u1 * al < rows ? u1 * al : rows;
+    balanced_rows(task->jobs[j].w->rows, task->align, task->pieces, task->lead, k, lo, hi);
 }
 
 /* Stealing: a piece's rows in units of task->align rows (tpool_span), its owner taking
@@ -623,8 +628,7 @@ static void mm_worker(void *arg, int chunk, int n_chunks, int thread) {
                 mm_piece_across(task, j, chunk, &lo, &hi);
                 mm_rows(task, j, j, lo, hi);
             }
-        if (chunk < BALANCE_MAX_PIECES)
-            task->run->end[chunk] = balance_now(), task->run->thread[chunk] = thread;
+        task->run->end[chunk] = balance_now(), task->run->thread[chunk] = thread;
         return;
     }
     if (!task->steal) {
@@ -1090,13 +1094,13 @@ static void prefetch_next(fwd_ctx *c, int T, const wmat *w, const wmat *job0, in
         packed ? kern_int8b_packed_size(w) : (size_t)w->rows * wtype_row_bytes(w->type, w->cols);
     /* the caller's share as the product will balance it (mm_run): the first piece's rows, by
      * the lead of the product's shape (its first job's, job0, and its count of jobs) */
-    const int nt = tpool_size(c->pool), al = mm_tile_rows(c), units = (w->rows + al - 1) / al;
+    const int nt = tpool_size(c->pool), al = mm_tile_rows(c);
     size_t first = 0;
-    if (nt > 1 && nt <= BALANCE_MAX_PIECES && units >= nt) {
-        int u0, u1;
+    if (nt > 1 && nt <= BALANCE_MAX_PIECES && w->rows > (nt - 1) * al) { /* nt units or more */
+        int lo, hi;
         const float lead = *balance_lead(&c->bal, job0->rows, job0->cols, jobs);
-        balance_split(units, nt, lead, 0, &u0, &u1);
-        first = (size_t)((double)bytes * (u1 * al < w->rows ? u1 * al : w->rows) / w->rows);
+        balanced_rows(w->rows, al, nt, lead, 0, &lo, &hi);
+        first = (size_t)((double)bytes * hi / w->rows);
     }
     tpool_prefetch_idle(c->pool, packed ? w->r16 : w->data, bytes, first);
 }
