@@ -40,16 +40,26 @@
 
 enum { SLICE = 8 };
 /* One-token passes prefetch each group's stream a few KB ahead into L1 (one_token_dist; past a
- * group's end, the next group of its stream: one_token).
- * The AVX2 tiles also prefetch 8 KB ahead into L2
- * (kernels_avx2_int8b.c has the figures: without it AVX2 read 56-66% of the probe on the 1.1B
- * preset's k-quant mixes); on AVX-512 that far prefetch measured within the noise of a busy
- * machine (q8_0 102-111%, Q4_K_M 77-89%, Q6_K 84-85%, Q4_0 89-93% of the probe, 2 threads) and
- * is left out. Passes of several tokens prefetch the next slice's bytes while they unpack this
- * one. (The prefetch addresses are formed as integers: near the copy's end they point past it,
- * which a prefetch may do and a C pointer may not.) */
+ * group's end, the next group of its stream: one_token) and PF_FAR_L2 ahead into L2. Without the
+ * far one, the unpacking and the memory took turns on Zen 4: kernel_speed's streaming q6_k tile
+ * took the sum of its in-cache time and the read's (3.8-4.4 ns per 64 weights against 1.3-2.0 in
+ * cache), and one-row passes read 41-60% of the probe on the 1.1B preset's k-quants. With it,
+ * medians of 6-8 alternated pairs (EPYC Zen 4 VM, 2 threads unless said): one-row passes took
+ * 0.66x the time on 1.1B Q6_K, 0.68x on Q4_K_M, 0.91x on Q4_0, 0.98x on q8_0; 0.71x on 110M Q6_K
+ * and Q4_K_M, 0.80x on Q4_0, 0.92x on q8_0; one thread: 0.55x on 1.1B Q6_K, 0.65x on Q4_K_M,
+ * 0.94x on q8_0. 16 KB against 8, 12, 24 and 32 KB: 1.31, 1.03, 1.03, 1.06x the time (Q6_K),
+ * 1.07, 1.02, 1.02, 1.25x (Q4_K_M). The first 16 KB of a product's streams prefetched into L2
+ * at its start as well: 0.99-1.05x (110M, 12 pairs), left out. On a Xeon the same prefetch at 8 KB
+ * had measured within the noise of a busy machine (q8_0 102-111%, Q4_K_M 77-89%, Q6_K 84-85%, Q4_0
+ * 89-93% of the probe, 2 threads); the AVX2 tiles prefetch 8 KB ahead into L2
+ * (kernels_avx2_int8b.c; on this Zen 4, 16 KB there instead: 0.97-1.00x, not taken).
+ * Passes of several tokens prefetch the next slice's bytes while they unpack this one; a far
+ * prefetch there changed nothing the host's noise let through (1.1B Q4_K_M and Q6_K, 2 and 8 rows:
+ * 0.92-1.09x). (The prefetch addresses are formed as integers: near the copy's end they point
+ * past it, which a prefetch may do and a C pointer may not.) */
 #define PF_DIST 2048     /* q8_0 */
 #define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
+#define PF_FAR_L2 16384
 
 /* Which two groups of 16 rows a tile reads together. Adjacent groups (g, g + 1) make two streams
  * that both jump a group at every pair; groups of FAR_PAIRS_BYTES or less pair [0, h) with
@@ -531,16 +541,18 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
             const int b = 8 * sb + j;
             if (b >= nb) break;
             {
-                /* group g's stream dist bytes on; past its end, the next group, which the next
-                 * call reads in this stream (matmul_int8b), and whose first bytes would
-                 * otherwise be read cold: 110M's rows of 768 values are 10-13 KB a group */
+                /* group g's stream dist bytes on into L1 and PF_FAR_L2 on into L2; past its
+                 * end, the next group, which the next call reads in this stream
+                 * (matmul_int8b), and whose first bytes would otherwise be read cold: 110M's
+                 * rows of 768 values are 10-13 KB a group */
                 const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
 #pragma GCC unroll 4
                 for (int g = 0; g < RG; g++)
-                    for (size_t a = (size_t)b * bb + dist; a < (size_t)(b + 1) * bb + dist;
-                         a += 64)
-                        _mm_prefetch((const char *)((uintptr_t)gp + (size_t)g * gstep + a),
-                                     _MM_HINT_T0);
+                    for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64) {
+                        const uintptr_t at = (uintptr_t)gp + (size_t)g * gstep + a;
+                        _mm_prefetch((const char *)(at + dist), _MM_HINT_T0);
+                        _mm_prefetch((const char *)(at + PF_FAR_L2), _MM_HINT_T1);
+                    }
             }
             brec r[4];
 #pragma GCC unroll 4
