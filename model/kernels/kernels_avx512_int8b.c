@@ -53,13 +53,18 @@ enum { SLICE = 8 };
  * had measured within the noise of a busy machine (q8_0 102-111%, Q4_K_M 77-89%, Q6_K 84-85%, Q4_0
  * 89-93% of the probe, 2 threads); the AVX2 tiles prefetch 8 KB ahead into L2
  * (kernels_avx2_int8b.c; on this Zen 4, 16 KB there instead: 0.97-1.00x, not taken).
- * Passes of several tokens prefetch the next slice's bytes while they unpack this one; a far
- * prefetch there changed nothing the host's noise let through (1.1B Q4_K_M and Q6_K, 2 and 8 rows:
- * 0.92-1.09x). (The prefetch addresses are formed as integers: near the copy's end they point
- * past it, which a prefetch may do and a C pointer may not.) */
+ * Passes of several tokens prefetch the next slice's bytes while they unpack this one (into L1),
+ * and those of up to 24 rows their streams PF_FAR_ROWS ahead into L2 as well: against the next
+ * slice alone, medians of 10-14 pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x
+ * the time on Q6_K, 0.84-0.86x on Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on
+ * q8_0, 0.95x on Q6_K, 1.00x on Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's
+ * noise); 32 KB against 16: 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic
+ * bounds the pass, it cost 1.02x and is not issued. (The prefetch addresses are formed as integers:
+ * near the copy's end they point past it, which a prefetch may do and a C pointer may not.) */
 #define PF_DIST 2048     /* q8_0 */
 #define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
 #define PF_FAR_L2 16384
+#define PF_FAR_ROWS 32768
 
 /* Which two groups of 16 rows a tile reads together. Adjacent groups (g, g + 1) make two streams
  * that both jump a group at every pair; groups of FAR_PAIRS_BYTES or less pair [0, h) with
@@ -654,6 +659,12 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                        ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
                                        : (uintptr_t)gp + (far ? 1 : (size_t)RG) * gbytes;
             const int by_block = nc < 4;
+            if (by_block) /* the streams PF_FAR_ROWS on, into L2 */
+                for (int i = 0; i < RG; i++)
+                    for (size_t a = (size_t)b0 * bb; a < (size_t)(b0 + nbs) * bb; a += 64)
+                        _mm_prefetch(
+                            (const char *)((uintptr_t)gp + (size_t)i * gstep + a + PF_FAR_ROWS),
+                            _MM_HINT_T1);
             if (nc == 1 && runs_direct(WT)) {
                 directs[WT == WTYPE_Q4_0][RG - 1][T - 2](gp, gstep, b0, nbs,
                                                          xa + kern_a8b_at(K, 0, T, b0), y + 16 * g,
