@@ -574,11 +574,12 @@ static unsigned char *r16_copy(const wmat *m) {
 
 /* Every int8b type on every instruction set equals the int8b reference bit for bit: odd block
  * counts, T over one and several chunks, row ranges cutting groups of 16, with and without the
- * 16-row copy, the copy made in shares; a token's result does not depend on T (the reference
+ * 16-row copy, the copy made in shares, AVX2 with and without AVX-VNNI, AVX-512 with and without
+ * the far prefetches; a token's result does not depend on T (the reference
  * at T against the reference of that token alone); and the mode stays close to the exact
  * product. */
 static void test_int8b_matmul(rng_state *r) {
-    const int vnni0 = kern_avxvnni_active();
+    const int vnni0 = kern_avxvnni_active(), far0 = kern_far_prefetch_active();
     CHECK(kern_avxvnni_use(1) == (kern_avxvnni_supported() ? 0 : -1));
     kern_avxvnni_use(vnni0);
     for (int t = 0; t < WTYPE_COUNT; t++) {
@@ -604,11 +605,15 @@ static void test_int8b_matmul(rng_state *r) {
                 const int n = Ts[ti];
                 unsigned char *xa = quantized8b_rows(r, n, K, NULL);
                 const int cuts[][2] = {{0, R}, {1, R}, {16, 32}, {5, 37}, {33, 53}, {17, 18}};
+                /* v: AVX2's AVX-VNNI build, AVX-512's far prefetches */
                 for (int isa = 0; isa < KERN_ISA_COUNT; isa++)
-                    for (int v = 0; v <= (isa == KERN_ISA_AVX2 && kern_avxvnni_supported()); v++)
+                    for (int v = 0; v <= (isa == KERN_ISA_AVX2 ? kern_avxvnni_supported()
+                                                               : isa == KERN_ISA_AVX512);
+                         v++)
                         for (int copy = 0; copy <= 1; copy++) {
                             if (!isa_on[isa]) continue;
                             if (isa == KERN_ISA_AVX2) CHECK(kern_avxvnni_use(v) == 0);
+                            if (isa == KERN_ISA_AVX512) kern_far_prefetch_use(v);
                             m.r16 = copy ? cp : NULL;
                             int bad = 0;
                             for (int c = 0; c < 6; c++) {
@@ -619,10 +624,13 @@ static void test_int8b_matmul(rng_state *r) {
                             }
                             CHECK_MSG(bad == 0,
                                       "int8b %s%s %s%s K=%d T=%d: %d of 6 row ranges differ",
-                                      kern_isa_name((kern_isa)isa), v ? " avx-vnni" : "", tt->name,
-                                      copy ? " r16" : "", K, n, bad);
+                                      kern_isa_name((kern_isa)isa),
+                                      !v                     ? ""
+                                      : isa == KERN_ISA_AVX2 ? " avx-vnni"
+                                                             : " far prefetch",
+                                      tt->name, copy ? " r16" : "", K, n, bad);
                         }
-                kern_avxvnni_use(vnni0);
+                kern_avxvnni_use(vnni0), kern_far_prefetch_use(far0);
                 m.r16 = NULL;
                 free(xa);
             }

@@ -59,8 +59,14 @@ enum { SLICE = 8 };
  * the time on Q6_K, 0.84-0.86x on Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on
  * q8_0, 0.95x on Q6_K, 1.00x on Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's
  * noise); 32 KB against 16: 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic
- * bounds the pass, it cost 1.02x and is not issued. (The prefetch addresses are formed as integers:
- * near the copy's end they point past it, which a prefetch may do and a C pointer may not.) */
+ * bounds the pass, it cost 1.02x and is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B
+ * preset, medians of 4-8 pairs) both far prefetches cost time: one row 1.08-1.10x on Q6_K with
+ * them at 8, 16 or 32 KB, 1.09x on Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.22x
+ * (Q4_0, Q6_K, Q4_K_M; the 2-24 rows' far prefetch alone: 1.15-1.20x). So they are issued on Zen 4
+ * alone (kern_far_prefetch_active, a constant FAR in one_token); the switch costs nothing
+ * measurable (0.98-1.01x against builds without or with them compiled in). (The prefetch addresses
+ * are formed as integers: near the copy's end they point past it, which a prefetch may do and a C
+ * pointer may not.) */
 #define PF_DIST 2048     /* q8_0 */
 #define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
 #define PF_FAR_L2 16384
@@ -526,11 +532,12 @@ static inline size_t one_token_dist(wtype WT) {
 
 /* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
  * multiplied at once, a block's 8 activation words broadcast once for all RG groups. Group g's
- * bytes start at gp + g * gstep, its 16 results go to y + g * ystep. */
-static inline __attribute__((always_inline)) void one_token(wtype WT, const unsigned char *gp,
-                                                            size_t gstep, int RG, int K,
-                                                            const unsigned char *xr, float *y,
-                                                            size_t ystep) {
+ * bytes start at gp + g * gstep, its 16 results go to y + g * ystep. FAR (a constant at each
+ * call): the far L2 prefetches as well (kern_far_prefetch_active). */
+static inline __attribute__((always_inline)) void one_token(wtype WT, int FAR,
+                                                            const unsigned char *gp, size_t gstep,
+                                                            int RG, int K, const unsigned char *xr,
+                                                            float *y, size_t ystep) {
     const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
     const int units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
     const size_t dist = one_token_dist(WT);
@@ -556,7 +563,7 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, const unsi
                     for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64) {
                         const uintptr_t at = (uintptr_t)gp + (size_t)g * gstep + a;
                         _mm_prefetch((const char *)(at + dist), _MM_HINT_T0);
-                        _mm_prefetch((const char *)(at + PF_FAR_L2), _MM_HINT_T1);
+                        if (FAR) _mm_prefetch((const char *)(at + PF_FAR_L2), _MM_HINT_T1);
                     }
             }
             brec r[4];
@@ -606,6 +613,7 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                                const unsigned char *xa, int T,
                                                                float *y, size_t ldy) {
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
+    const int far_l2 = kern_far_prefetch_active();
     if (T == 1) {
         /* groups [0, h) with [h, 2h), the odd one last (FAR_PAIRS_BYTES) */
         const int h = groups / 2;
@@ -614,10 +622,17 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
         for (int g = 0; g < (groups < 2 ? groups : 2); g++)
             for (size_t a = 0; a < dist && a < gbytes; a += 64)
                 _mm_prefetch((const char *)(p + (size_t)g * hstep + a), _MM_HINT_T0);
+        /* each of far_l2's two cases with a constant FAR: a test in the prefetch loop of each
+         * block would cost registers there */
         for (int g = 0; g < h; g++)
-            one_token(WT, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g, 16 * (size_t)h);
+            if (far_l2)
+                one_token(WT, 1, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g,
+                          16 * (size_t)h);
+            else
+                one_token(WT, 0, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g,
+                          16 * (size_t)h);
         if (groups % 2)
-            one_token(WT, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
+            one_token(WT, far_l2, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
                       y + 16 * (size_t)(groups - 1), 16);
         return;
     }
@@ -659,7 +674,7 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                        ? (uintptr_t)gp + (size_t)(b0 + SLICE) * bb
                                        : (uintptr_t)gp + (far ? 1 : (size_t)RG) * gbytes;
             const int by_block = nc < 4;
-            if (by_block) /* the streams PF_FAR_ROWS on, into L2 */
+            if (far_l2 && by_block) /* the streams PF_FAR_ROWS on, into L2 */
                 for (int i = 0; i < RG; i++)
                     for (size_t a = (size_t)b0 * bb; a < (size_t)(b0 + nbs) * bb; a += 64)
                         _mm_prefetch(

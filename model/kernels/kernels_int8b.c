@@ -172,6 +172,38 @@ int kern_avxvnni_use(int on) {
     return 0;
 }
 
+/* Whether the AVX-512 int8b tiles issue their far L2 prefetches: -1 not decided yet (as
+ * avxvnni_state). The default is a CPU model's, not a measurement at start: the gain or loss
+ * shows only against whole passes over weights larger than the caches, which take seconds to
+ * time within the noise. */
+static _Atomic int far_prefetch_state = -1;
+
+/* AMD family 25 (Zen 3 and 4; of them only Zen 4 has AVX-512, the only ISA that reads this). */
+static int cpu_is_amd_family_25(void) {
+#if defined(__x86_64__) || defined(_M_X64)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541) return 0; /* "Auth"enticAMD */
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    const unsigned base = (a >> 8) & 0xf, ext = (a >> 20) & 0xff;
+    return (base == 0xf ? base + ext : base) == 25;
+#else
+    return 0;
+#endif
+}
+
+int kern_far_prefetch_active(void) {
+    int s = atomic_load_explicit(&far_prefetch_state, memory_order_relaxed);
+    if (s >= 0) return s;
+    const char *env = getenv("DECBENCH_FAR_PREFETCH");
+    s = env && *env ? strcmp(env, "0") != 0 : cpu_is_amd_family_25();
+    atomic_store_explicit(&far_prefetch_state, s, memory_order_relaxed);
+    return s;
+}
+
+void kern_far_prefetch_use(int on) {
+    atomic_store_explicit(&far_prefetch_state, on ? 1 : 0, memory_order_relaxed);
+}
+
 /* 512-bit FMAs the calling core issues per cycle at a clock of ghz: 12 independent chains
  * (enough to cover the FMA latency twice over on every core with AVX-512) in inline assembly, so
  * that no compiler or sanitizer build adds moves or spills to the loop; best of 30 runs of 2^12
