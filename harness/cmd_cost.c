@@ -32,6 +32,7 @@
 #include "harness/cost_head.h"
 #include "harness/measure.h"
 #include "harness/session.h"
+#include "model/kernels/kernels.h"
 #include "model/loader/model_file.h"
 #include "results/db/db.h"
 #include "util/err.h"
@@ -277,8 +278,11 @@ int cmd_cost(int argc, char **argv) {
     printf("# model %s: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, %s weights, %.1f MB\n",
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            wtype_name(m->main_type), model_weight_bytes(m) / 1e6);
-    printf("# %d threads, %s kernels, %d points; memory read bandwidth %.1f GB/s", nt,
-           kern_mode_name(km), measure_grid_points(&g), out.bw);
+    /* whether the int8b tiles' far prefetches ran (kernels.h): a CPU model's default */
+    const int far = km == KERN_EXACT_INT8B && kern_isa_active() == KERN_ISA_AVX512 &&
+                    kern_far_prefetch_active();
+    printf("# %d threads, %s kernels,%s %d points; memory read bandwidth %.1f GB/s", nt,
+           kern_mode_name(km), far ? " far L2 prefetches," : "", measure_grid_points(&g), out.bw);
     if (out.bw > 0)
         printf(" -> T=1 bound %.3f ms/pass", model_weight_bytes(m) / (out.bw * 1e9) * 1e3);
     printf("\n# KV cache %s: %zu bytes a position (keys and values, all layers)%s", kv_type_name(kv),

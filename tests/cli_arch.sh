@@ -96,6 +96,13 @@ kern_of() { $B cost --model "$1" --rows 1 --context 0 --no-bandwidth --seconds 0
 expect_eq auto_quantized "exact-int8b" "$(kern_of tiny-qwen2.gguf)"
 expect_eq auto_float "exact" "$(kern_of tiny-dscoder.gguf)"
 expect_eq auto_asked "exact" "$(kern_of tiny-qwen2.gguf --kernels exact)"
+# the AVX-512 int8b tiles' far prefetches (kernels.h): named when they ran, never in the exact mode
+far_of() { $B cost --model tiny-qwen2.gguf --rows 1 --context 0 --no-bandwidth --seconds 0.01 "$@" | grep -c "far L2 prefetches" || true; }
+expect_eq far_off "0" "$(DECBENCH_FAR_PREFETCH=0 far_of)"
+expect_eq far_exact "0" "$(DECBENCH_FAR_PREFETCH=1 far_of --kernels exact)"
+if grep -q avx512_vnni /proc/cpuinfo 2>/dev/null; then
+    expect_eq far_on "1" "$(DECBENCH_FAR_PREFETCH=1 far_of)"
+fi
 for m in tiny-qwen2 tiny-llama3; do
     want=$($B generate --model $m.gguf --kernels exact-int8b --prompt "Once upon a time" -n 24 2>/dev/null)
     expect_eq "auto_tokens_$m" "$want" "$($B generate --model $m.gguf --prompt "Once upon a time" -n 24 2>/dev/null)"
