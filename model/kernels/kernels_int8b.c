@@ -178,14 +178,14 @@ int kern_avxvnni_use(int on) {
  * time within the noise. */
 static _Atomic int far_prefetch_state = -1;
 
-/* AMD family 25 (Zen 3 and 4; of them only Zen 4 has AVX-512, the only ISA that reads this). */
-static int cpu_is_amd_family_25(void) {
+/* The CPU's family if it is AMD's (25: Zen 3 and 4, 26: Zen 5), else 0. */
+static unsigned amd_family(void) {
 #if defined(__x86_64__) || defined(_M_X64)
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541) return 0; /* "Auth"enticAMD */
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     const unsigned base = (a >> 8) & 0xf, ext = (a >> 20) & 0xff;
-    return (base == 0xf ? base + ext : base) == 25;
+    return base == 0xf ? base + ext : base;
 #else
     return 0;
 #endif
@@ -195,7 +195,8 @@ int kern_far_prefetch_active(void) {
     int s = atomic_load_explicit(&far_prefetch_state, memory_order_relaxed);
     if (s >= 0) return s;
     const char *env = getenv("DECBENCH_FAR_PREFETCH");
-    s = env && *env ? strcmp(env, "0") != 0 : cpu_is_amd_family_25();
+    /* family 25: of Zen 3 and 4, only Zen 4 has AVX-512, the only ISA that reads this */
+    s = env && *env ? strcmp(env, "0") != 0 : amd_family() == 25;
     atomic_store_explicit(&far_prefetch_state, s, memory_order_relaxed);
     return s;
 }
@@ -243,11 +244,7 @@ void kern_peak_per_cycle(double ghz, double *int8_ops, double *f32_flops, const 
         return;
     }
     if (isa == KERN_ISA_AVX512) {
-        int amd = 0;
-#if defined(__x86_64__) || defined(_M_X64)
-        unsigned a, b, c, d;
-        amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541; /* "Auth"enticAMD */
-#endif
+        const int amd = amd_family() != 0;
         /* Measured where the clock is known: 1.87 a cycle on Zen 5 (EPYC, family 26), where the
          * vendor rule said 1; about 1 on Zen 4; 2 on Xeon Gold and Platinum, 1 on parts with
          * one FMA unit. Rounded to the nearer of 1 and 2. */
