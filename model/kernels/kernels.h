@@ -275,7 +275,7 @@ int kern_avxvnni_use(int on);
 
 /* The AVX-512 int8b tiles' far prefetches into L2 (kernels_avx512_int8b.c has the figures):
  * whether they are issued (by default on Zen 4 alone, AMD family 25 with AVX-512, where they cut
- * one-row passes to 0.66-0.98x the time; on Zen 5 they cost 1.08-1.22x; the environment's
+ * one-row passes to 0.66-0.98x the time; on Zen 5 they cost 1.08-1.25x; the environment's
  * DECBENCH_FAR_PREFETCH=1 or 0 overrides), and a way to set that for the whole process (tests).
  * Either way the bits are the same. */
 int kern_far_prefetch_active(void);

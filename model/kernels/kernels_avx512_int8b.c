@@ -61,7 +61,7 @@ enum { SLICE = 8 };
  * noise); 32 KB against 16: 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic
  * bounds the pass, it cost 1.02x and is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B
  * preset, medians of 4-8 pairs) both far prefetches cost time: one row 1.08-1.10x on Q6_K with
- * them at 8, 16 or 32 KB, 1.09x on Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.22x
+ * them at 8, 16 or 32 KB, 1.09x on Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.25x
  * (Q4_0, Q6_K, Q4_K_M; the 2-24 rows' far prefetch alone: 1.15-1.20x). So they are issued on Zen 4
  * alone (kern_far_prefetch_active, a constant FAR in one_token); the switch costs nothing
  * measurable (0.98-1.01x against builds without or with them compiled in). (The prefetch addresses
