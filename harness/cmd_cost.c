@@ -279,8 +279,7 @@ int cmd_cost(int argc, char **argv) {
            model_path, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            wtype_name(m->main_type), model_weight_bytes(m) / 1e6);
     /* whether the int8b tiles' far prefetches ran (kernels.h): a CPU model's default */
-    const int far = km == KERN_EXACT_INT8B && kern_isa_active() == KERN_ISA_AVX512 &&
-                    kern_far_prefetch_active();
+    const int far = km == KERN_EXACT_INT8B && kern_far_prefetch_issued();
     printf("# %d threads, %s kernels,%s %d points; memory read bandwidth %.1f GB/s", nt,
            kern_mode_name(km), far ? " far L2 prefetches," : "", measure_grid_points(&g), out.bw);
     if (out.bw > 0)

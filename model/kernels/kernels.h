@@ -280,6 +280,9 @@ int kern_avxvnni_use(int on);
  * Either way the bits are the same. */
 int kern_far_prefetch_active(void);
 void kern_far_prefetch_use(int on);
+/* Whether the int8b mode's passes issue them: the setting is on and the tile that runs is
+ * AVX-512's (the active ISA is AVX-512 and the CPU has VNNI). */
+int kern_far_prefetch_issued(void);
 
 /* What the active instruction set's matrix tiles can issue at most per cycle and core: int8 ops
  * (2 per multiply-add: vpdpbusd with AVX-512 VNNI, else vpmaddubsw) and f32 flops (2 per FMA),

@@ -599,6 +599,24 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, int FAR,
     for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + g * ystep, acc[g]);
 }
 
+/* A one-token pass over `groups` groups: [0, h) with [h, 2h), the odd one last
+ * (FAR_PAIRS_BYTES); FAR as in one_token. */
+static inline __attribute__((always_inline)) void
+one_token_pass(wtype WT, int FAR, const unsigned char *p, size_t gbytes, int groups, int K,
+               const unsigned char *xa, float *y) {
+    const int h = groups / 2;
+    const size_t dist = one_token_dist(WT), hstep = (size_t)h * gbytes;
+    /* both streams' first bytes, which no earlier call prefetched, asked for at once */
+    for (int g = 0; g < (groups < 2 ? groups : 2); g++)
+        for (size_t a = 0; a < dist && a < gbytes; a += 64)
+            _mm_prefetch((const char *)(p + (size_t)g * hstep + a), _MM_HINT_T0);
+    for (int g = 0; g < h; g++)
+        one_token(WT, FAR, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g, 16 * (size_t)h);
+    if (groups % 2)
+        one_token(WT, FAR, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
+                  y + 16 * (size_t)(groups - 1), 16);
+}
+
 /* The unpacking of a block costs about what a run of this many rows over it does: the share of
  * the next slice's prefetches that passes of 2-24 rows issue while they unpack (matmul_int8b).
  * Zen 5, 2 threads, medians of 5 alternated pairs against none issued there: 1.1B Q4_K_M 0.77x
@@ -615,25 +633,12 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     const int far_l2 = kern_far_prefetch_active();
     if (T == 1) {
-        /* groups [0, h) with [h, 2h), the odd one last (FAR_PAIRS_BYTES) */
-        const int h = groups / 2;
-        const size_t dist = one_token_dist(WT), hstep = (size_t)h * gbytes;
-        /* both streams' first bytes, which no earlier call prefetched, asked for at once */
-        for (int g = 0; g < (groups < 2 ? groups : 2); g++)
-            for (size_t a = 0; a < dist && a < gbytes; a += 64)
-                _mm_prefetch((const char *)(p + (size_t)g * hstep + a), _MM_HINT_T0);
         /* each of far_l2's two cases with a constant FAR: a test in the prefetch loop of each
          * block would cost registers there */
-        for (int g = 0; g < h; g++)
-            if (far_l2)
-                one_token(WT, 1, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g,
-                          16 * (size_t)h);
-            else
-                one_token(WT, 0, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g,
-                          16 * (size_t)h);
-        if (groups % 2)
-            one_token(WT, far_l2, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
-                      y + 16 * (size_t)(groups - 1), 16);
+        if (far_l2)
+            one_token_pass(WT, 1, p, gbytes, groups, K, xa, y);
+        else
+            one_token_pass(WT, 0, p, gbytes, groups, K, xa, y);
         return;
     }
     brec panel[SLICE * 2];

@@ -205,6 +205,11 @@ void kern_far_prefetch_use(int on) {
     atomic_store_explicit(&far_prefetch_state, on ? 1 : 0, memory_order_relaxed);
 }
 
+int kern_far_prefetch_issued(void) {
+    return kern_isa_active() == KERN_ISA_AVX512 && kern_cpu_has(KERN_CPU_AVX512_VNNI) &&
+           kern_far_prefetch_active();
+}
+
 /* 512-bit FMAs the calling core issues per cycle at a clock of ghz: 12 independent chains
  * (enough to cover the FMA latency twice over on every core with AVX-512) in inline assembly, so
  * that no compiler or sanitizer build adds moves or spills to the loop; best of 30 runs of 2^12
