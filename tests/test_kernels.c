@@ -590,7 +590,7 @@ static void test_int8b_matmul(rng_state *r) {
         const int Ks32[] = {32, 96, 288, 544, 1888}, Ks256[] = {256, 768, 2560};
         const int *Ks = tt->block == 32 ? Ks32 : Ks256, nK = tt->block == 32 ? 5 : 3;
         /* 71: more chunks than the AVX2 tiles' window holds (kernels_avx2_int8b.c) */
-        const int Ts[] = {1, 2, 3, 5, 8, 9, 13, 17, 24, 33, 71};
+        const int Ts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 24, 33, 71};
         for (int ki = 0; ki < nK; ki++) {
             int K = Ks[ki], R = 53, T = 71;
             unsigned char *w = random_matrix(r, (wtype)t, R, K);

@@ -15,9 +15,9 @@
  * the activations (up to 8, KERN_A8B_CHUNK), over slices of 8 blocks (a k-quant's super-block). A
  * slice's weights are unpacked once into a panel on the stack (704 bytes per block and group: 8
  * registers of integers, the units' A, the min), which every chunk of tokens then reads from L1: at
- * 64 tokens the unpacking is paid once per 64 tokens, and at one token it costs less than reading
- * the weights from memory (passes of 2-8 tokens of q8_0 and q4_0 skip the panel: run's direct
- * words).
+ * 64 tokens the unpacking is paid once per 64 tokens. Passes of up to 8 tokens (one chunk) skip
+ * the panel: few_tokens unpacks each block into registers and multiplies it with all of them at
+ * once, one group or two at a time (few_groups), as one-token passes always did.
  * The accumulators live in registers within a slice and in y between slices (the same float,
  * stored and loaded: no rounding). Tokens are taken 4 at a time (8 with one group) with the 8
  * steps of a block interleaved across them, so that 8 integer sums are in flight: a token's 8
@@ -39,8 +39,9 @@
 #include <string.h>
 
 enum { SLICE = 8 };
-/* One-token passes prefetch each group's stream a few KB ahead into L1 (one_token_dist; past a
- * group's end, the next group of its stream: one_token) and PF_FAR_L2 ahead into L2. Without the
+/* Passes of up to 8 tokens (few_tokens) prefetch each group's stream a few KB ahead into L1
+ * (few_tokens_dist; past a group's end, the next group of its stream) and PF_FAR_L2 ahead into
+ * L2. Without the
  * far one, the unpacking and the memory took turns on Zen 4: kernel_speed's streaming q6_k tile
  * took the sum of its in-cache time and the read's (3.8-4.4 ns per 64 weights against 1.3-2.0 in
  * cache), and one-row passes read 41-60% of the probe on the 1.1B preset's k-quants. With it,
@@ -54,19 +55,21 @@ enum { SLICE = 8 };
  * 89-93% of the probe, 2 threads); the AVX2 tiles prefetch 8 KB ahead into L2
  * (kernels_avx2_int8b.c; on this Zen 4, 16 KB there instead: 0.97-1.00x, not taken).
  * Passes of several tokens prefetch the next slice's bytes while they unpack this one (into L1),
- * and those of up to 24 rows their streams PF_FAR_ROWS ahead into L2 as well: against the next
- * slice alone, medians of 10-14 pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x
- * the time on Q6_K, 0.84-0.86x on Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on
- * q8_0, 0.95x on Q6_K, 1.00x on Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's
- * noise); 32 KB against 16: 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic
- * bounds the pass, it cost 1.02x and is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B
- * preset, medians of 4-8 pairs) both far prefetches cost time: one row 1.08-1.10x on Q6_K with
- * them at 8, 16 or 32 KB, 1.09x on Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.25x
- * (Q4_0, Q6_K, Q4_K_M; the 2-24 rows' far prefetch alone: 1.15-1.20x). So they are issued on Zen 4
- * alone (kern_far_prefetch_active, a constant FAR in one_token); the switch costs nothing
- * measurable (0.98-1.01x against builds without or with them compiled in). (The prefetch addresses
- * are formed as integers: near the copy's end they point past it, which a prefetch may do and a C
- * pointer may not.) */
+ * and those of up to 24 rows their streams PF_FAR_ROWS ahead into L2 as well (since few_tokens
+ * took the passes of up to 8 tokens, the panel and these prefetches serve 9 tokens and more; the
+ * figures at 2 and 8 rows are of the panel before that, and the passes of 2-8 tokens on Zen 4
+ * now take PF_FAR_L2 instead, not measured there): against the next slice alone, medians of 10-14
+ * pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x the time on Q6_K, 0.84-0.86x on
+ * Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on q8_0, 0.95x on Q6_K, 1.00x on
+ * Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's noise); 32 KB against 16:
+ * 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic bounds the pass, it cost 1.02x and
+ * is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B preset, medians of 4-8 pairs) both far
+ * prefetches cost time: one row 1.08-1.10x on Q6_K with them at 8, 16 or 32 KB, 1.09x on
+ * Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.25x (Q4_0, Q6_K, Q4_K_M; the 2-24 rows' far
+ * prefetch alone: 1.15-1.20x). So they are issued on Zen 4 alone (kern_far_prefetch_active, a
+ * constant FAR in few_tokens); the switch costs nothing measurable (0.98-1.01x against builds
+ * without or with them compiled in). (The prefetch addresses are formed as integers: near the
+ * copy's end they point past it, which a prefetch may do and a C pointer may not.) */
 #define PF_DIST 2048     /* q8_0 */
 #define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
 #define PF_FAR_L2 16384
@@ -336,58 +339,20 @@ static inline __attribute__((always_inline)) void acc_store(int RG, int t0, int 
         for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + (t0 + t) * ldy + g * ystep, acc[g][t]);
 }
 
-/* ---- the direct run's words: q8_0 and q4_0, read from the 16-row copy ----------------------- */
-
-/* Passes of 2-8 tokens (one chunk) of the types whose unpacking is one or two operations a
- * register skip the panel: the run loads each word from the 16-row copy (in L1, prefetched a
- * slice ahead) and unpacks it where it multiplies, twice a slice for 8 tokens (4 at a time)
- * instead of storing 8-9 registers a block and group to the panel and loading them back. Same
- * sums in the same order. Zen 5, 2 threads, against the panel's build, alternated pairs: 1.1B
- * q8_0 0.96x the time at 2 rows, 0.92x at 4, 0.78-0.83x at 8; 1.1B Q4_0 0.94-0.97x at 2-4 rows,
- * 0.93-0.98x at 8; 110M q8_0 0.86x at 2 rows, 0.78x at 4; 110M Q4_0 0.85x at 2, 0.91x at 8. Not
- * kept where it lost: passes of 16-24 rows (1.1B Q4_0 1.04-1.05x: each word is unpacked once per
- * 4 tokens instead of once), 64 rows (110M 1.01-1.05x), and q4_k (1.1B Q4_K_M 1.00-1.04x at 2-8
- * rows, though 0.94x in the cache: why it loses from memory was not found). The variants and how
- * they were measured: docs/measurements/2026-12-01-direct-run-zen5.md. */
-static inline int runs_direct(wtype WT) {
-    return WT == WTYPE_Q8_0 || WT == WTYPE_Q4_0;
-}
-
-/* Word m (values 4m..4m+3 of each lane) of block b of the group at g, unpacked (unpack_block's
- * register m). */
-static inline __attribute__((always_inline)) __m512i direct_word(wtype WT, const unsigned char *g,
-                                                                 int b, int m) {
-    if (WT == WTYPE_Q8_0)
-        return _mm512_xor_si512(ld(g + (size_t)b * 544 + 32 + 64 * m),
-                                _mm512_set1_epi8((char)0x80));
-    const __m512i v = ld(g + (size_t)b * 288 + 32 + 64 * (m % 4)); /* q4_0 */
-    return _mm512_and_si512(m < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(15));
-}
-
-/* Block b's A (unpack_block's a[0]). */
-static inline __attribute__((always_inline)) __m512 direct_scale(wtype WT, const unsigned char *g,
-                                                                 int b) {
-    return halves(g + (size_t)b * (WT == WTYPE_Q8_0 ? 544 : 288));
-}
-
-/* ---- the run: the panel's or the direct words ---------------------------------------------- */
+/* ---- the run: one slice of the panel ------------------------------------------------------ */
 
 /* One slice (blocks b0.., nbs of them) of RG groups for the chunk of NT tokens at xr0 (a record
  * of KERN_A8B_REC bytes a block and token), results at y + t ldy + g ystep. Tokens GI at a time
  * over the whole slice: only their accumulators are live (with all of a chunk's, 2 x 8 and the
- * sums did not fit the 32 registers and spilled), kept in y between slices. Where the words
- * come from is fixed at compile time: DWT < 0, the slice's panel pn (RG records a block, for
- * every kind); else the direct run of type DWT (runs_direct), from the 16-row copy (group g at
- * gp + g gstep, blocks from b0). Both sum the same products in the same order. With nl > 0 the
+ * sums did not fit the 32 registers and spilled), kept in y between slices. The words come from
+ * the slice's panel pn (RG records a block). With nl > 0 the
  * first tokens prefetch the nl lines of each group's next slice (next + g gstep), spread over the
  * slice's blocks: block j's share while they read block j. */
 static inline __attribute__((always_inline)) void
-run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, size_t gstep,
-    int b0, int nbs, const unsigned char *xr0, float *y, size_t ldy, size_t ystep, int first,
-    uintptr_t next, size_t nl) {
+run(int KIND, int RG, int NT, const brec *pn, size_t gstep, int nbs, const unsigned char *xr0,
+    float *y, size_t ldy, size_t ystep, int first, uintptr_t next, size_t nl) {
     enum { GI_MAX = 8 };
-    const int direct = DWT >= 0, GI = RG == 2 ? 4 : 8,
-              units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
+    const int GI = RG == 2 ? 4 : 8, units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
 #pragma GCC unroll 2
     for (int t0 = 0; t0 < NT; t0 += GI) {
         const int n = NT - t0 < GI ? NT - t0 : GI;
@@ -395,9 +360,7 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
         acc_load(RG, t0, n, acc, y, ldy, ystep, first);
         const unsigned char *xr = xr0;
         for (int j = 0; j < nbs; j++, xr += (size_t)KERN_A8B_REC * NT) {
-            const brec *r = direct ? NULL : pn + j * RG; /* no offset on the direct run's NULL */
-            const int b = b0 + j;
-            __m512 a[2];
+            const brec *r = pn + j * RG;
             if (nl && t0 == 0) {
                 const size_t la = nl * (size_t)j / (size_t)nbs,
                              le = nl * (size_t)(j + 1) / (size_t)nbs;
@@ -406,10 +369,6 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
                     for (size_t l = la; l < le; l++)
                         _mm_prefetch((const char *)(next + (size_t)g * gstep + 64 * l),
                                      _MM_HINT_T0);
-            }
-            if (direct) {
-#pragma GCC unroll 2
-                for (int g = 0; g < RG; g++) a[g] = direct_scale(DWT, gp + g * gstep, b);
             }
 #pragma GCC unroll 2
             for (int u = 0; u < units; u++) {
@@ -422,16 +381,12 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
                 }
 #pragma GCC unroll 8
                 for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
-                    __m512i w[2];
-#pragma GCC unroll 2
-                    for (int g = 0; g < RG; g++)
-                        w[g] = direct ? direct_word(DWT, gp + g * gstep, b, m) : r[g].w[m];
 #pragma GCC unroll 8
                     for (int t = 0; t < n; t++) {
                         const __m512i x = bcast(xr + 32 * (t0 + t) + 4 * m);
 #pragma GCC unroll 2
                         for (int g = 0; g < RG; g++)
-                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], w[g], x);
+                            s[g][t] = _mm512_dpbusd_epi32(s[g][t], r[g].w[m], x);
                     }
                 }
 #pragma GCC unroll 8
@@ -439,7 +394,7 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
                     const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
 #pragma GCC unroll 2
                     for (int g = 0; g < RG; g++)
-                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(direct ? a[g] : r[g].a[u], d),
+                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
                                                     _mm512_cvtepi32_ps(s[g][t]), acc[g][t]);
                 }
             }
@@ -455,7 +410,7 @@ run(int KIND, int DWT, int RG, int NT, const brec *pn, const unsigned char *gp, 
     }
 }
 
-/* The compiled runs, one per kind (panel) or direct type, groups and chunk size. */
+/* The compiled runs, one per kind, groups and chunk size. */
 #define NT_1_8(MK, X, RG) MK(X, RG, 1) NT_2_8(MK, X, RG)
 #define NT_2_8(MK, X, RG)                                                                          \
     MK(X, RG, 2) MK(X, RG, 3) MK(X, RG, 4) MK(X, RG, 5) MK(X, RG, 6) MK(X, RG, 7) MK(X, RG, 8)
@@ -469,7 +424,7 @@ typedef void (*run_fn)(const brec *pn, int nbs, const unsigned char *xr, float *
     static void run_##KIND##_##RG##_##NT(const brec *pn, int nbs, const unsigned char *xr,         \
                                          float *y, size_t ldy, size_t ystep, int first,            \
                                          uintptr_t next, size_t gstep, size_t nl) {                \
-        run(KIND, -1, RG, NT, pn, NULL, gstep, 0, nbs, xr, y, ldy, ystep, first, next, nl);        \
+        run(KIND, RG, NT, pn, gstep, nbs, xr, y, ldy, ystep, first, next, nl);                     \
     }
 #define RUN_KIND(KIND) NT_1_8(RUN1, KIND, 1) NT_1_8(RUN1, KIND, 2)
 RUN_KIND(K_S128)
@@ -491,65 +446,45 @@ static const run_fn runs[K_KINDS][2][KERN_A8B_CHUNK] = {
     [K_MIN] = {RUN_ROW(K_MIN, 1), RUN_ROW(K_MIN, 2)},
 };
 
-typedef void (*direct_fn)(const unsigned char *gp, size_t gstep, int b0, int nbs,
-                          const unsigned char *xr, float *y, size_t ldy, size_t ystep, int first,
-                          uintptr_t next, size_t nl);
-#define DIRECT1(WT, RG, NT)                                                                        \
-    static void direct_##WT##_##RG##_##NT(const unsigned char *gp, size_t gstep, int b0, int nbs,  \
-                                          const unsigned char *xr, float *y, size_t ldy,           \
-                                          size_t ystep, int first, uintptr_t next, size_t nl) {    \
-        run(kind_of(WT), WT, RG, NT, NULL, gp, gstep, b0, nbs, xr, y, ldy, ystep, first, next,     \
-            nl);                                                                                   \
-    }
-NT_2_8(DIRECT1, WTYPE_Q8_0, 1)
-NT_2_8(DIRECT1, WTYPE_Q8_0, 2)
-NT_2_8(DIRECT1, WTYPE_Q4_0, 1)
-NT_2_8(DIRECT1, WTYPE_Q4_0, 2)
-#define DIRECT_ROW(WT, RG)                                                                         \
-    { ROW_2_8(direct, WT, RG) }
-
-/* [q4_0][RG - 1][NT - 2] (one token: one_token) */
-static const direct_fn directs[2][2][KERN_A8B_CHUNK - 1] = {
-    {DIRECT_ROW(WTYPE_Q8_0, 1), DIRECT_ROW(WTYPE_Q8_0, 2)},
-    {DIRECT_ROW(WTYPE_Q4_0, 1), DIRECT_ROW(WTYPE_Q4_0, 2)},
-};
-
 /* ---- the tiles --------------------------------------------------------------------------- */
 
-/* How far ahead a one-token product prefetches its groups' streams. A k-quant's super-block of
- * 16 rows is read from its scales first, which q6_k keeps at its end (3 KB on): 2 KB ahead of
- * the unpacking, they were not yet on their way, and those loads took 36% of the q6_k tile's
- * samples in a one-thread decode of 110M Q4_K_M; a super-block and more ahead they are. With
- * the streams in address order (FAR_PAIRS_BYTES), 4 KB instead of 2 (and a super-block and 4 KB
- * instead of 1) made one-row passes 0.91-0.94x the time on 110M Q4_0, Q4_K_M and Q6_K and 0.985x
+/* How far ahead few_tokens prefetches its groups' streams (measured on one-token passes). A
+ * k-quant's super-block of 16 rows is read from its scales first, which q6_k keeps at its end (3 KB
+ * on): 2 KB ahead of the unpacking, they were not yet on their way, and those loads took 36% of the
+ * q6_k tile's samples in a one-thread decode of 110M Q4_K_M; a super-block and more ahead they are.
+ * With the streams in address order (FAR_PAIRS_BYTES), 4 KB instead of 2 (and a super-block and 4
+ * KB instead of 1) made one-row passes 0.91-0.94x the time on 110M Q4_0, Q4_K_M and Q6_K and 0.985x
  * on 1.1B Q4_K_M, but not q8_0's (0.98x on 110M, 1.00x on 1.1B, 1.02x on Qwen2.5-0.5B: 6
  * alternated pairs each, Zen 5, 2 threads); 8 KB was no better than 4. */
-static inline size_t one_token_dist(wtype WT) {
+static inline size_t few_tokens_dist(wtype WT) {
     return kern_is_kquant(WT) ? 16 * (size_t)kern_block_bytes(WT) + PF_DIST_LOW
            : WT == WTYPE_Q8_0 ? PF_DIST
                               : PF_DIST_LOW;
 }
 
-/* One token: no panel (each weight is used once), RG groups' blocks unpacked into registers and
+/* NT tokens (1-8, one chunk) without a panel: RG groups' blocks unpacked into registers and
  * multiplied at once, a block's 8 activation words broadcast once for all RG groups. Group g's
- * bytes start at gp + g * gstep, its 16 results go to y + g * ystep. FAR (a constant at each
- * call): the far L2 prefetches as well (kern_far_prefetch_active). */
-static inline __attribute__((always_inline)) void one_token(wtype WT, int FAR,
-                                                            const unsigned char *gp, size_t gstep,
-                                                            int RG, int K, const unsigned char *xr,
-                                                            float *y, size_t ystep) {
+ * bytes start at gp + g * gstep, its 16 results for token t go to y + t * ldy + g * ystep. FAR (a
+ * constant at each call): the far L2 prefetches as well (kern_far_prefetch_active). The sums and
+ * their order are run's: the accumulator stays in a register where run stores and reloads it. */
+static inline __attribute__((always_inline)) void few_tokens(wtype WT, int FAR, int NT,
+                                                             const unsigned char *gp, size_t gstep,
+                                                             int RG, int K, const unsigned char *xr,
+                                                             float *y, size_t ldy, size_t ystep) {
     const int nb = K / 32, kq = kern_is_kquant(WT), KIND = kind_of(WT);
     const int units = KIND == K_H32 || KIND == K_H4 ? 2 : 1;
-    const size_t dist = one_token_dist(WT);
-    __m512 acc[4], ks[4][16];
-#pragma GCC unroll 4
-    for (int g = 0; g < RG; g++) acc[g] = _mm512_setzero_ps();
+    const size_t dist = few_tokens_dist(WT);
+    __m512 acc[8][2], ks[2][16];
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; t++)
+#pragma GCC unroll 2
+        for (int g = 0; g < RG; g++) acc[t][g] = _mm512_setzero_ps();
     for (int sb = 0; 8 * sb < nb; sb++) {
         if (kq)
-#pragma GCC unroll 4
+#pragma GCC unroll 2
             for (int g = 0; g < RG; g++) kquant_scales(WT, gp + (size_t)g * gstep, sb, ks[g]);
 #pragma GCC unroll 8
-        for (int j = 0; j < 8; j++, xr += KERN_A8B_REC) { /* j a constant: the k-quants' shifts */
+        for (int j = 0; j < 8; j++, xr += (size_t)KERN_A8B_REC * NT) { /* j a constant */
             const int b = 8 * sb + j;
             if (b >= nb) break;
             {
@@ -558,7 +493,7 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, int FAR,
                  * (matmul_int8b), and whose first bytes would otherwise be read cold: 110M's
                  * rows of 768 values are 10-13 KB a group */
                 const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1);
-#pragma GCC unroll 4
+#pragma GCC unroll 2
                 for (int g = 0; g < RG; g++)
                     for (size_t a = (size_t)b * bb; a < (size_t)(b + 1) * bb; a += 64) {
                         const uintptr_t at = (uintptr_t)gp + (size_t)g * gstep + a;
@@ -566,59 +501,109 @@ static inline __attribute__((always_inline)) void one_token(wtype WT, int FAR,
                         if (FAR) _mm_prefetch((const char *)(at + PF_FAR_L2), _MM_HINT_T1);
                     }
             }
-            brec r[4];
-#pragma GCC unroll 4
+            brec r[2];
+#pragma GCC unroll 2
             for (int g = 0; g < RG; g++)
                 unpack_block(WT, gp + (size_t)g * gstep, sb, j, &r[g], ks[g]);
-            const __m512 d = bcastf(xr + 32);
 #pragma GCC unroll 2
             for (int u = 0; u < units; u++) {
-                __m512i s[4];
-                const __m512i st = start_of(KIND, xr, 1, 0, u);
-#pragma GCC unroll 4
-                for (int g = 0; g < RG; g++) s[g] = st;
+                __m512i s[8][2];
 #pragma GCC unroll 8
-                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++) {
-                    const __m512i x = bcast(xr + 4 * m);
-#pragma GCC unroll 4
-                    for (int g = 0; g < RG; g++) s[g] = _mm512_dpbusd_epi32(s[g], r[g].w[m], x);
+                for (int t = 0; t < NT; t++) {
+                    const __m512i st = start_of(KIND, xr, NT, t, u);
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) s[t][g] = st;
                 }
-#pragma GCC unroll 4
-                for (int g = 0; g < RG; g++)
-                    acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d), _mm512_cvtepi32_ps(s[g]),
-                                             acc[g]);
+#pragma GCC unroll 8
+                for (int m = 8 / units * u; m < 8 / units * (u + 1); m++)
+#pragma GCC unroll 8
+                    for (int t = 0; t < NT; t++) {
+                        const __m512i x = bcast(xr + 32 * t + 4 * m);
+#pragma GCC unroll 2
+                        for (int g = 0; g < RG; g++)
+                            s[t][g] = _mm512_dpbusd_epi32(s[t][g], r[g].w[m], x);
+                    }
+#pragma GCC unroll 8
+                for (int t = 0; t < NT; t++) {
+                    const __m512 d = bcastf(xr + 32 * NT + 4 * t);
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++)
+                        acc[t][g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
+                                                    _mm512_cvtepi32_ps(s[t][g]), acc[t][g]);
+                }
             }
-            if (KIND == K_MIN) {
-                const __m512 ds = bcastf(xr + 36);
-#pragma GCC unroll 4
-                for (int g = 0; g < RG; g++) acc[g] = _mm512_fmadd_ps(r[g].m, ds, acc[g]);
-            }
+            if (KIND == K_MIN)
+#pragma GCC unroll 8
+                for (int t = 0; t < NT; t++) {
+                    const __m512 ds = bcastf(xr + 36 * NT + 4 * t);
+#pragma GCC unroll 2
+                    for (int g = 0; g < RG; g++) acc[t][g] = _mm512_fmadd_ps(r[g].m, ds, acc[t][g]);
+                }
         }
     }
-#pragma GCC unroll 4
-    for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + g * ystep, acc[g]);
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; t++)
+#pragma GCC unroll 2
+        for (int g = 0; g < RG; g++) _mm512_storeu_ps(y + t * ldy + g * ystep, acc[t][g]);
 }
 
-/* A one-token pass over `groups` groups: [0, h) with [h, 2h), the odd one last
- * (FAR_PAIRS_BYTES); FAR as in one_token. */
+/* How many groups few_tokens multiplies at once (RG) in a pass of NT tokens, or 0 where the panel
+ * serves the pass better: two share each broadcast activation word, but their unpacked blocks
+ * and 2 NT sums must fit the 32 registers as well. A type whose words unpack in one operation
+ * (q8_0) takes two up to 8 tokens; the 32-value types of 4-5 bits, up to 6; the k-quants (their
+ * scales and mins live beside the words) one group from 2 tokens on. One token takes two (the
+ * pairs, FAR_PAIRS_BYTES). Zen 5, 2 threads, 1.1B preset, medians of 5 rounds of (panel, one group,
+ * two groups) alternated, the time against the panel's (the direct run's for q8_0 and Q4_0):
+ *
+ *   rows           2           3           4           6           8
+ *   Q4_K_M   0.68 / 0.76 0.66 / 0.72 0.82 / 0.82 0.82 / 0.89 0.80 / 0.99
+ *   Q6_K     0.67 / 0.79 0.73 / 0.83 0.78 / 0.98 0.84 / 1.00 0.90 / 1.20
+ *   q8_0     0.87 / 0.89 0.84 / 0.97 1.32 / 1.01 1.02 / 0.86 1.07 / 0.93
+ *   Q4_0     0.81 / 0.80 1.00 / 0.85 1.03 / 0.87 0.86 / 0.85 0.91 / 1.12
+ *
+ * (one group / two groups). This host's memory moved by a third within minutes: q8_0 at 3 rows
+ * came out at 0.84 with one group here, 0.94 with two in an earlier run; two groups of Q4_0 at 8
+ * rows took 2.0x the time of one group in that run. The chosen rule against the panel, 6-8
+ * alternated pairs: Q4_K_M 0.72x the time at 2 rows, 0.86x at 4, 0.89x at 6, 0.94x at 7, but
+ * 1.02-1.14x at 8 (pure q4_k 1.18x): 8 tokens of the types with mins (q4_k, q5_k) keep the panel
+ * (0). Q6_K 0.80, 0.91, 0.93x at 2, 4, 8 rows; q8_0 0.87, 0.90, 0.99x; Q4_0 0.79, 0.92, 0.99x;
+ * 110M Q4_K_M 0.75x at 2, 0.86x at 4; 110M q8_0 1.00, 0.97, 0.97x. One row: 0.99-1.04x (the
+ * same code as before). Types without a file of their own here (q4_1, q5_0, q5_1, q3_k, q5_k)
+ * follow their kin; a 1.1B q5_0 file took 0.84x, 0.81x, 0.86x at 2, 3, 4 rows with two groups. */
+static inline int few_groups(wtype WT, int NT) {
+    if (NT == 1 || WT == WTYPE_Q8_0) return 2;
+    if (kern_is_kquant(WT)) return NT == 8 && kind_of(WT) == K_MIN ? 0 : 1;
+    return NT <= 6 ? 2 : 1;
+}
+
+/* A pass of NT tokens (few_tokens) over `groups` groups: with two groups at a time, [0, h) with
+ * [h, 2h), the odd one last (FAR_PAIRS_BYTES); with one, each in turn (a single stream in address
+ * order). FAR as in few_tokens. */
 static inline __attribute__((always_inline)) void
-one_token_pass(wtype WT, int FAR, const unsigned char *p, size_t gbytes, int groups, int K,
-               const unsigned char *xa, float *y) {
-    const int h = groups / 2;
-    const size_t dist = one_token_dist(WT), hstep = (size_t)h * gbytes;
-    /* both streams' first bytes, which no earlier call prefetched, asked for at once */
-    for (int g = 0; g < (groups < 2 ? groups : 2); g++)
+few_tokens_pass(wtype WT, int FAR, int NT, const unsigned char *p, size_t gbytes, int groups, int K,
+                const unsigned char *xa, float *y, size_t ldy) {
+    const int h = groups / 2, pairs = few_groups(WT, NT) == 2;
+    const size_t dist = few_tokens_dist(WT), hstep = (size_t)h * gbytes;
+    /* the streams' first bytes, which no earlier call prefetched, asked for at once */
+    for (int g = 0; g < (pairs && groups >= 2 ? 2 : 1); g++)
         for (size_t a = 0; a < dist && a < gbytes; a += 64)
             _mm_prefetch((const char *)(p + (size_t)g * hstep + a), _MM_HINT_T0);
+    if (!pairs) {
+        for (int g = 0; g < groups; g++)
+            few_tokens(WT, FAR, NT, p + (size_t)g * gbytes, gbytes, 1, K, xa, y + 16 * g, ldy, 16);
+        return;
+    }
     for (int g = 0; g < h; g++)
-        one_token(WT, FAR, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g, 16 * (size_t)h);
+        few_tokens(WT, FAR, NT, p + (size_t)g * gbytes, hstep, 2, K, xa, y + 16 * g, ldy,
+                   16 * (size_t)h);
     if (groups % 2)
-        one_token(WT, FAR, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
-                  y + 16 * (size_t)(groups - 1), 16);
+        few_tokens(WT, FAR, NT, p + (size_t)(groups - 1) * gbytes, gbytes, 1, K, xa,
+                   y + 16 * (size_t)(groups - 1), ldy, 16);
 }
 
 /* The unpacking of a block costs about what a run of this many rows over it does: the share of
- * the next slice's prefetches that passes of 2-24 rows issue while they unpack (matmul_int8b).
+ * the next slice's prefetches that passes of 9-24 rows issue while they unpack (matmul_int8b;
+ * measured when the panel took passes of 2 rows and more).
  * Zen 5, 2 threads, medians of 5 alternated pairs against none issued there: 1.1B Q4_K_M 0.77x
  * the time at 2 rows on one thread, 0.90-0.95x at 8 rows, 0.99-1.00x at 4, 12, 16 and 24; Q6_K
  * 0.90x at 2 and 0.93x at 8; 110M Q4_K_M 0.88x at 2, 0.98x at 8; q8_0 0.98x and Q4_0 1.02x at
@@ -632,13 +617,34 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                                float *y, size_t ldy) {
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     const int far_l2 = kern_far_prefetch_active();
-    if (T == 1) {
+    if (T <= KERN_A8B_CHUNK && few_groups(WT, T)) {
         /* each of far_l2's two cases with a constant FAR: a test in the prefetch loop of each
          * block would cost registers there */
-        if (far_l2)
-            one_token_pass(WT, 1, p, gbytes, groups, K, xa, y);
-        else
-            one_token_pass(WT, 0, p, gbytes, groups, K, xa, y);
+        const unsigned char *x0 = xa + kern_a8b_at(K, 0, T, 0);
+#define FEW(NT)                                                                                    \
+    if (far_l2)                                                                                    \
+        few_tokens_pass(WT, 1, NT, p, gbytes, groups, K, x0, y, ldy);                              \
+    else                                                                                           \
+        few_tokens_pass(WT, 0, NT, p, gbytes, groups, K, x0, y, ldy);
+        switch (T) {
+        case 1:
+            FEW(1) break;
+        case 2:
+            FEW(2) break;
+        case 3:
+            FEW(3) break;
+        case 4:
+            FEW(4) break;
+        case 5:
+            FEW(5) break;
+        case 6:
+            FEW(6) break;
+        case 7:
+            FEW(7) break;
+        default:
+            FEW(8) break;
+        }
+#undef FEW
         return;
     }
     brec panel[SLICE * 2];
@@ -660,19 +666,18 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
              * stream), spread over the chunks: all at once, they filled the line-fill buffers and
              * the unpacking waited (1.1B Q4_K_M, 64 rows, one thread: the unpacking 15% of the
              * tiles' samples). With fewer than 4 chunks (T <= 24) that spread is too coarse, and
-             * the first chunk's run spreads them over its blocks (run's nl), as the direct runs
-             * do. Issued with the unpacking's blocks instead, they waited on the fill buffers
-             * during the brief unpacking and then left the memory idle through the run: against
-             * that, 2 threads, medians of 7 alternated pairs, 1.1B Q4_K_M took 0.83-0.91x the time
-             * at 8 rows (0.80x on one thread), 0.93x at 4 and 16, 0.89x at 24; 1.1B Q6_K 0.84x at
-             * 8; 1.1B Q4_0 0.91x and q8_0 0.90x at 16; 110M Q4_K_M 0.88x at 8 (one thread, 110M
-             * q8_0 at 16: 0.91x); 2 rows 0.99x (Xeon with AMX, busy host). Spread over the blocks
-             * of every chunk's run at 32 and 64 rows as well: 0.90-1.07x, no gain that the host's
-             * noise let through. All in the run left the memory idle through the unpacking where
-             * the run is short (Zen 5, 2 threads, against the burst with the unpacking: 1.27x the
-             * time at 2 rows, 1.15x at 4): the unpacking's blocks now issue the first lu of them,
-             * the share of a slice's time an unpacking takes if it costs what UNPACK_ROWS rows'
-             * run does. */
+             * the first chunk's run spreads them over its blocks (run's nl). Issued with the
+             * unpacking's blocks instead, they waited on the fill buffers during the brief
+             * unpacking and then left the memory idle through the run: against that, 2 threads,
+             * medians of 7 alternated pairs, 1.1B Q4_K_M took 0.83-0.91x the time at 8 rows (0.80x
+             * on one thread), 0.93x at 4 and 16, 0.89x at 24; 1.1B Q6_K 0.84x at 8; 1.1B Q4_0 0.91x
+             * and q8_0 0.90x at 16; 110M Q4_K_M 0.88x at 8 (one thread, 110M q8_0 at 16: 0.91x); 2
+             * rows 0.99x (Xeon with AMX, busy host). Spread over the blocks of every chunk's run at
+             * 32 and 64 rows as well: 0.90-1.07x, no gain that the host's noise let through. All in
+             * the run left the memory idle through the unpacking where the run is short (Zen 5, 2
+             * threads, against the burst with the unpacking: 1.27x the time at 2 rows, 1.15x at 4):
+             * the unpacking's blocks now issue the first lu of them, the share of a slice's time an
+             * unpacking takes if it costs what UNPACK_ROWS rows' run does. */
             const size_t bb = 16 * (size_t)kern_block_bytes(WT) / (kq ? 8 : 1),
                          lines = (size_t)nbs * bb / 64;
             const uintptr_t next = b0 + SLICE < nb
@@ -685,12 +690,6 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                         _mm_prefetch(
                             (const char *)((uintptr_t)gp + (size_t)i * gstep + a + PF_FAR_ROWS),
                             _MM_HINT_T1);
-            if (nc == 1 && runs_direct(WT)) {
-                directs[WT == WTYPE_Q4_0][RG - 1][T - 2](gp, gstep, b0, nbs,
-                                                         xa + kern_a8b_at(K, 0, T, b0), y + 16 * g,
-                                                         ldy, ystep, b0 == 0, next, lines);
-                continue;
-            }
             const size_t lu = by_block ? lines * UNPACK_ROWS / (UNPACK_ROWS + (size_t)T) : 0;
             for (int i = 0; i < RG; i++) {
                 if (kq) kquant_scales(WT, gp + (size_t)i * gstep, b0 / 8, ks[i]);
