@@ -57,19 +57,20 @@ enum { SLICE = 8 };
  * Passes of several tokens prefetch the next slice's bytes while they unpack this one (into L1),
  * and those of up to 24 rows their streams PF_FAR_ROWS ahead into L2 as well (since few_tokens
  * took the passes of up to 8 tokens, the panel and these prefetches serve 9 tokens and more; the
- * figures at 2 and 8 rows are of the panel before that, and the passes of 2-8 tokens on Zen 4
- * now take PF_FAR_L2 instead, not measured there): against the next slice alone, medians of 10-14
- * pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x the time on Q6_K, 0.84-0.86x on
- * Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on q8_0, 0.95x on Q6_K, 1.00x on
- * Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's noise); 32 KB against 16:
- * 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic bounds the pass, it cost 1.02x and
- * is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B preset, medians of 4-8 pairs) both far
- * prefetches cost time: one row 1.08-1.10x on Q6_K with them at 8, 16 or 32 KB, 1.09x on
- * Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.25x (Q4_0, Q6_K, Q4_K_M; the 2-24 rows' far
- * prefetch alone: 1.15-1.20x). So they are issued on Zen 4 alone (kern_far_prefetch_active, a
- * constant FAR in few_tokens); the switch costs nothing measurable (0.98-1.01x against builds
- * without or with them compiled in). (The prefetch addresses are formed as integers: near the
- * copy's end they point past it, which a prefetch may do and a C pointer may not.) */
+ * figures at 2 and 8 rows are of the panel before that; the passes of 2-8 tokens take PF_FAR_L2,
+ * as PF_FAR_ROWS made them no faster on Zen 4, few_groups): against the next slice alone, medians
+ * of 10-14 pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x the time on Q6_K,
+ * 0.84-0.86x on Q4_K_M and Q4_0, 0.99x on q8_0; 8 rows 0.81x on Q4_0, 0.92x on q8_0, 0.95x on
+ * Q6_K, 1.00x on Q4_K_M (110M q8_0 at 2 and 4 rows 1.03-1.05x, within that host's noise); 32 KB
+ * against 16: 0.92-0.95x at 2 rows. At 64 rows, where the tiles' arithmetic bounds the pass, it
+ * cost 1.02x and is not issued. On Zen 5 (EPYC family 26, 2 threads, 1.1B preset, medians of 4-8
+ * pairs) both far prefetches cost time: one row 1.08-1.10x on Q6_K with them at 8, 16 or 32
+ * KB, 1.09x on Q4_K_M, 1.08x on q8_0, 1.14x on Q4_0; 2 rows 1.15-1.25x (Q4_0, Q6_K, Q4_K_M; the
+ * 2-24 rows' far prefetch alone: 1.15-1.20x). So they are issued on Zen 4 alone
+ * (kern_far_prefetch_active, a constant FAR in few_tokens); the switch costs nothing measurable
+ * (0.98-1.01x against builds without or with them compiled in). (The prefetch addresses are formed
+ * as integers: near the copy's end they point past it, which a prefetch may do and a C pointer may
+ * not.) */
 #define PF_DIST 2048     /* q8_0 */
 #define PF_DIST_LOW 4096 /* the types of fewer bits, after a k-quant's super-block */
 #define PF_FAR_L2 16384
@@ -299,6 +300,14 @@ static inline __attribute__((always_inline)) __m512 bcastf(const unsigned char *
     return _mm512_set1_ps(v);
 }
 
+/* A unit's integer sum s added to a token's accumulator: (the unit's scale a times the token's
+ * scale d) times s, fused with the add. One definition for run and few_tokens, whose results must
+ * agree bit for bit with each other and with the scalar reference (kernels_int8b.c). */
+static inline __attribute__((always_inline)) __m512 add_unit(__m512 acc, __m512 a, __m512 d,
+                                                             __m512i s) {
+    return _mm512_fmadd_ps(_mm512_mul_ps(a, d), _mm512_cvtepi32_ps(s), acc);
+}
+
 /* The start of token t's sum of unit u (the record of a chunk of NT tokens at xr). */
 static inline __attribute__((always_inline)) __m512i start_of(int KIND, const unsigned char *xr,
                                                               int NT, int t, int u) {
@@ -394,8 +403,7 @@ run(int KIND, int RG, int NT, const brec *pn, size_t gstep, int nbs, const unsig
                     const __m512 d = bcastf(xr + 32 * NT + 4 * (t0 + t));
 #pragma GCC unroll 2
                     for (int g = 0; g < RG; g++)
-                        acc[g][t] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
-                                                    _mm512_cvtepi32_ps(s[g][t]), acc[g][t]);
+                        acc[g][t] = add_unit(acc[g][t], r[g].a[u], d, s[g][t]);
                 }
             }
             if (KIND == K_MIN)
@@ -528,8 +536,7 @@ static inline __attribute__((always_inline)) void few_tokens(wtype WT, int FAR, 
                     const __m512 d = bcastf(xr + 32 * NT + 4 * t);
 #pragma GCC unroll 2
                     for (int g = 0; g < RG; g++)
-                        acc[t][g] = _mm512_fmadd_ps(_mm512_mul_ps(r[g].a[u], d),
-                                                    _mm512_cvtepi32_ps(s[t][g]), acc[t][g]);
+                        acc[t][g] = add_unit(acc[t][g], r[g].a[u], d, s[t][g]);
                 }
             }
             if (KIND == K_MIN)
@@ -569,7 +576,15 @@ static inline __attribute__((always_inline)) void few_tokens(wtype WT, int FAR, 
  * (0). Q6_K 0.80, 0.91, 0.93x at 2, 4, 8 rows; q8_0 0.87, 0.90, 0.99x; Q4_0 0.79, 0.92, 0.99x;
  * 110M Q4_K_M 0.75x at 2, 0.86x at 4; 110M q8_0 1.00, 0.97, 0.97x. One row: 0.99-1.04x (the
  * same code as before). Types without a file of their own here (q4_1, q5_0, q5_1, q3_k, q5_k)
- * follow their kin; a 1.1B q5_0 file took 0.84x, 0.81x, 0.86x at 2, 3, 4 rows with two groups. */
+ * follow their kin; a 1.1B q5_0 file took 0.84x, 0.81x, 0.86x at 2, 3, 4 rows with two groups.
+ * The same rule on Zen 4 (EPYC family 25, far prefetches on; 1.1B preset, 2 threads, medians of 6
+ * rotated rounds against the panel and direct run it replaced): Q4_K_M 0.66, 0.74, 0.96x the time
+ * at 2, 4, 8 rows, Q6_K 0.75, 0.69, 0.90x, q8_0 0.91, 0.75, 0.73x, Q4_0 0.99, 0.99, 0.93x; 110M
+ * Q4_K_M 0.72, 0.77, 0.99x, q8_0 0.88, 0.90, 0.80x (8 pairs). There PF_FAR_ROWS (32 KB) instead
+ * of PF_FAR_L2 at 2-8 tokens came out no faster (Q4_K_M 0.85x against the panel at 2 rows, 0.72x
+ * at 4; Q6_K 0.81, 0.71x; q8_0 0.90, 0.85x; Q4_0 1.06, 1.02x), and q4_k's 8 tokens with one
+ * group against the panel 0.99x (1.1B) and 0.97x (110M), pairs spread 0.86-1.08x: the panel kept.
+ */
 static inline int few_groups(wtype WT, int NT) {
     if (NT == 1 || WT == WTYPE_Q8_0) return 2;
     if (kern_is_kquant(WT)) return NT == 8 && kind_of(WT) == K_MIN ? 0 : 1;
