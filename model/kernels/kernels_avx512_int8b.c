@@ -56,7 +56,8 @@ enum { SLICE = 8 };
  * (kernels_avx2_int8b.c; on this Zen 4, 16 KB there instead: 0.97-1.00x, not taken).
  * Passes of several tokens prefetch the next slice's bytes while they unpack this one (into L1),
  * and those of up to 24 rows their streams PF_FAR_ROWS ahead into L2 as well (since few_tokens
- * took the passes of up to 8 tokens, the panel and these prefetches serve 9 tokens and more; the
+ * took the passes of up to 8 tokens and few_chunks those of 9-16 of the 32-value types, the panel
+ * and these prefetches serve the rest; the
  * figures at 2 and 8 rows are of the panel before that; the passes of 2-8 tokens take PF_FAR_L2,
  * as PF_FAR_ROWS made them no faster on Zen 4, few_groups): against the next slice alone, medians
  * of 10-14 pairs on the same Zen 4, 1.1B preset, 2 threads: 2 rows 0.74x the time on Q6_K,
@@ -616,13 +617,20 @@ few_tokens_pass(wtype WT, int FAR, int NT, const unsigned char *p, size_t gbytes
                    y + 16 * (size_t)(groups - 1), ldy, 16);
 }
 
+/* Whether a pass of T tokens runs as few_tokens_pass over each chunk of the activations (1: a
+ * chunk of up to 8 tokens, as few_groups allows; 2: 9-16 tokens) instead of the panel (0).
+ * Passes of 9-16 tokens of the 32-value types (q8_0, q4_0 and kin) run as two chunks, which
+ * read the weights twice: Zen 4 (far prefetches on), 2 threads, 6 alternated pairs, time against
+ * the panel at 12 / 16 rows: 1.1B q8_0 0.78 / 0.78, Q4_0 0.85 / 0.85, 110M q8_0 0.86 / 0.93; the
+ * k-quants lost (1.1B Q4_K_M 1.13 / 1.28, Q6_K 1.08 / 1.18, 110M Q4_K_M 1.09 / 1.11) and keep the
+ * panel. Not measured on Zen 5 or a Xeon. */
+static inline int few_chunks(wtype WT, int T) {
+    if (T <= KERN_A8B_CHUNK) return few_groups(WT, T) ? 1 : 0;
+    return kern_a8b_chunks(T) == 2 && !kern_is_kquant(WT) ? 2 : 0;
+}
+
 /* A chunk of n tokens (1-8) by few_tokens_pass, with n and far_l2 (kern_far_prefetch_active) as
- * constants: a test in the prefetch loop of each block would cost registers there.
- * Passes of 9-16 tokens of the 32-value types (q8_0, q4_0 and kin) run as two such chunks, which
- * read the weights twice, instead of the panel: Zen 4 (far prefetches on), 2 threads, 6
- * alternated pairs, time against the panel at 12 / 16 rows: 1.1B q8_0 0.78 / 0.78, Q4_0 0.85 /
- * 0.85, 110M q8_0 0.86 / 0.93; the k-quants lost (1.1B Q4_K_M 1.13 / 1.28, Q6_K 1.08 / 1.18,
- * 110M Q4_K_M 1.09 / 1.11) and keep the panel. Not measured on Zen 5 or a Xeon. */
+ * constants: a test in the prefetch loop of each block would cost registers there. */
 static inline __attribute__((always_inline)) void
 few_chunk(wtype WT, int far_l2, int n, const unsigned char *p, size_t gbytes, int groups, int K,
           const unsigned char *x, float *y, size_t ldy) {
@@ -668,12 +676,8 @@ static inline __attribute__((always_inline)) void matmul_int8b(wtype WT, const u
                                                                float *y, size_t ldy) {
     const int nb = K / 32, nc = kern_a8b_chunks(T), kq = kern_is_kquant(WT);
     const int far_l2 = kern_far_prefetch_active();
-    if (T <= KERN_A8B_CHUNK && few_groups(WT, T)) {
-        few_chunk(WT, far_l2, T, p, gbytes, groups, K, xa + kern_a8b_at(K, 0, T, 0), y, ldy);
-        return;
-    }
-    if (nc == 2 && !kq) { /* 9-16 tokens of the 32-value types: two chunks, each in registers */
-        for (int c = 0; c < 2; c++) {
+    if (few_chunks(WT, T)) { /* each chunk of the activations in registers, no panel */
+        for (int c = 0; c < nc; c++) {
             const int t0 = kern_a8b_first(T, c), n = kern_a8b_first(T, c + 1) - t0;
             few_chunk(WT, far_l2, n, p, gbytes, groups, K, xa + kern_a8b_at(K, t0, n, 0),
                       y + (size_t)t0 * ldy, ldy);
