@@ -848,8 +848,9 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
         /* each multiply-add takes its weight as a broadcast operand ({1to16}), one load each,
          * where one vbroadcastss served both and took a vector unit's slot: the value sums in
          * the cache (attend_speed 2048 f16, one thread, Zen 4) took 0.82-0.89x the time at 4,
-         * 7 and 8 queries, head sizes 64 and 128. The asm keeps gcc from merging the two loads
-         * back into one broadcast. values_run2's f32 rows keep theirs: 1.08x there. */
+         * 7 and 8 queries, head sizes 64 and 128; not measured on Zen 5 or a Xeon. The asm
+         * keeps gcc from merging the two loads back into one broadcast. values_run2's f32 rows
+         * keep theirs: 1.08x there. */
 #pragma GCC unroll 8
         for (int t = 0; t < Q; t++) {
             const float *w = e + t * KERN_SWEEP_EB + s;
