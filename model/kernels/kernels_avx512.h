@@ -1,15 +1,33 @@
-/* kernels_avx512.h: what the AVX-512 files (kernels_avx512.c, kernels_avx512_vnni.c) share:
- * the folds of 16-lane accumulators in the canonical order (kernels.h), the row groups of
- * streaming matrices, f16 broadcasts, the k-quants' scales. Internal to model/; include only from
+/* kernels_avx512.h: what the AVX-512 files (kernels_avx512.c, kernels_avx512_attend.c,
+ * kernels_avx512_vnni.c) share: the folds of 16-lane accumulators in the canonical order
+ * (kernels.h), float rows widened 16 values at a time, the row groups of streaming matrices, f16
+ * broadcasts, the k-quants' scales. Internal to model/; include only from
  * files compiled with the AVX-512 flags (CMakeLists.txt). */
 #ifndef MODEL_KERNELS_AVX512_H
 #define MODEL_KERNELS_AVX512_H
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "model/weights/wtype.h"
+
+/* 16 weights of row p from column k widened to float exactly (zeros past the mask), for f32,
+ * f16 and bf16 (q8_0 has its own loop in tile); WT is a constant at every call, so the switch
+ * folds away. */
+static inline __attribute__((always_inline)) __m512 load_w16(wtype WT, const unsigned char *p,
+                                                             int k, __mmask16 m) {
+    switch (WT) {
+    case WTYPE_F16:
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k));
+    case WTYPE_BF16:
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p + 2 * (size_t)k)), 16));
+    default:
+        return _mm512_maskz_loadu_ps(m, (const float *)p + k);
+    }
+}
 
 static inline float fold512(__m512 a) {
     __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -145,5 +163,15 @@ static inline __attribute__((always_inline)) void stage_block(wtype WT, const un
         _mm512_storeu_ps(st->s, _mm512_mul_ps(bcast_half(b + 208), _mm512_cvtepi32_ps(sc)));
     }
 }
+
+/* kernels_avx512_attend.c: kern_isa_ops' attend, softmax, scores and value sums. */
+void kern_avx512_attend(const float *q, int hs, const float *k, const float *v, size_t stride,
+                        const int *slots, int n, float *scratch, float *out);
+float kern_avx512_softmax(float *s, int n);
+void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
+                        float *s, size_t lds);
+void kern_avx512_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
+                        const void *v, int n_shared, const int *const *tail, const int *n_tail,
+                        float *out, size_t ldo);
 
 #endif
