@@ -273,9 +273,10 @@ int kern_avxvnni_supported(void);
 int kern_avxvnni_active(void);
 int kern_avxvnni_use(int on);
 
-/* The AVX-512 int8b tiles' far prefetches into L2 (kernels_avx512_int8b.c has the figures):
- * whether they are issued (by default on Zen 4 alone, AMD family 25 with AVX-512, where they cut
- * one-row passes to 0.66-0.98x the time; on Zen 5 they cost 1.08-1.25x; the environment's
+/* The AVX-512 int8b tiles' far prefetches into L2 (kernels_avx512_int8b.c has the figures), and
+ * the AVX-512 attention's (kernels_avx512_attend.c, ATTEND_FAR_PREFETCH): whether they are issued
+ * (by default on Zen 4 alone, AMD family 25 with AVX-512, where the tiles' cut one-row passes to
+ * 0.66-0.98x the time; on Zen 5 they cost 1.08-1.25x; the environment's
  * DECBENCH_FAR_PREFETCH=1 or 0 overrides), and a way to set that for the whole process (tests).
  * Either way the bits are the same. */
 int kern_far_prefetch_active(void);

@@ -167,22 +167,40 @@ static inline __attribute__((always_inline)) void chain_fma(__m512 acc[4], int j
  * converting per query and load, the f16 scores ran at 6.3 GB/s of halves. */
 #define ATTEND_PREFETCH 4096
 
+/* How much further on than their L1 prefetches (ATTEND_PREFETCH ahead for the keys, the next
+ * block for the values) the scores and value sums also prefetch the cache's rows into L2, where
+ * the far prefetches are on (kern_far_prefetch_active: Zen 4, as the int8b tiles'), else 0.
+ * Without it, the attention of a one-row pass at 16384 positions ran 15-40% slower from memory
+ * than in the cache (bench/attend_speed.c, Qwen2.5-0.5B's shape: 4.4-4.7 ns a key and query on
+ * one thread against 3.6-4.0); with it, 4.0 on one thread. One-row passes, Zen 4 (EPYC family
+ * 25), 2 threads, medians of 8 alternated pairs, the time with it against without: at 16384
+ * positions Qwen2.5-0.5B 0.94-0.98x with an f16 cache and 0.81-0.84x with f32, Llama-3.2-1B
+ * 0.85-0.95x and 0.78-0.84x (two series); at 2048 (f16) 0.954x; at 512 (f32) 1.007x, 8 rows there
+ * 1.025x (within this host's noise); 64 rows at 2048 (f32) 0.964x. 16 KB and 64 KB against 32:
+ * 0.98-1.02x (6 rounds each, both cache types). Not measured on Zen 5 or a Xeon, so issued on
+ * Zen 4 alone. */
+#define ATTEND_FAR_PREFETCH 32768
+static inline size_t attend_far(void) {
+    return kern_far_prefetch_active() ? ATTEND_FAR_PREFETCH : 0;
+}
+
 /* kern_attend_kv's scores of nq queries against the 16 f32 key rows at kb (ldk bytes apart):
  * 16 accumulators (one per key) take the rows' chunks of 16 values in column order, as the
  * canonical dot's lanes do, and one transposed fold turns them into the 16 scores. Each query
  * also prefetches its share of the 64-byte lines [pf, pf + pf_len). HS is the head size when it
  * is a compile-time constant (64, 128: the rows' offsets become immediates), else 0 and hs
  * gives it. */
-static inline __attribute__((always_inline)) void scores16(int HS, const float *q, size_t ldq,
-                                                           int nq, int hs, const float *kb,
-                                                           float *s, size_t lds, __m512 div,
-                                                           uintptr_t pf, size_t pf_len) {
+static inline __attribute__((always_inline)) void
+scores16(int HS, const float *q, size_t ldq, int nq, int hs, const float *kb, float *s, size_t lds,
+         __m512 div, uintptr_t pf, size_t pf_len, size_t far) {
     if (HS) hs = HS;
     const size_t lines = pf_len / 64;
     for (int t = 0; t < nq; t++) {
         const float *qt = q + (size_t)t * ldq;
-        for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++)
+        for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++) {
             _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+            if (far) _mm_prefetch((const char *)(pf + far + 64 * l), _MM_HINT_T1);
+        }
         /* kb as if new each query: else GCC keeps all 16 x hs / 16 load addresses of the block
          * in registers across queries, spilling them, instead of kb plus an offset */
         __asm__("" : "+r"(kb));
@@ -316,6 +334,7 @@ static inline __attribute__((always_inline)) void scores_laid(int NC, const floa
     const size_t ldk = (size_t)NC * 32;
     int mul;
     const __m512 div = score_divisor(NC * 16, &mul);
+    const size_t far = attend_far();
     KERN_SCRATCH(kl, (size_t)NC * 256);
     const int blocks = (n + 15) / 16;
     for (int i = 0; i < blocks; i++) {
@@ -328,8 +347,10 @@ static inline __attribute__((always_inline)) void scores_laid(int NC, const floa
 #pragma GCC unroll 8
             for (int c = 0; c < NC; c++) lay_unit(NC, g, c, kb, ldk, nb, kl);
         for (int t = 0; t < nq; t++) {
-            for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++)
+            for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++) {
                 _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+                if (far) _mm_prefetch((const char *)(pf + far + 64 * l), _MM_HINT_T1);
+            }
             __asm__("" : "+r"(kl)); /* as kb in scores16 */
             __m512 r = dots_laid(NC, q + (size_t)t * ldq, kl);
             r = mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div);
@@ -351,6 +372,7 @@ void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, co
     }
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
     const __m512 div = _mm512_set1_ps(sqrtf((float)hs));
+    const size_t far = attend_far();
     KERN_SCRATCH(kbuf, (size_t)16 * hs);
     const int blocks = n / 16; /* the whole ones, in two streams */
     for (int i = 0; i < blocks; i++) {
@@ -360,11 +382,11 @@ void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, co
         if (kt == WTYPE_F16) widen_halves(kb, 16, hs, kbuf), kf = kbuf;
         const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
         if (hs == 64)
-            scores16(64, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+            scores16(64, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk, far);
         else if (hs == 128)
-            scores16(128, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+            scores16(128, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk, far);
         else
-            scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk);
+            scores16(0, q, ldq, nq, hs, kf, s + s0, lds, div, pf, 16 * ldk, far);
     }
     const int s0 = 16 * blocks;
     if (s0 < n) { /* the last 1-15 keys: accumulators past them stay zero, their lanes unused */
@@ -400,7 +422,7 @@ void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, co
  * size when it is one of 64 and 128 (whole chunks, rows at immediate offsets), else 0. */
 static inline __attribute__((always_inline)) void
 values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s1, int col0,
-           const __mmask16 *mk, float *acc, uintptr_t pf, int pf_lines) {
+           const __mmask16 *mk, float *acc, uintptr_t pf, int pf_lines, size_t far) {
     if (HS) hs = HS;
     __m512 a[4][4];
 #pragma GCC unroll 4
@@ -410,7 +432,10 @@ values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s
     const float *row = v + (size_t)s0 * hs + col0;
     int s = s0;
     for (; s + 4 <= s1; s += 4, row += 4 * (size_t)hs) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        for (int l = 0; l < pf_lines; l++, pf += 64) {
+            _mm_prefetch((const char *)pf, _MM_HINT_T0);
+            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
+        }
         /* row as if new each step (as kb in scores16): its offsets stay immediates */
         __asm__("" : "+r"(row));
 #pragma GCC unroll 4
@@ -445,7 +470,7 @@ values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s
  * 10-16% less time in the cache (f16 and f32, head sizes 64 and 128). */
 static inline __attribute__((always_inline)) void
 values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, int s1, int col0,
-            float *acc0, float *acc1, uintptr_t pf, int pf_lines) {
+            float *acc0, float *acc1, uintptr_t pf, int pf_lines, size_t far) {
     __m512 a[2][2][4];
 #pragma GCC unroll 2
     for (int c = 0; c < 2; c++)
@@ -457,7 +482,10 @@ values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, in
     const float *row = v + (size_t)s0 * HS + col0;
     int s = s0;
     for (; s + 4 <= s1; s += 4, row += 4 * (size_t)HS) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        for (int l = 0; l < pf_lines; l++, pf += 64) {
+            _mm_prefetch((const char *)pf, _MM_HINT_T0);
+            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
+        }
         __asm__("" : "+r"(row));
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
@@ -497,7 +525,7 @@ values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, in
  * takes one per 2, and the widening's stores besides. */
 static inline __attribute__((always_inline)) uintptr_t
 values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int s, int s1, int col0,
-                 float *acc, size_t ldacc, uintptr_t pf, int pf_lines) {
+                 float *acc, size_t ldacc, uintptr_t pf, int pf_lines, size_t far) {
     __m512 a[KERN_SWEEP_QMAX][2];
 #pragma GCC unroll 8
     for (int t = 0; t < Q; t++)
@@ -505,7 +533,10 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
         for (int c = 0; c < 2; c++)
             a[t][c] = _mm512_loadu_ps(acc + (size_t)t * ldacc + (size_t)c * 4 * KERN_LANES);
     for (; s < s1; s += 4) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        for (int l = 0; l < pf_lines; l++, pf += 64) {
+            _mm_prefetch((const char *)pf, _MM_HINT_T0);
+            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
+        }
         const unsigned char *row = v + (size_t)s * ldv + 2 * (size_t)col0;
         const __m512 x0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)row)),
                      x1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 32)));
@@ -536,7 +567,8 @@ static uintptr_t avx512_sweep(wtype vt, int Q, const float *e, const unsigned ch
                               int s, int s1, int col0, float *acc, size_t ldacc, uintptr_t pf,
                               int pf_lines) {
     (void)vt; /* f16 only */
-#define SWEEP(Q) values_sweep_f16(Q, e, v, ldv, s, s1, col0, acc, ldacc, pf, pf_lines)
+    const size_t far = attend_far();
+#define SWEEP(Q) values_sweep_f16(Q, e, v, ldv, s, s1, col0, acc, ldacc, pf, pf_lines, far)
     switch (Q) {
     case 1:
         return SWEEP(1);
@@ -568,7 +600,7 @@ static uintptr_t avx512_sweep(wtype vt, int Q, const float *e, const unsigned ch
 void kern_avx512_values(wtype vt, const float *e, size_t lde, const float *sum, int nq, int hs,
                         const void *v, int n_shared, const int *const *tail, const int *n_tail,
                         float *out, size_t ldo) {
-    const size_t ldv = (size_t)hs * (vt == WTYPE_F16 ? 2 : 4);
+    const size_t ldv = (size_t)hs * (vt == WTYPE_F16 ? 2 : 4), far = attend_far();
     const int nc = (hs + KERN_LANES - 1) / KERN_LANES, SB = kern_values_block(hs, WTYPE_F32);
     const size_t acc_q = (size_t)nc * 4 * KERN_LANES; /* floats of one query's sums */
     __mmask16 mk[nc];
@@ -609,9 +641,9 @@ void kern_avx512_values(wtype vt, const float *e, size_t lde, const float *sum, 
                 float *a = acc + (size_t)t * acc_q + (size_t)c * 4 * KERN_LANES;
                 const float *e0 = e + (size_t)t * lde, *e1 = e0 + lde;
                 if (hs == 64)
-                    values_run2(64, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines);
+                    values_run2(64, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines, far);
                 else
-                    values_run2(128, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines);
+                    values_run2(128, e0, e1, vf, s0, s1, 16 * c, a, a + acc_q, pf, pf_lines, far);
             }
         for (int t = 2 * pairs; t < nq; t++)
             for (int g = 0; g < groups; g++, pf += 64 * (size_t)run_lines) {
@@ -620,17 +652,17 @@ void kern_avx512_values(wtype vt, const float *e, size_t lde, const float *sum, 
                 const int left = nc - 4 * g, col0 = 64 * g;
                 const __mmask16 *m = mk + 4 * g;
                 if (hs == 64)
-                    values_run(4, 64, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(4, 64, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
                 else if (hs == 128)
-                    values_run(4, 128, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(4, 128, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
                 else if (left >= 4)
-                    values_run(4, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(4, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
                 else if (left == 3)
-                    values_run(3, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(3, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
                 else if (left == 2)
-                    values_run(2, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(2, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
                 else
-                    values_run(1, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines);
+                    values_run(1, 0, et, vf, hs, s0, s1, col0, m, a, pf, pf_lines, far);
             }
     }
     for (int t = 0; t < nq; t++) { /* the tails, then (c0 + c1) + (c2 + c3) over the sum */
