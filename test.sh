@@ -23,8 +23,9 @@
 #    of UBSan, and everything else keeps every check;
 #  - under the sanitizers kernels_avx512.c compiles at -O1 (123 s of one core against 370 s at
 #    -O2; CMakeLists.txt): a fresh clone then ran the suite in 1578 s (sanitizer build 600 s),
-#    against 1769 s (682 s) the hour before, and in 1743 s in a slower hour on the same VM (each
-#    of the 8 longest sanitizer tests 5-31% slower than in the 1578 s run): the margin to 30 minutes is thin there;
+#    against 1769 s (682 s) the hour before, and in 1743 s in a slower hour on the same VM
+#    (each of the 8 longest sanitizer tests 5-31% slower than in the 1578 s run): there the
+#    margin to 30 minutes is thin;
 #  - the train tests (PyTorch references, label `train`) run in the Release stage only, and the
 #    fuzz targets 12 s each (20 took 129 s of the 1931 s a fresh clone took on a Zen 5 VM);
 #  - the CLI tests call Debian's python3, not a version manager's shim that may come first on the
