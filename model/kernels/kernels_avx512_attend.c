@@ -184,6 +184,17 @@ static inline size_t attend_far(void) {
     return kern_far_prefetch_active() ? ATTEND_FAR_PREFETCH : 0;
 }
 
+/* The 64-byte lines lo .. hi - 1 from pf on into L1 and, where far is not 0, the lines far bytes
+ * further on into L2 (the addresses are integers: past the cache's end a prefetch may point,
+ * a C pointer may not). */
+static inline __attribute__((always_inline)) void prefetch_lines(uintptr_t pf, size_t lo, size_t hi,
+                                                                 size_t far) {
+    for (size_t l = lo; l < hi; l++) {
+        _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
+        if (far) _mm_prefetch((const char *)(pf + far + 64 * l), _MM_HINT_T1);
+    }
+}
+
 /* kern_attend_kv's scores of nq queries against the 16 f32 key rows at kb (ldk bytes apart):
  * 16 accumulators (one per key) take the rows' chunks of 16 values in column order, as the
  * canonical dot's lanes do, and one transposed fold turns them into the 16 scores. Each query
@@ -197,10 +208,7 @@ scores16(int HS, const float *q, size_t ldq, int nq, int hs, const float *kb, fl
     const size_t lines = pf_len / 64;
     for (int t = 0; t < nq; t++) {
         const float *qt = q + (size_t)t * ldq;
-        for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++) {
-            _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
-            if (far) _mm_prefetch((const char *)(pf + far + 64 * l), _MM_HINT_T1);
-        }
+        prefetch_lines(pf, lines * t / nq, lines * (t + 1) / nq, far);
         /* kb as if new each query: else GCC keeps all 16 x hs / 16 load addresses of the block
          * in registers across queries, spilling them, instead of kb plus an offset */
         __asm__("" : "+r"(kb));
@@ -347,10 +355,7 @@ static inline __attribute__((always_inline)) void scores_laid(int NC, const floa
 #pragma GCC unroll 8
             for (int c = 0; c < NC; c++) lay_unit(NC, g, c, kb, ldk, nb, kl);
         for (int t = 0; t < nq; t++) {
-            for (size_t l = lines * t / nq; l < lines * (t + 1) / nq; l++) {
-                _mm_prefetch((const char *)(pf + 64 * l), _MM_HINT_T0);
-                if (far) _mm_prefetch((const char *)(pf + far + 64 * l), _MM_HINT_T1);
-            }
+            prefetch_lines(pf, lines * t / nq, lines * (t + 1) / nq, far);
             __asm__("" : "+r"(kl)); /* as kb in scores16 */
             __m512 r = dots_laid(NC, q + (size_t)t * ldq, kl);
             r = mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div);
@@ -432,10 +437,8 @@ values_run(int NC, int HS, const float *e, const float *v, int hs, int s0, int s
     const float *row = v + (size_t)s0 * hs + col0;
     int s = s0;
     for (; s + 4 <= s1; s += 4, row += 4 * (size_t)hs) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) {
-            _mm_prefetch((const char *)pf, _MM_HINT_T0);
-            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
-        }
+        prefetch_lines(pf, 0, (size_t)pf_lines, far);
+        pf += 64 * (size_t)pf_lines;
         /* row as if new each step (as kb in scores16): its offsets stay immediates */
         __asm__("" : "+r"(row));
 #pragma GCC unroll 4
@@ -482,10 +485,8 @@ values_run2(int HS, const float *e0, const float *e1, const float *v, int s0, in
     const float *row = v + (size_t)s0 * HS + col0;
     int s = s0;
     for (; s + 4 <= s1; s += 4, row += 4 * (size_t)HS) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) {
-            _mm_prefetch((const char *)pf, _MM_HINT_T0);
-            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
-        }
+        prefetch_lines(pf, 0, (size_t)pf_lines, far);
+        pf += 64 * (size_t)pf_lines;
         __asm__("" : "+r"(row));
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
@@ -533,10 +534,8 @@ values_sweep_f16(int Q, const float *e, const unsigned char *v, size_t ldv, int 
         for (int c = 0; c < 2; c++)
             a[t][c] = _mm512_loadu_ps(acc + (size_t)t * ldacc + (size_t)c * 4 * KERN_LANES);
     for (; s < s1; s += 4) {
-        for (int l = 0; l < pf_lines; l++, pf += 64) {
-            _mm_prefetch((const char *)pf, _MM_HINT_T0);
-            if (far) _mm_prefetch((const char *)(pf + far), _MM_HINT_T1);
-        }
+        prefetch_lines(pf, 0, (size_t)pf_lines, far);
+        pf += 64 * (size_t)pf_lines;
         const unsigned char *row = v + (size_t)s * ldv + 2 * (size_t)col0;
         const __m512 x0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)row)),
                      x1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 32)));
