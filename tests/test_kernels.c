@@ -1032,24 +1032,25 @@ static void test_attend_kv_chains(rng_state *r) {
 }
 
 /* kern_attend_kv with the query counts of real models' kv heads (grouped-query attention: 2 to
- * 8 queries a kv head, even and odd) and the head sizes 64 and 128, f32 and f16, on every ISA:
- * each query exactly kern_attend_ref over its own slots. AVX-512 runs these shapes through their
- * own paths: f16 keys of head size 64 laid out 16 keys at a time for 5 or more queries (every
- * block whole, and one of 1-15 keys at the end), and the value sums two queries at a time. */
+ * 8 queries a kv head, even and odd) and of a few rows of them (9, 17), the head sizes 64 and
+ * 128, f32 and f16, on every ISA: each query exactly kern_attend_ref over its own slots.
+ * AVX-512 runs these shapes through their own paths: f16 keys scored 16 at a time for 3 or more
+ * queries, in groups of at most 8 queries (one group to three, of unequal sizes; every block
+ * whole, and one of 1-15 keys at the end), and the value sums two queries at a time. */
 static void test_attend_kv_groups(rng_state *r) {
     const wtype types[2] = {WTYPE_F32, WTYPE_F16};
-    const int hss[2] = {64, 128}, nqs[4] = {2, 5, 7, 8}, shared[4] = {16, 17, 47, 300};
+    const int hss[2] = {64, 128}, nqs[7] = {2, 3, 5, 7, 8, 9, 17}, shared[4] = {16, 17, 47, 300};
     long point = 0;
     for (int ti = 0; ti < 2; ti++)
         for (int hi = 0; hi < 2; hi++)
-            for (int qi = 0; qi < 4; qi++)
+            for (int qi = 0; qi < 7; qi++)
                 for (int si = 0; si < 4; si++, point++) {
                     if (!test_keep(point, 4)) continue;
                     const wtype kt = types[ti];
                     const int hs = hss[hi], nq = nqs[qi], ns = shared[si];
                     attend_case c = attend_case_new(r, kt, hs, nq, ns + 8);
-                    int tails[8][3], n_tail[8];
-                    const int *tp[8];
+                    int tails[17][3], n_tail[17];
+                    const int *tp[17];
                     for (int t = 0; t < nq; t++) { /* as a pass of nq rows: row t sees t + 1 */
                         n_tail[t] = t % 3 + 1;
                         for (int j = 0; j < n_tail[t]; j++) tails[t][j] = ns + (t + j) % 8;
