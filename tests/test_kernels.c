@@ -1034,9 +1034,9 @@ static void test_attend_kv_chains(rng_state *r) {
 /* kern_attend_kv with the query counts of real models' kv heads (grouped-query attention: 2 to
  * 8 queries a kv head, even and odd) and of a few rows of them (9, 17), the head sizes 64 and
  * 128, f32 and f16, on every ISA: each query exactly kern_attend_ref over its own slots.
- * AVX-512 runs these shapes through their own paths: f16 keys scored 16 at a time for 3 or more
- * queries, in groups of at most 8 queries (one group to three, of unequal sizes; every block
- * whole, and one of 1-15 keys at the end), and the value sums two queries at a time. */
+ * AVX-512 runs these shapes through their own paths: f16 keys scored key-stationary for 3 to 8
+ * queries and laid out through memory for more at head size 64 (every block whole, and one of
+ * 1-15 keys at the end), and the value sums two queries at a time. */
 static void test_attend_kv_groups(rng_state *r) {
     const wtype types[2] = {WTYPE_F32, WTYPE_F16};
     const int hss[2] = {64, 128}, nqs[7] = {2, 3, 5, 7, 8, 9, 17}, shared[4] = {16, 17, 47, 300};

@@ -253,16 +253,19 @@ static inline __m512 score_divisor(int hs, int *mul) {
     return _mm512_set1_ps(*mul ? 1.0f / d : d);
 }
 
-/* The key-stationary scores (scores_stationary) keep the canonical dot's 16 lanes of a key in a
- * layout of their own: for a block of 16 keys, key j = 4r + g (r, g < 4) in group g at position
- * r, the "line" (g, c, m) holds in lane 4r + i value 16c + 4m + i of key 4r + g. A line is built
- * in registers from the four keys' chunk c (key_lines), then multiplied by every query of the
- * call: accumulator (t, g, m) takes in lane 4r + i the products of query t's value 16c + 4m + i
- * and key 4r + g's over c in order, which is lane 4m + i of the canonical dot of that key; its
- * fold (lane j + lane j + 8, then + 4, + 2, + 1) is then (acc m0 + acc m2) + (acc m1 + acc m3),
- * and two pairs of in-lane shuffles for all 16 keys at once (laid_fold). The query side is a
- * copy made once a call (broadcast_queries): line (t, c, m) holds query t's values 16c + 4m ..
- * 16c + 4m + 3 four times, so each multiply-add takes it as a memory operand. */
+/* The laid layout, in which the f16 scores keep the canonical dot's 16 lanes of a key: for a
+ * block of 16 keys, key j = 4r + g (r, g < 4) in group g at position r, the line (g, c, m) holds
+ * in lane 4r + i value 16c + 4m + i of key 4r + g. Accumulator (t, g, m) takes in lane 4r + i the
+ * products of query t's value 16c + 4m + i and key 4r + g's over c in order, which is lane
+ * 4m + i of the canonical dot of that key; its fold (lane j + lane j + 8, then + 4, + 2, + 1) is
+ * then (acc m0 + acc m2) + (acc m1 + acc m3), and two pairs of in-lane shuffles for all 16 keys
+ * at once (laid_fold: 21 vector instructions where fold16x16 takes 45). Two ways there:
+ *  - key-stationary, for 3 to 8 queries (scores_stationary): each line built in registers from
+ *    the four keys' chunk c (key_lines) and multiplied by every query, whose lines (t, c, m),
+ *    its values 16c + 4m .. 16c + 4m + 3 four times, were made once a call
+ *    (broadcast_queries), so each multiply-add takes one as a memory operand;
+ *  - through memory, for more (scores_laid): each block widened and laid out once into a
+ *    buffer (lay_unit), then each query's 16 dots over it (dots_laid). */
 
 /* Query t's lines at qb + ((t * NC + c) * 4 + m) * 16 (see above), for nq queries. */
 static void broadcast_queries(int NC, const float *q, size_t ldq, int nq, float *qb) {
@@ -302,7 +305,66 @@ static inline __attribute__((always_inline)) __m512 laid_fold(const __m512 p[4])
                          _mm512_shuffle_ps(h0, h1, 0xDD));
 }
 
-/* Group g's sums for Q queries over lines m = mh and mh + 2: sum[t] = acc m + acc m + 2. */
+/* A block's lines (above) widened exactly into kl for scores_laid, line (g, c, m) at
+ * kl + ((g * NC + c) * 4 + m) * 16 (zeros for keys past nb). lay_unit writes chunk c of group g:
+ * its 4 keys' 16 values widened, two keys' quarters interleaved by one permutation, 32 bytes a
+ * store (16-byte stores, twice as many, and a second level of shuffles to store whole lines
+ * were both slower). NC: the chunks of a row (hs / 16). */
+static inline __attribute__((always_inline)) void
+lay_unit(int NC, int g, int c, const unsigned char *kb, size_t ldk, int nb, float *kl) {
+    __m512 x[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const int j = 4 * r + g;
+        x[r] = j < nb ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                            (const __m256i *)(kb + (size_t)j * ldk + 32 * (size_t)c)))
+                      : _mm512_setzero_ps();
+    }
+    float *line = kl + (size_t)(g * NC + c) * 64;
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i hi =
+        _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+#pragma GCC unroll 2
+    for (int r = 0; r < 4; r += 2) {
+        const __m512 y = _mm512_permutex2var_ps(x[r], lo, x[r + 1]); /* quarters 0, 1 */
+        const __m512 z = _mm512_permutex2var_ps(x[r], hi, x[r + 1]); /* quarters 2, 3 */
+        _mm256_store_ps(line + 4 * r, _mm512_castps512_ps256(y));
+        _mm256_store_ps(line + 16 + 4 * r, _mm512_extractf32x8_ps(y, 1));
+        _mm256_store_ps(line + 32 + 4 * r, _mm512_castps512_ps256(z));
+        _mm256_store_ps(line + 48 + 4 * r, _mm512_extractf32x8_ps(z, 1));
+    }
+}
+
+/* The 16 canonical dots of query q (NC * 16 floats) with a block of keys laid out by lay_unit:
+ * accumulator (g, m) as (t, g, m) above, its sums folded by laid_fold; lane 4r + g of the
+ * result is key 4r + g. */
+static inline __attribute__((always_inline)) __m512 dots_laid(int NC, const float *q,
+                                                              const float *kl) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++)
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) acc[g][m] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; c++)
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) {
+            const __m512 qb = _mm512_broadcast_f32x4(_mm_loadu_ps(q + 16 * c + 4 * m));
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++)
+                acc[g][m] = _mm512_fmadd_ps(
+                    qb, _mm512_load_ps(kl + (size_t)(g * NC + c) * 64 + 16 * m), acc[g][m]);
+        }
+    __m512 p[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) /* lanes j + j+8 (m, m + 2), then j + j+4 (m = 0, 1) */
+        p[g] =
+            _mm512_add_ps(_mm512_add_ps(acc[g][0], acc[g][2]), _mm512_add_ps(acc[g][1], acc[g][3]));
+    return laid_fold(p);
+}
+
+/* Group g's sums for Q queries over lines m = mh and mh + 2, made from the keys of group g at
+ * kg: sum[t] = acc m + acc m + 2. */
 static inline __attribute__((always_inline)) void stationary_half(int NC, int Q, const float *qb,
                                                                   const unsigned char *kg,
                                                                   size_t ldk, int mh,
@@ -363,89 +425,122 @@ static inline int stream_block(int i, int blocks) {
     return i < 2 * half ? (i % 2 ? half + i / 2 : i / 2) : i;
 }
 
-/* scores_stationary with NC and Q constants (Q 1-8). */
-static inline __attribute__((always_inline)) void
-stationary_q(int NC, int Q, const float *qb, const unsigned char *kb, size_t ldk, float *s,
-             size_t lds, __m512 div, int mul, uintptr_t pf, size_t pf_lines, size_t far) {
-#define STATIONARY(QN)                                                                             \
-    scores_stationary(NC, QN, qb, kb, ldk, s, lds, div, mul, pf, pf_lines, far);                   \
-    return
-    switch (Q) {
-    case 1:
-        STATIONARY(1);
-    case 2:
-        STATIONARY(2);
-    case 3:
-        STATIONARY(3);
-    case 4:
-        STATIONARY(4);
-    case 5:
-        STATIONARY(5);
-    case 6:
-        STATIONARY(6);
-    case 7:
-        STATIONARY(7);
-    default:
-        STATIONARY(8);
-    }
-#undef STATIONARY
-}
-
-/* kern_attend_kv's scores over f16 keys of NC whole chunks (head size 16 NC) for nq queries, in
- * groups of at most 8 (16 accumulators and 8 kept sums), block by block of 16 keys; the last
- * partial block copied first into 16 rows of zeros (the rows past the cache are never read). */
-static inline __attribute__((always_inline)) void scores_lines(int NC, const float *q, size_t ldq,
-                                                               int nq, const void *k, int n,
-                                                               float *s, size_t lds) {
-    const size_t ldk = (size_t)NC * 32, far = attend_far();
+/* kern_attend_kv's scores over f16 keys of NC whole chunks for many queries: each block of 16
+ * keys widened and laid out once (lay_unit), then each query's 16 scores (dots_laid). Fewer
+ * vector instructions per score than scores16's over widened rows; the layout costs its
+ * permutations and stores per key, so it pays for many queries a kv head and a head size of 64
+ * (kern_avx512_scores says when; bench/attend_speed.c, 2026-11-29-context-attention-2.md). */
+static inline __attribute__((always_inline)) void scores_laid(int NC, const float *q, size_t ldq,
+                                                              int nq, const void *k, int n,
+                                                              float *s, size_t lds) {
+    const size_t ldk = (size_t)NC * 32;
     int mul;
     const __m512 div = score_divisor(NC * 16, &mul);
-    const int groups = (nq + 7) / 8;
-    KERN_SCRATCH(qb, (size_t)nq * NC * 64);
-    KERN_SCRATCH(last, 16 * ldk / sizeof(float));
-    broadcast_queries(NC, q, ldq, nq, qb);
+    const size_t far = attend_far();
+    KERN_SCRATCH(kl, (size_t)NC * 256);
     const int blocks = (n + 15) / 16;
     for (int i = 0; i < blocks; i++) {
         const int s0 = 16 * stream_block(i, blocks), nb = n - s0 < 16 ? n - s0 : 16;
         const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
         const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
         const size_t lines = 16 * ldk / 64;
-        if (nb < 16) { /* the rows past n as zeros: their lanes are never stored */
-            memcpy(last, kb, (size_t)nb * ldk);
-            memset((unsigned char *)last + (size_t)nb * ldk, 0, (16 - (size_t)nb) * ldk);
-            kb = (const unsigned char *)last;
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++)
+#pragma GCC unroll 8
+            for (int c = 0; c < NC; c++) lay_unit(NC, g, c, kb, ldk, nb, kl);
+        for (int t = 0; t < nq; t++) {
+            prefetch_lines(pf, lines * t / nq, lines * (t + 1) / nq, far);
+            __asm__("" : "+r"(kl)); /* as kb in scores16 */
+            __m512 r = dots_laid(NC, q + (size_t)t * ldq, kl);
+            r = mul ? _mm512_mul_ps(r, div) : _mm512_div_ps(r, div);
+            if (nb == 16)
+                _mm512_storeu_ps(s + (size_t)t * lds + s0, r);
+            else
+                _mm512_mask_storeu_ps(s + (size_t)t * lds + s0, (__mmask16)((1u << nb) - 1), r);
         }
-        float sc[8 * 16] __attribute__((aligned(64)));
-        for (int g = 0, t0 = 0; g < groups; t0 += (nq - t0) / (groups - g), g++) {
-            const int Q = (nq - t0) / (groups - g);
-            const size_t lo = lines * t0 / nq, hi = lines * (t0 + Q) / nq;
-            float *st = nb == 16 ? s + (size_t)t0 * lds + s0 : sc; /* a part: through sc */
-            stationary_q(NC, Q, qb + (size_t)t0 * NC * 64, kb, ldk, st, nb == 16 ? lds : 16, div,
-                         mul, pf + 64 * lo, hi - lo, far);
-            for (int t = 0; nb < 16 && t < Q; t++)
-                memcpy(s + (size_t)(t0 + t) * lds + s0, sc + 16 * t, sizeof(float) * nb);
+    }
+    KERN_SCRATCH_END(kl);
+}
+
+/* kern_attend_kv's scores over f16 keys of NC whole chunks (head size 16 NC) for Q queries, 3 to
+ * 8 (16 accumulators and 8 kept sums), block by block of 16 keys (scores_stationary); the last
+ * partial block copied first into 16 rows of zeros (the rows past the cache are never read). */
+static inline __attribute__((always_inline)) void scores_lines(int NC, int Q, const float *q,
+                                                               size_t ldq, const void *k, int n,
+                                                               float *s, size_t lds) {
+    const size_t ldk = (size_t)NC * 32, far = attend_far(), lines = 16 * ldk / 64;
+    int mul;
+    const __m512 div = score_divisor(NC * 16, &mul);
+    KERN_SCRATCH(qb, (size_t)Q * NC * 64);
+    KERN_SCRATCH(last, 16 * ldk / sizeof(float));
+    broadcast_queries(NC, q, ldq, Q, qb);
+    const int blocks = (n + 15) / 16;
+    for (int i = 0; i < blocks; i++) {
+        const int s0 = 16 * stream_block(i, blocks), nb = n - s0 < 16 ? n - s0 : 16;
+        const unsigned char *kb = (const unsigned char *)k + (size_t)s0 * ldk;
+        const uintptr_t pf = (uintptr_t)kb + ATTEND_PREFETCH;
+        if (nb == 16) {
+            scores_stationary(NC, Q, qb, kb, ldk, s + s0, lds, div, mul, pf, lines, far);
+            continue;
         }
+        float sc[8 * 16] __attribute__((aligned(64))); /* the rows past n as zeros */
+        memcpy(last, kb, (size_t)nb * ldk);
+        memset((unsigned char *)last + (size_t)nb * ldk, 0, (16 - (size_t)nb) * ldk);
+        scores_stationary(NC, Q, qb, (const unsigned char *)last, ldk, sc, 16, div, mul, pf, lines,
+                          far);
+        for (int t = 0; t < Q; t++)
+            memcpy(s + (size_t)t * lds + s0, sc + 16 * t, sizeof(float) * nb);
     }
     KERN_SCRATCH_END(last);
     KERN_SCRATCH_END(qb);
 }
 
-/* kern_attend_kv's scores, 16 keys at a time: f16 keys of head size 64 or 128 for 3 or more
- * queries key-stationary (scores_lines), the rest over rows (scores16; an f16 block first
- * widened into kbuf). The choice, from bench/attend_speed.c on Zen 4 (one thread, the scores'
- * ns a key and query, 3 runs each, docs/measurements/2026-12-03-zen4-stationary-scores.md):
- * f16, against the earlier layout through memory (5 or more queries, head size 64) and scores16
- * (the rest), 0.80-0.84x at 7 queries and head size 64, 0.61-0.92x at 4, 0.72-0.84x at 6 and
- * head size 128, 0.87-1.00x at 3; at 1 and 2 queries within the noise (0.78-1.16x), so
- * scores16 keeps them. f32 rows need no widening, and scores16 over them was the faster:
- * key-stationary took 1.15-1.37x the time in the cache (4 and 7 queries). */
+/* scores_lines with NC and Q constants. */
+static void stationary_scores(int hs, const float *q, size_t ldq, int nq, const void *k, int n,
+                              float *s, size_t lds) {
+#define LINES(QN)                                                                                  \
+    if (hs == 64)                                                                                  \
+        scores_lines(4, QN, q, ldq, k, n, s, lds);                                                 \
+    else                                                                                           \
+        scores_lines(8, QN, q, ldq, k, n, s, lds);                                                 \
+    return
+    switch (nq) {
+    case 3:
+        LINES(3);
+    case 4:
+        LINES(4);
+    case 5:
+        LINES(5);
+    case 6:
+        LINES(6);
+    case 7:
+        LINES(7);
+    default:
+        LINES(8);
+    }
+#undef LINES
+}
+
+/* kern_attend_kv's scores, 16 keys at a time: f16 keys of head size 64 or 128 and 3 to 8 queries
+ * key-stationary (stationary_scores), of head size 64 and more queries through the laid-out
+ * buffer (scores_laid), the rest over rows (scores16; an f16 block first widened into kbuf).
+ * From bench/attend_speed.c on Zen 4 (one thread, the scores' ns a key and query, 3 runs each,
+ * docs/measurements/2026-12-03-zen4-stationary-scores.md), key-stationary against what ran
+ * before (scores_laid from 5 queries at head size 64, else scores16): 0.80-0.84x the time at 7
+ * queries and head size 64, 0.81-0.87x at 8, 0.61-0.92x at 4, 0.87-1.00x at 3, 0.72-0.84x at 6
+ * and head size 128; at 1 and 2 queries within the noise (0.78-1.16x); at 28 and 64 queries,
+ * 1.12-1.22x (each group of 8 widens the block again; made once into a buffer for all the
+ * groups, 1.01-1.25x), and 1.07-1.35x at 12 queries of head size 128. f32 rows need no
+ * widening, and scores16 over them was faster: key-stationary took 1.15-1.37x the time in the
+ * cache (4 and 7 queries). */
 void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
                         float *s, size_t lds) {
-    if (kt == WTYPE_F16 && (hs == 64 || hs == 128) && nq >= 3) {
-        if (hs == 64)
-            scores_lines(4, q, ldq, nq, k, n, s, lds);
-        else
-            scores_lines(8, q, ldq, nq, k, n, s, lds);
+    if (kt == WTYPE_F16 && (hs == 64 || hs == 128) && nq >= 3 && nq <= 8) {
+        stationary_scores(hs, q, ldq, nq, k, n, s, lds);
+        return;
+    }
+    if (kt == WTYPE_F16 && hs == 64 && nq > 8) {
+        scores_laid(4, q, ldq, nq, k, n, s, lds);
         return;
     }
     const size_t ldk = (size_t)hs * (kt == WTYPE_F16 ? 2 : 4);
