@@ -530,9 +530,10 @@ static void stationary_scores(int hs, const float *q, size_t ldq, int nq, const 
  * queries and head size 64, 0.81-0.87x at 8, 0.61-0.92x at 4, 0.87-1.00x at 3, 0.72-0.84x at 6
  * and head size 128; at 1 and 2 queries within the noise (0.78-1.16x); at 28 and 64 queries,
  * 1.12-1.22x (each group of 8 widens the block again; made once into a buffer for all the
- * groups, 1.01-1.25x), and 1.07-1.35x at 12 queries of head size 128. f32 rows need no
- * widening, and scores16 over them was faster: key-stationary took 1.15-1.37x the time in the
- * cache (4 and 7 queries). */
+ * groups, 1.01-1.25x), and 0.99-1.35x at 12 queries of head size 128. f32 rows need no
+ * widening, and scores16 over them was as fast or faster: key-stationary took 0.89-1.37x the
+ * time in the cache (4 and 7 queries; 1.20-1.37x in 5 runs of 6), the whole attention from
+ * memory at 2 threads 0.94-1.09x. */
 void kern_avx512_scores(wtype kt, const float *q, size_t ldq, int nq, int hs, const void *k, int n,
                         float *s, size_t lds) {
     if (kt == WTYPE_F16 && (hs == 64 || hs == 128) && nq >= 3 && nq <= 8) {
